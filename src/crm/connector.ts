@@ -1,0 +1,119 @@
+import type { FieldKey, FieldValue, FieldValues } from '../fields.js';
+
+/**
+ * The one interface both CRMs implement, shaped by what the pipeline needs. No SDK type crosses it:
+ * records are plain objects, failures are the classes of ./errors.ts or per-record `WriteResult`s.
+ */
+
+export type CrmKind = 'hubspot' | 'salesforce';
+
+/** Provider facts kept as data so batch and page sizes are never scattered literals. */
+export interface ProviderLimits {
+  /** Records per list page. */
+  pageSize: number;
+  /** Ids per batch read. */
+  readBatchSize: number;
+  /** Records per batch write (HubSpot 100, Salesforce collections 200). */
+  writeBatchSize: number;
+  /** Requests allowed per `windowMs` per installation, for the shared limiter. */
+  requestsPerWindow: number;
+  windowMs: number;
+}
+
+export interface CompanyRecord {
+  id: string;
+  name: string | null;
+  domain: string | null;
+  industry: string | null;
+  country: string | null;
+  city: string | null;
+  /** The connector's own fields as they are on the record now (missing or empty -> null). */
+  fields: Partial<FieldValues>;
+}
+
+export interface RecordUpdate {
+  id: string;
+  /** Only the keys present are written; `null` clears the field. */
+  values: Partial<Record<FieldKey, FieldValue>>;
+}
+
+export type RecordErrorCode =
+  /** Deleted, or merged into another record (`mergedInto` then says which). */
+  | 'NOT_FOUND'
+  /** Field-level security or a missing field: a person must act. */
+  | 'FIELD_NOT_WRITABLE'
+  /** The CRM rejected a value. */
+  | 'INVALID_VALUE'
+  /** Row lock or another transient condition: try this record again. */
+  | 'RETRYABLE'
+  | 'UNKNOWN';
+
+export interface RecordError {
+  code: RecordErrorCode;
+  message: string;
+  /** The provider's own code (`ENTITY_IS_DELETED`, `OBJECT_NOT_FOUND`, ...). */
+  providerCode?: string;
+  mergedInto?: string;
+}
+
+export type WriteResult = { id: string; ok: true } | { id: string; ok: false; error: RecordError };
+
+export interface Page<T> {
+  records: T[];
+  nextCursor: string | null;
+}
+
+export interface EnsureFieldsResult {
+  created: string[];
+  existing: string[];
+  /** Existing fields whose type differed and was corrected (or could not be: see `problems`). */
+  reconciled: string[];
+  problems: string[];
+}
+
+export interface ApiUsage {
+  /** Free text for people: "1,234 of 15,000 daily calls", "87 of 110 per 10 s". */
+  summary: string;
+  used?: number;
+  limit?: number;
+}
+
+/** One CRM-side change, whatever its source (HubSpot webhook, Salesforce poll). */
+export type CrmChange =
+  | { kind: 'created'; recordId: string }
+  | { kind: 'renamed'; recordId: string }
+  | { kind: 'domainChanged'; recordId: string }
+  | { kind: 'slugChanged'; recordId: string; slug: string | null }
+  | { kind: 'deleted'; recordId: string }
+  | { kind: 'merged'; recordId: string; mergedInto: string; mergedIds: string[] };
+
+export interface InboundRequest {
+  method: string;
+  /** The full public URL the CRM called (HubSpot signs it). */
+  url: string;
+  headers: Record<string, string | string[] | undefined>;
+  rawBody: Buffer;
+}
+
+export interface CrmConnector {
+  readonly kind: CrmKind;
+  readonly limits: ProviderLimits;
+  /** One page of companies with the fields matching needs and the connector's own fields. */
+  listCompanies(cursor: string | null): Promise<Page<CompanyRecord>>;
+  /** Records that no longer exist are left out of the answer. */
+  readCompanies(ids: string[]): Promise<CompanyRecord[]>;
+  /** At most `limits.writeBatchSize` updates; one result per update, in the same order. */
+  writeCompanies(updates: RecordUpdate[]): Promise<WriteResult[]>;
+  /** Creates the connector's fields where missing, idempotently. */
+  ensureFields(): Promise<EnsureFieldsResult>;
+  /** Records whose `report_slug` equals `slug` (used to rebuild the slug index). */
+  findBySlug(slug: string): Promise<CompanyRecord[]>;
+  /** The CRM's API allocation as last seen, for the admin page; null when unknown. */
+  apiUsage(): ApiUsage | null;
+}
+
+/** Salesforce has no company webhooks we can rely on: it is polled. */
+export interface PolledCrmConnector extends CrmConnector {
+  /** Changes after `cursor` (opaque, stored by the caller), with the next cursor. */
+  listChangedSince(cursor: string | null): Promise<{ changes: CrmChange[]; cursor: string }>;
+}

@@ -1,0 +1,148 @@
+/**
+ * The one source of truth for the fields the connector owns on a CRM record. The HubSpot properties, the
+ * Salesforce custom fields, both manifests and the record mapping are all derived from this table, so a field
+ * cannot exist in one place and be missing in another (test/manifests.test.ts fails on drift).
+ */
+
+export type FieldKind = 'text' | 'longText' | 'number' | 'datetime' | 'url' | 'status';
+
+export interface FieldDefinition {
+  /** Key used inside the connector. */
+  key: FieldKey;
+  label: string;
+  description: string;
+  kind: FieldKind;
+  hubspot: string;
+  salesforce: string;
+  /** Text length for Salesforce Text fields. */
+  length?: number;
+}
+
+export const FIELD_KEYS = [
+  'slug',
+  'score',
+  'band',
+  'scoredAt',
+  'pillars',
+  'verifiedScore',
+  'verdict',
+  'verifiedAt',
+  'reportUrl',
+  'matchStatus',
+  'syncedAt',
+] as const;
+export type FieldKey = (typeof FIELD_KEYS)[number];
+
+export const MATCH_STATUSES = ['matched', 'needs_review', 'no_match', 'not_published', 'error'] as const;
+export type MatchStatus = (typeof MATCH_STATUSES)[number];
+
+export const HUBSPOT_PROPERTY_GROUP = { name: 'report_scores', label: 'Report scores' } as const;
+
+export const FIELDS: readonly FieldDefinition[] = [
+  {
+    key: 'slug',
+    label: 'Report slug',
+    description: 'Slug of the published report this company is linked to. Set it by hand to choose the report.',
+    kind: 'text',
+    hubspot: 'report_slug',
+    salesforce: 'Report_Slug__c',
+    length: 255,
+  },
+  {
+    key: 'score',
+    label: 'Report score',
+    description: 'Overall score of the linked report.',
+    kind: 'number',
+    hubspot: 'report_score',
+    salesforce: 'Report_Score__c',
+  },
+  {
+    key: 'band',
+    label: 'Report band',
+    description: 'Named band of the overall score.',
+    kind: 'text',
+    hubspot: 'report_band',
+    salesforce: 'Report_Band__c',
+    length: 255,
+  },
+  {
+    key: 'scoredAt',
+    label: 'Report scored at',
+    description: 'When the report was scored.',
+    kind: 'datetime',
+    hubspot: 'report_scored_at',
+    salesforce: 'Report_Scored_At__c',
+  },
+  {
+    key: 'pillars',
+    label: 'Report pillars',
+    description: 'Pillar scores with their weights.',
+    kind: 'longText',
+    hubspot: 'report_pillars',
+    salesforce: 'Report_Pillars__c',
+    length: 32768,
+  },
+  {
+    key: 'verifiedScore',
+    label: 'Report verified score',
+    description: 'Score after verification; empty when the report is not verified.',
+    kind: 'number',
+    hubspot: 'report_verified_score',
+    salesforce: 'Report_Verified_Score__c',
+  },
+  {
+    key: 'verdict',
+    label: 'Report verdict',
+    description: 'Outcome of verification; empty when the report is not verified.',
+    kind: 'text',
+    hubspot: 'report_verdict',
+    salesforce: 'Report_Verdict__c',
+    length: 255,
+  },
+  {
+    key: 'verifiedAt',
+    label: 'Report verified at',
+    description: 'When the verification was signed.',
+    kind: 'datetime',
+    hubspot: 'report_verified_at',
+    salesforce: 'Report_Verified_At__c',
+  },
+  {
+    key: 'reportUrl',
+    label: 'Report URL',
+    description: 'Address of the human-readable report.',
+    kind: 'url',
+    hubspot: 'report_url',
+    salesforce: 'Report_URL__c',
+  },
+  {
+    key: 'matchStatus',
+    label: 'Report match status',
+    description: 'matched, needs_review, no_match, not_published or error.',
+    kind: 'status',
+    hubspot: 'report_match_status',
+    salesforce: 'Report_Match_Status__c',
+    length: 32,
+  },
+  {
+    key: 'syncedAt',
+    label: 'Report synced at',
+    description: 'When the connector last wrote this record.',
+    kind: 'datetime',
+    hubspot: 'report_synced_at',
+    salesforce: 'Report_Synced_At__c',
+  },
+];
+
+export function fieldByKey(key: FieldKey): FieldDefinition {
+  const field = FIELDS.find((f) => f.key === key);
+  if (!field) throw new Error(`unknown field key ${key}`);
+  return field;
+}
+
+/**
+ * Values of the connector's fields. `null` means empty (the CRM field is cleared). Numbers stay numbers and
+ * timestamps stay ISO 8601 strings; each connector converts to its wire format.
+ */
+export type FieldValue = string | number | null;
+export type FieldValues = { [K in FieldKey]: FieldValue };

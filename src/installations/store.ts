@@ -1,0 +1,160 @@
+import type { Redis } from 'ioredis';
+import { z } from 'zod';
+import type { CrmKind } from '../crm/connector.js';
+import type { SecretBox } from '../util/secretbox.js';
+
+/**
+ * Installations live in Redis: one hash each. Tokens and the report-service API key are sealed with
+ * AES-256-GCM, bound to the installation id, so nothing readable sits in Redis.
+ */
+
+export const installationStatusSchema = z.enum(['connected', 'disconnected', 'key_invalid']);
+export type InstallationStatus = z.infer<typeof installationStatusSchema>;
+
+export const storedTokensSchema = z.object({
+  accessToken: z.string().min(1),
+  refreshToken: z.string().min(1).optional(),
+  /** Epoch ms; absent for tokens that do not expire on a schedule (private apps, token mode). */
+  expiresAt: z.number().optional(),
+});
+export type StoredTokens = z.infer<typeof storedTokensSchema>;
+
+export const installationSchema = z.object({
+  id: z.string().regex(/^[a-z]+-[A-Za-z0-9_-]+$/),
+  crm: z.enum(['hubspot', 'salesforce']),
+  /** HubSpot portal id or Salesforce org id. */
+  externalId: z.string().min(1),
+  mode: z.enum(['oauth', 'token']),
+  status: installationStatusSchema,
+  statusReason: z.string().optional(),
+  instanceUrl: z.string().optional(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+  /** Whether this installation has a report-service key of its own (the key itself is never in this object). */
+  hasReportsApiKey: z.boolean(),
+  reportsKeySandbox: z.boolean().optional(),
+  reportsKeyCheckedAt: z.string().optional(),
+});
+export type Installation = z.infer<typeof installationSchema>;
+
+export function installationId(crm: CrmKind, externalId: string): string {
+  return `${crm}-${externalId.replace(/[^A-Za-z0-9_-]/g, '_')}`;
+}
+
+export class InstallationStore {
+  constructor(
+    private readonly redis: Redis,
+    private readonly box: SecretBox,
+    readonly prefix = 'rc',
+  ) {}
+
+  private key(id: string): string {
+    return `${this.prefix}:installation:${id}`;
+  }
+
+  private setKey(): string {
+    return `${this.prefix}:installations`;
+  }
+
+  /** Every Redis key that belongs to one installation, besides its hash, starts with this. */
+  scopeKey(id: string): string {
+    return `${this.prefix}:inst:${id}`;
+  }
+
+  async upsert(input: {
+    crm: CrmKind;
+    externalId: string;
+    mode: 'oauth' | 'token';
+    tokens: StoredTokens;
+    instanceUrl?: string;
+  }): Promise<Installation> {
+    const id = installationId(input.crm, input.externalId);
+    const now = new Date().toISOString();
+    const existing = await this.redis.hget(this.key(id), 'createdAt');
+    const fields: Record<string, string> = {
+      id,
+      crm: input.crm,
+      externalId: input.externalId,
+      mode: input.mode,
+      status: 'connected',
+      statusReason: '',
+      createdAt: existing ?? now,
+      updatedAt: now,
+      tokens: this.box.seal(JSON.stringify(input.tokens), id),
+    };
+    if (input.instanceUrl) fields.instanceUrl = input.instanceUrl;
+    await this.redis.multi().hset(this.key(id), fields).sadd(this.setKey(), id).exec();
+    const saved = await this.get(id);
+    if (!saved) throw new Error(`installation ${id} vanished while it was being saved`);
+    return saved;
+  }
+
+  async get(id: string): Promise<Installation | null> {
+    const h = await this.redis.hgetall(this.key(id));
+    if (!h.id) return null;
+    return installationSchema.parse({
+      id: h.id,
+      crm: h.crm,
+      externalId: h.externalId,
+      mode: h.mode,
+      status: h.status,
+      statusReason: h.statusReason || undefined,
+      instanceUrl: h.instanceUrl || undefined,
+      createdAt: h.createdAt,
+      updatedAt: h.updatedAt,
+      hasReportsApiKey: Boolean(h.reportsApiKey),
+      reportsKeySandbox: h.reportsKeySandbox ? h.reportsKeySandbox === 'true' : undefined,
+      reportsKeyCheckedAt: h.reportsKeyCheckedAt || undefined,
+    });
+  }
+
+  async list(): Promise<Installation[]> {
+    const ids = (await this.redis.smembers(this.setKey())).sort();
+    const all = await Promise.all(ids.map((id) => this.get(id)));
+    return all.filter((i): i is Installation => i !== null);
+  }
+
+  async getTokens(id: string): Promise<StoredTokens | null> {
+    const sealed = await this.redis.hget(this.key(id), 'tokens');
+    if (!sealed) return null;
+    return storedTokensSchema.parse(JSON.parse(this.box.open(sealed, id)));
+  }
+
+  async setTokens(id: string, tokens: StoredTokens): Promise<void> {
+    await this.redis.hset(this.key(id), {
+      tokens: this.box.seal(JSON.stringify(tokens), id),
+      updatedAt: new Date().toISOString(),
+    });
+  }
+
+  async setStatus(id: string, status: InstallationStatus, reason = ''): Promise<void> {
+    if (!(await this.redis.exists(this.key(id)))) return;
+    await this.redis.hset(this.key(id), { status, statusReason: reason, updatedAt: new Date().toISOString() });
+  }
+
+  async setReportsApiKey(id: string, apiKey: string, info: { sandbox: boolean }): Promise<void> {
+    await this.redis.hset(this.key(id), {
+      reportsApiKey: this.box.seal(apiKey, `${id}:reports`),
+      reportsKeySandbox: String(info.sandbox),
+      reportsKeyCheckedAt: new Date().toISOString(),
+      updatedAt: new Date().toISOString(),
+    });
+  }
+
+  async getReportsApiKey(id: string): Promise<string | null> {
+    const sealed = await this.redis.hget(this.key(id), 'reportsApiKey');
+    return sealed ? this.box.open(sealed, `${id}:reports`) : null;
+  }
+
+  /** Deletes the installation and every key scoped to it. The CRM's own data is not touched. */
+  async remove(id: string): Promise<void> {
+    const pattern = `${this.scopeKey(id)}:*`;
+    let cursor = '0';
+    do {
+      const [next, keys] = await this.redis.scan(cursor, 'MATCH', pattern, 'COUNT', 500);
+      cursor = next;
+      if (keys.length > 0) await this.redis.unlink(...keys);
+    } while (cursor !== '0');
+    await this.redis.multi().unlink(this.key(id)).srem(this.setKey(), id).exec();
+  }
+}

@@ -1,0 +1,60 @@
+import { Redis, type RedisOptions } from 'ioredis';
+
+/**
+ * Redis connections. BullMQ workers need `maxRetriesPerRequest: null` (a blocked command must wait out a
+ * restart, not fail); producers and request handlers fail fast instead (`enableOfflineQueue: false`) so a
+ * webhook can answer 503 while Redis is away rather than hang.
+ */
+
+export type RedisRole = 'worker' | 'producer';
+
+export function redisOptions(role: RedisRole): RedisOptions {
+  const common: RedisOptions = {
+    // Reconnect forever with a capped delay: `serve` and `worker` must survive a Redis restart.
+    retryStrategy: (attempt) => Math.min(200 * attempt, 2_000),
+    lazyConnect: false,
+  };
+  return role === 'worker'
+    ? { ...common, maxRetriesPerRequest: null, enableReadyCheck: true }
+    : { ...common, maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 5_000 };
+}
+
+export function createRedis(url: string, role: RedisRole, name?: string): Redis {
+  const client = new Redis(url, { ...redisOptions(role), ...(name ? { connectionName: name } : {}) });
+  // An 'error' listener keeps ioredis from printing every reconnect attempt as an unhandled error; the
+  // caller's readiness check and job failures report the outage instead.
+  client.on('error', () => {});
+  return client;
+}
+
+/** Waits until the client is ready, or throws after `timeoutMs`. */
+export async function waitForRedis(client: Redis, timeoutMs = 5_000): Promise<void> {
+  if (client.status === 'ready') return;
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      cleanup();
+      reject(new Error(`Redis did not answer within ${timeoutMs} ms`));
+    }, timeoutMs);
+    const onReady = () => {
+      cleanup();
+      resolve();
+    };
+    const cleanup = () => {
+      clearTimeout(timer);
+      client.off('ready', onReady);
+    };
+    client.on('ready', onReady);
+  });
+}
+
+export async function closeRedis(...clients: Redis[]): Promise<void> {
+  await Promise.all(
+    clients.map(async (c) => {
+      try {
+        await c.quit();
+      } catch {
+        c.disconnect();
+      }
+    }),
+  );
+}
