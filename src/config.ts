@@ -75,7 +75,9 @@ const envSchema = z.object({
   REPORTS_API_URL: httpUrl.optional(),
   REPORTS_API_KEY: optionalText,
   REPORTS_WEBHOOK_SECRET: secretList,
-  REPORTS_WEBHOOK_SCHEME: z.enum(['standard', 'hex'], { error: 'expects standard or hex' }).default('standard'),
+  REPORTS_WEBHOOK_SCHEME: z
+    .enum(['standard', 'hex'], { error: 'expects standard or hex' })
+    .default('standard'),
   REPORTS_WEBHOOK_HEADER: z
     .string()
     .trim()
@@ -182,7 +184,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, options: LoadCo
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const variable = String(issue.path[0] ?? 'configuration');
-    const message = issue.code === 'invalid_type' && merged[variable] === undefined ? 'is required' : issue.message;
+    const message =
+      issue.code === 'invalid_type' && merged[variable] === undefined ? 'is required' : issue.message;
     throw new ConfigError(variable, message);
   }
   const e = parsed.data;
@@ -200,7 +203,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, options: LoadCo
   const adminToken =
     e.ADMIN_TOKEN ??
     (demo ? randomKey().toString('base64url') : missing('ADMIN_TOKEN', 'is required: a long random string'));
-  const apiUrl = e.REPORTS_API_URL ?? missing('REPORTS_API_URL', "is required: the report service's base URL");
+  const apiUrl =
+    e.REPORTS_API_URL ?? missing('REPORTS_API_URL', "is required: the report service's base URL");
 
   if (e.SALESFORCE_INSTANCE_URL && !e.SALESFORCE_ACCESS_TOKEN) {
     throw new ConfigError('SALESFORCE_ACCESS_TOKEN', 'is required when SALESFORCE_INSTANCE_URL is set');

@@ -42,7 +42,8 @@ export const FIELDS: readonly FieldDefinition[] = [
   {
     key: 'slug',
     label: 'Report slug',
-    description: 'Slug of the published report this company is linked to. Set it by hand to choose the report.',
+    description:
+      'Slug of the published report this company is linked to. Set it by hand to choose the report.',
     kind: 'text',
     hubspot: 'report_slug',
     salesforce: 'Report_Slug__c',

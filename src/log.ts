@@ -70,7 +70,10 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
         log(object) {
           const msg = object.err;
           if (msg instanceof Error) {
-            return { ...object, err: { type: msg.name, message: redactSecrets(msg.message), code: codeOf(msg) } };
+            return {
+              ...object,
+              err: { type: msg.name, message: redactSecrets(msg.message), code: codeOf(msg) },
+            };
           }
           return object;
         },

@@ -9,7 +9,9 @@ import { z } from 'zod';
 
 export class OAuthStateError extends Error {
   readonly code = 'OAUTH_STATE_INVALID';
-  constructor(readonly reason: 'missing' | 'malformed' | 'bad_signature' | 'expired_or_used' | 'wrong_provider') {
+  constructor(
+    readonly reason: 'missing' | 'malformed' | 'bad_signature' | 'expired_or_used' | 'wrong_provider',
+  ) {
     super(
       {
         missing: 'the state parameter is missing',

@@ -82,14 +82,17 @@ export class TokenManager {
   refresh(installationId: string, stale: string): Promise<string> {
     const running = this.inFlight.get(installationId);
     if (running) return running;
-    const p = this.refreshAcrossProcesses(installationId, stale).finally(() => this.inFlight.delete(installationId));
+    const p = this.refreshAcrossProcesses(installationId, stale).finally(() =>
+      this.inFlight.delete(installationId),
+    );
     this.inFlight.set(installationId, p);
     return p;
   }
 
   private async requireConnected(installationId: string): Promise<Installation> {
     const installation = await this.store.get(installationId);
-    if (!installation) throw new CrmDisconnectedError(`installation ${installationId} does not exist`, 'unknown');
+    if (!installation)
+      throw new CrmDisconnectedError(`installation ${installationId} does not exist`, 'unknown');
     if (installation.status === 'disconnected') {
       throw new CrmDisconnectedError(
         `installation ${installationId} is disconnected${installation.statusReason ? `: ${installation.statusReason}` : ''}`,
@@ -107,13 +110,17 @@ export class TokenManager {
 
     const cooling = await this.redis.pttl(cooldownKey);
     if (cooling > 0) {
-      throw new CrmTransientError(`token refresh failed recently; next attempt in ${cooling} ms`, installation.crm);
+      throw new CrmTransientError(
+        `token refresh failed recently; next attempt in ${cooling} ms`,
+        installation.crm,
+      );
     }
 
     const lockValue = randomUUID();
     const deadline = Date.now() + this.lockTtlMs;
     while ((await this.redis.set(lockKey, lockValue, 'PX', this.lockTtlMs, 'NX')) !== 'OK') {
-      if (Date.now() > deadline) throw new CrmTransientError('timed out waiting for a token refresh', installation.crm);
+      if (Date.now() > deadline)
+        throw new CrmTransientError('timed out waiting for a token refresh', installation.crm);
       await new Promise((r) => setTimeout(r, this.lockPollMs));
     }
     try {

@@ -112,8 +112,19 @@ export interface CrmConnector {
   apiUsage(): ApiUsage | null;
 }
 
-/** Salesforce has no company webhooks we can rely on: it is polled. */
+/** A record seen by a change poll. */
+export interface ChangedRecord extends CompanyRecord {
+  /** ISO timestamps from the CRM. */
+  createdAt: string;
+  modifiedAt: string;
+}
+
+/**
+ * Salesforce has no company webhooks we can rely on: it is polled. The poll returns the changed records
+ * themselves; the pipeline compares them with what it last saw to tell a rename or a hand-set slug from the
+ * connector's own writes (which bump the modification stamp too).
+ */
 export interface PolledCrmConnector extends CrmConnector {
-  /** Changes after `cursor` (opaque, stored by the caller), with the next cursor. */
-  listChangedSince(cursor: string | null): Promise<{ changes: CrmChange[]; cursor: string }>;
+  /** Records modified after `cursor` (opaque, stored by the caller), oldest first, with the next cursor. */
+  listChangedSince(cursor: string | null): Promise<{ records: ChangedRecord[]; cursor: string }>;
 }

@@ -129,7 +129,11 @@ export class InstallationStore {
 
   async setStatus(id: string, status: InstallationStatus, reason = ''): Promise<void> {
     if (!(await this.redis.exists(this.key(id)))) return;
-    await this.redis.hset(this.key(id), { status, statusReason: reason, updatedAt: new Date().toISOString() });
+    await this.redis.hset(this.key(id), {
+      status,
+      statusReason: reason,
+      updatedAt: new Date().toISOString(),
+    });
   }
 
   async setReportsApiKey(id: string, apiKey: string, info: { sandbox: boolean }): Promise<void> {

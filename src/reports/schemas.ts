@@ -56,7 +56,9 @@ export const searchHitSchema = z.looseObject({
   industry: z.string().nullish(),
   stage: z.string().nullish(),
   geography: z.string().nullish(),
-  score: z.union([z.number(), z.looseObject({ overall: z.number().optional(), band: z.string().optional() })]).nullish(),
+  score: z
+    .union([z.number(), z.looseObject({ overall: z.number().optional(), band: z.string().optional() })])
+    .nullish(),
 });
 export type SearchHit = z.infer<typeof searchHitSchema>;
 
@@ -73,4 +75,6 @@ export interface SearchResult {
   hits: SearchHit[];
   /** Which shape the body had, for diagnostics: `array`, `results`, `items`, ... */
   shape: string;
+  /** Items left out because they had no usable slug, with the reason for each. */
+  skipped: string[];
 }

@@ -23,19 +23,27 @@ export class SecretBox {
     const cipher = createCipheriv('aes-256-gcm', this.key, iv);
     cipher.setAAD(Buffer.from(associatedData));
     const ct = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
-    return ['v1', iv.toString('base64url'), cipher.getAuthTag().toString('base64url'), ct.toString('base64url')].join('.');
+    return [
+      'v1',
+      iv.toString('base64url'),
+      cipher.getAuthTag().toString('base64url'),
+      ct.toString('base64url'),
+    ].join('.');
   }
 
   /** `associatedData` binds a secret to its owner: a sealed value copied to another installation fails. */
   open(sealed: string, associatedData = ''): string {
     const parts = sealed.split('.');
-    if (parts.length !== 4 || parts[0] !== 'v1') throw new DecryptionError('stored secret has an unknown format');
+    if (parts.length !== 4 || parts[0] !== 'v1')
+      throw new DecryptionError('stored secret has an unknown format');
     const [, iv, tag, ct] = parts as [string, string, string, string];
     try {
       const decipher = createDecipheriv('aes-256-gcm', this.key, Buffer.from(iv, 'base64url'));
       decipher.setAAD(Buffer.from(associatedData));
       decipher.setAuthTag(Buffer.from(tag, 'base64url'));
-      return Buffer.concat([decipher.update(Buffer.from(ct, 'base64url')), decipher.final()]).toString('utf8');
+      return Buffer.concat([decipher.update(Buffer.from(ct, 'base64url')), decipher.final()]).toString(
+        'utf8',
+      );
     } catch {
       throw new DecryptionError();
     }
