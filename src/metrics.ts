@@ -1,0 +1,47 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/** Prometheus metrics, one registry per process (tests make their own). */
+export class Metrics {
+  readonly registry = new Registry();
+  readonly upstreamCalls = new Counter({
+    name: 'report_connector_upstream_calls_total',
+    help: 'Calls to the report service and the CRMs, by service, endpoint and status',
+    labelNames: ['service', 'endpoint', 'outcome'] as const,
+    registers: [this.registry],
+  });
+  readonly rateLimitWaits = new Counter({
+    name: 'report_connector_rate_limit_waits_total',
+    help: 'Times a request waited for its identity\'s rate gate',
+    labelNames: ['service'] as const,
+    registers: [this.registry],
+  });
+  readonly webhookEvents = new Counter({
+    name: 'report_connector_webhook_events_total',
+    help: 'Inbound webhook requests by source and outcome (accepted, duplicate, bad_signature, ...)',
+    labelNames: ['source', 'outcome'] as const,
+    registers: [this.registry],
+  });
+  readonly webhookAckSeconds = new Histogram({
+    name: 'report_connector_webhook_ack_seconds',
+    help: 'Time to acknowledge an inbound webhook',
+    labelNames: ['source'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
+    registers: [this.registry],
+  });
+  readonly recordsWritten = new Counter({
+    name: 'report_connector_records_written_total',
+    help: 'CRM records written, by CRM and result',
+    labelNames: ['crm', 'result'] as const,
+    registers: [this.registry],
+  });
+  readonly jobs = new Gauge({
+    name: 'report_connector_jobs',
+    help: 'Jobs by queue and state',
+    labelNames: ['queue', 'state'] as const,
+    registers: [this.registry],
+  });
+
+  constructor(options: { defaults?: boolean } = {}) {
+    if (options.defaults ?? true) collectDefaultMetrics({ register: this.registry });
+  }
+}

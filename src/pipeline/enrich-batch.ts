@@ -1,0 +1,379 @@
+import { createHash } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import { z } from 'zod';
+import type { CompanyRecord, CrmConnector, RecordUpdate } from '../crm/connector.js';
+import type { MatchStatus } from '../fields.js';
+import type { Metrics } from '../metrics.js';
+import type { ReportClient } from '../reports/client.js';
+import {
+  ReportBadRequestError,
+  ReportGraphQLError,
+  ReportResponseError,
+  type ReportServiceError,
+  ReportUnexpectedStatusError,
+} from '../reports/errors.js';
+import { reportSchema, type SearchHit, searchHitSchema } from '../reports/schemas.js';
+import type { Keys } from './keys.js';
+import { fingerprintOf, type LinkIndex, type RecordState, type ReviewItem } from './link-index.js';
+import { changedValues, clearedValues, type DesiredValues, valuesForReport } from './mapping.js';
+import type { MatchCandidate, MatchingStrategy, MatchOutcome } from './matching-strategy.js';
+import { lockRecords } from './record-locks.js';
+import { type ReadReport, ReportReader } from './report-reader.js';
+import { type BatchResult, emptyBatchResult, MAX_ERRORS_PER_BATCH } from './runs.js';
+
+/**
+ * One batch of records, end to end: decide each record's link, read each distinct report once, compute the
+ * connector's fields, skip records that would not change, write the rest in one CRM call, and record what
+ * happened. Running it twice leaves the same end state: every decision is recomputed from the CRM and the
+ * report service, and a write made from an older report read never lands after one made from a newer read.
+ */
+
+export const batchJobSchema = z.object({
+  installationId: z.string(),
+  runId: z.string().nullable(),
+  batchId: z.string(),
+  /** `reconcile` re-reads linked reports only; `full` also matches unlinked records. */
+  mode: z.enum(['full', 'reconcile']),
+  recordIds: z.array(z.string()),
+  /** The records as listed moments ago; saves a batch read. Absent for event-driven batches. */
+  records: z.array(z.custom<CompanyRecord>()).optional(),
+  /** Slugs to read afresh even inside a run (a webhook said they changed). */
+  freshSlugs: z.array(z.string()).optional(),
+  /** Records whose own auto link should be decided again (renamed). */
+  rematch: z.array(z.string()).optional(),
+});
+export type BatchJob = z.infer<typeof batchJobSchema>;
+
+export interface BatchDeps {
+  redis: Redis;
+  keys: Keys;
+  index: LinkIndex;
+  matching: MatchingStrategy;
+  logger: Logger;
+  metrics?: Metrics;
+}
+
+export interface BatchTargets {
+  connector: CrmConnector;
+  client: ReportClient;
+}
+
+/** Records the CRM asked us to try again (row locks); the caller re-enqueues them. */
+export interface BatchOutcome {
+  result: BatchResult;
+  retryRecordIds: string[];
+}
+
+type Plan =
+  | { kind: 'linked'; slug: string; autoLinked: boolean; newlyLinked: boolean }
+  | { kind: 'review'; outcome: Extract<MatchOutcome, { status: 'needs_review' }> }
+  | { kind: 'no_match' }
+  | { kind: 'skip' }
+  | { kind: 'error'; code: string; message: string };
+
+const PER_RECORD_REPORT_ERRORS = [ReportResponseError, ReportBadRequestError, ReportGraphQLError, ReportUnexpectedStatusError];
+
+function isPerRecordError(err: unknown): err is ReportServiceError {
+  return PER_RECORD_REPORT_ERRORS.some((cls) => err instanceof cls);
+}
+
+export async function enrichBatch(deps: BatchDeps, targets: BatchTargets, job: BatchJob): Promise<BatchOutcome> {
+  const { connector, client } = targets;
+  const reader = new ReportReader(deps.redis, deps.keys, client);
+  const result = emptyBatchResult();
+  const retryRecordIds: string[] = [];
+  const fail = (recordId: string, code: string, message: string) => {
+    result.failed += 1;
+    if (result.errors.length < MAX_ERRORS_PER_BATCH) result.errors.push({ recordId, code, message });
+  };
+
+  const lockKeys = job.recordIds.map((id) => deps.keys.recordLock(job.installationId, id));
+  const locks = await lockRecords(deps.redis, lockKeys);
+  try {
+    const records = job.records ?? (await readInChunks(connector, job.recordIds));
+    const present = new Set(records.map((r) => r.id));
+    const vanished = job.recordIds.filter((id) => !present.has(id));
+    if (vanished.length > 0) await deps.index.forget(job.installationId, vanished);
+    result.records = records.length;
+
+    const autoLinks = await deps.index.autoLinksOf(
+      job.installationId,
+      records.map((r) => r.id),
+    );
+    const rematch = new Set(job.rematch ?? []);
+
+    // 1. Decide each record's link.
+    const plans = new Map<string, Plan>();
+    const reviewItems = new Map<string, ReviewItem>();
+    for (const [i, record] of records.entries()) {
+      const slug = cleanSlug(record.fields.slug);
+      const autoLink = autoLinks[i] ?? null;
+      const ownLinkUnderReview = rematch.has(record.id) && slug !== null && slug === autoLink;
+      if (slug && !ownLinkUnderReview) {
+        plans.set(record.id, { kind: 'linked', slug, autoLinked: autoLink === slug, newlyLinked: false });
+        continue;
+      }
+      if (job.mode === 'reconcile' && !ownLinkUnderReview) {
+        plans.set(record.id, { kind: 'skip' });
+        continue;
+      }
+      try {
+        const outcome = await match(deps, reader, client, job.runId, record);
+        if (outcome.status === 'matched') {
+          plans.set(record.id, { kind: 'linked', slug: outcome.slug, autoLinked: true, newlyLinked: outcome.slug !== slug });
+        } else if (outcome.status === 'needs_review') {
+          plans.set(record.id, { kind: 'review', outcome });
+          reviewItems.set(record.id, {
+            recordId: record.id,
+            name: record.name,
+            country: record.country,
+            industry: record.industry,
+            candidates: outcome.candidates,
+            at: new Date().toISOString(),
+          });
+        } else {
+          plans.set(record.id, { kind: 'no_match' });
+        }
+      } catch (err) {
+        if (!isPerRecordError(err)) throw err;
+        plans.set(record.id, { kind: 'error', code: err.code, message: err.message });
+      }
+    }
+
+    // 2. Read each distinct report once.
+    const fresh = new Set(job.freshSlugs ?? []);
+    const reads = new Map<string, ReadReport | { kind: 'error'; code: string; message: string }>();
+    for (const plan of plans.values()) {
+      if (plan.kind !== 'linked' || reads.has(plan.slug)) continue;
+      try {
+        reads.set(plan.slug, await reader.read(plan.slug, job.runId, { fresh: fresh.has(plan.slug) }));
+      } catch (err) {
+        if (!isPerRecordError(err)) throw err;
+        reads.set(plan.slug, { kind: 'error', code: err.code, message: err.message });
+      }
+    }
+
+    // 3. Desired values and the sequence of the data they come from.
+    const fallbackSeq = await reader.nextSeq();
+    const desired = new Map<string, { values: DesiredValues; seq: number; state: RecordState }>();
+    for (const record of records) {
+      const plan = plans.get(record.id)!;
+      if (plan.kind === 'skip') {
+        result.skipped += 1;
+        continue;
+      }
+      const built = desiredFor(record, plan, reads, fallbackSeq, deps.matching, reviewItems.get(record.id) ?? null);
+      if (plan.kind === 'error') fail(record.id, plan.code, plan.message);
+      if (plan.kind === 'linked') {
+        const read = reads.get(plan.slug);
+        if (read?.kind === 'error') fail(record.id, read.code, read.message);
+        if (plan.newlyLinked) result.linked += 1;
+      }
+      desired.set(record.id, built);
+    }
+
+    // 4. Drop what is stale or unchanged.
+    const ids = [...desired.keys()];
+    const written = await deps.index.writtenSeqs(job.installationId, ids);
+    const updates: RecordUpdate[] = [];
+    const byId = new Map(records.map((r) => [r.id, r]));
+    const states: RecordState[] = [];
+    const seqs = new Map<string, number>();
+    const now = new Date().toISOString();
+    ids.forEach((id, i) => {
+      const d = desired.get(id)!;
+      const record = byId.get(id)!;
+      if ((written[i] ?? 0) > d.seq) {
+        // A fresher report was already written to this record; this batch's data is older.
+        result.skipped += 1;
+        return;
+      }
+      const changes = changedValues(record.fields, d.values);
+      result.statuses[(d.values.matchStatus ?? record.fields.matchStatus ?? 'error') as MatchStatus] += 1;
+      if (Object.keys(changes).length === 0) {
+        result.unchanged += 1;
+        states.push(d.state);
+        seqs.set(id, d.seq);
+        return;
+      }
+      updates.push({ id, values: { ...changes, syncedAt: now } });
+    });
+    if (states.length > 0) {
+      await deps.index.apply(job.installationId, states);
+      await deps.index.setWrittenSeqs(job.installationId, seqs);
+    }
+
+    // 5. Write in the CRM's batch size; each result belongs to its record.
+    for (let i = 0; i < updates.length; i += connector.limits.writeBatchSize) {
+      const chunk = updates.slice(i, i + connector.limits.writeBatchSize);
+      const results = await connector.writeCompanies(chunk);
+      const okStates: RecordState[] = [];
+      const okSeqs = new Map<string, number>();
+      const gone: string[] = [];
+      results.forEach((r, j) => {
+        const update = chunk[j]!;
+        if (r.ok) {
+          result.written += 1;
+          okStates.push(desired.get(update.id)!.state);
+          okSeqs.set(update.id, desired.get(update.id)!.seq);
+          return;
+        }
+        if (r.error.code === 'NOT_FOUND') {
+          gone.push(update.id);
+          result.skipped += 1;
+        } else if (r.error.code === 'RETRYABLE') {
+          retryRecordIds.push(update.id);
+        } else {
+          fail(update.id, r.error.providerCode ?? r.error.code, r.error.message);
+        }
+      });
+      deps.metrics?.recordsWritten.inc({ crm: connector.kind, result: 'ok' }, okStates.length);
+      if (results.length - okStates.length > 0) {
+        deps.metrics?.recordsWritten.inc({ crm: connector.kind, result: 'failed' }, results.length - okStates.length);
+      }
+      await deps.index.apply(job.installationId, okStates);
+      await deps.index.setWrittenSeqs(job.installationId, okSeqs);
+      await deps.index.forget(job.installationId, gone);
+    }
+    return { result, retryRecordIds };
+  } finally {
+    await locks.release();
+  }
+}
+
+function cleanSlug(value: unknown): string | null {
+  if (typeof value !== 'string') return null;
+  const trimmed = value.trim();
+  return trimmed === '' ? null : trimmed;
+}
+
+async function readInChunks(connector: CrmConnector, ids: string[]): Promise<CompanyRecord[]> {
+  const out: CompanyRecord[] = [];
+  for (let i = 0; i < ids.length; i += connector.limits.readBatchSize) {
+    out.push(...(await connector.readCompanies(ids.slice(i, i + connector.limits.readBatchSize))));
+  }
+  return out;
+}
+
+async function match(
+  deps: BatchDeps,
+  reader: ReportReader,
+  client: ReportClient,
+  runId: string | null,
+  record: CompanyRecord,
+): Promise<MatchOutcome> {
+  const q = deps.matching.queryFor(record);
+  if (q === null) return { status: 'no_match', reason: 'the name has nothing searchable' };
+  const hits = await searchOnce(deps, client, runId, q, deps.matching.searchLimit);
+  const candidates: MatchCandidate[] = [];
+  for (const hit of hits) {
+    const full = reportSchema.safeParse(hit);
+    // A hit that is a whole report is as good as reading it: it saves a call later in this run.
+    if (full.success) await reader.remember(runId, full.data);
+    let name = hit.name;
+    let extra: Partial<MatchCandidate> = {};
+    if (name === undefined) {
+      // Summary hits (GraphQL promises only slug and score) need the report for its name.
+      const read = await reader.read(hit.slug, runId);
+      if (read.kind !== 'report') continue;
+      name = read.report.name;
+      extra = { industry: read.report.industry, geography: read.report.geography, stage: read.report.stage };
+    }
+    candidates.push({
+      slug: hit.slug,
+      name,
+      industry: hit.industry ?? null,
+      geography: hit.geography ?? null,
+      stage: hit.stage ?? null,
+      score: typeof hit.score === 'number' ? hit.score : (hit.score?.overall ?? null),
+      ...extra,
+    });
+  }
+  return deps.matching.decide(record, candidates);
+}
+
+/** One search per distinct query per run: many records with one name cost one call. */
+async function searchOnce(deps: BatchDeps, client: ReportClient, runId: string | null, q: string, limit: number): Promise<SearchHit[]> {
+  const key = runId ? deps.keys.runSearch(runId, createHash('sha256').update(q).digest('hex').slice(0, 24)) : null;
+  if (key) {
+    const cached = await deps.redis.get(key);
+    if (cached) {
+      const parsed = z.array(searchHitSchema).safeParse(JSON.parse(cached));
+      if (parsed.success) return parsed.data;
+    }
+  }
+  const { hits } = await client.search({ q, limit });
+  if (key) await deps.redis.set(key, JSON.stringify(hits), 'EX', 24 * 3600);
+  return hits;
+}
+
+function desiredFor(
+  record: CompanyRecord,
+  plan: Exclude<Plan, { kind: 'skip' }>,
+  reads: Map<string, ReadReport | { kind: 'error'; code: string; message: string }>,
+  fallbackSeq: number,
+  matching: MatchingStrategy,
+  review: ReviewItem | null,
+): { values: DesiredValues; seq: number; state: RecordState } {
+  const base = {
+    recordId: record.id,
+    autoLinked: false,
+    unlinkedName: null,
+    review: null,
+    score: null,
+    fingerprint: fingerprintOf(record),
+  } satisfies Partial<RecordState>;
+  const unlinked = (status: MatchStatus, values: DesiredValues): { values: DesiredValues; seq: number; state: RecordState } => ({
+    values,
+    seq: fallbackSeq,
+    state: {
+      ...base,
+      slug: null,
+      status,
+      unlinkedName: record.name ? matching.normalizeName(record.name) : null,
+      review,
+      fingerprint: fingerprintOf({ ...record, fields: { slug: values.slug ?? record.fields.slug } }),
+    },
+  });
+
+  if (plan.kind === 'error') {
+    return {
+      values: { matchStatus: 'error' },
+      seq: fallbackSeq,
+      state: { ...base, slug: cleanSlug(record.fields.slug), status: 'error' },
+    };
+  }
+  if (plan.kind === 'review') {
+    const values = clearedValues('needs_review');
+    // A rename may have invalidated our own link: take it back.
+    if (cleanSlug(record.fields.slug)) values.slug = null;
+    return unlinked('needs_review', values);
+  }
+  if (plan.kind === 'no_match') {
+    const values = clearedValues('no_match');
+    if (cleanSlug(record.fields.slug)) values.slug = null;
+    return unlinked('no_match', values);
+  }
+  const read = reads.get(plan.slug);
+  const linkValue = plan.newlyLinked ? { slug: plan.slug } : {};
+  const linkedState = (status: MatchStatus, score: number | null, seq: number): RecordState => ({
+    ...base,
+    slug: plan.slug,
+    status,
+    score,
+    autoLinked: plan.autoLinked,
+    fingerprint: fingerprintOf({ ...record, fields: { slug: plan.slug } }),
+  });
+  if (!read || read.kind === 'error') {
+    return { values: { ...linkValue, matchStatus: 'error' }, seq: fallbackSeq, state: linkedState('error', null, fallbackSeq) };
+  }
+  if (read.kind === 'not_published') {
+    return { values: { ...linkValue, ...clearedValues('not_published') }, seq: read.seq, state: linkedState('not_published', null, read.seq) };
+  }
+  return {
+    values: { ...linkValue, ...valuesForReport(read.report) },
+    seq: read.seq,
+    state: linkedState('matched', read.report.score.overall, read.seq),
+  };
+}

@@ -1,0 +1,329 @@
+import type { Job } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import { z } from 'zod';
+import type { CompanyRecord, CrmChange } from '../crm/connector.js';
+import type { InstallationStore } from '../installations/store.js';
+import type { Metrics } from '../metrics.js';
+import { type BatchJob, batchJobSchema, enrichBatch } from './enrich-batch.js';
+import type { Keys } from './keys.js';
+import { fingerprintOf, type LinkIndex } from './link-index.js';
+import type { MatchingStrategy } from './matching-strategy.js';
+import { jobIdPart, type Queues } from './queues.js';
+import type { RunKind, SyncRuns } from './runs.js';
+import { type InstallationRuntime, isPolled } from './runtime.js';
+
+/**
+ * The enrichment pipeline: what each job does. Workers (workers.ts) decide what a failure means for the job;
+ * here every step is written to be safe to run again.
+ */
+
+/** Batches of one run allowed in the queue at once, so installations take turns on a shared queue. */
+export const MAX_OUTSTANDING_BATCHES = 8;
+/** Events for one slug inside this window become one read and one write per record. */
+export const COALESCE_MS = 300;
+
+export const listJobSchema = z.object({
+  installationId: z.string(),
+  runId: z.string(),
+  mode: z.enum(['full', 'reconcile']),
+  cursor: z.string().nullable(),
+  page: z.number(),
+  batches: z.number(),
+});
+export type ListJob = z.infer<typeof listJobSchema>;
+
+export const reportEventJobSchema = z.object({
+  eventId: z.string(),
+  type: z.string(),
+  slug: z.string(),
+});
+export const slugUpdateJobSchema = z.object({ installationId: z.string(), slug: z.string() });
+export const crmChangeJobSchema = z.object({ installationId: z.string(), change: z.custom<CrmChange>() });
+export const reportCompletedJobSchema = z.object({ installationId: z.string(), slug: z.string() });
+export const pollJobSchema = z.object({ installationId: z.string() });
+
+export interface PipelineDeps {
+  redis: Redis;
+  keys: Keys;
+  index: LinkIndex;
+  runs: SyncRuns;
+  queues: Queues;
+  installations: InstallationStore;
+  runtime: InstallationRuntime;
+  matching: MatchingStrategy;
+  logger: Logger;
+  metrics?: Metrics;
+}
+
+/** Returned by a step that wants to run again later without counting as a failed attempt. */
+export class Reschedule {
+  constructor(
+    readonly delayMs: number,
+    readonly data?: unknown,
+  ) {}
+}
+
+export class Pipeline {
+  constructor(readonly deps: PipelineDeps) {}
+
+  // ---- enqueueing -------------------------------------------------------------------------------------
+
+  /** Starts a sync run; returns its id. A full run also matches unlinked records. */
+  async startSync(installationId: string, kind: RunKind): Promise<string> {
+    const runId = await this.deps.runs.start(installationId, kind);
+    const data: ListJob = { installationId, runId, mode: kind === 'reconcile' ? 'reconcile' : 'full', cursor: null, page: 0, batches: 0 };
+    await this.deps.queues.backfill.add('list', data, { jobId: `list-${jobIdPart(runId)}` });
+    return runId;
+  }
+
+  /** A verified report-service event, already deduplicated by the webhook route. */
+  async enqueueReportEvent(event: { id: string; type: string; slug: string }): Promise<void> {
+    await this.deps.queues.realtime.add(
+      'report-event',
+      { eventId: event.id, type: event.type, slug: event.slug },
+      { jobId: `evt-${jobIdPart(event.id)}` },
+    );
+  }
+
+  async enqueueCrmChanges(installationId: string, changes: CrmChange[]): Promise<void> {
+    if (changes.length === 0) return;
+    await this.deps.queues.realtime.addBulk(
+      changes.map((change) => ({
+        name: 'crm-change',
+        data: { installationId, change },
+        opts: {
+          delay: COALESCE_MS,
+          // One pending job per record: a burst of edits becomes one re-read of the record.
+          deduplication: { id: `chg-${jobIdPart(installationId)}-${jobIdPart(change.recordId)}-${change.kind}`, keepLastIfActive: true },
+        },
+      })),
+    );
+  }
+
+  private async enqueueSlugUpdate(installationId: string, slug: string): Promise<void> {
+    await this.deps.queues.realtime.add(
+      'slug-update',
+      { installationId, slug },
+      { delay: COALESCE_MS, deduplication: { id: `slug-${jobIdPart(installationId)}-${jobIdPart(slug)}`, keepLastIfActive: true } },
+    );
+  }
+
+  private async enqueueBatch(queue: 'backfill' | 'realtime', job: BatchJob, opts: { jobId?: string; delay?: number } = {}): Promise<void> {
+    await this.deps.queues[queue].add('batch', job, opts);
+  }
+
+  // ---- steps ------------------------------------------------------------------------------------------
+
+  /** Lists one page at a time and turns it into batch jobs, keeping a bounded number outstanding. */
+  async list(job: Job): Promise<Reschedule | undefined> {
+    let data = listJobSchema.parse(job.data);
+    const { connector } = await this.deps.runtime.open(data.installationId);
+    for (;;) {
+      const outstanding = data.batches - (await this.deps.runs.batchesDone(data.runId));
+      if (outstanding >= MAX_OUTSTANDING_BATCHES) return new Reschedule(250, data);
+      const page = await connector.listCompanies(data.cursor);
+      const batches = chunk(page.records, connector.limits.writeBatchSize);
+      for (const [i, records] of batches.entries()) {
+        const batchId = `${data.page}-${i}`;
+        await this.enqueueBatch(
+          'backfill',
+          {
+            installationId: data.installationId,
+            runId: data.runId,
+            batchId,
+            mode: data.mode,
+            recordIds: records.map((r) => r.id),
+            records,
+          },
+          { jobId: `batch-${jobIdPart(data.runId)}-${batchId}` },
+        );
+      }
+      await this.deps.runs.addListed(data.runId, page.records.length);
+      data = { ...data, cursor: page.nextCursor, page: data.page + 1, batches: data.batches + batches.length };
+      // Saved before the next page: a killed lister resumes here, and re-enqueued batch ids are deduplicated.
+      await job.updateData(data);
+      if (page.nextCursor === null) {
+        await this.deps.runs.listingDone(data.runId, data.batches);
+        return undefined;
+      }
+    }
+  }
+
+  async batch(job: Job): Promise<void> {
+    const data = batchJobSchema.parse(job.data);
+    const { connector, client } = await this.deps.runtime.open(data.installationId);
+    const { result, retryRecordIds } = await enrichBatch(this.deps, { connector, client }, data);
+    if (data.runId) await this.deps.runs.recordBatch(data.runId, data.batchId, result);
+    if (retryRecordIds.length > 0) {
+      const attempt = Number(/-retry(\d+)$/.exec(data.batchId)?.[1] ?? 0) + 1;
+      if (attempt <= 5) {
+        await this.enqueueBatch(
+          'realtime',
+          { ...data, runId: null, batchId: `${data.batchId.replace(/-retry\d+$/, '')}-retry${attempt}`, recordIds: retryRecordIds, records: undefined },
+          { delay: 1_000 * 2 ** attempt },
+        );
+      }
+    }
+  }
+
+  /** A report-service event: fan out to every installation that has the slug. */
+  async reportEvent(job: Job): Promise<void> {
+    const data = reportEventJobSchema.parse(job.data);
+    if (data.type === 'score.changed') {
+      for (const installationId of await this.deps.index.installationsForSlug(data.slug)) {
+        await this.enqueueSlugUpdate(installationId, data.slug);
+      }
+    } else if (data.type === 'report.completed') {
+      for (const installation of await this.deps.installations.list()) {
+        if (installation.status !== 'connected') continue;
+        await this.deps.queues.realtime.add(
+          'report-completed',
+          { installationId: installation.id, slug: data.slug },
+          { deduplication: { id: `done-${jobIdPart(installation.id)}-${jobIdPart(data.slug)}` } },
+        );
+      }
+    }
+  }
+
+  /** Re-reads one report and updates every record linked to it in one installation. */
+  async slugUpdate(job: Job): Promise<void> {
+    const data = slugUpdateJobSchema.parse(job.data);
+    const recordIds = await this.deps.index.recordsForSlug(data.installationId, data.slug);
+    if (recordIds.length === 0) return;
+    const { connector, client } = await this.deps.runtime.open(data.installationId);
+    // One fresh read for the whole job, shared by its chunks through a job-scoped run cache.
+    const runId = `ev-${job.id ?? 'x'}-${job.attemptsStarted}`;
+    for (const [i, ids] of chunk(recordIds, connector.limits.writeBatchSize).entries()) {
+      await enrichBatch(this.deps, { connector, client }, {
+        installationId: data.installationId,
+        runId,
+        batchId: `slug-${i}`,
+        mode: 'reconcile',
+        recordIds: ids,
+        freshSlugs: i === 0 ? [data.slug] : [],
+      });
+    }
+  }
+
+  /** A newly published report may resolve records that had no match or were waiting for review. */
+  async reportCompleted(job: Job): Promise<void> {
+    const data = reportCompletedJobSchema.parse(job.data);
+    const { client } = await this.deps.runtime.open(data.installationId);
+    let reportName: string;
+    try {
+      reportName = (await client.getReport(data.slug)).name;
+    } catch (err) {
+      if ((err as { code?: string }).code === 'REPORTS_NOT_FOUND') return;
+      throw err;
+    }
+    const target = this.deps.matching.normalizeName(reportName);
+    if (target === '') return;
+    const fits: string[] = [];
+    for (const [recordId, name] of await this.deps.index.unlinkedNames(data.installationId)) {
+      if (name === target || name.startsWith(`${target} `) || target.startsWith(`${name} `)) fits.push(recordId);
+    }
+    for (const [i, ids] of chunk(fits, 100).entries()) {
+      await this.enqueueBatch('realtime', {
+        installationId: data.installationId,
+        runId: null,
+        batchId: `completed-${i}`,
+        mode: 'full',
+        recordIds: ids,
+      });
+    }
+  }
+
+  async crmChange(job: Job): Promise<void> {
+    const { installationId, change } = crmChangeJobSchema.parse(job.data);
+    const single = (recordIds: string[], extra: Partial<BatchJob> = {}): BatchJob => ({
+      installationId,
+      runId: null,
+      batchId: `change-${change.kind}`,
+      mode: 'full',
+      recordIds,
+      ...extra,
+    });
+    const { connector, client } = await this.deps.runtime.open(installationId);
+    const targets = { connector, client };
+    switch (change.kind) {
+      case 'created':
+        await enrichBatch(this.deps, targets, single([change.recordId]));
+        return;
+      case 'renamed':
+      case 'domainChanged':
+        // Only our own link is reconsidered; a person's link stays whatever the name says.
+        await enrichBatch(this.deps, targets, single([change.recordId], { rematch: [change.recordId] }));
+        return;
+      case 'slugChanged': {
+        const ours = await this.deps.index.autoLinkOf(installationId, change.recordId);
+        // Our own write of report_slug comes back as a change event: nothing to do.
+        if (ours !== null && ours === change.slug) return;
+        await this.deps.redis.hdel(this.deps.keys.autoLinks(installationId), change.recordId);
+        await enrichBatch(this.deps, targets, single([change.recordId], { freshSlugs: change.slug ? [change.slug] : [] }));
+        return;
+      }
+      case 'deleted':
+        await this.deps.index.forget(installationId, [change.recordId]);
+        return;
+      case 'merged':
+        await this.deps.index.forget(
+          installationId,
+          change.mergedIds.filter((id) => id !== change.mergedInto),
+        );
+        await enrichBatch(this.deps, targets, single([change.mergedInto]));
+        return;
+    }
+  }
+
+  /** The Salesforce change poll: compares what changed with what was last seen. */
+  async poll(job: Job): Promise<void> {
+    const { installationId } = pollJobSchema.parse(job.data);
+    const { connector } = await this.deps.runtime.open(installationId);
+    if (!isPolled(connector)) return;
+    const cursorKey = this.deps.keys.pollCursor(installationId);
+    const cursor = await this.deps.redis.get(cursorKey);
+    const { records, cursor: next } = await connector.listChangedSince(cursor);
+    if (cursor !== null && records.length > 0) {
+      const changes = await this.changesFromPoll(installationId, records);
+      await this.enqueueCrmChanges(installationId, changes);
+    }
+    await this.deps.redis.set(cursorKey, next);
+  }
+
+  private async changesFromPoll(installationId: string, records: (CompanyRecord & { createdAt: string })[]): Promise<CrmChange[]> {
+    const seen = await this.deps.index.fingerprints(
+      installationId,
+      records.map((r) => r.id),
+    );
+    const changes: CrmChange[] = [];
+    records.forEach((record, i) => {
+      const before = seen[i];
+      const now = fingerprintOf(record);
+      if (before === null || before === undefined) {
+        changes.push({ kind: 'created', recordId: record.id });
+        return;
+      }
+      if (before === now) return; // our own write, or a field we do not watch
+      const [name, domain, slug] = JSON.parse(before) as [string, string, string];
+      const current = JSON.parse(now) as [string, string, string];
+      if (slug !== current[2]) changes.push({ kind: 'slugChanged', recordId: record.id, slug: current[2] || null });
+      else if (name !== current[0]) changes.push({ kind: 'renamed', recordId: record.id });
+      else if (domain !== current[1]) changes.push({ kind: 'domainChanged', recordId: record.id });
+    });
+    return changes;
+  }
+
+  /** The daily sweep: a reconcile run for every connected installation. */
+  async reconcileAll(): Promise<void> {
+    for (const installation of await this.deps.installations.list()) {
+      if (installation.status === 'connected') await this.startSync(installation.id, 'reconcile');
+    }
+  }
+}
+
+function chunk<T>(items: T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}

@@ -1,0 +1,60 @@
+import { type JobsOptions, Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+
+/**
+ * Three queues so that bulk work never holds back urgent work: `backfill` (listing pages and their batches),
+ * `realtime` (webhook- and change-driven updates), `schedule` (the reconcile sweep and change polls).
+ */
+
+export const QUEUE_NAMES = ['backfill', 'realtime', 'schedule'] as const;
+export type QueueName = (typeof QUEUE_NAMES)[number];
+
+export const DEFAULT_JOB_OPTIONS: JobsOptions = {
+  attempts: 10,
+  backoff: { type: 'exponential', delay: 1_000 },
+  // Completed jobs are not needed; failed ones are kept a week for inspection, then removed.
+  removeOnComplete: { age: 3_600, count: 1_000 },
+  removeOnFail: { age: 7 * 24 * 3_600, count: 5_000 },
+};
+
+export class Queues {
+  readonly backfill: Queue;
+  readonly realtime: Queue;
+  readonly schedule: Queue;
+
+  constructor(
+    connection: Redis,
+    readonly prefix: string,
+  ) {
+    const opts = { connection, prefix, defaultJobOptions: DEFAULT_JOB_OPTIONS };
+    this.backfill = new Queue('backfill', opts);
+    this.realtime = new Queue('realtime', opts);
+    this.schedule = new Queue('schedule', opts);
+  }
+
+  all(): Queue[] {
+    return [this.backfill, this.realtime, this.schedule];
+  }
+
+  async counts(): Promise<Record<QueueName, { waiting: number; active: number; delayed: number; failed: number }>> {
+    const entries = await Promise.all(
+      this.all().map(async (q) => {
+        const c = await q.getJobCounts('waiting', 'active', 'delayed', 'failed', 'prioritized');
+        return [
+          q.name,
+          { waiting: (c.waiting ?? 0) + (c.prioritized ?? 0), active: c.active ?? 0, delayed: c.delayed ?? 0, failed: c.failed ?? 0 },
+        ] as const;
+      }),
+    );
+    return Object.fromEntries(entries) as Record<QueueName, { waiting: number; active: number; delayed: number; failed: number }>;
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.all().map((q) => q.close()));
+  }
+}
+
+/** BullMQ job ids may not contain ':'; ours are built from installation ids and slugs. */
+export function jobIdPart(value: string): string {
+  return value.replace(/[^A-Za-z0-9_.-]/g, (c) => `~${c.charCodeAt(0).toString(16)}`);
+}

@@ -1,0 +1,103 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Redis } from 'ioredis';
+import { z } from 'zod';
+import type { ReportClient } from '../reports/client.js';
+import { ReportNotFoundError } from '../reports/errors.js';
+import { type Report, reportSchema } from '../reports/schemas.js';
+import type { Keys } from './keys.js';
+
+/**
+ * Reads reports for the pipeline. Within one run a slug is read once, however many records and workers want
+ * it (a Redis entry per run, with a short fill lock so two workers do not both fetch). Every read carries a
+ * sequence number from one Redis counter, taken before the request: a write made from an older read never
+ * overwrites a write made from a newer one (see record-writer.ts).
+ */
+
+export type ReadReport =
+  | { kind: 'report'; report: Report; seq: number }
+  | { kind: 'not_published'; seq: number };
+
+const cachedSchema = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('report'), report: z.unknown(), seq: z.number() }),
+  z.object({ kind: z.literal('not_published'), seq: z.number() }),
+]);
+
+const RUN_CACHE_TTL_SECONDS = 24 * 3600;
+const FILL_LOCK_MS = 15_000;
+
+export class ReportReader {
+  constructor(
+    private readonly redis: Redis,
+    private readonly keys: Keys,
+    private readonly client: ReportClient,
+  ) {}
+
+  async nextSeq(): Promise<number> {
+    return this.redis.incr(this.keys.reportSeq());
+  }
+
+  /**
+   * The report as read in this run, or a fresh read when `runId` is null or `fresh` is set (a webhook says
+   * it changed). Errors other than 404 are thrown for the caller to classify.
+   */
+  async read(slug: string, runId: string | null, options: { fresh?: boolean } = {}): Promise<ReadReport> {
+    if (runId === null) return this.fetch(slug);
+    const key = this.keys.runReport(runId, slug);
+    if (!options.fresh) {
+      const cached = await this.cached(key);
+      if (cached) return cached;
+      const lockKey = `${key}:fill`;
+      if ((await this.redis.set(lockKey, '1', 'PX', FILL_LOCK_MS, 'NX')) !== 'OK') {
+        const filled = await this.waitForFill(key, lockKey);
+        if (filled) return filled;
+      }
+    }
+    try {
+      const result = await this.fetch(slug);
+      await this.redis.set(key, JSON.stringify(result), 'EX', RUN_CACHE_TTL_SECONDS);
+      return result;
+    } finally {
+      await this.redis.del(`${key}:fill`);
+    }
+  }
+
+  /** Search results that are whole reports count as reads of those reports for this run. */
+  async remember(runId: string | null, report: Report): Promise<void> {
+    if (runId === null) return;
+    const seq = await this.nextSeq();
+    const entry: ReadReport = { kind: 'report', report, seq };
+    await this.redis.set(this.keys.runReport(runId, report.slug), JSON.stringify(entry), 'EX', RUN_CACHE_TTL_SECONDS, 'NX');
+  }
+
+  private async fetch(slug: string): Promise<ReadReport> {
+    const seq = await this.nextSeq();
+    try {
+      return { kind: 'report', report: await this.client.getReport(slug), seq };
+    } catch (err) {
+      if (err instanceof ReportNotFoundError) return { kind: 'not_published', seq };
+      throw err;
+    }
+  }
+
+  private async cached(key: string): Promise<ReadReport | null> {
+    const raw = await this.redis.get(key);
+    if (!raw) return null;
+    const parsed = cachedSchema.safeParse(JSON.parse(raw));
+    if (!parsed.success) return null;
+    if (parsed.data.kind === 'not_published') return parsed.data;
+    const report = reportSchema.safeParse(parsed.data.report);
+    return report.success ? { kind: 'report', report: report.data, seq: parsed.data.seq } : null;
+  }
+
+  private async waitForFill(key: string, lockKey: string): Promise<ReadReport | null> {
+    const deadline = Date.now() + FILL_LOCK_MS;
+    while (Date.now() < deadline) {
+      await sleep(25);
+      const cached = await this.cached(key);
+      if (cached) return cached;
+      // The filler failed or died: fetch ourselves.
+      if (!(await this.redis.exists(lockKey))) return null;
+    }
+    return null;
+  }
+}

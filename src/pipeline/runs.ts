@@ -1,0 +1,154 @@
+import { randomBytes } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import { z } from 'zod';
+import { MATCH_STATUSES } from '../fields.js';
+import type { Keys } from './keys.js';
+
+/**
+ * Sync runs: what `sync --wait`, `status` and the admin page show. Each batch stores its own result under its
+ * id, so a batch that runs twice (retry, killed worker) overwrites rather than double-counts; totals are sums.
+ */
+
+export const RUN_KINDS = ['initial', 'full', 'incremental', 'reconcile'] as const;
+export type RunKind = (typeof RUN_KINDS)[number];
+
+const statusCounts = z.object(Object.fromEntries(MATCH_STATUSES.map((s) => [s, z.number().default(0)])) as {
+  [K in (typeof MATCH_STATUSES)[number]]: z.ZodDefault<z.ZodNumber>;
+});
+
+export const recordFailureSchema = z.object({ recordId: z.string(), code: z.string(), message: z.string() });
+export type RecordFailure = z.infer<typeof recordFailureSchema>;
+
+export const batchResultSchema = z.object({
+  records: z.number(),
+  linked: z.number(),
+  written: z.number(),
+  unchanged: z.number(),
+  skipped: z.number(),
+  failed: z.number(),
+  statuses: statusCounts,
+  errors: z.array(recordFailureSchema),
+});
+export type BatchResult = z.infer<typeof batchResultSchema>;
+
+export const MAX_ERRORS_PER_BATCH = 20;
+
+export function emptyBatchResult(): BatchResult {
+  return {
+    records: 0,
+    linked: 0,
+    written: 0,
+    unchanged: 0,
+    skipped: 0,
+    failed: 0,
+    statuses: statusCounts.parse({}),
+    errors: [],
+  };
+}
+
+export interface RunSummary {
+  id: string;
+  installationId: string;
+  kind: RunKind;
+  state: 'listing' | 'processing' | 'done' | 'stopped';
+  startedAt: string;
+  finishedAt: string | null;
+  stoppedReason: string | null;
+  recordsListed: number;
+  batchesTotal: number | null;
+  batchesDone: number;
+  totals: Omit<BatchResult, 'errors'>;
+  errors: RecordFailure[];
+}
+
+export class SyncRuns {
+  constructor(
+    private readonly redis: Redis,
+    private readonly keys: Keys,
+  ) {}
+
+  async start(installationId: string, kind: RunKind): Promise<string> {
+    const id = `${kind}-${installationId}-${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`;
+    await this.redis
+      .multi()
+      .hset(this.keys.run(id), { id, installationId, kind, state: 'listing', startedAt: new Date().toISOString(), recordsListed: '0' })
+      .lpush(this.keys.runs(installationId), id)
+      .ltrim(this.keys.runs(installationId), 0, 49)
+      .exec();
+    return id;
+  }
+
+  async addListed(runId: string, records: number): Promise<void> {
+    await this.redis.hincrby(this.keys.run(runId), 'recordsListed', records);
+  }
+
+  /** Listing is complete: `batchesTotal` batches were enqueued in all. */
+  async listingDone(runId: string, batchesTotal: number): Promise<void> {
+    await this.redis.hset(this.keys.run(runId), { batchesTotal: String(batchesTotal), state: 'processing' });
+    await this.maybeFinish(runId);
+  }
+
+  async recordBatch(runId: string, batchId: string, result: BatchResult): Promise<void> {
+    await this.redis.hset(this.keys.runBatches(runId), batchId, JSON.stringify(result));
+    await this.maybeFinish(runId);
+  }
+
+  async stop(runId: string, reason: string): Promise<void> {
+    const state = await this.redis.hget(this.keys.run(runId), 'state');
+    if (state === 'done' || state === null) return;
+    await this.redis.hset(this.keys.run(runId), { state: 'stopped', stoppedReason: reason, finishedAt: new Date().toISOString() });
+  }
+
+  async batchesDone(runId: string): Promise<number> {
+    return this.redis.hlen(this.keys.runBatches(runId));
+  }
+
+  private async maybeFinish(runId: string): Promise<void> {
+    const [total, state] = await this.redis.hmget(this.keys.run(runId), 'batchesTotal', 'state');
+    if (total === null || state !== 'processing') return;
+    if ((await this.batchesDone(runId)) >= Number(total)) {
+      await this.redis.hset(this.keys.run(runId), { state: 'done', finishedAt: new Date().toISOString() });
+    }
+  }
+
+  async get(runId: string): Promise<RunSummary | null> {
+    const h = await this.redis.hgetall(this.keys.run(runId));
+    if (!h.id) return null;
+    const batches = await this.redis.hvals(this.keys.runBatches(runId));
+    const totals = emptyBatchResult();
+    const errors: RecordFailure[] = [];
+    for (const raw of batches) {
+      const b = batchResultSchema.safeParse(JSON.parse(raw));
+      if (!b.success) continue;
+      totals.records += b.data.records;
+      totals.linked += b.data.linked;
+      totals.written += b.data.written;
+      totals.unchanged += b.data.unchanged;
+      totals.skipped += b.data.skipped;
+      totals.failed += b.data.failed;
+      for (const s of MATCH_STATUSES) totals.statuses[s] += b.data.statuses[s];
+      if (errors.length < 200) errors.push(...b.data.errors.slice(0, 200 - errors.length));
+    }
+    const { errors: _ignored, ...sums } = totals;
+    return {
+      id: h.id,
+      installationId: h.installationId ?? '',
+      kind: (RUN_KINDS as readonly string[]).includes(h.kind ?? '') ? (h.kind as RunKind) : 'full',
+      state: (h.state as RunSummary['state']) ?? 'listing',
+      startedAt: h.startedAt ?? '',
+      finishedAt: h.finishedAt ?? null,
+      stoppedReason: h.stoppedReason ?? null,
+      recordsListed: Number(h.recordsListed ?? 0),
+      batchesTotal: h.batchesTotal === undefined ? null : Number(h.batchesTotal),
+      batchesDone: batches.length,
+      totals: sums,
+      errors,
+    };
+  }
+
+  async recent(installationId: string, count = 10): Promise<RunSummary[]> {
+    const ids = await this.redis.lrange(this.keys.runs(installationId), 0, count - 1);
+    const runs = await Promise.all(ids.map((id) => this.get(id)));
+    return runs.filter((r): r is RunSummary => r !== null);
+  }
+}

@@ -1,0 +1,21 @@
+import type { CrmConnector, PolledCrmConnector } from '../crm/connector.js';
+import type { Installation } from '../installations/store.js';
+import type { ReportClient } from '../reports/client.js';
+
+/** Opens an installation for work: its CRM connector and a report client with its own key and pace. */
+export interface InstallationHandle {
+  installation: Installation;
+  connector: CrmConnector | PolledCrmConnector;
+  client: ReportClient;
+}
+
+export interface InstallationRuntime {
+  /** Throws NoReportKeyError, InstallationNotFoundError or a CRM error for a disconnected installation. */
+  open(installationId: string): Promise<InstallationHandle>;
+  /** A report client for checking a key before it is stored (admin page, doctor). */
+  clientForKey(apiKey: string): ReportClient;
+}
+
+export function isPolled(connector: CrmConnector): connector is PolledCrmConnector {
+  return typeof (connector as Partial<PolledCrmConnector>).listChangedSince === 'function';
+}

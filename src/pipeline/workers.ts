@@ -1,0 +1,148 @@
+import { DelayedError, type Job, UnrecoverableError, Worker } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { CrmError, CrmQuotaPausedError, CrmRateLimitedError } from '../crm/errors.js';
+import { GateTimeoutError } from '../ratelimit/redis-gate.js';
+import { ReportForbiddenError, ReportRateLimitedError, ReportServiceError, ReportUnauthorizedError } from '../reports/errors.js';
+import { InstallationNotFoundError, NoReportKeyError } from './errors.js';
+import { type Pipeline, Reschedule } from './pipeline.js';
+import { RecordLockTimeoutError } from './record-locks.js';
+
+/**
+ * Workers and what a failure means for a job:
+ * - an upstream rate limit or quota pause moves the job to delayed for exactly the wait (not an attempt, and
+ *   only this job: other installations' jobs keep their pace);
+ * - a problem a person must fix (disconnected, key revoked, scope missing) stops the job and marks the
+ *   installation, instead of retrying for hours;
+ * - everything else is transient and retried with backoff (queues.ts).
+ */
+
+export interface WorkerOptions {
+  connection: Redis;
+  prefix: string;
+  concurrency?: { backfill?: number; realtime?: number; schedule?: number };
+}
+
+export class PipelineWorkers {
+  readonly workers: Worker[];
+
+  constructor(
+    private readonly pipeline: Pipeline,
+    options: WorkerOptions,
+  ) {
+    const common = {
+      connection: options.connection,
+      prefix: options.prefix,
+      // A worker killed twice in a row must not fail the job: it is at-least-once and idempotent.
+      maxStalledCount: 10,
+      // Completed jobs vanish fast; the run hash keeps the numbers.
+      removeOnComplete: { age: 3600, count: 1000 },
+    };
+    this.workers = [
+      new Worker('backfill', (job, token) => this.run(job, token), { ...common, concurrency: options.concurrency?.backfill ?? 4 }),
+      new Worker('realtime', (job, token) => this.run(job, token), { ...common, concurrency: options.concurrency?.realtime ?? 8 }),
+      new Worker('schedule', (job, token) => this.run(job, token), { ...common, concurrency: options.concurrency?.schedule ?? 2 }),
+    ];
+    for (const w of this.workers) {
+      // Failures are recorded on the job and in the run; this keeps a lost Redis connection from crashing us.
+      w.on('error', (err) => this.pipeline.deps.logger.warn({ err, queue: w.name }, 'worker error'));
+      w.on('failed', (job, err) =>
+        this.pipeline.deps.logger.warn({ err, queue: w.name, job: job?.name, jobId: job?.id }, 'job failed'),
+      );
+    }
+  }
+
+  async waitUntilReady(): Promise<void> {
+    await Promise.all(this.workers.map((w) => w.waitUntilReady()));
+  }
+
+  isRunning(): boolean {
+    return this.workers.every((w) => w.isRunning());
+  }
+
+  /** Finishes active jobs (or hands them back when they outlive the close), then disconnects. */
+  async close(): Promise<void> {
+    await Promise.all(this.workers.map((w) => w.close()));
+  }
+
+  private async run(job: Job, token: string | undefined): Promise<unknown> {
+    try {
+      const outcome = await this.dispatch(job);
+      if (outcome instanceof Reschedule) {
+        if (outcome.data !== undefined) await job.updateData(outcome.data);
+        await job.moveToDelayed(Date.now() + outcome.delayMs, token);
+        throw new DelayedError();
+      }
+      return outcome ?? null;
+    } catch (err) {
+      throw await this.classify(job, token, err);
+    }
+  }
+
+  private dispatch(job: Job): Promise<Reschedule | undefined | void> {
+    const p = this.pipeline;
+    switch (job.name) {
+      case 'list':
+        return p.list(job);
+      case 'batch':
+        return p.batch(job);
+      case 'report-event':
+        return p.reportEvent(job);
+      case 'slug-update':
+        return p.slugUpdate(job);
+      case 'report-completed':
+        return p.reportCompleted(job);
+      case 'crm-change':
+        return p.crmChange(job);
+      case 'poll':
+        return p.poll(job);
+      case 'reconcile':
+        return p.reconcileAll();
+      default:
+        throw new UnrecoverableError(`unknown job ${job.name}`);
+    }
+  }
+
+  private async classify(job: Job, token: string | undefined, err: unknown): Promise<unknown> {
+    if (err instanceof DelayedError) return err;
+    const delay = delayFor(err);
+    if (delay !== null) {
+      await job.moveToDelayed(Date.now() + delay, token);
+      return new DelayedError();
+    }
+    const installationId = typeof job.data?.installationId === 'string' ? job.data.installationId : null;
+    const stop = stopReason(err);
+    if (stop !== null) {
+      if (installationId) {
+        const { installations, runs } = this.pipeline.deps;
+        if (stop.status) await installations.setStatus(installationId, stop.status, stop.reason);
+        if (typeof job.data?.runId === 'string') await runs.stop(job.data.runId, stop.reason);
+      }
+      return new UnrecoverableError(stop.reason);
+    }
+    return err;
+  }
+}
+
+function delayFor(err: unknown): number | null {
+  if (err instanceof CrmRateLimitedError || err instanceof CrmQuotaPausedError) return Math.max(250, err.retryAfterMs);
+  if (err instanceof ReportRateLimitedError) return Math.max(250, err.retryAfterMs ?? 5_000);
+  if (err instanceof GateTimeoutError) return Math.max(250, err.waitMs);
+  if (err instanceof RecordLockTimeoutError) return 1_000;
+  return null;
+}
+
+function stopReason(err: unknown): { reason: string; status?: 'disconnected' | 'key_invalid' } | null {
+  if (err instanceof ReportUnauthorizedError) {
+    return { reason: 'the report-service API key was refused (401): it is invalid or revoked; enter a new key', status: 'key_invalid' };
+  }
+  if (err instanceof ReportForbiddenError) {
+    return { reason: 'the report-service API key lacks the read scope (403): create a key with read access', status: 'key_invalid' };
+  }
+  if (err instanceof NoReportKeyError) return { reason: err.message, status: 'key_invalid' };
+  if (err instanceof InstallationNotFoundError) return { reason: err.message };
+  if (err instanceof CrmError && !err.retryable) {
+    return { reason: err.message, ...(err.code === 'CRM_DISCONNECTED' ? { status: 'disconnected' as const } : {}) };
+  }
+  if (err instanceof ReportServiceError && !err.retryable) return { reason: err.message };
+  return null;
+}

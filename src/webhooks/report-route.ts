@@ -1,0 +1,133 @@
+import express, { type NextFunction, type Request, type Response, Router } from 'express';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import { z } from 'zod';
+import type { Metrics } from '../metrics.js';
+import type { Keys } from '../pipeline/keys.js';
+import type { EventLog } from './event-log.js';
+import { verifyHex, verifyStandard, WebhookSignatureError } from './report-signature.js';
+
+/**
+ * `POST /webhooks/reports`: verify on the raw body, parse, deduplicate, record, enqueue, answer. A 2xx means
+ * the event is durably queued; when Redis cannot take it the answer is 503 so the sender retries, and the
+ * duplicate marker is written only after the enqueue, so that retry is processed rather than dropped.
+ */
+
+export const MAX_WEBHOOK_BYTES = 1024 * 1024;
+/** Kept for the redelivery window and more. */
+export const DEDUP_TTL_SECONDS = 48 * 3600;
+/** Event kinds that make the connector do work; every other kind is recorded and acknowledged. */
+export const ACTIONABLE_EVENTS = ['score.changed', 'report.completed'] as const;
+
+export const reportEventSchema = z.looseObject({
+  id: z.string().min(1).max(256).optional(),
+  type: z.string().min(1).max(128),
+  created_at: z.string().optional(),
+  data: z.looseObject({ slug: z.string().min(1).max(512).optional() }).optional(),
+});
+export type ReportEvent = z.infer<typeof reportEventSchema>;
+
+export interface ReportWebhookDeps {
+  redis: Redis;
+  keys: Keys;
+  events: EventLog;
+  scheme: 'standard' | 'hex';
+  secrets: string[];
+  hexHeader: string;
+  enqueue: (event: { id: string; type: string; slug: string }) => Promise<void>;
+  logger: Logger;
+  metrics?: Metrics;
+}
+
+type Outcome = 'accepted' | 'duplicate' | 'ignored' | SignatureOutcome | 'malformed' | 'too_large' | 'unavailable' | 'wrong_content_type';
+type SignatureOutcome = `signature_${string}`;
+
+export function createReportWebhookRouter(deps: ReportWebhookDeps): Router {
+  const router = Router();
+  const done = (res: Response, started: bigint, outcome: Outcome, status: number, body: Record<string, unknown>) => {
+    deps.metrics?.webhookEvents.inc({ source: 'reports', outcome });
+    deps.metrics?.webhookAckSeconds.observe({ source: 'reports' }, Number(process.hrtime.bigint() - started) / 1e9);
+    res.status(status).json(body);
+  };
+
+  router.post(
+    '/webhooks/reports',
+    (req: Request, _res: Response, next: NextFunction) => {
+      markStart(req);
+      next();
+    },
+    express.raw({ type: () => true, limit: MAX_WEBHOOK_BYTES }),
+    async (req: Request, res: Response) => {
+      const started = startOf(req);
+      const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+      let eventId: string | undefined;
+      try {
+        if (deps.scheme === 'standard') eventId = verifyStandard(deps.secrets, req.headers, raw).id;
+        else verifyHex(deps.secrets, req.headers, deps.hexHeader, raw);
+      } catch (err) {
+        if (!(err instanceof WebhookSignatureError)) throw err;
+        deps.logger.warn({ reason: err.reason, bytes: raw.length, ip: req.ip }, 'report webhook refused');
+        return done(res, started, `signature_${err.reason}`, err.reason === 'not_configured' ? 503 : 401, {
+          error: err.reason === 'not_configured' ? 'webhooks are not configured on this connector' : 'invalid signature',
+          reason: err.reason,
+        });
+      }
+
+      const contentType = req.headers['content-type'];
+      if (contentType !== undefined && !/^application\/([\w.+-]+\+)?json\b/i.test(contentType)) {
+        return done(res, started, 'wrong_content_type', 415, { error: 'content type must be application/json' });
+      }
+      let event: ReportEvent;
+      try {
+        const parsed = reportEventSchema.safeParse(JSON.parse(raw.toString('utf8')));
+        if (!parsed.success) throw new Error(parsed.error.issues[0]?.message ?? 'invalid event');
+        event = parsed.data;
+      } catch (err) {
+        deps.logger.warn({ bytes: raw.length, problem: (err as Error).message }, 'report webhook malformed');
+        return done(res, started, 'malformed', 400, { error: 'malformed event body' });
+      }
+      const id = eventId ?? event.id;
+      const slug = event.data?.slug;
+      const actionable = (ACTIONABLE_EVENTS as readonly string[]).includes(event.type);
+      if (!id) return done(res, started, 'malformed', 400, { error: 'event has no id' });
+      if (actionable && !slug) return done(res, started, 'malformed', 400, { error: `${event.type} event has no data.slug` });
+
+      try {
+        const seenKey = deps.keys.eventSeen('reports', id);
+        if (await deps.redis.exists(seenKey)) return done(res, started, 'duplicate', 200, { received: true, duplicate: true });
+        if (actionable && slug) await deps.enqueue({ id, type: event.type, slug });
+        await deps.redis.set(seenKey, '1', 'EX', DEDUP_TTL_SECONDS);
+        await deps.events.add({
+          id,
+          source: 'reports',
+          type: event.type,
+          slug: slug ?? null,
+          receivedAt: new Date().toISOString(),
+          outcome: actionable ? 'queued' : 'recorded',
+        });
+      } catch (err) {
+        deps.logger.error({ err, eventId: id }, 'report webhook could not be recorded');
+        return done(res, started, 'unavailable', 503, { error: 'temporarily unable to record the event; retry' });
+      }
+      return done(res, started, actionable ? 'accepted' : 'ignored', 202, { received: true });
+    },
+  );
+
+  // Body-parser errors (too large, aborted) for this route only.
+  router.use('/webhooks/reports', (err: unknown, req: Request, res: Response, next: NextFunction) => {
+    const status = (err as { status?: number }).status;
+    if (status === 413) return done(res, startOf(req), 'too_large', 413, { error: 'event body over 1 MB' });
+    if (status && status >= 400 && status < 500) return done(res, startOf(req), 'malformed', status, { error: 'unreadable body' });
+    next(err);
+  });
+  return router;
+}
+
+const START = Symbol('webhookStart');
+type Timed = Request & { [START]?: bigint };
+function markStart(req: Request): void {
+  (req as Timed)[START] = process.hrtime.bigint();
+}
+function startOf(req: Request): bigint {
+  return (req as Timed)[START] ?? process.hrtime.bigint();
+}

@@ -1,0 +1,240 @@
+import { createHmac, randomUUID } from 'node:crypto';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import express from 'express';
+import { pino } from 'pino';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { Keys } from '../src/pipeline/keys.js';
+import { closeRedis, createRedis } from '../src/redis.js';
+import { EventLog } from '../src/webhooks/event-log.js';
+import { createReportWebhookRouter, type ReportWebhookDeps } from '../src/webhooks/report-route.js';
+import { verifyHex, verifyStandard, WebhookSignatureError } from '../src/webhooks/report-signature.js';
+
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const redis = createRedis(REDIS_URL, 'producer');
+const prefix = `rc-test-${randomUUID()}`;
+const keys = new Keys(prefix);
+const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
+const OTHER_SECRET = `whsec_${Buffer.from('another secret of thirty-two by').toString('base64')}`;
+
+afterAll(async () => {
+  const found = await redis.keys(`${prefix}*`);
+  if (found.length) await redis.del(...found);
+  await closeRedis(redis);
+});
+
+function signStandard(secret: string, id: string, ts: number, body: string): string {
+  const key = Buffer.from(secret.replace(/^whsec_/, ''), 'base64');
+  return `v1,${createHmac('sha256', key).update(`${id}.${ts}.${body}`).digest('base64')}`;
+}
+
+describe('Standard Webhooks verification', () => {
+  afterEach(() => vi.useRealTimers());
+
+  it('accepts the published example', () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(1614265330 * 1000 + 10_000);
+    const headers = {
+      'webhook-id': 'msg_p5jXN8AQM9LWM0D4loKWxJek',
+      'webhook-timestamp': '1614265330',
+      'webhook-signature': 'v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=',
+    };
+    expect(verifyStandard([SECRET], headers, Buffer.from('{"test": 2432232314}')).id).toBe('msg_p5jXN8AQM9LWM0D4loKWxJek');
+  });
+
+  it('refuses the published example once its timestamp is more than five minutes old, and in the future', () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    const headers = {
+      'webhook-id': 'msg_p5jXN8AQM9LWM0D4loKWxJek',
+      'webhook-timestamp': '1614265330',
+      'webhook-signature': 'v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=',
+    };
+    vi.setSystemTime((1614265330 + 301) * 1000);
+    expect(() => verifyStandard([SECRET], headers, Buffer.from('{"test": 2432232314}'))).toThrow(
+      expect.objectContaining({ reason: 'timestamp_too_old' }),
+    );
+    vi.setSystemTime((1614265330 - 301) * 1000);
+    expect(() => verifyStandard([SECRET], headers, Buffer.from('{"test": 2432232314}'))).toThrow(
+      expect.objectContaining({ reason: 'timestamp_too_new' }),
+    );
+  });
+
+  it('passes when any one of several signatures is valid, and with any of several secrets (rotation)', () => {
+    const ts = Math.floor(Date.now() / 1000);
+    const body = '{"id":"e1"}';
+    const good = signStandard(OTHER_SECRET, 'e1', ts, body);
+    const headers = { 'webhook-id': 'e1', 'webhook-timestamp': String(ts), 'webhook-signature': `v1,AAAA ${good}` };
+    expect(verifyStandard([SECRET, OTHER_SECRET], headers, Buffer.from(body)).id).toBe('e1');
+    expect(() => verifyStandard([SECRET], headers, Buffer.from(body))).toThrow(WebhookSignatureError);
+  });
+
+  it('refuses a tampered body, id or timestamp', () => {
+    const ts = Math.floor(Date.now() / 1000);
+    const body = '{"id":"e1","data":{"slug":"a"}}';
+    const sig = signStandard(SECRET, 'e1', ts, body);
+    const ok = { 'webhook-id': 'e1', 'webhook-timestamp': String(ts), 'webhook-signature': sig };
+    expect(() => verifyStandard([SECRET], ok, Buffer.from(body.replace('"a"', '"b"')))).toThrow(WebhookSignatureError);
+    expect(() => verifyStandard([SECRET], { ...ok, 'webhook-id': 'e2' }, Buffer.from(body))).toThrow(WebhookSignatureError);
+    expect(() => verifyStandard([SECRET], { ...ok, 'webhook-timestamp': String(ts - 1) }, Buffer.from(body))).toThrow(
+      WebhookSignatureError,
+    );
+    expect(() => verifyStandard([SECRET], { ...ok, 'webhook-signature': undefined }, Buffer.from(body))).toThrow(
+      expect.objectContaining({ reason: 'missing_headers' }),
+    );
+  });
+});
+
+describe('hex verification', () => {
+  it("accepts GitHub's published vector, with and without the sha256= prefix", () => {
+    const hex = '757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17';
+    const body = Buffer.from('Hello, World!');
+    expect(() => verifyHex(["It's a Secret to Everybody"], { 'x-signature': `sha256=${hex}` }, 'x-signature', body)).not.toThrow();
+    expect(() => verifyHex(["It's a Secret to Everybody"], { 'x-signature': hex }, 'x-signature', body)).not.toThrow();
+    expect(() => verifyHex(['wrong', "It's a Secret to Everybody"], { 'x-signature': hex }, 'x-signature', body)).not.toThrow();
+  });
+
+  it('refuses a wrong secret, a tampered body and a short signature', () => {
+    const hex = '757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17';
+    expect(() => verifyHex(['wrong'], { 'x-signature': hex }, 'x-signature', Buffer.from('Hello, World!'))).toThrow(WebhookSignatureError);
+    expect(() =>
+      verifyHex(["It's a Secret to Everybody"], { 'x-signature': hex }, 'x-signature', Buffer.from('Hello, World?')),
+    ).toThrow(WebhookSignatureError);
+    expect(() => verifyHex(["It's a Secret to Everybody"], { 'x-signature': hex.slice(2) }, 'x-signature', Buffer.from('Hello, World!'))).toThrow(
+      WebhookSignatureError,
+    );
+  });
+});
+
+describe('POST /webhooks/reports', () => {
+  let server: Server;
+  let url: string;
+  const enqueued: { id: string; type: string; slug: string }[] = [];
+  let deps: ReportWebhookDeps;
+
+  beforeAll(async () => {
+    deps = {
+      redis,
+      keys,
+      events: new EventLog(redis, keys),
+      scheme: 'standard',
+      secrets: [SECRET],
+      hexHeader: 'x-signature',
+      enqueue: async (e) => {
+        enqueued.push(e);
+      },
+      logger: pino({ level: 'silent' }),
+    };
+    const app = express();
+    app.use(createReportWebhookRouter(deps));
+    server = app.listen(0, '127.0.0.1');
+    await new Promise((r) => server.once('listening', r));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/webhooks/reports`;
+  });
+
+  afterAll(async () => {
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+  });
+
+  async function post(body: string, opts: { id?: string; secret?: string; ts?: number; contentType?: string } = {}) {
+    const id = opts.id ?? `msg_${randomUUID()}`;
+    const ts = opts.ts ?? Math.floor(Date.now() / 1000);
+    return fetch(url, {
+      method: 'POST',
+      headers: {
+        'content-type': opts.contentType ?? 'application/json',
+        'webhook-id': id,
+        'webhook-timestamp': String(ts),
+        'webhook-signature': signStandard(opts.secret ?? SECRET, id, ts, body),
+      },
+      body,
+    });
+  }
+
+  const event = (type: string, slug?: string) =>
+    JSON.stringify({ id: `evt_${randomUUID()}`, type, created_at: new Date().toISOString(), data: slug ? { slug } : {} });
+
+  it('queues score.changed and answers 202', async () => {
+    enqueued.length = 0;
+    const res = await post(event('score.changed', 'acme'), { id: 'msg_one' });
+    expect(res.status).toBe(202);
+    expect(enqueued).toEqual([{ id: 'msg_one', type: 'score.changed', slug: 'acme' }]);
+  });
+
+  it('acknowledges a redelivery without processing it again', async () => {
+    enqueued.length = 0;
+    const body = event('score.changed', 'dup');
+    expect((await post(body, { id: 'msg_dup' })).status).toBe(202);
+    const again = await post(body, { id: 'msg_dup' });
+    expect(again.status).toBe(200);
+    expect(await again.json()).toMatchObject({ duplicate: true });
+    expect(enqueued).toHaveLength(1);
+  });
+
+  it('records unknown kinds and alert.fired without queueing work', async () => {
+    enqueued.length = 0;
+    expect((await post(event('alert.fired', 'acme'))).status).toBe(202);
+    expect((await post(event('portfolio.rebalanced'))).status).toBe(202);
+    expect(enqueued).toEqual([]);
+    const log = await deps.events.recent(5);
+    expect(log.map((e) => e.type)).toContain('portfolio.rebalanced');
+  });
+
+  it.each([
+    ['a wrong secret', { secret: OTHER_SECRET }, 401],
+    ['an old timestamp', { ts: Math.floor(Date.now() / 1000) - 3600 }, 401],
+    ['a future timestamp', { ts: Math.floor(Date.now() / 1000) + 3600 }, 401],
+  ])('refuses %s with %i', async (_label, opts, status) => {
+    enqueued.length = 0;
+    expect((await post(event('score.changed', 'x'), opts)).status).toBe(status);
+    expect(enqueued).toEqual([]);
+  });
+
+  it('refuses an unsigned request', async () => {
+    const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: event('score.changed', 'x') });
+    expect(res.status).toBe(401);
+  });
+
+  it('answers 400 to malformed JSON and to score.changed without a slug', async () => {
+    expect((await post('{"type": "score.changed",')).status).toBe(400);
+    expect((await post(event('score.changed'))).status).toBe(400);
+    expect((await post('[1,2,3]')).status).toBe(400);
+  });
+
+  it('answers 415 to a signed body of the wrong content type', async () => {
+    expect((await post(event('score.changed', 'x'), { contentType: 'text/plain' })).status).toBe(415);
+  });
+
+  it('answers 413 to a body over 1 MB', async () => {
+    const big = JSON.stringify({ id: 'big', type: 'score.changed', data: { slug: 'x', pad: 'a'.repeat(1024 * 1024) } });
+    expect((await post(big)).status).toBe(413);
+  });
+
+  it('answers 503 when Redis cannot record the event, and the retry is processed, not treated as a duplicate', async () => {
+    enqueued.length = 0;
+    const body = event('score.changed', 'retry-me');
+    const failing = { ...deps, enqueue: async () => Promise.reject(new Error('Connection is closed')) };
+    const app = express();
+    app.use(createReportWebhookRouter(failing));
+    const s = app.listen(0, '127.0.0.1');
+    await new Promise((r) => s.once('listening', r));
+    const failUrl = `http://127.0.0.1:${(s.address() as AddressInfo).port}/webhooks/reports`;
+    const ts = Math.floor(Date.now() / 1000);
+    const first = await fetch(failUrl, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'webhook-id': 'msg_retry',
+        'webhook-timestamp': String(ts),
+        'webhook-signature': signStandard(SECRET, 'msg_retry', ts, body),
+      },
+      body,
+    });
+    s.closeAllConnections();
+    await new Promise((r) => s.close(r));
+    expect(first.status).toBe(503);
+    const retry = await post(body, { id: 'msg_retry' });
+    expect(retry.status).toBe(202);
+    expect(enqueued.map((e) => e.id)).toEqual(['msg_retry']);
+  });
+});
