@@ -106,6 +106,12 @@ const envSchema = z.object({
     .max(1, 'expects a share between 0 and 1')
     .default(0.8),
   RECONCILE_HOURS: positiveNumber('a number of hours greater than 0').default(24),
+  REPORTS_RATE_PER_MINUTE: positiveNumber('a number of requests per minute greater than 0').default(600),
+  REDIS_PREFIX: z
+    .string()
+    .trim()
+    .regex(/^[A-Za-z0-9_-]+$/, 'expects letters, digits, - or _')
+    .default('rc'),
   LOG_LEVEL: z.enum(LOG_LEVELS, { error: `expects one of ${LOG_LEVELS.join(', ')}` }).default('info'),
 });
 
@@ -143,6 +149,10 @@ export interface Config {
     usagePauseShare: number;
   };
   reconcileHours: number;
+  /** Requests per minute per report-service key; the service does not publish its limits. */
+  reportsRatePerMinute: number;
+  /** Prefix of every Redis key and BullMQ queue of this deployment. */
+  redisPrefix: string;
   logLevel: (typeof LOG_LEVELS)[number];
 }
 
@@ -250,6 +260,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, options: LoadCo
       usagePauseShare: e.SALESFORCE_USAGE_PAUSE_SHARE,
     },
     reconcileHours: e.RECONCILE_HOURS,
+    reportsRatePerMinute: e.REPORTS_RATE_PER_MINUTE,
+    redisPrefix: e.REDIS_PREFIX,
     logLevel: e.LOG_LEVEL,
   };
 }

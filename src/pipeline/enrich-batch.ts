@@ -119,7 +119,7 @@ export async function enrichBatch(deps: BatchDeps, targets: BatchTargets, job: B
         continue;
       }
       try {
-        const outcome = await match(deps, reader, client, job.runId, record);
+        const outcome = await match(deps, job.installationId, reader, client, job.runId, record);
         if (outcome.status === 'matched') {
           plans.set(record.id, { kind: 'linked', slug: outcome.slug, autoLinked: true, newlyLinked: outcome.slug !== slug });
         } else if (outcome.status === 'needs_review') {
@@ -258,6 +258,7 @@ async function readInChunks(connector: CrmConnector, ids: string[]): Promise<Com
 
 async function match(
   deps: BatchDeps,
+  installationId: string,
   reader: ReportReader,
   client: ReportClient,
   runId: string | null,
@@ -266,8 +267,11 @@ async function match(
   const q = deps.matching.queryFor(record);
   if (q === null) return { status: 'no_match', reason: 'the name has nothing searchable' };
   const hits = await searchOnce(deps, client, runId, q, deps.matching.searchLimit);
+  const rejectedRaw = await deps.redis.hget(deps.keys.rejected(installationId), record.id);
+  const rejected = new Set<string>(rejectedRaw ? (JSON.parse(rejectedRaw) as string[]) : []);
   const candidates: MatchCandidate[] = [];
   for (const hit of hits) {
+    if (rejected.has(hit.slug)) continue;
     const full = reportSchema.safeParse(hit);
     // A hit that is a whole report is as good as reading it: it saves a call later in this run.
     if (full.success) await reader.remember(runId, full.data);

@@ -36,6 +36,10 @@ export class Keys {
   unlinked(id: string): string {
     return `${this.inst(id)}:unlinked`;
   }
+  /** Hash record id -> JSON list of slugs a person rejected for that record (never offered again). */
+  rejected(id: string): string {
+    return `${this.inst(id)}:rejected`;
+  }
   /** Hash record id -> fingerprint of name/domain/slug last seen (the Salesforce poll compares it). */
   seen(id: string): string {
     return `${this.inst(id)}:seen`;

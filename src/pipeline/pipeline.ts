@@ -314,11 +314,79 @@ export class Pipeline {
     return changes;
   }
 
+  /**
+   * A person's decision on the review queue, written to the CRM at once: accept a candidate or set a slug by
+   * hand (the record is linked and enriched now, as a person's link), or reject the candidates (never offered
+   * again for this record; the record becomes `no_match`).
+   */
+  async resolveReview(
+    installationId: string,
+    recordId: string,
+    decision: { action: 'link'; slug: string } | { action: 'reject' },
+  ): Promise<void> {
+    const { connector, client } = await this.deps.runtime.open(installationId);
+    const k = this.deps.keys;
+    if (decision.action === 'reject') {
+      const item = await this.deps.index.reviewItem(installationId, recordId);
+      const before = await this.deps.redis.hget(k.rejected(installationId), recordId);
+      const rejected = new Set<string>(before ? (JSON.parse(before) as string[]) : []);
+      for (const c of item?.candidates ?? []) rejected.add(c.slug);
+      await this.deps.redis.hset(k.rejected(installationId), recordId, JSON.stringify([...rejected]));
+    } else {
+      // Refuses a slug with no published report before anything is written (ReportNotFoundError).
+      await client.getReport(decision.slug);
+      const [result] = await connector.writeCompanies([{ id: recordId, values: { slug: decision.slug } }]);
+      if (result && !result.ok) throw new ReviewWriteError(result.error.message, result.error.code);
+      await this.deps.redis.hdel(k.autoLinks(installationId), recordId);
+    }
+    await enrichBatch(this.deps, { connector, client }, {
+      installationId,
+      runId: null,
+      batchId: 'review',
+      mode: 'full',
+      recordIds: [recordId],
+      freshSlugs: decision.action === 'link' ? [decision.slug] : [],
+    });
+  }
+
+  /** Change polling for CRMs without webhooks (Salesforce), every `everyMs`. */
+  async schedulePoll(installationId: string, everyMs: number): Promise<void> {
+    await this.deps.queues.schedule.upsertJobScheduler(
+      `poll-${jobIdPart(installationId)}`,
+      { every: everyMs },
+      { name: 'poll', data: { installationId } },
+    );
+  }
+
+  /** The reconcile sweep, every `everyMs` (RECONCILE_HOURS). */
+  async scheduleReconcile(everyMs: number): Promise<void> {
+    await this.deps.queues.schedule.upsertJobScheduler('reconcile', { every: everyMs }, { name: 'reconcile', data: {} });
+  }
+
+  /** Stops an installation's scheduled work and open runs; queued jobs then stop on their own. */
+  async stopInstallation(installationId: string, reason = 'the installation was disconnected'): Promise<void> {
+    await this.deps.queues.schedule.removeJobScheduler(`poll-${jobIdPart(installationId)}`);
+    for (const run of await this.deps.runs.recent(installationId, 50)) {
+      if (run.state === 'listing' || run.state === 'processing') await this.deps.runs.stop(run.id, reason);
+    }
+  }
+
   /** The daily sweep: a reconcile run for every connected installation. */
   async reconcileAll(): Promise<void> {
     for (const installation of await this.deps.installations.list()) {
       if (installation.status === 'connected') await this.startSync(installation.id, 'reconcile');
     }
+  }
+}
+
+export class ReviewWriteError extends Error {
+  readonly code = 'REVIEW_WRITE_FAILED';
+  constructor(
+    message: string,
+    readonly recordErrorCode: string,
+  ) {
+    super(`the CRM refused the link: ${message}`);
+    this.name = 'ReviewWriteError';
   }
 }
 

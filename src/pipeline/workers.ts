@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import { CrmError, CrmQuotaPausedError, CrmRateLimitedError } from '../crm/errors.js';
 import { GateTimeoutError } from '../ratelimit/redis-gate.js';
 import { ReportForbiddenError, ReportRateLimitedError, ReportServiceError, ReportUnauthorizedError } from '../reports/errors.js';
-import { InstallationNotFoundError, NoReportKeyError } from './errors.js';
+import { InstallationNotFoundError, InstallationStoppedError, NoReportKeyError } from './errors.js';
 import { type Pipeline, Reschedule } from './pipeline.js';
 import { RecordLockTimeoutError } from './record-locks.js';
 
@@ -139,7 +139,7 @@ function stopReason(err: unknown): { reason: string; status?: 'disconnected' | '
     return { reason: 'the report-service API key lacks the read scope (403): create a key with read access', status: 'key_invalid' };
   }
   if (err instanceof NoReportKeyError) return { reason: err.message, status: 'key_invalid' };
-  if (err instanceof InstallationNotFoundError) return { reason: err.message };
+  if (err instanceof InstallationNotFoundError || err instanceof InstallationStoppedError) return { reason: err.message };
   if (err instanceof CrmError && !err.retryable) {
     return { reason: err.message, ...(err.code === 'CRM_DISCONNECTED' ? { status: 'disconnected' as const } : {}) };
   }

@@ -1,0 +1,125 @@
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import { OAuthStateStore } from '../auth/oauth-state.js';
+import { TokenManager } from '../auth/token-manager.js';
+import type { Config } from '../config.js';
+import { InstallationStore } from '../installations/store.js';
+import { Metrics } from '../metrics.js';
+import { Keys } from '../pipeline/keys.js';
+import { LinkIndex } from '../pipeline/link-index.js';
+import type { MatchingStrategy } from '../pipeline/matching-strategy.js';
+import { Pipeline } from '../pipeline/pipeline.js';
+import { Queues } from '../pipeline/queues.js';
+import { SyncRuns } from '../pipeline/runs.js';
+import { PipelineWorkers } from '../pipeline/workers.js';
+import { closeRedis, createRedis } from '../redis.js';
+import { SecretBox } from '../util/secretbox.js';
+import { EventLog } from '../webhooks/event-log.js';
+import { tokenRefreshers } from './crm-registry.js';
+import { defaultMatching } from './matching.js';
+import { AppRuntime } from './runtime.js';
+
+/**
+ * Everything one process needs, built once from the configuration. `serve`, `worker`, `start`, the CLI's
+ * one-shot commands and the tests all go through here, so they share one wiring.
+ */
+
+export interface AppContext {
+  config: Config;
+  logger: Logger;
+  metrics: Metrics;
+  /** Fail-fast connection for request handlers and producers. */
+  redis: Redis;
+  keys: Keys;
+  box: SecretBox;
+  installations: InstallationStore;
+  tokens: TokenManager;
+  states: OAuthStateStore;
+  index: LinkIndex;
+  runs: SyncRuns;
+  queues: Queues;
+  events: EventLog;
+  runtime: AppRuntime;
+  pipeline: Pipeline;
+  /** Starts workers on their own blocking connection. */
+  startWorkers(concurrency?: { backfill?: number; realtime?: number; schedule?: number }): Promise<PipelineWorkers>;
+  close(): Promise<void>;
+}
+
+export interface ContextOptions {
+  logger: Logger;
+  metrics?: Metrics;
+  matching?: MatchingStrategy;
+}
+
+export function createAppContext(config: Config, options: ContextOptions): AppContext {
+  const { logger } = options;
+  const metrics = options.metrics ?? new Metrics();
+  const prefix = config.redisPrefix;
+  const redis = createRedis(config.redisUrl, 'producer', `${prefix}-app`);
+  // BullMQ's queues block on nothing, but a lost connection must not fail enqueues made while reconnecting
+  // in workers; request handlers use `redis` above and fail fast instead.
+  const queueRedis = createRedis(config.redisUrl, 'worker', `${prefix}-queues`);
+  const keys = new Keys(prefix);
+  const box = new SecretBox(config.encryptionKey);
+  const installations = new InstallationStore(redis, box, prefix);
+  const queues = new Queues(queueRedis, prefix);
+  const index = new LinkIndex(redis, keys);
+  const runs = new SyncRuns(redis, keys);
+  const events = new EventLog(redis, keys);
+  let pipelineRef: Pipeline | undefined;
+  const tokens = new TokenManager(installations, redis, tokenRefreshers(config), {
+    onDisconnected: async (installationId, reason) => {
+      logger.warn({ installationId, reason }, 'installation disconnected; its jobs stop');
+      await pipelineRef?.stopInstallation(installationId);
+    },
+  });
+  const states = new OAuthStateStore(redis, config.encryptionKey, prefix);
+  const runtime = new AppRuntime(config, redis, keys, installations, tokens, metrics);
+  const pipeline = new Pipeline({
+    redis,
+    keys,
+    index,
+    runs,
+    queues,
+    installations,
+    runtime,
+    matching: options.matching ?? defaultMatching,
+    logger,
+    metrics,
+  });
+  pipelineRef = pipeline;
+  const workerSets: PipelineWorkers[] = [];
+  const workerConnections: Redis[] = [];
+
+  return {
+    config,
+    logger,
+    metrics,
+    redis,
+    keys,
+    box,
+    installations,
+    tokens,
+    states,
+    index,
+    runs,
+    queues,
+    events,
+    runtime,
+    pipeline,
+    async startWorkers(concurrency) {
+      const connection = createRedis(config.redisUrl, 'worker', `${prefix}-worker`);
+      workerConnections.push(connection);
+      const workers = new PipelineWorkers(pipeline, { connection, prefix, ...(concurrency ? { concurrency } : {}) });
+      workerSets.push(workers);
+      await workers.waitUntilReady();
+      return workers;
+    },
+    async close() {
+      await Promise.all(workerSets.map((w) => w.close()));
+      await queues.close();
+      await closeRedis(redis, queueRedis, ...workerConnections);
+    },
+  };
+}

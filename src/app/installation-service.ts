@@ -1,0 +1,78 @@
+import type { EnsureFieldsResult } from '../crm/connector.js';
+import type { Installation } from '../installations/store.js';
+import { isPolled } from '../pipeline/runtime.js';
+import { ReportForbiddenError, ReportUnauthorizedError } from '../reports/errors.js';
+import type { AppContext } from './context.js';
+
+/**
+ * What happens to an installation over its life: installed (fields, polling, first backfill), given a
+ * report-service key, disconnected or removed. Shared by the OAuth callbacks, token mode, the admin page and
+ * the CLI.
+ */
+
+export class KeyCheckError extends Error {
+  readonly code = 'REPORT_KEY_REFUSED';
+  constructor(
+    message: string,
+    readonly status: 401 | 403,
+  ) {
+    super(message);
+    this.name = 'KeyCheckError';
+  }
+}
+
+export class InstallationService {
+  constructor(private readonly ctx: AppContext) {}
+
+  /** Creates the connector's fields, schedules polling where the CRM needs it, and starts the first backfill. */
+  async installed(installation: Installation): Promise<{ fields: EnsureFieldsResult; runId: string }> {
+    const connector = this.ctx.runtime.connectorFor(installation);
+    const fields = await connector.ensureFields();
+    if (fields.problems.length > 0) {
+      this.ctx.logger.warn({ installationId: installation.id, problems: fields.problems }, 'some fields need attention');
+    }
+    if (isPolled(connector)) {
+      await this.ctx.pipeline.schedulePoll(installation.id, this.ctx.config.salesforce.pollSeconds * 1000);
+    }
+    const runId = await this.ctx.pipeline.startSync(installation.id, 'initial');
+    return { fields, runId };
+  }
+
+  /**
+   * Checks a report-service key with `me { sandbox }` before storing it (encrypted). A refused key is
+   * explained in plain words and not stored. A stopped installation resumes with a full sync.
+   */
+  async setReportKey(installationId: string, apiKey: string): Promise<{ sandbox: boolean; resumedRunId: string | null }> {
+    const client = this.ctx.runtime.clientForKey(apiKey);
+    let sandbox: boolean;
+    try {
+      sandbox = (await client.me()).sandbox;
+    } catch (err) {
+      if (err instanceof ReportUnauthorizedError) {
+        throw new KeyCheckError('The report service refused this key (401): it is mistyped, expired or revoked.', 401);
+      }
+      if (err instanceof ReportForbiddenError) {
+        throw new KeyCheckError('This key lacks the read scope the connector needs (403): create a key with read access.', 403);
+      }
+      throw err;
+    }
+    const before = await this.ctx.installations.get(installationId);
+    await this.ctx.installations.setReportsApiKey(installationId, apiKey, { sandbox });
+    this.ctx.runtime.forget(installationId);
+    let resumedRunId: string | null = null;
+    if (before?.status === 'key_invalid') {
+      await this.ctx.installations.setStatus(installationId, 'connected');
+      resumedRunId = await this.ctx.pipeline.startSync(installationId, 'full');
+    }
+    return { sandbox, resumedRunId };
+  }
+
+  /** Disconnects: jobs stop, tokens, keys and indexes are deleted. The CRM's data stays as it is. */
+  async remove(installationId: string): Promise<void> {
+    await this.ctx.pipeline.stopInstallation(installationId, 'the installation was removed');
+    const slugs = new Set(await this.ctx.redis.hvals(this.ctx.keys.recordSlug(installationId)));
+    for (const slug of slugs) await this.ctx.redis.srem(this.ctx.keys.slugInstallations(slug), installationId);
+    await this.ctx.installations.remove(installationId);
+    this.ctx.runtime.forget(installationId);
+  }
+}

@@ -1,0 +1,90 @@
+import type { Redis } from 'ioredis';
+import type { TokenManager } from '../auth/token-manager.js';
+import type { Config } from '../config.js';
+import type { CrmConnector } from '../crm/connector.js';
+import { CrmDisconnectedError } from '../crm/errors.js';
+import type { Installation, InstallationStore } from '../installations/store.js';
+import type { Metrics } from '../metrics.js';
+import { InstallationNotFoundError, InstallationStoppedError, NoReportKeyError } from '../pipeline/errors.js';
+import type { Keys } from '../pipeline/keys.js';
+import type { InstallationHandle, InstallationRuntime } from '../pipeline/runtime.js';
+import { identityOf, RedisRateGate } from '../ratelimit/redis-gate.js';
+import { ReportClient } from '../reports/client.js';
+import { connectorFactories } from './crm-registry.js';
+
+/**
+ * Opens installations for the pipeline. Connectors are kept for a short while per process: they carry the
+ * last seen rate-limit headers, which pace the next calls.
+ */
+
+const HANDLE_TTL_MS = 30_000;
+
+export class AppRuntime implements InstallationRuntime {
+  private readonly handles = new Map<string, { handle: InstallationHandle; at: number; keyId: string }>();
+
+  constructor(
+    private readonly config: Config,
+    private readonly redis: Redis,
+    private readonly keys: Keys,
+    private readonly installations: InstallationStore,
+    private readonly tokens: TokenManager,
+    private readonly metrics?: Metrics,
+  ) {}
+
+  async open(installationId: string): Promise<InstallationHandle> {
+    const installation = await this.installations.get(installationId);
+    if (!installation) throw new InstallationNotFoundError(installationId);
+    if (installation.status === 'disconnected') {
+      throw new CrmDisconnectedError(
+        `installation ${installationId} is disconnected${installation.statusReason ? `: ${installation.statusReason}` : ''}`,
+        installation.crm,
+      );
+    }
+    if (installation.status === 'key_invalid') {
+      throw new InstallationStoppedError(installationId, installation.statusReason ?? 'the report-service key is invalid');
+    }
+    const apiKey = (await this.installations.getReportsApiKey(installationId)) ?? this.config.reports.apiKey;
+    if (!apiKey) throw new NoReportKeyError(installationId);
+    const keyId = identityOf(apiKey);
+    const cached = this.handles.get(installationId);
+    if (cached && cached.keyId === keyId && Date.now() - cached.at < HANDLE_TTL_MS) {
+      return { ...cached.handle, installation };
+    }
+    const handle: InstallationHandle = {
+      installation,
+      connector: this.connectorFor(installation),
+      client: this.clientForKey(apiKey),
+    };
+    this.handles.set(installationId, { handle, at: Date.now(), keyId });
+    return handle;
+  }
+
+  connectorFor(installation: Installation): CrmConnector {
+    const factory = connectorFactories[installation.crm];
+    const limits = factory.limits;
+    const gate = new RedisRateGate(this.redis, this.keys.crmGate(installation.id), {
+      max: limits.requestsPerWindow,
+      windowMs: limits.windowMs,
+      onWait: () => this.metrics?.rateLimitWaits.inc({ service: installation.crm }),
+    });
+    return factory.create({ config: this.config, installation, tokens: this.tokens.source(installation.id), gate });
+  }
+
+  clientForKey(apiKey: string): ReportClient {
+    const gate = new RedisRateGate(this.redis, this.keys.reportsGate(identityOf(apiKey)), {
+      max: this.config.reportsRatePerMinute,
+      windowMs: 60_000,
+      onWait: () => this.metrics?.rateLimitWaits.inc({ service: 'reports' }),
+    });
+    return new ReportClient({
+      baseUrl: this.config.reports.apiUrl,
+      apiKey,
+      gate,
+      onCall: (o) => this.metrics?.upstreamCalls.inc({ service: 'reports', endpoint: o.endpoint, outcome: String(o.outcome) }),
+    });
+  }
+
+  forget(installationId: string): void {
+    this.handles.delete(installationId);
+  }
+}
