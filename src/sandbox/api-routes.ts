@@ -1,0 +1,95 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import express, {
+  type NextFunction,
+  type Request,
+  type RequestHandler,
+  type Response,
+  Router,
+} from 'express';
+import { type ApiKey, bearerToken, requireScope } from './api-keys.js';
+import { isPlainObject } from './deep-merge.js';
+import { toPublicReport } from './fixtures.js';
+import { runGraphql } from './graphql-api.js';
+import { SandboxHttpError } from './http-error.js';
+import type { SandboxContext } from './sandbox-context.js';
+import { ROUTES, type RouteLabel, type Scope } from './sandbox-facts.js';
+import { parseSearchParams, searchReports } from './search.js';
+
+/**
+ * The interface's `/v1` routes. Each runs the same gate, in the order a real edge would: count the arrival,
+ * injected delay and failure, authentication (401), the key's rate limit (429), then the scope (403).
+ */
+
+function keyOf(res: Response): ApiKey {
+  const key: unknown = res.locals.apiKey;
+  if (!key) throw new Error('route reached without an authenticated key');
+  return key as ApiKey;
+}
+
+function gate(context: SandboxContext, route: RouteLabel, scope: Scope): RequestHandler {
+  return async (req: Request, res: Response, next: NextFunction) => {
+    context.requests.record(route, bearerToken(req.get('authorization')) ?? null);
+    const { faults } = context;
+    if (faults.delayMs > 0) await sleep(faults.delayMs);
+    if (faults.shouldFail()) throw new SandboxHttpError(503, 'unavailable', 'injected failure: try again');
+    const key = context.keys.authenticate(req.get('authorization'), faults.revokedKeys);
+    context.limiter.take(
+      key.key,
+      key.rateLimitPerMinute ?? faults.rateLimitPerMinute ?? context.rateLimitPerMinute,
+    );
+    requireScope(key, scope);
+    res.locals.apiKey = key;
+    next();
+  };
+}
+
+/** A path parameter; typed loosely once a route has middleware in front of its handler. */
+function pathParam(req: Request, name: string): string {
+  const value: unknown = req.params[name];
+  if (typeof value !== 'string') throw new SandboxHttpError(400, 'invalid_path', `missing ${name}`);
+  return value;
+}
+
+function jsonObjectBody(req: Request): Record<string, unknown> {
+  if (!isPlainObject(req.body)) {
+    throw new SandboxHttpError(400, 'invalid_body', 'send a JSON object with Content-Type: application/json');
+  }
+  return req.body;
+}
+
+export function apiRouter(context: SandboxContext): Router {
+  const router = Router();
+  const json = express.json({ type: ['application/json', 'application/*+json'], limit: '1mb' });
+
+  router.get('/v1/reports/:slug', gate(context, ROUTES.report, 'read'), (req, res) => {
+    const slug = pathParam(req, 'slug');
+    const report = context.store.getPublished(slug);
+    if (!report) throw new SandboxHttpError(404, 'not_found', `no published report ${slug}`);
+    res.json(toPublicReport(report));
+  });
+
+  router.get('/v1/search', gate(context, ROUTES.search, 'read'), (req, res) => {
+    const criteria = parseSearchParams(req.query as Record<string, unknown>);
+    const { results, total } = searchReports(context.store.published(), criteria);
+    res.json({ results, count: results.length, total });
+  });
+
+  router.post('/v1/graphql', gate(context, ROUTES.graphql, 'read'), json, async (req, res) => {
+    const answer = await runGraphql(req.body, { key: keyOf(res), store: context.store });
+    res.status(answer.status).json(answer.body);
+  });
+
+  router.post('/v1/submissions', gate(context, ROUTES.submissions, 'write'), json, (req, res) => {
+    const submission = context.submissions.create(jsonObjectBody(req));
+    res.status(201).json({ id: submission.id, status: submission.status, created_at: submission.created_at });
+  });
+
+  router.post('/v1/submissions/:id/documents', gate(context, ROUTES.documents, 'write'), json, (req, res) => {
+    const document = context.submissions.addDocument(pathParam(req, 'id'), jsonObjectBody(req));
+    res
+      .status(201)
+      .json({ id: document.id, submission_id: document.submission_id, created_at: document.created_at });
+  });
+
+  return router;
+}

@@ -1,0 +1,41 @@
+import { SandboxHttpError } from './http-error.js';
+import { RATE_LIMIT_WINDOW_MS, RETRY_AFTER_HEADER } from './sandbox-facts.js';
+
+interface Window {
+  startedAt: number;
+  count: number;
+}
+
+/**
+ * Requests per key per minute, in fixed windows that start at a key's first request. Simple, and it gives an
+ * exact `Retry-After`: the seconds until the key's window ends.
+ */
+export class FixedWindowRateLimiter {
+  private readonly windows = new Map<string, Window>();
+
+  constructor(
+    private readonly windowMs: number = RATE_LIMIT_WINDOW_MS,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Counts one request for `key`; throws 429 when the key has used up `limit` in the current window. */
+  take(key: string, limit: number): void {
+    const now = this.now();
+    let window = this.windows.get(key);
+    if (!window || now - window.startedAt >= this.windowMs) {
+      window = { startedAt: now, count: 0 };
+      this.windows.set(key, window);
+    }
+    if (window.count >= limit) {
+      const retryAfter = Math.max(1, Math.ceil((window.startedAt + this.windowMs - now) / 1000));
+      throw new SandboxHttpError(429, 'rate_limited', `rate limit of ${limit} requests per minute reached`, {
+        [RETRY_AFTER_HEADER]: String(retryAfter),
+      });
+    }
+    window.count += 1;
+  }
+
+  reset(): void {
+    this.windows.clear();
+  }
+}
