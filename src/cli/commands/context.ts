@@ -1,0 +1,25 @@
+import { type AppContext, createAppContext } from '../../app/context.js';
+import { checkRedis } from '../../app/bootstrap.js';
+import { ConfigError, type LoadConfigOptions, loadConfig } from '../../config.js';
+import { createLogger } from '../../log.js';
+import { CommandFailedError } from '../errors.js';
+import type { CommandIo } from '../io.js';
+
+/** Loads the configuration and opens the context; every problem becomes one line and exit 1. */
+export async function openContext(io: CommandIo, options: LoadConfigOptions = {}): Promise<AppContext> {
+  let config: ReturnType<typeof loadConfig>;
+  try {
+    config = loadConfig(io.env, options);
+  } catch (err) {
+    if (err instanceof ConfigError) throw new CommandFailedError(`Configuration: ${err.message}`);
+    throw err;
+  }
+  const ctx = createAppContext(config, { logger: createLogger(config.logLevel) });
+  try {
+    await checkRedis(ctx);
+  } catch (err) {
+    await ctx.close();
+    throw new CommandFailedError((err as Error).message);
+  }
+  return ctx;
+}

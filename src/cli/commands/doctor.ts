@@ -1,0 +1,136 @@
+import type { AppContext } from '../../app/context.js';
+import { ReportForbiddenError, ReportServiceError, ReportUnauthorizedError } from '../../reports/errors.js';
+import { parseCommandArgs } from '../args.js';
+import type { CommandIo } from '../io.js';
+import { openContext } from './context.js';
+
+/** `doctor [--json]`: checks Redis, the report service and each installation, and says what to fix. */
+
+interface Check {
+  name: string;
+  ok: boolean;
+  detail: string;
+  fix?: string;
+}
+
+export async function doctorCommand(argv: string[], io: CommandIo): Promise<number> {
+  const { values } = parseCommandArgs('doctor', argv, { json: { type: 'boolean', default: false } });
+  const ctx = await openContext(io);
+  try {
+    const checks = [...(await redisChecks(ctx)), ...(await reportChecks(ctx)), ...(await installationChecks(ctx))];
+    if (values.json) io.out(JSON.stringify({ ok: checks.every((c) => c.ok), checks }, null, 2));
+    else {
+      for (const c of checks) {
+        io.out(`${c.ok ? 'ok  ' : 'FAIL'} ${c.name}: ${c.detail}${c.fix ? `\n     fix: ${c.fix}` : ''}`);
+      }
+    }
+    return checks.every((c) => c.ok) ? 0 : 1;
+  } finally {
+    await ctx.close();
+  }
+}
+
+async function redisChecks(ctx: AppContext): Promise<Check[]> {
+  const info = await ctx.redis.info('server');
+  const version = /redis_version:([\d.]+)/.exec(info)?.[1] ?? 'unknown';
+  const [major = 0, minor = 0] = version.split('.').map(Number);
+  const checks: Check[] = [
+    {
+      name: 'Redis version',
+      ok: major > 6 || (major === 6 && minor >= 2),
+      detail: version,
+      fix: 'use Redis 6.2 or newer (BullMQ needs it)',
+    },
+  ];
+  try {
+    const policy = ((await ctx.redis.call('CONFIG', 'GET', 'maxmemory-policy')) as string[])[1] ?? 'unknown';
+    checks.push({
+      name: 'Redis eviction policy',
+      ok: policy === 'noeviction',
+      detail: policy,
+      fix: 'set maxmemory-policy noeviction: any other policy can silently drop queued jobs',
+    });
+  } catch {
+    checks.push({ name: 'Redis eviction policy', ok: true, detail: 'CONFIG is not allowed here; check that the policy is noeviction' });
+  }
+  return checks.map((c) => (c.ok ? { ...c, fix: undefined } : c)) as Check[];
+}
+
+async function keyCheck(ctx: AppContext, label: string, apiKey: string): Promise<Check> {
+  try {
+    const { sandbox } = await ctx.runtime.clientForKey(apiKey).me();
+    return { name: label, ok: true, detail: sandbox ? 'valid, read scope, SANDBOX key (fixture data)' : 'valid, read scope, live data' };
+  } catch (err) {
+    if (err instanceof ReportUnauthorizedError) {
+      return { name: label, ok: false, detail: 'refused (401)', fix: 'the key is mistyped or revoked: create a new key in the account settings' };
+    }
+    if (err instanceof ReportForbiddenError) {
+      return { name: label, ok: false, detail: 'lacks the read scope (403)', fix: 'create a key with the read scope' };
+    }
+    const msg = err instanceof ReportServiceError ? err.message : String(err);
+    return { name: label, ok: false, detail: `unreachable: ${msg}`, fix: `check REPORTS_API_URL (${ctx.config.reports.apiUrl})` };
+  }
+}
+
+async function reportChecks(ctx: AppContext): Promise<Check[]> {
+  const checks: Check[] = [];
+  if (ctx.config.reports.apiKey) checks.push(await keyCheck(ctx, 'Report service (REPORTS_API_KEY)', ctx.config.reports.apiKey));
+  for (const i of await ctx.installations.list()) {
+    const key = await ctx.installations.getReportsApiKey(i.id);
+    if (key) checks.push(await keyCheck(ctx, `Report service key of ${i.id}`, key));
+    else if (!ctx.config.reports.apiKey) {
+      checks.push({
+        name: `Report service key of ${i.id}`,
+        ok: false,
+        detail: 'none',
+        fix: 'enter a key on the admin page or set REPORTS_API_KEY',
+      });
+    }
+  }
+  if (ctx.config.reports.webhookSecrets.length === 0) {
+    checks.push({
+      name: 'Report webhooks',
+      ok: true,
+      detail: 'REPORTS_WEBHOOK_SECRET is not set: score changes arrive only through the reconcile sweep',
+    });
+  }
+  return checks;
+}
+
+async function installationChecks(ctx: AppContext): Promise<Check[]> {
+  const checks: Check[] = [];
+  for (const installation of await ctx.installations.list()) {
+    if (installation.status === 'disconnected') {
+      checks.push({
+        name: `${installation.id} connection`,
+        ok: false,
+        detail: installation.statusReason ?? 'disconnected',
+        fix: `reconnect at ${ctx.config.appUrl}/oauth/${installation.crm}/install`,
+      });
+      continue;
+    }
+    try {
+      const connector = ctx.runtime.connectorFor(installation);
+      await connector.listCompanies(null);
+      checks.push({ name: `${installation.id} token`, ok: true, detail: 'valid' });
+      const fields = await connector.ensureFields();
+      checks.push({
+        name: `${installation.id} fields`,
+        ok: fields.problems.length === 0,
+        detail:
+          fields.problems.length > 0
+            ? fields.problems.join('; ')
+            : `${fields.existing.length + fields.created.length} present${fields.created.length ? ` (${fields.created.length} created now)` : ''}`,
+        fix: 'give the integration user permission to manage and edit the connector fields',
+      });
+    } catch (err) {
+      checks.push({
+        name: `${installation.id} CRM`,
+        ok: false,
+        detail: (err as Error).message,
+        fix: `reconnect at ${ctx.config.appUrl}/oauth/${installation.crm}/install`,
+      });
+    }
+  }
+  return checks;
+}

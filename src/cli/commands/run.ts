@@ -1,0 +1,47 @@
+import type { Server } from 'node:http';
+import { ensureTokenModeInstallations } from '../../app/bootstrap.js';
+import type { AppContext } from '../../app/context.js';
+import type { PipelineWorkers } from '../../pipeline/workers.js';
+import { createServerApp } from '../../server/app.js';
+import { parseCommandArgs } from '../args.js';
+import { CommandFailedError } from '../errors.js';
+import type { CommandIo } from '../io.js';
+import { openContext } from './context.js';
+
+/** `start` (server and workers), `serve` (server), `worker` (workers): long-running until SIGINT/SIGTERM. */
+export async function runCommand(kind: 'start' | 'serve' | 'worker', argv: string[], io: CommandIo): Promise<number> {
+  parseCommandArgs(kind, argv, {});
+  const ctx = await openContext(io);
+  let server: Server | undefined;
+  let workers: PipelineWorkers | undefined;
+  try {
+    if (kind !== 'worker') {
+      await ensureTokenModeInstallations(ctx);
+      await ctx.pipeline.scheduleReconcile(ctx.config.reconcileHours * 3_600_000);
+    }
+    if (kind !== 'serve') workers = await ctx.startWorkers();
+    if (kind !== 'worker') server = await listen(ctx, workers);
+    ctx.logger.info({ kind, port: kind === 'worker' ? undefined : ctx.config.port }, `${kind} running`);
+    await io.untilStopped();
+    ctx.logger.info('stopping: finishing active jobs');
+    return 0;
+  } finally {
+    if (server) await new Promise((r) => server?.close(r));
+    await ctx.close();
+  }
+}
+
+export function listen(ctx: AppContext, workers?: PipelineWorkers): Promise<Server> {
+  const app = createServerApp(ctx, workers ? { workers } : {});
+  return new Promise((resolve, reject) => {
+    const server = app.listen(ctx.config.port);
+    server.once('listening', () => resolve(server));
+    server.once('error', (err: NodeJS.ErrnoException) =>
+      reject(
+        new CommandFailedError(
+          err.code === 'EADDRINUSE' ? `port ${ctx.config.port} is in use: set PORT to a free port` : `cannot listen: ${err.message}`,
+        ),
+      ),
+    );
+  });
+}

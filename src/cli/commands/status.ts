@@ -1,0 +1,57 @@
+import type { AppContext } from '../../app/context.js';
+import { parseCommandArgs } from '../args.js';
+import type { CommandIo } from '../io.js';
+import { openContext } from './context.js';
+
+/** `status [--json]`: installations, match coverage, queue depths, last errors. */
+export async function statusCommand(argv: string[], io: CommandIo): Promise<number> {
+  const { values } = parseCommandArgs('status', argv, { json: { type: 'boolean', default: false } });
+  const ctx = await openContext(io);
+  try {
+    const report = await collectStatus(ctx);
+    if (values.json) {
+      io.out(JSON.stringify(report, null, 2));
+      return 0;
+    }
+    const lines: string[] = [];
+    if (report.installations.length === 0) lines.push('No installations yet: install the app in HubSpot or Salesforce.');
+    for (const i of report.installations) {
+      lines.push(`${i.id} (${i.crm}, ${i.mode}): ${i.status}${i.statusReason ? ` (${i.statusReason})` : ''}`);
+      lines.push(
+        `  coverage: matched ${i.coverage.matched}, needs review ${i.coverage.needs_review}, no match ${i.coverage.no_match}, not published ${i.coverage.not_published}, error ${i.coverage.error}`,
+      );
+      if (i.lastRun) {
+        const t = i.lastRun.totals;
+        lines.push(
+          `  last sync (${i.lastRun.kind}, ${i.lastRun.state}): ${t.records} records, ${t.linked} linked, ${t.written} written, ${t.unchanged} unchanged, ${t.skipped} skipped, ${t.failed} failed`,
+        );
+        for (const e of i.lastRun.errors.slice(0, 5)) lines.push(`  error ${e.recordId}: ${e.code} ${e.message}`);
+      }
+    }
+    lines.push('Queues:');
+    for (const [name, c] of Object.entries(report.queues)) {
+      lines.push(`  ${name}: waiting ${c.waiting}, active ${c.active}, delayed ${c.delayed}, failed ${c.failed}`);
+    }
+    io.out(lines.join('\n'));
+    return 0;
+  } finally {
+    await ctx.close();
+  }
+}
+
+export async function collectStatus(ctx: AppContext) {
+  const installations = await ctx.installations.list();
+  return {
+    installations: await Promise.all(
+      installations.map(async (i) => {
+        const [lastRun] = await ctx.runs.recent(i.id, 1);
+        return {
+          ...i,
+          coverage: await ctx.index.coverage(i.id),
+          lastRun: lastRun ?? null,
+        };
+      }),
+    ),
+    queues: await ctx.queues.counts(),
+  };
+}

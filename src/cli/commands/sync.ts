@@ -1,0 +1,86 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import cliProgress from 'cli-progress';
+import type { AppContext } from '../../app/context.js';
+import type { RunSummary } from '../../pipeline/runs.js';
+import { parseCommandArgs } from '../args.js';
+import { CommandFailedError } from '../errors.js';
+import type { CommandIo } from '../io.js';
+import { openContext } from './context.js';
+
+/** `sync [--installation ID] [--full] [--wait]`: enqueue a backfill; with --wait, follow it to the end. */
+export async function syncCommand(argv: string[], io: CommandIo): Promise<number> {
+  const { values } = parseCommandArgs('sync', argv, {
+    installation: { type: 'string' },
+    full: { type: 'boolean', default: false },
+    wait: { type: 'boolean', default: false },
+  });
+  const ctx = await openContext(io);
+  try {
+    const all = await ctx.installations.list();
+    const targets = values.installation ? all.filter((i) => i.id === values.installation) : all.filter((i) => i.status === 'connected');
+    if (values.installation && targets.length === 0) {
+      throw new CommandFailedError(`no installation ${values.installation}: run \`report-connector status\` to list them`);
+    }
+    if (targets.length === 0) throw new CommandFailedError('no connected installation: install the app in HubSpot or Salesforce first');
+    const runIds: string[] = [];
+    for (const installation of targets) {
+      runIds.push(await ctx.pipeline.startSync(installation.id, values.full ? 'full' : 'incremental'));
+      io.err(`Sync queued for ${installation.id}`);
+    }
+    if (!values.wait) return 0;
+    const workers = (await Promise.all(ctx.queues.all().map((q) => q.getWorkersCount()))).reduce((a, b) => a + b, 0);
+    if (workers === 0) throw new CommandFailedError('no worker is running: start `report-connector start` or `report-connector worker`');
+    const runs = await followRuns(ctx, runIds, io);
+    for (const run of runs) io.err(summaryLine(run));
+    return runs.every((r) => r.state === 'done') ? 0 : 1;
+  } finally {
+    await ctx.close();
+  }
+}
+
+/** Shows a progress bar per run until each is done or stopped. Used by `sync --wait` and `demo`. */
+export async function followRuns(ctx: AppContext, runIds: string[], io: CommandIo, pollMs = 250): Promise<RunSummary[]> {
+  const bars = new cliProgress.MultiBar(
+    {
+      stream: process.stderr,
+      format: ' {installation} |{bar}| {value}/{total} records · linked {linked} · written {written} · unchanged {unchanged} · failed {failed}',
+      hideCursor: true,
+      noTTYOutput: !io.isTTY,
+      notTTYSchedule: 2_000,
+      clearOnComplete: false,
+    },
+    cliProgress.Presets.shades_classic,
+  );
+  const bar = new Map(runIds.map((id) => [id, bars.create(1, 0, { installation: id.split('-').slice(1, 3).join('-') })]));
+  const final = new Map<string, RunSummary>();
+  try {
+    while (final.size < runIds.length) {
+      for (const id of runIds) {
+        if (final.has(id)) continue;
+        const run = await ctx.runs.get(id);
+        if (!run) throw new CommandFailedError(`run ${id} disappeared from Redis`);
+        const b = bar.get(id)!;
+        b.setTotal(Math.max(1, run.recordsListed));
+        b.update(run.totals.records, {
+          installation: run.installationId,
+          linked: run.totals.linked,
+          written: run.totals.written,
+          unchanged: run.totals.unchanged,
+          failed: run.totals.failed,
+        });
+        if (run.state === 'done' || run.state === 'stopped') final.set(id, run);
+      }
+      if (final.size < runIds.length) await sleep(pollMs);
+    }
+  } finally {
+    bars.stop();
+  }
+  return runIds.map((id) => final.get(id)!);
+}
+
+export function summaryLine(run: RunSummary): string {
+  const t = run.totals;
+  const s = t.statuses;
+  const head = run.state === 'done' ? 'Sync finished' : `Sync stopped (${run.stoppedReason ?? 'unknown reason'})`;
+  return `${head} for ${run.installationId}: ${t.records} records, ${t.linked} newly linked, ${t.written} written, ${t.unchanged} unchanged, ${t.skipped} skipped, ${t.failed} failed; matched ${s.matched}, needs review ${s.needs_review}, no match ${s.no_match}, not published ${s.not_published}, error ${s.error}`;
+}
