@@ -33,8 +33,11 @@ export const batchJobSchema = z.object({
   installationId: z.string(),
   runId: z.string().nullable(),
   batchId: z.string(),
-  /** `reconcile` re-reads linked reports only; `full` also matches unlinked records. */
-  mode: z.enum(['full', 'reconcile']),
+  /**
+   * `reconcile` re-reads linked reports only; `incremental` also matches records never matched before;
+   * `full` matches every unlinked record again, including those left `no_match` or `needs_review`.
+   */
+  mode: z.enum(['full', 'incremental', 'reconcile']),
   recordIds: z.array(z.string()),
   /** The records as listed moments ago; saves a batch read. Absent for event-driven batches. */
   records: z.array(z.custom<CompanyRecord>()).optional(),
@@ -114,7 +117,8 @@ export async function enrichBatch(deps: BatchDeps, targets: BatchTargets, job: B
         plans.set(record.id, { kind: 'linked', slug, autoLinked: autoLink === slug, newlyLinked: false });
         continue;
       }
-      if (job.mode === 'reconcile' && !ownLinkUnderReview) {
+      const decided = record.fields.matchStatus === 'no_match' || record.fields.matchStatus === 'needs_review';
+      if ((job.mode === 'reconcile' || (job.mode === 'incremental' && decided)) && !ownLinkUnderReview) {
         plans.set(record.id, { kind: 'skip' });
         continue;
       }
@@ -264,9 +268,13 @@ async function match(
   runId: string | null,
   record: CompanyRecord,
 ): Promise<MatchOutcome> {
-  const q = deps.matching.queryFor(record);
-  if (q === null) return { status: 'no_match', reason: 'the name has nothing searchable' };
-  const hits = await searchOnce(deps, client, runId, q, deps.matching.searchLimit);
+  const queries = deps.matching.queriesFor(record);
+  if (queries.length === 0) return { status: 'no_match', reason: 'the name has nothing searchable' };
+  let hits: SearchHit[] = [];
+  for (const q of queries) {
+    hits = await searchOnce(deps, client, runId, q, deps.matching.searchLimit);
+    if (hits.length > 0) break;
+  }
   const rejectedRaw = await deps.redis.hget(deps.keys.rejected(installationId), record.id);
   const rejected = new Set<string>(rejectedRaw ? (JSON.parse(rejectedRaw) as string[]) : []);
   const candidates: MatchCandidate[] = [];

@@ -21,8 +21,11 @@ export type MatchOutcome =
   | { status: 'no_match'; reason: string };
 
 export interface MatchingStrategy {
-  /** The `q` to search with, or null when the name has nothing searchable. */
-  queryFor(company: CompanyRecord): string | null;
+  /**
+   * The `q`s to search with, best first; the next is tried only when one finds nothing (the service's
+   * free-text rules are not published). Empty when the name has nothing searchable.
+   */
+  queriesFor(company: CompanyRecord): string[];
   decide(company: CompanyRecord, candidates: MatchCandidate[]): MatchOutcome;
   /** For report.completed: does this (normalised) record name fit the new report's name? */
   normalizeName(name: string): string;

@@ -26,7 +26,7 @@ export const COALESCE_MS = 300;
 export const listJobSchema = z.object({
   installationId: z.string(),
   runId: z.string(),
-  mode: z.enum(['full', 'reconcile']),
+  mode: z.enum(['full', 'incremental', 'reconcile']),
   cursor: z.string().nullable(),
   page: z.number(),
   batches: z.number(),
@@ -72,7 +72,7 @@ export class Pipeline {
   /** Starts a sync run; returns its id. A full run also matches unlinked records. */
   async startSync(installationId: string, kind: RunKind): Promise<string> {
     const runId = await this.deps.runs.start(installationId, kind);
-    const data: ListJob = { installationId, runId, mode: kind === 'reconcile' ? 'reconcile' : 'full', cursor: null, page: 0, batches: 0 };
+    const data: ListJob = { installationId, runId, mode: kind === 'initial' ? 'full' : kind, cursor: null, page: 0, batches: 0 };
     await this.deps.queues.backfill.add('list', data, { jobId: `list-${jobIdPart(runId)}` });
     return runId;
   }

@@ -1,0 +1,29 @@
+import type { AccessTokenSource } from '../../src/auth/token-manager.js';
+import { CrmUnauthorizedError } from '../../src/crm/errors.js';
+import { HubSpotConnector } from './hubspot-connector.js';
+import { HubSpotHttp, type HubSpotHttpOptions } from './hubspot-http.js';
+import { HUBSPOT_PROVIDER } from './provider.js';
+
+export type HubSpotConnectorOptions = HubSpotHttpOptions;
+
+/**
+ * One connector per portal (installation). Pass `tokens` from `TokenManager.source(installationId)` and the
+ * installation's `RequestGate`; `apiUrl` is `config.hubspot.apiUrl`.
+ */
+export function createHubSpotConnector(options: HubSpotConnectorOptions): HubSpotConnector {
+  return new HubSpotConnector(new HubSpotHttp(options));
+}
+
+/** A token that is never refreshed (a private-app token, or a test). A refusal cannot be repaired here. */
+export function staticAccessToken(token: string): AccessTokenSource {
+  return {
+    current: async () => token,
+    refreshAfterRejection: async () => {
+      throw new CrmUnauthorizedError(
+        'HubSpot refused the access token and it cannot be refreshed: enter a new token',
+        HUBSPOT_PROVIDER,
+        401,
+      );
+    },
+  };
+}

@@ -1,0 +1,251 @@
+import { z } from 'zod';
+import type {
+  ApiUsage,
+  CompanyRecord,
+  CrmConnector,
+  EnsureFieldsResult,
+  Page,
+  ProviderLimits,
+  RecordUpdate,
+  WriteResult,
+} from '../../src/crm/connector.js';
+import { CrmFieldsMissingError, CrmTransientError } from '../../src/crm/errors.js';
+import { fieldByKey } from '../../src/fields.js';
+import { ensureHubSpotFields } from './ensure-fields.js';
+import type { HubSpotHttp } from './hubspot-http.js';
+import {
+  HUBSPOT_ERROR_CATEGORIES,
+  HUBSPOT_LIMITS,
+  HUBSPOT_PATHS,
+  HUBSPOT_PROVIDER,
+  HUBSPOT_SIZES,
+} from './provider.js';
+import {
+  companyReadProperties,
+  mapBatchUpdate,
+  prepareUpdate,
+  recordErrorFrom,
+  toCompanyRecord,
+} from './records.js';
+import {
+  batchResponseSchema,
+  type HubSpotErrorBody,
+  objectPageSchema,
+  parseHubSpotError,
+  searchPageSchema,
+} from './wire.js';
+
+/**
+ * The CrmConnector for one HubSpot portal. Reads page through the list endpoint and the batch read (never the
+ * search endpoint, which stops at 10,000 results); writes go through the batch update, 100 at a time.
+ */
+export class HubSpotConnector implements CrmConnector {
+  readonly kind = 'hubspot' as const;
+  readonly limits: ProviderLimits = HUBSPOT_LIMITS;
+  private readonly properties = companyReadProperties();
+
+  constructor(private readonly http: HubSpotHttp) {}
+
+  async listCompanies(cursor: string | null): Promise<Page<CompanyRecord>> {
+    const query: Record<string, string> = {
+      limit: String(HUBSPOT_SIZES.pageSize),
+      properties: this.properties.join(','),
+      archived: 'false',
+    };
+    if (cursor) query.after = cursor;
+    const res = await this.http.request({ method: 'GET', path: HUBSPOT_PATHS.companies, query });
+    const page = parseOrThrow(objectPageSchema, res.body, 'company page');
+    return { records: page.results.map(toCompanyRecord), nextCursor: page.paging?.next?.after ?? null };
+  }
+
+  async readCompanies(ids: string[]): Promise<CompanyRecord[]> {
+    const unique = [...new Set(ids)];
+    const found = new Map<string, CompanyRecord>();
+    for (const chunk of chunks(unique, HUBSPOT_SIZES.batchRead)) {
+      const res = await this.http.request({
+        method: 'POST',
+        path: HUBSPOT_PATHS.companiesBatchRead,
+        query: { archived: 'false' },
+        body: { properties: this.properties, inputs: chunk.map((id) => ({ id })) },
+        // 207: some ids are gone; 404: all of them are.
+        accept: [207, 404],
+      });
+      if (res.status === 404) continue;
+      const batch = parseOrThrow(batchResponseSchema, res.body, 'batch read');
+      const asked = new Set(chunk);
+      // A merged-away id may come back as its survivor: only the records asked for are answered.
+      for (const object of batch.results)
+        if (asked.has(object.id)) found.set(object.id, toCompanyRecord(object));
+    }
+    return unique.filter((id) => found.has(id)).map((id) => found.get(id)!);
+  }
+
+  async writeCompanies(updates: RecordUpdate[]): Promise<WriteResult[]> {
+    const out: (WriteResult | undefined)[] = new Array(updates.length);
+    // HubSpot refuses a batch that names one id twice: later values win, both updates share the outcome.
+    const byId = new Map<string, { properties: Record<string, string>; indices: number[] }>();
+    updates.forEach((update, index) => {
+      const prepared = prepareUpdate(update);
+      if ('error' in prepared) {
+        out[index] = { id: update.id, ok: false, error: prepared.error };
+        return;
+      }
+      const entry = byId.get(update.id);
+      if (entry) {
+        Object.assign(entry.properties, prepared.properties);
+        entry.indices.push(index);
+      } else {
+        byId.set(update.id, { properties: prepared.properties, indices: [index] });
+      }
+    });
+
+    const toSend: { id: string; properties: Record<string, string> }[] = [];
+    for (const [id, entry] of byId) {
+      if (Object.keys(entry.properties).length === 0) {
+        for (const i of entry.indices) out[i] = { id, ok: true };
+      } else {
+        toSend.push({ id, properties: entry.properties });
+      }
+    }
+
+    for (const chunk of chunks(toSend, HUBSPOT_SIZES.batchUpdate)) {
+      const results = await this.updateBatch(chunk);
+      for (const { id } of chunk) {
+        const result = results.get(id)!;
+        for (const i of byId.get(id)!.indices) out[i] = result;
+      }
+    }
+    return out.map(
+      (r, i) => r ?? { id: updates[i]!.id, ok: false, error: { code: 'UNKNOWN', message: 'not sent' } },
+    );
+  }
+
+  ensureFields(): Promise<EnsureFieldsResult> {
+    return ensureHubSpotFields(this.http);
+  }
+
+  async findBySlug(slug: string): Promise<CompanyRecord[]> {
+    const records: CompanyRecord[] = [];
+    let after: string | undefined;
+    do {
+      const res = await this.http.request({
+        method: 'POST',
+        path: HUBSPOT_PATHS.companiesSearch,
+        search: true,
+        body: {
+          filterGroups: [
+            { filters: [{ propertyName: fieldByKey('slug').hubspot, operator: 'EQ', value: slug }] },
+          ],
+          properties: this.properties,
+          limit: HUBSPOT_SIZES.searchPageSize,
+          ...(after ? { after } : {}),
+        },
+      });
+      const page = parseOrThrow(searchPageSchema, res.body, 'search page');
+      records.push(...page.results.map(toCompanyRecord));
+      after = page.paging?.next?.after;
+    } while (after && records.length < HUBSPOT_SIZES.searchMaxResults);
+    return records;
+  }
+
+  apiUsage(): ApiUsage | null {
+    return this.http.apiUsage();
+  }
+
+  /**
+   * One batch update. 200/207 map per record. A whole-batch 400/404 that names missing ids marks those
+   * NOT_FOUND and sends the rest again; one naming missing properties is CrmFieldsMissingError; any other
+   * whole-batch refusal is given to every record in it.
+   */
+  private async updateBatch(
+    batch: { id: string; properties: Record<string, string> }[],
+  ): Promise<Map<string, WriteResult>> {
+    const results = new Map<string, WriteResult>();
+    let pending = batch;
+    for (let attempt = 0; attempt < 3 && pending.length > 0; attempt++) {
+      const res = await this.http.request({
+        method: 'POST',
+        path: HUBSPOT_PATHS.companiesBatchUpdate,
+        body: { inputs: pending },
+        accept: [207, 400, 404],
+      });
+      if (res.status < 300) {
+        const mapped = mapBatchUpdate(
+          pending.map((p) => p.id),
+          parseOrThrow(batchResponseSchema, res.body, 'batch update'),
+        );
+        for (const [id, result] of mapped) results.set(id, result);
+        return results;
+      }
+      const error = parseHubSpotError(res.body);
+      const missingIds = new Set(error.context?.ids ?? []);
+      if (error.category === HUBSPOT_ERROR_CATEGORIES.objectNotFound && missingIds.size > 0) {
+        for (const p of pending) {
+          if (missingIds.has(p.id)) results.set(p.id, { id: p.id, ok: false, error: recordErrorFrom(error) });
+        }
+        pending = pending.filter((p) => !missingIds.has(p.id));
+        continue;
+      }
+      const missingProperties = missingPropertiesIn(error);
+      if (missingProperties.length > 0) {
+        throw new CrmFieldsMissingError(
+          `HubSpot has no company property ${missingProperties.join(', ')}: run the field setup again`,
+          HUBSPOT_PROVIDER,
+          missingProperties,
+        );
+      }
+      for (const p of pending) results.set(p.id, { id: p.id, ok: false, error: recordErrorFrom(error) });
+      return results;
+    }
+    for (const p of pending) {
+      results.set(p.id, {
+        id: p.id,
+        ok: false,
+        error: { code: 'RETRYABLE', message: 'HubSpot kept refusing the batch this record was in' },
+      });
+    }
+    return results;
+  }
+}
+
+const invalidPropertiesSchema = z.array(
+  z.looseObject({ name: z.string().optional(), error: z.string().optional() }),
+);
+
+/** HubSpot lists invalid properties as JSON inside the message: "Property values were not valid: [...]". */
+function missingPropertiesIn(error: HubSpotErrorBody): string[] {
+  const message = error.message ?? '';
+  if (!message.includes('PROPERTY_DOESNT_EXIST')) return [];
+  const start = message.indexOf('[');
+  if (start >= 0) {
+    try {
+      const parsed = invalidPropertiesSchema.safeParse(JSON.parse(message.slice(start)));
+      if (parsed.success) {
+        const names = parsed.data
+          .filter((p) => p.error === 'PROPERTY_DOESNT_EXIST' && p.name)
+          .map((p) => p.name!);
+        if (names.length > 0) return [...new Set(names)];
+      }
+    } catch {
+      // Not JSON after all: fall through to the pattern below.
+    }
+  }
+  return [...new Set([...message.matchAll(/Property \\?"([^"\\]+)\\?" does not exist/g)].map((m) => m[1]!))];
+}
+
+function parseOrThrow<T>(schema: z.ZodType<T>, body: unknown, what: string): T {
+  const parsed = schema.safeParse(body);
+  if (!parsed.success) {
+    throw new CrmTransientError(
+      `HubSpot's ${what} did not have the expected shape: ${parsed.error.issues[0]?.message ?? 'unknown'}`,
+      HUBSPOT_PROVIDER,
+    );
+  }
+  return parsed.data;
+}
+
+function chunks<T>(items: readonly T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}

@@ -1,0 +1,342 @@
+import { setTimeout as delay } from 'node:timers/promises';
+import { Client } from '@hubspot/api-client';
+import type { AccessTokenSource } from '../../src/auth/token-manager.js';
+import type { ApiUsage } from '../../src/crm/connector.js';
+import {
+  CrmBadRequestError,
+  CrmForbiddenError,
+  CrmRateLimitedError,
+  CrmTransientError,
+  CrmUnauthorizedError,
+} from '../../src/crm/errors.js';
+import { OPEN_GATE, type RequestGate } from '../../src/crm/request-gate.js';
+import { redactSecrets } from '../../src/log.js';
+import {
+  HUBSPOT_ERROR_CATEGORIES,
+  HUBSPOT_PROVIDER,
+  HUBSPOT_RATE_HEADERS,
+  HUBSPOT_RATE_LIMITS,
+  HUBSPOT_RATE_POLICIES,
+} from './provider.js';
+import { parseHubSpotError } from './wire.js';
+
+/**
+ * Every HubSpot API call of one portal goes through here. The SDK's Client carries the base URL and builds the
+ * request; pacing, retries and error typing are ours, because the SDK's limiter is a process-wide singleton and
+ * its retry ignores `Retry-After`. Per call: wait for the shared gate, send, read the rate-limit headers (and
+ * hold off when the window is nearly spent), then retry what is worth retrying, boundedly:
+ * - 429 TEN_SECONDLY_ROLLING / SECONDLY: pause the gate for the window, retry; DAILY: CrmRateLimitedError.
+ * - 5xx and network errors: exponential backoff with jitter, then CrmTransientError.
+ * - 401: one token refresh, one retry, then CrmUnauthorizedError. 403: CrmForbiddenError.
+ */
+
+export type HttpMethod = 'GET' | 'POST' | 'PATCH';
+
+export interface HubSpotRequest {
+  method: HttpMethod;
+  path: string;
+  query?: Record<string, string>;
+  body?: unknown;
+  /** Statuses handed back to the caller instead of thrown (409 on create, 207 on batch, 404 on read). */
+  accept?: readonly number[];
+  /** Search has its own per-second limit and is paced apart. */
+  search?: boolean;
+}
+
+export interface HubSpotResponse {
+  status: number;
+  body: unknown;
+}
+
+export interface RetryPolicy {
+  /** 429s retried after waiting out the window before giving up with CrmRateLimitedError. */
+  maxRateLimitRetries: number;
+  /** 5xx / network failures retried before giving up with CrmTransientError. */
+  maxTransientRetries: number;
+  baseDelayMs: number;
+  maxDelayMs: number;
+}
+
+export const DEFAULT_RETRY_POLICY: RetryPolicy = {
+  maxRateLimitRetries: 3,
+  maxTransientRetries: 4,
+  baseDelayMs: 500,
+  maxDelayMs: 8_000,
+};
+
+export interface HubSpotHttpOptions {
+  /** `HUBSPOT_API_URL`: the SDK's basePath. */
+  apiUrl: string;
+  tokens: AccessTokenSource;
+  gate?: RequestGate;
+  retry?: Partial<RetryPolicy>;
+  /** When at most this share of the window is left, everyone holds off until the window has rolled over. */
+  lowRemainingShare?: number;
+  /** Injected in tests so waits are recorded instead of spent. */
+  sleep?: (ms: number) => Promise<void>;
+  random?: () => number;
+  now?: () => number;
+}
+
+interface RateSnapshot {
+  max?: number;
+  remaining?: number;
+  intervalMs?: number;
+  daily?: number;
+  dailyRemaining?: number;
+}
+
+export class HubSpotHttp {
+  private readonly client: Client;
+  private readonly gate: RequestGate;
+  private readonly retry: RetryPolicy;
+  private readonly lowRemainingShare: number;
+  private readonly sleep: (ms: number) => Promise<void>;
+  private readonly random: () => number;
+  private readonly now: () => number;
+  private holdUntil = 0;
+  private lastSearchAt = 0;
+  private rate: RateSnapshot | null = null;
+
+  constructor(private readonly options: HubSpotHttpOptions) {
+    // One Client per portal. No accessToken in its config: the token is set per request (it changes on
+    // refresh), no limiter and no retries (both would be process-wide, see the field notes).
+    this.client = new Client({ basePath: options.apiUrl, numberOfApiCallRetries: 0 });
+    this.gate = options.gate ?? OPEN_GATE;
+    this.retry = { ...DEFAULT_RETRY_POLICY, ...options.retry };
+    this.lowRemainingShare = options.lowRemainingShare ?? 0.05;
+    this.sleep = options.sleep ?? ((ms) => delay(ms).then(() => undefined));
+    this.random = options.random ?? Math.random;
+    this.now = options.now ?? Date.now;
+  }
+
+  async request(req: HubSpotRequest): Promise<HubSpotResponse> {
+    let token = await this.options.tokens.current();
+    let refreshed = false;
+    let rateLimitRetries = 0;
+    let transientRetries = 0;
+
+    for (;;) {
+      await this.waitForHold();
+      if (req.search) await this.paceSearch();
+      await this.gate.acquire();
+
+      let res: Response;
+      try {
+        res = await this.client.apiRequest({
+          method: req.method,
+          path: req.path,
+          ...(req.query ? { qs: req.query } : {}),
+          ...(req.body !== undefined ? { body: req.body } : {}),
+          headers: { Authorization: `Bearer ${token}` },
+        });
+      } catch (err) {
+        if (transientRetries >= this.retry.maxTransientRetries) {
+          throw new CrmTransientError(
+            `HubSpot could not be reached (${req.method} ${req.path}): ${describe(err)}`,
+            HUBSPOT_PROVIDER,
+            undefined,
+            { cause: err },
+          );
+        }
+        await this.sleep(this.backoff(transientRetries++));
+        continue;
+      }
+
+      this.observe(res.headers);
+      const body = await readBody(res);
+      const status = res.status;
+
+      if ((status >= 200 && status < 300) || req.accept?.includes(status)) {
+        await this.holdIfWindowNearlySpent();
+        return { status, body };
+      }
+
+      if (status === 401) {
+        if (refreshed) {
+          throw new CrmUnauthorizedError(
+            `HubSpot refused the access token even after a refresh: ${messageOf(body)}`,
+            HUBSPOT_PROVIDER,
+            401,
+          );
+        }
+        token = await this.options.tokens.refreshAfterRejection(token);
+        refreshed = true;
+        continue;
+      }
+
+      if (status === 429) {
+        const error = parseHubSpotError(body);
+        const policy = error.policyName;
+        if (policy === HUBSPOT_RATE_POLICIES.daily) {
+          throw new CrmRateLimitedError(
+            `HubSpot's daily API limit for this portal is spent: ${messageOf(body)}`,
+            HUBSPOT_PROVIDER,
+            msUntilNextUtcMidnight(this.now()),
+            policy,
+          );
+        }
+        const wait = this.rateLimitWait(res.headers, policy);
+        if (rateLimitRetries >= this.retry.maxRateLimitRetries) {
+          throw new CrmRateLimitedError(
+            `HubSpot kept answering 429 (${policy ?? 'no policy named'}) after ${rateLimitRetries} waits`,
+            HUBSPOT_PROVIDER,
+            wait,
+            policy,
+          );
+        }
+        rateLimitRetries++;
+        await this.hold(wait);
+        continue;
+      }
+
+      if (status >= 500) {
+        if (transientRetries >= this.retry.maxTransientRetries) {
+          throw new CrmTransientError(
+            `HubSpot answered ${status} to ${req.method} ${req.path} ${transientRetries + 1} times: ${messageOf(body)}`,
+            HUBSPOT_PROVIDER,
+            status,
+          );
+        }
+        await this.sleep(this.backoff(transientRetries++));
+        continue;
+      }
+
+      if (status === 403) {
+        throw new CrmForbiddenError(forbiddenMessage(body), HUBSPOT_PROVIDER, 403);
+      }
+
+      throw new CrmBadRequestError(
+        `HubSpot refused ${req.method} ${req.path} (${status}): ${messageOf(body)}`,
+        HUBSPOT_PROVIDER,
+        status,
+      );
+    }
+  }
+
+  /** The rate-limit headers last seen, for the admin page. */
+  apiUsage(): ApiUsage | null {
+    const r = this.rate;
+    if (!r) return null;
+    const window =
+      r.max !== undefined && r.remaining !== undefined
+        ? `${fmt(r.remaining)} of ${fmt(r.max)} requests left in the ${fmt((r.intervalMs ?? HUBSPOT_RATE_LIMITS.windowMs) / 1000)} s window`
+        : undefined;
+    const daily =
+      r.daily !== undefined && r.dailyRemaining !== undefined
+        ? `${fmt(r.daily - r.dailyRemaining)} of ${fmt(r.daily)} daily calls used`
+        : undefined;
+    const summary = [daily, window].filter(Boolean).join('; ');
+    if (!summary) return null;
+    if (r.daily !== undefined && r.dailyRemaining !== undefined) {
+      return { summary, used: r.daily - r.dailyRemaining, limit: r.daily };
+    }
+    return { summary, used: (r.max ?? 0) - (r.remaining ?? 0), limit: r.max };
+  }
+
+  private observe(headers: Headers): void {
+    const read = (name: string): number | undefined => {
+      const v = headers.get(name);
+      if (v === null || v.trim() === '') return undefined;
+      const n = Number(v);
+      return Number.isFinite(n) ? n : undefined;
+    };
+    const next: RateSnapshot = {
+      max: read(HUBSPOT_RATE_HEADERS.max),
+      remaining: read(HUBSPOT_RATE_HEADERS.remaining),
+      intervalMs: read(HUBSPOT_RATE_HEADERS.intervalMs),
+      daily: read(HUBSPOT_RATE_HEADERS.daily),
+      dailyRemaining: read(HUBSPOT_RATE_HEADERS.dailyRemaining),
+    };
+    if (Object.values(next).some((v) => v !== undefined)) this.rate = { ...this.rate, ...next };
+  }
+
+  /** Remaining is low: spend the rest of the window waiting rather than collecting 429s. */
+  private async holdIfWindowNearlySpent(): Promise<void> {
+    const r = this.rate;
+    if (!r || r.max === undefined || r.remaining === undefined) return;
+    const lowWater = Math.max(1, Math.ceil(r.max * this.lowRemainingShare));
+    if (r.remaining <= lowWater) {
+      await this.hold(r.intervalMs ?? HUBSPOT_RATE_LIMITS.windowMs);
+    }
+  }
+
+  /** Holds this portal off: the gate tells every process, the local hold covers a gate that only paces. */
+  private async hold(ms: number): Promise<void> {
+    await this.gate.pause(ms);
+    this.holdUntil = Math.max(this.holdUntil, this.now() + ms);
+  }
+
+  private async waitForHold(): Promise<void> {
+    const wait = this.holdUntil - this.now();
+    if (wait > 0) await this.sleep(wait);
+  }
+
+  private async paceSearch(): Promise<void> {
+    const spacing = Math.ceil(1000 / HUBSPOT_RATE_LIMITS.searchPerSecond);
+    const wait = this.lastSearchAt + spacing - this.now();
+    if (wait > 0) await this.sleep(wait);
+    this.lastSearchAt = this.now();
+  }
+
+  private rateLimitWait(headers: Headers, policy: string | undefined): number {
+    const retryAfter = headers.get(HUBSPOT_RATE_HEADERS.retryAfter);
+    if (retryAfter !== null && /^\d+(\.\d+)?$/.test(retryAfter.trim()))
+      return Math.ceil(Number(retryAfter) * 1000);
+    if (policy === HUBSPOT_RATE_POLICIES.secondly) return 1000;
+    return this.rate?.intervalMs ?? HUBSPOT_RATE_LIMITS.windowMs;
+  }
+
+  /** Exponential with jitter: half the step fixed, half random, so retries of many callers spread out. */
+  private backoff(attempt: number): number {
+    const step = Math.min(this.retry.maxDelayMs, this.retry.baseDelayMs * 2 ** attempt);
+    return Math.round(step / 2 + (step / 2) * this.random());
+  }
+}
+
+async function readBody(res: Response): Promise<unknown> {
+  const text = await res.text();
+  if (text === '') return null;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
+  }
+}
+
+function messageOf(body: unknown): string {
+  if (typeof body === 'string') return redactSecrets(body.slice(0, 300));
+  const error = parseHubSpotError(body);
+  const parts = [error.category, error.message].filter(Boolean);
+  return parts.length > 0 ? redactSecrets(parts.join(': ').slice(0, 500)) : 'no error details';
+}
+
+function forbiddenMessage(body: unknown): string {
+  const error = parseHubSpotError(body);
+  if (error.category === HUBSPOT_ERROR_CATEGORIES.missingScopes) {
+    const scopes = (error.errors ?? []).flatMap((e) => e.context?.requiredGranularScopes ?? []);
+    const which = scopes.length > 0 ? ` (needs ${[...new Set(scopes)].join(', ')})` : '';
+    return `the HubSpot app lacks a required scope${which}: reinstall the app to grant it`;
+  }
+  return `HubSpot refused access: ${messageOf(body)}`;
+}
+
+function describe(err: unknown): string {
+  if (err instanceof Error) {
+    const cause = (err as { cause?: unknown }).cause;
+    const code = cause && typeof cause === 'object' && 'code' in cause ? ` (${String(cause.code)})` : '';
+    return `${err.message}${code}`;
+  }
+  return String(err);
+}
+
+/** HubSpot does not say when a daily limit resets; the next UTC midnight is the earliest it can. */
+export function msUntilNextUtcMidnight(now: number): number {
+  const d = new Date(now);
+  const next = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate() + 1);
+  return next - now;
+}
+
+function fmt(n: number): string {
+  return n.toLocaleString('en-US');
+}

@@ -1,0 +1,583 @@
+import express, {
+  type Express,
+  type NextFunction,
+  type Request,
+  type RequestHandler,
+  type Response,
+} from 'express';
+import { HUBSPOT_PATHS, HUBSPOT_RATE_HEADERS, HUBSPOT_RATE_POLICIES, HUBSPOT_SIZES } from '../provider.js';
+import type { LocalCompanyStore, StoredCompany } from './company-store.js';
+import {
+  badRefreshTokenBody,
+  crmError,
+  invalidPropertiesBody,
+  missingScopesBody,
+  notFoundIdsError,
+  oauthErrorBody,
+  rateLimitBody,
+  unauthorizedBody,
+} from './error-bodies.js';
+import type { RollingBudget } from './rolling-budget.js';
+import type { GrantFailure, LocalTokenRegistry } from './token-registry.js';
+
+/**
+ * The stand-in's HTTP surface: HubSpot's OAuth (authorize, v3 token, introspection), account info, company
+ * properties and groups, and the company list / batch read / batch update / search endpoints, each behind
+ * HubSpot's access-token check, scope check, injectable faults and per-portal rate limits with HubSpot's
+ * headers and bodies.
+ */
+
+export interface LocalFaults {
+  /** Share (0..1) of API calls that answer `failStatus`. */
+  failShare: number;
+  /** The next N API calls answer `failStatus`. */
+  failNext: number;
+  failStatus: number;
+  /** The next N API calls answer 429 TEN_SECONDLY_ROLLING whatever the budget says. */
+  rateLimitNext: number;
+  /** Every API call answers 429 DAILY. */
+  dailyLimitExceeded: boolean;
+  /** Added before every API answer. */
+  latencyMs: number;
+}
+
+export const NO_FAULTS: LocalFaults = {
+  failShare: 0,
+  failNext: 0,
+  failStatus: 503,
+  rateLimitNext: 0,
+  dailyLimitExceeded: false,
+  latencyMs: 0,
+};
+
+export interface LocalHubSpotContext {
+  portalId: string;
+  store: LocalCompanyStore;
+  tokens: LocalTokenRegistry;
+  budget: RollingBudget;
+  searchBudget: RollingBudget;
+  dailyLimit: number;
+  dailyUsed: { count: number };
+  faults: LocalFaults;
+  random: () => number;
+  includeHubIdInTokenResponse: boolean;
+  authorizeDecision: { value: 'approve' | 'deny' };
+  /** Calls per route, counted before any check (what the connector sent). */
+  calls: Record<string, number>;
+  /** Answers per status code. */
+  statuses: Record<string, number>;
+}
+
+const READ = 'crm.objects.companies.read';
+const WRITE = 'crm.objects.companies.write';
+const SCHEMA_READ = 'crm.schemas.companies.read';
+const SCHEMA_WRITE = 'crm.schemas.companies.write';
+
+function countStatus(ctx: LocalHubSpotContext): RequestHandler {
+  return (_req, res, next) => {
+    res.on('finish', () => {
+      const key = String(res.statusCode);
+      ctx.statuses[key] = (ctx.statuses[key] ?? 0) + 1;
+    });
+    next();
+  };
+}
+
+function count(ctx: LocalHubSpotContext, route: string): RequestHandler {
+  return (_req, _res, next) => {
+    ctx.calls[route] = (ctx.calls[route] ?? 0) + 1;
+    next();
+  };
+}
+
+/** Token, scopes, faults and rate limits, in HubSpot's order, for one API route. */
+function api(
+  ctx: LocalHubSpotContext,
+  route: string,
+  scopes: string[],
+  kind: 'standard' | 'search' = 'standard',
+) {
+  const guard: RequestHandler = async (req, res, next) => {
+    const header = req.get('authorization') ?? '';
+    const token = header.startsWith('Bearer ') ? header.slice('Bearer '.length) : undefined;
+    const check = ctx.tokens.check(token);
+    if (!check.ok) {
+      res.status(401).json(unauthorizedBody(check.expiredAgoMs));
+      return;
+    }
+    const missing = scopes.filter((s) => !check.scopes.includes(s));
+    if (missing.length > 0) {
+      res.status(403).json(missingScopesBody(missing));
+      return;
+    }
+    if (ctx.faults.latencyMs > 0) await new Promise((r) => setTimeout(r, ctx.faults.latencyMs));
+    if (ctx.faults.dailyLimitExceeded) {
+      res.status(429).json(rateLimitBody(HUBSPOT_RATE_POLICIES.daily));
+      return;
+    }
+    if (ctx.faults.failNext > 0 || (ctx.faults.failShare > 0 && ctx.random() < ctx.faults.failShare)) {
+      if (ctx.faults.failNext > 0) ctx.faults.failNext--;
+      res
+        .status(ctx.faults.failStatus)
+        .json(crmError('INTERNAL_ERROR', 'Internal error (injected by the local HubSpot)'));
+      return;
+    }
+    if (kind === 'search') {
+      const slot = ctx.searchBudget.take();
+      if (!slot.allowed) {
+        res.status(429).json(rateLimitBody(HUBSPOT_RATE_POLICIES.secondly));
+        return;
+      }
+    } else {
+      const forced = ctx.faults.rateLimitNext > 0;
+      if (forced) ctx.faults.rateLimitNext--;
+      const slot = forced ? { allowed: false, remaining: 0 } : ctx.budget.take();
+      res.set(HUBSPOT_RATE_HEADERS.max, String(ctx.budget.max));
+      res.set(HUBSPOT_RATE_HEADERS.remaining, String(slot.remaining));
+      res.set(HUBSPOT_RATE_HEADERS.intervalMs, String(ctx.budget.intervalMs));
+      if (!slot.allowed) {
+        res.status(429).json(rateLimitBody(HUBSPOT_RATE_POLICIES.tenSecondly));
+        return;
+      }
+    }
+    if (check.kind === 'private') {
+      ctx.dailyUsed.count++;
+      res.set(HUBSPOT_RATE_HEADERS.daily, String(ctx.dailyLimit));
+      res.set(HUBSPOT_RATE_HEADERS.dailyRemaining, String(Math.max(0, ctx.dailyLimit - ctx.dailyUsed.count)));
+    }
+    next();
+  };
+  return [count(ctx, route), guard];
+}
+
+function requestedProperties(raw: unknown): string[] {
+  if (Array.isArray(raw)) return raw.filter((p): p is string => typeof p === 'string');
+  if (typeof raw === 'string')
+    return raw
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
+  return [];
+}
+
+function objectBody(req: Request): Record<string, unknown> {
+  return typeof req.body === 'object' && req.body !== null && !Array.isArray(req.body)
+    ? (req.body as Record<string, unknown>)
+    : {};
+}
+
+function inputIds(body: Record<string, unknown>): string[] | null {
+  if (!Array.isArray(body.inputs)) return null;
+  const ids: string[] = [];
+  for (const input of body.inputs) {
+    if (typeof input !== 'object' || input === null || !('id' in input)) return null;
+    ids.push(String(input.id));
+  }
+  return ids;
+}
+
+function batchAnswer(res: Response, results: unknown[], missing: string[], startedAt: string): void {
+  const completedAt = new Date().toISOString();
+  if (missing.length === 0) {
+    res.status(200).json({ status: 'COMPLETE', results, startedAt, completedAt });
+    return;
+  }
+  res.status(207).json({
+    status: 'COMPLETE',
+    results,
+    numErrors: 1,
+    errors: [notFoundIdsError(missing)],
+    startedAt,
+    completedAt,
+  });
+}
+
+const GRANT_FAILURES: Record<GrantFailure, () => Record<string, unknown>> = {
+  bad_client: () =>
+    oauthErrorBody('invalid_client', 'BAD_CLIENT_ID', 'missing or unknown client id or secret'),
+  bad_code: () =>
+    oauthErrorBody('invalid_grant', 'BAD_AUTH_CODE', 'auth code not found, expired or already used'),
+  bad_redirect_uri: () =>
+    oauthErrorBody(
+      'invalid_grant',
+      'BAD_REDIRECT_URI',
+      'redirect_uri does not match the one used to authorize',
+    ),
+  bad_refresh_token: badRefreshTokenBody,
+};
+
+export function createLocalHubSpotApp(ctx: LocalHubSpotContext): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.use(countStatus(ctx));
+  const json = express.json({ limit: '5mb' });
+  const form = express.urlencoded({ extended: false });
+
+  // ---- OAuth ------------------------------------------------------------------------------------------------
+
+  /** The consent screen, approved (or denied) at once. */
+  app.get('/oauth/authorize', count(ctx, 'oauth.authorize'), (req, res) => {
+    const q = req.query;
+    const redirectUri = typeof q.redirect_uri === 'string' ? q.redirect_uri : undefined;
+    if (!redirectUri || typeof q.client_id !== 'string' || !ctx.tokens.knowsClient(q.client_id)) {
+      res.status(400).type('text').send('local HubSpot: unknown client_id or missing redirect_uri');
+      return;
+    }
+    const target = new URL(redirectUri);
+    if (typeof q.state === 'string') target.searchParams.set('state', q.state);
+    if (ctx.authorizeDecision.value === 'deny') {
+      target.searchParams.set('error', 'access_denied');
+      target.searchParams.set('error_description', 'The user declined to install the app');
+    } else {
+      const scopes = typeof q.scope === 'string' ? q.scope.split(/[ +]/).filter(Boolean) : undefined;
+      target.searchParams.set(
+        'code',
+        ctx.tokens.issueAuthCode({ redirectUri, ...(scopes ? { scopes } : {}) }),
+      );
+    }
+    res.redirect(302, target.toString());
+  });
+
+  app.post(HUBSPOT_PATHS.token, count(ctx, 'oauth.token'), form, (req, res) => {
+    const inQuery = ['client_secret', 'code', 'refresh_token'].filter((k) => k in req.query);
+    const body = objectBody(req);
+    if (inQuery.length > 0 || !req.is('application/x-www-form-urlencoded')) {
+      res
+        .status(400)
+        .json(
+          oauthErrorBody(
+            'invalid_request',
+            'BAD_REQUEST',
+            'v3 token requests take form-encoded parameters in the body',
+          ),
+        );
+      return;
+    }
+    const param = (k: string) => (typeof body[k] === 'string' ? (body[k] as string) : undefined);
+    if (!ctx.tokens.clientMatches(param('client_id'), param('client_secret'))) {
+      res.status(400).json(GRANT_FAILURES.bad_client());
+      return;
+    }
+    const grant = param('grant_type');
+    const outcome =
+      grant === 'authorization_code'
+        ? ctx.tokens.exchangeCode(param('code'), param('redirect_uri'))
+        : grant === 'refresh_token'
+          ? ctx.tokens.refreshAccess(param('refresh_token'))
+          : null;
+    if (outcome === null) {
+      res
+        .status(400)
+        .json(oauthErrorBody('unsupported_grant_type', 'BAD_GRANT_TYPE', 'unsupported grant_type'));
+      return;
+    }
+    if (typeof outcome === 'string') {
+      res.status(400).json(GRANT_FAILURES[outcome]());
+      return;
+    }
+    res.json({
+      token_type: 'bearer',
+      access_token: outcome.accessToken,
+      refresh_token: outcome.refreshToken,
+      expires_in: outcome.expiresInSeconds,
+      scopes: outcome.scopes,
+      ...(ctx.includeHubIdInTokenResponse ? { hub_id: Number(ctx.portalId) } : {}),
+    });
+  });
+
+  app.post(HUBSPOT_PATHS.introspect, count(ctx, 'oauth.introspect'), form, (req, res) => {
+    const body = objectBody(req);
+    if (!ctx.tokens.clientMatches(String(body.client_id), String(body.client_secret))) {
+      res.status(400).json(GRANT_FAILURES.bad_client());
+      return;
+    }
+    const info = ctx.tokens.introspect(typeof body.token === 'string' ? body.token : undefined);
+    if (!info.active) {
+      res.json({ active: false });
+      return;
+    }
+    res.json({
+      active: true,
+      token_type: 'access_token',
+      client_id: body.client_id,
+      hub_id: Number(ctx.portalId),
+      scope: (info.scopes ?? []).join(' '),
+      exp: Math.floor((info.expiresAt ?? 0) / 1000),
+    });
+  });
+
+  // ---- account and properties -------------------------------------------------------------------------------
+
+  app.get(HUBSPOT_PATHS.accountDetails, ...api(ctx, 'account.details', []), (_req, res) => {
+    res.json({
+      portalId: Number(ctx.portalId),
+      accountType: 'STANDARD',
+      timeZone: 'Etc/UTC',
+      companyCurrency: 'EUR',
+      additionalCurrencies: [],
+      utcOffset: '+00:00',
+      utcOffsetMilliseconds: 0,
+      uiDomain: 'app.hubspot.com',
+      dataHostingLocation: 'eu1',
+    });
+  });
+
+  app.post(
+    HUBSPOT_PATHS.companyPropertyGroups,
+    ...api(ctx, 'properties.groups.create', [SCHEMA_WRITE]),
+    json,
+    (req, res) => {
+      const result = ctx.store.createGroup(objectBody(req));
+      if (result === 'exists') {
+        res
+          .status(409)
+          .json(
+            crmError(
+              'OBJECT_ALREADY_EXISTS',
+              `A property group named '${String(objectBody(req).name)}' already exists.`,
+            ),
+          );
+      } else if (typeof result === 'string') {
+        res.status(400).json(crmError('VALIDATION_ERROR', result));
+      } else {
+        res.status(201).json({ ...result, archived: false });
+      }
+    },
+  );
+
+  app.post(
+    HUBSPOT_PATHS.companyProperties,
+    ...api(ctx, 'properties.create', [SCHEMA_WRITE]),
+    json,
+    (req, res) => {
+      const body = objectBody(req);
+      const result = ctx.store.createProperty(body);
+      if (result === 'exists') {
+        res
+          .status(409)
+          .json(crmError('OBJECT_ALREADY_EXISTS', `Property named '${String(body.name)}' already exists.`));
+      } else if (typeof result === 'string') {
+        res.status(400).json(crmError('VALIDATION_ERROR', result));
+      } else {
+        res.status(201).json(result);
+      }
+    },
+  );
+
+  app.get(
+    `${HUBSPOT_PATHS.companyProperties}/:name`,
+    ...api(ctx, 'properties.read', [SCHEMA_READ]),
+    (req, res) => {
+      const property = ctx.store.properties.get(String(req.params.name));
+      if (!property) {
+        res
+          .status(404)
+          .json(crmError('OBJECT_NOT_FOUND', `Unable to find property ${String(req.params.name)}`));
+        return;
+      }
+      res.json(property);
+    },
+  );
+
+  app.patch(
+    `${HUBSPOT_PATHS.companyProperties}/:name`,
+    ...api(ctx, 'properties.update', [SCHEMA_WRITE]),
+    json,
+    (req, res) => {
+      const result = ctx.store.updateProperty(String(req.params.name), objectBody(req));
+      if (result === 'not_found') {
+        res
+          .status(404)
+          .json(crmError('OBJECT_NOT_FOUND', `Unable to find property ${String(req.params.name)}`));
+      } else if (typeof result === 'string') {
+        res.status(400).json(crmError('VALIDATION_ERROR', result));
+      } else {
+        res.json(result);
+      }
+    },
+  );
+
+  // ---- companies --------------------------------------------------------------------------------------------
+
+  app.get(HUBSPOT_PATHS.companies, ...api(ctx, 'companies.list', [READ]), (req, res) => {
+    const limit = Math.min(Number(req.query.limit ?? 10) || 10, HUBSPOT_SIZES.pageSize);
+    const after = typeof req.query.after === 'string' ? Number(req.query.after) : 0;
+    const properties = requestedProperties(req.query.properties);
+    const live = ctx.store.live().filter((c) => Number(c.id) >= after);
+    const page = live.slice(0, limit);
+    const next = live[limit];
+    res.json({
+      results: page.map((c) => ctx.store.toObject(c, properties)),
+      ...(next
+        ? { paging: { next: { after: next.id, link: `${HUBSPOT_PATHS.companies}?after=${next.id}` } } }
+        : {}),
+    });
+  });
+
+  app.post(HUBSPOT_PATHS.companiesBatchRead, ...api(ctx, 'companies.batchRead', [READ]), json, (req, res) => {
+    const startedAt = new Date().toISOString();
+    const body = objectBody(req);
+    const ids = inputIds(body);
+    if (!ids || ids.length > HUBSPOT_SIZES.batchRead) {
+      res
+        .status(400)
+        .json(
+          crmError('VALIDATION_ERROR', `inputs must be a list of at most ${HUBSPOT_SIZES.batchRead} ids`),
+        );
+      return;
+    }
+    const properties = requestedProperties(body.properties);
+    const results = new Map<string, unknown>();
+    const missing: string[] = [];
+    for (const id of ids) {
+      const company = ctx.store.resolve(id);
+      if (company) results.set(company.id, ctx.store.toObject(company, properties));
+      else missing.push(id);
+    }
+    batchAnswer(res, [...results.values()], missing, startedAt);
+  });
+
+  app.post(
+    HUBSPOT_PATHS.companiesBatchUpdate,
+    ...api(ctx, 'companies.batchUpdate', [WRITE]),
+    json,
+    (req, res) => {
+      const startedAt = new Date().toISOString();
+      const body = objectBody(req);
+      const ids = inputIds(body);
+      if (!ids || ids.length > HUBSPOT_SIZES.batchUpdate) {
+        res
+          .status(400)
+          .json(
+            crmError(
+              'VALIDATION_ERROR',
+              `inputs must be a list of at most ${HUBSPOT_SIZES.batchUpdate} records`,
+            ),
+          );
+        return;
+      }
+      const duplicates = ids.filter((id, i) => ids.indexOf(id) !== i);
+      if (duplicates.length > 0) {
+        res
+          .status(400)
+          .json(
+            crmError(
+              'VALIDATION_ERROR',
+              `Duplicate IDs found in batch input: [${[...new Set(duplicates)].join(', ')}]`,
+            ),
+          );
+        return;
+      }
+      const inputs = body.inputs as { id: unknown; properties?: unknown }[];
+      const planned: { company: StoredCompany; values: Map<string, string> }[] = [];
+      const missing: string[] = [];
+      for (const input of inputs) {
+        const properties =
+          typeof input.properties === 'object' && input.properties !== null
+            ? (input.properties as Record<string, unknown>)
+            : {};
+        const { normalized, invalid } = ctx.store.validate(properties);
+        if (invalid.length > 0) {
+          // HubSpot refuses the whole batch when a value is invalid.
+          res.status(400).json(invalidPropertiesBody(invalid));
+          return;
+        }
+        const company = ctx.store.resolve(String(input.id));
+        if (company) planned.push({ company, values: normalized });
+        else missing.push(String(input.id));
+      }
+      ctx.store.writes.batches++;
+      const results = new Map<string, unknown>();
+      for (const { company, values } of planned) {
+        const changed = ctx.store.apply(company, values, 'api');
+        ctx.store.writes.records++;
+        ctx.store.writes.propertyWrites += values.size;
+        if (!changed) ctx.store.writes.unchangedRecords++;
+        results.set(company.id, ctx.store.toObject(company, [...values.keys()]));
+      }
+      batchAnswer(res, [...results.values()], missing, startedAt);
+    },
+  );
+
+  app.post(
+    HUBSPOT_PATHS.companiesSearch,
+    ...api(ctx, 'companies.search', [READ], 'search'),
+    json,
+    (req, res) => {
+      const body = objectBody(req);
+      const limit = Math.min(Number(body.limit ?? 10) || 10, HUBSPOT_SIZES.searchPageSize);
+      const offset = Number(body.after ?? 0) || 0;
+      if (offset + limit > HUBSPOT_SIZES.searchMaxResults) {
+        res.status(400).json(crmError('VALIDATION_ERROR', 'Search results are limited to 10000 records'));
+        return;
+      }
+      const matcher = searchMatcher(ctx.store, body.filterGroups);
+      if (typeof matcher === 'string') {
+        res.status(400).json(crmError('VALIDATION_ERROR', matcher));
+        return;
+      }
+      const matches = ctx.store.live().filter(matcher);
+      const page = matches.slice(offset, offset + limit);
+      const properties = requestedProperties(body.properties);
+      const nextOffset = offset + limit;
+      res.json({
+        total: matches.length,
+        results: page.map((c) => ctx.store.toObject(c, properties)),
+        ...(nextOffset < matches.length ? { paging: { next: { after: String(nextOffset) } } } : {}),
+      });
+    },
+  );
+
+  // Malformed JSON and other parser failures in HubSpot's error shape.
+  app.use((err: unknown, _req: Request, res: Response, next: NextFunction) => {
+    const status = typeof err === 'object' && err !== null && 'status' in err ? Number(err.status) : 500;
+    if (res.headersSent) {
+      next(err);
+      return;
+    }
+    res
+      .status(status >= 400 && status < 500 ? status : 500)
+      .json(
+        crmError(
+          status < 500 ? 'VALIDATION_ERROR' : 'INTERNAL_ERROR',
+          err instanceof Error ? err.message : 'error',
+        ),
+      );
+  });
+
+  return app;
+}
+
+/** OR of filter groups, AND of filters; EQ, NEQ, HAS_PROPERTY and NOT_HAS_PROPERTY. */
+function searchMatcher(store: LocalCompanyStore, raw: unknown): ((c: StoredCompany) => boolean) | string {
+  if (raw === undefined) return () => true;
+  if (!Array.isArray(raw) || raw.length > 5) return 'filterGroups must be a list of at most 5 groups';
+  const groups: ((c: StoredCompany) => boolean)[] = [];
+  for (const group of raw) {
+    const filters = (group as { filters?: unknown }).filters;
+    if (!Array.isArray(filters) || filters.length > 6) return 'each filter group needs at most 6 filters';
+    const checks: ((c: StoredCompany) => boolean)[] = [];
+    for (const f of filters as Record<string, unknown>[]) {
+      const name = String(f.propertyName);
+      const value = f.value === undefined ? undefined : String(f.value);
+      switch (f.operator) {
+        case 'EQ':
+          checks.push((c) => store.valueOf(c, name) === value);
+          break;
+        case 'NEQ':
+          checks.push((c) => store.valueOf(c, name) !== value);
+          break;
+        case 'HAS_PROPERTY':
+          checks.push((c) => store.valueOf(c, name) !== '');
+          break;
+        case 'NOT_HAS_PROPERTY':
+          checks.push((c) => store.valueOf(c, name) === '');
+          break;
+        default:
+          return `operator ${String(f.operator)} is not supported by the local HubSpot`;
+      }
+    }
+    groups.push((c) => checks.every((check) => check(c)));
+  }
+  return (c) => groups.length === 0 || groups.some((g) => g(c));
+}

@@ -1,0 +1,102 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { fieldByKey } from '../../src/fields.js';
+import { HUBSPOT_CALLBACK_PATH } from './oauth-routes.js';
+import { hubspotPropertyDefinitions, hubspotPropertyGroup } from './properties.js';
+import { HUBSPOT_PLATFORM_VERSION, HUBSPOT_SCOPES } from './provider.js';
+import { HUBSPOT_WEBHOOK_PATH } from './webhook-routes.js';
+
+/**
+ * The HubSpot developer project (platform 2026.03) for the public app, generated from the same code that the
+ * OAuth routes, the webhook receiver and `ensureFields` use, so the app HubSpot knows cannot drift from the
+ * app that runs. The committed copy in manifests/hubspot/ uses the placeholder URL below: regenerate with your
+ * `APP_URL` (`npm run manifests`) before `hs project upload`.
+ */
+
+export const HUBSPOT_MANIFEST_PLACEHOLDER_APP_URL = 'https://report-connector.example.com';
+
+export interface HubSpotManifestOptions {
+  /** `APP_URL`, without a trailing slash. */
+  appUrl: string;
+}
+
+const PROJECT_NAME = 'report-connector';
+const APP_UID = 'report_connector_app';
+const WEBHOOKS_UID = 'report_connector_webhooks';
+
+/** Company events the connector acts on (see webhook-events.ts). */
+function companySubscriptions(): Record<string, unknown>[] {
+  const object = (subscriptionType: string, propertyName?: string) => ({
+    subscriptionType,
+    objectType: 'company',
+    ...(propertyName ? { propertyName } : {}),
+    active: true,
+  });
+  return [
+    object('object.creation'),
+    object('object.deletion'),
+    object('object.merge'),
+    object('object.propertyChange', 'name'),
+    object('object.propertyChange', 'domain'),
+    object('object.propertyChange', fieldByKey('slug').hubspot),
+  ];
+}
+
+function json(value: unknown): string {
+  return `${JSON.stringify(value, null, 2)}\n`;
+}
+
+/** Relative path (under manifests/hubspot/) -> file content. */
+export function hubspotProjectFiles(options: HubSpotManifestOptions): Record<string, string> {
+  const appUrl = options.appUrl.replace(/\/+$/, '');
+  const host = new URL(appUrl).hostname;
+  return {
+    'hsproject.json': json({ name: PROJECT_NAME, srcDir: 'src', platformVersion: HUBSPOT_PLATFORM_VERSION }),
+    'src/app/app-hsmeta.json': json({
+      uid: APP_UID,
+      type: 'app',
+      config: {
+        name: 'Report scores',
+        description:
+          'Links each company to its published report and keeps the report score, band and verification on the company record.',
+        distribution: 'marketplace',
+        auth: {
+          type: 'oauth',
+          redirectUrls: [`${appUrl}${HUBSPOT_CALLBACK_PATH}`],
+          requiredScopes: [...HUBSPOT_SCOPES],
+          optionalScopes: [],
+          conditionallyRequiredScopes: [],
+        },
+        permittedUrls: { fetch: [appUrl], iframe: [], img: [] },
+        support: {
+          supportEmail: `support@${host}`,
+          documentationUrl: `${appUrl}/admin`,
+          supportUrl: `${appUrl}/admin`,
+        },
+      },
+    }),
+    'src/app/webhooks/webhooks-hsmeta.json': json({
+      uid: WEBHOOKS_UID,
+      type: 'webhooks',
+      config: {
+        settings: { targetUrl: `${appUrl}${HUBSPOT_WEBHOOK_PATH}`, maxConcurrentRequests: 10 },
+        subscriptions: { crmObjects: companySubscriptions() },
+      },
+    }),
+    // Not part of the HubSpot project (it lies outside srcDir): the exact property definitions the connector
+    // sends, for review and for creating them by hand.
+    'properties.json': json({ group: hubspotPropertyGroup(), properties: hubspotPropertyDefinitions() }),
+  };
+}
+
+/** Writes the project under `dir`; returns the paths written. `npm run manifests` calls this. */
+export async function writeHubSpotManifests(dir: string, appUrl: string): Promise<string[]> {
+  const written: string[] = [];
+  for (const [relative, content] of Object.entries(hubspotProjectFiles({ appUrl }))) {
+    const path = join(dir, relative);
+    await mkdir(dirname(path), { recursive: true });
+    await writeFile(path, content, 'utf8');
+    written.push(path);
+  }
+  return written;
+}

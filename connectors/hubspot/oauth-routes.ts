@@ -1,0 +1,203 @@
+import { type Request, type Response, Router } from 'express';
+import { OAuthStateError, type OAuthStateStore } from '../../src/auth/oauth-state.js';
+import type { Installation, InstallationStore } from '../../src/installations/store.js';
+import { type Logger, redactSecrets } from '../../src/log.js';
+import { HubSpotOAuthError } from './errors.js';
+import { exchangeHubSpotCode, introspectHubSpotToken } from './oauth-tokens.js';
+import { HUBSPOT_SCOPES } from './provider.js';
+
+/**
+ * `GET /oauth/hubspot/install` sends the admin to HubSpot's consent screen with a signed, single-use state;
+ * `GET /oauth/hubspot/callback` checks that state, exchanges the code (v3 token endpoint), stores the
+ * installation with sealed tokens, hands it to `onInstalled` and sends the admin to `/admin?installed=<id>`.
+ * Every failure is a short page saying what happened and what to do; no stack trace reaches the browser.
+ */
+
+export const HUBSPOT_INSTALL_PATH = '/oauth/hubspot/install';
+export const HUBSPOT_CALLBACK_PATH = '/oauth/hubspot/callback';
+
+export interface HubSpotOAuthRouterDeps {
+  clientId: string;
+  clientSecret: string;
+  /** `APP_URL`: the redirect URI is `${appUrl}/oauth/hubspot/callback`. */
+  appUrl: string;
+  /** `HUBSPOT_API_URL` (token endpoint). */
+  apiUrl: string;
+  /** `config.hubspot.authorizeUrl`. */
+  authorizeUrl: string;
+  states: OAuthStateStore;
+  installations: InstallationStore;
+  /** The lead's code: create the fields, start the backfill. */
+  onInstalled: (installation: Installation) => Promise<void>;
+  logger?: Logger;
+}
+
+export function hubspotRedirectUri(appUrl: string): string {
+  return `${appUrl.replace(/\/+$/, '')}${HUBSPOT_CALLBACK_PATH}`;
+}
+
+/** The consent URL. Built by hand so spaces in `scope` are %20 as in HubSpot's docs, not form-style `+`. */
+export function hubspotAuthorizeUrl(
+  deps: Pick<HubSpotOAuthRouterDeps, 'authorizeUrl' | 'clientId' | 'appUrl'>,
+  state: string,
+): string {
+  const params: [string, string][] = [
+    ['client_id', deps.clientId],
+    ['redirect_uri', hubspotRedirectUri(deps.appUrl)],
+    ['scope', HUBSPOT_SCOPES.join(' ')],
+    ['state', state],
+  ];
+  const query = params.map(([k, v]) => `${k}=${encodeURIComponent(v)}`).join('&');
+  return `${deps.authorizeUrl}${deps.authorizeUrl.includes('?') ? '&' : '?'}${query}`;
+}
+
+export function createHubSpotOAuthRouter(deps: HubSpotOAuthRouterDeps): Router {
+  const router = Router();
+  const oauth = { apiUrl: deps.apiUrl, clientId: deps.clientId, clientSecret: deps.clientSecret };
+
+  router.get(HUBSPOT_INSTALL_PATH, async (_req: Request, res: Response) => {
+    let state: string;
+    try {
+      state = await deps.states.issue('hubspot');
+    } catch (err) {
+      deps.logger?.error({ err }, 'HubSpot install: could not store the OAuth state');
+      page(
+        res,
+        503,
+        'Install unavailable',
+        'The app could not prepare the install (its database is not reachable). Try again in a minute.',
+      );
+      return;
+    }
+    res.redirect(302, hubspotAuthorizeUrl(deps, state));
+  });
+
+  router.get(HUBSPOT_CALLBACK_PATH, async (req: Request, res: Response) => {
+    const q = req.query;
+    const error = text(q.error);
+    if (error) {
+      const description = text(q.error_description);
+      page(
+        res,
+        400,
+        'HubSpot did not connect',
+        `HubSpot ended the install with "${error}"${description ? `: ${description}` : ''}. Nothing was installed; start the install again to retry.`,
+        true,
+      );
+      return;
+    }
+
+    try {
+      await deps.states.consume('hubspot', q.state);
+    } catch (err) {
+      if (err instanceof OAuthStateError) {
+        page(res, 400, 'Install link not valid', `${capitalize(err.message)}.`, true);
+        return;
+      }
+      deps.logger?.error({ err }, 'HubSpot callback: the OAuth state could not be checked');
+      page(
+        res,
+        503,
+        'Install unavailable',
+        'The app could not check the install (its database is not reachable). Try again in a minute.',
+      );
+      return;
+    }
+
+    const code = text(q.code);
+    if (!code) {
+      page(
+        res,
+        400,
+        'Install incomplete',
+        'HubSpot sent no authorization code. Start the install again.',
+        true,
+      );
+      return;
+    }
+
+    let installation: Installation;
+    try {
+      const grant = await exchangeHubSpotCode(oauth, code, hubspotRedirectUri(deps.appUrl));
+      const hubId = grant.hubId ?? (await introspectHubSpotToken(oauth, grant.tokens.accessToken)).hubId;
+      if (!hubId) {
+        page(
+          res,
+          502,
+          'Install failed',
+          'HubSpot did not say which portal the app was installed in. Start the install again.',
+          true,
+        );
+        return;
+      }
+      installation = await deps.installations.upsert({
+        crm: 'hubspot',
+        externalId: hubId,
+        mode: 'oauth',
+        tokens: grant.tokens,
+      });
+    } catch (err) {
+      if (err instanceof HubSpotOAuthError && err.refused) {
+        page(
+          res,
+          400,
+          'HubSpot refused the install',
+          `${err.message}. The authorization code may have expired or been used already: start the install again.`,
+          true,
+        );
+        return;
+      }
+      deps.logger?.error({ err }, 'HubSpot callback: token exchange or storage failed');
+      const why = err instanceof HubSpotOAuthError ? err.message : 'the installation could not be stored';
+      page(res, 502, 'Install failed', `${redactSecrets(why)}. Try the install again in a minute.`, true);
+      return;
+    }
+
+    try {
+      await deps.onInstalled(installation);
+    } catch (err) {
+      deps.logger?.error(
+        { err, installationId: installation.id },
+        'HubSpot install: setting up the installation failed',
+      );
+      page(
+        res,
+        500,
+        'Installed, but set-up failed',
+        `The app is connected to HubSpot portal ${installation.externalId}, but setting it up failed: ${redactSecrets(
+          err instanceof Error ? err.message : String(err),
+        )}. Open the admin page to retry.`,
+      );
+      return;
+    }
+    res.redirect(302, `/admin?installed=${encodeURIComponent(installation.id)}`);
+  });
+
+  return router;
+}
+
+function text(v: unknown): string | undefined {
+  return typeof v === 'string' && v.length > 0 ? v : undefined;
+}
+
+function capitalize(s: string): string {
+  return s.charAt(0).toUpperCase() + s.slice(1);
+}
+
+function escapeHtml(s: string): string {
+  return s.replace(
+    /[&<>"']/g,
+    (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!,
+  );
+}
+
+function page(res: Response, status: number, title: string, message: string, offerRetry = false): void {
+  const retry = offerRetry ? `<p><a href="${HUBSPOT_INSTALL_PATH}">Start the install again</a></p>` : '';
+  res
+    .status(status)
+    .type('html')
+    .send(
+      `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title></head>` +
+        `<body><h1>${escapeHtml(title)}</h1><p>${escapeHtml(message)}</p>${retry}</body></html>`,
+    );
+}

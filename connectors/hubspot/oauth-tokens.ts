@@ -1,0 +1,177 @@
+import { z } from 'zod';
+import { RefreshRejectedError, type TokenRefresher } from '../../src/auth/token-manager.js';
+import type { StoredTokens } from '../../src/installations/store.js';
+import { redactSecrets } from '../../src/log.js';
+import { HubSpotOAuthError } from './errors.js';
+import { HUBSPOT_BAD_REFRESH, HUBSPOT_PATHS } from './provider.js';
+
+/**
+ * HubSpot's v3 OAuth endpoints. The SDK (v14) only speaks the v1 token endpoint, so these are plain `fetch`
+ * calls against the same base URL. v3 takes every parameter in a form-encoded body, never in the query string,
+ * which keeps the client secret and tokens out of access logs.
+ */
+
+export interface HubSpotOAuthClientConfig {
+  /** `HUBSPOT_API_URL`. */
+  apiUrl: string;
+  clientId: string;
+  clientSecret: string;
+  now?: () => number;
+}
+
+export interface HubSpotTokenGrant {
+  tokens: StoredTokens;
+  /** The portal the tokens belong to, when the response says (`hub_id`). */
+  hubId: string | undefined;
+}
+
+const tokenResponseSchema = z.looseObject({
+  access_token: z.string().min(1),
+  refresh_token: z.string().min(1).optional(),
+  expires_in: z.coerce.number().positive(),
+  token_type: z.string().optional(),
+  hub_id: z.union([z.number(), z.string()]).optional(),
+});
+
+const introspectionSchema = z.looseObject({
+  active: z.boolean(),
+  hub_id: z.union([z.number(), z.string()]).optional(),
+});
+
+const oauthErrorSchema = z.looseObject({
+  error: z.string().optional(),
+  error_description: z.string().optional(),
+  status: z.string().optional(),
+  message: z.string().optional(),
+});
+
+async function postForm(
+  cfg: HubSpotOAuthClientConfig,
+  path: string,
+  params: Record<string, string>,
+): Promise<unknown> {
+  let res: Response;
+  try {
+    res = await fetch(`${cfg.apiUrl}${path}`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded', Accept: 'application/json' },
+      body: new URLSearchParams(params),
+    });
+  } catch (err) {
+    throw new HubSpotOAuthError(
+      `HubSpot's token endpoint could not be reached: ${String(err)}`,
+      undefined,
+      undefined,
+      undefined,
+      {
+        cause: err,
+      },
+    );
+  }
+  const text = await res.text();
+  let body: unknown = text;
+  try {
+    body = text === '' ? null : JSON.parse(text);
+  } catch {
+    // Not JSON (an HTML error page, say): the status below says what matters.
+  }
+  if (!res.ok) {
+    const e = oauthErrorSchema.safeParse(body);
+    const detail = e.success
+      ? [e.data.error, e.data.status, e.data.error_description ?? e.data.message].filter(Boolean).join(': ')
+      : '';
+    throw new HubSpotOAuthError(
+      redactSecrets(`HubSpot's token endpoint answered ${res.status}${detail ? ` (${detail})` : ''}`),
+      res.status,
+      e.success ? e.data.error : undefined,
+      e.success ? e.data.status : undefined,
+    );
+  }
+  return body;
+}
+
+function toGrant(cfg: HubSpotOAuthClientConfig, body: unknown): HubSpotTokenGrant {
+  const parsed = tokenResponseSchema.safeParse(body);
+  if (!parsed.success) {
+    throw new HubSpotOAuthError("HubSpot's token response had no usable access token", 200);
+  }
+  const t = parsed.data;
+  const now = (cfg.now ?? Date.now)();
+  const tokens: StoredTokens = { accessToken: t.access_token, expiresAt: now + t.expires_in * 1000 };
+  if (t.refresh_token) tokens.refreshToken = t.refresh_token;
+  return { tokens, hubId: t.hub_id === undefined ? undefined : String(t.hub_id) };
+}
+
+/** Exchanges the authorization code from the install callback. */
+export async function exchangeHubSpotCode(
+  cfg: HubSpotOAuthClientConfig,
+  code: string,
+  redirectUri: string,
+): Promise<HubSpotTokenGrant> {
+  const body = await postForm(cfg, HUBSPOT_PATHS.token, {
+    grant_type: 'authorization_code',
+    client_id: cfg.clientId,
+    client_secret: cfg.clientSecret,
+    redirect_uri: redirectUri,
+    code,
+  });
+  return toGrant(cfg, body);
+}
+
+export async function refreshHubSpotTokens(
+  cfg: HubSpotOAuthClientConfig,
+  refreshToken: string,
+): Promise<HubSpotTokenGrant> {
+  const body = await postForm(cfg, HUBSPOT_PATHS.token, {
+    grant_type: 'refresh_token',
+    client_id: cfg.clientId,
+    client_secret: cfg.clientSecret,
+    refresh_token: refreshToken,
+  });
+  return toGrant(cfg, body);
+}
+
+/** Asks HubSpot about an access token: the fallback for a token response without `hub_id`. */
+export async function introspectHubSpotToken(
+  cfg: HubSpotOAuthClientConfig,
+  accessToken: string,
+): Promise<{ active: boolean; hubId: string | undefined }> {
+  const body = await postForm(cfg, HUBSPOT_PATHS.introspect, {
+    client_id: cfg.clientId,
+    client_secret: cfg.clientSecret,
+    token: accessToken,
+    token_type_hint: 'access_token',
+  });
+  const parsed = introspectionSchema.safeParse(body);
+  if (!parsed.success) throw new HubSpotOAuthError("HubSpot's introspection answer could not be read", 200);
+  const hubId = parsed.data.hub_id;
+  return { active: parsed.data.active, hubId: hubId === undefined ? undefined : String(hubId) };
+}
+
+export function isBadRefreshToken(err: HubSpotOAuthError): boolean {
+  return (
+    err.refused &&
+    (err.providerError === HUBSPOT_BAD_REFRESH.error || err.providerStatus === HUBSPOT_BAD_REFRESH.status)
+  );
+}
+
+/**
+ * The `TokenRefresher` for `TokenManager`: a refused refresh token becomes `RefreshRejectedError` (the
+ * installation is then disconnected instead of retried); whatever refresh token HubSpot returns is stored,
+ * since whether HubSpot rotates them is not documented (TokenManager keeps the old one when none comes back).
+ */
+export function createHubSpotTokenRefresher(cfg: HubSpotOAuthClientConfig): TokenRefresher {
+  return async (tokens) => {
+    if (!tokens.refreshToken)
+      throw new RefreshRejectedError('no refresh token is stored', 'NO_REFRESH_TOKEN');
+    try {
+      const grant = await refreshHubSpotTokens(cfg, tokens.refreshToken);
+      return grant.tokens;
+    } catch (err) {
+      if (err instanceof HubSpotOAuthError && isBadRefreshToken(err)) {
+        throw new RefreshRejectedError(err.message, err.providerStatus ?? err.providerError);
+      }
+      throw err;
+    }
+  };
+}

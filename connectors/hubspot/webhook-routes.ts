@@ -1,0 +1,93 @@
+import express, { type NextFunction, type Request, type Response, Router } from 'express';
+import type { CrmChange } from '../../src/crm/connector.js';
+import type { Logger } from '../../src/log.js';
+import { HubSpotPayloadError, HubSpotSignatureError } from './errors.js';
+import { HUBSPOT_WEBHOOK } from './provider.js';
+import { parseHubSpotEvents, toCrmChanges } from './webhook-events.js';
+import { verifyHubSpotSignatureV3 } from './webhook-signature.js';
+
+export const HUBSPOT_WEBHOOK_PATH = '/webhooks/hubspot';
+
+export interface HubSpotWebhookRouterDeps {
+  clientSecret: string;
+  /** `APP_URL`: HubSpot signs the public URL, which a proxy in front of the app may not pass on. */
+  publicUrl: string;
+  /** Must resolve only once the changes are durably queued; a throw answers 503 and HubSpot retries. */
+  onChanges: (portalId: string, changes: CrmChange[]) => Promise<void>;
+  logger?: Logger;
+  /** Epoch ms, for tests. */
+  now?: () => number;
+}
+
+/**
+ * `POST /webhooks/hubspot`: raw body (the signature covers its bytes), v3 signature (401), event list (400),
+ * then `onChanges` per portal; 204 only after every portal's changes are recorded, 503 if any could not be.
+ */
+export function createHubSpotWebhookRouter(deps: HubSpotWebhookRouterDeps): Router {
+  const router = Router();
+  const publicUrl = deps.publicUrl.replace(/\/+$/, '');
+
+  router.post(
+    HUBSPOT_WEBHOOK_PATH,
+    express.raw({ type: '*/*', limit: HUBSPOT_WEBHOOK.maxBodySize }),
+    async (req: Request, res: Response) => {
+      const rawBody = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+      try {
+        verifyHubSpotSignatureV3({
+          method: req.method,
+          url: `${publicUrl}${req.originalUrl}`,
+          rawBody,
+          timestampHeader: req.get(HUBSPOT_WEBHOOK.timestampHeader),
+          signatureHeader: req.get(HUBSPOT_WEBHOOK.signatureHeader),
+          clientSecret: deps.clientSecret,
+          now: (deps.now ?? Date.now)(),
+        });
+      } catch (err) {
+        if (err instanceof HubSpotSignatureError) {
+          res.status(401).json({ error: 'invalid_signature', reason: err.reason, message: err.message });
+          return;
+        }
+        throw err;
+      }
+
+      let changes: Map<string, CrmChange[]>;
+      try {
+        changes = toCrmChanges(parseHubSpotEvents(rawBody));
+      } catch (err) {
+        if (err instanceof HubSpotPayloadError) {
+          res.status(400).json({ error: 'invalid_payload', reason: err.reason, message: err.message });
+          return;
+        }
+        throw err;
+      }
+
+      try {
+        await Promise.all([...changes].map(([portalId, list]) => deps.onChanges(portalId, list)));
+      } catch (err) {
+        deps.logger?.error({ err }, 'HubSpot webhook: changes could not be recorded; HubSpot will retry');
+        res
+          .status(503)
+          .json({ error: 'unavailable', message: 'the events could not be recorded; retry later' });
+        return;
+      }
+      res.status(204).end();
+    },
+  );
+
+  // Body-parser failures (413 too large, 400 bad encoding) as short JSON, never a stack trace.
+  router.use(HUBSPOT_WEBHOOK_PATH, (err: unknown, _req: Request, res: Response, next: NextFunction) => {
+    const status =
+      typeof err === 'object' && err !== null && 'status' in err ? Number(err.status) : undefined;
+    if (status === 413) {
+      res.status(413).json({ error: 'payload_too_large', message: 'the webhook body is over 1 MB' });
+      return;
+    }
+    if (status !== undefined && status >= 400 && status < 500) {
+      res.status(status).json({ error: 'bad_request', message: 'the webhook body could not be read' });
+      return;
+    }
+    next(err);
+  });
+
+  return router;
+}

@@ -1,0 +1,156 @@
+import { randomBytes } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from 'pino';
+import {
+  createLocalHubSpot,
+  LOCAL_HUBSPOT_CLIENT_ID,
+  LOCAL_HUBSPOT_CLIENT_SECRET,
+  type LocalHubSpot,
+} from '../../connectors/hubspot/local/index.js';
+import { loadConfig } from '../config.js';
+import { createLogger } from '../log.js';
+import type { PipelineWorkers } from '../pipeline/workers.js';
+import { createSandbox, type FixtureReport, type ReportSandbox } from '../sandbox/index.js';
+import { createServerApp } from '../server/app.js';
+import { checkRedis, ensureTokenModeInstallations } from './bootstrap.js';
+import { type AppContext, createAppContext } from './context.js';
+import { demoCompanies, type SeedCompanyInput } from './demo-seed.js';
+
+/**
+ * Everything on one machine: the report sandbox, a local CRM, the HTTP server and the workers, wired with the
+ * production code and only pointed at local services. Used by `demo`, the integration tests and the
+ * benchmarks.
+ */
+
+export interface LocalSystemOptions {
+  crm?: 'hubspot';
+  /** Companies to seed, or how many to make from the fixtures. */
+  companies?: number | SeedCompanyInput[];
+  redisUrl?: string;
+  /** Redis key and queue prefix; tests pass a fresh one each. */
+  prefix?: string;
+  port?: number;
+  logger?: Logger;
+  logLevel?: string;
+  /** Workers in this process (0 for tests that run their own worker processes). */
+  workers?: number;
+  sandboxRateLimitPerMinute?: number;
+  crmRateLimit?: { max: number; intervalMs: number };
+  fixtures?: FixtureReport[];
+  /** Extra environment for the connector (REPORTS_RATE_PER_MINUTE, ...). */
+  env?: Record<string, string>;
+}
+
+export interface LocalSystem {
+  ctx: AppContext;
+  sandbox: ReportSandbox;
+  sandboxUrl: string;
+  hubspot: LocalHubSpot;
+  hubspotUrl: string;
+  appUrl: string;
+  installationId: string;
+  seed: SeedCompanyInput[];
+  /** Record id in the local CRM of each seed company, same order. */
+  recordIds: string[];
+  workers: PipelineWorkers[];
+  close(): Promise<void>;
+}
+
+export async function startLocalSystem(options: LocalSystemOptions = {}): Promise<LocalSystem> {
+  const logger = options.logger ?? createLogger(options.logLevel ?? 'warn');
+  const sandbox = createSandbox({
+    rateLimitPerMinute: options.sandboxRateLimitPerMinute ?? 6_000,
+    webhookRetryDelaysMs: [200, 1_000, 5_000],
+    ...(options.fixtures ? { fixtures: options.fixtures } : {}),
+  });
+  const sandboxListening = await sandbox.listen(0);
+  const privateAppToken = `pat-local-${randomBytes(8).toString('hex')}`;
+  const hubspot = createLocalHubSpot({
+    privateAppToken,
+    ...(options.crmRateLimit ? { rateLimit: options.crmRateLimit } : {}),
+  });
+  const hubspotListening = await hubspot.listen(0);
+
+  // The public URL must be known before the configuration is, and the server before its app: listen first.
+  const server: Server = createServer();
+  await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
+  const appUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const webhookSecret = `whsec_${randomBytes(24).toString('base64')}`;
+
+  const config = loadConfig(
+    {},
+    {
+      mode: 'demo',
+      envFile: null,
+      overrides: {
+        REDIS_URL: options.redisUrl ?? process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+        REDIS_PREFIX: options.prefix ?? 'rc-demo',
+        APP_URL: appUrl,
+        PORT: String((server.address() as AddressInfo).port),
+        REPORTS_API_URL: sandboxListening.url,
+        REPORTS_API_KEY: 'sk_sandbox_read',
+        REPORTS_WEBHOOK_SECRET: webhookSecret,
+        HUBSPOT_API_URL: hubspotListening.url,
+        HUBSPOT_AUTHORIZE_URL: `${hubspotListening.url}/oauth/authorize`,
+        HUBSPOT_CLIENT_ID: LOCAL_HUBSPOT_CLIENT_ID,
+        HUBSPOT_CLIENT_SECRET: LOCAL_HUBSPOT_CLIENT_SECRET,
+        HUBSPOT_ACCESS_TOKEN: privateAppToken,
+        LOG_LEVEL: options.logLevel ?? 'warn',
+        ...options.env,
+      },
+    },
+  );
+  const ctx = createAppContext(config, { logger });
+  const workers: PipelineWorkers[] = [];
+  try {
+    await checkRedis(ctx);
+    sandbox.configureWebhook(`${appUrl}/webhooks/reports`, webhookSecret);
+
+    const seed = Array.isArray(options.companies)
+      ? options.companies
+      : demoCompanies(sandbox.listReports(), options.companies ?? 300);
+    const snapshots = hubspot.seedCompanies(
+      seed.map((c) => {
+        const props: Record<string, string> = { name: c.name };
+        if (c.domain) props.domain = c.domain;
+        if (c.country) props.country = c.country;
+        if (c.city) props.city = c.city;
+        if (c.industry) props.industry = c.industry;
+        if (c.slug) props.report_slug = c.slug;
+        return props;
+      }),
+    );
+
+    server.on('request', createServerApp(ctx));
+    for (let i = 0; i < (options.workers ?? 1); i++) workers.push(await ctx.startWorkers());
+    const [installation] = await ensureTokenModeInstallations(ctx);
+    if (!installation) throw new Error('the local HubSpot installation was not created');
+
+    return {
+      ctx,
+      sandbox,
+      sandboxUrl: sandboxListening.url,
+      hubspot,
+      hubspotUrl: hubspotListening.url,
+      appUrl,
+      installationId: installation.id,
+      seed,
+      recordIds: snapshots.map((s) => s.id),
+      workers,
+      async close() {
+        server.closeAllConnections();
+        await new Promise((r) => server.close(r));
+        await ctx.close();
+        await hubspotListening.close();
+        await sandboxListening.close();
+      },
+    };
+  } catch (err) {
+    server.close();
+    await ctx.close();
+    await hubspotListening.close();
+    await sandboxListening.close();
+    throw err;
+  }
+}

@@ -1,0 +1,441 @@
+import nock from 'nock';
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { createHubSpotConnector } from '../connectors/hubspot/create-connector.js';
+import type { AccessTokenSource } from '../src/auth/token-manager.js';
+import {
+  CrmFieldsMissingError,
+  CrmForbiddenError,
+  CrmRateLimitedError,
+  CrmTransientError,
+  CrmUnauthorizedError,
+} from '../src/crm/errors.js';
+import type { RequestGate } from '../src/crm/request-gate.js';
+import { FIELDS } from '../src/fields.js';
+
+const API = 'https://api.hubspot.test';
+const OWN = FIELDS.map((f) => f.hubspot);
+const READ_PROPERTIES = ['name', 'domain', 'industry', 'country', 'city', ...OWN].join(',');
+const NOON = Date.UTC(2026, 10, 21, 12, 0, 0);
+
+function setup() {
+  const sleeps: number[] = [];
+  const pauses: number[] = [];
+  let acquires = 0;
+  let now = NOON;
+  const gate: RequestGate = {
+    acquire: async () => {
+      acquires++;
+    },
+    pause: async (ms) => {
+      pauses.push(ms);
+    },
+  };
+  const refreshAfterRejection = vi.fn(async (_rejected: string) => 'token-2');
+  const tokens: AccessTokenSource = { current: async () => 'token-1', refreshAfterRejection };
+  const connector = createHubSpotConnector({
+    apiUrl: API,
+    tokens,
+    gate,
+    sleep: async (ms) => {
+      sleeps.push(ms);
+      now += ms;
+    },
+    random: () => 0.5,
+    now: () => now,
+  });
+  return { connector, sleeps, pauses, refreshAfterRejection, acquires: () => acquires };
+}
+
+const company = (id: string, properties: Record<string, string | null>) => ({
+  id,
+  properties: { hs_object_id: id, ...properties },
+  createdAt: '2026-01-01T00:00:00Z',
+  updatedAt: '2026-01-01T00:00:00Z',
+  archived: false,
+});
+
+beforeAll(() => {
+  nock.disableNetConnect();
+});
+
+afterEach(() => {
+  const pending = nock.pendingMocks();
+  nock.cleanAll();
+  expect(pending, 'every mocked HubSpot call was made').toEqual([]);
+});
+
+describe('reads', () => {
+  it('lists a page with the matching and own properties and converts values', async () => {
+    const { connector } = setup();
+    nock(API, { reqheaders: { authorization: 'Bearer token-1' } })
+      .get('/crm/v3/objects/companies')
+      .query({ limit: '100', properties: READ_PROPERTIES, archived: 'false' })
+      .reply(200, {
+        results: [
+          company('101', {
+            name: 'Acme',
+            domain: 'acme.test',
+            industry: '',
+            country: null,
+            report_slug: 'acme',
+            report_score: '81.5',
+            report_scored_at: '2026-03-01T10:00:00Z',
+            report_verified_at: '1767225600000',
+            report_verified_score: '',
+            report_match_status: 'matched',
+          }),
+        ],
+        paging: { next: { after: '102', link: 'x' } },
+      });
+    const page = await connector.listCompanies(null);
+    expect(page.nextCursor).toBe('102');
+    expect(page.records).toHaveLength(1);
+    const [r] = page.records;
+    expect(r).toMatchObject({ id: '101', name: 'Acme', domain: 'acme.test', industry: null, country: null, city: null });
+    expect(r!.fields).toMatchObject({
+      slug: 'acme',
+      score: 81.5,
+      scoredAt: '2026-03-01T10:00:00.000Z',
+      verifiedAt: '2026-01-01T00:00:00.000Z',
+      verifiedScore: null,
+      matchStatus: 'matched',
+      band: null,
+    });
+    expect(Object.keys(r!.fields).sort()).toEqual(FIELDS.map((f) => f.key).sort());
+  });
+
+  it('passes the cursor as `after` and ends when there is no next page', async () => {
+    const { connector } = setup();
+    nock(API)
+      .get('/crm/v3/objects/companies')
+      .query({ limit: '100', properties: READ_PROPERTIES, archived: 'false', after: '102' })
+      .reply(200, { results: [] });
+    expect(await connector.listCompanies('102')).toEqual({ records: [], nextCursor: null });
+  });
+
+  it('reads in batches of 100 and leaves out ids that no longer exist', async () => {
+    const { connector } = setup();
+    const ids = Array.from({ length: 150 }, (_, i) => String(1000 + i));
+    const batches: string[][] = [];
+    nock(API)
+      .post('/crm/v3/objects/companies/batch/read', (body) => {
+        batches.push(body.inputs.map((i: { id: string }) => i.id));
+        return body.properties.join(',') === READ_PROPERTIES;
+      })
+      .query({ archived: 'false' })
+      .times(2)
+      .reply(async (req: Request) => {
+        const asked = ((await req.json()) as { inputs: { id: string }[] }).inputs.map((i) => i.id);
+        const missing = asked.filter((id) => id === '1003');
+        const results = asked.filter((id) => id !== '1003').map((id) => company(id, { name: `c${id}` }));
+        // 1004 was merged into 9999: HubSpot answers with the survivor, which was not asked for.
+        const shown = results.map((r) => (r.id === '1004' ? company('9999', { name: 'survivor' }) : r));
+        return missing.length
+          ? [207, { status: 'COMPLETE', results: shown, numErrors: 1, errors: [{ category: 'OBJECT_NOT_FOUND', context: { ids: missing } }] }]
+          : [200, { status: 'COMPLETE', results: shown }];
+      });
+    const records = await connector.readCompanies([...ids, '1000']);
+    expect(batches.map((b) => b.length)).toEqual([100, 50]);
+    expect(records.map((r) => r.id)).toEqual(ids.filter((id) => id !== '1003' && id !== '1004'));
+  });
+});
+
+describe('writes', () => {
+  it('sends values in wire format and maps a 207 back to each record', async () => {
+    const { connector } = setup();
+    let sent: { id: string; properties: Record<string, string> }[] = [];
+    nock(API)
+      .post('/crm/v3/objects/companies/batch/update', (body) => {
+        sent = body.inputs;
+        return true;
+      })
+      .reply(207, {
+        status: 'COMPLETE',
+        results: [
+          company('1', { report_score: '81.5' }),
+          company('50', { report_score: '1', hs_merged_object_ids: '7;3' }),
+        ],
+        numErrors: 1,
+        errors: [
+          {
+            status: 'error',
+            category: 'OBJECT_NOT_FOUND',
+            message: 'Could not get some COMPANY objects, they may be deleted or not exist.',
+            context: { ids: ['2'] },
+          },
+        ],
+      });
+    const results = await connector.writeCompanies([
+      {
+        id: '1',
+        values: {
+          score: 81.5,
+          scoredAt: '2026-03-01T10:00:00.000Z',
+          verifiedScore: null,
+          matchStatus: 'matched',
+          pillars: 'Team 80 (40%)',
+        },
+      },
+      { id: '2', values: { score: 1 } },
+      { id: '3', values: { score: 1 } },
+      { id: '4', values: { scoredAt: 'not a date' } },
+    ]);
+    expect(sent).toEqual([
+      {
+        id: '1',
+        properties: {
+          report_score: '81.5',
+          report_scored_at: String(Date.parse('2026-03-01T10:00:00.000Z')),
+          report_verified_score: '',
+          report_match_status: 'matched',
+          report_pillars: 'Team 80 (40%)',
+        },
+      },
+      { id: '2', properties: { report_score: '1' } },
+      { id: '3', properties: { report_score: '1' } },
+    ]);
+    expect(results).toEqual([
+      { id: '1', ok: true },
+      {
+        id: '2',
+        ok: false,
+        error: expect.objectContaining({ code: 'NOT_FOUND', providerCode: 'OBJECT_NOT_FOUND' }),
+      },
+      { id: '3', ok: false, error: expect.objectContaining({ code: 'NOT_FOUND', mergedInto: '50' }) },
+      { id: '4', ok: false, error: expect.objectContaining({ code: 'INVALID_VALUE' }) },
+    ]);
+  });
+
+  it('sends an id named twice once, later values winning, and answers both updates', async () => {
+    const { connector } = setup();
+    let sent: unknown;
+    nock(API)
+      .post('/crm/v3/objects/companies/batch/update', (body) => {
+        sent = body.inputs;
+        return true;
+      })
+      .reply(200, { status: 'COMPLETE', results: [company('1', {})] });
+    const results = await connector.writeCompanies([
+      { id: '1', values: { score: 1, band: 'weak' } },
+      { id: '1', values: { score: 2 } },
+    ]);
+    expect(sent).toEqual([{ id: '1', properties: { report_score: '2', report_band: 'weak' } }]);
+    expect(results).toEqual([
+      { id: '1', ok: true },
+      { id: '1', ok: true },
+    ]);
+  });
+
+  it('marks ids named by a whole-batch 404 as NOT_FOUND and sends the rest again', async () => {
+    const { connector } = setup();
+    const bodies: string[][] = [];
+    nock(API)
+      .post('/crm/v3/objects/companies/batch/update', (body) => {
+        bodies.push(body.inputs.map((i: { id: string }) => i.id));
+        return true;
+      })
+      .reply(404, { status: 'error', category: 'OBJECT_NOT_FOUND', message: 'gone', context: { ids: ['2'] } })
+      .post('/crm/v3/objects/companies/batch/update', (body) => {
+        bodies.push(body.inputs.map((i: { id: string }) => i.id));
+        return true;
+      })
+      .reply(200, { status: 'COMPLETE', results: [company('1', {}), company('3', {})] });
+    const results = await connector.writeCompanies(['1', '2', '3'].map((id) => ({ id, values: { score: 5 } })));
+    expect(bodies).toEqual([
+      ['1', '2', '3'],
+      ['1', '3'],
+    ]);
+    expect(results.map((r) => (r.ok ? 'ok' : r.error.code))).toEqual(['ok', 'NOT_FOUND', 'ok']);
+  });
+
+  it('throws CrmFieldsMissingError when HubSpot lacks one of the properties', async () => {
+    const { connector } = setup();
+    const detail = [{ isValid: false, message: 'Property "report_band" does not exist', error: 'PROPERTY_DOESNT_EXIST', name: 'report_band' }];
+    nock(API)
+      .post('/crm/v3/objects/companies/batch/update')
+      .reply(400, {
+        status: 'error',
+        category: 'VALIDATION_ERROR',
+        message: `Property values were not valid: ${JSON.stringify(detail)}`,
+      });
+    const err = await connector.writeCompanies([{ id: '1', values: { band: 'strong' } }]).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(CrmFieldsMissingError);
+    expect((err as CrmFieldsMissingError).fields).toEqual(['report_band']);
+  });
+
+  it('splits more than 100 updates into batches of 100 and sends nothing for empty updates', async () => {
+    const { connector } = setup();
+    const sizes: number[] = [];
+    nock(API)
+      .post('/crm/v3/objects/companies/batch/update', (body) => {
+        sizes.push(body.inputs.length);
+        return true;
+      })
+      .times(2)
+      .reply(async (req: Request) => {
+        const { inputs } = (await req.json()) as { inputs: { id: string }[] };
+        return [200, { status: 'COMPLETE', results: inputs.map((i) => company(i.id, {})) }];
+      });
+    const updates = Array.from({ length: 150 }, (_, i) => ({ id: String(i), values: { score: i } }));
+    const results = await connector.writeCompanies([...updates, { id: 'x', values: {} }]);
+    expect(sizes).toEqual([100, 50]);
+    expect(results.every((r) => r.ok)).toBe(true);
+    expect(results.at(-1)).toEqual({ id: 'x', ok: true });
+  });
+});
+
+describe('limits and failures', () => {
+  const list = () =>
+    nock(API).get('/crm/v3/objects/companies').query(true);
+
+  it('waits out a TEN_SECONDLY_ROLLING 429 (pausing the gate) and retries', async () => {
+    const { connector, pauses, sleeps } = setup();
+    list()
+      .reply(
+        429,
+        {
+          status: 'error',
+          message: 'You have reached your ten_secondly_rolling limit.',
+          errorType: 'RATE_LIMIT',
+          policyName: 'TEN_SECONDLY_ROLLING',
+        },
+        { 'X-HubSpot-RateLimit-Interval-Milliseconds': '10000', 'X-HubSpot-RateLimit-Max': '110', 'X-HubSpot-RateLimit-Remaining': '0' },
+      );
+    list().reply(200, { results: [] }, { 'X-HubSpot-RateLimit-Max': '110', 'X-HubSpot-RateLimit-Remaining': '100' });
+    await expect(connector.listCompanies(null)).resolves.toEqual({ records: [], nextCursor: null });
+    expect(pauses).toEqual([10_000]);
+    expect(sleeps).toEqual([10_000]);
+  });
+
+  it('gives up with CrmRateLimitedError after a bounded number of 429s', async () => {
+    const { connector, pauses } = setup();
+    list().times(4).reply(429, { status: 'error', policyName: 'TEN_SECONDLY_ROLLING', errorType: 'RATE_LIMIT' });
+    const err = await connector.listCompanies(null).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(CrmRateLimitedError);
+    expect(err).toMatchObject({ policy: 'TEN_SECONDLY_ROLLING', retryAfterMs: 10_000 });
+    expect(pauses).toHaveLength(3);
+  });
+
+  it('turns a DAILY 429 into CrmRateLimitedError with the time until the daily reset', async () => {
+    const { connector, pauses } = setup();
+    list().reply(429, {
+      status: 'error',
+      message: 'You have reached your daily limit.',
+      errorType: 'RATE_LIMIT',
+      policyName: 'DAILY',
+    });
+    const err = await connector.listCompanies(null).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(CrmRateLimitedError);
+    expect(err).toMatchObject({ policy: 'DAILY', retryAfterMs: 12 * 3600_000, code: 'CRM_RATE_LIMITED' });
+    expect(pauses).toEqual([]);
+  });
+
+  it('retries 5xx with growing, jittered delays, then succeeds', async () => {
+    const { connector, sleeps } = setup();
+    list().reply(503, { status: 'error', message: 'unavailable' });
+    list().reply(502, 'Bad gateway');
+    list().reply(500, { status: 'error', message: 'internal' });
+    list().reply(200, { results: [] });
+    await connector.listCompanies(null);
+    // random() = 0.5: half the step fixed plus a quarter: 375, 750, 1500 for steps 500, 1000, 2000.
+    expect(sleeps).toEqual([375, 750, 1500]);
+  });
+
+  it('gives up on 5xx with CrmTransientError after the bounded retries', async () => {
+    const { connector, sleeps } = setup();
+    list().times(5).reply(503, { status: 'error', message: 'unavailable' });
+    const err = await connector.listCompanies(null).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(CrmTransientError);
+    expect((err as CrmTransientError).status).toBe(503);
+    expect(sleeps).toHaveLength(4);
+  });
+
+  it('retries network errors', async () => {
+    const { connector, sleeps } = setup();
+    list().replyWithError('socket hang up');
+    list().reply(200, { results: [] });
+    await expect(connector.listCompanies(null)).resolves.toEqual({ records: [], nextCursor: null });
+    expect(sleeps).toHaveLength(1);
+  });
+
+  it('refreshes the token once on 401 and retries with the new token', async () => {
+    const { connector, refreshAfterRejection } = setup();
+    nock(API, { reqheaders: { authorization: 'Bearer token-1' } })
+      .get('/crm/v3/objects/companies')
+      .query(true)
+      .reply(401, { status: 'error', category: 'EXPIRED_AUTHENTICATION', message: 'expired' });
+    nock(API, { reqheaders: { authorization: 'Bearer token-2' } })
+      .get('/crm/v3/objects/companies')
+      .query(true)
+      .reply(200, { results: [] });
+    await connector.listCompanies(null);
+    expect(refreshAfterRejection).toHaveBeenCalledTimes(1);
+    expect(refreshAfterRejection).toHaveBeenCalledWith('token-1');
+  });
+
+  it('throws CrmUnauthorizedError when the refreshed token is refused too', async () => {
+    const { connector, refreshAfterRejection } = setup();
+    list().times(2).reply(401, { status: 'error', category: 'INVALID_AUTHENTICATION', message: 'no' });
+    await expect(connector.listCompanies(null)).rejects.toBeInstanceOf(CrmUnauthorizedError);
+    expect(refreshAfterRejection).toHaveBeenCalledTimes(1);
+  });
+
+  it('throws CrmForbiddenError naming the missing scope', async () => {
+    const { connector } = setup();
+    list().reply(403, {
+      status: 'error',
+      category: 'MISSING_SCOPES',
+      message: "This app hasn't been granted all required scopes to make this call.",
+      errors: [{ message: 'One or more of the following scopes are required.', context: { requiredGranularScopes: ['crm.objects.companies.read'] } }],
+    });
+    const err = await connector.listCompanies(null).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(CrmForbiddenError);
+    expect((err as Error).message).toContain('crm.objects.companies.read');
+  });
+
+  it('holds off for the rest of the window when Remaining runs low, and reports usage', async () => {
+    const { connector, pauses, sleeps } = setup();
+    list().reply(200, { results: [] }, {
+      'X-HubSpot-RateLimit-Max': '110',
+      'X-HubSpot-RateLimit-Remaining': '3',
+      'X-HubSpot-RateLimit-Interval-Milliseconds': '10000',
+    });
+    list().reply(200, { results: [] }, { 'X-HubSpot-RateLimit-Max': '110', 'X-HubSpot-RateLimit-Remaining': '109' });
+    expect(connector.apiUsage()).toBeNull();
+    await connector.listCompanies(null);
+    expect(pauses).toEqual([10_000]);
+    expect(connector.apiUsage()).toMatchObject({ used: 107, limit: 110 });
+    expect(connector.apiUsage()?.summary).toContain('3 of 110');
+    await connector.listCompanies(null);
+    expect(sleeps).toEqual([10_000]);
+    expect(pauses).toEqual([10_000]);
+  });
+});
+
+describe('findBySlug', () => {
+  it('searches report_slug EQ slug, follows pages and paces searches apart', async () => {
+    const { connector, sleeps } = setup();
+    const bodies: Record<string, unknown>[] = [];
+    nock(API)
+      .post('/crm/v3/objects/companies/search', (body) => {
+        bodies.push(body);
+        return true;
+      })
+      .reply(200, { total: 201, results: [company('1', { report_slug: 'acme' })], paging: { next: { after: '200' } } })
+      .post('/crm/v3/objects/companies/search', (body) => {
+        bodies.push(body);
+        return true;
+      })
+      .reply(200, { total: 201, results: [company('2', { report_slug: 'acme' })] });
+    const records = await connector.findBySlug('acme');
+    expect(records.map((r) => r.id)).toEqual(['1', '2']);
+    expect(bodies[0]).toMatchObject({
+      filterGroups: [{ filters: [{ propertyName: 'report_slug', operator: 'EQ', value: 'acme' }] }],
+      limit: 200,
+    });
+    expect(bodies[0]).not.toHaveProperty('after');
+    expect(bodies[1]).toMatchObject({ after: '200' });
+    // 5 searches per second: the second waits 200 ms after the first.
+    expect(sleeps).toEqual([200]);
+  });
+});

@@ -1,0 +1,258 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import express from 'express';
+import type { Redis } from 'ioredis';
+import nock from 'nock';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import {
+  createLocalHubSpot,
+  LOCAL_HUBSPOT_CLIENT_ID,
+  LOCAL_HUBSPOT_CLIENT_SECRET,
+  type LocalHubSpot,
+  type LocalHubSpotServer,
+} from '../connectors/hubspot/local/index.js';
+import { createHubSpotOAuthRouter } from '../connectors/hubspot/oauth-routes.js';
+import { exchangeHubSpotCode } from '../connectors/hubspot/oauth-tokens.js';
+import { OAuthStateStore } from '../src/auth/oauth-state.js';
+import { type Installation, InstallationStore } from '../src/installations/store.js';
+import { closeRedis, createRedis, waitForRedis } from '../src/redis.js';
+import { SecretBox } from '../src/util/secretbox.js';
+
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const prefix = `rc-test-${randomUUID()}`;
+const signingKey = randomBytes(32);
+let redis: Redis;
+let store: InstallationStore;
+let states: OAuthStateStore;
+
+interface InstallApp {
+  base: string;
+  installed: Installation[];
+  close(): Promise<void>;
+}
+
+async function startInstallApp(
+  local: LocalHubSpotServer,
+  onInstalled?: (installation: Installation) => Promise<void>,
+): Promise<InstallApp> {
+  const installed: Installation[] = [];
+  const app = express();
+  const server: Server = createServer(app);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  app.use(
+    createHubSpotOAuthRouter({
+      clientId: LOCAL_HUBSPOT_CLIENT_ID,
+      clientSecret: LOCAL_HUBSPOT_CLIENT_SECRET,
+      appUrl: base,
+      apiUrl: local.url,
+      authorizeUrl: `${local.url}/oauth/authorize`,
+      states,
+      installations: store,
+      onInstalled:
+        onInstalled ??
+        (async (installation) => {
+          installed.push(installation);
+        }),
+    }),
+  );
+  return {
+    base,
+    installed,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    },
+  };
+}
+
+const manual = (url: string) => fetch(url, { redirect: 'manual' });
+
+/** Install redirect -> local consent screen -> the callback URL it redirects to. */
+async function callbackUrlFor(app: InstallApp): Promise<string> {
+  const install = await manual(`${app.base}/oauth/hubspot/install`);
+  expect(install.status).toBe(302);
+  const consent = await manual(install.headers.get('location')!);
+  expect(consent.status).toBe(302);
+  return consent.headers.get('location')!;
+}
+
+async function expectPage(res: Response, status: number, ...phrases: string[]): Promise<string> {
+  expect(res.status).toBe(status);
+  expect(res.headers.get('content-type')).toContain('text/html');
+  const text = await res.text();
+  for (const phrase of phrases) expect(text).toContain(phrase);
+  expect(text).not.toMatch(/\bat .*\.(ts|js):\d+/);
+  return text;
+}
+
+let hubspot: LocalHubSpot;
+let hubspotServer: LocalHubSpotServer;
+let app: InstallApp;
+
+beforeAll(async () => {
+  nock.enableNetConnect();
+  redis = createRedis(REDIS_URL, 'producer');
+  await waitForRedis(redis);
+  store = new InstallationStore(redis, new SecretBox(randomBytes(32)), prefix);
+  states = new OAuthStateStore(redis, signingKey, prefix);
+  hubspot = createLocalHubSpot();
+  hubspotServer = await hubspot.listen();
+  app = await startInstallApp(hubspotServer);
+});
+
+afterEach(() => {
+  hubspot.setAuthorizeDecision('approve');
+});
+
+afterAll(async () => {
+  await app.close();
+  await hubspotServer.close();
+  let cursor = '0';
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 500);
+    cursor = next;
+    if (keys.length > 0) await redis.del(...keys);
+  } while (cursor !== '0');
+  await closeRedis(redis);
+});
+
+describe('GET /oauth/hubspot/install', () => {
+  it('redirects to the authorize URL with client id, redirect URI, space-separated scopes and a state', async () => {
+    const res = await manual(`${app.base}/oauth/hubspot/install`);
+    expect(res.status).toBe(302);
+    const location = res.headers.get('location')!;
+    const url = new URL(location);
+    expect(`${url.origin}${url.pathname}`).toBe(`${hubspotServer.url}/oauth/authorize`);
+    expect(url.searchParams.get('client_id')).toBe(LOCAL_HUBSPOT_CLIENT_ID);
+    expect(url.searchParams.get('redirect_uri')).toBe(`${app.base}/oauth/hubspot/callback`);
+    expect(url.searchParams.get('scope')).toBe(
+      'oauth crm.objects.companies.read crm.objects.companies.write crm.schemas.companies.read crm.schemas.companies.write',
+    );
+    expect(location).toContain('scope=oauth%20crm.objects.companies.read%20');
+    expect(url.searchParams.get('state')).toMatch(/^[\w-]+\.[\w-]+$/);
+  });
+});
+
+describe('GET /oauth/hubspot/callback', () => {
+  it('exchanges the code, stores the installation with sealed tokens, calls onInstalled and redirects to /admin', async () => {
+    hubspot.resetStats();
+    const callback = await callbackUrlFor(app);
+    const before = Date.now();
+    const res = await manual(callback);
+    expect(res.status).toBe(302);
+    expect(res.headers.get('location')).toBe('/admin?installed=hubspot-62515');
+    expect(app.installed.map((i) => [i.id, i.crm, i.externalId, i.mode, i.status])).toEqual([
+      ['hubspot-62515', 'hubspot', '62515', 'oauth', 'connected'],
+    ]);
+    const tokens = await store.getTokens('hubspot-62515');
+    expect(tokens?.accessToken).toMatch(/^local-at-/);
+    expect(tokens?.refreshToken).toMatch(/^local-rt-/);
+    expect(tokens!.expiresAt! - before).toBeGreaterThan(1790_000);
+    expect(tokens!.expiresAt! - before).toBeLessThanOrEqual(1800_000 + (Date.now() - before));
+    const raw = await redis.hget(`${prefix}:installation:hubspot-62515`, 'tokens');
+    expect(raw).not.toContain(tokens!.accessToken);
+    expect(hubspot.stats().calls['oauth.token']).toBe(1);
+
+    // The same callback again: the state was single-use.
+    await expectPage(await manual(callback), 400, 'expired or was already used');
+    expect(hubspot.stats().calls['oauth.token']).toBe(1);
+  });
+
+  it('refuses a missing, forged, foreign or expired state before touching HubSpot', async () => {
+    hubspot.resetStats();
+    const callback = new URL(await callbackUrlFor(app));
+    const code = callback.searchParams.get('code')!;
+    const at = (state?: string) =>
+      manual(`${app.base}/oauth/hubspot/callback?code=${code}${state === undefined ? '' : `&state=${encodeURIComponent(state)}`}`);
+
+    await expectPage(await at(), 400, 'state parameter is missing');
+    const [nonce] = callback.searchParams.get('state')!.split('.');
+    await expectPage(await at(`${nonce}.AAAAforged`), 400, 'not issued by this app');
+    const otherApp = new OAuthStateStore(redis, randomBytes(32), prefix);
+    await expectPage(await at(await otherApp.issue('hubspot')), 400, 'not issued by this app');
+    await expectPage(await at(await states.issue('salesforce')), 400, 'belongs to another provider');
+
+    const shortLived = new OAuthStateStore(redis, signingKey, prefix, 1);
+    const expiring = await shortLived.issue('hubspot');
+    const key = `${prefix}:oauth-state:${expiring.split('.')[0]}`;
+    await expect.poll(() => redis.exists(key), { timeout: 5_000, interval: 100 }).toBe(0);
+    await expectPage(await at(expiring), 400, 'expired or was already used');
+
+    expect(hubspot.stats().calls['oauth.token'] ?? 0).toBe(0);
+  });
+
+  it('shows a clear page when the admin declines at HubSpot', async () => {
+    hubspot.setAuthorizeDecision('deny');
+    const callback = await callbackUrlFor(app);
+    expect(callback).toContain('error=access_denied');
+    await expectPage(await manual(callback), 400, 'HubSpot did not connect', 'access_denied', 'start the install again');
+  });
+
+  it("shows a clear page when HubSpot's token endpoint refuses the code", async () => {
+    const callback = new URL(await callbackUrlFor(app));
+    callback.searchParams.set('code', 'local-code-not-issued');
+    await expectPage(await manual(callback.toString()), 400, 'HubSpot refused the install', 'invalid_grant', 'BAD_AUTH_CODE');
+  });
+
+  it('asks the introspection endpoint for the portal when the token response has no hub_id', async () => {
+    const other = createLocalHubSpot({ omitHubIdInTokenResponse: true, portalId: '777' });
+    const otherServer = await other.listen();
+    const otherApp = await startInstallApp(otherServer);
+    try {
+      const res = await manual(await callbackUrlFor(otherApp));
+      expect(res.headers.get('location')).toBe('/admin?installed=hubspot-777');
+      expect(other.stats().calls['oauth.introspect']).toBe(1);
+      expect(otherApp.installed.map((i) => i.externalId)).toEqual(['777']);
+    } finally {
+      await otherApp.close();
+      await otherServer.close();
+    }
+  });
+
+  it('says so when the installation was stored but onInstalled failed', async () => {
+    const failing = await startInstallApp(hubspotServer, async () => {
+      throw new Error('field setup failed: HubSpot answered 403');
+    });
+    try {
+      await expectPage(await manual(await callbackUrlFor(failing)), 500, 'Installed, but set-up failed', '62515', 'field setup failed');
+    } finally {
+      await failing.close();
+    }
+  });
+});
+
+describe('exchangeHubSpotCode', () => {
+  it('posts every parameter form-encoded in the body of the v3 token endpoint', async () => {
+    const api = 'https://api.hubspot.test';
+    let contentType: string | null = null;
+    let params: Record<string, string> = {};
+    let search = '';
+    nock(api)
+      .post('/oauth/v3/token')
+      .query(true)
+      .reply(async (req: Request) => {
+        contentType = req.headers.get('content-type');
+        search = new URL(req.url).search;
+        params = Object.fromEntries(new URLSearchParams(await req.text()));
+        return [200, { access_token: 'at', refresh_token: 'rt', expires_in: 1800, token_type: 'bearer', hub_id: 42 }];
+      });
+    const grant = await exchangeHubSpotCode(
+      { apiUrl: api, clientId: 'cid', clientSecret: 'secret', now: () => 1_000 },
+      'the-code',
+      'https://app.test/oauth/hubspot/callback',
+    );
+    expect(contentType).toContain('application/x-www-form-urlencoded');
+    expect(search).toBe('');
+    expect(params).toEqual({
+      grant_type: 'authorization_code',
+      client_id: 'cid',
+      client_secret: 'secret',
+      redirect_uri: 'https://app.test/oauth/hubspot/callback',
+      code: 'the-code',
+    });
+    expect(grant).toEqual({ tokens: { accessToken: 'at', refreshToken: 'rt', expiresAt: 1_801_000 }, hubId: '42' });
+    nock.cleanAll();
+  });
+});
