@@ -24,7 +24,7 @@ import { demoCompanies, type SeedCompanyInput } from './demo-seed.js';
  */
 
 export interface LocalSystemOptions {
-  crm?: 'hubspot';
+  crm?: 'hubspot' | 'salesforce';
   /** Companies to seed, or how many to make from the fixtures. */
   companies?: number | SeedCompanyInput[];
   redisUrl?: string;
@@ -42,10 +42,29 @@ export interface LocalSystemOptions {
   env?: Record<string, string>;
 }
 
+/** A CRM-neutral look at a record of the local CRM, in the connector's terms. */
+export interface LocalCrmRecord {
+  id: string;
+  name: string | null;
+  slug: string | null;
+  status: string | null;
+  score: number | null;
+  band: string | null;
+  syncedAt: string | null;
+}
+
+export interface LocalCrmView {
+  kind: 'hubspot' | 'salesforce';
+  record(id: string): LocalCrmRecord | undefined;
+}
+
 export interface LocalSystem {
   ctx: AppContext;
   sandbox: ReportSandbox;
   sandboxUrl: string;
+  crm: LocalCrmView;
+  crmUrl: string;
+  /** The local HubSpot, when the CRM is HubSpot (tests reach into it for faults and counters). */
   hubspot: LocalHubSpot;
   hubspotUrl: string;
   appUrl: string;
@@ -127,10 +146,30 @@ export async function startLocalSystem(options: LocalSystemOptions = {}): Promis
     const [installation] = await ensureTokenModeInstallations(ctx);
     if (!installation) throw new Error('the local HubSpot installation was not created');
 
+    const empty = (v: string | undefined) => (v === undefined || v === '' ? null : v);
+    const crm: LocalCrmView = {
+      kind: 'hubspot',
+      record(id) {
+        const c = hubspot.getCompany(id);
+        if (!c || c.deleted) return undefined;
+        const p = c.properties;
+        return {
+          id,
+          name: empty(p.name),
+          slug: empty(p.report_slug),
+          status: empty(p.report_match_status),
+          score: empty(p.report_score) === null ? null : Number(p.report_score),
+          band: empty(p.report_band),
+          syncedAt: empty(p.report_synced_at),
+        };
+      },
+    };
     return {
       ctx,
       sandbox,
       sandboxUrl: sandboxListening.url,
+      crm,
+      crmUrl: hubspotListening.url,
       hubspot,
       hubspotUrl: hubspotListening.url,
       appUrl,

@@ -4,17 +4,15 @@ import type { LocalSystem } from '../../src/app/local-system.js';
 export function wrongRecords(system: LocalSystem): string[] {
   const wrong: string[] = [];
   system.seed.forEach((company, i) => {
-    const record = system.hubspot.getCompany(system.recordIds[i]!);
-    const p = record?.properties ?? {};
-    const status = p.report_match_status ?? '';
-    const slug = p.report_slug ?? '';
+    const r = system.crm.record(system.recordIds[i]!);
     const e = company.expected;
     const ok =
-      (e.status === 'matched' && status === 'matched' && slug === e.slug && p.report_score !== undefined && p.report_score !== '') ||
-      (e.status === 'not_published' && status === 'not_published' && slug === e.slug && !p.report_score) ||
-      (e.status === 'needs_review' && status === 'needs_review' && !slug) ||
-      (e.status === 'no_match' && status === 'no_match' && !slug);
-    if (!ok) wrong.push(`${company.name}: expected ${JSON.stringify(e)}, got status=${status} slug=${slug}`);
+      r !== undefined &&
+      ((e.status === 'matched' && r.status === 'matched' && r.slug === e.slug && r.score !== null) ||
+        (e.status === 'not_published' && r.status === 'not_published' && r.slug === e.slug && r.score === null) ||
+        (e.status === 'needs_review' && r.status === 'needs_review' && r.slug === null) ||
+        (e.status === 'no_match' && r.status === 'no_match' && r.slug === null));
+    if (!ok) wrong.push(`${company.name}: expected ${JSON.stringify(e)}, got ${JSON.stringify(r)}`);
   });
   return wrong;
 }
