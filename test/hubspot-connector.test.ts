@@ -91,7 +91,14 @@ describe('reads', () => {
     expect(page.nextCursor).toBe('102');
     expect(page.records).toHaveLength(1);
     const [r] = page.records;
-    expect(r).toMatchObject({ id: '101', name: 'Acme', domain: 'acme.test', industry: null, country: null, city: null });
+    expect(r).toMatchObject({
+      id: '101',
+      name: 'Acme',
+      domain: 'acme.test',
+      industry: null,
+      country: null,
+      city: null,
+    });
     expect(r!.fields).toMatchObject({
       slug: 'acme',
       score: 81.5,
@@ -131,7 +138,15 @@ describe('reads', () => {
         // 1004 was merged into 9999: HubSpot answers with the survivor, which was not asked for.
         const shown = results.map((r) => (r.id === '1004' ? company('9999', { name: 'survivor' }) : r));
         return missing.length
-          ? [207, { status: 'COMPLETE', results: shown, numErrors: 1, errors: [{ category: 'OBJECT_NOT_FOUND', context: { ids: missing } }] }]
+          ? [
+              207,
+              {
+                status: 'COMPLETE',
+                results: shown,
+                numErrors: 1,
+                errors: [{ category: 'OBJECT_NOT_FOUND', context: { ids: missing } }],
+              },
+            ]
           : [200, { status: 'COMPLETE', results: shown }];
       });
     const records = await connector.readCompanies([...ids, '1000']);
@@ -240,7 +255,9 @@ describe('writes', () => {
         return true;
       })
       .reply(200, { status: 'COMPLETE', results: [company('1', {}), company('3', {})] });
-    const results = await connector.writeCompanies(['1', '2', '3'].map((id) => ({ id, values: { score: 5 } })));
+    const results = await connector.writeCompanies(
+      ['1', '2', '3'].map((id) => ({ id, values: { score: 5 } })),
+    );
     expect(bodies).toEqual([
       ['1', '2', '3'],
       ['1', '3'],
@@ -250,7 +267,14 @@ describe('writes', () => {
 
   it('throws CrmFieldsMissingError when HubSpot lacks one of the properties', async () => {
     const { connector } = setup();
-    const detail = [{ isValid: false, message: 'Property "report_band" does not exist', error: 'PROPERTY_DOESNT_EXIST', name: 'report_band' }];
+    const detail = [
+      {
+        isValid: false,
+        message: 'Property "report_band" does not exist',
+        error: 'PROPERTY_DOESNT_EXIST',
+        name: 'report_band',
+      },
+    ];
     nock(API)
       .post('/crm/v3/objects/companies/batch/update')
       .reply(400, {
@@ -258,7 +282,9 @@ describe('writes', () => {
         category: 'VALIDATION_ERROR',
         message: `Property values were not valid: ${JSON.stringify(detail)}`,
       });
-    const err = await connector.writeCompanies([{ id: '1', values: { band: 'strong' } }]).catch((e: unknown) => e);
+    const err = await connector
+      .writeCompanies([{ id: '1', values: { band: 'strong' } }])
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(CrmFieldsMissingError);
     expect((err as CrmFieldsMissingError).fields).toEqual(['report_band']);
   });
@@ -285,23 +311,29 @@ describe('writes', () => {
 });
 
 describe('limits and failures', () => {
-  const list = () =>
-    nock(API).get('/crm/v3/objects/companies').query(true);
+  const list = () => nock(API).get('/crm/v3/objects/companies').query(true);
 
   it('waits out a TEN_SECONDLY_ROLLING 429 (pausing the gate) and retries', async () => {
     const { connector, pauses, sleeps } = setup();
-    list()
-      .reply(
-        429,
-        {
-          status: 'error',
-          message: 'You have reached your ten_secondly_rolling limit.',
-          errorType: 'RATE_LIMIT',
-          policyName: 'TEN_SECONDLY_ROLLING',
-        },
-        { 'X-HubSpot-RateLimit-Interval-Milliseconds': '10000', 'X-HubSpot-RateLimit-Max': '110', 'X-HubSpot-RateLimit-Remaining': '0' },
-      );
-    list().reply(200, { results: [] }, { 'X-HubSpot-RateLimit-Max': '110', 'X-HubSpot-RateLimit-Remaining': '100' });
+    list().reply(
+      429,
+      {
+        status: 'error',
+        message: 'You have reached your ten_secondly_rolling limit.',
+        errorType: 'RATE_LIMIT',
+        policyName: 'TEN_SECONDLY_ROLLING',
+      },
+      {
+        'X-HubSpot-RateLimit-Interval-Milliseconds': '10000',
+        'X-HubSpot-RateLimit-Max': '110',
+        'X-HubSpot-RateLimit-Remaining': '0',
+      },
+    );
+    list().reply(
+      200,
+      { results: [] },
+      { 'X-HubSpot-RateLimit-Max': '110', 'X-HubSpot-RateLimit-Remaining': '100' },
+    );
     await expect(connector.listCompanies(null)).resolves.toEqual({ records: [], nextCursor: null });
     expect(pauses).toEqual([10_000]);
     expect(sleeps).toEqual([10_000]);
@@ -309,7 +341,9 @@ describe('limits and failures', () => {
 
   it('gives up with CrmRateLimitedError after a bounded number of 429s', async () => {
     const { connector, pauses } = setup();
-    list().times(4).reply(429, { status: 'error', policyName: 'TEN_SECONDLY_ROLLING', errorType: 'RATE_LIMIT' });
+    list()
+      .times(4)
+      .reply(429, { status: 'error', policyName: 'TEN_SECONDLY_ROLLING', errorType: 'RATE_LIMIT' });
     const err = await connector.listCompanies(null).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(CrmRateLimitedError);
     expect(err).toMatchObject({ policy: 'TEN_SECONDLY_ROLLING', retryAfterMs: 10_000 });
@@ -386,7 +420,12 @@ describe('limits and failures', () => {
       status: 'error',
       category: 'MISSING_SCOPES',
       message: "This app hasn't been granted all required scopes to make this call.",
-      errors: [{ message: 'One or more of the following scopes are required.', context: { requiredGranularScopes: ['crm.objects.companies.read'] } }],
+      errors: [
+        {
+          message: 'One or more of the following scopes are required.',
+          context: { requiredGranularScopes: ['crm.objects.companies.read'] },
+        },
+      ],
     });
     const err = await connector.listCompanies(null).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(CrmForbiddenError);
@@ -395,12 +434,20 @@ describe('limits and failures', () => {
 
   it('holds off for the rest of the window when Remaining runs low, and reports usage', async () => {
     const { connector, pauses, sleeps } = setup();
-    list().reply(200, { results: [] }, {
-      'X-HubSpot-RateLimit-Max': '110',
-      'X-HubSpot-RateLimit-Remaining': '3',
-      'X-HubSpot-RateLimit-Interval-Milliseconds': '10000',
-    });
-    list().reply(200, { results: [] }, { 'X-HubSpot-RateLimit-Max': '110', 'X-HubSpot-RateLimit-Remaining': '109' });
+    list().reply(
+      200,
+      { results: [] },
+      {
+        'X-HubSpot-RateLimit-Max': '110',
+        'X-HubSpot-RateLimit-Remaining': '3',
+        'X-HubSpot-RateLimit-Interval-Milliseconds': '10000',
+      },
+    );
+    list().reply(
+      200,
+      { results: [] },
+      { 'X-HubSpot-RateLimit-Max': '110', 'X-HubSpot-RateLimit-Remaining': '109' },
+    );
     expect(connector.apiUsage()).toBeNull();
     await connector.listCompanies(null);
     expect(pauses).toEqual([10_000]);
@@ -421,7 +468,11 @@ describe('findBySlug', () => {
         bodies.push(body);
         return true;
       })
-      .reply(200, { total: 201, results: [company('1', { report_slug: 'acme' })], paging: { next: { after: '200' } } })
+      .reply(200, {
+        total: 201,
+        results: [company('1', { report_slug: 'acme' })],
+        paging: { next: { after: '200' } },
+      })
       .post('/crm/v3/objects/companies/search', (body) => {
         bodies.push(body);
         return true;

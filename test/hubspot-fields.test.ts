@@ -5,7 +5,8 @@ import { fromHubSpotValue, HUBSPOT_TYPE_BY_KIND, toHubSpotValue } from '../conne
 import { FIELDS, fieldByKey, MATCH_STATUSES } from '../src/fields.js';
 
 const API = 'https://api.hubspot.test';
-const connector = () => createHubSpotConnector({ apiUrl: API, tokens: staticAccessToken('t'), sleep: async () => {} });
+const connector = () =>
+  createHubSpotConnector({ apiUrl: API, tokens: staticAccessToken('t'), sleep: async () => {} });
 const exists = (name: string) => ({
   status: 'error',
   message: `Property named '${name}' already exists.`,
@@ -40,10 +41,18 @@ describe('ensureFields', () => {
       .reply(201, {});
     const result = await connector().ensureFields();
     expect(group).toMatchObject({ name: 'report_scores', label: 'Report scores' });
-    expect(result).toEqual({ created: FIELDS.map((f) => f.hubspot), existing: [], reconciled: [], problems: [] });
+    expect(result).toEqual({
+      created: FIELDS.map((f) => f.hubspot),
+      existing: [],
+      reconciled: [],
+      problems: [],
+    });
     for (const field of FIELDS) {
       const body = created.find((c) => c.name === field.hubspot);
-      expect(body, field.hubspot).toMatchObject({ ...HUBSPOT_TYPE_BY_KIND[field.kind], groupName: 'report_scores' });
+      expect(body, field.hubspot).toMatchObject({
+        ...HUBSPOT_TYPE_BY_KIND[field.kind],
+        groupName: 'report_scores',
+      });
     }
     const status = created.find((c) => c.name === 'report_match_status') as { options: { value: string }[] };
     expect(status.options.map((o) => o.value)).toEqual([...MATCH_STATUSES]);
@@ -52,8 +61,20 @@ describe('ensureFields', () => {
   it('on 409 reads the existing property and reconciles its type and options', async () => {
     const patches: Record<string, unknown> = {};
     const existing: Record<string, Record<string, unknown>> = {
-      report_score: { name: 'report_score', type: 'string', fieldType: 'text', groupName: 'report_scores', options: [] },
-      report_band: { name: 'report_band', type: 'string', fieldType: 'text', groupName: 'report_scores', options: [] },
+      report_score: {
+        name: 'report_score',
+        type: 'string',
+        fieldType: 'text',
+        groupName: 'report_scores',
+        options: [],
+      },
+      report_band: {
+        name: 'report_band',
+        type: 'string',
+        fieldType: 'text',
+        groupName: 'report_scores',
+        options: [],
+      },
       report_match_status: {
         name: 'report_match_status',
         type: 'enumeration',
@@ -64,7 +85,13 @@ describe('ensureFields', () => {
           { label: 'Legacy', value: 'legacy', displayOrder: 1, hidden: false },
         ],
       },
-      report_verified_at: { name: 'report_verified_at', type: 'string', fieldType: 'text', groupName: 'report_scores', options: [] },
+      report_verified_at: {
+        name: 'report_verified_at',
+        type: 'string',
+        fieldType: 'text',
+        groupName: 'report_scores',
+        options: [],
+      },
     };
     nock(API)
       .post('/crm/v3/properties/companies/groups')
@@ -85,7 +112,10 @@ describe('ensureFields', () => {
         patches[name] = await req.json();
         // A string property holding text cannot become a datetime: HubSpot refuses.
         return name === 'report_verified_at'
-          ? [400, { status: 'error', category: 'VALIDATION_ERROR', message: 'cannot convert existing values' }]
+          ? [
+              400,
+              { status: 'error', category: 'VALIDATION_ERROR', message: 'cannot convert existing values' },
+            ]
           : [200, {}];
       });
 
@@ -98,7 +128,9 @@ describe('ensureFields', () => {
     expect(result.problems[0]).toContain('cannot convert existing values');
     expect(patches.report_score).toEqual({ type: 'number', fieldType: 'number' });
     // Options are added, never removed: the person's "legacy" option stays.
-    const options = (patches.report_match_status as { options: { value: string }[] }).options.map((o) => o.value);
+    const options = (patches.report_match_status as { options: { value: string }[] }).options.map(
+      (o) => o.value,
+    );
     expect(options).toEqual(['matched', 'legacy', 'needs_review', 'no_match', 'not_published', 'error']);
   });
 });
@@ -113,7 +145,9 @@ describe('value conversion', () => {
     expect(toHubSpotValue(f('scoredAt'), '2026-03-01T10:00:00+01:00')).toBe(String(Date.UTC(2026, 2, 1, 9)));
     expect(toHubSpotValue(f('slug'), 'acme')).toBe('acme');
     expect(() => toHubSpotValue(f('score'), 'eighty')).toThrow(/report_score needs a number/);
-    expect(() => toHubSpotValue(f('verifiedAt'), 'yesterday')).toThrow(/report_verified_at needs a timestamp/);
+    expect(() => toHubSpotValue(f('verifiedAt'), 'yesterday')).toThrow(
+      /report_verified_at needs a timestamp/,
+    );
   });
 
   it('reads HubSpot strings back as connector values', () => {

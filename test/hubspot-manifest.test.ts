@@ -15,18 +15,28 @@ const COMMITTED = join(import.meta.dirname, '..', 'manifests', 'hubspot');
 describe('HubSpot project manifests', () => {
   const files = hubspotProjectFiles({ appUrl: HUBSPOT_MANIFEST_PLACEHOLDER_APP_URL });
 
-  it.each(Object.keys(files))('committed manifests/hubspot/%s matches the generator (no drift)', (relative) => {
-    const path = join(COMMITTED, relative);
-    expect(existsSync(path), `${relative} is missing: run npm run manifests`).toBe(true);
-    expect(readFileSync(path, 'utf8'), `${relative} differs from the generator: run npm run manifests`).toBe(
-      files[relative],
-    );
-  });
+  it.each(Object.keys(files))(
+    'committed manifests/hubspot/%s matches the generator (no drift)',
+    (relative) => {
+      const path = join(COMMITTED, relative);
+      expect(existsSync(path), `${relative} is missing: run npm run manifests`).toBe(true);
+      expect(
+        readFileSync(path, 'utf8'),
+        `${relative} differs from the generator: run npm run manifests`,
+      ).toBe(files[relative]);
+    },
+  );
 
   it('lists every FIELDS entry as a property with the right HubSpot type', () => {
     const { group, properties } = JSON.parse(files['properties.json']!) as {
       group: { name: string };
-      properties: { name: string; type: string; fieldType: string; groupName: string; options?: { value: string }[] }[];
+      properties: {
+        name: string;
+        type: string;
+        fieldType: string;
+        groupName: string;
+        options?: { value: string }[];
+      }[];
     };
     expect(group.name).toBe('report_scores');
     expect(properties.map((p) => p.name)).toEqual(FIELDS.map((f) => f.hubspot));

@@ -165,7 +165,9 @@ describe('GET /oauth/hubspot/callback', () => {
     const callback = new URL(await callbackUrlFor(app));
     const code = callback.searchParams.get('code')!;
     const at = (state?: string) =>
-      manual(`${app.base}/oauth/hubspot/callback?code=${code}${state === undefined ? '' : `&state=${encodeURIComponent(state)}`}`);
+      manual(
+        `${app.base}/oauth/hubspot/callback?code=${code}${state === undefined ? '' : `&state=${encodeURIComponent(state)}`}`,
+      );
 
     await expectPage(await at(), 400, 'state parameter is missing');
     const [nonce] = callback.searchParams.get('state')!.split('.');
@@ -187,13 +189,25 @@ describe('GET /oauth/hubspot/callback', () => {
     hubspot.setAuthorizeDecision('deny');
     const callback = await callbackUrlFor(app);
     expect(callback).toContain('error=access_denied');
-    await expectPage(await manual(callback), 400, 'HubSpot did not connect', 'access_denied', 'start the install again');
+    await expectPage(
+      await manual(callback),
+      400,
+      'HubSpot did not connect',
+      'access_denied',
+      'start the install again',
+    );
   });
 
   it("shows a clear page when HubSpot's token endpoint refuses the code", async () => {
     const callback = new URL(await callbackUrlFor(app));
     callback.searchParams.set('code', 'local-code-not-issued');
-    await expectPage(await manual(callback.toString()), 400, 'HubSpot refused the install', 'invalid_grant', 'BAD_AUTH_CODE');
+    await expectPage(
+      await manual(callback.toString()),
+      400,
+      'HubSpot refused the install',
+      'invalid_grant',
+      'BAD_AUTH_CODE',
+    );
   });
 
   it('asks the introspection endpoint for the portal when the token response has no hub_id', async () => {
@@ -216,7 +230,13 @@ describe('GET /oauth/hubspot/callback', () => {
       throw new Error('field setup failed: HubSpot answered 403');
     });
     try {
-      await expectPage(await manual(await callbackUrlFor(failing)), 500, 'Installed, but set-up failed', '62515', 'field setup failed');
+      await expectPage(
+        await manual(await callbackUrlFor(failing)),
+        500,
+        'Installed, but set-up failed',
+        '62515',
+        'field setup failed',
+      );
     } finally {
       await failing.close();
     }
@@ -236,7 +256,10 @@ describe('exchangeHubSpotCode', () => {
         contentType = req.headers.get('content-type');
         search = new URL(req.url).search;
         params = Object.fromEntries(new URLSearchParams(await req.text()));
-        return [200, { access_token: 'at', refresh_token: 'rt', expires_in: 1800, token_type: 'bearer', hub_id: 42 }];
+        return [
+          200,
+          { access_token: 'at', refresh_token: 'rt', expires_in: 1800, token_type: 'bearer', hub_id: 42 },
+        ];
       });
     const grant = await exchangeHubSpotCode(
       { apiUrl: api, clientId: 'cid', clientSecret: 'secret', now: () => 1_000 },
@@ -252,7 +275,10 @@ describe('exchangeHubSpotCode', () => {
       redirect_uri: 'https://app.test/oauth/hubspot/callback',
       code: 'the-code',
     });
-    expect(grant).toEqual({ tokens: { accessToken: 'at', refreshToken: 'rt', expiresAt: 1_801_000 }, hubId: '42' });
+    expect(grant).toEqual({
+      tokens: { accessToken: 'at', refreshToken: 'rt', expiresAt: 1_801_000 },
+      hubId: '42',
+    });
     nock.cleanAll();
   });
 });

@@ -74,7 +74,12 @@ describe('createHubSpotTokenRefresher', () => {
     const refresher = createHubSpotTokenRefresher({ ...cfg, now: () => 5_000 });
     const grant = await exchangeHubSpotCode(cfg, hubspot.issueAuthCode(), REDIRECT);
     const store = new InstallationStore(redisA, box, prefix);
-    const installation = await store.upsert({ crm: 'hubspot', externalId: 'r1', mode: 'oauth', tokens: grant.tokens });
+    const installation = await store.upsert({
+      crm: 'hubspot',
+      externalId: 'r1',
+      mode: 'oauth',
+      tokens: grant.tokens,
+    });
     const next = await refresher(grant.tokens, installation);
     expect(next.accessToken).not.toBe(grant.tokens.accessToken);
     expect(next.refreshToken).toBe(grant.tokens.refreshToken);
@@ -90,7 +95,9 @@ describe('createHubSpotTokenRefresher', () => {
       mode: 'oauth',
       tokens: { accessToken: 'a', refreshToken: 'never-issued' },
     });
-    const err = await refresher({ accessToken: 'a', refreshToken: 'never-issued' }, installation).catch((e: unknown) => e);
+    const err = await refresher({ accessToken: 'a', refreshToken: 'never-issued' }, installation).catch(
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(RefreshRejectedError);
     expect((err as RefreshRejectedError).providerCode).toBe('BAD_REFRESH_TOKEN');
   });
@@ -106,7 +113,9 @@ describe('createHubSpotTokenRefresher', () => {
       mode: 'oauth',
       tokens: { accessToken: 'a', refreshToken: 'b' },
     });
-    const err = await refresher({ accessToken: 'a', refreshToken: 'b' }, installation).catch((e: unknown) => e);
+    const err = await refresher({ accessToken: 'a', refreshToken: 'b' }, installation).catch(
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(HubSpotOAuthError);
     expect(err).not.toBeInstanceOf(RefreshRejectedError);
     expect((err as HubSpotOAuthError).status).toBe(502);
@@ -134,11 +143,16 @@ describe('TokenManager with the HubSpot refresher', () => {
   it('marks the installation disconnected on invalid_grant and does not retry the refresh', async () => {
     const store = new InstallationStore(redisA, box, prefix);
     const disconnected: string[] = [];
-    const manager = new TokenManager(store, redisA, { hubspot: createHubSpotTokenRefresher(cfg) }, {
-      onDisconnected: async (installationId) => {
-        disconnected.push(installationId);
+    const manager = new TokenManager(
+      store,
+      redisA,
+      { hubspot: createHubSpotTokenRefresher(cfg) },
+      {
+        onDisconnected: async (installationId) => {
+          disconnected.push(installationId);
+        },
       },
-    });
+    );
     const { id } = await installed(store);
     // Make the stored token expire so `current()` refreshes.
     const tokens = (await store.getTokens(id))!;
@@ -152,7 +166,9 @@ describe('TokenManager with the HubSpot refresher', () => {
     expect(disconnected).toEqual([id]);
 
     const again = await Promise.allSettled(Array.from({ length: 5 }, () => manager.current(id)));
-    expect(again.every((r) => r.status === 'rejected' && r.reason instanceof CrmDisconnectedError)).toBe(true);
+    expect(again.every((r) => r.status === 'rejected' && r.reason instanceof CrmDisconnectedError)).toBe(
+      true,
+    );
     expect(hubspot.stats().calls['oauth.token']).toBe(1);
     expect(disconnected).toEqual([id]);
   });

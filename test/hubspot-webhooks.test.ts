@@ -51,27 +51,43 @@ describe('verifyHubSpotSignatureV3', () => {
 
   it('refuses a tampered method, URL, body, timestamp or secret', () => {
     expect(reasonOf(() => verifyHubSpotSignatureV3(input({ method: 'PUT' })))).toBe('signature_mismatch');
-    expect(reasonOf(() => verifyHubSpotSignatureV3(input({ url: 'https://www.example.com/webhook_uri2' })))).toBe(
+    expect(
+      reasonOf(() => verifyHubSpotSignatureV3(input({ url: 'https://www.example.com/webhook_uri2' }))),
+    ).toBe('signature_mismatch');
+    expect(
+      reasonOf(() =>
+        verifyHubSpotSignatureV3(input({ rawBody: Buffer.from("{'example_field':'example_valuf'}") })),
+      ),
+    ).toBe('signature_mismatch');
+    expect(reasonOf(() => verifyHubSpotSignatureV3(input({ timestampHeader: '15000001' })))).toBe(
       'signature_mismatch',
     );
-    expect(
-      reasonOf(() => verifyHubSpotSignatureV3(input({ rawBody: Buffer.from("{'example_field':'example_valuf'}") }))),
-    ).toBe('signature_mismatch');
-    expect(reasonOf(() => verifyHubSpotSignatureV3(input({ timestampHeader: '15000001' })))).toBe('signature_mismatch');
     expect(reasonOf(() => verifyHubSpotSignatureV3(input({ clientSecret: 'another-secret' })))).toBe(
       'signature_mismatch',
     );
-    expect(reasonOf(() => verifyHubSpotSignatureV3(input({ signatureHeader: 'c2hvcnQ=' })))).toBe('signature_mismatch');
+    expect(reasonOf(() => verifyHubSpotSignatureV3(input({ signatureHeader: 'c2hvcnQ=' })))).toBe(
+      'signature_mismatch',
+    );
   });
 
   it('refuses timestamps more than 5 minutes old or ahead, and missing headers', () => {
     const ts = Number(published.timestamp);
-    expect(reasonOf(() => verifyHubSpotSignatureV3(input({ now: ts + 5 * 60_000 + 1 })))).toBe('timestamp_too_old');
+    expect(reasonOf(() => verifyHubSpotSignatureV3(input({ now: ts + 5 * 60_000 + 1 })))).toBe(
+      'timestamp_too_old',
+    );
     expect(reasonOf(() => verifyHubSpotSignatureV3(input({ now: ts + 5 * 60_000 })))).toBeUndefined();
-    expect(reasonOf(() => verifyHubSpotSignatureV3(input({ now: ts - 5 * 60_000 - 1 })))).toBe('timestamp_in_future');
-    expect(reasonOf(() => verifyHubSpotSignatureV3(input({ signatureHeader: undefined })))).toBe('missing_signature');
-    expect(reasonOf(() => verifyHubSpotSignatureV3(input({ timestampHeader: undefined })))).toBe('missing_timestamp');
-    expect(reasonOf(() => verifyHubSpotSignatureV3(input({ timestampHeader: '15e6' })))).toBe('malformed_timestamp');
+    expect(reasonOf(() => verifyHubSpotSignatureV3(input({ now: ts - 5 * 60_000 - 1 })))).toBe(
+      'timestamp_in_future',
+    );
+    expect(reasonOf(() => verifyHubSpotSignatureV3(input({ signatureHeader: undefined })))).toBe(
+      'missing_signature',
+    );
+    expect(reasonOf(() => verifyHubSpotSignatureV3(input({ timestampHeader: undefined })))).toBe(
+      'missing_timestamp',
+    );
+    expect(reasonOf(() => verifyHubSpotSignatureV3(input({ timestampHeader: '15e6' })))).toBe(
+      'malformed_timestamp',
+    );
   });
 
   it('decodes the percent-encodings HubSpot decodes before signing, and only those', () => {
@@ -92,14 +108,22 @@ describe('verifyHubSpotSignatureV3', () => {
       verifyHubSpotSignatureV3({ ...base, url: 'https://app.test/webhooks/hubspot?from=a%3Ab%2Cc&x=%20y' }),
     ).not.toThrow();
     // %20 is not in HubSpot's list: decoding it would change what was signed.
-    expect(reasonOf(() => verifyHubSpotSignatureV3({ ...base, url: 'https://app.test/webhooks/hubspot?from=a:b,c&x= y' }))).toBe(
-      'signature_mismatch',
-    );
+    expect(
+      reasonOf(() =>
+        verifyHubSpotSignatureV3({ ...base, url: 'https://app.test/webhooks/hubspot?from=a:b,c&x= y' }),
+      ),
+    ).toBe('signature_mismatch');
   });
 });
 
 describe('parseHubSpotEvents', () => {
-  const event = { portalId: 62515, objectId: 1, subscriptionType: 'company.creation', eventId: 1, occurredAt: 1 };
+  const event = {
+    portalId: 62515,
+    objectId: 1,
+    subscriptionType: 'company.creation',
+    eventId: 1,
+    occurredAt: 1,
+  };
 
   it('reads a list of events, ids as strings', () => {
     const [parsed] = parseHubSpotEvents(Buffer.from(JSON.stringify([event])));
@@ -129,10 +153,35 @@ describe('toCrmChanges', () => {
     const events = parseHubSpotEvents(
       JSON.stringify([
         { portalId: 1, objectId: 10, subscriptionType: 'company.creation' },
-        { portalId: 1, objectId: 11, subscriptionType: 'company.propertyChange', propertyName: 'name', propertyValue: 'X' },
-        { portalId: 2, objectId: 12, subscriptionType: 'object.propertyChange', objectTypeId: '0-2', propertyName: 'domain' },
-        { portalId: 2, objectId: 13, subscriptionType: 'company.propertyChange', propertyName: 'report_slug', propertyValue: 'acme' },
-        { portalId: 2, objectId: 14, subscriptionType: 'object.propertyChange', objectTypeId: '0-2', propertyName: 'report_slug', propertyValue: '' },
+        {
+          portalId: 1,
+          objectId: 11,
+          subscriptionType: 'company.propertyChange',
+          propertyName: 'name',
+          propertyValue: 'X',
+        },
+        {
+          portalId: 2,
+          objectId: 12,
+          subscriptionType: 'object.propertyChange',
+          objectTypeId: '0-2',
+          propertyName: 'domain',
+        },
+        {
+          portalId: 2,
+          objectId: 13,
+          subscriptionType: 'company.propertyChange',
+          propertyName: 'report_slug',
+          propertyValue: 'acme',
+        },
+        {
+          portalId: 2,
+          objectId: 14,
+          subscriptionType: 'object.propertyChange',
+          objectTypeId: '0-2',
+          propertyName: 'report_slug',
+          propertyValue: '',
+        },
         { portalId: 1, objectId: 15, subscriptionType: 'object.deletion', objectTypeId: '0-2' },
         {
           portalId: 1,
@@ -213,10 +262,14 @@ describe('createHubSpotWebhookRouter', () => {
     await new Promise((r) => server.close(r));
   });
 
-  const post = (body: string, opts: { ts?: string; signedUrl?: string; signature?: string; path?: string } = {}) => {
+  const post = (
+    body: string,
+    opts: { ts?: string; signedUrl?: string; signature?: string; path?: string } = {},
+  ) => {
     const path = opts.path ?? '/webhooks/hubspot';
     const ts = opts.ts ?? String(Date.now());
-    const signature = opts.signature ?? sign(secret, 'POST', opts.signedUrl ?? `${publicUrl}${path}`, body, ts);
+    const signature =
+      opts.signature ?? sign(secret, 'POST', opts.signedUrl ?? `${publicUrl}${path}`, body, ts);
     return fetch(`${base}${path}`, {
       method: 'POST',
       headers: {
@@ -280,7 +333,13 @@ describe('createHubSpotWebhookRouter', () => {
     onChanges = async () => {
       throw new Error('must not be called');
     };
-    expect((await post(events, { signature: sign('wrong', 'POST', `${publicUrl}/webhooks/hubspot`, events, String(Date.now())) })).status).toBe(401);
+    expect(
+      (
+        await post(events, {
+          signature: sign('wrong', 'POST', `${publicUrl}/webhooks/hubspot`, events, String(Date.now())),
+        })
+      ).status,
+    ).toBe(401);
     expect((await post(events, { signedUrl: `${base}/webhooks/hubspot` })).status).toBe(401);
     const old = await post(events, { ts: String(Date.now() - 6 * 60_000) });
     expect(old.status).toBe(401);

@@ -84,17 +84,26 @@ export async function startLocalSystem(options: LocalSystemOptions = {}): Promis
     ...(options.fixtures ? { fixtures: options.fixtures } : {}),
   });
   const sandboxListening = await sandbox.listen(0);
+  // The public URL must be known before the configuration is, and the server before its app: listen first.
+  const server: Server = createServer();
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(options.port ?? 0, '127.0.0.1', resolve);
+    });
+  } catch (err) {
+    await sandboxListening.close();
+    throw err;
+  }
+  const appUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const privateAppToken = `pat-local-${randomBytes(8).toString('hex')}`;
   const hubspot = createLocalHubSpot({
     privateAppToken,
     ...(options.crmRateLimit ? { rateLimit: options.crmRateLimit } : {}),
+    webhookUrl: `${appUrl}/webhooks/hubspot`,
   });
   const hubspotListening = await hubspot.listen(0);
 
-  // The public URL must be known before the configuration is, and the server before its app: listen first.
-  const server: Server = createServer();
-  await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
-  const appUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const webhookSecret = `whsec_${randomBytes(24).toString('base64')}`;
 
   const config = loadConfig(

@@ -1,0 +1,149 @@
+import { createHmac, randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type LocalSystem, startLocalSystem } from '../src/app/local-system.js';
+import { closeRedis, createRedis } from '../src/redis.js';
+import { waitFor } from './support/wait.js';
+
+const prefix = `rc-test-${randomUUID().slice(0, 8)}`;
+let system: LocalSystem;
+
+beforeAll(async () => {
+  system = await startLocalSystem({ companies: 300, prefix, workers: 1 });
+  await waitFor(
+    'the initial backfill',
+    async () => {
+      const [run] = await system.ctx.runs.recent(system.installationId, 1);
+      return run?.state === 'done' ? run : undefined;
+    },
+    60_000,
+  );
+});
+
+afterAll(async () => {
+  await system?.close();
+  const r = createRedis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', 'worker');
+  let cursor = '0';
+  do {
+    const [next, keys] = await r.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+    cursor = next;
+    if (keys.length) await r.unlink(...keys);
+  } while (cursor !== '0');
+  await closeRedis(r);
+});
+
+function matchedRecords() {
+  return system.recordIds.map((id) => system.crm.record(id)!).filter((r) => r.status === 'matched' && r.slug);
+}
+
+const secret = () => system.ctx.config.reports.webhookSecrets[0]!;
+
+async function sendEvent(type: string, slug: string, id = `msg_${randomUUID()}`) {
+  const body = JSON.stringify({ id, type, created_at: new Date().toISOString(), data: { slug } });
+  const ts = Math.floor(Date.now() / 1000);
+  const key = Buffer.from(secret().replace(/^whsec_/, ''), 'base64');
+  const signature = `v1,${createHmac('sha256', key).update(`${id}.${ts}.${body}`).digest('base64')}`;
+  return fetch(`${system.appUrl}/webhooks/reports`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'webhook-id': id, 'webhook-timestamp': String(ts), 'webhook-signature': signature },
+    body,
+  });
+}
+
+describe('score.changed end to end', () => {
+  it('a score changed in the sandbox reaches every CRM record linked to it', async () => {
+    const target = matchedRecords()[0]!;
+    const linked = matchedRecords().filter((r) => r.slug === target.slug);
+    const current = system.sandbox.getReport(target.slug!)!.score.overall;
+    const next = current + 3.25;
+    system.sandbox.updateReport(target.slug!, { score: { overall: next } });
+    await waitFor(
+      'the new score on every linked record',
+      () => (linked.every((r) => system.crm.record(r.id)?.score === next) ? true : undefined),
+      15_000,
+      50,
+    );
+  });
+
+  it('an unpublished report empties the fields and keeps the link', async () => {
+    const target = matchedRecords()[1]!;
+    system.sandbox.updateReport(target.slug!, { published: false });
+    // Unpublishing sends no event at the sandbox (the interface documents none): the service's own event is simulated.
+    expect((await sendEvent('score.changed', target.slug!)).status).toBe(202);
+    await waitFor('not_published', () => (system.crm.record(target.id)?.status === 'not_published' ? true : undefined), 15_000, 50);
+    const r = system.crm.record(target.id)!;
+    expect(r.slug).toBe(target.slug);
+    expect(r.score).toBeNull();
+    system.sandbox.updateReport(target.slug!, { published: true });
+  });
+
+  it('an old event arriving after a newer one leaves the current data (it re-reads, never trusts the payload)', async () => {
+    const target = matchedRecords()[2]!;
+    const fresh = system.sandbox.getReport(target.slug!)!.score.overall + 1.5;
+    system.sandbox.updateReport(target.slug!, { score: { overall: fresh } });
+    await waitFor('the fresh score', () => (system.crm.record(target.id)?.score === fresh ? true : undefined), 15_000, 50);
+    const syncedAt = system.crm.record(target.id)!.syncedAt;
+    const reads = system.sandbox.requestCount({ route: 'GET /v1/reports/:slug' });
+    expect((await sendEvent('score.changed', target.slug!)).status).toBe(202);
+    await waitFor('the late event to be read', () => (system.sandbox.requestCount({ route: 'GET /v1/reports/:slug' }) > reads ? true : undefined), 15_000, 50);
+    await waitFor('the queue to drain', async () => ((await system.ctx.queues.realtime.getJobCounts('active', 'delayed', 'waiting')).active === 0 ? true : undefined));
+    const after = system.crm.record(target.id)!;
+    expect(after.score).toBe(fresh);
+    // Nothing changed, so nothing was written.
+    expect(after.syncedAt).toBe(syncedAt);
+  });
+
+  it('a burst of 1,000 events for 50 slugs coalesces into about one read per slug', async () => {
+    const slugs = [...new Set(matchedRecords().map((r) => r.slug!))].slice(0, 50);
+    expect(slugs.length).toBeGreaterThanOrEqual(50);
+    const readsBefore = system.sandbox.requestCount({ route: 'GET /v1/reports/:slug' });
+    const started = Date.now();
+    const statuses: number[] = [];
+    for (let i = 0; i < 1000; i += 50) {
+      const batch = await Promise.all(Array.from({ length: 50 }, (_, j) => sendEvent('score.changed', slugs[(i + j) % 50]!)));
+      statuses.push(...batch.map((r) => r.status));
+    }
+    const burstMs = Date.now() - started;
+    expect(statuses.every((s) => s === 202)).toBe(true);
+    await waitFor(
+      'the realtime queue to drain',
+      async () => {
+        const c = await system.ctx.queues.realtime.getJobCounts('active', 'delayed', 'waiting', 'prioritized');
+        return (c.active ?? 0) + (c.delayed ?? 0) + (c.waiting ?? 0) + (c.prioritized ?? 0) === 0 ? true : undefined;
+      },
+      60_000,
+      100,
+    );
+    const reads = system.sandbox.requestCount({ route: 'GET /v1/reports/:slug' }) - readsBefore;
+    // Each slug is read at most once per coalescing window the burst spans (plus the one job that may be
+    // running when the window closes).
+    const windows = Math.ceil(burstMs / 300) + 1;
+    expect(reads).toBeLessThanOrEqual(50 * Math.min(windows, 2));
+    expect(reads).toBeGreaterThanOrEqual(50);
+  });
+});
+
+describe('CRM-side changes from HubSpot webhooks', () => {
+  it('a slug set by a person on an unmatched company re-enriches it at once', async () => {
+    const unmatched = system.recordIds.map((id) => system.crm.record(id)!).find((r) => r.status === 'no_match')!;
+    const slug = matchedRecords()[5]!.slug!;
+    await system.hubspot.setCompanyProperty(unmatched.id, 'report_slug', slug, { notify: true });
+    await waitFor('the record to be enriched', () => (system.crm.record(unmatched.id)?.status === 'matched' ? true : undefined), 15_000, 50);
+    expect(system.crm.record(unmatched.id)!.score).toBe(system.sandbox.getReport(slug)!.score.overall);
+    // A person's link: a later score change reaches it too.
+    const next = system.sandbox.getReport(slug)!.score.overall + 0.5;
+    system.sandbox.updateReport(slug, { score: { overall: next } });
+    await waitFor('fan-out to the hand-linked record', () => (system.crm.record(unmatched.id)?.score === next ? true : undefined), 15_000, 50);
+  });
+
+  it('a new company is linked and enriched', async () => {
+    const report = system.sandbox.listReports().find((r) => r.published && /^[A-Za-z ]+$/.test(r.name) && r.name.split(' ').length >= 2)!;
+    const created = await system.hubspot.createCompany(
+      { name: report.name, country: report.geography.split(',').pop()!.trim() },
+      { notify: true },
+    );
+    await waitFor('the new company to be processed', () => (system.crm.record(created.id)?.status ? true : undefined), 15_000, 50);
+    const r = system.crm.record(created.id)!;
+    expect(['matched', 'needs_review']).toContain(r.status);
+    if (r.status === 'matched') expect(r.slug).toBe(report.slug);
+  });
+});
