@@ -1,4 +1,4 @@
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 
 /** Prometheus metrics, one registry per process (tests make their own). */
 export class Metrics {
@@ -11,7 +11,7 @@ export class Metrics {
   });
   readonly rateLimitWaits = new Counter({
     name: 'report_connector_rate_limit_waits_total',
-    help: 'Times a request waited for its identity\'s rate gate',
+    help: "Times a request waited for its identity's rate gate",
     labelNames: ['service'] as const,
     registers: [this.registry],
   });

@@ -53,7 +53,9 @@ describe('backfill of 1,000 companies against the local HubSpot and the sandbox'
     const distinctSlugs = new Set(
       system.recordIds.map((id) => system.hubspot.getCompany(id)?.properties.report_slug).filter(Boolean),
     ).size;
-    expect(system.sandbox.requestCount({ route: 'GET /v1/reports/:slug' })).toBeLessThanOrEqual(Math.ceil(distinctSlugs * 1.02));
+    expect(system.sandbox.requestCount({ route: 'GET /v1/reports/:slug' })).toBeLessThanOrEqual(
+      Math.ceil(distinctSlugs * 1.02),
+    );
   });
 
   it('a second sync of the unchanged CRM makes no write calls', async () => {

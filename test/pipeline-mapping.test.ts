@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { changedValues, clearedValues, pillarsText, sameValue, valuesForReport } from '../src/pipeline/mapping.js';
+import {
+  changedValues,
+  clearedValues,
+  pillarsText,
+  sameValue,
+  valuesForReport,
+} from '../src/pipeline/mapping.js';
 import { reportSchema } from '../src/reports/schemas.js';
 
 const base = reportSchema.parse({

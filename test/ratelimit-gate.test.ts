@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
-import { RedisRateGate, identityOf } from '../src/ratelimit/redis-gate.js';
+import { identityOf, RedisRateGate } from '../src/ratelimit/redis-gate.js';
 import { closeRedis, createRedis } from '../src/redis.js';
 
 const redis = createRedis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', 'worker');
@@ -30,7 +30,11 @@ describe('RedisRateGate', () => {
 
   it('a pause holds every holder of the identity and no other identity', async () => {
     const waits: number[] = [];
-    const slow = new RedisRateGate(redis, `${prefix}:slow`, { max: 100, windowMs: 1000, onWait: (ms) => waits.push(ms) });
+    const slow = new RedisRateGate(redis, `${prefix}:slow`, {
+      max: 100,
+      windowMs: 1000,
+      onWait: (ms) => waits.push(ms),
+    });
     const other = new RedisRateGate(redis, `${prefix}:other`, { max: 100, windowMs: 1000 });
     await slow.pause(300);
     const t0 = Date.now();

@@ -44,7 +44,12 @@ async function sendEvent(type: string, slug: string, id = `msg_${randomUUID()}`)
   const signature = `v1,${createHmac('sha256', key).update(`${id}.${ts}.${body}`).digest('base64')}`;
   return fetch(`${system.appUrl}/webhooks/reports`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', 'webhook-id': id, 'webhook-timestamp': String(ts), 'webhook-signature': signature },
+    headers: {
+      'content-type': 'application/json',
+      'webhook-id': id,
+      'webhook-timestamp': String(ts),
+      'webhook-signature': signature,
+    },
     body,
   });
 }
@@ -69,7 +74,12 @@ describe('score.changed end to end', () => {
     system.sandbox.updateReport(target.slug!, { published: false });
     // Unpublishing sends no event at the sandbox (the interface documents none): the service's own event is simulated.
     expect((await sendEvent('score.changed', target.slug!)).status).toBe(202);
-    await waitFor('not_published', () => (system.crm.record(target.id)?.status === 'not_published' ? true : undefined), 15_000, 50);
+    await waitFor(
+      'not_published',
+      () => (system.crm.record(target.id)?.status === 'not_published' ? true : undefined),
+      15_000,
+      50,
+    );
     const r = system.crm.record(target.id)!;
     expect(r.slug).toBe(target.slug);
     expect(r.score).toBeNull();
@@ -80,12 +90,26 @@ describe('score.changed end to end', () => {
     const target = matchedRecords()[2]!;
     const fresh = system.sandbox.getReport(target.slug!)!.score.overall + 1.5;
     system.sandbox.updateReport(target.slug!, { score: { overall: fresh } });
-    await waitFor('the fresh score', () => (system.crm.record(target.id)?.score === fresh ? true : undefined), 15_000, 50);
+    await waitFor(
+      'the fresh score',
+      () => (system.crm.record(target.id)?.score === fresh ? true : undefined),
+      15_000,
+      50,
+    );
     const syncedAt = system.crm.record(target.id)!.syncedAt;
     const reads = system.sandbox.requestCount({ route: 'GET /v1/reports/:slug' });
     expect((await sendEvent('score.changed', target.slug!)).status).toBe(202);
-    await waitFor('the late event to be read', () => (system.sandbox.requestCount({ route: 'GET /v1/reports/:slug' }) > reads ? true : undefined), 15_000, 50);
-    await waitFor('the queue to drain', async () => ((await system.ctx.queues.realtime.getJobCounts('active', 'delayed', 'waiting')).active === 0 ? true : undefined));
+    await waitFor(
+      'the late event to be read',
+      () => (system.sandbox.requestCount({ route: 'GET /v1/reports/:slug' }) > reads ? true : undefined),
+      15_000,
+      50,
+    );
+    await waitFor('the queue to drain', async () =>
+      (await system.ctx.queues.realtime.getJobCounts('active', 'delayed', 'waiting')).active === 0
+        ? true
+        : undefined,
+    );
     const after = system.crm.record(target.id)!;
     expect(after.score).toBe(fresh);
     // Nothing changed, so nothing was written.
@@ -99,7 +123,9 @@ describe('score.changed end to end', () => {
     const started = Date.now();
     const statuses: number[] = [];
     for (let i = 0; i < 1000; i += 50) {
-      const batch = await Promise.all(Array.from({ length: 50 }, (_, j) => sendEvent('score.changed', slugs[(i + j) % 50]!)));
+      const batch = await Promise.all(
+        Array.from({ length: 50 }, (_, j) => sendEvent('score.changed', slugs[(i + j) % 50]!)),
+      );
       statuses.push(...batch.map((r) => r.status));
     }
     const burstMs = Date.now() - started;
@@ -107,8 +133,15 @@ describe('score.changed end to end', () => {
     await waitFor(
       'the realtime queue to drain',
       async () => {
-        const c = await system.ctx.queues.realtime.getJobCounts('active', 'delayed', 'waiting', 'prioritized');
-        return (c.active ?? 0) + (c.delayed ?? 0) + (c.waiting ?? 0) + (c.prioritized ?? 0) === 0 ? true : undefined;
+        const c = await system.ctx.queues.realtime.getJobCounts(
+          'active',
+          'delayed',
+          'waiting',
+          'prioritized',
+        );
+        return (c.active ?? 0) + (c.delayed ?? 0) + (c.waiting ?? 0) + (c.prioritized ?? 0) === 0
+          ? true
+          : undefined;
       },
       60_000,
       100,
@@ -124,24 +157,43 @@ describe('score.changed end to end', () => {
 
 describe('CRM-side changes from HubSpot webhooks', () => {
   it('a slug set by a person on an unmatched company re-enriches it at once', async () => {
-    const unmatched = system.recordIds.map((id) => system.crm.record(id)!).find((r) => r.status === 'no_match')!;
+    const unmatched = system.recordIds
+      .map((id) => system.crm.record(id)!)
+      .find((r) => r.status === 'no_match')!;
     const slug = matchedRecords()[5]!.slug!;
     await system.hubspot.setCompanyProperty(unmatched.id, 'report_slug', slug, { notify: true });
-    await waitFor('the record to be enriched', () => (system.crm.record(unmatched.id)?.status === 'matched' ? true : undefined), 15_000, 50);
+    await waitFor(
+      'the record to be enriched',
+      () => (system.crm.record(unmatched.id)?.status === 'matched' ? true : undefined),
+      15_000,
+      50,
+    );
     expect(system.crm.record(unmatched.id)!.score).toBe(system.sandbox.getReport(slug)!.score.overall);
     // A person's link: a later score change reaches it too.
     const next = system.sandbox.getReport(slug)!.score.overall + 0.5;
     system.sandbox.updateReport(slug, { score: { overall: next } });
-    await waitFor('fan-out to the hand-linked record', () => (system.crm.record(unmatched.id)?.score === next ? true : undefined), 15_000, 50);
+    await waitFor(
+      'fan-out to the hand-linked record',
+      () => (system.crm.record(unmatched.id)?.score === next ? true : undefined),
+      15_000,
+      50,
+    );
   });
 
   it('a new company is linked and enriched', async () => {
-    const report = system.sandbox.listReports().find((r) => r.published && /^[A-Za-z ]+$/.test(r.name) && r.name.split(' ').length >= 2)!;
+    const report = system.sandbox
+      .listReports()
+      .find((r) => r.published && /^[A-Za-z ]+$/.test(r.name) && r.name.split(' ').length >= 2)!;
     const created = await system.hubspot.createCompany(
       { name: report.name, country: report.geography.split(',').pop()!.trim() },
       { notify: true },
     );
-    await waitFor('the new company to be processed', () => (system.crm.record(created.id)?.status ? true : undefined), 15_000, 50);
+    await waitFor(
+      'the new company to be processed',
+      () => (system.crm.record(created.id)?.status ? true : undefined),
+      15_000,
+      50,
+    );
     const r = system.crm.record(created.id)!;
     expect(['matched', 'needs_review']).toContain(r.status);
     if (r.status === 'matched') expect(r.slug).toBe(report.slug);

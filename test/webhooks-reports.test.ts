@@ -39,7 +39,9 @@ describe('Standard Webhooks verification', () => {
       'webhook-timestamp': '1614265330',
       'webhook-signature': 'v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=',
     };
-    expect(verifyStandard([SECRET], headers, Buffer.from('{"test": 2432232314}')).id).toBe('msg_p5jXN8AQM9LWM0D4loKWxJek');
+    expect(verifyStandard([SECRET], headers, Buffer.from('{"test": 2432232314}')).id).toBe(
+      'msg_p5jXN8AQM9LWM0D4loKWxJek',
+    );
   });
 
   it('refuses the published example once its timestamp is more than five minutes old, and in the future', () => {
@@ -63,7 +65,11 @@ describe('Standard Webhooks verification', () => {
     const ts = Math.floor(Date.now() / 1000);
     const body = '{"id":"e1"}';
     const good = signStandard(OTHER_SECRET, 'e1', ts, body);
-    const headers = { 'webhook-id': 'e1', 'webhook-timestamp': String(ts), 'webhook-signature': `v1,AAAA ${good}` };
+    const headers = {
+      'webhook-id': 'e1',
+      'webhook-timestamp': String(ts),
+      'webhook-signature': `v1,AAAA ${good}`,
+    };
     expect(verifyStandard([SECRET, OTHER_SECRET], headers, Buffer.from(body)).id).toBe('e1');
     expect(() => verifyStandard([SECRET], headers, Buffer.from(body))).toThrow(WebhookSignatureError);
   });
@@ -73,14 +79,18 @@ describe('Standard Webhooks verification', () => {
     const body = '{"id":"e1","data":{"slug":"a"}}';
     const sig = signStandard(SECRET, 'e1', ts, body);
     const ok = { 'webhook-id': 'e1', 'webhook-timestamp': String(ts), 'webhook-signature': sig };
-    expect(() => verifyStandard([SECRET], ok, Buffer.from(body.replace('"a"', '"b"')))).toThrow(WebhookSignatureError);
-    expect(() => verifyStandard([SECRET], { ...ok, 'webhook-id': 'e2' }, Buffer.from(body))).toThrow(WebhookSignatureError);
-    expect(() => verifyStandard([SECRET], { ...ok, 'webhook-timestamp': String(ts - 1) }, Buffer.from(body))).toThrow(
+    expect(() => verifyStandard([SECRET], ok, Buffer.from(body.replace('"a"', '"b"')))).toThrow(
       WebhookSignatureError,
     );
-    expect(() => verifyStandard([SECRET], { ...ok, 'webhook-signature': undefined }, Buffer.from(body))).toThrow(
-      expect.objectContaining({ reason: 'missing_headers' }),
+    expect(() => verifyStandard([SECRET], { ...ok, 'webhook-id': 'e2' }, Buffer.from(body))).toThrow(
+      WebhookSignatureError,
     );
+    expect(() =>
+      verifyStandard([SECRET], { ...ok, 'webhook-timestamp': String(ts - 1) }, Buffer.from(body)),
+    ).toThrow(WebhookSignatureError);
+    expect(() =>
+      verifyStandard([SECRET], { ...ok, 'webhook-signature': undefined }, Buffer.from(body)),
+    ).toThrow(expect.objectContaining({ reason: 'missing_headers' }));
   });
 });
 
@@ -88,20 +98,38 @@ describe('hex verification', () => {
   it("accepts GitHub's published vector, with and without the sha256= prefix", () => {
     const hex = '757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17';
     const body = Buffer.from('Hello, World!');
-    expect(() => verifyHex(["It's a Secret to Everybody"], { 'x-signature': `sha256=${hex}` }, 'x-signature', body)).not.toThrow();
-    expect(() => verifyHex(["It's a Secret to Everybody"], { 'x-signature': hex }, 'x-signature', body)).not.toThrow();
-    expect(() => verifyHex(['wrong', "It's a Secret to Everybody"], { 'x-signature': hex }, 'x-signature', body)).not.toThrow();
+    expect(() =>
+      verifyHex(["It's a Secret to Everybody"], { 'x-signature': `sha256=${hex}` }, 'x-signature', body),
+    ).not.toThrow();
+    expect(() =>
+      verifyHex(["It's a Secret to Everybody"], { 'x-signature': hex }, 'x-signature', body),
+    ).not.toThrow();
+    expect(() =>
+      verifyHex(['wrong', "It's a Secret to Everybody"], { 'x-signature': hex }, 'x-signature', body),
+    ).not.toThrow();
   });
 
   it('refuses a wrong secret, a tampered body and a short signature', () => {
     const hex = '757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17';
-    expect(() => verifyHex(['wrong'], { 'x-signature': hex }, 'x-signature', Buffer.from('Hello, World!'))).toThrow(WebhookSignatureError);
     expect(() =>
-      verifyHex(["It's a Secret to Everybody"], { 'x-signature': hex }, 'x-signature', Buffer.from('Hello, World?')),
+      verifyHex(['wrong'], { 'x-signature': hex }, 'x-signature', Buffer.from('Hello, World!')),
     ).toThrow(WebhookSignatureError);
-    expect(() => verifyHex(["It's a Secret to Everybody"], { 'x-signature': hex.slice(2) }, 'x-signature', Buffer.from('Hello, World!'))).toThrow(
-      WebhookSignatureError,
-    );
+    expect(() =>
+      verifyHex(
+        ["It's a Secret to Everybody"],
+        { 'x-signature': hex },
+        'x-signature',
+        Buffer.from('Hello, World?'),
+      ),
+    ).toThrow(WebhookSignatureError);
+    expect(() =>
+      verifyHex(
+        ["It's a Secret to Everybody"],
+        { 'x-signature': hex.slice(2) },
+        'x-signature',
+        Buffer.from('Hello, World!'),
+      ),
+    ).toThrow(WebhookSignatureError);
   });
 });
 
@@ -136,7 +164,10 @@ describe('POST /webhooks/reports', () => {
     await new Promise((r) => server.close(r));
   });
 
-  async function post(body: string, opts: { id?: string; secret?: string; ts?: number; contentType?: string } = {}) {
+  async function post(
+    body: string,
+    opts: { id?: string; secret?: string; ts?: number; contentType?: string } = {},
+  ) {
     const id = opts.id ?? `msg_${randomUUID()}`;
     const ts = opts.ts ?? Math.floor(Date.now() / 1000);
     return fetch(url, {
@@ -152,7 +183,12 @@ describe('POST /webhooks/reports', () => {
   }
 
   const event = (type: string, slug?: string) =>
-    JSON.stringify({ id: `evt_${randomUUID()}`, type, created_at: new Date().toISOString(), data: slug ? { slug } : {} });
+    JSON.stringify({
+      id: `evt_${randomUUID()}`,
+      type,
+      created_at: new Date().toISOString(),
+      data: slug ? { slug } : {},
+    });
 
   it('queues score.changed and answers 202', async () => {
     enqueued.length = 0;
@@ -191,7 +227,11 @@ describe('POST /webhooks/reports', () => {
   });
 
   it('refuses an unsigned request', async () => {
-    const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: event('score.changed', 'x') });
+    const res = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: event('score.changed', 'x'),
+    });
     expect(res.status).toBe(401);
   });
 
@@ -206,7 +246,11 @@ describe('POST /webhooks/reports', () => {
   });
 
   it('answers 413 to a body over 1 MB', async () => {
-    const big = JSON.stringify({ id: 'big', type: 'score.changed', data: { slug: 'x', pad: 'a'.repeat(1024 * 1024) } });
+    const big = JSON.stringify({
+      id: 'big',
+      type: 'score.changed',
+      data: { slug: 'x', pad: 'a'.repeat(1024 * 1024) },
+    });
     expect((await post(big)).status).toBe(413);
   });
 

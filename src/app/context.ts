@@ -42,7 +42,11 @@ export interface AppContext {
   runtime: AppRuntime;
   pipeline: Pipeline;
   /** Starts workers on their own blocking connection. */
-  startWorkers(concurrency?: { backfill?: number; realtime?: number; schedule?: number }): Promise<PipelineWorkers>;
+  startWorkers(concurrency?: {
+    backfill?: number;
+    realtime?: number;
+    schedule?: number;
+  }): Promise<PipelineWorkers>;
   close(): Promise<void>;
 }
 
@@ -111,7 +115,11 @@ export function createAppContext(config: Config, options: ContextOptions): AppCo
     async startWorkers(concurrency) {
       const connection = createRedis(config.redisUrl, 'worker', `${prefix}-worker`);
       workerConnections.push(connection);
-      const workers = new PipelineWorkers(pipeline, { connection, prefix, ...(concurrency ? { concurrency } : {}) });
+      const workers = new PipelineWorkers(pipeline, {
+        connection,
+        prefix,
+        ...(concurrency ? { concurrency } : {}),
+      });
       workerSets.push(workers);
       await workers.waitUntilReady();
       return workers;

@@ -1,4 +1,8 @@
-import { createHubSpotConnector, createHubSpotTokenRefresher, HUBSPOT_LIMITS } from '../../connectors/hubspot/index.js';
+import {
+  createHubSpotConnector,
+  createHubSpotTokenRefresher,
+  HUBSPOT_LIMITS,
+} from '../../connectors/hubspot/index.js';
 import type { AccessTokenSource, TokenRefresher } from '../auth/token-manager.js';
 import type { Config } from '../config.js';
 import type { CrmConnector, CrmKind, ProviderLimits } from '../crm/connector.js';
@@ -9,13 +13,19 @@ import type { Installation } from '../installations/store.js';
 
 export interface ConnectorFactory {
   limits: ProviderLimits;
-  create(input: { config: Config; installation: Installation; tokens: AccessTokenSource; gate: RequestGate }): CrmConnector;
+  create(input: {
+    config: Config;
+    installation: Installation;
+    tokens: AccessTokenSource;
+    gate: RequestGate;
+  }): CrmConnector;
 }
 
 export const connectorFactories: Record<CrmKind, ConnectorFactory> = {
   hubspot: {
     limits: HUBSPOT_LIMITS,
-    create: ({ config, tokens, gate }) => createHubSpotConnector({ apiUrl: config.hubspot.apiUrl, tokens, gate }),
+    create: ({ config, tokens, gate }) =>
+      createHubSpotConnector({ apiUrl: config.hubspot.apiUrl, tokens, gate }),
   },
   salesforce: {
     limits: HUBSPOT_LIMITS,

@@ -34,7 +34,16 @@ function cityOf(geography: string): string | null {
   return parts.length > 1 ? (parts[0] ?? null) : null;
 }
 
-const INVENTED = ['Quillfeather', 'Zantrax', 'Morrowgate', 'Plinthwell', 'Vexaloop', 'Corvintide', 'Halcyra', 'Brindlemoor'];
+const INVENTED = [
+  'Quillfeather',
+  'Zantrax',
+  'Morrowgate',
+  'Plinthwell',
+  'Vexaloop',
+  'Corvintide',
+  'Halcyra',
+  'Brindlemoor',
+];
 const INVENTED_TAIL = ['Provisions', 'Outfitters', 'Cartography', 'Apiaries', 'Glassworks', 'Ropemakers'];
 
 /**
@@ -46,7 +55,8 @@ export function demoCompanies(fixtures: readonly FixtureReport[], count: number)
   const published = fixtures.filter((f) => f.published);
   const unpublished = fixtures.filter((f) => !f.published);
   const nameCount = new Map<string, number>();
-  for (const f of fixtures) nameCount.set(f.name.toLowerCase(), (nameCount.get(f.name.toLowerCase()) ?? 0) + 1);
+  for (const f of fixtures)
+    nameCount.set(f.name.toLowerCase(), (nameCount.get(f.name.toLowerCase()) ?? 0) + 1);
   // Names in a script that folds to nothing cannot be searched (the service's q allows only letters, digits,
   // spaces and hyphens; we send ASCII): such a company is honestly left without a match.
   const latin = (name: string) => /[A-Za-z]/.test(name.normalize('NFKD'));
@@ -93,10 +103,26 @@ export function demoCompanies(fixtures: readonly FixtureReport[], count: number)
       });
     } else if (kind === 8 && shared.length > 0) {
       const f = shared[n % shared.length]!;
-      out.push({ name: f.name, domain: null, country: null, city: null, industry: null, slug: null, expected: { status: 'needs_review' } });
+      out.push({
+        name: f.name,
+        domain: null,
+        country: null,
+        city: null,
+        industry: null,
+        slug: null,
+        expected: { status: 'needs_review' },
+      });
     } else if (kind === 9 && n % 4 === 0 && unsearchable.length > 0) {
       const f = unsearchable[(n / 4) % unsearchable.length]!;
-      out.push({ name: f.name, domain: null, country: null, city: null, industry: null, slug: null, expected: { status: 'no_match' } });
+      out.push({
+        name: f.name,
+        domain: null,
+        country: null,
+        city: null,
+        industry: null,
+        slug: null,
+        expected: { status: 'no_match' },
+      });
     } else {
       out.push({
         name: `${INVENTED[i % INVENTED.length]} ${INVENTED_TAIL[n % INVENTED_TAIL.length]} ${i}`,

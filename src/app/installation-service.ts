@@ -29,7 +29,10 @@ export class InstallationService {
     const connector = this.ctx.runtime.connectorFor(installation);
     const fields = await connector.ensureFields();
     if (fields.problems.length > 0) {
-      this.ctx.logger.warn({ installationId: installation.id, problems: fields.problems }, 'some fields need attention');
+      this.ctx.logger.warn(
+        { installationId: installation.id, problems: fields.problems },
+        'some fields need attention',
+      );
     }
     if (isPolled(connector)) {
       await this.ctx.pipeline.schedulePoll(installation.id, this.ctx.config.salesforce.pollSeconds * 1000);
@@ -42,17 +45,26 @@ export class InstallationService {
    * Checks a report-service key with `me { sandbox }` before storing it (encrypted). A refused key is
    * explained in plain words and not stored. A stopped installation resumes with a full sync.
    */
-  async setReportKey(installationId: string, apiKey: string): Promise<{ sandbox: boolean; resumedRunId: string | null }> {
+  async setReportKey(
+    installationId: string,
+    apiKey: string,
+  ): Promise<{ sandbox: boolean; resumedRunId: string | null }> {
     const client = this.ctx.runtime.clientForKey(apiKey);
     let sandbox: boolean;
     try {
       sandbox = (await client.me()).sandbox;
     } catch (err) {
       if (err instanceof ReportUnauthorizedError) {
-        throw new KeyCheckError('The report service refused this key (401): it is mistyped, expired or revoked.', 401);
+        throw new KeyCheckError(
+          'The report service refused this key (401): it is mistyped, expired or revoked.',
+          401,
+        );
       }
       if (err instanceof ReportForbiddenError) {
-        throw new KeyCheckError('This key lacks the read scope the connector needs (403): create a key with read access.', 403);
+        throw new KeyCheckError(
+          'This key lacks the read scope the connector needs (403): create a key with read access.',
+          403,
+        );
       }
       throw err;
     }
@@ -71,7 +83,8 @@ export class InstallationService {
   async remove(installationId: string): Promise<void> {
     await this.ctx.pipeline.stopInstallation(installationId, 'the installation was removed');
     const slugs = new Set(await this.ctx.redis.hvals(this.ctx.keys.recordSlug(installationId)));
-    for (const slug of slugs) await this.ctx.redis.srem(this.ctx.keys.slugInstallations(slug), installationId);
+    for (const slug of slugs)
+      await this.ctx.redis.srem(this.ctx.keys.slugInstallations(slug), installationId);
     await this.ctx.installations.remove(installationId);
     this.ctx.runtime.forget(installationId);
   }

@@ -41,7 +41,10 @@ export class AppRuntime implements InstallationRuntime {
       );
     }
     if (installation.status === 'key_invalid') {
-      throw new InstallationStoppedError(installationId, installation.statusReason ?? 'the report-service key is invalid');
+      throw new InstallationStoppedError(
+        installationId,
+        installation.statusReason ?? 'the report-service key is invalid',
+      );
     }
     const apiKey = (await this.installations.getReportsApiKey(installationId)) ?? this.config.reports.apiKey;
     if (!apiKey) throw new NoReportKeyError(installationId);
@@ -67,7 +70,12 @@ export class AppRuntime implements InstallationRuntime {
       windowMs: limits.windowMs,
       onWait: () => this.metrics?.rateLimitWaits.inc({ service: installation.crm }),
     });
-    return factory.create({ config: this.config, installation, tokens: this.tokens.source(installation.id), gate });
+    return factory.create({
+      config: this.config,
+      installation,
+      tokens: this.tokens.source(installation.id),
+      gate,
+    });
   }
 
   clientForKey(apiKey: string): ReportClient {
@@ -80,7 +88,12 @@ export class AppRuntime implements InstallationRuntime {
       baseUrl: this.config.reports.apiUrl,
       apiKey,
       gate,
-      onCall: (o) => this.metrics?.upstreamCalls.inc({ service: 'reports', endpoint: o.endpoint, outcome: String(o.outcome) }),
+      onCall: (o) =>
+        this.metrics?.upstreamCalls.inc({
+          service: 'reports',
+          endpoint: o.endpoint,
+          outcome: String(o.outcome),
+        }),
     });
   }
 

@@ -1,4 +1,4 @@
-import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { UsageError } from './errors.js';
 
 type Options = NonNullable<ParseArgsConfig['options']>;
@@ -12,9 +12,16 @@ export function parseCommandArgs<T extends Options>(command: string, argv: strin
   }
 }
 
-export function intOption(name: string, value: string | undefined, fallback: number, min = 0, max = 65535): number {
+export function intOption(
+  name: string,
+  value: string | undefined,
+  fallback: number,
+  min = 0,
+  max = 65535,
+): number {
   if (value === undefined) return fallback;
   const n = Number(value);
-  if (!Number.isInteger(n) || n < min || n > max) throw new UsageError(`--${name} expects a whole number from ${min} to ${max}`);
+  if (!Number.isInteger(n) || n < min || n > max)
+    throw new UsageError(`--${name} expects a whole number from ${min} to ${max}`);
   return n;
 }

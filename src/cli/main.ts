@@ -1,6 +1,9 @@
+import { readFile } from 'node:fs/promises';
 import { redactSecrets } from '../log.js';
+import { findProjectRoot } from '../sandbox/project-root.js';
 import { demoCommand } from './commands/demo.js';
 import { doctorCommand } from './commands/doctor.js';
+import { manifestsCommand } from './commands/manifests.js';
 import { runCommand } from './commands/run.js';
 import { sandboxCommand } from './commands/sandbox.js';
 import { statusCommand } from './commands/status.js';
@@ -21,7 +24,10 @@ Commands:
   sandbox [--port N] [--rate-limit N] [--webhook-url URL] [--webhook-secret S]
                               a local Published Report Lookup Service with fixture data
   demo [--crm hubspot|salesforce] [--port N]
-                              everything on this machine against the sandbox and a local CRM`;
+                              everything on this machine against the sandbox and a local CRM
+  manifests --app-url URL [--out DIR]
+                              write the HubSpot project and the SFDX project for your APP_URL
+  --version                   the connector's and Node's versions`;
 
 type Command = (argv: string[], io: CommandIo) => Promise<number>;
 
@@ -34,10 +40,15 @@ const COMMANDS: Record<string, Command> = {
   doctor: doctorCommand,
   sandbox: sandboxCommand,
   demo: demoCommand,
+  manifests: manifestsCommand,
 };
 
 export async function main(argv: string[], io: CommandIo = processIo()): Promise<number> {
   const [name, ...rest] = argv;
+  if (name === '--version' || name === '-v') {
+    io.out(`report-connector ${await packageVersion()} (node ${process.version})`);
+    return 0;
+  }
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
     (name === undefined ? io.err : io.out)(USAGE);
     return name === undefined ? 2 : 0;
@@ -58,7 +69,14 @@ export async function main(argv: string[], io: CommandIo = processIo()): Promise
       io.err(err.message);
       return 1;
     }
-    io.err(`report-connector ${name} failed: ${redactSecrets(err instanceof Error ? err.message : String(err))}`);
+    io.err(
+      `report-connector ${name} failed: ${redactSecrets(err instanceof Error ? err.message : String(err))}`,
+    );
     return 1;
   }
+}
+
+async function packageVersion(): Promise<string> {
+  const pkg = JSON.parse(await readFile(`${findProjectRoot()}/package.json`, 'utf8')) as { version?: string };
+  return pkg.version ?? 'unknown';
 }

@@ -75,13 +75,22 @@ type Plan =
   | { kind: 'skip' }
   | { kind: 'error'; code: string; message: string };
 
-const PER_RECORD_REPORT_ERRORS = [ReportResponseError, ReportBadRequestError, ReportGraphQLError, ReportUnexpectedStatusError];
+const PER_RECORD_REPORT_ERRORS = [
+  ReportResponseError,
+  ReportBadRequestError,
+  ReportGraphQLError,
+  ReportUnexpectedStatusError,
+];
 
 function isPerRecordError(err: unknown): err is ReportServiceError {
   return PER_RECORD_REPORT_ERRORS.some((cls) => err instanceof cls);
 }
 
-export async function enrichBatch(deps: BatchDeps, targets: BatchTargets, job: BatchJob): Promise<BatchOutcome> {
+export async function enrichBatch(
+  deps: BatchDeps,
+  targets: BatchTargets,
+  job: BatchJob,
+): Promise<BatchOutcome> {
   const { connector, client } = targets;
   const reader = new ReportReader(deps.redis, deps.keys, client);
   const result = emptyBatchResult();
@@ -117,7 +126,8 @@ export async function enrichBatch(deps: BatchDeps, targets: BatchTargets, job: B
         plans.set(record.id, { kind: 'linked', slug, autoLinked: autoLink === slug, newlyLinked: false });
         continue;
       }
-      const decided = record.fields.matchStatus === 'no_match' || record.fields.matchStatus === 'needs_review';
+      const decided =
+        record.fields.matchStatus === 'no_match' || record.fields.matchStatus === 'needs_review';
       if ((job.mode === 'reconcile' || (job.mode === 'incremental' && decided)) && !ownLinkUnderReview) {
         plans.set(record.id, { kind: 'skip' });
         continue;
@@ -125,7 +135,12 @@ export async function enrichBatch(deps: BatchDeps, targets: BatchTargets, job: B
       try {
         const outcome = await match(deps, job.installationId, reader, client, job.runId, record);
         if (outcome.status === 'matched') {
-          plans.set(record.id, { kind: 'linked', slug: outcome.slug, autoLinked: true, newlyLinked: outcome.slug !== slug });
+          plans.set(record.id, {
+            kind: 'linked',
+            slug: outcome.slug,
+            autoLinked: true,
+            newlyLinked: outcome.slug !== slug,
+          });
         } else if (outcome.status === 'needs_review') {
           plans.set(record.id, { kind: 'review', outcome });
           reviewItems.set(record.id, {
@@ -167,7 +182,14 @@ export async function enrichBatch(deps: BatchDeps, targets: BatchTargets, job: B
         result.skipped += 1;
         continue;
       }
-      const built = desiredFor(record, plan, reads, fallbackSeq, deps.matching, reviewItems.get(record.id) ?? null);
+      const built = desiredFor(
+        record,
+        plan,
+        reads,
+        fallbackSeq,
+        deps.matching,
+        reviewItems.get(record.id) ?? null,
+      );
       if (plan.kind === 'error') fail(record.id, plan.code, plan.message);
       if (plan.kind === 'linked') {
         const read = reads.get(plan.slug);
@@ -234,7 +256,10 @@ export async function enrichBatch(deps: BatchDeps, targets: BatchTargets, job: B
       });
       deps.metrics?.recordsWritten.inc({ crm: connector.kind, result: 'ok' }, okStates.length);
       if (results.length - okStates.length > 0) {
-        deps.metrics?.recordsWritten.inc({ crm: connector.kind, result: 'failed' }, results.length - okStates.length);
+        deps.metrics?.recordsWritten.inc(
+          { crm: connector.kind, result: 'failed' },
+          results.length - okStates.length,
+        );
       }
       await deps.index.apply(job.installationId, okStates);
       await deps.index.setWrittenSeqs(job.installationId, okSeqs);
@@ -306,8 +331,16 @@ async function match(
 }
 
 /** One search per distinct query per run: many records with one name cost one call. */
-async function searchOnce(deps: BatchDeps, client: ReportClient, runId: string | null, q: string, limit: number): Promise<SearchHit[]> {
-  const key = runId ? deps.keys.runSearch(runId, createHash('sha256').update(q).digest('hex').slice(0, 24)) : null;
+async function searchOnce(
+  deps: BatchDeps,
+  client: ReportClient,
+  runId: string | null,
+  q: string,
+  limit: number,
+): Promise<SearchHit[]> {
+  const key = runId
+    ? deps.keys.runSearch(runId, createHash('sha256').update(q).digest('hex').slice(0, 24))
+    : null;
   if (key) {
     const cached = await deps.redis.get(key);
     if (cached) {
@@ -336,7 +369,10 @@ function desiredFor(
     score: null,
     fingerprint: fingerprintOf(record),
   } satisfies Partial<RecordState>;
-  const unlinked = (status: MatchStatus, values: DesiredValues): { values: DesiredValues; seq: number; state: RecordState } => ({
+  const unlinked = (
+    status: MatchStatus,
+    values: DesiredValues,
+  ): { values: DesiredValues; seq: number; state: RecordState } => ({
     values,
     seq: fallbackSeq,
     state: {
@@ -378,10 +414,18 @@ function desiredFor(
     fingerprint: fingerprintOf({ ...record, fields: { slug: plan.slug } }),
   });
   if (!read || read.kind === 'error') {
-    return { values: { ...linkValue, matchStatus: 'error' }, seq: fallbackSeq, state: linkedState('error', null, fallbackSeq) };
+    return {
+      values: { ...linkValue, matchStatus: 'error' },
+      seq: fallbackSeq,
+      state: linkedState('error', null, fallbackSeq),
+    };
   }
   if (read.kind === 'not_published') {
-    return { values: { ...linkValue, ...clearedValues('not_published') }, seq: read.seq, state: linkedState('not_published', null, read.seq) };
+    return {
+      values: { ...linkValue, ...clearedValues('not_published') },
+      seq: read.seq,
+      state: linkedState('not_published', null, read.seq),
+    };
   }
   return {
     values: { ...linkValue, ...valuesForReport(read.report) },

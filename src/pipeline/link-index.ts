@@ -156,7 +156,9 @@ export class LinkIndex {
   }
 
   async scores(installationId: string): Promise<number[]> {
-    return (await this.redis.hvals(this.keys.recordScore(installationId))).map(Number).filter(Number.isFinite);
+    return (await this.redis.hvals(this.keys.recordScore(installationId)))
+      .map(Number)
+      .filter(Number.isFinite);
   }
 
   /** Highest report sequence already written per record (0 when none). */
@@ -168,10 +170,21 @@ export class LinkIndex {
 
   async setWrittenSeqs(installationId: string, seqs: Map<string, number>): Promise<void> {
     if (seqs.size === 0) return;
-    await this.redis.hset(this.keys.writtenSeq(installationId), Object.fromEntries([...seqs].map(([k, v]) => [k, String(v)])));
+    await this.redis.hset(
+      this.keys.writtenSeq(installationId),
+      Object.fromEntries([...seqs].map(([k, v]) => [k, String(v)])),
+    );
   }
 }
 
-export function fingerprintOf(record: { name: string | null; domain: string | null; fields: { slug?: unknown } }): string {
-  return JSON.stringify([record.name ?? '', record.domain ?? '', typeof record.fields.slug === 'string' ? record.fields.slug : '']);
+export function fingerprintOf(record: {
+  name: string | null;
+  domain: string | null;
+  fields: { slug?: unknown };
+}): string {
+  return JSON.stringify([
+    record.name ?? '',
+    record.domain ?? '',
+    typeof record.fields.slug === 'string' ? record.fields.slug : '',
+  ]);
 }

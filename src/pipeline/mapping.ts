@@ -1,4 +1,11 @@
-import { FIELDS, type FieldKey, type FieldValue, type FieldValues, type MatchStatus, fieldByKey } from '../fields.js';
+import {
+  FIELDS,
+  type FieldKey,
+  type FieldValue,
+  type FieldValues,
+  fieldByKey,
+  type MatchStatus,
+} from '../fields.js';
 import type { Pillar, Report } from '../reports/schemas.js';
 
 /**

@@ -72,7 +72,14 @@ export class Pipeline {
   /** Starts a sync run; returns its id. A full run also matches unlinked records. */
   async startSync(installationId: string, kind: RunKind): Promise<string> {
     const runId = await this.deps.runs.start(installationId, kind);
-    const data: ListJob = { installationId, runId, mode: kind === 'initial' ? 'full' : kind, cursor: null, page: 0, batches: 0 };
+    const data: ListJob = {
+      installationId,
+      runId,
+      mode: kind === 'initial' ? 'full' : kind,
+      cursor: null,
+      page: 0,
+      batches: 0,
+    };
     await this.deps.queues.backfill.add('list', data, { jobId: `list-${jobIdPart(runId)}` });
     return runId;
   }
@@ -95,7 +102,10 @@ export class Pipeline {
         opts: {
           delay: COALESCE_MS,
           // One pending job per record: a burst of edits becomes one re-read of the record.
-          deduplication: { id: `chg-${jobIdPart(installationId)}-${jobIdPart(change.recordId)}-${change.kind}`, keepLastIfActive: true },
+          deduplication: {
+            id: `chg-${jobIdPart(installationId)}-${jobIdPart(change.recordId)}-${change.kind}`,
+            keepLastIfActive: true,
+          },
         },
       })),
     );
@@ -105,11 +115,18 @@ export class Pipeline {
     await this.deps.queues.realtime.add(
       'slug-update',
       { installationId, slug },
-      { delay: COALESCE_MS, deduplication: { id: `slug-${jobIdPart(installationId)}-${jobIdPart(slug)}`, keepLastIfActive: true } },
+      {
+        delay: COALESCE_MS,
+        deduplication: { id: `slug-${jobIdPart(installationId)}-${jobIdPart(slug)}`, keepLastIfActive: true },
+      },
     );
   }
 
-  private async enqueueBatch(queue: 'backfill' | 'realtime', job: BatchJob, opts: { jobId?: string; delay?: number } = {}): Promise<void> {
+  private async enqueueBatch(
+    queue: 'backfill' | 'realtime',
+    job: BatchJob,
+    opts: { jobId?: string; delay?: number } = {},
+  ): Promise<void> {
     await this.deps.queues[queue].add('batch', job, opts);
   }
 
@@ -140,7 +157,12 @@ export class Pipeline {
         );
       }
       await this.deps.runs.addListed(data.runId, page.records.length);
-      data = { ...data, cursor: page.nextCursor, page: data.page + 1, batches: data.batches + batches.length };
+      data = {
+        ...data,
+        cursor: page.nextCursor,
+        page: data.page + 1,
+        batches: data.batches + batches.length,
+      };
       // Saved before the next page: a killed lister resumes here, and re-enqueued batch ids are deduplicated.
       await job.updateData(data);
       if (page.nextCursor === null) {
@@ -160,7 +182,13 @@ export class Pipeline {
       if (attempt <= 5) {
         await this.enqueueBatch(
           'realtime',
-          { ...data, runId: null, batchId: `${data.batchId.replace(/-retry\d+$/, '')}-retry${attempt}`, recordIds: retryRecordIds, records: undefined },
+          {
+            ...data,
+            runId: null,
+            batchId: `${data.batchId.replace(/-retry\d+$/, '')}-retry${attempt}`,
+            recordIds: retryRecordIds,
+            records: undefined,
+          },
           { delay: 1_000 * 2 ** attempt },
         );
       }
@@ -195,14 +223,18 @@ export class Pipeline {
     // One fresh read for the whole job, shared by its chunks through a job-scoped run cache.
     const runId = `ev-${job.id ?? 'x'}-${job.attemptsStarted}`;
     for (const [i, ids] of chunk(recordIds, connector.limits.writeBatchSize).entries()) {
-      await enrichBatch(this.deps, { connector, client }, {
-        installationId: data.installationId,
-        runId,
-        batchId: `slug-${i}`,
-        mode: 'reconcile',
-        recordIds: ids,
-        freshSlugs: i === 0 ? [data.slug] : [],
-      });
+      await enrichBatch(
+        this.deps,
+        { connector, client },
+        {
+          installationId: data.installationId,
+          runId,
+          batchId: `slug-${i}`,
+          mode: 'reconcile',
+          recordIds: ids,
+          freshSlugs: i === 0 ? [data.slug] : [],
+        },
+      );
     }
   }
 
@@ -221,7 +253,8 @@ export class Pipeline {
     if (target === '') return;
     const fits: string[] = [];
     for (const [recordId, name] of await this.deps.index.unlinkedNames(data.installationId)) {
-      if (name === target || name.startsWith(`${target} `) || target.startsWith(`${name} `)) fits.push(recordId);
+      if (name === target || name.startsWith(`${target} `) || target.startsWith(`${name} `))
+        fits.push(recordId);
     }
     for (const [i, ids] of chunk(fits, 100).entries()) {
       await this.enqueueBatch('realtime', {
@@ -260,7 +293,11 @@ export class Pipeline {
         // Our own write of report_slug comes back as a change event: nothing to do.
         if (ours !== null && ours === change.slug) return;
         await this.deps.redis.hdel(this.deps.keys.autoLinks(installationId), change.recordId);
-        await enrichBatch(this.deps, targets, single([change.recordId], { freshSlugs: change.slug ? [change.slug] : [] }));
+        await enrichBatch(
+          this.deps,
+          targets,
+          single([change.recordId], { freshSlugs: change.slug ? [change.slug] : [] }),
+        );
         return;
       }
       case 'deleted':
@@ -291,7 +328,10 @@ export class Pipeline {
     await this.deps.redis.set(cursorKey, next);
   }
 
-  private async changesFromPoll(installationId: string, records: (CompanyRecord & { createdAt: string })[]): Promise<CrmChange[]> {
+  private async changesFromPoll(
+    installationId: string,
+    records: (CompanyRecord & { createdAt: string })[],
+  ): Promise<CrmChange[]> {
     const seen = await this.deps.index.fingerprints(
       installationId,
       records.map((r) => r.id),
@@ -307,7 +347,8 @@ export class Pipeline {
       if (before === now) return; // our own write, or a field we do not watch
       const [name, domain, slug] = JSON.parse(before) as [string, string, string];
       const current = JSON.parse(now) as [string, string, string];
-      if (slug !== current[2]) changes.push({ kind: 'slugChanged', recordId: record.id, slug: current[2] || null });
+      if (slug !== current[2])
+        changes.push({ kind: 'slugChanged', recordId: record.id, slug: current[2] || null });
       else if (name !== current[0]) changes.push({ kind: 'renamed', recordId: record.id });
       else if (domain !== current[1]) changes.push({ kind: 'domainChanged', recordId: record.id });
     });
@@ -339,14 +380,18 @@ export class Pipeline {
       if (result && !result.ok) throw new ReviewWriteError(result.error.message, result.error.code);
       await this.deps.redis.hdel(k.autoLinks(installationId), recordId);
     }
-    await enrichBatch(this.deps, { connector, client }, {
-      installationId,
-      runId: null,
-      batchId: 'review',
-      mode: 'full',
-      recordIds: [recordId],
-      freshSlugs: decision.action === 'link' ? [decision.slug] : [],
-    });
+    await enrichBatch(
+      this.deps,
+      { connector, client },
+      {
+        installationId,
+        runId: null,
+        batchId: 'review',
+        mode: 'full',
+        recordIds: [recordId],
+        freshSlugs: decision.action === 'link' ? [decision.slug] : [],
+      },
+    );
   }
 
   /** Change polling for CRMs without webhooks (Salesforce), every `everyMs`. */
@@ -360,11 +405,18 @@ export class Pipeline {
 
   /** The reconcile sweep, every `everyMs` (RECONCILE_HOURS). */
   async scheduleReconcile(everyMs: number): Promise<void> {
-    await this.deps.queues.schedule.upsertJobScheduler('reconcile', { every: everyMs }, { name: 'reconcile', data: {} });
+    await this.deps.queues.schedule.upsertJobScheduler(
+      'reconcile',
+      { every: everyMs },
+      { name: 'reconcile', data: {} },
+    );
   }
 
   /** Stops an installation's scheduled work and open runs; queued jobs then stop on their own. */
-  async stopInstallation(installationId: string, reason = 'the installation was disconnected'): Promise<void> {
+  async stopInstallation(
+    installationId: string,
+    reason = 'the installation was disconnected',
+  ): Promise<void> {
     await this.deps.queues.schedule.removeJobScheduler(`poll-${jobIdPart(installationId)}`);
     for (const run of await this.deps.runs.recent(installationId, 50)) {
       if (run.state === 'listing' || run.state === 'processing') await this.deps.runs.stop(run.id, reason);

@@ -36,17 +36,27 @@ export class Queues {
     return [this.backfill, this.realtime, this.schedule];
   }
 
-  async counts(): Promise<Record<QueueName, { waiting: number; active: number; delayed: number; failed: number }>> {
+  async counts(): Promise<
+    Record<QueueName, { waiting: number; active: number; delayed: number; failed: number }>
+  > {
     const entries = await Promise.all(
       this.all().map(async (q) => {
         const c = await q.getJobCounts('waiting', 'active', 'delayed', 'failed', 'prioritized');
         return [
           q.name,
-          { waiting: (c.waiting ?? 0) + (c.prioritized ?? 0), active: c.active ?? 0, delayed: c.delayed ?? 0, failed: c.failed ?? 0 },
+          {
+            waiting: (c.waiting ?? 0) + (c.prioritized ?? 0),
+            active: c.active ?? 0,
+            delayed: c.delayed ?? 0,
+            failed: c.failed ?? 0,
+          },
         ] as const;
       }),
     );
-    return Object.fromEntries(entries) as Record<QueueName, { waiting: number; active: number; delayed: number; failed: number }>;
+    return Object.fromEntries(entries) as Record<
+      QueueName,
+      { waiting: number; active: number; delayed: number; failed: number }
+    >;
   }
 
   async close(): Promise<void> {

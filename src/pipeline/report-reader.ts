@@ -66,7 +66,13 @@ export class ReportReader {
     if (runId === null) return;
     const seq = await this.nextSeq();
     const entry: ReadReport = { kind: 'report', report, seq };
-    await this.redis.set(this.keys.runReport(runId, report.slug), JSON.stringify(entry), 'EX', RUN_CACHE_TTL_SECONDS, 'NX');
+    await this.redis.set(
+      this.keys.runReport(runId, report.slug),
+      JSON.stringify(entry),
+      'EX',
+      RUN_CACHE_TTL_SECONDS,
+      'NX',
+    );
   }
 
   private async fetch(slug: string): Promise<ReadReport> {

@@ -12,9 +12,11 @@ import type { Keys } from './keys.js';
 export const RUN_KINDS = ['initial', 'full', 'incremental', 'reconcile'] as const;
 export type RunKind = (typeof RUN_KINDS)[number];
 
-const statusCounts = z.object(Object.fromEntries(MATCH_STATUSES.map((s) => [s, z.number().default(0)])) as {
-  [K in (typeof MATCH_STATUSES)[number]]: z.ZodDefault<z.ZodNumber>;
-});
+const statusCounts = z.object(
+  Object.fromEntries(MATCH_STATUSES.map((s) => [s, z.number().default(0)])) as {
+    [K in (typeof MATCH_STATUSES)[number]]: z.ZodDefault<z.ZodNumber>;
+  },
+);
 
 export const recordFailureSchema = z.object({ recordId: z.string(), code: z.string(), message: z.string() });
 export type RecordFailure = z.infer<typeof recordFailureSchema>;
@@ -71,7 +73,14 @@ export class SyncRuns {
     const id = `${kind}-${installationId}-${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`;
     await this.redis
       .multi()
-      .hset(this.keys.run(id), { id, installationId, kind, state: 'listing', startedAt: new Date().toISOString(), recordsListed: '0' })
+      .hset(this.keys.run(id), {
+        id,
+        installationId,
+        kind,
+        state: 'listing',
+        startedAt: new Date().toISOString(),
+        recordsListed: '0',
+      })
       .lpush(this.keys.runs(installationId), id)
       .ltrim(this.keys.runs(installationId), 0, 49)
       .exec();
@@ -96,7 +105,11 @@ export class SyncRuns {
   async stop(runId: string, reason: string): Promise<void> {
     const state = await this.redis.hget(this.keys.run(runId), 'state');
     if (state === 'done' || state === null) return;
-    await this.redis.hset(this.keys.run(runId), { state: 'stopped', stoppedReason: reason, finishedAt: new Date().toISOString() });
+    await this.redis.hset(this.keys.run(runId), {
+      state: 'stopped',
+      stoppedReason: reason,
+      finishedAt: new Date().toISOString(),
+    });
   }
 
   async batchesDone(runId: string): Promise<number> {

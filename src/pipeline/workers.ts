@@ -2,7 +2,12 @@ import { DelayedError, type Job, UnrecoverableError, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { CrmError, CrmQuotaPausedError, CrmRateLimitedError } from '../crm/errors.js';
 import { GateTimeoutError } from '../ratelimit/redis-gate.js';
-import { ReportForbiddenError, ReportRateLimitedError, ReportServiceError, ReportUnauthorizedError } from '../reports/errors.js';
+import {
+  ReportForbiddenError,
+  ReportRateLimitedError,
+  ReportServiceError,
+  ReportUnauthorizedError,
+} from '../reports/errors.js';
 import { InstallationNotFoundError, InstallationStoppedError, NoReportKeyError } from './errors.js';
 import { type Pipeline, Reschedule } from './pipeline.js';
 import { RecordLockTimeoutError } from './record-locks.js';
@@ -38,9 +43,18 @@ export class PipelineWorkers {
       removeOnComplete: { age: 3600, count: 1000 },
     };
     this.workers = [
-      new Worker('backfill', (job, token) => this.run(job, token), { ...common, concurrency: options.concurrency?.backfill ?? 4 }),
-      new Worker('realtime', (job, token) => this.run(job, token), { ...common, concurrency: options.concurrency?.realtime ?? 8 }),
-      new Worker('schedule', (job, token) => this.run(job, token), { ...common, concurrency: options.concurrency?.schedule ?? 2 }),
+      new Worker('backfill', (job, token) => this.run(job, token), {
+        ...common,
+        concurrency: options.concurrency?.backfill ?? 4,
+      }),
+      new Worker('realtime', (job, token) => this.run(job, token), {
+        ...common,
+        concurrency: options.concurrency?.realtime ?? 8,
+      }),
+      new Worker('schedule', (job, token) => this.run(job, token), {
+        ...common,
+        concurrency: options.concurrency?.schedule ?? 2,
+      }),
     ];
     for (const w of this.workers) {
       // Failures are recorded on the job and in the run; this keeps a lost Redis connection from crashing us.
@@ -124,7 +138,8 @@ export class PipelineWorkers {
 }
 
 function delayFor(err: unknown): number | null {
-  if (err instanceof CrmRateLimitedError || err instanceof CrmQuotaPausedError) return Math.max(250, err.retryAfterMs);
+  if (err instanceof CrmRateLimitedError || err instanceof CrmQuotaPausedError)
+    return Math.max(250, err.retryAfterMs);
   if (err instanceof ReportRateLimitedError) return Math.max(250, err.retryAfterMs ?? 5_000);
   if (err instanceof GateTimeoutError) return Math.max(250, err.waitMs);
   if (err instanceof RecordLockTimeoutError) return 1_000;
@@ -133,15 +148,25 @@ function delayFor(err: unknown): number | null {
 
 function stopReason(err: unknown): { reason: string; status?: 'disconnected' | 'key_invalid' } | null {
   if (err instanceof ReportUnauthorizedError) {
-    return { reason: 'the report-service API key was refused (401): it is invalid or revoked; enter a new key', status: 'key_invalid' };
+    return {
+      reason: 'the report-service API key was refused (401): it is invalid or revoked; enter a new key',
+      status: 'key_invalid',
+    };
   }
   if (err instanceof ReportForbiddenError) {
-    return { reason: 'the report-service API key lacks the read scope (403): create a key with read access', status: 'key_invalid' };
+    return {
+      reason: 'the report-service API key lacks the read scope (403): create a key with read access',
+      status: 'key_invalid',
+    };
   }
   if (err instanceof NoReportKeyError) return { reason: err.message, status: 'key_invalid' };
-  if (err instanceof InstallationNotFoundError || err instanceof InstallationStoppedError) return { reason: err.message };
+  if (err instanceof InstallationNotFoundError || err instanceof InstallationStoppedError)
+    return { reason: err.message };
   if (err instanceof CrmError && !err.retryable) {
-    return { reason: err.message, ...(err.code === 'CRM_DISCONNECTED' ? { status: 'disconnected' as const } : {}) };
+    return {
+      reason: err.message,
+      ...(err.code === 'CRM_DISCONNECTED' ? { status: 'disconnected' as const } : {}),
+    };
   }
   if (err instanceof ReportServiceError && !err.retryable) return { reason: err.message };
   return null;

@@ -69,7 +69,14 @@ export class RedisRateGate implements RequestGate {
     let waited = 0;
     for (;;) {
       const wait = Number(
-        await this.redis.eval(ACQUIRE, 2, `${this.identity}:tat`, `${this.identity}:pause`, this.interval, this.options.windowMs),
+        await this.redis.eval(
+          ACQUIRE,
+          2,
+          `${this.identity}:tat`,
+          `${this.identity}:pause`,
+          this.interval,
+          this.options.windowMs,
+        ),
       );
       if (wait <= 0) return;
       if (this.options.maxWaitMs !== undefined && waited + wait > this.options.maxWaitMs) {

@@ -1,8 +1,5 @@
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
-import {
-  createHubSpotOAuthRouter,
-  createHubSpotWebhookRouter,
-} from '../../connectors/hubspot/index.js';
+import { createHubSpotOAuthRouter, createHubSpotWebhookRouter } from '../../connectors/hubspot/index.js';
 import { createAdminRouter } from '../admin/router.js';
 import type { AppContext } from '../app/context.js';
 import { InstallationService } from '../app/installation-service.js';
@@ -88,7 +85,10 @@ export function createServerApp(ctx: AppContext, options: ServerOptions = {}): E
         onChanges: async (portalId, changes) => {
           const id = installationId('hubspot', portalId);
           const installation = await ctx.installations.get(id);
-          ctx.metrics.webhookEvents.inc({ source: 'hubspot', outcome: installation ? 'accepted' : 'unknown_portal' }, changes.length);
+          ctx.metrics.webhookEvents.inc(
+            { source: 'hubspot', outcome: installation ? 'accepted' : 'unknown_portal' },
+            changes.length,
+          );
           if (!installation || installation.status !== 'connected') return;
           await ctx.pipeline.enqueueCrmChanges(id, changes);
         },

@@ -24,7 +24,11 @@ export class EventLog {
   ) {}
 
   async add(entry: EventLogEntry): Promise<void> {
-    await this.redis.multi().lpush(this.keys.events(), JSON.stringify(entry)).ltrim(this.keys.events(), 0, EVENT_LOG_SIZE - 1).exec();
+    await this.redis
+      .multi()
+      .lpush(this.keys.events(), JSON.stringify(entry))
+      .ltrim(this.keys.events(), 0, EVENT_LOG_SIZE - 1)
+      .exec();
   }
 
   async recent(count = 50): Promise<EventLogEntry[]> {

@@ -39,14 +39,31 @@ export interface ReportWebhookDeps {
   metrics?: Metrics;
 }
 
-type Outcome = 'accepted' | 'duplicate' | 'ignored' | SignatureOutcome | 'malformed' | 'too_large' | 'unavailable' | 'wrong_content_type';
+type Outcome =
+  | 'accepted'
+  | 'duplicate'
+  | 'ignored'
+  | SignatureOutcome
+  | 'malformed'
+  | 'too_large'
+  | 'unavailable'
+  | 'wrong_content_type';
 type SignatureOutcome = `signature_${string}`;
 
 export function createReportWebhookRouter(deps: ReportWebhookDeps): Router {
   const router = Router();
-  const done = (res: Response, started: bigint, outcome: Outcome, status: number, body: Record<string, unknown>) => {
+  const done = (
+    res: Response,
+    started: bigint,
+    outcome: Outcome,
+    status: number,
+    body: Record<string, unknown>,
+  ) => {
     deps.metrics?.webhookEvents.inc({ source: 'reports', outcome });
-    deps.metrics?.webhookAckSeconds.observe({ source: 'reports' }, Number(process.hrtime.bigint() - started) / 1e9);
+    deps.metrics?.webhookAckSeconds.observe(
+      { source: 'reports' },
+      Number(process.hrtime.bigint() - started) / 1e9,
+    );
     res.status(status).json(body);
   };
 
@@ -68,14 +85,19 @@ export function createReportWebhookRouter(deps: ReportWebhookDeps): Router {
         if (!(err instanceof WebhookSignatureError)) throw err;
         deps.logger.warn({ reason: err.reason, bytes: raw.length, ip: req.ip }, 'report webhook refused');
         return done(res, started, `signature_${err.reason}`, err.reason === 'not_configured' ? 503 : 401, {
-          error: err.reason === 'not_configured' ? 'webhooks are not configured on this connector' : 'invalid signature',
+          error:
+            err.reason === 'not_configured'
+              ? 'webhooks are not configured on this connector'
+              : 'invalid signature',
           reason: err.reason,
         });
       }
 
       const contentType = req.headers['content-type'];
       if (contentType !== undefined && !/^application\/([\w.+-]+\+)?json\b/i.test(contentType)) {
-        return done(res, started, 'wrong_content_type', 415, { error: 'content type must be application/json' });
+        return done(res, started, 'wrong_content_type', 415, {
+          error: 'content type must be application/json',
+        });
       }
       let event: ReportEvent;
       try {
@@ -90,11 +112,13 @@ export function createReportWebhookRouter(deps: ReportWebhookDeps): Router {
       const slug = event.data?.slug;
       const actionable = (ACTIONABLE_EVENTS as readonly string[]).includes(event.type);
       if (!id) return done(res, started, 'malformed', 400, { error: 'event has no id' });
-      if (actionable && !slug) return done(res, started, 'malformed', 400, { error: `${event.type} event has no data.slug` });
+      if (actionable && !slug)
+        return done(res, started, 'malformed', 400, { error: `${event.type} event has no data.slug` });
 
       try {
         const seenKey = deps.keys.eventSeen('reports', id);
-        if (await deps.redis.exists(seenKey)) return done(res, started, 'duplicate', 200, { received: true, duplicate: true });
+        if (await deps.redis.exists(seenKey))
+          return done(res, started, 'duplicate', 200, { received: true, duplicate: true });
         if (actionable && slug) await deps.enqueue({ id, type: event.type, slug });
         await deps.redis.set(seenKey, '1', 'EX', DEDUP_TTL_SECONDS);
         await deps.events.add({
@@ -107,7 +131,9 @@ export function createReportWebhookRouter(deps: ReportWebhookDeps): Router {
         });
       } catch (err) {
         deps.logger.error({ err, eventId: id }, 'report webhook could not be recorded');
-        return done(res, started, 'unavailable', 503, { error: 'temporarily unable to record the event; retry' });
+        return done(res, started, 'unavailable', 503, {
+          error: 'temporarily unable to record the event; retry',
+        });
       }
       return done(res, started, actionable ? 'accepted' : 'ignored', 202, { received: true });
     },
@@ -117,7 +143,8 @@ export function createReportWebhookRouter(deps: ReportWebhookDeps): Router {
   router.use('/webhooks/reports', (err: unknown, req: Request, res: Response, next: NextFunction) => {
     const status = (err as { status?: number }).status;
     if (status === 413) return done(res, startOf(req), 'too_large', 413, { error: 'event body over 1 MB' });
-    if (status && status >= 400 && status < 500) return done(res, startOf(req), 'malformed', status, { error: 'unreadable body' });
+    if (status && status >= 400 && status < 500)
+      return done(res, startOf(req), 'malformed', status, { error: 'unreadable body' });
     next(err);
   });
   return router;

@@ -32,7 +32,9 @@ function header(headers: Headers, name: string): string | undefined {
 
 /** `whsec_` + base64 is the Standard Webhooks form; any other string is used as its UTF-8 bytes. */
 export function standardKey(secret: string): Uint8Array {
-  return secret.startsWith('whsec_') ? Buffer.from(secret.slice('whsec_'.length), 'base64') : Buffer.from(secret, 'utf8');
+  return secret.startsWith('whsec_')
+    ? Buffer.from(secret.slice('whsec_'.length), 'base64')
+    : Buffer.from(secret, 'utf8');
 }
 
 export interface StandardVerified {

@@ -9,7 +9,10 @@ export function wrongRecords(system: LocalSystem): string[] {
     const ok =
       r !== undefined &&
       ((e.status === 'matched' && r.status === 'matched' && r.slug === e.slug && r.score !== null) ||
-        (e.status === 'not_published' && r.status === 'not_published' && r.slug === e.slug && r.score === null) ||
+        (e.status === 'not_published' &&
+          r.status === 'not_published' &&
+          r.slug === e.slug &&
+          r.score === null) ||
         (e.status === 'needs_review' && r.status === 'needs_review' && r.slug === null) ||
         (e.status === 'no_match' && r.status === 'no_match' && r.slug === null));
     if (!ok) wrong.push(`${company.name}: expected ${JSON.stringify(e)}, got ${JSON.stringify(r)}`);

@@ -1,5 +1,5 @@
-import { type AppContext, createAppContext } from '../../app/context.js';
 import { checkRedis } from '../../app/bootstrap.js';
+import { type AppContext, createAppContext } from '../../app/context.js';
 import { ConfigError, type LoadConfigOptions, loadConfig } from '../../config.js';
 import { createLogger } from '../../log.js';
 import { CommandFailedError } from '../errors.js';

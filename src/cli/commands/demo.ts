@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type LocalSystem, startLocalSystem } from '../../app/local-system.js';
-import { createRedis, closeRedis } from '../../redis.js';
+import { closeRedis, createRedis } from '../../redis.js';
 import { intOption, parseCommandArgs } from '../args.js';
 import { CommandFailedError, UsageError } from '../errors.js';
 import type { CommandIo } from '../io.js';
@@ -18,7 +18,8 @@ export async function demoCommand(argv: string[], io: CommandIo): Promise<number
     port: { type: 'string' },
     companies: { type: 'string' },
   });
-  if (values.crm !== 'hubspot' && values.crm !== 'salesforce') throw new UsageError('--crm expects hubspot or salesforce');
+  if (values.crm !== 'hubspot' && values.crm !== 'salesforce')
+    throw new UsageError('--crm expects hubspot or salesforce');
   const port = intOption('port', values.port, Number(io.env.PORT ?? 3000));
   const companies = intOption('companies', values.companies, 300, 1, 100_000);
   const prefix = `rc-demo-${randomBytes(3).toString('hex')}`;
@@ -39,7 +40,8 @@ export async function demoCommand(argv: string[], io: CommandIo): Promise<number
     });
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
-    if (e.code === 'EADDRINUSE') throw new CommandFailedError(`port ${port} is in use: run the demo with --port N`);
+    if (e.code === 'EADDRINUSE')
+      throw new CommandFailedError(`port ${port} is in use: run the demo with --port N`);
     if (e.code === 'REDIS_UNAVAILABLE') throw new CommandFailedError(e.message);
     throw err;
   }
@@ -54,32 +56,40 @@ export async function demoCommand(argv: string[], io: CommandIo): Promise<number
     io.err(summaryLine(run!));
 
     // One linked record, its score changed at the source.
-    const linked = system.recordIds.map((id) => system.crm.record(id)).find((r) => r?.status === 'matched' && r.slug);
+    const linked = system.recordIds
+      .map((id) => system.crm.record(id))
+      .find((r) => r?.status === 'matched' && r.slug);
     if (!linked?.slug) throw new CommandFailedError('no record was matched, so there is nothing to update');
     const before = system.crm.record(linked.id)!;
     const report = system.sandbox.getReport(linked.slug)!;
-    const newScore = Math.round((report.score.overall + (report.score.overall > 80 ? -11.3 : 11.3)) * 10) / 10;
+    const newScore =
+      Math.round((report.score.overall + (report.score.overall > 80 ? -11.3 : 11.3)) * 10) / 10;
     io.err(`Changing the score of ${linked.slug} in the sandbox: ${report.score.overall} -> ${newScore}`);
     const changedAt = Date.now();
-    system.sandbox.updateReport(linked.slug, { score: { overall: newScore, band: newScore >= 70 ? 'strong' : 'moderate' } });
+    system.sandbox.updateReport(linked.slug, {
+      score: { overall: newScore, band: newScore >= 70 ? 'strong' : 'moderate' },
+    });
     const deadline = Date.now() + 30_000;
     let after = system.crm.record(linked.id)!;
     while (after.score !== newScore) {
-      if (Date.now() > deadline) throw new CommandFailedError('the score change did not reach the CRM within 30 s');
+      if (Date.now() > deadline)
+        throw new CommandFailedError('the score change did not reach the CRM within 30 s');
       await sleep(50);
       after = system.crm.record(linked.id)!;
     }
     const took = Date.now() - changedAt;
     io.out('');
     io.out(`score.changed for ${linked.slug} reached the CRM record in ${took} ms:`);
-    io.out(table([
-      ['', 'before', 'after'],
-      ['company', before.name ?? '', after.name ?? ''],
-      ['report_slug', before.slug ?? '', after.slug ?? ''],
-      ['report_score', String(before.score ?? ''), String(after.score ?? '')],
-      ['report_band', before.band ?? '', after.band ?? ''],
-      ['report_synced_at', before.syncedAt ?? '', after.syncedAt ?? ''],
-    ]));
+    io.out(
+      table([
+        ['', 'before', 'after'],
+        ['company', before.name ?? '', after.name ?? ''],
+        ['report_slug', before.slug ?? '', after.slug ?? ''],
+        ['report_score', String(before.score ?? ''), String(after.score ?? '')],
+        ['report_band', before.band ?? '', after.band ?? ''],
+        ['report_synced_at', before.syncedAt ?? '', after.syncedAt ?? ''],
+      ]),
+    );
     io.out('');
     io.out(`Admin page: ${system.appUrl}/admin  (token: ${adminToken})`);
     io.out('Press Ctrl-C to stop.');
@@ -94,7 +104,14 @@ export async function demoCommand(argv: string[], io: CommandIo): Promise<number
 
 function table(rows: string[][]): string {
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => (r[c] ?? '').length)));
-  return rows.map((r) => r.map((cell, c) => cell.padEnd(widths[c]!)).join('  ').trimEnd()).join('\n');
+  return rows
+    .map((r) =>
+      r
+        .map((cell, c) => cell.padEnd(widths[c]!))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
 }
 
 async function deletePrefix(redisUrl: string, prefix: string): Promise<void> {

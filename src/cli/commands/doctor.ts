@@ -17,7 +17,11 @@ export async function doctorCommand(argv: string[], io: CommandIo): Promise<numb
   const { values } = parseCommandArgs('doctor', argv, { json: { type: 'boolean', default: false } });
   const ctx = await openContext(io);
   try {
-    const checks = [...(await redisChecks(ctx)), ...(await reportChecks(ctx)), ...(await installationChecks(ctx))];
+    const checks = [
+      ...(await redisChecks(ctx)),
+      ...(await reportChecks(ctx)),
+      ...(await installationChecks(ctx)),
+    ];
     if (values.json) io.out(JSON.stringify({ ok: checks.every((c) => c.ok), checks }, null, 2));
     else {
       for (const c of checks) {
@@ -51,7 +55,11 @@ async function redisChecks(ctx: AppContext): Promise<Check[]> {
       fix: 'set maxmemory-policy noeviction: any other policy can silently drop queued jobs',
     });
   } catch {
-    checks.push({ name: 'Redis eviction policy', ok: true, detail: 'CONFIG is not allowed here; check that the policy is noeviction' });
+    checks.push({
+      name: 'Redis eviction policy',
+      ok: true,
+      detail: 'CONFIG is not allowed here; check that the policy is noeviction',
+    });
   }
   return checks.map((c) => (c.ok ? { ...c, fix: undefined } : c)) as Check[];
 }
@@ -59,22 +67,42 @@ async function redisChecks(ctx: AppContext): Promise<Check[]> {
 async function keyCheck(ctx: AppContext, label: string, apiKey: string): Promise<Check> {
   try {
     const { sandbox } = await ctx.runtime.clientForKey(apiKey).me();
-    return { name: label, ok: true, detail: sandbox ? 'valid, read scope, SANDBOX key (fixture data)' : 'valid, read scope, live data' };
+    return {
+      name: label,
+      ok: true,
+      detail: sandbox ? 'valid, read scope, SANDBOX key (fixture data)' : 'valid, read scope, live data',
+    };
   } catch (err) {
     if (err instanceof ReportUnauthorizedError) {
-      return { name: label, ok: false, detail: 'refused (401)', fix: 'the key is mistyped or revoked: create a new key in the account settings' };
+      return {
+        name: label,
+        ok: false,
+        detail: 'refused (401)',
+        fix: 'the key is mistyped or revoked: create a new key in the account settings',
+      };
     }
     if (err instanceof ReportForbiddenError) {
-      return { name: label, ok: false, detail: 'lacks the read scope (403)', fix: 'create a key with the read scope' };
+      return {
+        name: label,
+        ok: false,
+        detail: 'lacks the read scope (403)',
+        fix: 'create a key with the read scope',
+      };
     }
     const msg = err instanceof ReportServiceError ? err.message : String(err);
-    return { name: label, ok: false, detail: `unreachable: ${msg}`, fix: `check REPORTS_API_URL (${ctx.config.reports.apiUrl})` };
+    return {
+      name: label,
+      ok: false,
+      detail: `unreachable: ${msg}`,
+      fix: `check REPORTS_API_URL (${ctx.config.reports.apiUrl})`,
+    };
   }
 }
 
 async function reportChecks(ctx: AppContext): Promise<Check[]> {
   const checks: Check[] = [];
-  if (ctx.config.reports.apiKey) checks.push(await keyCheck(ctx, 'Report service (REPORTS_API_KEY)', ctx.config.reports.apiKey));
+  if (ctx.config.reports.apiKey)
+    checks.push(await keyCheck(ctx, 'Report service (REPORTS_API_KEY)', ctx.config.reports.apiKey));
   for (const i of await ctx.installations.list()) {
     const key = await ctx.installations.getReportsApiKey(i.id);
     if (key) checks.push(await keyCheck(ctx, `Report service key of ${i.id}`, key));

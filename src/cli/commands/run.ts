@@ -9,7 +9,11 @@ import type { CommandIo } from '../io.js';
 import { openContext } from './context.js';
 
 /** `start` (server and workers), `serve` (server), `worker` (workers): long-running until SIGINT/SIGTERM. */
-export async function runCommand(kind: 'start' | 'serve' | 'worker', argv: string[], io: CommandIo): Promise<number> {
+export async function runCommand(
+  kind: 'start' | 'serve' | 'worker',
+  argv: string[],
+  io: CommandIo,
+): Promise<number> {
   parseCommandArgs(kind, argv, {});
   const ctx = await openContext(io);
   let server: Server | undefined;
@@ -39,7 +43,9 @@ export function listen(ctx: AppContext, workers?: PipelineWorkers): Promise<Serv
     server.once('error', (err: NodeJS.ErrnoException) =>
       reject(
         new CommandFailedError(
-          err.code === 'EADDRINUSE' ? `port ${ctx.config.port} is in use: set PORT to a free port` : `cannot listen: ${err.message}`,
+          err.code === 'EADDRINUSE'
+            ? `port ${ctx.config.port} is in use: set PORT to a free port`
+            : `cannot listen: ${err.message}`,
         ),
       ),
     );

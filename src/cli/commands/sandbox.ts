@@ -10,14 +10,22 @@ export async function sandboxCommand(argv: string[], io: CommandIo): Promise<num
     'webhook-secret': { type: 'string' },
   });
   const port = intOption('port', values.port, DEFAULT_PORT);
-  const rateLimitPerMinute = intOption('rate-limit', values['rate-limit'], DEFAULT_RATE_LIMIT_PER_MINUTE, 1, 1_000_000);
+  const rateLimitPerMinute = intOption(
+    'rate-limit',
+    values['rate-limit'],
+    DEFAULT_RATE_LIMIT_PER_MINUTE,
+    1,
+    1_000_000,
+  );
   const sandbox = createSandbox({
     rateLimitPerMinute,
     ...(values['webhook-url'] ? { webhookUrl: values['webhook-url'] } : {}),
     ...(values['webhook-secret'] ? { webhookSecret: values['webhook-secret'] } : {}),
   });
   const listening = await sandbox.listen(port);
-  io.err(`Sandbox report service at ${listening.url} (keys: sk_sandbox_read, sk_sandbox_write, sk_sandbox_legacy, sk_sandbox_revoked)`);
+  io.err(
+    `Sandbox report service at ${listening.url} (keys: sk_sandbox_read, sk_sandbox_write, sk_sandbox_legacy, sk_sandbox_revoked)`,
+  );
   await io.untilStopped();
   await listening.close();
   return 0;

@@ -14,7 +14,8 @@ export async function statusCommand(argv: string[], io: CommandIo): Promise<numb
       return 0;
     }
     const lines: string[] = [];
-    if (report.installations.length === 0) lines.push('No installations yet: install the app in HubSpot or Salesforce.');
+    if (report.installations.length === 0)
+      lines.push('No installations yet: install the app in HubSpot or Salesforce.');
     for (const i of report.installations) {
       lines.push(`${i.id} (${i.crm}, ${i.mode}): ${i.status}${i.statusReason ? ` (${i.statusReason})` : ''}`);
       lines.push(
@@ -25,12 +26,15 @@ export async function statusCommand(argv: string[], io: CommandIo): Promise<numb
         lines.push(
           `  last sync (${i.lastRun.kind}, ${i.lastRun.state}): ${t.records} records, ${t.linked} linked, ${t.written} written, ${t.unchanged} unchanged, ${t.skipped} skipped, ${t.failed} failed`,
         );
-        for (const e of i.lastRun.errors.slice(0, 5)) lines.push(`  error ${e.recordId}: ${e.code} ${e.message}`);
+        for (const e of i.lastRun.errors.slice(0, 5))
+          lines.push(`  error ${e.recordId}: ${e.code} ${e.message}`);
       }
     }
     lines.push('Queues:');
     for (const [name, c] of Object.entries(report.queues)) {
-      lines.push(`  ${name}: waiting ${c.waiting}, active ${c.active}, delayed ${c.delayed}, failed ${c.failed}`);
+      lines.push(
+        `  ${name}: waiting ${c.waiting}, active ${c.active}, delayed ${c.delayed}, failed ${c.failed}`,
+      );
     }
     io.out(lines.join('\n'));
     return 0;

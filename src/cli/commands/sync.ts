@@ -17,19 +17,32 @@ export async function syncCommand(argv: string[], io: CommandIo): Promise<number
   const ctx = await openContext(io);
   try {
     const all = await ctx.installations.list();
-    const targets = values.installation ? all.filter((i) => i.id === values.installation) : all.filter((i) => i.status === 'connected');
+    const targets = values.installation
+      ? all.filter((i) => i.id === values.installation)
+      : all.filter((i) => i.status === 'connected');
     if (values.installation && targets.length === 0) {
-      throw new CommandFailedError(`no installation ${values.installation}: run \`report-connector status\` to list them`);
+      throw new CommandFailedError(
+        `no installation ${values.installation}: run \`report-connector status\` to list them`,
+      );
     }
-    if (targets.length === 0) throw new CommandFailedError('no connected installation: install the app in HubSpot or Salesforce first');
+    if (targets.length === 0)
+      throw new CommandFailedError(
+        'no connected installation: install the app in HubSpot or Salesforce first',
+      );
     const runIds: string[] = [];
     for (const installation of targets) {
       runIds.push(await ctx.pipeline.startSync(installation.id, values.full ? 'full' : 'incremental'));
       io.err(`Sync queued for ${installation.id}`);
     }
     if (!values.wait) return 0;
-    const workers = (await Promise.all(ctx.queues.all().map((q) => q.getWorkersCount()))).reduce((a, b) => a + b, 0);
-    if (workers === 0) throw new CommandFailedError('no worker is running: start `report-connector start` or `report-connector worker`');
+    const workers = (await Promise.all(ctx.queues.all().map((q) => q.getWorkersCount()))).reduce(
+      (a, b) => a + b,
+      0,
+    );
+    if (workers === 0)
+      throw new CommandFailedError(
+        'no worker is running: start `report-connector start` or `report-connector worker`',
+      );
     const runs = await followRuns(ctx, runIds, io);
     for (const run of runs) io.err(summaryLine(run));
     return runs.every((r) => r.state === 'done') ? 0 : 1;
@@ -39,11 +52,17 @@ export async function syncCommand(argv: string[], io: CommandIo): Promise<number
 }
 
 /** Shows a progress bar per run until each is done or stopped. Used by `sync --wait` and `demo`. */
-export async function followRuns(ctx: AppContext, runIds: string[], io: CommandIo, pollMs = 250): Promise<RunSummary[]> {
+export async function followRuns(
+  ctx: AppContext,
+  runIds: string[],
+  io: CommandIo,
+  pollMs = 250,
+): Promise<RunSummary[]> {
   const bars = new cliProgress.MultiBar(
     {
       stream: process.stderr,
-      format: ' {installation} |{bar}| {value}/{total} records · linked {linked} · written {written} · unchanged {unchanged} · failed {failed}',
+      format:
+        ' {installation} |{bar}| {value}/{total} records · linked {linked} · written {written} · unchanged {unchanged} · failed {failed}',
       hideCursor: true,
       noTTYOutput: !io.isTTY,
       notTTYSchedule: 2_000,
@@ -51,7 +70,9 @@ export async function followRuns(ctx: AppContext, runIds: string[], io: CommandI
     },
     cliProgress.Presets.shades_classic,
   );
-  const bar = new Map(runIds.map((id) => [id, bars.create(1, 0, { installation: id.split('-').slice(1, 3).join('-') })]));
+  const bar = new Map(
+    runIds.map((id) => [id, bars.create(1, 0, { installation: id.split('-').slice(1, 3).join('-') })]),
+  );
   const final = new Map<string, RunSummary>();
   try {
     while (final.size < runIds.length) {
@@ -81,6 +102,7 @@ export async function followRuns(ctx: AppContext, runIds: string[], io: CommandI
 export function summaryLine(run: RunSummary): string {
   const t = run.totals;
   const s = t.statuses;
-  const head = run.state === 'done' ? 'Sync finished' : `Sync stopped (${run.stoppedReason ?? 'unknown reason'})`;
+  const head =
+    run.state === 'done' ? 'Sync finished' : `Sync stopped (${run.stoppedReason ?? 'unknown reason'})`;
   return `${head} for ${run.installationId}: ${t.records} records, ${t.linked} newly linked, ${t.written} written, ${t.unchanged} unchanged, ${t.skipped} skipped, ${t.failed} failed; matched ${s.matched}, needs review ${s.needs_review}, no match ${s.no_match}, not published ${s.not_published}, error ${s.error}`;
 }
