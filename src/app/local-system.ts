@@ -8,12 +8,15 @@ import {
   LOCAL_HUBSPOT_CLIENT_SECRET,
   type LocalHubSpot,
 } from '../../connectors/hubspot/local/index.js';
+import { createLocalSalesforce, type LocalSalesforce } from '../../connectors/salesforce/local/index.js';
 import { loadConfig } from '../config.js';
 import { createLogger } from '../log.js';
 import type { PipelineWorkers } from '../pipeline/workers.js';
 import { createSandbox, type FixtureReport, type ReportSandbox } from '../sandbox/index.js';
 import { createServerApp } from '../server/app.js';
 import { checkRedis, ensureTokenModeInstallations } from './bootstrap.js';
+import { InstallationService } from './installation-service.js';
+import { ensureSalesforceTokenMode } from './salesforce-token-mode.js';
 import { type AppContext, createAppContext } from './context.js';
 import { demoCompanies, type SeedCompanyInput } from './demo-seed.js';
 
@@ -67,6 +70,8 @@ export interface LocalSystem {
   /** The local HubSpot, when the CRM is HubSpot (tests reach into it for faults and counters). */
   hubspot: LocalHubSpot;
   hubspotUrl: string;
+  /** The local Salesforce, when the CRM is Salesforce. */
+  salesforce: LocalSalesforce | null;
   appUrl: string;
   installationId: string;
   seed: SeedCompanyInput[];
@@ -103,6 +108,18 @@ export async function startLocalSystem(options: LocalSystemOptions = {}): Promis
     webhookUrl: `${appUrl}/webhooks/hubspot`,
   });
   const hubspotListening = await hubspot.listen(0);
+  const useSalesforce = options.crm === 'salesforce';
+  const salesforce = useSalesforce ? createLocalSalesforce({}) : null;
+  const salesforceListening = salesforce ? await salesforce.listen(0) : null;
+  const crmOverrides: Record<string, string> =
+    salesforce && salesforceListening
+      ? {
+          SALESFORCE_INSTANCE_URL: salesforceListening.url,
+          SALESFORCE_LOGIN_URL: salesforceListening.url,
+          SALESFORCE_ACCESS_TOKEN: salesforce.issueAccessToken(),
+          SALESFORCE_POLL_SECONDS: '2',
+        }
+      : { HUBSPOT_ACCESS_TOKEN: privateAppToken };
 
   const webhookSecret = `whsec_${randomBytes(24).toString('base64')}`;
 
@@ -123,7 +140,7 @@ export async function startLocalSystem(options: LocalSystemOptions = {}): Promis
         HUBSPOT_AUTHORIZE_URL: `${hubspotListening.url}/oauth/authorize`,
         HUBSPOT_CLIENT_ID: LOCAL_HUBSPOT_CLIENT_ID,
         HUBSPOT_CLIENT_SECRET: LOCAL_HUBSPOT_CLIENT_SECRET,
-        HUBSPOT_ACCESS_TOKEN: privateAppToken,
+        ...crmOverrides,
         LOG_LEVEL: options.logLevel ?? 'warn',
         ...options.env,
       },
@@ -138,25 +155,51 @@ export async function startLocalSystem(options: LocalSystemOptions = {}): Promis
     const seed = Array.isArray(options.companies)
       ? options.companies
       : demoCompanies(sandbox.listReports(), options.companies ?? 300);
-    const snapshots = hubspot.seedCompanies(
-      seed.map((c) => {
-        const props: Record<string, string> = { name: c.name };
-        if (c.domain) props.domain = c.domain;
-        if (c.country) props.country = c.country;
-        if (c.city) props.city = c.city;
-        if (c.industry) props.industry = c.industry;
-        if (c.slug) props.report_slug = c.slug;
-        return props;
-      }),
-    );
-
     server.on('request', createServerApp(ctx));
     for (let i = 0; i < (options.workers ?? 1); i++) workers.push(await ctx.startWorkers());
-    const [installation] = await ensureTokenModeInstallations(ctx);
-    if (!installation) throw new Error('the local HubSpot installation was not created');
+
+    let recordIds: string[];
+    let installationId: string;
+    if (salesforce) {
+      // Salesforce refuses values for fields that do not exist yet: create them, seed, then install.
+      const installation = await ensureSalesforceTokenMode(ctx);
+      if (!installation) throw new Error('the local Salesforce installation was not created');
+      await ctx.runtime.connectorFor(installation).ensureFields();
+      recordIds = salesforce
+        .seedAccounts(
+          seed.map((c) => ({
+            Name: c.name,
+            Website: c.domain ? `https://${c.domain}` : null,
+            Industry: c.industry,
+            BillingCountry: c.country,
+            BillingCity: c.city,
+            ...(c.slug ? { Report_Slug__c: c.slug } : {}),
+          })),
+        )
+        .map((a) => a.Id);
+      await new InstallationService(ctx).installed(installation);
+      installationId = installation.id;
+    } else {
+      recordIds = hubspot
+        .seedCompanies(
+          seed.map((c) => {
+            const props: Record<string, string> = { name: c.name };
+            if (c.domain) props.domain = c.domain;
+            if (c.country) props.country = c.country;
+            if (c.city) props.city = c.city;
+            if (c.industry) props.industry = c.industry;
+            if (c.slug) props.report_slug = c.slug;
+            return props;
+          }),
+        )
+        .map((c) => c.id);
+      const [installation] = await ensureTokenModeInstallations(ctx);
+      if (!installation) throw new Error('the local HubSpot installation was not created');
+      installationId = installation.id;
+    }
 
     const empty = (v: string | undefined) => (v === undefined || v === '' ? null : v);
-    const crm: LocalCrmView = {
+    const hubspotView: LocalCrmView = {
       kind: 'hubspot',
       record(id) {
         const c = hubspot.getCompany(id);
@@ -173,24 +216,46 @@ export async function startLocalSystem(options: LocalSystemOptions = {}): Promis
         };
       },
     };
+    const salesforceView = (org: LocalSalesforce): LocalCrmView => ({
+      kind: 'salesforce',
+      record(id) {
+        const a = org.getAccount(id);
+        if (!a || a.IsDeleted) return undefined;
+        const text = (v: unknown) => (v === null || v === undefined || v === '' ? null : String(v));
+        const score = a.custom.Report_Score__c;
+        const synced = a.custom.Report_Synced_At__c;
+        return {
+          id,
+          name: a.Name,
+          slug: text(a.custom.Report_Slug__c),
+          status: text(a.custom.Report_Match_Status__c),
+          score: score === null || score === undefined || score === '' ? null : Number(score),
+          band: text(a.custom.Report_Band__c),
+          syncedAt: synced === null || synced === undefined || synced === '' ? null : new Date(synced as string | number).toISOString(),
+        };
+      },
+    });
+    const crm = salesforce ? salesforceView(salesforce) : hubspotView;
     return {
       ctx,
       sandbox,
       sandboxUrl: sandboxListening.url,
       crm,
-      crmUrl: hubspotListening.url,
+      crmUrl: salesforceListening?.url ?? hubspotListening.url,
       hubspot,
+      salesforce,
       hubspotUrl: hubspotListening.url,
       appUrl,
-      installationId: installation.id,
+      installationId,
       seed,
-      recordIds: snapshots.map((s) => s.id),
+      recordIds,
       workers,
       async close() {
         server.closeAllConnections();
         await new Promise((r) => server.close(r));
         await ctx.close();
         await hubspotListening.close();
+        await salesforceListening?.close();
         await sandboxListening.close();
       },
     };
@@ -198,6 +263,7 @@ export async function startLocalSystem(options: LocalSystemOptions = {}): Promis
     server.close();
     await ctx.close();
     await hubspotListening.close();
+    await salesforceListening?.close();
     await sandboxListening.close();
     throw err;
   }

@@ -31,7 +31,8 @@ export class AppRuntime implements InstallationRuntime {
     private readonly metrics?: Metrics,
   ) {}
 
-  async open(installationId: string): Promise<InstallationHandle> {
+  async open(installationId: string, options: { urgent?: boolean } = {}): Promise<InstallationHandle> {
+    const urgent = options.urgent ?? false;
     const installation = await this.installations.get(installationId);
     if (!installation) throw new InstallationNotFoundError(installationId);
     if (installation.status === 'disconnected') {
@@ -49,20 +50,21 @@ export class AppRuntime implements InstallationRuntime {
     const apiKey = (await this.installations.getReportsApiKey(installationId)) ?? this.config.reports.apiKey;
     if (!apiKey) throw new NoReportKeyError(installationId);
     const keyId = identityOf(apiKey);
-    const cached = this.handles.get(installationId);
+    const handleKey = `${installationId}:${urgent ? 'urgent' : 'background'}`;
+    const cached = this.handles.get(handleKey);
     if (cached && cached.keyId === keyId && Date.now() - cached.at < HANDLE_TTL_MS) {
       return { ...cached.handle, installation };
     }
     const handle: InstallationHandle = {
       installation,
-      connector: this.connectorFor(installation),
+      connector: this.connectorFor(installation, urgent),
       client: this.clientForKey(apiKey),
     };
-    this.handles.set(installationId, { handle, at: Date.now(), keyId });
+    this.handles.set(handleKey, { handle, at: Date.now(), keyId });
     return handle;
   }
 
-  connectorFor(installation: Installation): CrmConnector {
+  connectorFor(installation: Installation, urgent = false): CrmConnector {
     const factory = connectorFactories[installation.crm];
     const limits = factory.limits;
     const gate = new RedisRateGate(this.redis, this.keys.crmGate(installation.id), {
@@ -75,6 +77,7 @@ export class AppRuntime implements InstallationRuntime {
       installation,
       tokens: this.tokens.source(installation.id),
       gate,
+      urgent,
     });
   }
 
@@ -98,6 +101,7 @@ export class AppRuntime implements InstallationRuntime {
   }
 
   forget(installationId: string): void {
-    this.handles.delete(installationId);
+    this.handles.delete(`${installationId}:urgent`);
+    this.handles.delete(`${installationId}:background`);
   }
 }

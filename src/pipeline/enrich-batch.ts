@@ -19,7 +19,7 @@ import { fingerprintOf, type LinkIndex, type RecordState, type ReviewItem } from
 import { changedValues, clearedValues, type DesiredValues, valuesForReport } from './mapping.js';
 import type { MatchCandidate, MatchingStrategy, MatchOutcome } from './matching-strategy.js';
 import { lockRecords } from './record-locks.js';
-import { type ReadReport, ReportReader } from './report-reader.js';
+import { type ReadReport, ReportReader, slugChangeSeqs } from './report-reader.js';
 import { type BatchResult, emptyBatchResult, MAX_ERRORS_PER_BATCH } from './runs.js';
 
 /**
@@ -66,6 +66,11 @@ export interface BatchTargets {
 export interface BatchOutcome {
   result: BatchResult;
   retryRecordIds: string[];
+  /**
+   * Slugs whose report changed after this batch read it. The change's own update ran before these records
+   * were linked and missed them; the caller updates the slug again now that they are.
+   */
+  staleSlugs: string[];
 }
 
 type Plan =
@@ -265,10 +270,25 @@ export async function enrichBatch(
       await deps.index.setWrittenSeqs(job.installationId, okSeqs);
       await deps.index.forget(job.installationId, gone);
     }
-    return { result, retryRecordIds };
+    return { result, retryRecordIds, staleSlugs: await staleSlugsOf(deps, plans, desired) };
   } finally {
     await locks.release();
   }
+}
+
+async function staleSlugsOf(
+  deps: BatchDeps,
+  plans: Map<string, Plan>,
+  desired: Map<string, { seq: number; state: RecordState }>,
+): Promise<string[]> {
+  const oldest = new Map<string, number>();
+  for (const [id, plan] of plans) {
+    const d = desired.get(id);
+    if (plan.kind !== 'linked' || !d || d.state.status === 'error') continue;
+    oldest.set(plan.slug, Math.min(oldest.get(plan.slug) ?? d.seq, d.seq));
+  }
+  const changed = await slugChangeSeqs(deps.redis, deps.keys, [...oldest.keys()]);
+  return [...oldest].filter(([slug, seq]) => (changed.get(slug) ?? 0) > seq).map(([slug]) => slug);
 }
 
 function cleanSlug(value: unknown): string | null {

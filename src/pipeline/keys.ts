@@ -67,6 +67,10 @@ export class Keys {
   reportSeq(): string {
     return `${this.prefix}:report-seq`;
   }
+  /** Hash slug -> report sequence number taken when the service last said the report changed. */
+  slugChanges(): string {
+    return `${this.prefix}:slug-changes`;
+  }
   reportsGate(keyIdentity: string): string {
     return `${this.prefix}:reports-gate:${keyIdentity}`;
   }

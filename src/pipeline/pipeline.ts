@@ -5,11 +5,12 @@ import { z } from 'zod';
 import type { CompanyRecord, CrmChange } from '../crm/connector.js';
 import type { InstallationStore } from '../installations/store.js';
 import type { Metrics } from '../metrics.js';
-import { type BatchJob, batchJobSchema, enrichBatch } from './enrich-batch.js';
+import { type BatchJob, type BatchOutcome, type BatchTargets, batchJobSchema, enrichBatch } from './enrich-batch.js';
 import type { Keys } from './keys.js';
 import { fingerprintOf, type LinkIndex } from './link-index.js';
 import type { MatchingStrategy } from './matching-strategy.js';
 import { jobIdPart, type Queues } from './queues.js';
+import { markSlugChanged } from './report-reader.js';
 import type { RunKind, SyncRuns } from './runs.js';
 import { type InstallationRuntime, isPolled } from './runtime.js';
 
@@ -111,6 +112,13 @@ export class Pipeline {
     );
   }
 
+  /** One batch, then another update of each slug whose report changed while the batch had it in hand. */
+  private async enrich(targets: BatchTargets, job: BatchJob): Promise<BatchOutcome> {
+    const outcome = await enrichBatch(this.deps, targets, job);
+    for (const slug of outcome.staleSlugs) await this.enqueueSlugUpdate(job.installationId, slug);
+    return outcome;
+  }
+
   private async enqueueSlugUpdate(installationId: string, slug: string): Promise<void> {
     await this.deps.queues.realtime.add(
       'slug-update',
@@ -174,8 +182,9 @@ export class Pipeline {
 
   async batch(job: Job): Promise<void> {
     const data = batchJobSchema.parse(job.data);
-    const { connector, client } = await this.deps.runtime.open(data.installationId);
-    const { result, retryRecordIds } = await enrichBatch(this.deps, { connector, client }, data);
+    // Batches without a run come from events (retries of webhook work, report.completed): urgent.
+    const { connector, client } = await this.deps.runtime.open(data.installationId, { urgent: data.runId === null });
+    const { result, retryRecordIds } = await this.enrich({ connector, client }, data);
     if (data.runId) await this.deps.runs.recordBatch(data.runId, data.batchId, result);
     if (retryRecordIds.length > 0) {
       const attempt = Number(/-retry(\d+)$/.exec(data.batchId)?.[1] ?? 0) + 1;
@@ -199,6 +208,9 @@ export class Pipeline {
   async reportEvent(job: Job): Promise<void> {
     const data = reportEventJobSchema.parse(job.data);
     if (data.type === 'score.changed') {
+      // Before the fan-out: a batch that read this report earlier and links a record after the fan-out
+      // looked at the index sees the mark and asks for this update again (see BatchOutcome.staleSlugs).
+      await markSlugChanged(this.deps.redis, this.deps.keys, data.slug);
       for (const installationId of await this.deps.index.installationsForSlug(data.slug)) {
         await this.enqueueSlugUpdate(installationId, data.slug);
       }
@@ -219,12 +231,11 @@ export class Pipeline {
     const data = slugUpdateJobSchema.parse(job.data);
     const recordIds = await this.deps.index.recordsForSlug(data.installationId, data.slug);
     if (recordIds.length === 0) return;
-    const { connector, client } = await this.deps.runtime.open(data.installationId);
+    const { connector, client } = await this.deps.runtime.open(data.installationId, { urgent: true });
     // One fresh read for the whole job, shared by its chunks through a job-scoped run cache.
     const runId = `ev-${job.id ?? 'x'}-${job.attemptsStarted}`;
     for (const [i, ids] of chunk(recordIds, connector.limits.writeBatchSize).entries()) {
-      await enrichBatch(
-        this.deps,
+      await this.enrich(
         { connector, client },
         {
           installationId: data.installationId,
@@ -277,24 +288,23 @@ export class Pipeline {
       recordIds,
       ...extra,
     });
-    const { connector, client } = await this.deps.runtime.open(installationId);
+    const { connector, client } = await this.deps.runtime.open(installationId, { urgent: true });
     const targets = { connector, client };
     switch (change.kind) {
       case 'created':
-        await enrichBatch(this.deps, targets, single([change.recordId]));
+        await this.enrich(targets, single([change.recordId]));
         return;
       case 'renamed':
       case 'domainChanged':
         // Only our own link is reconsidered; a person's link stays whatever the name says.
-        await enrichBatch(this.deps, targets, single([change.recordId], { rematch: [change.recordId] }));
+        await this.enrich(targets, single([change.recordId], { rematch: [change.recordId] }));
         return;
       case 'slugChanged': {
         const ours = await this.deps.index.autoLinkOf(installationId, change.recordId);
         // Our own write of report_slug comes back as a change event: nothing to do.
         if (ours !== null && ours === change.slug) return;
         await this.deps.redis.hdel(this.deps.keys.autoLinks(installationId), change.recordId);
-        await enrichBatch(
-          this.deps,
+        await this.enrich(
           targets,
           single([change.recordId], { freshSlugs: change.slug ? [change.slug] : [] }),
         );
@@ -308,7 +318,7 @@ export class Pipeline {
           installationId,
           change.mergedIds.filter((id) => id !== change.mergedInto),
         );
-        await enrichBatch(this.deps, targets, single([change.mergedInto]));
+        await this.enrich(targets, single([change.mergedInto]));
         return;
     }
   }
@@ -365,7 +375,7 @@ export class Pipeline {
     recordId: string,
     decision: { action: 'link'; slug: string } | { action: 'reject' },
   ): Promise<void> {
-    const { connector, client } = await this.deps.runtime.open(installationId);
+    const { connector, client } = await this.deps.runtime.open(installationId, { urgent: true });
     const k = this.deps.keys;
     if (decision.action === 'reject') {
       const item = await this.deps.index.reviewItem(installationId, recordId);
@@ -380,8 +390,7 @@ export class Pipeline {
       if (result && !result.ok) throw new ReviewWriteError(result.error.message, result.error.code);
       await this.deps.redis.hdel(k.autoLinks(installationId), recordId);
     }
-    await enrichBatch(
-      this.deps,
+    await this.enrich(
       { connector, client },
       {
         installationId,

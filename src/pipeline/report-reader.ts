@@ -45,9 +45,10 @@ export class ReportReader {
     const key = this.keys.runReport(runId, slug);
     if (!options.fresh) {
       const cached = await this.cached(key);
-      if (cached) return cached;
+      // A run's copy older than the service's last change event is stale: it is read again and replaced.
+      if (cached && cached.seq > (await slugChangeSeq(this.redis, this.keys, slug))) return cached;
       const lockKey = `${key}:fill`;
-      if ((await this.redis.set(lockKey, '1', 'PX', FILL_LOCK_MS, 'NX')) !== 'OK') {
+      if (!cached && (await this.redis.set(lockKey, '1', 'PX', FILL_LOCK_MS, 'NX')) !== 'OK') {
         const filled = await this.waitForFill(key, lockKey);
         if (filled) return filled;
       }
@@ -107,3 +108,31 @@ export class ReportReader {
     return null;
   }
 }
+
+/**
+ * The service said `slug` changed (score.changed): from now on, a read of it that started earlier is stale.
+ * The sequence number comes from the same counter as reads, and the stored value only ever grows.
+ */
+export async function markSlugChanged(redis: Redis, keys: Keys, slug: string): Promise<number> {
+  const seq = await redis.incr(keys.reportSeq());
+  await redis.eval(SET_IF_GREATER, 1, keys.slugChanges(), slug, seq);
+  return seq;
+}
+
+/** Sequence number of the last change event of `slug` (0 when none). */
+export async function slugChangeSeq(redis: Redis, keys: Keys, slug: string): Promise<number> {
+  return Number((await redis.hget(keys.slugChanges(), slug)) ?? 0);
+}
+
+/** The same for several slugs at once. */
+export async function slugChangeSeqs(redis: Redis, keys: Keys, slugs: string[]): Promise<Map<string, number>> {
+  if (slugs.length === 0) return new Map();
+  const raw = await redis.hmget(keys.slugChanges(), ...slugs);
+  return new Map(slugs.map((slug, i) => [slug, Number(raw[i] ?? 0)]));
+}
+
+const SET_IF_GREATER = `
+local current = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0')
+if tonumber(ARGV[2]) > current then redis.call('HSET', KEYS[1], ARGV[1], ARGV[2]) end
+return 0
+`;

@@ -11,7 +11,7 @@ export interface InstallationHandle {
 
 export interface InstallationRuntime {
   /** Throws NoReportKeyError, InstallationNotFoundError or a CRM error for a disconnected installation. */
-  open(installationId: string): Promise<InstallationHandle>;
+  open(installationId: string, options?: { urgent?: boolean }): Promise<InstallationHandle>;
   /** A report client for checking a key before it is stored (admin page, doctor). */
   clientForKey(apiKey: string): ReportClient;
 }

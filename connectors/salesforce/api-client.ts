@@ -1,0 +1,183 @@
+import { Connection, type HttpRequest, type HttpRequestOptions } from 'jsforce';
+import type { AccessTokenSource } from '../../src/auth/token-manager.js';
+import {
+  CrmError,
+  CrmRateLimitedError,
+  CrmTransientError,
+  CrmUnauthorizedError,
+} from '../../src/crm/errors.js';
+import type { RequestGate } from '../../src/crm/request-gate.js';
+import type { Logger } from '../../src/log.js';
+import { describeFailure, type SalesforceFailure, toCrmError } from './errors.js';
+import { ERROR_CODES, HEADERS, RETRY_DEFAULTS, SALESFORCE_PROVIDER } from './provider.js';
+import type { SalesforceUsageTracker } from './usage.js';
+
+/**
+ * Every call the connector makes to one org goes through `run`: the daily-usage pause for background work,
+ * the shared request gate, the current access token, one refresh after INVALID_SESSION_ID, backoff for
+ * REQUEST_LIMIT_EXCEEDED and whole-call UNABLE_TO_LOCK_ROW, and typed CRM errors for the rest. jsforce does
+ * the HTTP: its own refresh machinery stays off (the TokenManager refreshes once per org across processes).
+ */
+
+export type Priority = 'urgent' | 'background';
+
+export interface RetryPolicy {
+  attempts: number;
+  baseDelayMs: number;
+  maxDelayMs: number;
+  rateLimitedRetryAfterMs: number;
+  dailyLimitRetryAfterMs: number;
+}
+
+export interface SalesforceApiOptions {
+  instanceUrl: string;
+  apiVersion: string;
+  tokens: AccessTokenSource;
+  gate: RequestGate;
+  usage: SalesforceUsageTracker;
+  logger?: Logger;
+  retry?: Partial<RetryPolicy>;
+  /** Passed to jsforce for REST calls (its own GET retries on 5xx/429, request timeout). */
+  httpOptions?: HttpRequestOptions;
+  sleep?: (ms: number) => Promise<void>;
+}
+
+const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+export class SalesforceApi {
+  readonly conn: Connection;
+  private readonly retry: RetryPolicy;
+  private readonly sleep: (ms: number) => Promise<void>;
+
+  constructor(private readonly options: SalesforceApiOptions) {
+    // No oauth2 client id and no refreshFn: jsforce then has no refresh delegate and reports 401s to us.
+    this.conn = new Connection({ instanceUrl: options.instanceUrl, version: options.apiVersion });
+    this.retry = { ...RETRY_DEFAULTS, ...options.retry };
+    this.sleep = options.sleep ?? defaultSleep;
+    this.watchLimitHeader();
+  }
+
+  get usage(): SalesforceUsageTracker {
+    return this.options.usage;
+  }
+
+  get apiVersion(): string {
+    return this.options.apiVersion;
+  }
+
+  /**
+   * `conn.limitInfo` is only updated by REST calls; SOAP (Metadata API) and Bulk API 2.0 requests share the
+   * connection's transport, so the header is read there to see every response.
+   */
+  private watchLimitHeader(): void {
+    const transport = this.conn._transport;
+    const send = transport.httpRequest.bind(transport);
+    transport.httpRequest = (req, opts) => {
+      const pending = send(req, opts);
+      // An observer only: the caller of `pending` handles its rejection.
+      pending.then(
+        (res) => this.options.usage.observe(res.headers?.[HEADERS.limitInfo]),
+        () => undefined,
+      );
+      return pending;
+    };
+  }
+
+  /** A REST call relative to `/services/data/vXX.X` (or a `/services/...` path, or an absolute URL). */
+  rest<T>(
+    priority: Priority,
+    request: { method: HttpRequest['method']; url: string; body?: unknown },
+  ): Promise<T> {
+    return this.run(priority, `${request.method} ${request.url.split('?')[0]}`, (conn) =>
+      conn.request<T>(
+        {
+          method: request.method,
+          url: request.url,
+          ...(request.body !== undefined
+            ? { body: JSON.stringify(request.body), headers: { 'content-type': 'application/json' } }
+            : {}),
+        },
+        this.options.httpOptions ?? {},
+      ),
+    );
+  }
+
+  async run<T>(priority: Priority, label: string, op: (conn: Connection) => Promise<T>): Promise<T> {
+    if (priority === 'background') this.options.usage.admitBackground();
+    let refreshed = false;
+    let attempt = 0;
+    for (;;) {
+      await this.options.gate.acquire();
+      const token = await this.options.tokens.current();
+      this.conn.accessToken = token;
+      try {
+        return await op(this.conn);
+      } catch (err) {
+        if (err instanceof CrmError) throw err;
+        const failure = describeFailure(err);
+        if (!failure) throw err;
+        if (failure.code === ERROR_CODES.invalidSession || failure.status === 401) {
+          if (refreshed) {
+            throw new CrmUnauthorizedError(
+              'Salesforce refused the access token again right after a refresh: reconnect the Salesforce org',
+              SALESFORCE_PROVIDER,
+              401,
+              { cause: err },
+            );
+          }
+          refreshed = true;
+          this.options.logger?.info(
+            { call: label },
+            'salesforce session rejected; refreshing the access token once',
+          );
+          await this.options.tokens.refreshAfterRejection(token);
+          continue;
+        }
+        if (
+          failure.code === ERROR_CODES.requestLimitExceeded ||
+          failure.code === ERROR_CODES.unableToLockRow
+        ) {
+          attempt++;
+          if (attempt < this.retry.attempts) {
+            const delay = Math.min(this.retry.baseDelayMs * 2 ** (attempt - 1), this.retry.maxDelayMs);
+            this.options.logger?.warn(
+              { call: label, code: failure.code, attempt, delayMs: delay },
+              'salesforce call refused; retrying after a pause',
+            );
+            await this.sleep(delay);
+            continue;
+          }
+          throw await this.giveUp(failure, err);
+        }
+        throw toCrmError(failure, err);
+      }
+    }
+  }
+
+  private async giveUp(failure: SalesforceFailure, cause: unknown): Promise<CrmError> {
+    if (failure.code === ERROR_CODES.unableToLockRow) {
+      return new CrmTransientError(
+        `Salesforce kept the records locked after ${this.retry.attempts} attempts: ${failure.message}`,
+        SALESFORCE_PROVIDER,
+        undefined,
+        { cause },
+      );
+    }
+    const seen = this.options.usage.snapshot();
+    const daily =
+      /TotalRequests/i.test(failure.message) ||
+      (seen?.used !== undefined && seen.limit !== undefined && seen.used >= seen.limit);
+    const retryAfterMs = daily ? this.retry.dailyLimitRetryAfterMs : this.retry.rateLimitedRetryAfterMs;
+    // Everyone working for this org holds off, not only this job.
+    await this.options.gate.pause(retryAfterMs);
+    return new CrmRateLimitedError(
+      daily
+        ? `Salesforce's daily API allocation for this org is spent (${failure.message}); work resumes as the 24-hour window rolls`
+        : `Salesforce refused the call with REQUEST_LIMIT_EXCEEDED after ${this.retry.attempts} attempts: ${failure.message}`,
+      SALESFORCE_PROVIDER,
+      retryAfterMs,
+      daily ? 'daily' : 'concurrent',
+      403,
+    );
+  }
+}

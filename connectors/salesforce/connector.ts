@@ -1,0 +1,442 @@
+import type { HttpRequestOptions } from 'jsforce';
+import { z } from 'zod';
+import type { AccessTokenSource } from '../../src/auth/token-manager.js';
+import type { Config } from '../../src/config.js';
+import type {
+  ApiUsage,
+  ChangedRecord,
+  CompanyRecord,
+  EnsureFieldsResult,
+  Page,
+  PolledCrmConnector,
+  ProviderLimits,
+  RecordUpdate,
+  WriteResult,
+} from '../../src/crm/connector.js';
+import { CrmBadRequestError } from '../../src/crm/errors.js';
+import type { RequestGate } from '../../src/crm/request-gate.js';
+import { fieldByKey } from '../../src/fields.js';
+import type { Installation } from '../../src/installations/store.js';
+import type { Logger } from '../../src/log.js';
+import { type Priority, type RetryPolicy, SalesforceApi } from './api-client.js';
+import { type BulkOptions, type BulkOutcome, writeAccountsBulk } from './bulk.js';
+import {
+  type ChangeCursor,
+  decodeChangeCursor,
+  decodeListCursor,
+  encodeChangeCursor,
+  encodeListCursor,
+} from './cursors.js';
+import { ensureSalesforceFields } from './ensure-fields.js';
+import { describeFailure, toRecordError } from './errors.js';
+import { isSalesforceId, toId18 } from './ids.js';
+import {
+  ACCOUNT_SOBJECT,
+  BULK_THRESHOLD,
+  ERROR_CODES,
+  SALESFORCE_LIMITS,
+  SALESFORCE_PROVIDER,
+} from './provider.js';
+import {
+  accountRowSchema,
+  accountSelectFields,
+  changedAccountRowSchema,
+  FieldValueError,
+  normalizeDateTime,
+  toChangedRecord,
+  toCompanyRecord,
+  toSalesforceFields,
+} from './records.js';
+import { soqlDateTime, soqlIdList, soqlQuote } from './soql.js';
+import { SalesforceUsageTracker } from './usage.js';
+
+/**
+ * The Salesforce side of the CRM interface: Accounts read with SOQL (paged through `nextRecordsUrl`), written
+ * with sObject Collections (Bulk API 2.0 for backfill batches of BULK_THRESHOLD or more), polled for changes by
+ * SystemModstamp. Nothing jsforce-typed leaves this class.
+ */
+
+const queryResultSchema = z.object({
+  totalSize: z.number(),
+  done: z.boolean(),
+  records: z.array(z.unknown()),
+  nextRecordsUrl: z.string().optional(),
+});
+type QueryResult = z.infer<typeof queryResultSchema>;
+
+const collectionResultSchema = z.array(
+  z.object({
+    id: z.string().nullish(),
+    success: z.boolean(),
+    errors: z
+      .array(
+        z.object({ statusCode: z.string(), message: z.string(), fields: z.array(z.string()).optional() }),
+      )
+      .default([]),
+  }),
+);
+
+const mergedRowSchema = z.object({ Id: z.string(), MasterRecordId: z.string().nullish() });
+
+export interface SalesforceConnectorDeps {
+  installation: Pick<Installation, 'id' | 'instanceUrl' | 'externalId'>;
+  tokens: AccessTokenSource;
+  gate: RequestGate;
+  config: Pick<Config, 'salesforce'>;
+  /** Share one per installation per process so every connector of the org sees the same daily usage. */
+  usage?: SalesforceUsageTracker;
+  /** Background work (backfills, polls, reconcile) pauses near the daily allocation; urgent work does not. */
+  priority?: Priority;
+  logger?: Logger;
+  retry?: Partial<RetryPolicy>;
+  httpOptions?: HttpRequestOptions;
+  bulk?: Partial<BulkOptions>;
+  /** Most changed records one `listChangedSince` returns; the cursor continues from the last one. */
+  maxChangesPerPoll?: number;
+  sleep?: (ms: number) => Promise<void>;
+}
+
+export class SalesforceConnector implements PolledCrmConnector {
+  readonly kind = 'salesforce' as const;
+  readonly limits: ProviderLimits = SALESFORCE_LIMITS;
+  /** From this many updates on, `writeCompaniesBulk` is the cheaper path (Salesforce's own advice). */
+  readonly bulkThreshold = BULK_THRESHOLD;
+  readonly priority: Priority;
+
+  constructor(
+    private readonly api: SalesforceApi,
+    private readonly deps: SalesforceConnectorDeps,
+    priority?: Priority,
+  ) {
+    this.priority = priority ?? deps.priority ?? 'background';
+  }
+
+  /** The same org and usage reading, with calls marked urgent (webhook-driven) or background (backfill). */
+  withPriority(priority: Priority): SalesforceConnector {
+    return priority === this.priority ? this : new SalesforceConnector(this.api, this.deps, priority);
+  }
+
+  apiUsage(): ApiUsage | null {
+    return this.api.usage.snapshot();
+  }
+
+  private queryUrl(soql: string, all = false): string {
+    return `/${all ? 'queryAll' : 'query'}?q=${encodeURIComponent(soql)}`;
+  }
+
+  private async query(soql: string, label: string, all = false): Promise<QueryResult> {
+    const raw = await this.api.rest<unknown>(this.priority, { method: 'GET', url: this.queryUrl(soql, all) });
+    return parseQueryResult(raw, label);
+  }
+
+  private async queryMore(nextRecordsUrl: string, label: string): Promise<QueryResult> {
+    const raw = await this.api.rest<unknown>(this.priority, { method: 'GET', url: nextRecordsUrl });
+    return parseQueryResult(raw, label);
+  }
+
+  /** Every row of a query, following `nextRecordsUrl`; for result sets known to be small. */
+  private async queryAllPages(soql: string, label: string, all = false): Promise<unknown[]> {
+    let page = await this.query(soql, label, all);
+    const rows = [...page.records];
+    while (!page.done && page.nextRecordsUrl) {
+      page = await this.queryMore(page.nextRecordsUrl, label);
+      rows.push(...page.records);
+    }
+    return rows;
+  }
+
+  private selectAccounts(where: string, orderBy: string, options: { changes?: boolean } = {}): string {
+    const fields = accountSelectFields(options).join(', ');
+    return `SELECT ${fields} FROM ${ACCOUNT_SOBJECT}${where ? ` WHERE ${where}` : ''}${orderBy ? ` ORDER BY ${orderBy}` : ''}`;
+  }
+
+  async listCompanies(cursor: string | null): Promise<Page<CompanyRecord>> {
+    let page: QueryResult;
+    if (cursor === null) {
+      page = await this.query(this.selectAccounts('', 'Id'), 'list accounts');
+    } else {
+      const position = decodeListCursor(cursor);
+      try {
+        page = await this.queryMore(position.l, 'list accounts');
+      } catch (err) {
+        if (!isLocatorExpired(err)) throw err;
+        this.deps.logger?.info(
+          { installation: this.deps.installation.id },
+          'query locator expired; continuing by Id',
+        );
+        page = await this.query(this.selectAccounts(`Id > ${soqlQuote(position.a)}`, 'Id'), 'list accounts');
+      }
+    }
+    const records = page.records.map((r) => toCompanyRecord(accountRowSchema.parse(r)));
+    const last = records.at(-1);
+    const nextCursor =
+      !page.done && page.nextRecordsUrl && last
+        ? encodeListCursor({ l: page.nextRecordsUrl, a: last.id })
+        : null;
+    return { records, nextCursor };
+  }
+
+  async readCompanies(ids: string[]): Promise<CompanyRecord[]> {
+    // Anything that is not a Salesforce id cannot name an Account: it is left out, never put into SOQL.
+    const wanted = [...new Set(ids.filter(isSalesforceId).map(toId18))];
+    const byId = new Map<string, CompanyRecord>();
+    for (let i = 0; i < wanted.length; i += this.limits.readBatchSize) {
+      const chunk = wanted.slice(i, i + this.limits.readBatchSize);
+      const rows = await this.queryAllPages(
+        this.selectAccounts(`Id IN ${soqlIdList(chunk)}`, ''),
+        'read accounts',
+      );
+      for (const row of rows) {
+        const record = toCompanyRecord(accountRowSchema.parse(row));
+        byId.set(toId18(record.id), record);
+      }
+    }
+    return wanted.map((id) => byId.get(id)).filter((r): r is CompanyRecord => r !== undefined);
+  }
+
+  async findBySlug(slug: string): Promise<CompanyRecord[]> {
+    const where = `${fieldByKey('slug').salesforce} = ${soqlQuote(slug)}`;
+    const rows = await this.queryAllPages(this.selectAccounts(where, 'Id'), 'find accounts by slug');
+    return rows.map((r) => toCompanyRecord(accountRowSchema.parse(r)));
+  }
+
+  async writeCompanies(updates: RecordUpdate[]): Promise<WriteResult[]> {
+    const results: WriteResult[] = [];
+    for (let i = 0; i < updates.length; i += this.limits.writeBatchSize) {
+      results.push(...(await this.writeCollection(updates.slice(i, i + this.limits.writeBatchSize))));
+    }
+    return results;
+  }
+
+  /** Bulk API 2.0 for large backfill batches: one job, polled until done, one result per update in order. */
+  async writeCompaniesBulk(updates: RecordUpdate[]): Promise<WriteResult[]> {
+    const prepared = prepareUpdates(updates);
+    const sendable = prepared.filter((p): p is PreparedOk => p.ok);
+    const outcomes =
+      sendable.length > 0
+        ? await writeAccountsBulk(
+            this.api,
+            this.priority,
+            sendable.map((p) => ({ id: p.id, fields: p.fields })),
+            this.deps.bulk,
+            this.deps.logger,
+          )
+        : new Map<string, BulkOutcome>();
+    const results = prepared.map((p): WriteResult => {
+      if (!p.ok) return p.result;
+      const outcome = outcomes.get(p.id);
+      if (!outcome) {
+        return {
+          id: p.original,
+          ok: false,
+          error: { code: 'RETRYABLE', message: 'the bulk job did not report this record' },
+        };
+      }
+      return outcome.ok ? { id: p.original, ok: true } : { id: p.original, ok: false, error: outcome.error };
+    });
+    return this.withMergeTargets(results);
+  }
+
+  private async writeCollection(updates: RecordUpdate[]): Promise<WriteResult[]> {
+    const prepared = prepareUpdates(updates);
+    const sendable = prepared.filter((p): p is PreparedOk => p.ok);
+    const answers = new Map<PreparedOk, WriteResult>();
+    if (sendable.length > 0) {
+      const raw = await this.api.rest<unknown>(this.priority, {
+        method: 'PATCH',
+        url: '/composite/sobjects',
+        body: {
+          allOrNone: false,
+          records: sendable.map((p) => ({ attributes: { type: ACCOUNT_SOBJECT }, id: p.id, ...p.fields })),
+        },
+      });
+      const parsed = collectionResultSchema.safeParse(raw);
+      if (!parsed.success || parsed.data.length !== sendable.length) {
+        throw new CrmBadRequestError(
+          `Salesforce answered the collection update with ${parsed.success ? `${parsed.data.length} results for ${sendable.length} records` : 'an unexpected body'}`,
+          SALESFORCE_PROVIDER,
+          200,
+        );
+      }
+      parsed.data.forEach((answer, i) => {
+        const p = sendable[i]!;
+        answers.set(
+          p,
+          answer.success
+            ? { id: p.original, ok: true }
+            : { id: p.original, ok: false, error: toRecordError(answer.errors) },
+        );
+      });
+    }
+    const results = prepared.map((p) => (p.ok ? answers.get(p)! : p.result));
+    return this.withMergeTargets(results);
+  }
+
+  /**
+   * A deleted Account that was merged away keeps `MasterRecordId` in the recycle bin: one queryAll finds the
+   * survivor so the pipeline can move the link instead of dropping it.
+   */
+  private async withMergeTargets(results: WriteResult[]): Promise<WriteResult[]> {
+    const deleted = results.filter(
+      (r) => !r.ok && r.error.providerCode === ERROR_CODES.entityIsDeleted && isSalesforceId(r.id),
+    );
+    if (deleted.length === 0) return results;
+    const ids = [...new Set(deleted.map((r) => toId18(r.id)))].slice(0, this.limits.readBatchSize);
+    let masters: Map<string, string>;
+    try {
+      const rows = await this.queryAllPages(
+        `SELECT Id, MasterRecordId FROM ${ACCOUNT_SOBJECT} WHERE Id IN ${soqlIdList(ids)} AND IsDeleted = true`,
+        'find merge survivors',
+        true,
+      );
+      masters = new Map(
+        rows
+          .map((r) => mergedRowSchema.parse(r))
+          .filter((r) => r.MasterRecordId)
+          .map((r) => [toId18(r.Id), r.MasterRecordId!] as const),
+      );
+    } catch (err) {
+      // The writes themselves are done; the lookup failure travels in the record errors instead of failing them.
+      const reason = err instanceof Error ? err.message : String(err);
+      return results.map((r) =>
+        !r.ok && r.error.providerCode === ERROR_CODES.entityIsDeleted
+          ? {
+              ...r,
+              error: {
+                ...r.error,
+                message: `${r.error.message}; whether it was merged is unknown (${reason})`,
+              },
+            }
+          : r,
+      );
+    }
+    return results.map((r) => {
+      if (r.ok || r.error.providerCode !== ERROR_CODES.entityIsDeleted || !isSalesforceId(r.id)) return r;
+      const master = masters.get(toId18(r.id));
+      return master
+        ? {
+            ...r,
+            error: { ...r.error, message: `the Account was merged into ${master}`, mergedInto: master },
+          }
+        : r;
+    });
+  }
+
+  async ensureFields(): Promise<EnsureFieldsResult> {
+    return ensureSalesforceFields(this.api, { logger: this.deps.logger });
+  }
+
+  /**
+   * Accounts modified after the cursor, oldest first. A null cursor is the baseline: no records, and a cursor
+   * at the newest existing modification, so a poll started at install does not replay the whole org.
+   */
+  async listChangedSince(cursor: string | null): Promise<{ records: ChangedRecord[]; cursor: string }> {
+    if (cursor === null) return { records: [], cursor: encodeChangeCursor(await this.baseline()) };
+    const from = decodeChangeCursor(cursor);
+    const literal = soqlDateTime(from.s);
+    const where = from.i
+      ? `SystemModstamp > ${literal} OR (SystemModstamp = ${literal} AND Id > ${soqlQuote(from.i)})`
+      : `SystemModstamp >= ${literal}`;
+    const soql = this.selectAccounts(where, 'SystemModstamp, Id', { changes: true });
+    const max = this.deps.maxChangesPerPoll ?? 10_000;
+    const fromMs = Date.parse(from.s);
+    const records: ChangedRecord[] = [];
+    let page = await this.query(soql, 'poll changed accounts');
+    for (;;) {
+      for (const raw of page.records) {
+        const record = toChangedRecord(changedAccountRowSchema.parse(raw));
+        // The literal has whole seconds; a stamp with milliseconds could come back once more. Drop repeats.
+        const at = Date.parse(record.modifiedAt);
+        if (at < fromMs || (at === fromMs && from.i !== '' && toId18(record.id) === toId18(from.i))) continue;
+        records.push(record);
+      }
+      if (page.done || !page.nextRecordsUrl || records.length >= max) break;
+      page = await this.queryMore(page.nextRecordsUrl, 'poll changed accounts');
+    }
+    const last = records.at(-1);
+    const next: ChangeCursor = last ? { s: last.modifiedAt, i: last.id } : from;
+    return { records, cursor: encodeChangeCursor(next) };
+  }
+
+  private async baseline(): Promise<ChangeCursor> {
+    const page = await this.query(
+      `SELECT Id, SystemModstamp FROM ${ACCOUNT_SOBJECT} ORDER BY SystemModstamp DESC, Id DESC LIMIT 1`,
+      'change baseline',
+    );
+    const row = z.object({ Id: z.string(), SystemModstamp: z.string() }).safeParse(page.records[0]);
+    if (!row.success) return { s: new Date(0).toISOString(), i: '' };
+    return { s: normalizeDateTime(row.data.SystemModstamp) ?? row.data.SystemModstamp, i: row.data.Id };
+  }
+}
+
+type PreparedOk = { ok: true; original: string; id: string; fields: Record<string, string | number | null> };
+type Prepared = PreparedOk | { ok: false; result: WriteResult };
+
+/** Checks ids and converts values up front, so a bad record fails alone and never reaches Salesforce. */
+function prepareUpdates(updates: RecordUpdate[]): Prepared[] {
+  return updates.map((u): Prepared => {
+    if (!isSalesforceId(u.id)) {
+      return {
+        ok: false,
+        result: {
+          id: u.id,
+          ok: false,
+          error: { code: 'NOT_FOUND', message: `${JSON.stringify(u.id)} is not a Salesforce id` },
+        },
+      };
+    }
+    try {
+      return { ok: true, original: u.id, id: toId18(u.id), fields: toSalesforceFields(u.values) };
+    } catch (err) {
+      if (!(err instanceof FieldValueError)) throw err;
+      return {
+        ok: false,
+        result: { id: u.id, ok: false, error: { code: 'INVALID_VALUE', message: err.message } },
+      };
+    }
+  });
+}
+
+function parseQueryResult(raw: unknown, label: string): QueryResult {
+  const parsed = queryResultSchema.safeParse(raw);
+  if (!parsed.success) {
+    throw new CrmBadRequestError(
+      `Salesforce answered "${label}" with an unexpected body`,
+      SALESFORCE_PROVIDER,
+      200,
+      {
+        cause: parsed.error,
+      },
+    );
+  }
+  return parsed.data;
+}
+
+function isLocatorExpired(err: unknown): boolean {
+  const cause = err instanceof Error ? err.cause : undefined;
+  return describeFailure(cause ?? err)?.code === ERROR_CODES.invalidQueryLocator;
+}
+
+export function createSalesforceConnector(deps: SalesforceConnectorDeps): SalesforceConnector {
+  const instanceUrl = deps.installation.instanceUrl;
+  if (!instanceUrl) {
+    throw new CrmBadRequestError(
+      `installation ${deps.installation.id} has no Salesforce instance URL: reconnect it`,
+      SALESFORCE_PROVIDER,
+    );
+  }
+  const usage =
+    deps.usage ?? new SalesforceUsageTracker({ pauseShare: deps.config.salesforce.usagePauseShare });
+  const api = new SalesforceApi({
+    instanceUrl,
+    apiVersion: deps.config.salesforce.apiVersion,
+    tokens: deps.tokens,
+    gate: deps.gate,
+    usage,
+    ...(deps.logger ? { logger: deps.logger } : {}),
+    ...(deps.retry ? { retry: deps.retry } : {}),
+    ...(deps.httpOptions ? { httpOptions: deps.httpOptions } : {}),
+    ...(deps.sleep ? { sleep: deps.sleep } : {}),
+  });
+  return new SalesforceConnector(api, deps);
+}

@@ -1,0 +1,180 @@
+import { z } from 'zod';
+import type { EnsureFieldsResult } from '../../src/crm/connector.js';
+import { CrmBadRequestError, CrmForbiddenError } from '../../src/crm/errors.js';
+import { FIELDS } from '../../src/fields.js';
+import type { Logger } from '../../src/log.js';
+import type { SalesforceApi } from './api-client.js';
+import { describeFailure } from './errors.js';
+import {
+  customFieldDefinition,
+  permissionSetDefinition,
+  salesforceShape,
+  shapeMatches,
+} from './field-types.js';
+import {
+  ACCOUNT_SOBJECT,
+  ERROR_CODES,
+  METADATA_BATCH_SIZE,
+  OAUTH_PATHS,
+  PERMISSION_SET,
+  SALESFORCE_PROVIDER,
+} from './provider.js';
+import { soqlQuote } from './soql.js';
+
+/**
+ * Install-time setup, safe to run again: read the connector's Account fields with the Metadata API, upsert
+ * only those missing or of the wrong shape (a metadata deploy is slow and needless for a field that is
+ * already right), upsert the permission set that grants read and edit on them, and assign it to the
+ * integration user. Every call is urgent: installing must work even while background work is paused.
+ */
+
+const readFieldSchema = z
+  .object({ fullName: z.string().nullish(), type: z.string().nullish() })
+  .catchall(z.unknown());
+
+const saveResultSchema = z.object({
+  fullName: z.string().nullish(),
+  success: z.boolean(),
+  created: z.boolean().nullish(),
+  errors: z
+    .array(z.object({ message: z.string().nullish(), statusCode: z.string().nullish() }))
+    .nullish()
+    .transform((v) => v ?? []),
+});
+
+const userInfoSchema = z.object({ user_id: z.string() });
+const idRowSchema = z.object({ Id: z.string() });
+
+function chunks<T>(items: readonly T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
+
+/** A refusal a person must resolve; anything retryable or auth-related propagates to the caller instead. */
+function isRefusal(err: unknown): err is Error {
+  return err instanceof CrmBadRequestError || err instanceof CrmForbiddenError;
+}
+
+function asArray(value: unknown): unknown[] {
+  if (value === undefined || value === null) return [];
+  return Array.isArray(value) ? value : [value];
+}
+
+export async function ensureSalesforceFields(
+  api: SalesforceApi,
+  options: { logger?: Logger } = {},
+): Promise<EnsureFieldsResult> {
+  const result: EnsureFieldsResult = { created: [], existing: [], reconciled: [], problems: [] };
+  try {
+    await upsertFields(api, result);
+    await upsertPermissionSet(api, result);
+    await assignPermissionSet(api, result);
+  } catch (err) {
+    if (err instanceof CrmForbiddenError) {
+      throw new CrmForbiddenError(
+        `${err.message}. Creating the connector's Account fields needs a user with "Customize Application" and ` +
+          '"Modify Metadata"; reinstall as such a user, or have an admin deploy manifests/salesforce ' +
+          '(sf project deploy start --manifest manifest/package.xml).',
+        SALESFORCE_PROVIDER,
+        403,
+        { cause: err },
+      );
+    }
+    throw err;
+  }
+  options.logger?.info({ ...result }, 'salesforce fields ensured');
+  return result;
+}
+
+async function upsertFields(api: SalesforceApi, result: EnsureFieldsResult): Promise<void> {
+  const byFullName = new Map(FIELDS.map((f) => [`${ACCOUNT_SOBJECT}.${f.salesforce}`, f]));
+  const existing = new Map<string, z.infer<typeof readFieldSchema>>();
+  for (const names of chunks([...byFullName.keys()], METADATA_BATCH_SIZE)) {
+    const read = await api.run('urgent', 'metadata: read fields', (conn) =>
+      conn.metadata.read('CustomField', names),
+    );
+    for (const raw of asArray(read)) {
+      const parsed = readFieldSchema.safeParse(raw);
+      if (parsed.success && parsed.data.fullName) existing.set(parsed.data.fullName, parsed.data);
+    }
+  }
+
+  const toWrite = [...byFullName.entries()].filter(([fullName, field]) => {
+    const current = existing.get(fullName);
+    if (current && shapeMatches(salesforceShape(field), current)) {
+      result.existing.push(field.salesforce);
+      return false;
+    }
+    return true;
+  });
+
+  for (const batch of chunks(toWrite, METADATA_BATCH_SIZE)) {
+    const definitions = batch.map(([, field]) => customFieldDefinition(field, 'metadataApi'));
+    const saved = await api.run('urgent', 'metadata: upsert fields', (conn) =>
+      conn.metadata.upsert('CustomField', definitions),
+    );
+    const answers = asArray(saved).map((raw) => saveResultSchema.parse(raw));
+    batch.forEach(([fullName, field], i) => {
+      const answer = answers.find((a) => a.fullName === fullName) ?? answers[i];
+      if (!answer) {
+        result.problems.push(`${field.salesforce}: the Metadata API did not report on this field`);
+      } else if (!answer.success) {
+        const why = answer.errors.map((e) => `${e.statusCode ?? 'ERROR'}: ${e.message ?? ''}`).join('; ');
+        result.problems.push(`${field.salesforce}: ${why || 'the Metadata API refused it'}`);
+      } else if (existing.has(fullName)) {
+        result.reconciled.push(field.salesforce);
+      } else {
+        result.created.push(field.salesforce);
+      }
+    });
+  }
+}
+
+async function upsertPermissionSet(api: SalesforceApi, result: EnsureFieldsResult): Promise<void> {
+  const saved = await api.run('urgent', 'metadata: upsert permission set', (conn) =>
+    conn.metadata.upsert('PermissionSet', [permissionSetDefinition()]),
+  );
+  const answer = asArray(saved).map((raw) => saveResultSchema.parse(raw))[0];
+  if (!answer?.success) {
+    const why = answer?.errors.map((e) => `${e.statusCode ?? 'ERROR'}: ${e.message ?? ''}`).join('; ');
+    result.problems.push(`permission set ${PERMISSION_SET.name}: ${why || 'the Metadata API refused it'}`);
+  }
+}
+
+async function assignPermissionSet(api: SalesforceApi, result: EnsureFieldsResult): Promise<void> {
+  const manual = `assign the permission set ${PERMISSION_SET.name} to the integration user by hand`;
+  const found = await api.rest<{ records: unknown[] }>('urgent', {
+    method: 'GET',
+    url: `/query?q=${encodeURIComponent(`SELECT Id FROM PermissionSet WHERE Name = ${soqlQuote(PERMISSION_SET.name)}`)}`,
+  });
+  const permissionSet = idRowSchema.safeParse(found.records?.[0]);
+  if (!permissionSet.success) {
+    result.problems.push(`permission set ${PERMISSION_SET.name} was not found after saving it: ${manual}`);
+    return;
+  }
+
+  let userId: string;
+  try {
+    const info = await api.rest<unknown>('urgent', { method: 'GET', url: OAUTH_PATHS.userinfo });
+    userId = userInfoSchema.parse(info).user_id;
+  } catch (err) {
+    if (!isRefusal(err) && !(err instanceof z.ZodError)) throw err;
+    result.problems.push(`the integration user could not be identified (${err.message}): ${manual}`);
+    return;
+  }
+
+  try {
+    await api.rest('urgent', {
+      method: 'POST',
+      url: '/sobjects/PermissionSetAssignment',
+      body: { AssigneeId: userId, PermissionSetId: permissionSet.data.Id },
+    });
+  } catch (err) {
+    const failure = describeFailure(err instanceof Error && err.cause ? err.cause : err);
+    // Already assigned: Salesforce refuses the second assignment as a duplicate.
+    if (failure?.code === ERROR_CODES.duplicateValue) return;
+    if (!isRefusal(err)) throw err;
+    result.problems.push(`assigning ${PERMISSION_SET.name} failed (${err.message}): ${manual}`);
+  }
+}

@@ -1,0 +1,881 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { isSalesforceId, toId18 } from '../ids.js';
+import { IdFactory, KEY_PREFIX } from './ids.js';
+import {
+  type CellValue,
+  type ColumnKind,
+  evaluate,
+  parseSoql,
+  requireColumn,
+  type Schema,
+  SoqlError,
+  sortRows,
+} from './soql.js';
+
+/**
+ * The state of one local Salesforce org: Accounts, the custom fields and permission sets created through the
+ * Metadata API, users, OAuth codes and tokens, the daily API allocation, injected faults and request counters.
+ * The HTTP layer (./server.ts) turns requests into calls on this class. A test and demo tool, not a database.
+ */
+
+export interface LocalSalesforceOptions {
+  clientId?: string;
+  clientSecret?: string;
+  /** When set, `redirect_uri` must be one of these (a connected app's callback URLs). */
+  callbackUrls?: string[];
+  /** The connected app's "Require PKCE" (default true). */
+  requirePkce?: boolean;
+  /** Rows per query batch; Salesforce's default is 2,000. */
+  queryPageSize?: number;
+  /** The rolling 24-hour API allocation reported in Sforce-Limit-Info. */
+  dailyApiLimit?: number;
+  /** Access tokens stop working after this long (default: never, until `expireAccessTokens`). */
+  accessTokenTtlMs?: number;
+  /** Until a permission set grants edit, writes to custom fields answer INVALID_FIELD_FOR_INSERT_UPDATE (default true). */
+  fieldLevelSecurity?: boolean;
+  /** Whether the integration user may change metadata (default true). */
+  canModifyMetadata?: boolean;
+  /** How many job checks answer InProgress before a Bulk API 2.0 job completes (default 1). */
+  bulkChecksBeforeComplete?: number;
+  /** Seed for the injected per-record faults. */
+  seed?: number;
+  now?: () => number;
+}
+
+export interface Faults {
+  /** Share of records in a write that fail with FIELD_CUSTOM_VALIDATION_EXCEPTION. */
+  failShare: number;
+  /** Share of records in a write that fail with UNABLE_TO_LOCK_ROW. */
+  lockRowShare: number;
+  /** The next N API calls answer 403 REQUEST_LIMIT_EXCEEDED. */
+  requestLimitExceeded: number;
+  /** The next N collection writes fail as a whole with UNABLE_TO_LOCK_ROW. */
+  lockRowWholeCall: number;
+  /** The next N API calls answer 503. */
+  serverErrors: number;
+  /** The next N API calls answer 401 INVALID_SESSION_ID whatever the token. */
+  sessionExpired: number;
+}
+
+const NO_FAULTS: Faults = {
+  failShare: 0,
+  lockRowShare: 0,
+  requestLimitExceeded: 0,
+  lockRowWholeCall: 0,
+  serverErrors: 0,
+  sessionExpired: 0,
+};
+
+export type CustomFieldType = 'Text' | 'LongTextArea' | 'Number' | 'DateTime' | 'Url';
+
+export interface CustomFieldDef {
+  fullName: string;
+  label: string;
+  type: CustomFieldType;
+  length?: number;
+  precision?: number;
+  scale?: number;
+  visibleLines?: number;
+  description?: string;
+  inlineHelpText?: string;
+}
+
+interface PermissionSetState {
+  id: string;
+  name: string;
+  label: string;
+  fieldPermissions: Map<string, { readable: boolean; editable: boolean }>;
+}
+
+export interface StoredAccount {
+  Id: string;
+  Name: string | null;
+  Website: string | null;
+  Industry: string | null;
+  BillingCountry: string | null;
+  BillingCity: string | null;
+  CreatedDate: number;
+  LastModifiedDate: number;
+  SystemModstamp: number;
+  CreatedById: string;
+  LastModifiedById: string;
+  IsDeleted: boolean;
+  MasterRecordId: string | null;
+  custom: Record<string, CellValue>;
+}
+
+export interface SeedAccount {
+  Name?: string | null;
+  Website?: string | null;
+  Industry?: string | null;
+  BillingCountry?: string | null;
+  BillingCity?: string | null;
+  /** Custom field values by API name (`Report_Slug__c`); the field must exist. */
+  [customField: string]: string | number | null | undefined;
+}
+
+export interface RecordFailure {
+  statusCode: string;
+  message: string;
+  fields: string[];
+}
+
+export class SalesforceApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly errorCode: string,
+    message: string,
+    readonly fields: string[] = [],
+  ) {
+    super(message);
+    this.name = 'SalesforceApiError';
+  }
+}
+
+const STANDARD_ACCOUNT_COLUMNS: Record<string, ColumnKind> = {
+  Id: 'id',
+  Name: 'string',
+  Website: 'string',
+  Industry: 'string',
+  BillingCountry: 'string',
+  BillingCity: 'string',
+  CreatedDate: 'datetime',
+  LastModifiedDate: 'datetime',
+  SystemModstamp: 'datetime',
+  CreatedById: 'id',
+  LastModifiedById: 'id',
+  IsDeleted: 'boolean',
+  MasterRecordId: 'id',
+};
+const UPDATEABLE_STANDARD = new Set(['Name', 'Website', 'Industry', 'BillingCountry', 'BillingCity']);
+const STANDARD_LENGTH: Record<string, number> = {
+  Name: 255,
+  Website: 255,
+  Industry: 255,
+  BillingCountry: 80,
+  BillingCity: 40,
+};
+
+/** `2024-05-01T12:00:00.000+0000`, whole seconds: how the REST API writes date-times. */
+export function formatDateTime(ms: number): string {
+  return `${new Date(Math.floor(ms / 1000) * 1000).toISOString().slice(0, 19)}.000+0000`;
+}
+
+/** mulberry32: a small deterministic generator so injected faults repeat from a seed. */
+function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+interface ObjectView {
+  schema: Schema;
+  rows: (all: boolean) => Record<string, CellValue>[];
+  type: string;
+}
+
+export class LocalOrg {
+  readonly clientId: string;
+  readonly clientSecret: string;
+  readonly orgId: string;
+  readonly integrationUserId: string;
+  readonly personUserId: string;
+  readonly options: Required<Omit<LocalSalesforceOptions, 'callbackUrls' | 'accessTokenTtlMs' | 'now'>> &
+    Pick<LocalSalesforceOptions, 'callbackUrls' | 'accessTokenTtlMs'>;
+  readonly now: () => number;
+
+  private readonly ids = new IdFactory();
+  private readonly accounts = new Map<string, StoredAccount>();
+  readonly customFields = new Map<string, CustomFieldDef>();
+  private readonly permissionSets = new Map<string, PermissionSetState>();
+  private readonly assignments: { id: string; assigneeId: string; permissionSetId: string }[] = [];
+  private readonly users: { Id: string; Username: string; Name: string }[];
+
+  private readonly accessTokens = new Map<string, { userId: string; issuedAt: number; expired: boolean }>();
+  private readonly refreshTokens = new Map<string, { userId: string; revoked: boolean }>();
+  private readonly authCodes = new Map<
+    string,
+    {
+      clientId: string;
+      redirectUri: string;
+      challenge: string | null;
+      userId: string;
+      expiresAt: number;
+      scope: string;
+    }
+  >();
+  private readonly locators = new Map<string, { rows: Record<string, unknown>[]; version: string }>();
+
+  apiUsed = 0;
+  apiLimit: number;
+  faults: Faults = { ...NO_FAULTS };
+  consent: 'approve' | 'deny' = 'approve';
+  private random: () => number;
+  private readonly counters = new Map<string, number>();
+  readonly versionsSeen = new Set<string>();
+
+  constructor(options: LocalSalesforceOptions = {}) {
+    this.options = {
+      clientId: options.clientId ?? 'local-client-id',
+      clientSecret: options.clientSecret ?? 'local-client-secret',
+      requirePkce: options.requirePkce ?? true,
+      queryPageSize: options.queryPageSize ?? 2000,
+      dailyApiLimit: options.dailyApiLimit ?? 100_000,
+      fieldLevelSecurity: options.fieldLevelSecurity ?? true,
+      canModifyMetadata: options.canModifyMetadata ?? true,
+      bulkChecksBeforeComplete: options.bulkChecksBeforeComplete ?? 1,
+      seed: options.seed ?? 42,
+      callbackUrls: options.callbackUrls,
+      accessTokenTtlMs: options.accessTokenTtlMs,
+    };
+    this.clientId = this.options.clientId;
+    this.clientSecret = this.options.clientSecret;
+    this.now = options.now ?? Date.now;
+    this.apiLimit = this.options.dailyApiLimit;
+    this.random = seededRandom(this.options.seed);
+    this.orgId = this.ids.next(KEY_PREFIX.organization);
+    this.integrationUserId = this.ids.next(KEY_PREFIX.user);
+    this.personUserId = this.ids.next(KEY_PREFIX.user);
+    this.users = [
+      { Id: this.integrationUserId, Username: 'integration@local.salesforce.test', Name: 'Integration User' },
+      { Id: this.personUserId, Username: 'person@local.salesforce.test', Name: 'Sales Person' },
+    ];
+  }
+
+  // ---- counters, usage, faults ----
+
+  count(route: string): void {
+    this.counters.set(route, (this.counters.get(route) ?? 0) + 1);
+  }
+
+  counts(): Record<string, number> {
+    return Object.fromEntries([...this.counters.entries()].sort(([a], [b]) => a.localeCompare(b)));
+  }
+
+  resetCounts(): void {
+    this.counters.clear();
+  }
+
+  injectFaults(faults: Partial<Faults> & { seed?: number }): void {
+    const { seed, ...rest } = faults;
+    this.faults = { ...this.faults, ...rest };
+    if (seed !== undefined) this.random = seededRandom(seed);
+  }
+
+  clearFaults(): void {
+    this.faults = { ...NO_FAULTS };
+  }
+
+  /** Takes one from a one-shot fault counter; true when the fault fires. */
+  takeFault(name: 'requestLimitExceeded' | 'lockRowWholeCall' | 'serverErrors' | 'sessionExpired'): boolean {
+    if (this.faults[name] <= 0) return false;
+    this.faults[name]--;
+    return true;
+  }
+
+  setApiUsage(used: number, limit = this.apiLimit): void {
+    this.apiUsed = used;
+    this.apiLimit = limit;
+  }
+
+  limitInfo(): string {
+    return `api-usage=${this.apiUsed}/${this.apiLimit}`;
+  }
+
+  // ---- OAuth ----
+
+  createAuthCode(input: {
+    clientId: string;
+    redirectUri: string;
+    challenge: string | null;
+    scope: string;
+  }): string {
+    const code = randomBytes(24).toString('base64url');
+    this.authCodes.set(code, {
+      ...input,
+      userId: this.integrationUserId,
+      expiresAt: this.now() + 15 * 60_000,
+    });
+    return code;
+  }
+
+  /** Single use: the code is gone after this call whatever the outcome, as Salesforce does. */
+  redeemAuthCode(
+    code: string,
+    redirectUri: string,
+    verifier: string | undefined,
+  ): { userId: string; scope: string } {
+    const entry = this.authCodes.get(code);
+    this.authCodes.delete(code);
+    if (!entry || entry.expiresAt < this.now())
+      throw new OAuthError('invalid_grant', 'invalid authorization code');
+    if (entry.redirectUri !== redirectUri)
+      throw new OAuthError('invalid_grant', 'redirect_uri must match configuration');
+    if (entry.challenge !== null) {
+      if (!verifier) throw new OAuthError('invalid_grant', 'code verifier is missing');
+      const computed = createHash('sha256').update(verifier).digest('base64url');
+      if (computed !== entry.challenge) throw new OAuthError('invalid_grant', 'invalid code verifier');
+    }
+    return { userId: entry.userId, scope: entry.scope };
+  }
+
+  issueAccessToken(userId = this.integrationUserId): string {
+    const token = `${this.orgId}!${randomBytes(30).toString('base64url')}`;
+    this.accessTokens.set(token, { userId, issuedAt: this.now(), expired: false });
+    return token;
+  }
+
+  issueRefreshToken(userId: string): string {
+    const token = `5Aep${randomBytes(40).toString('base64url')}`;
+    this.refreshTokens.set(token, { userId, revoked: false });
+    return token;
+  }
+
+  refresh(refreshToken: string): string {
+    const entry = this.refreshTokens.get(refreshToken);
+    if (!entry || entry.revoked) throw new OAuthError('invalid_grant', 'expired access/refresh token');
+    return this.issueAccessToken(entry.userId);
+  }
+
+  /** The user behind a token, or null when Salesforce would answer INVALID_SESSION_ID. */
+  sessionUser(token: string | undefined): string | null {
+    if (!token) return null;
+    const entry = this.accessTokens.get(token);
+    if (!entry || entry.expired) return null;
+    const ttl = this.options.accessTokenTtlMs;
+    if (ttl !== undefined && this.now() - entry.issuedAt > ttl) return null;
+    return entry.userId;
+  }
+
+  expireAccessTokens(): void {
+    for (const entry of this.accessTokens.values()) entry.expired = true;
+  }
+
+  revokeRefreshTokens(): void {
+    for (const entry of this.refreshTokens.values()) entry.revoked = true;
+  }
+
+  user(userId: string): { Id: string; Username: string; Name: string } | undefined {
+    return this.users.find((u) => u.Id === userId);
+  }
+
+  // ---- Accounts ----
+
+  seedAccounts(input: number | SeedAccount[]): StoredAccount[] {
+    const list: SeedAccount[] =
+      typeof input === 'number'
+        ? Array.from({ length: input }, (_, i) => ({
+            Name: `Company ${String(this.accounts.size + i + 1).padStart(5, '0')}`,
+            Website: `https://www.company${this.accounts.size + i + 1}.example`,
+            Industry: 'Technology',
+            BillingCountry: 'United States',
+            BillingCity: 'Springfield',
+          }))
+        : input;
+    const now = this.now();
+    return list.map((seed) => {
+      const account: StoredAccount = {
+        Id: this.ids.next(KEY_PREFIX.account),
+        Name: seed.Name ?? null,
+        Website: seed.Website ?? null,
+        Industry: seed.Industry ?? null,
+        BillingCountry: seed.BillingCountry ?? null,
+        BillingCity: seed.BillingCity ?? null,
+        CreatedDate: now,
+        LastModifiedDate: now,
+        SystemModstamp: now,
+        CreatedById: this.personUserId,
+        LastModifiedById: this.personUserId,
+        IsDeleted: false,
+        MasterRecordId: null,
+        custom: {},
+      };
+      for (const [name, value] of Object.entries(seed)) {
+        if (name in STANDARD_ACCOUNT_COLUMNS || value === undefined) continue;
+        const field = this.customFields.get(name);
+        if (!field) throw new Error(`seedAccounts: custom field ${name} does not exist yet`);
+        const coerced = this.coerce(field, value);
+        if ('failure' in coerced) throw new Error(`seedAccounts: ${coerced.failure.message}`);
+        account.custom[name] = coerced.value;
+      }
+      this.accounts.set(account.Id, account);
+      return structuredClone(account);
+    });
+  }
+
+  getAccount(id: string): StoredAccount | undefined {
+    const account = isSalesforceId(id) ? this.accounts.get(toId18(id)) : undefined;
+    return account ? structuredClone(account) : undefined;
+  }
+
+  accountCount(): number {
+    return [...this.accounts.values()].filter((a) => !a.IsDeleted).length;
+  }
+
+  /** A person's edit: bumps SystemModstamp and LastModifiedById to the person user. */
+  updateAccountAsPerson(id: string, fields: Record<string, string | number | null>): StoredAccount {
+    const failure = this.updateAccount(this.personUserId, id, fields, { enforceFieldSecurity: false });
+    if (failure) throw new Error(`updateAccountAsPerson: ${failure.statusCode}: ${failure.message}`);
+    return this.getAccount(id)!;
+  }
+
+  /** Soft delete (recycle bin); with `mergedInto`, as the losing side of a merge. */
+  deleteAccount(id: string, options: { mergedInto?: string } = {}): void {
+    const account = this.getStored(id);
+    if (!account) throw new Error(`deleteAccount: no Account ${id}`);
+    account.IsDeleted = true;
+    account.MasterRecordId = options.mergedInto ? toId18(options.mergedInto) : null;
+    account.SystemModstamp = this.now();
+  }
+
+  private getStored(id: string): StoredAccount | undefined {
+    return isSalesforceId(id) ? this.accounts.get(toId18(id)) : undefined;
+  }
+
+  private canEdit(userId: string, fieldName: string): boolean {
+    if (!this.options.fieldLevelSecurity) return true;
+    const fullName = `Account.${fieldName}`;
+    return this.assignments.some((a) => {
+      if (a.assigneeId !== userId) return false;
+      const ps = [...this.permissionSets.values()].find((p) => p.id === a.permissionSetId);
+      return ps?.fieldPermissions.get(fullName)?.editable === true;
+    });
+  }
+
+  /** Throws SalesforceApiError(INVALID_FIELD) for a field Account does not have, as a whole-call error. */
+  checkFieldsExist(names: Iterable<string>): void {
+    for (const name of names) {
+      if (name === 'Id' || name in STANDARD_ACCOUNT_COLUMNS || this.customFields.has(name)) continue;
+      throw new SalesforceApiError(
+        400,
+        'INVALID_FIELD',
+        `No such column '${name}' on sobject of type Account`,
+        [name],
+      );
+    }
+  }
+
+  private coerce(field: CustomFieldDef, value: unknown): { value: CellValue } | { failure: RecordFailure } {
+    const name = field.fullName;
+    if (value === null) return { value: null };
+    switch (field.type) {
+      case 'Number': {
+        if (typeof value !== 'number' || !Number.isFinite(value)) {
+          return {
+            failure: {
+              statusCode: 'INVALID_TYPE_ON_FIELD_IN_RECORD',
+              message: `${field.label}: value not of required type: ${String(value)}`,
+              fields: [name],
+            },
+          };
+        }
+        const scale = field.scale ?? 0;
+        const integerDigits = (field.precision ?? 18) - scale;
+        if (Math.abs(value) >= 10 ** integerDigits) {
+          return {
+            failure: {
+              statusCode: 'NUMBER_OUTSIDE_VALID_RANGE',
+              message: `${field.label}: value outside of valid range on numeric field: ${value}`,
+              fields: [name],
+            },
+          };
+        }
+        return { value: Number(value.toFixed(scale)) };
+      }
+      case 'DateTime': {
+        const ms = typeof value === 'string' ? Date.parse(value) : Number.NaN;
+        if (Number.isNaN(ms)) {
+          return {
+            failure: {
+              statusCode: 'INVALID_TYPE_ON_FIELD_IN_RECORD',
+              message: `${field.label}: value not of required type: ${String(value)}`,
+              fields: [name],
+            },
+          };
+        }
+        return { value: ms };
+      }
+      default: {
+        const text = String(value);
+        const max = field.type === 'Url' ? 255 : (field.length ?? 255);
+        if (text.length > max) {
+          return {
+            failure: {
+              statusCode: 'STRING_TOO_LONG',
+              message: `${field.label}: data value too large: ${text.slice(0, 40)}... (max length=${max})`,
+              fields: [name],
+            },
+          };
+        }
+        return { value: text === '' ? null : text };
+      }
+    }
+  }
+
+  /** One record update as sObject Collections and Bulk API 2.0 do it; null on success. */
+  updateAccount(
+    userId: string,
+    id: string,
+    fields: Record<string, unknown>,
+    options: { enforceFieldSecurity?: boolean; injectFaults?: boolean } = {},
+  ): RecordFailure | null {
+    if (!isSalesforceId(id))
+      return {
+        statusCode: 'MALFORMED_ID',
+        message: `Account ID: id value of incorrect type: ${id}`,
+        fields: ['Id'],
+      };
+    const account = this.getStored(id);
+    if (!account)
+      return { statusCode: 'INVALID_CROSS_REFERENCE_KEY', message: 'invalid cross reference id', fields: [] };
+    if (account.IsDeleted)
+      return { statusCode: 'ENTITY_IS_DELETED', message: 'entity is deleted', fields: [] };
+
+    const notWritable: string[] = [];
+    for (const name of Object.keys(fields)) {
+      if (name in STANDARD_ACCOUNT_COLUMNS && !UPDATEABLE_STANDARD.has(name)) notWritable.push(name);
+      else if (
+        this.customFields.has(name) &&
+        options.enforceFieldSecurity !== false &&
+        !this.canEdit(userId, name)
+      ) {
+        notWritable.push(name);
+      }
+    }
+    if (notWritable.length > 0) {
+      return {
+        statusCode: 'INVALID_FIELD_FOR_INSERT_UPDATE',
+        message: `Unable to create/update fields: ${notWritable.join(', ')}. Please check the security settings of this field and verify that it is read/write for your profile or permission set.`,
+        fields: notWritable,
+      };
+    }
+    if (options.injectFaults) {
+      if (this.faults.lockRowShare > 0 && this.random() < this.faults.lockRowShare) {
+        return {
+          statusCode: 'UNABLE_TO_LOCK_ROW',
+          message: `unable to obtain exclusive access to this record or 1 records: ${account.Id}`,
+          fields: [],
+        };
+      }
+      if (this.faults.failShare > 0 && this.random() < this.faults.failShare) {
+        return {
+          statusCode: 'FIELD_CUSTOM_VALIDATION_EXCEPTION',
+          message: 'A validation rule refused this Account (injected fault)',
+          fields: [],
+        };
+      }
+    }
+
+    const next: Record<string, CellValue> = {};
+    for (const [name, value] of Object.entries(fields)) {
+      if (UPDATEABLE_STANDARD.has(name)) {
+        if (value !== null && typeof value !== 'string') {
+          return {
+            statusCode: 'INVALID_TYPE_ON_FIELD_IN_RECORD',
+            message: `${name}: value not of required type`,
+            fields: [name],
+          };
+        }
+        if (typeof value === 'string' && value.length > STANDARD_LENGTH[name]!) {
+          return { statusCode: 'STRING_TOO_LONG', message: `${name}: data value too large`, fields: [name] };
+        }
+        next[name] = value === '' ? null : (value as string | null);
+        continue;
+      }
+      const field = this.customFields.get(name)!;
+      const coerced = this.coerce(field, value);
+      if ('failure' in coerced) return coerced.failure;
+      next[name] = coerced.value;
+    }
+    const now = this.now();
+    for (const [name, value] of Object.entries(next)) {
+      if (UPDATEABLE_STANDARD.has(name)) (account as unknown as Record<string, CellValue>)[name] = value;
+      else account.custom[name] = value;
+    }
+    account.LastModifiedDate = now;
+    account.SystemModstamp = now;
+    account.LastModifiedById = userId;
+    return null;
+  }
+
+  // ---- metadata ----
+
+  upsertCustomField(def: CustomFieldDef): { created: boolean } | { failure: RecordFailure } {
+    const m = /^Account\.([A-Za-z][A-Za-z0-9_]*__c)$/.exec(def.fullName);
+    const invalid = (message: string) => ({
+      failure: { statusCode: 'FIELD_INTEGRITY_EXCEPTION', message, fields: [] },
+    });
+    if (!m)
+      return invalid(`${def.fullName}: only Account custom fields (Account.Name__c) are supported here`);
+    if (!def.label) return invalid(`${def.fullName}: Field Label: You must enter a value`);
+    switch (def.type) {
+      case 'Text':
+        if (!def.length || def.length < 1 || def.length > 255)
+          return invalid(`${def.fullName}: Length: Text fields need a length from 1 to 255`);
+        break;
+      case 'LongTextArea':
+        if (!def.length || def.length < 256 || def.length > 131072)
+          return invalid(`${def.fullName}: Length: Long text areas need a length from 256 to 131,072`);
+        if (!def.visibleLines) return invalid(`${def.fullName}: Visible Lines: You must enter a value`);
+        break;
+      case 'Number': {
+        const precision = def.precision ?? 0;
+        const scale = def.scale ?? 0;
+        if (precision < 1 || precision > 18 || scale < 0 || scale > precision) {
+          return invalid(`${def.fullName}: Number fields need precision 1-18 and scale 0-precision`);
+        }
+        break;
+      }
+      case 'DateTime':
+      case 'Url':
+        break;
+      default:
+        return invalid(`${def.fullName}: unsupported field type ${String(def.type)}`);
+    }
+    const name = m[1]!;
+    const existed = this.customFields.has(name);
+    this.customFields.set(name, { ...def, fullName: name });
+    return { created: !existed };
+  }
+
+  readCustomField(fullName: string): CustomFieldDef | undefined {
+    const m = /^Account\.(.+)$/.exec(fullName);
+    const def = m ? this.customFields.get(m[1]!) : undefined;
+    return def ? { ...def, fullName } : undefined;
+  }
+
+  upsertPermissionSet(input: {
+    fullName: string;
+    label: string;
+    fieldPermissions: { field: string; readable: boolean; editable: boolean }[];
+  }): { created: boolean } | { failure: RecordFailure } {
+    if (!/^[A-Za-z][A-Za-z0-9_]*$/.test(input.fullName)) {
+      return {
+        failure: {
+          statusCode: 'INVALID_NAME',
+          message: `invalid permission set name ${input.fullName}`,
+          fields: [],
+        },
+      };
+    }
+    if (!input.label)
+      return {
+        failure: {
+          statusCode: 'REQUIRED_FIELD_MISSING',
+          message: 'Label: You must enter a value',
+          fields: [],
+        },
+      };
+    for (const p of input.fieldPermissions) {
+      if (
+        !this.readCustomField(p.field) &&
+        !/^Account\.(Name|Website|Industry|BillingCountry|BillingCity)$/.test(p.field)
+      ) {
+        return {
+          failure: {
+            statusCode: 'FIELD_INTEGRITY_EXCEPTION',
+            message: `In field: field - no CustomField named ${p.field} found`,
+            fields: [],
+          },
+        };
+      }
+    }
+    const existing = this.permissionSets.get(input.fullName);
+    const state: PermissionSetState = {
+      id: existing?.id ?? this.ids.next(KEY_PREFIX.permissionSet),
+      name: input.fullName,
+      label: input.label,
+      fieldPermissions: new Map(
+        input.fieldPermissions.map((p) => [p.field, { readable: p.readable, editable: p.editable }]),
+      ),
+    };
+    this.permissionSets.set(input.fullName, state);
+    return { created: !existing };
+  }
+
+  assignPermissionSet(assigneeId: string, permissionSetId: string): string {
+    const ps = [...this.permissionSets.values()].find(
+      (p) => isSalesforceId(permissionSetId) && p.id === toId18(permissionSetId),
+    );
+    if (!ps)
+      throw new SalesforceApiError(400, 'INVALID_CROSS_REFERENCE_KEY', 'invalid cross reference id', [
+        'PermissionSetId',
+      ]);
+    if (!isSalesforceId(assigneeId) || !this.user(toId18(assigneeId))) {
+      throw new SalesforceApiError(400, 'INVALID_CROSS_REFERENCE_KEY', 'invalid cross reference id', [
+        'AssigneeId',
+      ]);
+    }
+    const assignee = toId18(assigneeId);
+    if (this.assignments.some((a) => a.assigneeId === assignee && a.permissionSetId === ps.id)) {
+      throw new SalesforceApiError(
+        400,
+        'DUPLICATE_VALUE',
+        `Duplicate PermissionSetAssignment. Assignee: ${assignee}; Permission Set: ${ps.id}`,
+      );
+    }
+    const id = this.ids.next(KEY_PREFIX.permissionSetAssignment);
+    this.assignments.push({ id, assigneeId: assignee, permissionSetId: ps.id });
+    return id;
+  }
+
+  isPermissionSetAssigned(name: string, userId = this.integrationUserId): boolean {
+    const ps = this.permissionSets.get(name);
+    return (
+      ps !== undefined && this.assignments.some((a) => a.assigneeId === userId && a.permissionSetId === ps.id)
+    );
+  }
+
+  permissionSetFields(name: string): string[] {
+    return [...(this.permissionSets.get(name)?.fieldPermissions.keys() ?? [])].sort();
+  }
+
+  // ---- SOQL ----
+
+  private accountView(): ObjectView {
+    const columns = new Map<string, { name: string; kind: ColumnKind }>();
+    for (const [name, kind] of Object.entries(STANDARD_ACCOUNT_COLUMNS))
+      columns.set(name.toLowerCase(), { name, kind });
+    for (const [name, def] of this.customFields) {
+      const kind: ColumnKind =
+        def.type === 'Number' ? 'number' : def.type === 'DateTime' ? 'datetime' : 'string';
+      columns.set(name.toLowerCase(), { name, kind });
+    }
+    return {
+      type: 'Account',
+      schema: {
+        column: (name) => columns.get(name.toLowerCase()),
+        canonicalId: (v) => (isSalesforceId(v) ? toId18(v) : v),
+      },
+      rows: (all) =>
+        [...this.accounts.values()]
+          .filter((a) => all || !a.IsDeleted)
+          .map((a) => {
+            const { custom, ...standard } = a;
+            const row: Record<string, CellValue> = { ...standard };
+            for (const name of this.customFields.keys()) row[name] = custom[name] ?? null;
+            return row;
+          }),
+    };
+  }
+
+  private simpleView(
+    type: string,
+    columns: Record<string, ColumnKind>,
+    rows: Record<string, CellValue>[],
+  ): ObjectView {
+    const byLower = new Map(
+      Object.entries(columns).map(([name, kind]) => [name.toLowerCase(), { name, kind }]),
+    );
+    return {
+      type,
+      schema: {
+        column: (n) => byLower.get(n.toLowerCase()),
+        canonicalId: (v) => (isSalesforceId(v) ? toId18(v) : v),
+      },
+      rows: () => rows,
+    };
+  }
+
+  private view(object: string): ObjectView {
+    switch (object.toLowerCase()) {
+      case 'account':
+        return this.accountView();
+      case 'organization':
+        return this.simpleView('Organization', { Id: 'id', Name: 'string' }, [
+          { Id: this.orgId, Name: 'Local Salesforce' },
+        ]);
+      case 'user':
+        return this.simpleView('User', { Id: 'id', Username: 'string', Name: 'string' }, this.users);
+      case 'permissionset':
+        return this.simpleView(
+          'PermissionSet',
+          { Id: 'id', Name: 'string', Label: 'string' },
+          [...this.permissionSets.values()].map((p) => ({ Id: p.id, Name: p.name, Label: p.label })),
+        );
+      case 'permissionsetassignment':
+        return this.simpleView(
+          'PermissionSetAssignment',
+          { Id: 'id', AssigneeId: 'id', PermissionSetId: 'id' },
+          this.assignments.map((a) => ({
+            Id: a.id,
+            AssigneeId: a.assigneeId,
+            PermissionSetId: a.permissionSetId,
+          })),
+        );
+      default:
+        throw new SoqlError('INVALID_TYPE', `sObject type '${object}' is not supported.`);
+    }
+  }
+
+  /** Runs a statement and keeps the rows after the first page behind a locator, as `nextRecordsUrl`. */
+  query(soql: string, options: { all: boolean; version: string }): Record<string, unknown> {
+    const q = parseSoql(soql);
+    const view = this.view(q.object);
+    const selected = q.fields.map((f) => requireColumn(view.schema, f));
+    let rows = view.rows(options.all).filter((row) => (q.where ? evaluate(q.where, row, view.schema) : true));
+    sortRows(rows, q.orderBy, view.schema);
+    if (q.limit !== null) rows = rows.slice(0, q.limit);
+    const output = rows.map((row) => {
+      const out: Record<string, unknown> = {
+        attributes: {
+          type: view.type,
+          url: `/services/data/${options.version}/sobjects/${view.type}/${String(row.Id)}`,
+        },
+      };
+      for (const col of selected) {
+        const value = row[col.name] ?? null;
+        out[col.name] = col.kind === 'datetime' && typeof value === 'number' ? formatDateTime(value) : value;
+      }
+      return out;
+    });
+    return this.page(output, 0, options.version);
+  }
+
+  private page(rows: Record<string, unknown>[], offset: number, version: string): Record<string, unknown> {
+    const size = this.options.queryPageSize;
+    const records = rows.slice(offset, offset + size);
+    const done = offset + size >= rows.length;
+    const result: Record<string, unknown> = { totalSize: rows.length, done, records };
+    if (!done) {
+      const locator = `${this.ids.next(KEY_PREFIX.queryLocator).slice(0, 15)}-${offset + size}`;
+      this.locators.set(locator, { rows, version });
+      result.nextRecordsUrl = `/services/data/${version}/query/${locator}`;
+    }
+    return result;
+  }
+
+  queryMore(locator: string): Record<string, unknown> {
+    const entry = this.locators.get(locator);
+    const offset = Number(locator.split('-')[1]);
+    if (!entry || !Number.isInteger(offset)) {
+      throw new SalesforceApiError(400, 'INVALID_QUERY_LOCATOR', 'invalid query locator');
+    }
+    this.locators.delete(locator);
+    return this.page(entry.rows, offset, entry.version);
+  }
+
+  /** What Salesforce does to locators left idle too long. */
+  expireQueryLocators(): void {
+    this.locators.clear();
+  }
+
+  newBulkJobId(): string {
+    return this.ids.next(KEY_PREFIX.bulkJob);
+  }
+}
+
+export class OAuthError extends Error {
+  constructor(
+    readonly error: string,
+    readonly description: string,
+  ) {
+    super(`${error}: ${description}`);
+    this.name = 'OAuthError';
+  }
+}

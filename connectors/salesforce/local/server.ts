@@ -1,0 +1,587 @@
+import { createHmac } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import express, { type Express, type NextFunction, type Request, type Response } from 'express';
+import { BulkJobs } from './bulk-jobs.js';
+import {
+  type Faults,
+  LocalOrg,
+  type LocalSalesforceOptions,
+  OAuthError,
+  SalesforceApiError,
+  type SeedAccount,
+  type StoredAccount,
+} from './org.js';
+import { escapeXml, parseSoapCall, runMetadataCall, soapEnvelope, soapFault } from './soap.js';
+import { SoqlError } from './soql.js';
+
+/**
+ * A local Salesforce for tests and the demo — not a Salesforce implementation. It answers, at the HTTP level,
+ * the endpoints the connector uses so the real jsforce code runs against it unchanged: the OAuth web server
+ * flow with PKCE (its login URL is its own URL), the identity URL and userinfo, SOQL query / queryMore /
+ * queryAll, sObject Collections PATCH, PermissionSetAssignment create, the Metadata API upsert/read over SOAP,
+ * Bulk API 2.0 ingest, and the limits resource. Every API response carries `Sforce-Limit-Info`; errors use
+ * Salesforce's bodies (`[{message, errorCode, fields}]`, SOAP faults, OAuth `{error, error_description}`).
+ */
+
+export interface ListeningLocalSalesforce {
+  url: string;
+  close(): Promise<void>;
+}
+
+const VERSION = /^v\d{2,3}\.0$/;
+
+function bearer(req: Request): string | undefined {
+  const h = req.headers.authorization;
+  return h?.startsWith('Bearer ') ? h.slice(7) : undefined;
+}
+
+function baseUrl(req: Request): string {
+  return `${req.protocol}://${req.get('host')}`;
+}
+
+function sfError(
+  res: Response,
+  status: number,
+  errorCode: string,
+  message: string,
+  fields: string[] = [],
+): void {
+  res.status(status).json([{ message, errorCode, fields }]);
+}
+
+export class LocalSalesforce {
+  readonly app: Express;
+  readonly org: LocalOrg;
+  private readonly bulk: BulkJobs;
+
+  constructor(options: LocalSalesforceOptions = {}) {
+    this.org = new LocalOrg(options);
+    this.bulk = new BulkJobs(this.org);
+    this.app = this.buildApp();
+  }
+
+  // ---- helpers for tests and the demo ----
+
+  get orgId(): string {
+    return this.org.orgId;
+  }
+
+  get integrationUserId(): string {
+    return this.org.integrationUserId;
+  }
+
+  get personUserId(): string {
+    return this.org.personUserId;
+  }
+
+  seedAccounts(input: number | SeedAccount[]): StoredAccount[] {
+    return this.org.seedAccounts(input);
+  }
+
+  getAccount(id: string): StoredAccount | undefined {
+    return this.org.getAccount(id);
+  }
+
+  updateAccountAsPerson(id: string, fields: Record<string, string | number | null>): StoredAccount {
+    return this.org.updateAccountAsPerson(id, fields);
+  }
+
+  deleteAccount(id: string, options: { mergedInto?: string } = {}): void {
+    this.org.deleteAccount(id, options);
+  }
+
+  injectFaults(faults: Partial<Faults> & { seed?: number }): void {
+    this.org.injectFaults(faults);
+  }
+
+  clearFaults(): void {
+    this.org.clearFaults();
+  }
+
+  setApiUsage(used: number, limit?: number): void {
+    this.org.setApiUsage(used, limit);
+  }
+
+  apiUsage(): { used: number; limit: number } {
+    return { used: this.org.apiUsed, limit: this.org.apiLimit };
+  }
+
+  /** Requests per route since the start or the last reset, e.g. `{ query: 1, queryMore: 4 }`. */
+  counters(): Record<string, number> {
+    return this.org.counts();
+  }
+
+  resetCounters(): void {
+    this.org.resetCounts();
+  }
+
+  /** A token for the integration user without OAuth (token mode, or tests that skip the install). */
+  issueAccessToken(): string {
+    return this.org.issueAccessToken();
+  }
+
+  expireAccessTokens(): void {
+    this.org.expireAccessTokens();
+  }
+
+  revokeRefreshTokens(): void {
+    this.org.revokeRefreshTokens();
+  }
+
+  expireQueryLocators(): void {
+    this.org.expireQueryLocators();
+  }
+
+  /** What the next authorization request answers: the user approves (default) or declines. */
+  setConsent(consent: 'approve' | 'deny'): void {
+    this.org.consent = consent;
+  }
+
+  customFieldNames(): string[] {
+    return [...this.org.customFields.keys()].sort();
+  }
+
+  isPermissionSetAssigned(name: string): boolean {
+    return this.org.isPermissionSetAssigned(name);
+  }
+
+  apiVersionsSeen(): string[] {
+    return [...this.org.versionsSeen].sort();
+  }
+
+  async listen(port = 0, host = '127.0.0.1'): Promise<ListeningLocalSalesforce> {
+    const server = this.app.listen(port, host);
+    await new Promise<void>((resolve, reject) => {
+      server.once('listening', resolve);
+      server.once('error', reject);
+    });
+    const address = server.address() as AddressInfo;
+    return {
+      url: `http://${host}:${address.port}`,
+      close: () =>
+        new Promise<void>((resolve, reject) => {
+          server.closeAllConnections();
+          server.close((err) => (err ? reject(err) : resolve()));
+        }),
+    };
+  }
+
+  // ---- HTTP ----
+
+  private buildApp(): Express {
+    const app = express();
+    app.disable('x-powered-by');
+    app.use(express.json({ limit: '50mb', type: ['application/json'] }));
+    app.use(express.text({ limit: '150mb', type: ['text/xml', 'text/csv'] }));
+    app.use(express.urlencoded({ extended: false, type: ['application/x-www-form-urlencoded'] }));
+
+    this.oauthRoutes(app);
+    this.restRoutes(app);
+    this.soapRoutes(app);
+
+    app.use((err: unknown, _req: Request, res: Response, next: NextFunction) => {
+      if (res.headersSent) return next(err);
+      if (err instanceof SyntaxError) return sfError(res, 400, 'JSON_PARSER_ERROR', err.message);
+      return sfError(res, 500, 'UNKNOWN_EXCEPTION', err instanceof Error ? err.message : String(err));
+    });
+    return app;
+  }
+
+  private oauthRoutes(app: Express): void {
+    const org = this.org;
+
+    app.get('/services/oauth2/authorize', (req, res) => {
+      org.count('oauth.authorize');
+      const q = (name: string) =>
+        typeof req.query[name] === 'string' ? (req.query[name] as string) : undefined;
+      const redirectUri = q('redirect_uri');
+      if (q('client_id') !== org.clientId) {
+        res
+          .status(400)
+          .type('text')
+          .send('error=invalid_client_id&error_description=client identifier invalid');
+        return;
+      }
+      if (!redirectUri || (org.options.callbackUrls && !org.options.callbackUrls.includes(redirectUri))) {
+        res
+          .status(400)
+          .type('text')
+          .send('error=redirect_uri_mismatch&error_description=redirect_uri must match configuration');
+        return;
+      }
+      const back = new URL(redirectUri);
+      const state = q('state');
+      if (state !== undefined) back.searchParams.set('state', state);
+      const challenge = q('code_challenge') ?? null;
+      if (q('response_type') !== 'code') {
+        back.searchParams.set('error', 'unsupported_response_type');
+      } else if (org.options.requirePkce && !challenge) {
+        back.searchParams.set('error', 'invalid_request');
+        back.searchParams.set('error_description', 'missing required code challenge');
+      } else if (org.consent === 'deny') {
+        back.searchParams.set('error', 'access_denied');
+        back.searchParams.set('error_description', 'end-user denied authorization');
+      } else {
+        back.searchParams.set(
+          'code',
+          org.createAuthCode({ clientId: org.clientId, redirectUri, challenge, scope: q('scope') ?? '' }),
+        );
+      }
+      res.redirect(302, back.toString());
+    });
+
+    app.post('/services/oauth2/token', (req, res) => {
+      org.count('oauth.token');
+      const body = (req.body ?? {}) as Record<string, string | undefined>;
+      try {
+        if (body.client_id !== org.clientId || body.client_secret !== org.clientSecret) {
+          throw new OAuthError('invalid_client', 'invalid client credentials');
+        }
+        const base = baseUrl(req);
+        const issuedAt = String(org.now());
+        if (body.grant_type === 'authorization_code') {
+          const { userId, scope } = org.redeemAuthCode(
+            body.code ?? '',
+            body.redirect_uri ?? '',
+            body.code_verifier,
+          );
+          const id = `${base}/id/${org.orgId}/${userId}`;
+          res.json({
+            access_token: org.issueAccessToken(userId),
+            refresh_token: org.issueRefreshToken(userId),
+            signature: createHmac('sha256', org.clientSecret)
+              .update(id + issuedAt)
+              .digest('base64'),
+            scope: scope || 'api refresh_token',
+            instance_url: base,
+            id,
+            token_type: 'Bearer',
+            issued_at: issuedAt,
+          });
+          return;
+        }
+        if (body.grant_type === 'refresh_token') {
+          const accessToken = org.refresh(body.refresh_token ?? '');
+          const id = `${base}/id/${org.orgId}/${org.sessionUser(accessToken)}`;
+          res.json({
+            access_token: accessToken,
+            signature: createHmac('sha256', org.clientSecret)
+              .update(id + issuedAt)
+              .digest('base64'),
+            scope: 'api refresh_token',
+            instance_url: base,
+            id,
+            token_type: 'Bearer',
+            issued_at: issuedAt,
+          });
+          return;
+        }
+        throw new OAuthError('unsupported_grant_type', 'grant type not supported');
+      } catch (err) {
+        if (!(err instanceof OAuthError)) throw err;
+        res.status(400).json({ error: err.error, error_description: err.description });
+      }
+    });
+
+    const identity = (req: Request, res: Response, userId: string) => {
+      const user = org.user(userId);
+      const base = baseUrl(req);
+      res.json({
+        id: `${base}/id/${org.orgId}/${userId}`,
+        sub: `${base}/id/${org.orgId}/${userId}`,
+        user_id: userId,
+        organization_id: org.orgId,
+        username: user?.Username,
+        preferred_username: user?.Username,
+        display_name: user?.Name,
+        name: user?.Name,
+        user_type: 'STANDARD',
+        active: true,
+      });
+    };
+
+    app.get('/services/oauth2/userinfo', (req, res) => {
+      org.count('oauth.userinfo');
+      const userId = org.sessionUser(bearer(req));
+      if (!userId) {
+        res.status(403).type('text').send('Bad_OAuth_Token');
+        return;
+      }
+      identity(req, res, userId);
+    });
+
+    app.get('/id/:orgId/:userId', (req, res) => {
+      org.count('identity');
+      const userId = org.sessionUser(bearer(req));
+      if (!userId || req.params.orgId !== org.orgId || !org.user(req.params.userId)) {
+        res.status(403).type('text').send('Bad_OAuth_Token');
+        return;
+      }
+      identity(req, res, req.params.userId);
+    });
+  }
+
+  /**
+   * The checks in front of every REST call: session, injected faults, the daily allocation. Answers and
+   * returns null when the call stops here; otherwise the calling user's id.
+   */
+  private admit(req: Request, res: Response, route: string): string | null {
+    const org = this.org;
+    org.count(route);
+    const version = req.params.version;
+    if (typeof version !== 'string' || !VERSION.test(version)) {
+      sfError(res, 404, 'NOT_FOUND', 'The requested resource does not exist');
+      return null;
+    }
+    org.versionsSeen.add(version);
+    const userId = org.sessionUser(bearer(req));
+    if (!userId || org.takeFault('sessionExpired')) {
+      sfError(res, 401, 'INVALID_SESSION_ID', 'Session expired or invalid');
+      return null;
+    }
+    if (org.takeFault('serverErrors')) {
+      res.status(503).type('text').send('Service Unavailable');
+      return null;
+    }
+    org.apiUsed++;
+    res.set('Sforce-Limit-Info', org.limitInfo());
+    if (org.takeFault('requestLimitExceeded')) {
+      sfError(res, 403, 'REQUEST_LIMIT_EXCEEDED', 'ConcurrentPerOrgLongTxn Limit exceeded.');
+      return null;
+    }
+    if (org.apiUsed > org.apiLimit) {
+      sfError(res, 403, 'REQUEST_LIMIT_EXCEEDED', 'TotalRequests Limit exceeded.');
+      return null;
+    }
+    return userId;
+  }
+
+  /** Runs a handler, turning the org's errors into Salesforce error bodies. */
+  private handle(route: string, fn: (req: Request, res: Response, userId: string) => void) {
+    return (req: Request, res: Response) => {
+      const userId = this.admit(req, res, route);
+      if (!userId) return;
+      try {
+        fn(req, res, userId);
+      } catch (err) {
+        if (err instanceof SalesforceApiError)
+          return sfError(res, err.status, err.errorCode, err.message, err.fields);
+        if (err instanceof SoqlError) return sfError(res, 400, err.errorCode, err.message);
+        throw err;
+      }
+    };
+  }
+
+  private restRoutes(app: Express): void {
+    const org = this.org;
+    const data = '/services/data/:version';
+
+    const soql = (req: Request): string => {
+      const q = req.query.q;
+      if (typeof q !== 'string' || q === '')
+        throw new SalesforceApiError(400, 'MALFORMED_QUERY', 'q is required');
+      return q;
+    };
+
+    app.get(
+      `${data}/query`,
+      this.handle('query', (req, res) => {
+        res.json(org.query(soql(req), { all: false, version: req.params.version as string }));
+      }),
+    );
+    app.get(
+      `${data}/queryAll`,
+      this.handle('queryAll', (req, res) => {
+        res.json(org.query(soql(req), { all: true, version: req.params.version as string }));
+      }),
+    );
+    app.get(
+      `${data}/query/:locator`,
+      this.handle('queryMore', (req, res) => {
+        res.json(org.queryMore(req.params.locator as string));
+      }),
+    );
+
+    app.patch(
+      `${data}/composite/sobjects`,
+      this.handle('composite.sobjects', (req, res, userId) => {
+        const body = req.body as { allOrNone?: unknown; records?: unknown };
+        const records = Array.isArray(body?.records) ? (body.records as Record<string, unknown>[]) : null;
+        if (!records) throw new SalesforceApiError(400, 'JSON_PARSER_ERROR', 'records is required');
+        if (records.length > 200) {
+          throw new SalesforceApiError(
+            400,
+            'EXCEEDED_ID_LIMIT',
+            'record limit reached. cannot submit more than 200 records into this call',
+          );
+        }
+        if (body.allOrNone === true) {
+          throw new SalesforceApiError(
+            400,
+            'INVALID_INPUT',
+            'the local Salesforce only implements allOrNone: false',
+          );
+        }
+        const fieldNames = new Set(
+          records.flatMap((r) => Object.keys(r).filter((k) => k !== 'attributes' && k !== 'id')),
+        );
+        org.checkFieldsExist(fieldNames);
+        if (org.takeFault('lockRowWholeCall')) {
+          throw new SalesforceApiError(
+            400,
+            'UNABLE_TO_LOCK_ROW',
+            'unable to obtain exclusive access to this record or 200 records',
+          );
+        }
+        const results = records.map((record) => {
+          const { attributes, id, ...fields } = record;
+          const type = (attributes as { type?: unknown } | undefined)?.type;
+          if (type !== 'Account') {
+            return {
+              success: false,
+              errors: [
+                { statusCode: 'INVALID_TYPE', message: 'only Account records are supported', fields: [] },
+              ],
+            };
+          }
+          const failure = org.updateAccount(userId, String(id ?? ''), fields, { injectFaults: true });
+          return failure
+            ? { id: String(id ?? ''), success: false, errors: [failure] }
+            : { id: String(id), success: true, errors: [] };
+        });
+        res.json(results);
+      }),
+    );
+
+    app.post(
+      `${data}/sobjects/PermissionSetAssignment`,
+      this.handle('sobjects.PermissionSetAssignment', (req, res) => {
+        const body = (req.body ?? {}) as { AssigneeId?: unknown; PermissionSetId?: unknown };
+        const id = org.assignPermissionSet(String(body.AssigneeId ?? ''), String(body.PermissionSetId ?? ''));
+        res.status(201).json({ id, success: true, errors: [] });
+      }),
+    );
+
+    app.get(
+      `${data}/sobjects/Account/describe`,
+      this.handle('describe.Account', (_req, res) => {
+        const custom = [...org.customFields.values()].map((f) => ({
+          name: f.fullName,
+          label: f.label,
+          type:
+            f.type === 'Number'
+              ? 'double'
+              : f.type === 'DateTime'
+                ? 'datetime'
+                : f.type === 'Url'
+                  ? 'url'
+                  : f.type === 'LongTextArea'
+                    ? 'textarea'
+                    : 'string',
+          length: f.length ?? 0,
+          precision: f.precision ?? 0,
+          scale: f.scale ?? 0,
+          custom: true,
+          updateable: true,
+        }));
+        res.json({ name: 'Account', label: 'Account', updateable: true, queryable: true, fields: custom });
+      }),
+    );
+
+    app.get(
+      `${data}/limits`,
+      this.handle('limits', (_req, res) => {
+        res.json({
+          DailyApiRequests: { Max: org.apiLimit, Remaining: Math.max(0, org.apiLimit - org.apiUsed) },
+        });
+      }),
+    );
+
+    const jobs = `${data}/jobs/ingest`;
+    app.post(
+      jobs,
+      this.handle('bulk.createJob', (req, res, userId) => {
+        const job = this.bulk.create(userId, (req.body ?? {}) as Record<string, unknown>);
+        res.json(this.bulk.info(job, req.params.version as string));
+      }),
+    );
+    app.put(
+      `${jobs}/:id/batches`,
+      this.handle('bulk.upload', (req, res) => {
+        if (typeof req.body !== 'string')
+          throw new SalesforceApiError(400, 'INVALIDJOB', 'expected text/csv');
+        this.bulk.upload(req.params.id as string, req.body);
+        res.status(201).end();
+      }),
+    );
+    app.patch(
+      `${jobs}/:id`,
+      this.handle('bulk.setState', (req, res) => {
+        const job = this.bulk.setState(
+          req.params.id as string,
+          (req.body as { state?: unknown } | undefined)?.state,
+        );
+        res.json(this.bulk.info(job, req.params.version as string));
+      }),
+    );
+    app.get(
+      `${jobs}/:id`,
+      this.handle('bulk.check', (req, res) => {
+        res.json(this.bulk.info(this.bulk.check(req.params.id as string), req.params.version as string));
+      }),
+    );
+    for (const kind of ['successfulResults', 'failedResults', 'unprocessedrecords'] as const) {
+      app.get(
+        `${jobs}/:id/${kind}`,
+        this.handle(`bulk.${kind}`, (req, res) => {
+          res.type('text/csv').send(this.bulk.results(req.params.id as string, kind));
+        }),
+      );
+    }
+    app.delete(
+      `${jobs}/:id`,
+      this.handle('bulk.delete', (req, res) => {
+        this.bulk.delete(req.params.id as string);
+        res.status(204).end();
+      }),
+    );
+
+    app.use('/services/data', (_req, res) =>
+      sfError(res, 404, 'NOT_FOUND', 'The requested resource does not exist'),
+    );
+  }
+
+  private soapRoutes(app: Express): void {
+    const org = this.org;
+    app.post('/services/Soap/m/:version', (req, res) => {
+      const xml = typeof req.body === 'string' ? req.body : '';
+      const fault = (status: number, code: string, message: string) =>
+        res.status(status).type('text/xml').send(soapFault(code, message));
+      let call: ReturnType<typeof parseSoapCall>;
+      try {
+        call = parseSoapCall(xml);
+      } catch (err) {
+        return fault(500, 'INVALID_XML', err instanceof Error ? err.message : 'unreadable envelope');
+      }
+      org.count(`soap.${call.method || 'unknown'}`);
+      if (VERSION.test(`v${req.params.version}`)) org.versionsSeen.add(`v${req.params.version}`);
+      const userId = org.sessionUser(call.sessionId);
+      if (!userId || org.takeFault('sessionExpired')) {
+        return fault(500, 'INVALID_SESSION_ID', 'Invalid Session ID found in SessionHeader: Illegal Session');
+      }
+      if (org.takeFault('serverErrors')) return res.status(503).type('text').send('Service Unavailable');
+      org.apiUsed++;
+      res.set('Sforce-Limit-Info', org.limitInfo());
+      if (org.takeFault('requestLimitExceeded')) {
+        return fault(500, 'REQUEST_LIMIT_EXCEEDED', 'ConcurrentPerOrgLongTxn Limit exceeded.');
+      }
+      const outcome = runMetadataCall(org, call);
+      if ('fault' in outcome) return fault(500, outcome.fault.code, escapeXml(outcome.fault.message));
+      return res.type('text/xml').send(soapEnvelope(outcome.body));
+    });
+  }
+}
+
+export function createLocalSalesforce(options: LocalSalesforceOptions = {}): LocalSalesforce {
+  return new LocalSalesforce(options);
+}

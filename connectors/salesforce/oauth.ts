@@ -1,0 +1,209 @@
+import { type Request, type Response, Router } from 'express';
+import { OAuth2 } from 'jsforce';
+import { OAuthStateError, type OAuthStateStore } from '../../src/auth/oauth-state.js';
+import type { Config } from '../../src/config.js';
+import type { Installation, InstallationStore } from '../../src/installations/store.js';
+import { type Logger, redactSecrets } from '../../src/log.js';
+import { parseIdentityUrl, tokenResponseSchema, verifyTokenSignature } from './identity.js';
+import { OAUTH_SCOPES, SALESFORCE_PROVIDER } from './provider.js';
+
+/**
+ * The OAuth 2.0 web server flow with PKCE. `/install` makes a code verifier, keeps it in the signed
+ * single-use state's server-side data (never in the URL or a cookie), and sends the admin to Salesforce with the
+ * S256 challenge. `/callback` consumes the state, trades the code and verifier for tokens, checks the token
+ * response's signature, reads the org and integration user from the identity URL and stores the installation
+ * (tokens sealed by the InstallationStore). Every failure ends on a page that says what happened and what to do.
+ */
+
+export const SALESFORCE_OAUTH_ROUTES = {
+  install: '/oauth/salesforce/install',
+  callback: '/oauth/salesforce/callback',
+} as const;
+
+export interface SalesforceOAuthDeps {
+  config: Pick<Config, 'appUrl' | 'salesforce'>;
+  states: OAuthStateStore;
+  store: InstallationStore;
+  /** Runs after the installation is stored (create fields, start the backfill); a failure is shown to the admin. */
+  onInstalled: (installation: Installation) => Promise<void>;
+  logger: Logger;
+}
+
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+function page(res: Response, status: number, title: string, paragraphs: string[]): void {
+  const body = paragraphs.map((p) => `<p>${escapeHtml(p)}</p>`).join('\n');
+  res
+    .status(status)
+    .type('html')
+    .set('cache-control', 'no-store')
+    .send(
+      `<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title></head>\n` +
+        `<body><h1>${escapeHtml(title)}</h1>\n${body}\n</body></html>\n`,
+    );
+}
+
+function queryString(req: Request, name: string): string | undefined {
+  const v = req.query[name];
+  return typeof v === 'string' && v !== '' ? v : undefined;
+}
+
+export function createSalesforceOAuthRouter(deps: SalesforceOAuthDeps): Router {
+  const router = Router();
+  const { salesforce } = deps.config;
+  const redirectUri = `${deps.config.appUrl}${SALESFORCE_OAUTH_ROUTES.callback}`;
+  const installLink = `${deps.config.appUrl}${SALESFORCE_OAUTH_ROUTES.install}`;
+
+  const client = (): OAuth2 | null =>
+    salesforce.clientId && salesforce.clientSecret
+      ? new OAuth2({
+          loginUrl: salesforce.loginUrl,
+          clientId: salesforce.clientId,
+          clientSecret: salesforce.clientSecret,
+          redirectUri,
+        })
+      : null;
+
+  const notConfigured = (res: Response) =>
+    page(res, 503, 'Salesforce is not configured', [
+      'This app has no Salesforce connected app yet: set SALESFORCE_CLIENT_ID and SALESFORCE_CLIENT_SECRET ' +
+        `(the connected app's consumer key and secret, with callback URL ${redirectUri}) and restart it.`,
+    ]);
+
+  router.get(SALESFORCE_OAUTH_ROUTES.install, async (_req, res) => {
+    if (!client()) return notConfigured(res);
+    const oauth2 = new OAuth2({
+      loginUrl: salesforce.loginUrl,
+      clientId: salesforce.clientId,
+      clientSecret: salesforce.clientSecret,
+      redirectUri,
+      useVerifier: true,
+    });
+    let state: string;
+    try {
+      state = await deps.states.issue(SALESFORCE_PROVIDER, { codeVerifier: oauth2.codeVerifier! });
+    } catch (err) {
+      deps.logger.error({ err }, 'salesforce install: could not store the OAuth state');
+      return page(res, 503, 'Install could not start', [
+        'The app could not save the install session (its Redis is unavailable). Try again in a minute.',
+      ]);
+    }
+    res
+      .set('cache-control', 'no-store')
+      .redirect(302, oauth2.getAuthorizationUrl({ scope: OAUTH_SCOPES.join(' '), state }));
+  });
+
+  router.get(SALESFORCE_OAUTH_ROUTES.callback, async (req, res) => {
+    const oauth2 = client();
+    if (!oauth2) return notConfigured(res);
+
+    let data: Record<string, string>;
+    try {
+      data = await deps.states.consume(SALESFORCE_PROVIDER, req.query.state);
+    } catch (err) {
+      if (err instanceof OAuthStateError) {
+        deps.logger.warn({ reason: err.reason }, 'salesforce callback with a bad state');
+        return page(res, 400, 'This install link is not valid', [
+          `${err.message}.`,
+          `Start again at ${installLink}.`,
+        ]);
+      }
+      deps.logger.error({ err }, 'salesforce callback: could not read the OAuth state');
+      return page(res, 503, 'Install could not finish', [
+        'The app could not read the install session. Try again.',
+      ]);
+    }
+
+    const denied = queryString(req, 'error');
+    if (denied) {
+      const description = queryString(req, 'error_description');
+      deps.logger.info({ error: denied }, 'salesforce install was not approved');
+      return page(res, 403, 'Salesforce access was not granted', [
+        denied === 'access_denied'
+          ? 'The Salesforce user declined access, so nothing was connected.'
+          : `Salesforce answered ${denied}${description ? `: ${description}` : ''}.`,
+        `When you are ready, start again at ${installLink}.`,
+      ]);
+    }
+
+    const code = queryString(req, 'code');
+    const codeVerifier = data.codeVerifier;
+    if (!code || !codeVerifier) {
+      return page(res, 400, 'This install link is not valid', [
+        'Salesforce sent no authorization code.',
+        `Start again at ${installLink}.`,
+      ]);
+    }
+
+    let tokens: ReturnType<typeof tokenResponseSchema.parse>;
+    try {
+      oauth2.codeVerifier = codeVerifier;
+      tokens = tokenResponseSchema.parse(await oauth2.requestToken(code));
+    } catch (err) {
+      const message = redactSecrets(err instanceof Error ? `${err.name}: ${err.message}` : String(err));
+      deps.logger.warn({ err }, 'salesforce token exchange failed');
+      return page(res, 502, 'Salesforce did not complete the install', [
+        `Exchanging the authorization code failed (${message}).`,
+        `Start again at ${installLink}.`,
+      ]);
+    }
+
+    if (!verifyTokenSignature(tokens, salesforce.clientSecret!)) {
+      deps.logger.warn('salesforce token response signature did not verify');
+      return page(res, 502, 'Salesforce did not complete the install', [
+        'The token response from Salesforce failed its signature check, so it was not trusted.',
+        `Check SALESFORCE_CLIENT_SECRET and start again at ${installLink}.`,
+      ]);
+    }
+
+    const identity = parseIdentityUrl(tokens.id);
+    let installation: Installation;
+    try {
+      installation = await deps.store.upsert({
+        crm: 'salesforce',
+        externalId: identity.orgId,
+        mode: 'oauth',
+        tokens: {
+          accessToken: tokens.access_token,
+          ...(tokens.refresh_token ? { refreshToken: tokens.refresh_token } : {}),
+        },
+        instanceUrl: tokens.instance_url,
+      });
+    } catch (err) {
+      deps.logger.error({ err, org: identity.orgId }, 'salesforce install: could not store the installation');
+      return page(res, 503, 'Install could not finish', [
+        'Salesforce approved the install, but the app could not save it (its Redis is unavailable).',
+        `Try again at ${installLink} in a minute.`,
+      ]);
+    }
+    deps.logger.info(
+      { installation: installation.id, org: identity.orgId, user: identity.userId },
+      'salesforce org connected',
+    );
+
+    const notes: string[] = [];
+    if (!tokens.refresh_token) {
+      notes.push(
+        'Salesforce issued no refresh token, so the connection ends when this session expires: allow the ' +
+          '"refresh_token, offline_access" scope in the connected app and install again.',
+      );
+    }
+    try {
+      await deps.onInstalled(installation);
+    } catch (err) {
+      deps.logger.error({ err, installation: installation.id }, 'salesforce post-install setup failed');
+      return page(res, 500, 'Connected, but setup did not finish', [
+        `The Salesforce org ${identity.orgId} is connected, but setting it up failed: ${redactSecrets(err instanceof Error ? err.message : String(err))}`,
+        `Fix the cause and install again at ${installLink}; installing again is safe.`,
+      ]);
+    }
+    page(res, 200, 'Salesforce is connected', [
+      `The Salesforce org ${identity.orgId} (${tokens.instance_url}) is connected. Report scores will appear on its Accounts.`,
+      ...notes,
+    ]);
+  });
+
+  return router;
+}

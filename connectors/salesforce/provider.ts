@@ -1,0 +1,145 @@
+import type { ProviderLimits } from '../../src/crm/connector.js';
+
+/**
+ * Salesforce facts the connector depends on, kept as data in one place. Sources: the REST API developer guide
+ * (query batches, sObject Collections, Sforce-Limit-Info, error codes), the Bulk API 2.0 guide (the 2,000-record
+ * advice), the Metadata API guide (10 components per CRUD call) and jsforce 3.10 (default API version 50.0).
+ */
+
+/** jsforce would use 50.0; everything here is written against this version unless `salesforce.apiVersion` says otherwise. */
+export const DEFAULT_API_VERSION = '63.0';
+
+export const SALESFORCE_PROVIDER = 'salesforce';
+
+/** The sObject the connector writes. */
+export const ACCOUNT_SOBJECT = 'Account';
+
+export const SALESFORCE_LIMITS: ProviderLimits = {
+  /** A SOQL query answers at most 2,000 rows per batch; the rest follow through `nextRecordsUrl`. */
+  pageSize: 2000,
+  /** Ids per `WHERE Id IN (...)` query: 200 18-character ids keep the statement near 4 KB, far under the 100,000-character SOQL limit. */
+  readBatchSize: 200,
+  /** sObject Collections accept at most 200 records per call. */
+  writeBatchSize: 200,
+  /**
+   * Salesforce has no short-window rate limit, only a rolling 24-hour allocation (tracked separately) and
+   * 25 concurrent long-running requests per org. This pacing keeps one installation from flooding the org.
+   */
+  requestsPerWindow: 20,
+  windowMs: 1000,
+};
+
+/** Salesforce advises Bulk API 2.0 over sObject Collections from this many records on. */
+export const BULK_THRESHOLD = 2000;
+
+/** Metadata API create/update/upsert/read calls take at most 10 components each. */
+export const METADATA_BATCH_SIZE = 10;
+
+/** SOQL date-time literals: `YYYY-MM-DDThh:mm:ssZ`, unquoted. */
+export const SOQL_DATETIME_PATTERN = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/;
+
+export const OAUTH_SCOPES = ['api', 'refresh_token'] as const;
+
+export const OAUTH_PATHS = {
+  authorize: '/services/oauth2/authorize',
+  token: '/services/oauth2/token',
+  userinfo: '/services/oauth2/userinfo',
+} as const;
+
+export const HEADERS = {
+  /** `api-usage=used/limit`, on every API response. */
+  limitInfo: 'sforce-limit-info',
+} as const;
+
+/** The permission set that grants the integration user read and edit on the connector's fields. */
+export const PERMISSION_SET = {
+  name: 'Report_Connector',
+  label: 'Report Connector',
+  description: 'Read and edit access to the Account fields written by the report connector.',
+} as const;
+
+export const CONNECTED_APP = {
+  name: 'Report_Connector',
+  label: 'Report Connector',
+  description: 'Links Accounts to published reports and writes their scores.',
+  contactEmail: 'connector-admin@example.com',
+  /** Connected-app scope names (the OAuth scope strings are `api refresh_token`). */
+  scopes: ['Api', 'RefreshToken'],
+} as const;
+
+/** `errorCode` / `statusCode` values the connector branches on. */
+export const ERROR_CODES = {
+  invalidSession: 'INVALID_SESSION_ID',
+  requestLimitExceeded: 'REQUEST_LIMIT_EXCEEDED',
+  unableToLockRow: 'UNABLE_TO_LOCK_ROW',
+  entityIsDeleted: 'ENTITY_IS_DELETED',
+  invalidCrossReferenceKey: 'INVALID_CROSS_REFERENCE_KEY',
+  invalidIdField: 'INVALID_ID_FIELD',
+  malformedId: 'MALFORMED_ID',
+  invalidFieldForInsertUpdate: 'INVALID_FIELD_FOR_INSERT_UPDATE',
+  invalidField: 'INVALID_FIELD',
+  invalidType: 'INVALID_TYPE',
+  insufficientAccess: 'INSUFFICIENT_ACCESS',
+  insufficientAccessOrReadonly: 'INSUFFICIENT_ACCESS_OR_READONLY',
+  apiDisabledForOrg: 'API_DISABLED_FOR_ORG',
+  invalidQueryLocator: 'INVALID_QUERY_LOCATOR',
+  duplicateValue: 'DUPLICATE_VALUE',
+  malformedQuery: 'MALFORMED_QUERY',
+} as const;
+
+/** Per-record codes that mean the value was refused (a person or the data must change, not the connector). */
+export const INVALID_VALUE_CODES: ReadonlySet<string> = new Set([
+  'STRING_TOO_LONG',
+  'INVALID_TYPE_ON_FIELD_IN_RECORD',
+  'NUMBER_OUTSIDE_VALID_RANGE',
+  'FIELD_INTEGRITY_EXCEPTION',
+  'FIELD_CUSTOM_VALIDATION_EXCEPTION',
+  'INVALID_OR_NULL_FOR_RESTRICTED_PICKLIST',
+  'REQUIRED_FIELD_MISSING',
+  'INVALID_EMAIL_ADDRESS',
+  'JSON_PARSER_ERROR',
+]);
+
+/** Per-record codes that mean the record is gone (deleted, merged away, or an id that never existed). */
+export const RECORD_GONE_CODES: ReadonlySet<string> = new Set([
+  ERROR_CODES.entityIsDeleted,
+  ERROR_CODES.invalidCrossReferenceKey,
+  ERROR_CODES.invalidIdField,
+  ERROR_CODES.malformedId,
+]);
+
+/** Standard Account fields matching needs, beside the connector's own. */
+export const ACCOUNT_STANDARD_FIELDS = [
+  'Id',
+  'Name',
+  'Website',
+  'Industry',
+  'BillingCountry',
+  'BillingCity',
+] as const;
+
+/** Extra fields a change poll reads. */
+export const ACCOUNT_CHANGE_FIELDS = ['CreatedDate', 'SystemModstamp'] as const;
+
+/** Bulk API 2.0 CSV: this cell value sets a field to null (an empty cell leaves it unchanged). */
+export const BULK_NULL_VALUE = '#N/A';
+
+export const BULK_DEFAULTS = {
+  pollIntervalMs: 2_000,
+  /** jsforce's own default is 30 s; a 10,000-record job can take minutes. */
+  pollTimeoutMs: 15 * 60_000,
+} as const;
+
+/** How the daily allocation is watched: re-check a paused org this often. */
+export const USAGE_RECHECK_MS = 5 * 60_000;
+
+/** Whole-call retries for REQUEST_LIMIT_EXCEEDED and UNABLE_TO_LOCK_ROW before giving up to the job queue. */
+export const RETRY_DEFAULTS = {
+  attempts: 3,
+  baseDelayMs: 1_000,
+  maxDelayMs: 8_000,
+  /** What the queue is told to wait after the retries here are spent on REQUEST_LIMIT_EXCEEDED. */
+  rateLimitedRetryAfterMs: 60_000,
+  /** ... and when the daily allocation itself is spent. */
+  dailyLimitRetryAfterMs: 15 * 60_000,
+} as const;

@@ -1,0 +1,60 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type LocalSystem, startLocalSystem } from '../src/app/local-system.js';
+import { closeRedis, createRedis } from '../src/redis.js';
+import { wrongRecords } from './support/expectations.js';
+import { waitFor } from './support/wait.js';
+
+const prefix = `rc-test-${randomUUID().slice(0, 8)}`;
+let system: LocalSystem;
+
+beforeAll(async () => {
+  system = await startLocalSystem({ crm: 'salesforce', companies: 500, prefix, workers: 1 });
+  await waitFor(
+    'the initial backfill',
+    async () => {
+      const [run] = await system.ctx.runs.recent(system.installationId, 1);
+      return run && (run.state === 'done' || run.state === 'stopped') ? run : undefined;
+    },
+    120_000,
+    200,
+  );
+});
+
+afterAll(async () => {
+  await system?.close();
+  const r = createRedis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', 'worker');
+  let cursor = '0';
+  do {
+    const [next, keys] = await r.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+    cursor = next;
+    if (keys.length) await r.unlink(...keys);
+  } while (cursor !== '0');
+  await closeRedis(r);
+});
+
+describe('the pipeline against the local Salesforce', () => {
+  it('backfills every Account into its right state, in collections of up to 200', async () => {
+    const [run] = await system.ctx.runs.recent(system.installationId, 1);
+    expect(run?.state).toBe('done');
+    expect(wrongRecords(system)).toEqual([]);
+    const counters = system.salesforce!.counters();
+    const collectionWrites = Object.entries(counters)
+      .filter(([route]) => /collection|composite/i.test(route))
+      .reduce((n, [, c]) => n + c, 0);
+    expect(collectionWrites).toBeGreaterThanOrEqual(3);
+    expect(collectionWrites).toBeLessThanOrEqual(4);
+  });
+
+  it('the change poll picks up a slug a person set and a score change reaches the Account', async () => {
+    const unmatched = system.recordIds.map((id) => system.crm.record(id)!).find((r) => r.status === 'no_match')!;
+    const linked = system.recordIds.map((id) => system.crm.record(id)!).find((r) => r.status === 'matched')!;
+    system.salesforce!.updateAccountAsPerson(unmatched.id, { Report_Slug__c: linked.slug });
+    await waitFor('the poll to enrich the Account', () => (system.crm.record(unmatched.id)?.status === 'matched' ? true : undefined), 30_000, 100);
+    const next = system.sandbox.getReport(linked.slug!)!.score.overall + 2.5;
+    system.sandbox.updateReport(linked.slug!, { score: { overall: next } });
+    await waitFor('score.changed to reach both Accounts', () =>
+      system.crm.record(unmatched.id)?.score === next && system.crm.record(linked.id)?.score === next ? true : undefined,
+    15_000, 50);
+  });
+});

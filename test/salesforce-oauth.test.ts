@@ -1,0 +1,317 @@
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import express from 'express';
+import type { Redis } from 'ioredis';
+import nock from 'nock';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createSalesforceConnector } from '../connectors/salesforce/connector.js';
+import { createLocalSalesforce, type LocalSalesforce } from '../connectors/salesforce/local/index.js';
+import { createSalesforceOAuthRouter } from '../connectors/salesforce/oauth.js';
+import { ensureSalesforceTokenInstallation } from '../connectors/salesforce/token-install.js';
+import { createSalesforceTokenRefresher } from '../connectors/salesforce/token-refresher.js';
+import { OAuthStateStore } from '../src/auth/oauth-state.js';
+import { RefreshRejectedError, TokenManager } from '../src/auth/token-manager.js';
+import type { Config } from '../src/config.js';
+import { CrmDisconnectedError, CrmUnauthorizedError } from '../src/crm/errors.js';
+import { OPEN_GATE } from '../src/crm/request-gate.js';
+import { type Installation, InstallationStore } from '../src/installations/store.js';
+import { createLogger } from '../src/log.js';
+import { closeRedis, createRedis, waitForRedis } from '../src/redis.js';
+import { SecretBox } from '../src/util/secretbox.js';
+
+/**
+ * The OAuth web server flow with PKCE through the real routes, against the local Salesforce over real HTTP,
+ * with the state, verifier and installations in the real Redis under a prefix of this test's own.
+ */
+
+let redis: Redis;
+let prefix: string;
+let local: LocalSalesforce;
+let sf: { url: string; close(): Promise<void> };
+let appServer: Server;
+let appUrl: string;
+let store: InstallationStore;
+let states: OAuthStateStore;
+let installed: Installation[];
+let onInstalledError: Error | null;
+let config: Pick<Config, 'appUrl' | 'salesforce'>;
+const app = express();
+const logger = createLogger('silent');
+
+beforeAll(async () => {
+  redis = createRedis('redis://127.0.0.1:6379', 'producer', 'salesforce-oauth-test');
+  await waitForRedis(redis);
+  appServer = app.listen(0, '127.0.0.1');
+  await new Promise((resolve) => appServer.once('listening', resolve));
+  appUrl = `http://127.0.0.1:${(appServer.address() as AddressInfo).port}`;
+  // Routes are mounted per test (the config changes); this dispatches to the current router.
+  app.use((req, res, next) => current(req, res, next));
+});
+
+let current: express.RequestHandler = (_req, _res, next) => next();
+
+beforeEach(async () => {
+  prefix = `rc-test-${randomUUID()}`;
+  local = createLocalSalesforce({ callbackUrls: [`${appUrl}/oauth/salesforce/callback`] });
+  sf = await local.listen();
+  const key = randomBytes(32);
+  store = new InstallationStore(redis, new SecretBox(key), prefix);
+  states = new OAuthStateStore(redis, key, prefix);
+  installed = [];
+  onInstalledError = null;
+  config = {
+    appUrl,
+    salesforce: {
+      clientId: local.org.clientId,
+      clientSecret: local.org.clientSecret,
+      loginUrl: sf.url,
+      instanceUrl: undefined,
+      accessToken: undefined,
+      apiVersion: '63.0',
+      pollSeconds: 120,
+      usagePauseShare: 0.8,
+    },
+  };
+  current = createSalesforceOAuthRouter({
+    config,
+    states,
+    store,
+    logger,
+    onInstalled: async (installation) => {
+      installed.push(installation);
+      if (onInstalledError) throw onInstalledError;
+    },
+  });
+});
+
+afterEach(async () => {
+  nock.cleanAll();
+  await sf.close();
+  const keys = await redis.keys(`${prefix}:*`);
+  if (keys.length > 0) await redis.del(...keys);
+});
+
+afterAll(async () => {
+  await new Promise((resolve) => appServer.close(resolve));
+  await closeRedis(redis);
+});
+
+async function get(url: string): Promise<Response> {
+  return fetch(url, { redirect: 'manual' });
+}
+
+async function storedStateData(): Promise<Record<string, string>[]> {
+  const keys = await redis.keys(`${prefix}:oauth-state:*`);
+  return Promise.all(keys.map(async (k) => JSON.parse((await redis.get(k))!).data));
+}
+
+/** install -> Salesforce authorize -> back to the callback URL (not yet followed). */
+async function authorize(): Promise<{ callback: string; authorizeUrl: URL }> {
+  const install = await get(`${appUrl}/oauth/salesforce/install`);
+  expect(install.status).toBe(302);
+  const authorizeUrl = new URL(install.headers.get('location')!);
+  const consent = await get(authorizeUrl.toString());
+  expect(consent.status).toBe(302);
+  return { callback: consent.headers.get('location')!, authorizeUrl };
+}
+
+describe('install', () => {
+  it('sends the admin to Salesforce with an S256 challenge whose verifier stays in Redis', async () => {
+    const install = await get(`${appUrl}/oauth/salesforce/install`);
+    expect(install.status).toBe(302);
+    const url = new URL(install.headers.get('location')!);
+    expect(`${url.origin}${url.pathname}`).toBe(`${sf.url}/services/oauth2/authorize`);
+    expect(url.searchParams.get('response_type')).toBe('code');
+    expect(url.searchParams.get('client_id')).toBe(local.org.clientId);
+    expect(url.searchParams.get('redirect_uri')).toBe(`${appUrl}/oauth/salesforce/callback`);
+    expect(url.searchParams.get('scope')).toBe('api refresh_token');
+    expect(url.searchParams.get('state')).toMatch(/^[\w-]+\.[\w-]+$/);
+
+    const [data] = await storedStateData();
+    const verifier = data!.codeVerifier!;
+    expect(verifier.length).toBeGreaterThanOrEqual(43);
+    expect(url.searchParams.get('code_challenge')).toBe(createHash('sha256').update(verifier).digest('base64url'));
+    expect(install.headers.get('location')).not.toContain(verifier);
+    expect(install.headers.get('set-cookie')).toBeNull();
+  });
+
+  it('completes: tokens sealed at rest with the instance URL and org id, onInstalled called once', async () => {
+    const { callback } = await authorize();
+    const done = await get(callback);
+    expect(done.status).toBe(200);
+    expect(await done.text()).toContain('Salesforce is connected');
+
+    expect(installed).toHaveLength(1);
+    const inst = installed[0]!;
+    expect(inst).toMatchObject({ crm: 'salesforce', externalId: local.orgId, mode: 'oauth', instanceUrl: sf.url });
+    const tokens = await store.getTokens(inst.id);
+    expect(tokens?.accessToken).toMatch(new RegExp(`^${local.orgId}!`));
+    expect(tokens?.refreshToken).toBeTruthy();
+    const raw = await redis.hget(`${prefix}:installation:${inst.id}`, 'tokens');
+    expect(raw).not.toContain(tokens!.accessToken);
+    expect(raw).not.toContain(tokens!.refreshToken!);
+    expect(local.counters()['oauth.token']).toBe(1);
+  });
+
+  it('refuses the same callback twice: the state is single-use', async () => {
+    const { callback } = await authorize();
+    expect((await get(callback)).status).toBe(200);
+    const again = await get(callback);
+    expect(again.status).toBe(400);
+    expect(await again.text()).toMatch(/expired or was already used/);
+    expect(installed).toHaveLength(1);
+  });
+
+  it('refuses a state this app did not sign', async () => {
+    const res = await get(`${appUrl}/oauth/salesforce/callback?code=abc&state=forged.signature`);
+    expect(res.status).toBe(400);
+    expect(await res.text()).toMatch(/not issued by this app/);
+    expect(local.counters()['oauth.token']).toBeUndefined();
+  });
+
+  it('shows a clear page when the admin declines', async () => {
+    local.setConsent('deny');
+    const { callback } = await authorize();
+    expect(new URL(callback).searchParams.get('error')).toBe('access_denied');
+    const res = await get(callback);
+    expect(res.status).toBe(403);
+    const page = await res.text();
+    expect(page).toMatch(/declined access/);
+    expect(page).toContain('/oauth/salesforce/install');
+    expect(installed).toEqual([]);
+  });
+
+  it('fails the exchange when the verifier does not match the challenge (PKCE is checked)', async () => {
+    const { authorizeUrl } = await authorize();
+    // A state whose server-side verifier is not the one the challenge was made from.
+    const state = await states.issue('salesforce', { codeVerifier: randomBytes(64).toString('base64url') });
+    authorizeUrl.searchParams.set('state', state);
+    const consent = await get(authorizeUrl.toString());
+    const res = await get(consent.headers.get('location')!);
+    expect(res.status).toBe(502);
+    expect(await res.text()).toMatch(/invalid_grant/);
+    expect(installed).toEqual([]);
+  });
+
+  it('says the org is connected but setup failed when onInstalled throws', async () => {
+    onInstalledError = new Error('field creation refused');
+    const { callback } = await authorize();
+    const res = await get(callback);
+    expect(res.status).toBe(500);
+    const page = await res.text();
+    expect(page).toMatch(/Connected, but setup did not finish/);
+    expect(page).toMatch(/field creation refused/);
+  });
+
+  it('answers 503 with what to set when no connected app is configured', async () => {
+    config.salesforce.clientId = undefined;
+    const res = await get(`${appUrl}/oauth/salesforce/install`);
+    expect(res.status).toBe(503);
+    expect(await res.text()).toMatch(/SALESFORCE_CLIENT_ID/);
+  });
+
+  it('does not trust a token response whose signature does not verify', async () => {
+    config.salesforce.loginUrl = 'http://login.sf-test.invalid';
+    current = createSalesforceOAuthRouter({ config, states, store, logger, onInstalled: async (i) => void installed.push(i) });
+    nock('http://login.sf-test.invalid')
+      .post('/services/oauth2/token')
+      .reply(200, {
+        access_token: '00Dxx!token',
+        refresh_token: 'refresh',
+        instance_url: 'https://attacker.example',
+        id: 'http://login.sf-test.invalid/id/00D000000000001AAA/005000000000001AAA',
+        issued_at: '1700000000000',
+        signature: Buffer.from('not the hmac').toString('base64'),
+        token_type: 'Bearer',
+      }, { connection: 'close' });
+    const state = await states.issue('salesforce', { codeVerifier: 'v'.repeat(64) });
+    const res = await get(`${appUrl}/oauth/salesforce/callback?code=abc&state=${encodeURIComponent(state)}`);
+    expect(res.status).toBe(502);
+    expect(await res.text()).toMatch(/signature check/);
+    expect(installed).toEqual([]);
+  });
+});
+
+describe('refresh', () => {
+  async function install(): Promise<Installation> {
+    const { callback } = await authorize();
+    expect((await get(callback)).status).toBe(200);
+    return installed[0]!;
+  }
+
+  it('refreshes once for many concurrent callers, then every call succeeds', async () => {
+    const inst = await install();
+    const manager = new TokenManager(store, redis, { salesforce: createSalesforceTokenRefresher(config) });
+    const connector = createSalesforceConnector({
+      installation: inst,
+      tokens: manager.source(inst.id),
+      gate: OPEN_GATE,
+      config,
+      httpOptions: { retry: { maxRetries: 0 } },
+    });
+    await connector.ensureFields();
+    local.seedAccounts(5);
+    local.expireAccessTokens();
+    local.resetCounters();
+    const pages = await Promise.all([1, 2, 3, 4].map(() => connector.listCompanies(null)));
+    expect(pages.every((p) => p.records.length === 5)).toBe(true);
+    expect(local.counters()['oauth.token']).toBe(1);
+    const tokens = await store.getTokens(inst.id);
+    expect(local.org.sessionUser(tokens!.accessToken)).toBe(local.integrationUserId);
+  });
+
+  it('turns a revoked refresh token into a disconnected installation', async () => {
+    const inst = await install();
+    const manager = new TokenManager(store, redis, { salesforce: createSalesforceTokenRefresher(config) });
+    const connector = createSalesforceConnector({ installation: inst, tokens: manager.source(inst.id), gate: OPEN_GATE, config });
+    local.revokeRefreshTokens();
+    local.expireAccessTokens();
+    await expect(connector.listCompanies(null)).rejects.toBeInstanceOf(CrmDisconnectedError);
+    expect((await store.get(inst.id))?.status).toBe('disconnected');
+    expect((await store.get(inst.id))?.statusReason).toMatch(/invalid_grant/);
+  });
+
+  it('maps invalid_grant from the token endpoint to RefreshRejectedError', async () => {
+    nock('http://org.sf-test.invalid')
+      .post('/services/oauth2/token', (body) => body.grant_type === 'refresh_token' && body.refresh_token === 'r1')
+      .reply(400, { error: 'invalid_grant', error_description: 'expired access/refresh token' }, { connection: 'close' });
+    const refresh = createSalesforceTokenRefresher(config);
+    const err = await refresh({ accessToken: 'a', refreshToken: 'r1' }, {
+      id: 'salesforce-x',
+      crm: 'salesforce',
+      externalId: 'x',
+      mode: 'oauth',
+      status: 'connected',
+      instanceUrl: 'http://org.sf-test.invalid',
+      createdAt: '',
+      updatedAt: '',
+      hasReportsApiKey: false,
+    }).catch((e: unknown) => e);
+    if (!(err instanceof RefreshRejectedError)) console.log('DEBUG', err, (err as Error).cause);
+    expect(err).toBeInstanceOf(RefreshRejectedError);
+    expect((err as RefreshRejectedError).providerCode).toBe('invalid_grant');
+  });
+});
+
+describe('token mode', () => {
+  it('makes one installation from SALESFORCE_INSTANCE_URL and SALESFORCE_ACCESS_TOKEN', async () => {
+    const token = local.issueAccessToken();
+    const cfg = { salesforce: { ...config.salesforce, instanceUrl: sf.url, accessToken: token } };
+    const inst = await ensureSalesforceTokenInstallation(cfg, store);
+    expect(inst).toMatchObject({ crm: 'salesforce', mode: 'token', externalId: local.orgId, instanceUrl: sf.url });
+    expect(await store.getTokens(inst!.id)).toEqual({ accessToken: token });
+    expect(local.counters().query).toBe(1);
+    // Again on the next start: the same installation.
+    expect((await ensureSalesforceTokenInstallation(cfg, store))?.id).toBe(inst!.id);
+    expect(await store.list()).toHaveLength(1);
+  });
+
+  it('is a no-op without the variables and names the variable when the token is refused', async () => {
+    expect(await ensureSalesforceTokenInstallation(config, store)).toBeNull();
+    const cfg = { salesforce: { ...config.salesforce, instanceUrl: sf.url, accessToken: 'stale' } };
+    const err = await ensureSalesforceTokenInstallation(cfg, store).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(CrmUnauthorizedError);
+    expect((err as Error).message).toMatch(/SALESFORCE_ACCESS_TOKEN/);
+  });
+});
