@@ -47,14 +47,27 @@ describe('the pipeline against the local Salesforce', () => {
   });
 
   it('the change poll picks up a slug a person set and a score change reaches the Account', async () => {
-    const unmatched = system.recordIds.map((id) => system.crm.record(id)!).find((r) => r.status === 'no_match')!;
+    const unmatched = system.recordIds
+      .map((id) => system.crm.record(id)!)
+      .find((r) => r.status === 'no_match')!;
     const linked = system.recordIds.map((id) => system.crm.record(id)!).find((r) => r.status === 'matched')!;
     system.salesforce!.updateAccountAsPerson(unmatched.id, { Report_Slug__c: linked.slug });
-    await waitFor('the poll to enrich the Account', () => (system.crm.record(unmatched.id)?.status === 'matched' ? true : undefined), 30_000, 100);
+    await waitFor(
+      'the poll to enrich the Account',
+      () => (system.crm.record(unmatched.id)?.status === 'matched' ? true : undefined),
+      30_000,
+      100,
+    );
     const next = system.sandbox.getReport(linked.slug!)!.score.overall + 2.5;
     system.sandbox.updateReport(linked.slug!, { score: { overall: next } });
-    await waitFor('score.changed to reach both Accounts', () =>
-      system.crm.record(unmatched.id)?.score === next && system.crm.record(linked.id)?.score === next ? true : undefined,
-    15_000, 50);
+    await waitFor(
+      'score.changed to reach both Accounts',
+      () =>
+        system.crm.record(unmatched.id)?.score === next && system.crm.record(linked.id)?.score === next
+          ? true
+          : undefined,
+      15_000,
+      50,
+    );
   });
 });

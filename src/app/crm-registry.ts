@@ -37,7 +37,8 @@ const salesforceUsage = new Map<string, SalesforceUsageTracker>();
 export const connectorFactories: Record<CrmKind, ConnectorFactory> = {
   hubspot: {
     limits: HUBSPOT_LIMITS,
-    create: ({ config, tokens, gate }) => createHubSpotConnector({ apiUrl: config.hubspot.apiUrl, tokens, gate }),
+    create: ({ config, tokens, gate }) =>
+      createHubSpotConnector({ apiUrl: config.hubspot.apiUrl, tokens, gate }),
   },
   salesforce: {
     limits: SALESFORCE_LIMITS,

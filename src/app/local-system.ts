@@ -15,10 +15,10 @@ import type { PipelineWorkers } from '../pipeline/workers.js';
 import { createSandbox, type FixtureReport, type ReportSandbox } from '../sandbox/index.js';
 import { createServerApp } from '../server/app.js';
 import { checkRedis, ensureTokenModeInstallations } from './bootstrap.js';
-import { InstallationService } from './installation-service.js';
-import { ensureSalesforceTokenMode } from './salesforce-token-mode.js';
 import { type AppContext, createAppContext } from './context.js';
 import { demoCompanies, type SeedCompanyInput } from './demo-seed.js';
+import { InstallationService } from './installation-service.js';
+import { ensureSalesforceTokenMode } from './salesforce-token-mode.js';
 
 /**
  * Everything on one machine: the report sandbox, a local CRM, the HTTP server and the workers, wired with the
@@ -231,7 +231,10 @@ export async function startLocalSystem(options: LocalSystemOptions = {}): Promis
           status: text(a.custom.Report_Match_Status__c),
           score: score === null || score === undefined || score === '' ? null : Number(score),
           band: text(a.custom.Report_Band__c),
-          syncedAt: synced === null || synced === undefined || synced === '' ? null : new Date(synced as string | number).toISOString(),
+          syncedAt:
+            synced === null || synced === undefined || synced === ''
+              ? null
+              : new Date(synced as string | number).toISOString(),
         };
       },
     });
