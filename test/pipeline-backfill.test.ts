@@ -66,4 +66,22 @@ describe('backfill of 1,000 companies against the local HubSpot and the sandbox'
     expect(run.totals.written).toBe(0);
     expect(system.hubspot.stats().calls['companies.batchUpdate'] ?? 0).toBe(0);
   });
+
+  it('the reconcile sweep catches a change whose webhook was missed, writing only what changed', async () => {
+    system.sandbox.configureWebhook(undefined, undefined);
+    const linked = system.recordIds.map((id) => system.crm.record(id)!).filter((r) => r.status === 'matched');
+    const slug = linked[0]!.slug!;
+    const sharing = linked.filter((r) => r.slug === slug);
+    const next = system.sandbox.getReport(slug)!.score.overall + 4.75;
+    system.sandbox.updateReport(slug, { score: { overall: next } });
+    system.hubspot.resetStats();
+    await system.ctx.pipeline.reconcileAll();
+    const run = await finishedRun(system);
+    expect(run.kind).toBe('reconcile');
+    expect(run.totals.written).toBe(sharing.length);
+    for (const r of sharing) expect(system.crm.record(r.id)?.score).toBe(next);
+    // One write call per listed page holding a changed record, none for the others.
+    const pages = new Set(sharing.map((r) => Math.floor(system.recordIds.indexOf(r.id) / 100)));
+    expect(system.hubspot.stats().calls['companies.batchUpdate']).toBe(pages.size);
+  });
 });

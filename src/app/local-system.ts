@@ -83,8 +83,9 @@ export interface LocalSystem {
 
 export async function startLocalSystem(options: LocalSystemOptions = {}): Promise<LocalSystem> {
   const logger = options.logger ?? createLogger(options.logLevel ?? 'warn');
+  const sandboxRate = options.sandboxRateLimitPerMinute ?? 6_000;
   const sandbox = createSandbox({
-    rateLimitPerMinute: options.sandboxRateLimitPerMinute ?? 6_000,
+    rateLimitPerMinute: sandboxRate,
     webhookRetryDelaysMs: [200, 1_000, 5_000],
     ...(options.fixtures ? { fixtures: options.fixtures } : {}),
   });
@@ -135,6 +136,8 @@ export async function startLocalSystem(options: LocalSystemOptions = {}): Promis
         PORT: String((server.address() as AddressInfo).port),
         REPORTS_API_URL: sandboxListening.url,
         REPORTS_API_KEY: 'sk_sandbox_read',
+        // The connector paces itself to the service's limit, here known because the sandbox is ours.
+        REPORTS_RATE_PER_MINUTE: String(sandboxRate),
         REPORTS_WEBHOOK_SECRET: webhookSecret,
         HUBSPOT_API_URL: hubspotListening.url,
         HUBSPOT_AUTHORIZE_URL: `${hubspotListening.url}/oauth/authorize`,
