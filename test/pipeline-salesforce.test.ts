@@ -42,8 +42,8 @@ describe('the pipeline against the local Salesforce', () => {
     const collectionWrites = Object.entries(counters)
       .filter(([route]) => /collection|composite/i.test(route))
       .reduce((n, [, c]) => n + c, 0);
-    expect(collectionWrites).toBeGreaterThanOrEqual(3);
-    expect(collectionWrites).toBeLessThanOrEqual(4);
+    expect(collectionWrites, JSON.stringify(counters)).toBeGreaterThanOrEqual(3);
+    expect(collectionWrites, JSON.stringify(counters)).toBeLessThanOrEqual(4);
   });
 
   it('the change poll picks up a slug a person set and a score change reaches the Account', async () => {

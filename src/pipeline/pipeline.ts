@@ -2,10 +2,16 @@ import type { Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { z } from 'zod';
-import type { CompanyRecord, CrmChange } from '../crm/connector.js';
+import type { ChangedRecord, CrmChange } from '../crm/connector.js';
 import type { InstallationStore } from '../installations/store.js';
 import type { Metrics } from '../metrics.js';
-import { type BatchJob, type BatchOutcome, type BatchTargets, batchJobSchema, enrichBatch } from './enrich-batch.js';
+import {
+  type BatchJob,
+  type BatchOutcome,
+  type BatchTargets,
+  batchJobSchema,
+  enrichBatch,
+} from './enrich-batch.js';
 import type { Keys } from './keys.js';
 import { fingerprintOf, type LinkIndex } from './link-index.js';
 import type { MatchingStrategy } from './matching-strategy.js';
@@ -183,7 +189,9 @@ export class Pipeline {
   async batch(job: Job): Promise<void> {
     const data = batchJobSchema.parse(job.data);
     // Batches without a run come from events (retries of webhook work, report.completed): urgent.
-    const { connector, client } = await this.deps.runtime.open(data.installationId, { urgent: data.runId === null });
+    const { connector, client } = await this.deps.runtime.open(data.installationId, {
+      urgent: data.runId === null,
+    });
     const { result, retryRecordIds } = await this.enrich({ connector, client }, data);
     if (data.runId) await this.deps.runs.recordBatch(data.runId, data.batchId, result);
     if (retryRecordIds.length > 0) {
@@ -329,18 +337,21 @@ export class Pipeline {
     const { connector } = await this.deps.runtime.open(installationId);
     if (!isPolled(connector)) return;
     const cursorKey = this.deps.keys.pollCursor(installationId);
-    const cursor = await this.deps.redis.get(cursorKey);
-    const { records, cursor: next } = await connector.listChangedSince(cursor);
-    if (cursor !== null && records.length > 0) {
-      const changes = await this.changesFromPoll(installationId, records);
+    const [cursor, since] = await this.deps.redis.hmget(cursorKey, 'cursor', 'since');
+    const { records, cursor: next } = await connector.listChangedSince(cursor ?? null);
+    // The first poll only sets the cursor: what exists already is the backfill's to process.
+    const firstPollAt = since ? Number(since) : Date.now();
+    if (cursor && records.length > 0) {
+      const changes = await this.changesFromPoll(installationId, records, firstPollAt);
       await this.enqueueCrmChanges(installationId, changes);
     }
-    await this.deps.redis.set(cursorKey, next);
+    await this.deps.redis.hset(cursorKey, { cursor: next, since: String(firstPollAt) });
   }
 
   private async changesFromPoll(
     installationId: string,
-    records: (CompanyRecord & { createdAt: string })[],
+    records: ChangedRecord[],
+    firstPollAt: number,
   ): Promise<CrmChange[]> {
     const seen = await this.deps.index.fingerprints(
       installationId,
@@ -351,7 +362,9 @@ export class Pipeline {
       const before = seen[i];
       const now = fingerprintOf(record);
       if (before === null || before === undefined) {
-        changes.push({ kind: 'created', recordId: record.id });
+        // Not seen and older than polling: a backfill is still on its way to it (its own writes bump the stamp).
+        if (Date.parse(record.createdAt) >= firstPollAt)
+          changes.push({ kind: 'created', recordId: record.id });
         return;
       }
       if (before === now) return; // our own write, or a field we do not watch
@@ -363,44 +376,6 @@ export class Pipeline {
       else if (domain !== current[1]) changes.push({ kind: 'domainChanged', recordId: record.id });
     });
     return changes;
-  }
-
-  /**
-   * A person's decision on the review queue, written to the CRM at once: accept a candidate or set a slug by
-   * hand (the record is linked and enriched now, as a person's link), or reject the candidates (never offered
-   * again for this record; the record becomes `no_match`).
-   */
-  async resolveReview(
-    installationId: string,
-    recordId: string,
-    decision: { action: 'link'; slug: string } | { action: 'reject' },
-  ): Promise<void> {
-    const { connector, client } = await this.deps.runtime.open(installationId, { urgent: true });
-    const k = this.deps.keys;
-    if (decision.action === 'reject') {
-      const item = await this.deps.index.reviewItem(installationId, recordId);
-      const before = await this.deps.redis.hget(k.rejected(installationId), recordId);
-      const rejected = new Set<string>(before ? (JSON.parse(before) as string[]) : []);
-      for (const c of item?.candidates ?? []) rejected.add(c.slug);
-      await this.deps.redis.hset(k.rejected(installationId), recordId, JSON.stringify([...rejected]));
-    } else {
-      // Refuses a slug with no published report before anything is written (ReportNotFoundError).
-      await client.getReport(decision.slug);
-      const [result] = await connector.writeCompanies([{ id: recordId, values: { slug: decision.slug } }]);
-      if (result && !result.ok) throw new ReviewWriteError(result.error.message, result.error.code);
-      await this.deps.redis.hdel(k.autoLinks(installationId), recordId);
-    }
-    await this.enrich(
-      { connector, client },
-      {
-        installationId,
-        runId: null,
-        batchId: 'review',
-        mode: 'full',
-        recordIds: [recordId],
-        freshSlugs: decision.action === 'link' ? [decision.slug] : [],
-      },
-    );
   }
 
   /** Change polling for CRMs without webhooks (Salesforce), every `everyMs`. */

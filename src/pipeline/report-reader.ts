@@ -125,7 +125,11 @@ export async function slugChangeSeq(redis: Redis, keys: Keys, slug: string): Pro
 }
 
 /** The same for several slugs at once. */
-export async function slugChangeSeqs(redis: Redis, keys: Keys, slugs: string[]): Promise<Map<string, number>> {
+export async function slugChangeSeqs(
+  redis: Redis,
+  keys: Keys,
+  slugs: string[],
+): Promise<Map<string, number>> {
   if (slugs.length === 0) return new Map();
   const raw = await redis.hmget(keys.slugChanges(), ...slugs);
   return new Map(slugs.map((slug, i) => [slug, Number(raw[i] ?? 0)]));
