@@ -1,8 +1,15 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { SalesforceApi } from '../connectors/salesforce/api-client.js';
-import { createSalesforceConnector, type SalesforceConnectorDeps } from '../connectors/salesforce/connector.js';
+import {
+  createSalesforceConnector,
+  type SalesforceConnectorDeps,
+} from '../connectors/salesforce/connector.js';
 import { customFieldDefinition } from '../connectors/salesforce/field-types.js';
-import { createLocalSalesforce, type LocalSalesforce, type LocalSalesforceOptions } from '../connectors/salesforce/local/index.js';
+import {
+  createLocalSalesforce,
+  type LocalSalesforce,
+  type LocalSalesforceOptions,
+} from '../connectors/salesforce/local/index.js';
 import { SalesforceUsageTracker } from '../connectors/salesforce/usage.js';
 import type { AccessTokenSource } from '../src/auth/token-manager.js';
 import {
@@ -73,7 +80,12 @@ async function setup(options: LocalSalesforceOptions = {}): Promise<Setup> {
         installation: { id: `salesforce-${local.orgId}`, instanceUrl: server.url, externalId: local.orgId },
         tokens,
         gate,
-        config: { salesforce: { apiVersion: '63.0', usagePauseShare: 0.8 } as SalesforceConnectorDeps['config']['salesforce'] },
+        config: {
+          salesforce: {
+            apiVersion: '63.0',
+            usagePauseShare: 0.8,
+          } as SalesforceConnectorDeps['config']['salesforce'],
+        },
         retry: { baseDelayMs: 1, maxDelayMs: 2 },
         httpOptions: { retry: { maxRetries: 0 } },
         bulk: { pollIntervalMs: 5 },
@@ -99,7 +111,11 @@ describe('ensureFields', () => {
     const defs = local.org.customFields;
     expect(defs.get('Report_Score__c')).toMatchObject({ type: 'Number', precision: 18, scale: 6 });
     expect(defs.get('Report_Verified_Score__c')).toMatchObject({ type: 'Number', precision: 18, scale: 6 });
-    expect(defs.get('Report_Pillars__c')).toMatchObject({ type: 'LongTextArea', length: 32768, visibleLines: 5 });
+    expect(defs.get('Report_Pillars__c')).toMatchObject({
+      type: 'LongTextArea',
+      length: 32768,
+      visibleLines: 5,
+    });
     expect(defs.get('Report_Scored_At__c')).toMatchObject({ type: 'DateTime' });
     expect(defs.get('Report_URL__c')).toMatchObject({ type: 'Url' });
     expect(defs.get('Report_Slug__c')).toMatchObject({ type: 'Text', length: 255 });
@@ -128,18 +144,55 @@ describe('ensureFields', () => {
 
   it('corrects a field of the wrong type and reports it as reconciled', async () => {
     const { local, connector } = await setup();
-    expect(local.org.upsertCustomField({ fullName: 'Account.Report_Score__c', label: 'Score', type: 'Text', length: 20 })).toEqual({
+    expect(
+      local.org.upsertCustomField({
+        fullName: 'Account.Report_Score__c',
+        label: 'Score',
+        type: 'Text',
+        length: 20,
+      }),
+    ).toEqual({
       created: true,
     });
     const result = await connector().ensureFields();
     expect(result.reconciled).toEqual(['Report_Score__c']);
     expect(result.created).not.toContain('Report_Score__c');
-    expect(local.org.customFields.get('Report_Score__c')).toMatchObject({ type: 'Number', precision: 18, scale: 6 });
+    expect(local.org.customFields.get('Report_Score__c')).toMatchObject({
+      type: 'Number',
+      precision: 18,
+      scale: 6,
+    });
+  });
+
+  it('finds the integration user with one call to the Connect API', async () => {
+    const { local, connector } = await setup({ userinfoAllowed: false });
+    expect((await connector().ensureFields()).problems).toEqual([]);
+    expect(local.isPermissionSetAssigned('Report_Connector')).toBe(true);
+    expect(local.counters()['chatter.users.me']).toBe(1);
+    expect(local.counters()['oauth.userinfo']).toBeUndefined();
+  });
+
+  it('falls back to userinfo when Chatter is off, and says what to do when both refuse', async () => {
+    const chatterOff = await setup({ chatterEnabled: false });
+    expect((await chatterOff.connector().ensureFields()).problems).toEqual([]);
+    expect(chatterOff.local.isPermissionSetAssigned('Report_Connector')).toBe(true);
+
+    const neither = await setup({ chatterEnabled: false, userinfoAllowed: false });
+    const result = await neither.connector().ensureFields();
+    expect(result.created).toHaveLength(FIELDS.length);
+    expect(result.problems).toEqual([
+      expect.stringMatching(
+        /integration user could not be identified.*assign the permission set Report_Connector/,
+      ),
+    ]);
+    expect(neither.local.isPermissionSetAssigned('Report_Connector')).toBe(false);
   });
 
   it('says which permissions are missing when the user may not change metadata', async () => {
     const { connector } = await setup({ canModifyMetadata: false });
-    const err = await connector().ensureFields().catch((e: unknown) => e);
+    const err = await connector()
+      .ensureFields()
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(CrmForbiddenError);
     expect((err as Error).message).toMatch(/Modify Metadata/);
     expect((err as Error).message).toMatch(/manifests\/salesforce/);
@@ -150,7 +203,15 @@ describe('reads', () => {
   it('pages through Accounts with queryMore and maps them', async () => {
     const { local, connector } = await setup();
     await connector().ensureFields();
-    local.seedAccounts([{ Name: 'Acme', Website: 'HTTPS://WWW.Acme.example/about', Industry: 'Retail', BillingCountry: 'France', BillingCity: 'Lyon' }]);
+    local.seedAccounts([
+      {
+        Name: 'Acme',
+        Website: 'HTTPS://WWW.Acme.example/about',
+        Industry: 'Retail',
+        BillingCountry: 'France',
+        BillingCity: 'Lyon',
+      },
+    ]);
     local.seedAccounts(119);
     local.resetCounters();
     const c = connector();
@@ -276,7 +337,11 @@ describe('writes', () => {
     });
 
     await c.writeCompanies([{ id: a!.Id, values: { score: null, band: null } }]);
-    expect(local.getAccount(a!.Id)!.custom).toMatchObject({ Report_Score__c: null, Report_Band__c: null, Report_Slug__c: 'acme' });
+    expect(local.getAccount(a!.Id)!.custom).toMatchObject({
+      Report_Score__c: null,
+      Report_Band__c: null,
+      Report_Slug__c: 'acme',
+    });
   });
 
   it('sends collections of at most 200 and returns one result per update in order', async () => {
@@ -284,7 +349,9 @@ describe('writes', () => {
     await connector().ensureFields();
     const accounts = local.seedAccounts(450);
     local.resetCounters();
-    const results = await connector().writeCompanies(accounts.map((a, i) => ({ id: a.Id, values: { score: i } })));
+    const results = await connector().writeCompanies(
+      accounts.map((a, i) => ({ id: a.Id, values: { score: i } })),
+    );
     expect(results.map((r) => r.id)).toEqual(accounts.map((a) => a.Id));
     expect(results.every((r) => r.ok)).toBe(true);
     expect(local.counters()['composite.sobjects']).toBe(3);
@@ -306,7 +373,10 @@ describe('writes', () => {
       { id: ok!.Id, values: { scoredAt: 'yesterday' } },
     ]);
     expect(results[0]).toEqual({ id: ok!.Id, ok: true });
-    expect(results[1]).toMatchObject({ ok: false, error: { code: 'NOT_FOUND', providerCode: 'ENTITY_IS_DELETED' } });
+    expect(results[1]).toMatchObject({
+      ok: false,
+      error: { code: 'NOT_FOUND', providerCode: 'ENTITY_IS_DELETED' },
+    });
     expect(results[1]).not.toHaveProperty('error.mergedInto');
     expect(results[2]).toMatchObject({ ok: false, error: { code: 'NOT_FOUND', mergedInto: winner!.Id } });
     expect(results[3]).toMatchObject({ id: 'not-an-id', ok: false, error: { code: 'NOT_FOUND' } });
@@ -319,13 +389,18 @@ describe('writes', () => {
     await connector().ensureFields();
     const accounts = local.seedAccounts(2);
     local.injectFaults({ lockRowShare: 1 });
-    const locked = await connector().writeCompanies(accounts.map((a) => ({ id: a.Id, values: { score: 1 } })));
+    const locked = await connector().writeCompanies(
+      accounts.map((a) => ({ id: a.Id, values: { score: 1 } })),
+    );
     expect(locked.map((r) => (r.ok ? 'ok' : r.error.code))).toEqual(['RETRYABLE', 'RETRYABLE']);
     expect(locked[0]).toMatchObject({ error: { providerCode: 'UNABLE_TO_LOCK_ROW' } });
     local.clearFaults();
     local.injectFaults({ failShare: 1 });
     const refused = await connector().writeCompanies([{ id: accounts[0]!.Id, values: { score: 1 } }]);
-    expect(refused[0]).toMatchObject({ ok: false, error: { code: 'INVALID_VALUE', providerCode: 'FIELD_CUSTOM_VALIDATION_EXCEPTION' } });
+    expect(refused[0]).toMatchObject({
+      ok: false,
+      error: { code: 'INVALID_VALUE', providerCode: 'FIELD_CUSTOM_VALIDATION_EXCEPTION' },
+    });
   });
 
   it('explains field-level security in plain words when the permission set is not assigned', async () => {
@@ -333,7 +408,10 @@ describe('writes', () => {
     createFieldsWithoutPermissionSet(local);
     const [a] = local.seedAccounts(1);
     const [result] = await connector().writeCompanies([{ id: a!.Id, values: { score: 5, band: 'b' } }]);
-    expect(result).toMatchObject({ ok: false, error: { code: 'FIELD_NOT_WRITABLE', providerCode: 'INVALID_FIELD_FOR_INSERT_UPDATE' } });
+    expect(result).toMatchObject({
+      ok: false,
+      error: { code: 'FIELD_NOT_WRITABLE', providerCode: 'INVALID_FIELD_FOR_INSERT_UPDATE' },
+    });
     const message = result!.ok ? '' : result!.error.message;
     expect(message).toMatch(/integration user lacks edit access/);
     expect(message).toMatch(/Report_Score__c/);
@@ -355,11 +433,25 @@ describe('writes', () => {
     const results = await connector().writeCompaniesBulk(updates);
     expect(results.map((r) => r.id)).toEqual(accounts.map((a) => a.Id));
     expect(results.filter((r) => !r.ok)).toEqual([
-      expect.objectContaining({ id: accounts[5]!.Id, error: expect.objectContaining({ code: 'NOT_FOUND', providerCode: 'ENTITY_IS_DELETED' }) }),
+      expect.objectContaining({
+        id: accounts[5]!.Id,
+        error: expect.objectContaining({ code: 'NOT_FOUND', providerCode: 'ENTITY_IS_DELETED' }),
+      }),
     ]);
-    expect(local.getAccount(accounts[0]!.Id)!.custom).toMatchObject({ Report_Band__c: null, Report_Score__c: 0.5 });
-    expect(local.getAccount(accounts[7]!.Id)!.custom).toMatchObject({ Report_Band__c: 'band "7", quoted', Report_Score__c: 7 });
-    expect(local.counters()).toMatchObject({ 'bulk.createJob': 1, 'bulk.upload': 1, 'bulk.setState': 1, 'bulk.check': 2 });
+    expect(local.getAccount(accounts[0]!.Id)!.custom).toMatchObject({
+      Report_Band__c: null,
+      Report_Score__c: 0.5,
+    });
+    expect(local.getAccount(accounts[7]!.Id)!.custom).toMatchObject({
+      Report_Band__c: 'band "7", quoted',
+      Report_Score__c: 7,
+    });
+    expect(local.counters()).toMatchObject({
+      'bulk.createJob': 1,
+      'bulk.upload': 1,
+      'bulk.setState': 1,
+      'bulk.check': 2,
+    });
     expect(local.counters()['composite.sobjects']).toBeUndefined();
   });
 });
@@ -371,7 +463,9 @@ describe('whole-call errors', () => {
     const [a] = local.seedAccounts(1);
     local.resetCounters();
     local.injectFaults({ requestLimitExceeded: 2 });
-    expect(await connector().writeCompanies([{ id: a!.Id, values: { score: 1 } }])).toEqual([{ id: a!.Id, ok: true }]);
+    expect(await connector().writeCompanies([{ id: a!.Id, values: { score: 1 } }])).toEqual([
+      { id: a!.Id, ok: true },
+    ]);
     expect(local.counters()['composite.sobjects']).toBe(3);
     expect(gate.pauses).toEqual([]);
   });
@@ -382,7 +476,9 @@ describe('whole-call errors', () => {
     const [a] = local.seedAccounts(1);
     local.resetCounters();
     local.injectFaults({ requestLimitExceeded: 10 });
-    const err = await connector().writeCompanies([{ id: a!.Id, values: { score: 1 } }]).catch((e: unknown) => e);
+    const err = await connector()
+      .writeCompanies([{ id: a!.Id, values: { score: 1 } }])
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(CrmRateLimitedError);
     expect((err as CrmRateLimitedError).retryAfterMs).toBeGreaterThan(0);
     expect(gate.pauses).toEqual([(err as CrmRateLimitedError).retryAfterMs]);
@@ -394,10 +490,14 @@ describe('whole-call errors', () => {
     await connector().ensureFields();
     const [a] = local.seedAccounts(1);
     local.injectFaults({ lockRowWholeCall: 1 });
-    expect(await connector().writeCompanies([{ id: a!.Id, values: { score: 1 } }])).toEqual([{ id: a!.Id, ok: true }]);
+    expect(await connector().writeCompanies([{ id: a!.Id, values: { score: 1 } }])).toEqual([
+      { id: a!.Id, ok: true },
+    ]);
     local.resetCounters();
     local.injectFaults({ lockRowWholeCall: 5 });
-    await expect(connector().writeCompanies([{ id: a!.Id, values: { score: 1 } }])).rejects.toBeInstanceOf(CrmTransientError);
+    await expect(connector().writeCompanies([{ id: a!.Id, values: { score: 1 } }])).rejects.toBeInstanceOf(
+      CrmTransientError,
+    );
     expect(local.counters()['composite.sobjects']).toBe(3);
   });
 
@@ -433,7 +533,9 @@ describe('whole-call errors', () => {
     await connector().ensureFields();
     const [a] = local.seedAccounts(1);
     local.injectFaults({ serverErrors: 1 });
-    await expect(connector().writeCompanies([{ id: a!.Id, values: { score: 1 } }])).rejects.toBeInstanceOf(CrmTransientError);
+    await expect(connector().writeCompanies([{ id: a!.Id, values: { score: 1 } }])).rejects.toBeInstanceOf(
+      CrmTransientError,
+    );
   });
 
   it('paces every call through the request gate', async () => {
@@ -465,12 +567,16 @@ describe('daily API usage', () => {
     expect(background.apiUsage()?.summary).toMatch(/851 of 1,000.*paused/);
 
     local.resetCounters();
-    const paused = await background.writeCompanies([{ id: a!.Id, values: { score: 1 } }]).catch((e: unknown) => e);
+    const paused = await background
+      .writeCompanies([{ id: a!.Id, values: { score: 1 } }])
+      .catch((e: unknown) => e);
     expect(paused).toBeInstanceOf(CrmQuotaPausedError);
     expect((paused as CrmQuotaPausedError).retryAfterMs).toBe(60_000);
     expect(local.counters()['composite.sobjects']).toBeUndefined(); // nothing was sent
 
-    expect(await urgent.writeCompanies([{ id: a!.Id, values: { score: 2 } }])).toEqual([{ id: a!.Id, ok: true }]);
+    expect(await urgent.writeCompanies([{ id: a!.Id, values: { score: 2 } }])).toEqual([
+      { id: a!.Id, ok: true },
+    ]);
 
     local.setApiUsage(100);
     now += 30_000;
@@ -479,7 +585,9 @@ describe('daily API usage', () => {
     // The recheck interval has passed: one background call goes out as a probe and lifts the pause.
     expect(await background.readCompanies([a!.Id])).toHaveLength(1);
     expect(background.apiUsage()).toMatchObject({ used: 101 });
-    expect(await background.writeCompanies([{ id: a!.Id, values: { score: 3 } }])).toEqual([{ id: a!.Id, ok: true }]);
+    expect(await background.writeCompanies([{ id: a!.Id, values: { score: 3 } }])).toEqual([
+      { id: a!.Id, ok: true },
+    ]);
   });
 
   it('reads Sforce-Limit-Info from Metadata API (SOAP) responses, which jsforce does not track', async () => {
@@ -513,6 +621,7 @@ describe('change polling', () => {
     const c = connector();
     await c.ensureFields();
     const accounts = local.seedAccounts(5);
+    now += 3_000;
     const baseline = await c.listChangedSince(null);
     expect(baseline.records).toEqual([]);
 
@@ -520,28 +629,32 @@ describe('change polling', () => {
     local.updateAccountAsPerson(accounts[3]!.Id, { Name: 'Renamed' });
     now += 5_000;
     local.updateAccountAsPerson(accounts[1]!.Id, { Report_Slug__c: 'hand-set' });
+    now += 2_000;
     const changed = await c.listChangedSince(baseline.cursor);
     expect(changed.records.map((r) => r.id)).toEqual([accounts[3]!.Id, accounts[1]!.Id]);
     expect(changed.records[0]).toMatchObject({
       name: 'Renamed',
       createdAt: '2026-01-01T00:00:00.000Z',
-      modifiedAt: '2026-01-01T00:00:05.000Z',
+      modifiedAt: '2026-01-01T00:00:08.000Z',
     });
     expect(changed.records[1]!.fields.slug).toBe('hand-set');
 
+    now += 60_000;
     const quiet = await c.listChangedSince(changed.cursor);
     expect(quiet.records).toEqual([]);
-    expect(quiet.cursor).toBe(changed.cursor);
+    // Nothing changed: the cursor moves up to the settled horizon so the next query scans less.
+    expect(await c.listChangedSince(quiet.cursor)).toEqual({ records: [], cursor: quiet.cursor });
   });
 
   it('neither repeats nor skips records that share one SystemModstamp across polls', async () => {
-    const now = Date.parse('2026-02-01T00:00:00Z');
+    let now = Date.parse('2026-02-01T00:00:00Z');
     const { local, connector } = await setup({ now: () => now, queryPageSize: 2 });
     const c = connector({ maxChangesPerPoll: 2 });
     await c.ensureFields();
     const start = await c.listChangedSince('2025-12-31T00:00:00Z');
-    // Seeding stamps all 7 with the same second; page size 2 and a cap of 2 per poll cut through the tie.
+    // All 7 get the same second; page size 2 and a cap of 2 per poll cut through the tie.
     const seeded = local.seedAccounts(7);
+    now += 5_000;
     const seen: string[] = start.records.map((r) => r.id);
     let cursor = start.cursor;
     for (let i = 0; i < 10; i++) {
@@ -553,16 +666,22 @@ describe('change polling', () => {
     expect(seen).toEqual(seeded.map((a) => a.Id));
   });
 
-  it('picks up a record changed in the same second as the cursor when its id sorts after it', async () => {
-    const now = Date.parse('2026-03-01T00:00:00Z');
+  it('holds back the current second until it is over, so later writes in it are not skipped', async () => {
+    let now = Date.parse('2026-03-01T00:00:00.100Z');
     const { local, connector } = await setup({ now: () => now });
     const c = connector();
     await c.ensureFields();
+    const start = await c.listChangedSince('2026-02-28T00:00:00Z');
     const [first, second] = local.seedAccounts(2);
-    const poll = await c.listChangedSince('2026-02-28T00:00:00Z');
-    expect(poll.records.map((r) => r.id)).toEqual([first!.Id, second!.Id]);
+    const early = await c.listChangedSince(start.cursor);
+    expect(early.records).toEqual([]); // 00:00:00 is not over yet
+
+    now += 400; // still 00:00:00: a person edits the first Account, a new one appears
+    local.updateAccountAsPerson(first!.Id, { Name: 'Edited in the same second' });
     const [third] = local.seedAccounts(1);
-    const next = await c.listChangedSince(poll.cursor);
-    expect(next.records.map((r) => r.id)).toEqual([third!.Id]);
+    now += 2_000;
+    const settled = await c.listChangedSince(early.cursor);
+    expect(settled.records.map((r) => r.id)).toEqual([first!.Id, second!.Id, third!.Id]);
+    expect(settled.records[0]!.name).toBe('Edited in the same second');
   });
 });

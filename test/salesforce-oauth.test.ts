@@ -3,7 +3,6 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import type { Redis } from 'ioredis';
-import nock from 'nock';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createSalesforceConnector } from '../connectors/salesforce/connector.js';
 import { createLocalSalesforce, type LocalSalesforce } from '../connectors/salesforce/local/index.js';
@@ -86,7 +85,7 @@ beforeEach(async () => {
 });
 
 afterEach(async () => {
-  nock.cleanAll();
+  await Promise.all(canned.splice(0).map((c) => c.close()));
   await sf.close();
   const keys = await redis.keys(`${prefix}:*`);
   if (keys.length > 0) await redis.del(...keys);
@@ -96,6 +95,27 @@ afterAll(async () => {
   await new Promise((resolve) => appServer.close(resolve));
   await closeRedis(redis);
 });
+
+const canned: { close(): Promise<void> }[] = [];
+
+/** A token endpoint that always gives the same answer, for responses the local Salesforce never gives. */
+async function cannedTokenEndpoint(
+  status: number,
+  body: Record<string, string>,
+  check: (form: Record<string, string>) => boolean = () => true,
+): Promise<string> {
+  const server = express()
+    .use(express.urlencoded({ extended: false }))
+    .post('/services/oauth2/token', (req, res) => {
+      if (!check(req.body as Record<string, string>))
+        return void res.status(418).json({ error: 'unexpected request' });
+      res.status(status).json(body);
+    })
+    .listen(0, '127.0.0.1');
+  await new Promise((resolve) => server.once('listening', resolve));
+  canned.push({ close: () => new Promise((resolve) => server.close(() => resolve())) });
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
 
 async function get(url: string): Promise<Response> {
   return fetch(url, { redirect: 'manual' });
@@ -131,7 +151,9 @@ describe('install', () => {
     const [data] = await storedStateData();
     const verifier = data!.codeVerifier!;
     expect(verifier.length).toBeGreaterThanOrEqual(43);
-    expect(url.searchParams.get('code_challenge')).toBe(createHash('sha256').update(verifier).digest('base64url'));
+    expect(url.searchParams.get('code_challenge')).toBe(
+      createHash('sha256').update(verifier).digest('base64url'),
+    );
     expect(install.headers.get('location')).not.toContain(verifier);
     expect(install.headers.get('set-cookie')).toBeNull();
   });
@@ -144,7 +166,12 @@ describe('install', () => {
 
     expect(installed).toHaveLength(1);
     const inst = installed[0]!;
-    expect(inst).toMatchObject({ crm: 'salesforce', externalId: local.orgId, mode: 'oauth', instanceUrl: sf.url });
+    expect(inst).toMatchObject({
+      crm: 'salesforce',
+      externalId: local.orgId,
+      mode: 'oauth',
+      instanceUrl: sf.url,
+    });
     const tokens = await store.getTokens(inst.id);
     expect(tokens?.accessToken).toMatch(new RegExp(`^${local.orgId}!`));
     expect(tokens?.refreshToken).toBeTruthy();
@@ -212,19 +239,16 @@ describe('install', () => {
   });
 
   it('does not trust a token response whose signature does not verify', async () => {
-    config.salesforce.loginUrl = 'http://login.sf-test.invalid';
-    current = createSalesforceOAuthRouter({ config, states, store, logger, onInstalled: async (i) => void installed.push(i) });
-    nock('http://login.sf-test.invalid')
-      .post('/services/oauth2/token')
-      .reply(200, {
-        access_token: '00Dxx!token',
-        refresh_token: 'refresh',
-        instance_url: 'https://attacker.example',
-        id: 'http://login.sf-test.invalid/id/00D000000000001AAA/005000000000001AAA',
-        issued_at: '1700000000000',
-        signature: Buffer.from('not the hmac').toString('base64'),
-        token_type: 'Bearer',
-      }, { connection: 'close' });
+    const login = await cannedTokenEndpoint(200, {
+      access_token: '00Dxx!token',
+      refresh_token: 'refresh',
+      instance_url: 'https://attacker.example',
+      id: 'https://login.salesforce.com/id/00D000000000001AAA/005000000000001AAA',
+      issued_at: '1700000000000',
+      signature: Buffer.from('not the hmac').toString('base64'),
+      token_type: 'Bearer',
+    });
+    config.salesforce.loginUrl = login;
     const state = await states.issue('salesforce', { codeVerifier: 'v'.repeat(64) });
     const res = await get(`${appUrl}/oauth/salesforce/callback?code=abc&state=${encodeURIComponent(state)}`);
     expect(res.status).toBe(502);
@@ -264,7 +288,12 @@ describe('refresh', () => {
   it('turns a revoked refresh token into a disconnected installation', async () => {
     const inst = await install();
     const manager = new TokenManager(store, redis, { salesforce: createSalesforceTokenRefresher(config) });
-    const connector = createSalesforceConnector({ installation: inst, tokens: manager.source(inst.id), gate: OPEN_GATE, config });
+    const connector = createSalesforceConnector({
+      installation: inst,
+      tokens: manager.source(inst.id),
+      gate: OPEN_GATE,
+      config,
+    });
     local.revokeRefreshTokens();
     local.expireAccessTokens();
     await expect(connector.listCompanies(null)).rejects.toBeInstanceOf(CrmDisconnectedError);
@@ -273,22 +302,29 @@ describe('refresh', () => {
   });
 
   it('maps invalid_grant from the token endpoint to RefreshRejectedError', async () => {
-    nock('http://org.sf-test.invalid')
-      .post('/services/oauth2/token', (body) => body.grant_type === 'refresh_token' && body.refresh_token === 'r1')
-      .reply(400, { error: 'invalid_grant', error_description: 'expired access/refresh token' }, { connection: 'close' });
+    const org = await cannedTokenEndpoint(
+      400,
+      { error: 'invalid_grant', error_description: 'expired access/refresh token' },
+      (form) =>
+        form.grant_type === 'refresh_token' &&
+        form.refresh_token === 'r1' &&
+        form.client_secret === config.salesforce.clientSecret,
+    );
     const refresh = createSalesforceTokenRefresher(config);
-    const err = await refresh({ accessToken: 'a', refreshToken: 'r1' }, {
-      id: 'salesforce-x',
-      crm: 'salesforce',
-      externalId: 'x',
-      mode: 'oauth',
-      status: 'connected',
-      instanceUrl: 'http://org.sf-test.invalid',
-      createdAt: '',
-      updatedAt: '',
-      hasReportsApiKey: false,
-    }).catch((e: unknown) => e);
-    if (!(err instanceof RefreshRejectedError)) console.log('DEBUG', err, (err as Error).cause);
+    const err = await refresh(
+      { accessToken: 'a', refreshToken: 'r1' },
+      {
+        id: 'salesforce-x',
+        crm: 'salesforce',
+        externalId: 'x',
+        mode: 'oauth',
+        status: 'connected',
+        instanceUrl: org,
+        createdAt: '',
+        updatedAt: '',
+        hasReportsApiKey: false,
+      },
+    ).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(RefreshRejectedError);
     expect((err as RefreshRejectedError).providerCode).toBe('invalid_grant');
   });
@@ -299,7 +335,12 @@ describe('token mode', () => {
     const token = local.issueAccessToken();
     const cfg = { salesforce: { ...config.salesforce, instanceUrl: sf.url, accessToken: token } };
     const inst = await ensureSalesforceTokenInstallation(cfg, store);
-    expect(inst).toMatchObject({ crm: 'salesforce', mode: 'token', externalId: local.orgId, instanceUrl: sf.url });
+    expect(inst).toMatchObject({
+      crm: 'salesforce',
+      mode: 'token',
+      externalId: local.orgId,
+      instanceUrl: sf.url,
+    });
     expect(await store.getTokens(inst!.id)).toEqual({ accessToken: token });
     expect(local.counters().query).toBe(1);
     // Again on the next start: the same installation.

@@ -20,10 +20,18 @@ describe('soqlQuote', () => {
   it('keeps hostile values inside the WHERE clause', () => {
     fc.assert(
       fc.property(
-        fc.string({ unit: fc.constantFrom("'", '\\', ' ', 'O', 'R', '1', '=', '\n', ')', '(', 'x'), maxLength: 40 }),
+        fc.string({
+          unit: fc.constantFrom("'", '\\', ' ', 'O', 'R', '1', '=', '\n', ')', '(', 'x'),
+          maxLength: 40,
+        }),
         (value) => {
           const q = parseSoql(`SELECT Id FROM Account WHERE Report_Slug__c = ${soqlQuote(value)} LIMIT 1`);
-          expect(q.where).toEqual({ kind: 'compare', field: 'Report_Slug__c', op: '=', value: { kind: 'string', value } });
+          expect(q.where).toEqual({
+            kind: 'compare',
+            field: 'Report_Slug__c',
+            op: '=',
+            value: { kind: 'string', value },
+          });
           expect(q.limit).toBe(1);
         },
       ),
@@ -45,10 +53,13 @@ describe('soqlDateTime', () => {
 
   it('is read back by the SOQL tokenizer as the same instant (to the second)', () => {
     fc.assert(
-      fc.property(fc.date({ min: new Date('1970-01-01'), max: new Date('2999-12-31'), noInvalidDate: true }), (d) => {
-        const [token] = tokenize(soqlDateTime(d));
-        expect(token).toEqual({ t: 'datetime', v: Math.floor(d.getTime() / 1000) * 1000 });
-      }),
+      fc.property(
+        fc.date({ min: new Date('1970-01-01'), max: new Date('2999-12-31'), noInvalidDate: true }),
+        (d) => {
+          const [token] = tokenize(soqlDateTime(d));
+          expect(token).toEqual({ t: 'datetime', v: Math.floor(d.getTime() / 1000) * 1000 });
+        },
+      ),
     );
   });
 
@@ -58,7 +69,11 @@ describe('soqlDateTime', () => {
 });
 
 describe('Salesforce ids', () => {
-  const id15 = fc.string({ unit: fc.constantFrom(...'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789'), minLength: 15, maxLength: 15 });
+  const id15 = fc.string({
+    unit: fc.constantFrom(...'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789'),
+    minLength: 15,
+    maxLength: 15,
+  });
 
   it('accepts a 15-character id and its 18-character form', () => {
     fc.assert(
@@ -77,7 +92,8 @@ describe('Salesforce ids', () => {
       fc.property(id15, fc.integer({ min: 0, max: 14 }), (id, at) => {
         const c = id[at]!;
         fc.pre(c.toLowerCase() !== c.toUpperCase());
-        const flipped = id.slice(0, at) + (c === c.toLowerCase() ? c.toUpperCase() : c.toLowerCase()) + id.slice(at + 1);
+        const flipped =
+          id.slice(0, at) + (c === c.toLowerCase() ? c.toUpperCase() : c.toLowerCase()) + id.slice(at + 1);
         expect(isSalesforceId(flipped + toId18(id).slice(15))).toBe(false);
       }),
     );

@@ -9,7 +9,7 @@ import {
 import type { RequestGate } from '../../src/crm/request-gate.js';
 import type { Logger } from '../../src/log.js';
 import { describeFailure, type SalesforceFailure, toCrmError } from './errors.js';
-import { ERROR_CODES, HEADERS, RETRY_DEFAULTS, SALESFORCE_PROVIDER } from './provider.js';
+import { ERROR_CODES, HEADERS, REQUEST_TIMEOUT_MS, RETRY_DEFAULTS, SALESFORCE_PROVIDER } from './provider.js';
 import type { SalesforceUsageTracker } from './usage.js';
 
 /**
@@ -48,6 +48,7 @@ export class SalesforceApi {
   readonly conn: Connection;
   private readonly retry: RetryPolicy;
   private readonly sleep: (ms: number) => Promise<void>;
+  private readonly headerListeners = new WeakMap<object, (headers: Record<string, string>) => void>();
 
   constructor(private readonly options: SalesforceApiOptions) {
     // No oauth2 client id and no refreshFn: jsforce then has no refresh delegate and reports 401s to us.
@@ -76,20 +77,30 @@ export class SalesforceApi {
       const pending = send(req, opts);
       // An observer only: the caller of `pending` handles its rejection.
       pending.then(
-        (res) => this.options.usage.observe(res.headers?.[HEADERS.limitInfo]),
+        (res) => {
+          this.options.usage.observe(res.headers?.[HEADERS.limitInfo]);
+          if (opts) this.headerListeners.get(opts)?.(res.headers ?? {});
+        },
         () => undefined,
       );
       return pending;
     };
   }
 
-  /** A REST call relative to `/services/data/vXX.X` (or a `/services/...` path, or an absolute URL). */
+  /**
+   * A REST call relative to `/services/data/vXX.X` (or a `/services/...` path, or an absolute URL).
+   * `onHeaders` sees the response headers of this very call (jsforce returns only the body).
+   */
   rest<T>(
     priority: Priority,
     request: { method: HttpRequest['method']; url: string; body?: unknown },
+    onHeaders?: (headers: Record<string, string>) => void,
   ): Promise<T> {
-    return this.run(priority, `${request.method} ${request.url.split('?')[0]}`, (conn) =>
-      conn.request<T>(
+    return this.run(priority, `${request.method} ${request.url.split('?')[0]}`, (conn) => {
+      // jsforce hands this options object to the transport unchanged, so it identifies the call there.
+      const options: HttpRequestOptions = { timeout: REQUEST_TIMEOUT_MS, ...this.options.httpOptions };
+      if (onHeaders) this.headerListeners.set(options, onHeaders);
+      return conn.request<T>(
         {
           method: request.method,
           url: request.url,
@@ -97,9 +108,9 @@ export class SalesforceApi {
             ? { body: JSON.stringify(request.body), headers: { 'content-type': 'application/json' } }
             : {}),
         },
-        this.options.httpOptions ?? {},
-      ),
-    );
+        options,
+      );
+    });
   }
 
   async run<T>(priority: Priority, label: string, op: (conn: Connection) => Promise<T>): Promise<T> {

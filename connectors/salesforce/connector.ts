@@ -33,6 +33,7 @@ import { isSalesforceId, toId18 } from './ids.js';
 import {
   ACCOUNT_SOBJECT,
   BULK_THRESHOLD,
+  CHANGE_POLL,
   ERROR_CODES,
   SALESFORCE_LIMITS,
   SALESFORCE_PROVIDER,
@@ -42,7 +43,6 @@ import {
   accountSelectFields,
   changedAccountRowSchema,
   FieldValueError,
-  normalizeDateTime,
   toChangedRecord,
   toCompanyRecord,
   toSalesforceFields,
@@ -93,6 +93,8 @@ export interface SalesforceConnectorDeps {
   bulk?: Partial<BulkOptions>;
   /** Most changed records one `listChangedSince` returns; the cursor continues from the last one. */
   maxChangesPerPoll?: number;
+  /** How long a second must be over before its changes are handed out (CHANGE_POLL.settleMs). */
+  changeSettleMs?: number;
   sleep?: (ms: number) => Promise<void>;
 }
 
@@ -327,45 +329,70 @@ export class SalesforceConnector implements PolledCrmConnector {
   }
 
   /**
-   * Accounts modified after the cursor, oldest first. A null cursor is the baseline: no records, and a cursor
-   * at the newest existing modification, so a poll started at install does not replay the whole org.
+   * Accounts modified after the cursor, oldest first, from seconds that are over (see CHANGE_POLL). A null
+   * cursor is the baseline: no records, and a cursor at the server's "now", so a poll started at install does
+   * not replay the whole org. An empty answer may still move the cursor forward, to keep the next query small.
    */
   async listChangedSince(cursor: string | null): Promise<{ records: ChangedRecord[]; cursor: string }> {
-    if (cursor === null) return { records: [], cursor: encodeChangeCursor(await this.baseline()) };
+    if (cursor === null) {
+      const { horizon } = await this.queryWithHorizon(
+        `SELECT Id FROM ${ACCOUNT_SOBJECT} ORDER BY SystemModstamp DESC LIMIT 1`,
+        'change baseline',
+      );
+      return { records: [], cursor: encodeChangeCursor({ s: new Date(horizon).toISOString(), i: '' }) };
+    }
     const from = decodeChangeCursor(cursor);
     const literal = soqlDateTime(from.s);
     const where = from.i
       ? `SystemModstamp > ${literal} OR (SystemModstamp = ${literal} AND Id > ${soqlQuote(from.i)})`
       : `SystemModstamp >= ${literal}`;
     const soql = this.selectAccounts(where, 'SystemModstamp, Id', { changes: true });
-    const max = this.deps.maxChangesPerPoll ?? 10_000;
+    const max = this.deps.maxChangesPerPoll ?? CHANGE_POLL.maxChangesPerPoll;
     const fromMs = Date.parse(from.s);
     const records: ChangedRecord[] = [];
-    let page = await this.query(soql, 'poll changed accounts');
+    const first = await this.queryWithHorizon(soql, 'poll changed accounts');
+    let page = first.page;
+    let unsettled = false;
     for (;;) {
       for (const raw of page.records) {
         const record = toChangedRecord(changedAccountRowSchema.parse(raw));
-        // The literal has whole seconds; a stamp with milliseconds could come back once more. Drop repeats.
         const at = Date.parse(record.modifiedAt);
+        if (at >= first.horizon) {
+          // Ordered by stamp: everything from here on is in a second that may still grow.
+          unsettled = true;
+          break;
+        }
+        // The literal has whole seconds; a stamp with milliseconds could come back once more. Drop repeats.
         if (at < fromMs || (at === fromMs && from.i !== '' && toId18(record.id) === toId18(from.i))) continue;
         records.push(record);
       }
-      if (page.done || !page.nextRecordsUrl || records.length >= max) break;
+      if (unsettled || page.done || !page.nextRecordsUrl || records.length >= max) break;
       page = await this.queryMore(page.nextRecordsUrl, 'poll changed accounts');
     }
     const last = records.at(-1);
-    const next: ChangeCursor = last ? { s: last.modifiedAt, i: last.id } : from;
+    let next: ChangeCursor = from;
+    if (last) next = { s: last.modifiedAt, i: last.id };
+    else if (first.horizon > fromMs) next = { s: new Date(first.horizon).toISOString(), i: '' };
     return { records, cursor: encodeChangeCursor(next) };
   }
 
-  private async baseline(): Promise<ChangeCursor> {
-    const page = await this.query(
-      `SELECT Id, SystemModstamp FROM ${ACCOUNT_SOBJECT} ORDER BY SystemModstamp DESC, Id DESC LIMIT 1`,
-      'change baseline',
+  /** A query and the moment before which its records are final: the server's clock less the settle time. */
+  private async queryWithHorizon(
+    soql: string,
+    label: string,
+  ): Promise<{ page: QueryResult; horizon: number }> {
+    let serverTime = Number.NaN;
+    const raw = await this.api.rest<unknown>(
+      this.priority,
+      { method: 'GET', url: this.queryUrl(soql) },
+      (headers) => {
+        serverTime = Date.parse(headers.date ?? '');
+      },
     );
-    const row = z.object({ Id: z.string(), SystemModstamp: z.string() }).safeParse(page.records[0]);
-    if (!row.success) return { s: new Date(0).toISOString(), i: '' };
-    return { s: normalizeDateTime(row.data.SystemModstamp) ?? row.data.SystemModstamp, i: row.data.Id };
+    // Without a Date header (a proxy that strips it), our own clock stands in.
+    const now = Number.isNaN(serverTime) ? Date.now() : serverTime;
+    const settle = this.deps.changeSettleMs ?? CHANGE_POLL.settleMs;
+    return { page: parseQueryResult(raw, label), horizon: Math.floor(now / 1000) * 1000 - settle };
   }
 }
 

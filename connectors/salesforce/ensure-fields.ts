@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { EnsureFieldsResult } from '../../src/crm/connector.js';
-import { CrmBadRequestError, CrmForbiddenError } from '../../src/crm/errors.js';
+import { CrmBadRequestError, CrmForbiddenError, CrmUnauthorizedError } from '../../src/crm/errors.js';
 import { FIELDS } from '../../src/fields.js';
 import type { Logger } from '../../src/log.js';
 import type { SalesforceApi } from './api-client.js';
@@ -43,6 +43,7 @@ const saveResultSchema = z.object({
 });
 
 const userInfoSchema = z.object({ user_id: z.string() });
+const chatterUserSchema = z.object({ id: z.string() });
 const idRowSchema = z.object({ Id: z.string() });
 
 function chunks<T>(items: readonly T[], size: number): T[][] {
@@ -142,6 +143,33 @@ async function upsertPermissionSet(api: SalesforceApi, result: EnsureFieldsResul
   }
 }
 
+/**
+ * The user the tokens belong to. The Connect API's `users/me` is covered by the `api` scope; the OpenID
+ * userinfo endpoint is the fallback for orgs with Chatter turned off (it may refuse a token without the `id`
+ * scope, and may do so with a 401, which is why it is not asked first).
+ */
+async function integrationUserId(api: SalesforceApi): Promise<string | { reason: string }> {
+  const reasons: string[] = [];
+  try {
+    return chatterUserSchema.parse(
+      await api.rest<unknown>('urgent', { method: 'GET', url: '/chatter/users/me' }),
+    ).id;
+  } catch (err) {
+    if (!isRefusal(err) && !(err instanceof z.ZodError)) throw err;
+    reasons.push(`chatter/users/me: ${err.message}`);
+  }
+  try {
+    return userInfoSchema.parse(
+      await api.rest<unknown>('urgent', { method: 'GET', url: OAUTH_PATHS.userinfo }),
+    ).user_id;
+  } catch (err) {
+    // users/me answered (with a refusal), so the session is valid: a 401 here is about scope, not the token.
+    if (!isRefusal(err) && !(err instanceof z.ZodError) && !(err instanceof CrmUnauthorizedError)) throw err;
+    reasons.push(`userinfo: ${err.message}`);
+  }
+  return { reason: reasons.join('; ') };
+}
+
 async function assignPermissionSet(api: SalesforceApi, result: EnsureFieldsResult): Promise<void> {
   const manual = `assign the permission set ${PERMISSION_SET.name} to the integration user by hand`;
   const found = await api.rest<{ records: unknown[] }>('urgent', {
@@ -154,13 +182,9 @@ async function assignPermissionSet(api: SalesforceApi, result: EnsureFieldsResul
     return;
   }
 
-  let userId: string;
-  try {
-    const info = await api.rest<unknown>('urgent', { method: 'GET', url: OAUTH_PATHS.userinfo });
-    userId = userInfoSchema.parse(info).user_id;
-  } catch (err) {
-    if (!isRefusal(err) && !(err instanceof z.ZodError)) throw err;
-    result.problems.push(`the integration user could not be identified (${err.message}): ${manual}`);
+  const userId = await integrationUserId(api);
+  if (typeof userId !== 'string') {
+    result.problems.push(`the integration user could not be identified (${userId.reason}): ${manual}`);
     return;
   }
 

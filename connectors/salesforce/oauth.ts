@@ -4,7 +4,12 @@ import { OAuthStateError, type OAuthStateStore } from '../../src/auth/oauth-stat
 import type { Config } from '../../src/config.js';
 import type { Installation, InstallationStore } from '../../src/installations/store.js';
 import { type Logger, redactSecrets } from '../../src/log.js';
-import { parseIdentityUrl, tokenResponseSchema, verifyTokenSignature } from './identity.js';
+import {
+  parseIdentityUrl,
+  type SalesforceTokenResponse,
+  tokenResponseSchema,
+  verifyTokenSignature,
+} from './identity.js';
 import { OAUTH_SCOPES, SALESFORCE_PROVIDER } from './provider.js';
 
 /**
@@ -56,15 +61,15 @@ export function createSalesforceOAuthRouter(deps: SalesforceOAuthDeps): Router {
   const redirectUri = `${deps.config.appUrl}${SALESFORCE_OAUTH_ROUTES.callback}`;
   const installLink = `${deps.config.appUrl}${SALESFORCE_OAUTH_ROUTES.install}`;
 
-  const client = (): OAuth2 | null =>
-    salesforce.clientId && salesforce.clientSecret
-      ? new OAuth2({
-          loginUrl: salesforce.loginUrl,
-          clientId: salesforce.clientId,
-          clientSecret: salesforce.clientSecret,
-          redirectUri,
-        })
-      : null;
+  const configured = () => Boolean(salesforce.clientId && salesforce.clientSecret);
+  const client = (useVerifier: boolean) =>
+    new OAuth2({
+      loginUrl: salesforce.loginUrl,
+      clientId: salesforce.clientId,
+      clientSecret: salesforce.clientSecret,
+      redirectUri,
+      useVerifier,
+    });
 
   const notConfigured = (res: Response) =>
     page(res, 503, 'Salesforce is not configured', [
@@ -73,14 +78,9 @@ export function createSalesforceOAuthRouter(deps: SalesforceOAuthDeps): Router {
     ]);
 
   router.get(SALESFORCE_OAUTH_ROUTES.install, async (_req, res) => {
-    if (!client()) return notConfigured(res);
-    const oauth2 = new OAuth2({
-      loginUrl: salesforce.loginUrl,
-      clientId: salesforce.clientId,
-      clientSecret: salesforce.clientSecret,
-      redirectUri,
-      useVerifier: true,
-    });
+    if (!configured()) return notConfigured(res);
+    // jsforce makes the verifier (128 random bytes, base64url) and derives the S256 challenge from it.
+    const oauth2 = client(true);
     let state: string;
     try {
       state = await deps.states.issue(SALESFORCE_PROVIDER, { codeVerifier: oauth2.codeVerifier! });
@@ -96,8 +96,8 @@ export function createSalesforceOAuthRouter(deps: SalesforceOAuthDeps): Router {
   });
 
   router.get(SALESFORCE_OAUTH_ROUTES.callback, async (req, res) => {
-    const oauth2 = client();
-    if (!oauth2) return notConfigured(res);
+    if (!configured()) return notConfigured(res);
+    const oauth2 = client(false);
 
     let data: Record<string, string>;
     try {
@@ -137,7 +137,7 @@ export function createSalesforceOAuthRouter(deps: SalesforceOAuthDeps): Router {
       ]);
     }
 
-    let tokens: ReturnType<typeof tokenResponseSchema.parse>;
+    let tokens: SalesforceTokenResponse;
     try {
       oauth2.codeVerifier = codeVerifier;
       tokens = tokenResponseSchema.parse(await oauth2.requestToken(code));

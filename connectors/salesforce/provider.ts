@@ -130,6 +130,20 @@ export const BULK_DEFAULTS = {
   pollTimeoutMs: 15 * 60_000,
 } as const;
 
+/** jsforce waits 30 minutes for an answer by default; a REST call that takes this long has failed. */
+export const REQUEST_TIMEOUT_MS = 120_000;
+
+export const CHANGE_POLL = {
+  /**
+   * SystemModstamp has whole seconds. A poll only hands out records from seconds that are over (by the
+   * server's clock, from the response's Date header) and this much older, so nothing can still join a second
+   * the cursor has passed: late writes inside the current second, or a transaction committing a moment late.
+   */
+  settleMs: 1_000,
+  /** Most records one poll returns; the cursor continues from the last. */
+  maxChangesPerPoll: 10_000,
+} as const;
+
 /** How the daily allocation is watched: re-check a paused org this often. */
 export const USAGE_RECHECK_MS = 5 * 60_000;
 

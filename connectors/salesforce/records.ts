@@ -7,7 +7,11 @@ import {
   type FieldValue,
   type FieldValues,
 } from '../../src/fields.js';
+import { salesforceShape } from './field-types.js';
 import { ACCOUNT_CHANGE_FIELDS, ACCOUNT_STANDARD_FIELDS } from './provider.js';
+
+/** Salesforce Url fields hold 255 characters. */
+const URL_FIELD_LENGTH = 255;
 
 /**
  * Account rows as SOQL returns them, and the conversions between Salesforce values and the connector's
@@ -146,11 +150,9 @@ export function toSalesforceValue(
     }
     default: {
       const text = String(value);
-      if (field.length !== undefined && text.length > field.length) {
-        throw new FieldValueError(
-          name,
-          `${name}: ${text.length} characters, the field holds ${field.length}`,
-        );
+      const max = salesforceShape(field).length ?? (field.kind === 'url' ? URL_FIELD_LENGTH : undefined);
+      if (max !== undefined && text.length > max) {
+        throw new FieldValueError(name, `${name}: ${text.length} characters, the field holds ${max}`);
       }
       return { name, value: text };
     }

@@ -12,7 +12,7 @@ import { SALESFORCE_PROVIDER, USAGE_RECHECK_MS } from './provider.js';
  * One tracker per installation per process: pass the same instance to every connector of that installation.
  */
 
-const LIMIT_INFO = /api-usage=(\d+)\/(\d+)/;
+const LIMIT_INFO = /(?:^|[;,\s])api-usage=(\d+)\/(\d+)/;
 
 export interface UsageTrackerOptions {
   pauseShare: number;

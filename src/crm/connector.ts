@@ -110,6 +110,10 @@ export interface CrmConnector {
   findBySlug(slug: string): Promise<CompanyRecord[]>;
   /** The CRM's API allocation as last seen, for the admin page; null when unknown. */
   apiUsage(): ApiUsage | null;
+  /** From this many updates on, `writeCompaniesBulk` is the cheaper path (Salesforce: Bulk API 2.0). */
+  readonly bulkThreshold?: number;
+  /** Any number of updates through the CRM's bulk API; one result per update, in order. */
+  writeCompaniesBulk?(updates: RecordUpdate[]): Promise<WriteResult[]>;
 }
 
 /** A record seen by a change poll. */

@@ -235,10 +235,18 @@ export async function enrichBatch(
       await deps.index.setWrittenSeqs(job.installationId, seqs);
     }
 
-    // 5. Write in the CRM's batch size; each result belongs to its record.
-    for (let i = 0; i < updates.length; i += connector.limits.writeBatchSize) {
-      const chunk = updates.slice(i, i + connector.limits.writeBatchSize);
-      const results = await connector.writeCompanies(chunk);
+    // 5. Write in the CRM's batch size (or its bulk API for a large batch); each result belongs to its record.
+    const bulk =
+      connector.writeCompaniesBulk &&
+      connector.bulkThreshold !== undefined &&
+      updates.length >= connector.bulkThreshold;
+    const chunkSize = bulk ? updates.length : connector.limits.writeBatchSize;
+    for (let i = 0; i < updates.length; i += chunkSize) {
+      const chunk = updates.slice(i, i + chunkSize);
+      const results =
+        bulk && connector.writeCompaniesBulk
+          ? await connector.writeCompaniesBulk(chunk)
+          : await connector.writeCompanies(chunk);
       const okStates: RecordState[] = [];
       const okSeqs = new Map<string, number>();
       const gone: string[] = [];

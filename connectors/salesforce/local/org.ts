@@ -37,6 +37,10 @@ export interface LocalSalesforceOptions {
   canModifyMetadata?: boolean;
   /** How many job checks answer InProgress before a Bulk API 2.0 job completes (default 1). */
   bulkChecksBeforeComplete?: number;
+  /** Whether the OpenID userinfo endpoint answers `api`-scoped tokens (default true). */
+  userinfoAllowed?: boolean;
+  /** Whether Chatter (and with it the Connect API's `users/me`) is on (default true). */
+  chatterEnabled?: boolean;
   /** Seed for the injected per-record faults. */
   seed?: number;
   now?: () => number;
@@ -230,6 +234,8 @@ export class LocalOrg {
       canModifyMetadata: options.canModifyMetadata ?? true,
       bulkChecksBeforeComplete: options.bulkChecksBeforeComplete ?? 1,
       seed: options.seed ?? 42,
+      userinfoAllowed: options.userinfoAllowed ?? true,
+      chatterEnabled: options.chatterEnabled ?? true,
       callbackUrls: options.callbackUrls,
       accessTokenTtlMs: options.accessTokenTtlMs,
     };
@@ -245,6 +251,11 @@ export class LocalOrg {
       { Id: this.integrationUserId, Username: 'integration@local.salesforce.test', Name: 'Integration User' },
       { Id: this.personUserId, Username: 'person@local.salesforce.test', Name: 'Sales Person' },
     ];
+  }
+
+  /** Record stamps have whole seconds, as Salesforce's do. */
+  stamp(): number {
+    return Math.floor(this.now() / 1000) * 1000;
   }
 
   // ---- counters, usage, faults ----
@@ -377,7 +388,7 @@ export class LocalOrg {
             BillingCity: 'Springfield',
           }))
         : input;
-    const now = this.now();
+    const now = this.stamp();
     return list.map((seed) => {
       const account: StoredAccount = {
         Id: this.ids.next(KEY_PREFIX.account),
@@ -430,7 +441,7 @@ export class LocalOrg {
     if (!account) throw new Error(`deleteAccount: no Account ${id}`);
     account.IsDeleted = true;
     account.MasterRecordId = options.mergedInto ? toId18(options.mergedInto) : null;
-    account.SystemModstamp = this.now();
+    account.SystemModstamp = this.stamp();
   }
 
   private getStored(id: string): StoredAccount | undefined {
@@ -592,7 +603,7 @@ export class LocalOrg {
       if ('failure' in coerced) return coerced.failure;
       next[name] = coerced.value;
     }
-    const now = this.now();
+    const now = this.stamp();
     for (const [name, value] of Object.entries(next)) {
       if (UPDATEABLE_STANDARD.has(name)) (account as unknown as Record<string, CellValue>)[name] = value;
       else account.custom[name] = value;

@@ -171,6 +171,11 @@ export class LocalSalesforce {
   private buildApp(): Express {
     const app = express();
     app.disable('x-powered-by');
+    // The Date header follows the org's clock, so a test that moves the clock moves "now" for clients too.
+    app.use((_req, res, next) => {
+      res.setHeader('Date', new Date(this.org.now()).toUTCString());
+      next();
+    });
     app.use(express.json({ limit: '50mb', type: ['application/json'] }));
     app.use(express.text({ limit: '150mb', type: ['text/xml', 'text/csv'] }));
     app.use(express.urlencoded({ extended: false, type: ['application/x-www-form-urlencoded'] }));
@@ -303,7 +308,7 @@ export class LocalSalesforce {
     app.get('/services/oauth2/userinfo', (req, res) => {
       org.count('oauth.userinfo');
       const userId = org.sessionUser(bearer(req));
-      if (!userId) {
+      if (!userId || !org.options.userinfoAllowed) {
         res.status(403).type('text').send('Bad_OAuth_Token');
         return;
       }
@@ -459,6 +464,21 @@ export class LocalSalesforce {
         const body = (req.body ?? {}) as { AssigneeId?: unknown; PermissionSetId?: unknown };
         const id = org.assignPermissionSet(String(body.AssigneeId ?? ''), String(body.PermissionSetId ?? ''));
         res.status(201).json({ id, success: true, errors: [] });
+      }),
+    );
+
+    app.get(
+      `${data}/chatter/users/me`,
+      this.handle('chatter.users.me', (_req, res, userId) => {
+        if (!org.options.chatterEnabled) {
+          throw new SalesforceApiError(
+            403,
+            'FUNCTIONALITY_NOT_ENABLED',
+            'Chatter is not enabled for this organization.',
+          );
+        }
+        const user = org.user(userId);
+        res.json({ id: userId, username: user?.Username, name: user?.Name, type: 'User' });
       }),
     );
 
