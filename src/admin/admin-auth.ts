@@ -1,0 +1,141 @@
+import { createHash, createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
+
+/**
+ * The admin page's credentials: the ADMIN_TOKEN itself (bearer requests and the login form) and a stateless
+ * session cookie signed with a key derived from ENCRYPTION_KEY. The admin token's hash salts the derivation, so
+ * changing ADMIN_TOKEN ends every session. CSRF tokens are an HMAC of the session id under a second derived key:
+ * nothing to store, and a token from one session is worthless in another.
+ */
+
+export const SESSION_COOKIE = 'rc_admin_session';
+/** Read by bull-board's HTTP client (axios), which sends it back as `X-XSRF-TOKEN` on same-origin requests. */
+export const XSRF_COOKIE = 'XSRF-TOKEN';
+export const SESSION_TTL_MS = 12 * 60 * 60 * 1000;
+export const ADMIN_COOKIE_PATH = '/admin';
+export const BULL_BOARD_PATH = '/admin/queues';
+
+const SESSION_VERSION = 'v1';
+
+export interface AdminSession {
+  id: string;
+  expiresAt: number;
+}
+
+export interface AdminAuthOptions {
+  adminToken: string;
+  encryptionKey: Buffer;
+  /** Cookies get `Secure` when the app is served over https. */
+  secureCookies: boolean;
+  now?: () => number;
+}
+
+export class AdminAuth {
+  private readonly sessionKey: Buffer;
+  private readonly csrfKey: Buffer;
+  private readonly tokenDigest: Buffer;
+  private readonly now: () => number;
+  readonly secureCookies: boolean;
+
+  constructor(options: AdminAuthOptions) {
+    this.tokenDigest = sha256(options.adminToken);
+    this.sessionKey = derive(options.encryptionKey, this.tokenDigest, 'report-connector admin session');
+    this.csrfKey = derive(options.encryptionKey, this.tokenDigest, 'report-connector admin csrf');
+    this.secureCookies = options.secureCookies;
+    this.now = options.now ?? Date.now;
+  }
+
+  /** Constant time whatever the candidate's length: both sides are hashed to 32 bytes first. */
+  tokenMatches(candidate: string): boolean {
+    return timingSafeEqual(sha256(candidate), this.tokenDigest);
+  }
+
+  issueSession(): { session: AdminSession; cookieValue: string } {
+    const session = { id: randomBytes(18).toString('base64url'), expiresAt: this.now() + SESSION_TTL_MS };
+    const body = `${SESSION_VERSION}.${session.id}.${session.expiresAt.toString(36)}`;
+    return { session, cookieValue: `${body}.${this.mac(this.sessionKey, body)}` };
+  }
+
+  /** The session a cookie value stands for, or null when it is forged, malformed or expired. */
+  readSession(cookieValue: string | undefined): AdminSession | null {
+    if (!cookieValue) return null;
+    const parts = cookieValue.split('.');
+    if (parts.length !== 4) return null;
+    const [version, id, expiry, mac] = parts as [string, string, string, string];
+    if (version !== SESSION_VERSION || !/^[A-Za-z0-9_-]{24}$/.test(id) || !/^[0-9a-z]{1,12}$/.test(expiry))
+      return null;
+    if (!equalText(mac, this.mac(this.sessionKey, `${version}.${id}.${expiry}`))) return null;
+    const expiresAt = Number.parseInt(expiry, 36);
+    if (!Number.isSafeInteger(expiresAt) || expiresAt <= this.now()) return null;
+    return { id, expiresAt };
+  }
+
+  csrfTokenFor(session: AdminSession): string {
+    return this.mac(this.csrfKey, session.id);
+  }
+
+  csrfMatches(session: AdminSession, candidate: string | undefined): boolean {
+    if (!candidate) return false;
+    return equalText(candidate, this.csrfTokenFor(session));
+  }
+
+  sessionCookie(cookieValue: string, session: AdminSession): string {
+    const maxAge = Math.max(0, Math.floor((session.expiresAt - this.now()) / 1000));
+    return this.cookie(SESSION_COOKIE, cookieValue, { path: ADMIN_COOKIE_PATH, maxAge, httpOnly: true });
+  }
+
+  /** The CSRF token as a cookie bull-board's own scripts can read; useless to another site (SameSite, CSP). */
+  xsrfCookie(session: AdminSession): string {
+    const maxAge = Math.max(0, Math.floor((session.expiresAt - this.now()) / 1000));
+    return this.cookie(XSRF_COOKIE, this.csrfTokenFor(session), {
+      path: BULL_BOARD_PATH,
+      maxAge,
+      httpOnly: false,
+    });
+  }
+
+  clearedCookies(): string[] {
+    return [
+      this.cookie(SESSION_COOKIE, '', { path: ADMIN_COOKIE_PATH, maxAge: 0, httpOnly: true }),
+      this.cookie(XSRF_COOKIE, '', { path: BULL_BOARD_PATH, maxAge: 0, httpOnly: false }),
+    ];
+  }
+
+  private cookie(
+    name: string,
+    value: string,
+    o: { path: string; maxAge: number; httpOnly: boolean },
+  ): string {
+    const attributes = [`${name}=${value}`, `Path=${o.path}`, `Max-Age=${o.maxAge}`, 'SameSite=Strict'];
+    if (o.httpOnly) attributes.push('HttpOnly');
+    if (this.secureCookies) attributes.push('Secure');
+    return attributes.join('; ');
+  }
+
+  private mac(key: Buffer, text: string): string {
+    return createHmac('sha256', key).update(text).digest('base64url');
+  }
+}
+
+/** Reads one cookie from a Cookie header; values we set are plain base64url, so no decoding is needed. */
+export function cookieValue(header: string | undefined, name: string): string | undefined {
+  if (!header) return undefined;
+  for (const part of header.split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
+  }
+  return undefined;
+}
+
+function sha256(text: string): Buffer {
+  return createHash('sha256').update(text, 'utf8').digest();
+}
+
+function derive(secret: Buffer, salt: Buffer, info: string): Buffer {
+  return Buffer.from(hkdfSync('sha256', secret, salt, info, 32));
+}
+
+function equalText(a: string, b: string): boolean {
+  const left = Buffer.from(a);
+  const right = Buffer.from(b);
+  return left.length === right.length && timingSafeEqual(left, right);
+}

@@ -1,0 +1,156 @@
+import express, { type NextFunction, type Request, type Response, Router } from 'express';
+import type { z } from 'zod';
+import type { AppContext } from '../app/context.js';
+import type { AdminActions } from './admin-actions.js';
+import { AdminRequestError, badRequest, installationNotFound } from './errors.js';
+import type { AdminGuard } from './guard.js';
+import { bodyError } from './http-errors.js';
+import type { AdminOverview } from './overview.js';
+import {
+  eventsQuerySchema,
+  installationIdSchema,
+  recordIdSchema,
+  reportKeyBodySchema,
+  reviewDecisionSchema,
+  syncBodySchema,
+} from './schemas.js';
+
+/**
+ * The admin JSON API, mounted at /admin/api.
+ *
+ * Authentication: `Authorization: Bearer <ADMIN_TOKEN>`, or the admin page's session cookie. With the cookie,
+ * POST and DELETE also need the session's CSRF token in `x-csrf-token` (or a `_csrf` body field); bearer
+ * requests need none. Missing or wrong credentials: 401. Missing or wrong CSRF token: 403.
+ * Errors are `{"error": "<sentence>", "code": "<CODE>", ...details}`: 400 bad input (`BAD_REQUEST`,
+ * `BAD_JSON`, `NOT_A_CANDIDATE`), 404 unknown installation (`INSTALLATION_NOT_FOUND`), 409 installation not in
+ * a state to do it, 422 refused by the report service, 502 refused by the CRM or the service.
+ *
+ * GET    /admin/api/installations
+ *        -> {installations: [InstallationView]}: connection {state, reason, reconnectUrl, reconnectHint},
+ *           apiUsage {summary, used?, limit?} | null, reportKey {source, sandbox, checkedAt, problem},
+ *           coverage {counts: {matched, needs_review, no_match, not_published, error}, total},
+ *           scores {count, buckets: [{from, to, count}]}, reviewCount, lastRun (RunSummary | null).
+ * GET    /admin/api/installations/:id                 -> InstallationView
+ * GET    /admin/api/installations/:id/review
+ *        -> {items: [{recordId, name, country, industry, at,
+ *                     candidates: [{slug, name, industry, stage, geography, score, why}]}]}
+ * POST   /admin/api/installations/:id/review/:recordId  body {action: "accept", slug} (one of the candidates),
+ *        {action: "set", slug} (any published report) or {action: "reject"} (every candidate)
+ *        -> {recordId, action, slug, status}; written to the CRM before the answer. 404 NOT_IN_REVIEW when the
+ *        record is not waiting for review; 422 REPORTS_NOT_FOUND when no published report has that slug.
+ * POST   /admin/api/installations/:id/key             body {apiKey}
+ *        -> {sandbox, resumedRunId}; checked with `me { sandbox }` first, stored encrypted. A refused key:
+ *        422 REPORT_KEY_REFUSED with keyStatus 401 or 403 and an explanation; nothing is stored.
+ * POST   /admin/api/installations/:id/sync            body {full?: boolean}
+ *        -> 202 {runId, kind: "full" | "incremental"}; 409 when the installation is not connected.
+ * GET    /admin/api/installations/:id/runs            -> {runs: [RunSummary]} (newest first, up to 20)
+ * GET    /admin/api/events?limit=50  (1-500)
+ *        -> {events: [{id, source, type, slug, receivedAt, outcome, detail}]}, newest first
+ * DELETE /admin/api/installations/:id                 -> {removed: id}; jobs stop, tokens, key and index deleted.
+ */
+
+export interface ApiRouteDeps {
+  ctx: AppContext;
+  guard: AdminGuard;
+  actions: AdminActions;
+  overview: AdminOverview;
+}
+
+export const RUNS_SHOWN = 20;
+
+function parse<S extends z.ZodType>(schema: S, value: unknown, what: string): z.infer<S> {
+  const result = schema.safeParse(value);
+  if (!result.success) throw badRequest(result.error, what);
+  return result.data;
+}
+
+function jsonBody(req: Request): unknown {
+  if (req.body === undefined) {
+    throw new AdminRequestError(400, 'BAD_REQUEST', 'Send a JSON body with Content-Type: application/json.');
+  }
+  return req.body;
+}
+
+/** An id that cannot be an installation's names no installation: 404, as for a well-formed unknown id. */
+function installationParam(req: Request): string {
+  const result = installationIdSchema.safeParse(req.params.id);
+  if (!result.success) throw installationNotFound(String(req.params.id));
+  return result.data;
+}
+
+export function adminApiRouter({ ctx, guard, actions, overview }: ApiRouteDeps): Router {
+  const router = Router();
+  router.use(guard.requireApi);
+  router.use(express.json({ limit: '16kb' }));
+  router.use(
+    guard.requireCsrf((_req, res) => {
+      res.status(403).json({
+        error: 'The CSRF token is missing or wrong: send x-csrf-token with the session.',
+        code: 'CSRF_REJECTED',
+      });
+    }),
+  );
+
+  router.get('/installations', async (_req, res) => {
+    res.json({ installations: await overview.list() });
+  });
+
+  router.get('/installations/:id', async (req, res) => {
+    res.json(await overview.view(await actions.installation(installationParam(req))));
+  });
+
+  router.delete('/installations/:id', async (req, res) => {
+    const id = installationParam(req);
+    await actions.remove(id);
+    res.json({ removed: id });
+  });
+
+  router.get('/installations/:id/review', async (req, res) => {
+    const id = installationParam(req);
+    await actions.installation(id);
+    res.json({ items: await ctx.index.reviewItems(id) });
+  });
+
+  router.post('/installations/:id/review/:recordId', async (req, res) => {
+    const id = installationParam(req);
+    const recordId = parse(recordIdSchema, req.params.recordId, 'The record id');
+    const decision = parse(reviewDecisionSchema, jsonBody(req), 'The decision');
+    res.json(await actions.resolveReview(id, recordId, decision));
+  });
+
+  router.post('/installations/:id/key', async (req, res) => {
+    const id = installationParam(req);
+    const { apiKey } = parse(reportKeyBodySchema, jsonBody(req), 'The key');
+    res.json(await actions.setReportKey(id, apiKey));
+  });
+
+  router.post('/installations/:id/sync', async (req, res) => {
+    const id = installationParam(req);
+    const { full } = parse(syncBodySchema, req.body ?? {}, 'The sync request');
+    res.status(202).json(await actions.startSync(id, full ?? false));
+  });
+
+  router.get('/installations/:id/runs', async (req, res) => {
+    const id = installationParam(req);
+    await actions.installation(id);
+    res.json({ runs: await ctx.runs.recent(id, RUNS_SHOWN) });
+  });
+
+  router.get('/events', async (req, res) => {
+    const { limit } = parse(eventsQuerySchema, req.query, 'The query');
+    res.json({ events: await ctx.events.recent(limit) });
+  });
+
+  router.use((req, res) => {
+    res
+      .status(404)
+      .json({ error: `There is no admin API route ${req.method} ${req.originalUrl}.`, code: 'NOT_FOUND' });
+  });
+
+  router.use((err: unknown, _req: Request, res: Response, next: NextFunction) => {
+    const known = err instanceof AdminRequestError ? err : bodyError(err);
+    if (!known) return next(err);
+    res.status(known.status).json({ error: known.message, code: known.code, ...known.details });
+  });
+  return router;
+}

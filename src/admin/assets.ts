@@ -1,0 +1,171 @@
+import { Router } from 'express';
+import { ASSET_PATHS } from './views/layout.js';
+
+/**
+ * The page's one stylesheet and one small script, served from /admin/assets so the content security policy
+ * can forbid inline code. Neither holds anything secret: they are served without a login (the login page
+ * needs the stylesheet too).
+ */
+
+const STYLESHEET = `
+:root {
+  --ink: #1b1f24; --muted: #4b5563; --line: #d0d7de; --paper: #ffffff; --canvas: #f5f7f9;
+  --accent: #0b57d0; --accent-ink: #ffffff; --focus: #b3261e;
+  --good: #1e7a3a; --warn: #a15c00; --bad: #b3261e; --neutral: #5b6572; --faint: #9aa4b1;
+  font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; line-height: 1.5; color: var(--ink);
+}
+* { box-sizing: border-box; }
+body { margin: 0; background: var(--canvas); }
+.wrap { max-width: 76rem; margin: 0 auto; padding: 0 1rem; }
+a { color: var(--accent); }
+:focus-visible { outline: 3px solid var(--focus); outline-offset: 2px; }
+main:focus { outline: none; }
+.skip-link { position: absolute; left: 0.5rem; top: -3rem; background: var(--paper); padding: 0.5rem 1rem; z-index: 10; }
+.skip-link:focus { top: 0.5rem; }
+.visually-hidden { position: absolute !important; width: 1px; height: 1px; margin: -1px; padding: 0; overflow: hidden;
+  clip: rect(0 0 0 0); white-space: nowrap; border: 0; }
+.site-header { background: var(--paper); border-bottom: 1px solid var(--line); margin-bottom: 1.5rem; }
+.header-row { display: flex; flex-wrap: wrap; align-items: center; justify-content: space-between; gap: 0.5rem 1.5rem; padding-block: 0.75rem; }
+.brand { margin: 0; font-weight: 700; }
+.brand a { color: var(--ink); text-decoration: none; }
+.brand-sub { color: var(--muted); font-weight: 400; }
+nav ul { display: flex; flex-wrap: wrap; gap: 0.25rem 1.25rem; list-style: none; margin: 0; padding: 0; align-items: center; }
+nav a[aria-current="page"] { font-weight: 700; color: var(--ink); }
+h1 { font-size: 1.6rem; line-height: 1.25; margin: 0 0 1rem; }
+h2 { font-size: 1.25rem; margin: 0 0 0.75rem; }
+h3 { font-size: 1.05rem; margin: 0 0 0.25rem; }
+.crumbs { margin: 0 0 0.5rem; color: var(--muted); }
+.card { background: var(--paper); border: 1px solid var(--line); border-radius: 6px; padding: 1rem 1.25rem; margin-bottom: 1.25rem; }
+.grid-2 { display: grid; grid-template-columns: repeat(auto-fit, minmax(min(100%, 24rem), 1fr)); gap: 1.25rem; }
+.grid-2 > .card { margin-bottom: 0; }
+.grid-2 + .card, .grid-2 + section { margin-top: 1.25rem; }
+.hint { color: var(--muted); font-size: 0.9rem; }
+.problem-text { color: var(--bad); }
+.notice, .problem { border-left: 6px solid; padding: 0.5rem 1rem; margin-bottom: 1rem; background: var(--paper); }
+.notice { border-color: var(--good); }
+.problem { border-color: var(--bad); }
+.notice p, .problem p { margin: 0.25rem 0; }
+.badge { display: inline-block; font-size: 0.8rem; font-weight: 600; padding: 0.1rem 0.5rem; border-radius: 999px;
+  border: 2px solid currentColor; vertical-align: middle; background: var(--paper); }
+.badge-connected { color: var(--good); }
+.badge-disconnected, .badge-key_invalid { color: var(--bad); }
+.badge-sandbox { color: var(--warn); border-style: dashed; }
+code { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: 0.9em; overflow-wrap: anywhere; }
+button, .button { font: inherit; display: inline-block; cursor: pointer; padding: 0.45rem 1rem; border-radius: 4px;
+  border: 2px solid var(--accent); background: var(--accent); color: var(--accent-ink); text-decoration: none; line-height: 1.3; }
+button.secondary, .button.secondary { background: var(--paper); color: var(--accent); }
+button.danger, .button.danger { background: var(--bad); border-color: var(--bad); color: #fff; }
+.danger-zone { border-color: var(--bad); }
+.link-button { background: none; border: none; color: var(--accent); padding: 0; text-decoration: underline; }
+.inline-form { display: inline; margin: 0; }
+.stack > * + * { margin-top: 0.75rem; }
+.field label { display: block; font-weight: 600; margin-bottom: 0.25rem; }
+.field .hint { margin: 0.25rem 0 0; }
+input[type="text"], input[type="password"] { font: inherit; width: 100%; max-width: 32rem; padding: 0.45rem 0.6rem;
+  border: 2px solid var(--neutral); border-radius: 4px; }
+input[aria-invalid="true"] { border-color: var(--bad); }
+.check { display: inline-flex; gap: 0.5rem; align-items: flex-start; }
+.check input { width: 1.1rem; height: 1.1rem; margin-top: 0.2rem; }
+.sync-form { display: flex; flex-wrap: wrap; gap: 0.75rem 1.5rem; align-items: center; margin-bottom: 1rem; }
+.button-row { display: flex; flex-wrap: wrap; gap: 1rem; align-items: center; }
+.login { max-width: 28rem; }
+.chart { margin: 0; }
+.chart figcaption { font-weight: 600; margin-bottom: 0.5rem; }
+.chart svg { width: 100%; max-width: 28rem; height: auto; display: block; }
+.chart-label, .chart-value { font-size: 18px; fill: var(--ink); font-family: inherit; }
+.chart-value { font-variant-numeric: tabular-nums; }
+.chart-track { fill: #edf0f3; }
+.tone-good { fill: var(--good); } .tone-warn { fill: var(--warn); } .tone-bad { fill: var(--bad); }
+.tone-neutral { fill: var(--neutral); } .tone-muted { fill: var(--faint); } .tone-score { fill: var(--accent); }
+table { border-collapse: collapse; width: 100%; font-size: 0.95rem; }
+th, td { text-align: left; vertical-align: top; padding: 0.45rem 0.5rem; border-bottom: 1px solid var(--line); }
+thead th { border-bottom: 2px solid var(--ink); }
+td.num { font-variant-numeric: tabular-nums; }
+progress { width: 8rem; vertical-align: middle; }
+.error-list { margin: 0.25rem 0 0; padding-left: 1.1rem; }
+.review-item { border-top: 1px solid var(--line); padding-top: 1rem; margin-top: 1rem; }
+.review-actions { display: flex; flex-wrap: wrap; gap: 1rem 2rem; align-items: flex-end; margin-top: 0.75rem; }
+.slug-form label { display: block; font-weight: 600; margin-bottom: 0.25rem; }
+.slug-row { display: flex; gap: 0.5rem; flex-wrap: wrap; }
+.slug-row input { width: 16rem; max-width: 100%; }
+.pager { display: flex; gap: 1rem; align-items: center; margin: 0.75rem 0; }
+@media (max-width: 720px) {
+  h1 { font-size: 1.35rem; }
+  .card { padding: 0.75rem; }
+  table.responsive thead { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); }
+  table.responsive, table.responsive tbody, table.responsive tr, table.responsive th, table.responsive td { display: block; width: 100%; }
+  table.responsive tr { border: 1px solid var(--line); border-radius: 4px; margin-bottom: 0.75rem; padding: 0.25rem 0.5rem; }
+  table.responsive th, table.responsive td { border: none; padding: 0.2rem 0; }
+  table.responsive td[data-label]::before { content: attr(data-label) ": "; font-weight: 600; }
+  progress { width: 6rem; }
+}
+`;
+
+/** Follows running syncs: polls the runs API every few seconds and updates the progress cells in place. */
+const SCRIPT = `'use strict';
+(function () {
+  var box = document.querySelector('[data-runs-url]');
+  if (!box || !box.querySelector('[data-active="true"]')) return;
+  var url = box.getAttribute('data-runs-url');
+  var fmt = new Intl.NumberFormat('en');
+  var states = { listing: 'Listing records', processing: 'Processing', done: 'Done', stopped: 'Stopped' };
+  function set(row, field, text) {
+    var el = row.querySelector('[data-field="' + field + '"]');
+    if (el) el.textContent = text;
+  }
+  function tick() {
+    fetch(url, { headers: { accept: 'application/json' }, credentials: 'same-origin' })
+      .then(function (res) { return res.ok ? res.json() : null; })
+      .then(function (body) {
+        if (!body) return;
+        var active = false;
+        var finished = false;
+        body.runs.forEach(function (run) {
+          var row = box.querySelector('[data-run-id="' + CSS.escape(run.id) + '"]');
+          if (!row) return;
+          var running = run.state === 'listing' || run.state === 'processing';
+          if (row.getAttribute('data-active') === 'true' && !running) finished = true;
+          row.setAttribute('data-active', running ? 'true' : 'false');
+          active = active || running;
+          set(row, 'state', states[run.state] + (run.state === 'stopped' && run.stoppedReason ? ': ' + run.stoppedReason : ''));
+          set(row, 'records', fmt.format(run.totals.records) + ' of ' + fmt.format(run.recordsListed));
+          set(row, 'written', fmt.format(run.totals.written));
+          set(row, 'unchanged', fmt.format(run.totals.unchanged));
+          set(row, 'failed', fmt.format(run.totals.failed));
+          var bar = row.querySelector('[data-field="progress"]');
+          if (run.batchesTotal === null) {
+            set(row, 'progress-text', fmt.format(run.recordsListed) + ' records listed so far');
+          } else if (bar) {
+            var total = Math.max(run.batchesTotal, 1);
+            var done = run.batchesTotal === 0 ? 1 : Math.min(run.batchesDone, total);
+            bar.max = total;
+            bar.value = done;
+            set(row, 'progress-text', fmt.format(run.batchesDone) + ' of ' + fmt.format(run.batchesTotal) +
+              ' batches (' + Math.round((done / total) * 100) + '%)');
+          }
+        });
+        if (finished) {
+          var note = box.querySelector('[data-field="finished"]');
+          if (note) note.hidden = false;
+        }
+        if (active) setTimeout(tick, 2000);
+      })
+      .catch(function () { setTimeout(tick, 5000); });
+  }
+  setTimeout(tick, 2000);
+})();
+`;
+
+/** The router is mounted at /admin; the page links to the full paths. */
+const relative = (path: string) => path.replace(/^\/admin/, '');
+
+export function assetsRouter(): Router {
+  const router = Router();
+  router.get(relative(ASSET_PATHS.css), (_req, res) => {
+    res.set('Cache-Control', 'public, max-age=300').type('text/css').send(STYLESHEET);
+  });
+  router.get(relative(ASSET_PATHS.js), (_req, res) => {
+    res.set('Cache-Control', 'public, max-age=300').type('text/javascript').send(SCRIPT);
+  });
+  return router;
+}

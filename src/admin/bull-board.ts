@@ -1,0 +1,60 @@
+import { createBullBoard } from '@bull-board/api';
+import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
+import { ExpressAdapter } from '@bull-board/express';
+import { type Request, type Response, Router } from 'express';
+import type { AppContext } from '../app/context.js';
+import { type AdminAuth, BULL_BOARD_PATH } from './admin-auth.js';
+import { type AdminGuard, adminOf } from './guard.js';
+
+/**
+ * bull-board's dashboard of the three BullMQ queues at /admin/queues, behind the admin's login. Its UI calls
+ * its own API with axios, which echoes the `XSRF-TOKEN` cookie as `X-XSRF-TOKEN`: that is how its retries
+ * and deletions carry the session's CSRF token.
+ */
+
+export interface BullBoardDeps {
+  ctx: AppContext;
+  auth: AdminAuth;
+  guard: AdminGuard;
+  showLogin: (req: Request, res: Response) => void;
+}
+
+export function bullBoardRouter({ ctx, auth, guard, showLogin }: BullBoardDeps): Router {
+  const serverAdapter = new ExpressAdapter();
+  serverAdapter.setBasePath(BULL_BOARD_PATH);
+  createBullBoard({
+    queues: ctx.queues.all().map((q) => new BullMQAdapter(q)),
+    serverAdapter,
+    options: {
+      uiConfig: {
+        boardTitle: 'Report connector queues',
+        hideDocsLink: true,
+        miscLinks: [{ text: 'Back to the admin page', url: '/admin' }],
+      },
+    },
+  });
+  const router = Router();
+  router.use((req, res, next) => {
+    if (adminOf(res)) return next();
+    // The dashboard's own API calls get a plain 401; a person gets the login form.
+    if (req.path.startsWith('/api/')) {
+      res.status(401).json({ error: 'Log in on /admin first.', code: 'UNAUTHENTICATED' });
+      return;
+    }
+    showLogin(req, res);
+  });
+  router.use(
+    guard.requireCsrf((_req, res) => {
+      res
+        .status(403)
+        .json({ error: 'The CSRF token is missing or wrong: reload the page.', code: 'CSRF_REJECTED' });
+    }),
+  );
+  router.use((_req, res, next) => {
+    const session = adminOf(res)?.session;
+    if (session) res.append('Set-Cookie', auth.xsrfCookie(session));
+    next();
+  });
+  router.use(serverAdapter.getRouter() as Router);
+  return router;
+}

@@ -1,0 +1,201 @@
+import type { AppContext } from '../app/context.js';
+import type { ApiUsage, CrmKind } from '../crm/connector.js';
+import { CrmDisconnectedError } from '../crm/errors.js';
+import { MATCH_STATUSES, type MatchStatus } from '../fields.js';
+import type { Installation, InstallationStatus } from '../installations/store.js';
+import { InstallationNotFoundError, InstallationStoppedError, NoReportKeyError } from '../pipeline/errors.js';
+import type { RunSummary } from '../pipeline/runs.js';
+import type { EnvKeyCheck } from './env-key-check.js';
+
+/**
+ * Everything the admin page and `GET /admin/api/installations` show about one installation, gathered from
+ * Redis only (no CRM call): connection state, API usage as last seen, the report-service key, match coverage,
+ * the score distribution, the review queue's length and the last run.
+ */
+
+export interface ScoreBucket {
+  from: number;
+  to: number;
+  count: number;
+}
+
+export interface ConnectionView {
+  state: InstallationStatus;
+  reason: string | null;
+  /** Where a person reconnects a disconnected OAuth installation. */
+  reconnectUrl: string | null;
+  /** What to do instead when there is no link (token mode). */
+  reconnectHint: string | null;
+}
+
+export interface ReportKeyView {
+  /** Whose key the installation uses: its own (entered here), the server's REPORTS_API_KEY, or none. */
+  source: 'installation' | 'environment' | 'none';
+  /** Whether the key is a sandbox key (fixture data); null when not known. */
+  sandbox: boolean | null;
+  checkedAt: string | null;
+  /** Why the key does not work, in plain words; null when it does or is not known. */
+  problem: string | null;
+}
+
+export interface InstallationView {
+  id: string;
+  crm: CrmKind;
+  externalId: string;
+  mode: 'oauth' | 'token';
+  createdAt: string;
+  connection: ConnectionView;
+  apiUsage: ApiUsage | null;
+  reportKey: ReportKeyView;
+  coverage: { counts: Record<MatchStatus, number>; total: number };
+  scores: { count: number; buckets: ScoreBucket[] };
+  reviewCount: number;
+  lastRun: RunSummary | null;
+}
+
+export const CRM_NAMES: Record<CrmKind, string> = { hubspot: 'HubSpot', salesforce: 'Salesforce' };
+
+/** The variable that holds a token-mode installation's token: reconnecting means replacing it. */
+const TOKEN_VARIABLES: Record<CrmKind, string> = {
+  hubspot: 'HUBSPOT_ACCESS_TOKEN',
+  salesforce: 'SALESFORCE_ACCESS_TOKEN',
+};
+
+export const SCORE_BUCKETS = 10;
+
+export class AdminOverview {
+  constructor(
+    private readonly ctx: AppContext,
+    private readonly envKey: EnvKeyCheck,
+  ) {}
+
+  async list(): Promise<InstallationView[]> {
+    const installations = await this.ctx.installations.list();
+    return Promise.all(installations.map((i) => this.view(i)));
+  }
+
+  async view(installation: Installation): Promise<InstallationView> {
+    const { ctx } = this;
+    const [counts, scores, reviewCount, runs, reportKey, apiUsage] = await Promise.all([
+      ctx.index.coverage(installation.id),
+      ctx.index.scores(installation.id),
+      ctx.redis.hlen(ctx.keys.review(installation.id)),
+      ctx.runs.recent(installation.id, 1),
+      this.reportKey(installation),
+      this.apiUsage(installation),
+    ]);
+    return {
+      id: installation.id,
+      crm: installation.crm,
+      externalId: installation.externalId,
+      mode: installation.mode,
+      createdAt: installation.createdAt,
+      connection: connectionOf(installation),
+      apiUsage,
+      reportKey,
+      coverage: { counts, total: MATCH_STATUSES.reduce((sum, s) => sum + counts[s], 0) },
+      scores: { count: scores.length, buckets: scoreBuckets(scores, SCORE_BUCKETS) },
+      reviewCount,
+      lastRun: runs[0] ?? null,
+    };
+  }
+
+  private async reportKey(installation: Installation): Promise<ReportKeyView> {
+    const problem =
+      installation.status === 'key_invalid' ? (installation.statusReason ?? 'the key was refused') : null;
+    if (installation.hasReportsApiKey) {
+      return {
+        source: 'installation',
+        sandbox: installation.reportsKeySandbox ?? null,
+        checkedAt: installation.reportsKeyCheckedAt ?? null,
+        problem,
+      };
+    }
+    if (!this.ctx.config.reports.apiKey) return { source: 'none', sandbox: null, checkedAt: null, problem };
+    const env = await this.envKey.state();
+    return {
+      source: 'environment',
+      sandbox: env.state === 'ok' ? env.sandbox : null,
+      checkedAt: env.state === 'unknown' ? null : env.checkedAt,
+      problem: problem ?? (env.state === 'refused' ? env.message : null),
+    };
+  }
+
+  /**
+   * Usage as last seen by this process: the connector that workers here use is cached by the runtime, so a
+   * process that also runs workers (`start`) knows it; a `serve`-only process has no reading.
+   */
+  private async apiUsage(installation: Installation): Promise<ApiUsage | null> {
+    try {
+      return (await this.ctx.runtime.open(installation.id)).connector.apiUsage();
+    } catch (err) {
+      const cannotOpen =
+        err instanceof InstallationStoppedError ||
+        err instanceof CrmDisconnectedError ||
+        err instanceof NoReportKeyError ||
+        err instanceof InstallationNotFoundError;
+      if (!cannotOpen) throw err;
+      return this.ctx.runtime.connectorFor(installation).apiUsage();
+    }
+  }
+}
+
+function connectionOf(installation: Installation): ConnectionView {
+  const reason = installation.statusReason ?? null;
+  if (installation.status !== 'disconnected') {
+    return { state: installation.status, reason, reconnectUrl: null, reconnectHint: null };
+  }
+  if (installation.mode === 'oauth') {
+    return {
+      state: 'disconnected',
+      reason,
+      reconnectUrl: `/oauth/${installation.crm}/install`,
+      reconnectHint: null,
+    };
+  }
+  return {
+    state: 'disconnected',
+    reason,
+    reconnectUrl: null,
+    reconnectHint: `Set a new ${TOKEN_VARIABLES[installation.crm]} and restart the connector.`,
+  };
+}
+
+/**
+ * `count` equal buckets. The service does not publish the range of scores: when every score lies in 0–100 the
+ * buckets span 0–100 (comparable between installations), otherwise they span the scores seen.
+ */
+export function scoreBuckets(scores: readonly number[], count: number): ScoreBucket[] {
+  if (count < 1) return [];
+  let lo = 0;
+  let hi = 100;
+  if (scores.length > 0) {
+    // A loop, not Math.min(...scores): a large CRM has more scores than a call has room for arguments.
+    let min = Number.POSITIVE_INFINITY;
+    let max = Number.NEGATIVE_INFINITY;
+    for (const s of scores) {
+      if (s < min) min = s;
+      if (s > max) max = s;
+    }
+    if (min < 0 || max > 100) {
+      lo = Math.floor(min);
+      hi = Math.ceil(max) === lo ? lo + 1 : Math.ceil(max);
+    }
+  }
+  const width = (hi - lo) / count;
+  const buckets = Array.from({ length: count }, (_, i) => ({
+    from: round(lo + i * width),
+    to: round(i === count - 1 ? hi : lo + (i + 1) * width),
+    count: 0,
+  }));
+  for (const score of scores) {
+    // The top edge belongs to the last bucket, so a perfect score is counted.
+    const i = Math.min(count - 1, Math.max(0, Math.floor((score - lo) / width)));
+    buckets[i]!.count += 1;
+  }
+  return buckets;
+}
+
+function round(n: number): number {
+  return Math.round(n * 1000) / 1000;
+}

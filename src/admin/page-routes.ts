@@ -1,0 +1,280 @@
+import express, { type NextFunction, type Request, type Response, Router } from 'express';
+import type { AppContext } from '../app/context.js';
+import type { AdminActions } from './admin-actions.js';
+import type { AdminAuth } from './admin-auth.js';
+import { AdminRequestError, badRequest } from './errors.js';
+import { type AdminGuard, adminOf } from './guard.js';
+import type { SafeHtml } from './html.js';
+import { bodyError } from './http-errors.js';
+import type { LoginThrottle } from './login-throttle.js';
+import type { AdminOverview } from './overview.js';
+import {
+  installationIdSchema,
+  loginFormSchema,
+  recordIdSchema,
+  reportKeyBodySchema,
+  reviewDecisionSchema,
+  reviewPageQuerySchema,
+  safeNextPath,
+} from './schemas.js';
+import type { SessionRevocations } from './session-revocations.js';
+import { dashboardPage } from './views/dashboard.js';
+import { installationPath } from './views/format.js';
+import { type InstallationPageInput, installationPage } from './views/installation-page.js';
+import { loginPage } from './views/login.js';
+import { disconnectPage, eventsPage, messagePage } from './views/misc-pages.js';
+
+/**
+ * The admin page, mounted at /admin: server-rendered HTML with plain forms. Every change is a POST carrying the
+ * CSRF token, answered with a redirect (so reloading never repeats it) to a page that says what happened; a
+ * refused change renders the page again with the reason.
+ */
+
+export interface PageRouteDeps {
+  ctx: AppContext;
+  auth: AdminAuth;
+  guard: AdminGuard;
+  actions: AdminActions;
+  overview: AdminOverview;
+  revocations: SessionRevocations;
+  throttle: LoginThrottle;
+  /** Renders the login form in place of a page that needs the admin. */
+  showLogin: (req: Request, res: Response) => void;
+}
+
+/** What a redirect's `?done=` stands for: fixed sentences, so a crafted link cannot put words on the page. */
+const DONE_MESSAGES: Record<string, string> = {
+  'key-saved': 'The report service accepted the key; it is saved (encrypted) and used from now on.',
+  'key-saved-resumed':
+    'The report service accepted the key; it is saved. The installation was stopped, so a full sync has started.',
+  'review-linked': 'Linked: the report was written to the CRM record.',
+  'review-rejected': 'Rejected: the candidates will not be offered again, and the CRM record was updated.',
+  'sync-started': 'A sync has started; its progress shows below.',
+  disconnected:
+    'The installation was disconnected: its jobs stopped and its tokens, key and link index were deleted.',
+  'logged-out': 'You are logged out.',
+};
+
+const RUNS_SHOWN = 10;
+
+function send(res: Response, page: SafeHtml, status = 200): void {
+  res.status(status).type('html').send(page.value);
+}
+
+function doneMessage(req: Request): string | null {
+  const done = req.query.done;
+  return typeof done === 'string' ? (DONE_MESSAGES[done] ?? null) : null;
+}
+
+export function adminPageRouter(deps: PageRouteDeps): Router {
+  const { ctx, auth, guard, actions, overview, revocations, throttle, showLogin } = deps;
+  const router = Router();
+  router.use(express.urlencoded({ extended: false, limit: '16kb', parameterLimit: 20 }));
+
+  const csrf = (res: Response) => adminOf(res)?.csrfToken ?? null;
+
+  // ---- login and logout ---------------------------------------------------------------------------------
+
+  router.get('/login', (req, res) => {
+    if (adminOf(res)) return res.redirect(303, '/admin');
+    const next = typeof req.query.next === 'string' ? safeNextPath(req.query.next) : '/admin';
+    send(res, loginPage({ next, notice: doneMessage(req) }));
+  });
+
+  router.post('/login', async (req, res) => {
+    const client = req.ip ?? 'unknown';
+    const form = loginFormSchema.safeParse(req.body ?? {});
+    const next = safeNextPath(form.success ? form.data.next : undefined);
+    if (await throttle.isBlocked(client)) {
+      return send(
+        res,
+        loginPage({ next, error: 'Too many wrong tokens from this address: wait 15 minutes and try again.' }),
+        429,
+      );
+    }
+    if (!form.success || !auth.tokenMatches(form.data.token)) {
+      await throttle.recordFailure(client);
+      return send(
+        res,
+        loginPage({ next, error: 'That is not the admin token. Check ADMIN_TOKEN and try again.' }),
+        401,
+      );
+    }
+    await throttle.reset(client);
+    const { session, cookieValue } = auth.issueSession();
+    res.append('Set-Cookie', auth.sessionCookie(cookieValue, session));
+    res.append('Set-Cookie', auth.xsrfCookie(session));
+    res.redirect(303, next);
+  });
+
+  const pageCsrf = guard.requireCsrf((_req, res) => {
+    send(
+      res,
+      messagePage({
+        title: 'Form expired',
+        message:
+          'This form was not sent by the admin page, or your session changed. Go back, reload the page and try again.',
+        signedIn: adminOf(res) !== null,
+        csrfToken: adminOf(res)?.csrfToken ?? null,
+      }),
+      403,
+    );
+  });
+
+  router.post('/logout', guard.requirePage(showLogin), pageCsrf, async (_req, res) => {
+    const session = adminOf(res)?.session;
+    if (session) await revocations.revoke(session.id, session.expiresAt);
+    for (const cookie of auth.clearedCookies()) res.append('Set-Cookie', cookie);
+    res.redirect(303, '/admin/login?done=logged-out');
+  });
+
+  // ---- everything below needs the admin -------------------------------------------------------------------
+
+  const pages = Router();
+  pages.use(guard.requirePage(showLogin), pageCsrf);
+
+  pages.get('/', async (req, res) => {
+    send(
+      res,
+      dashboardPage({ views: await overview.list(), csrfToken: csrf(res), notice: doneMessage(req) }),
+    );
+  });
+
+  pages.get('/events', async (_req, res) => {
+    send(res, eventsPage({ events: await ctx.events.recent(200), csrfToken: csrf(res) }));
+  });
+
+  const installationId = (req: Request): string => {
+    const result = installationIdSchema.safeParse(req.params.id);
+    if (!result.success)
+      throw new AdminRequestError(
+        404,
+        'INSTALLATION_NOT_FOUND',
+        `There is no installation ${String(req.params.id)}.`,
+      );
+    return result.data;
+  };
+
+  const renderInstallation = async (
+    req: Request,
+    res: Response,
+    id: string,
+    extra: Pick<InstallationPageInput, 'notice' | 'error'>,
+    status = 200,
+  ) => {
+    const installation = await actions.installation(id);
+    const [view, review, runs] = await Promise.all([
+      overview.view(installation),
+      ctx.index.reviewItems(id),
+      ctx.runs.recent(id, RUNS_SHOWN),
+    ]);
+    const { page } = reviewPageQuerySchema.parse(req.query);
+    send(
+      res,
+      installationPage({ view, review, reviewPage: page, runs, csrfToken: csrf(res), ...extra }),
+      status,
+    );
+  };
+
+  /** Runs a form's change; a refusal renders the installation page again with the reason beside the form. */
+  const change =
+    (form: 'key' | 'review' | 'sync', run: (req: Request, id: string) => Promise<string>) =>
+    async (req: Request, res: Response) => {
+      const id = installationId(req);
+      try {
+        res.redirect(303, await run(req, id));
+      } catch (err) {
+        if (!(err instanceof AdminRequestError) || err.code === 'INSTALLATION_NOT_FOUND') throw err;
+        await renderInstallation(req, res, id, { error: { form, message: err.message } }, err.status);
+      }
+    };
+
+  pages.get('/installations/:id', async (req, res) => {
+    await renderInstallation(req, res, installationId(req), { notice: doneMessage(req) });
+  });
+
+  pages.post(
+    '/installations/:id/key',
+    change('key', async (req, id) => {
+      const parsed = reportKeyBodySchema.safeParse(req.body ?? {});
+      if (!parsed.success) throw badRequest(parsed.error, 'The key');
+      const result = await actions.setReportKey(id, parsed.data.apiKey);
+      return installationPath(id, `?done=${result.resumedRunId ? 'key-saved-resumed' : 'key-saved'}#key`);
+    }),
+  );
+
+  pages.post(
+    '/installations/:id/sync',
+    change('sync', async (req, id) => {
+      const body = (req.body ?? {}) as Record<string, unknown>;
+      await actions.startSync(id, body.full === 'true');
+      return installationPath(id, '?done=sync-started#runs');
+    }),
+  );
+
+  pages.post(
+    '/installations/:id/review/:recordId',
+    change('review', async (req, id) => {
+      const recordId = recordIdSchema.safeParse(req.params.recordId);
+      if (!recordId.success) throw badRequest(recordId.error, 'The record id');
+      const decision = reviewDecisionSchema.safeParse(req.body ?? {});
+      if (!decision.success) throw badRequest(decision.error, 'The decision');
+      await actions.resolveReview(id, recordId.data, decision.data);
+      return installationPath(
+        id,
+        `?done=${decision.data.action === 'reject' ? 'review-rejected' : 'review-linked'}#review`,
+      );
+    }),
+  );
+
+  pages.get('/installations/:id/disconnect', async (req, res) => {
+    const installation = await actions.installation(installationId(req));
+    send(res, disconnectPage({ view: await overview.view(installation), csrfToken: csrf(res) }));
+  });
+
+  pages.post('/installations/:id/disconnect', async (req, res) => {
+    await actions.remove(installationId(req));
+    res.redirect(303, '/admin?done=disconnected');
+  });
+
+  pages.use((req, res, next) => {
+    // /admin/api and /admin/queues are matched before this router; anything else here is an unknown page.
+    if (req.method !== 'GET' && req.method !== 'HEAD') return next();
+    send(
+      res,
+      messagePage({
+        title: 'Page not found',
+        message: 'There is no such admin page.',
+        signedIn: true,
+        csrfToken: csrf(res),
+      }),
+      404,
+    );
+  });
+
+  pages.use((err: unknown, _req: Request, res: Response, next: NextFunction) => {
+    const known = err instanceof AdminRequestError ? err : bodyError(err);
+    if (!known) {
+      if (res.headersSent) return next(err);
+      // A fault of ours: logged with its stack for the operator, and a page (not JSON) for the person.
+      ctx.logger.error({ err }, 'admin page failed');
+      const message =
+        'Something went wrong on the connector’s side. The details are in its log; try again in a moment.';
+      send(
+        res,
+        messagePage({ title: 'Error', message, signedIn: adminOf(res) !== null, csrfToken: csrf(res) }),
+        500,
+      );
+      return;
+    }
+    const title = known.status === 404 ? 'Not found' : 'That did not work';
+    send(
+      res,
+      messagePage({ title, message: known.message, signedIn: adminOf(res) !== null, csrfToken: csrf(res) }),
+      known.status,
+    );
+  });
+
+  router.use(pages);
+  return router;
+}

@@ -1,0 +1,64 @@
+import { z } from 'zod';
+import { installationSchema } from '../installations/store.js';
+
+/** Every input the admin page and its API accept, as zod schemas; the routes parse nothing by hand. */
+
+export const installationIdSchema = installationSchema.shape.id;
+
+/** HubSpot ids are digits, Salesforce ids 15 or 18 letters and digits. */
+export const recordIdSchema = z
+  .string()
+  .min(1)
+  .max(64)
+  .regex(/^[A-Za-z0-9_-]+$/, 'expects a CRM record id');
+
+/** The service does not publish a slug format; it is a URL identifier, so no spaces and a sane length. */
+export const slugSchema = z
+  .string({ error: 'expects a report slug' })
+  .trim()
+  .min(1, 'enter a report slug')
+  .max(200, 'a report slug has at most 200 characters')
+  .regex(/^[^\s/?#]+$/, 'a report slug has no spaces, slashes, ? or #');
+
+export const reviewDecisionSchema = z.discriminatedUnion(
+  'action',
+  [
+    z.object({ action: z.literal('accept'), slug: slugSchema }),
+    z.object({ action: z.literal('set'), slug: slugSchema }),
+    z.object({ action: z.literal('reject') }),
+  ],
+  { error: "action must be 'accept' (with slug), 'set' (with slug) or 'reject'" },
+);
+export type ReviewDecision = z.infer<typeof reviewDecisionSchema>;
+
+export const reportKeyBodySchema = z.object({
+  apiKey: z
+    .string({ error: 'expects apiKey, the report-service API key' })
+    .trim()
+    .min(1, 'enter an API key')
+    .max(500, 'an API key has at most 500 characters')
+    .regex(/^[\x21-\x7e]+$/, 'an API key has no spaces or special characters'),
+});
+
+export const syncBodySchema = z.object({
+  full: z.boolean({ error: 'full must be true or false' }).optional(),
+});
+
+export const eventsQuerySchema = z.object({
+  limit: z.coerce.number().int().min(1).max(500).default(50),
+});
+
+export const reviewPageQuerySchema = z.object({
+  page: z.coerce.number().int().min(1).max(10_000).catch(1).default(1),
+});
+
+export const loginFormSchema = z.object({
+  token: z.string().max(1_000).default(''),
+  next: z.string().max(2_000).optional(),
+});
+
+/** Where to go after logging in: only a path of the admin page itself, never another site. */
+export function safeNextPath(next: string | undefined): string {
+  if (!next) return '/admin';
+  return /^\/admin(?:[/?#]|$)/.test(next) && !next.includes('//') && !next.includes('\\') ? next : '/admin';
+}

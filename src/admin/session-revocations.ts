@@ -1,0 +1,25 @@
+import type { Redis } from 'ioredis';
+
+/**
+ * Sessions ended by "Log out" before their expiry. The cookie itself is stateless, so a copied cookie would
+ * otherwise stay valid until it expires; each entry lives exactly as long as the session it cancels.
+ */
+export class SessionRevocations {
+  constructor(
+    private readonly redis: Redis,
+    private readonly prefix: string,
+  ) {}
+
+  private key(sessionId: string): string {
+    return `${this.prefix}:admin:revoked-session:${sessionId}`;
+  }
+
+  async revoke(sessionId: string, expiresAt: number): Promise<void> {
+    const ttl = expiresAt - Date.now();
+    if (ttl > 0) await this.redis.set(this.key(sessionId), '1', 'PX', ttl);
+  }
+
+  async isRevoked(sessionId: string): Promise<boolean> {
+    return (await this.redis.exists(this.key(sessionId))) === 1;
+  }
+}

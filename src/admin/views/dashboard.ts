@@ -1,0 +1,50 @@
+import { html, type SafeHtml } from '../html.js';
+import type { InstallationView } from '../overview.js';
+import {
+  installationPath,
+  installationTitle,
+  num,
+  RUN_KIND_LABELS,
+  RUN_STATE_LABELS,
+  when,
+} from './format.js';
+import { layout, notice } from './layout.js';
+import { connectionBadge, connectionDetails, coverageChart, keyDetails } from './parts.js';
+
+/** `/admin`: every installation at a glance, each with a link to its own page. */
+
+export function dashboardPage(o: {
+  views: readonly InstallationView[];
+  csrfToken: string | null;
+  notice?: string | null;
+}): SafeHtml {
+  const cards = o.views.map((v) => {
+    const title = installationTitle(v);
+    const run = v.lastRun;
+    return html`<section class="card" aria-labelledby="inst-${v.id}">
+      <h2 id="inst-${v.id}"><a href="${installationPath(v.id)}">${title}</a> ${connectionBadge(v)}</h2>
+      <div class="grid-2">
+        <div>
+          ${connectionDetails(v)}
+          ${keyDetails(v)}
+          <p>Review queue: <a href="${installationPath(v.id, '#review')}">${num(v.reviewCount)} compan${v.reviewCount === 1 ? 'y waits' : 'ies wait'} for a decision</a>.</p>
+          <p>Last sync: ${run ? `${RUN_KIND_LABELS[run.kind]}, ${RUN_STATE_LABELS[run.state].toLowerCase()}, started ${when(run.startedAt)}` : 'none yet'}.</p>
+          <p><a class="button" href="${installationPath(v.id)}">Manage ${title}</a></p>
+        </div>
+        <div>${coverageChart(v)}</div>
+      </div>
+    </section>`;
+  });
+  return layout(
+    { title: 'Installations', csrfToken: o.csrfToken, section: 'installations', signedIn: true },
+    html`<h1>Installations</h1>
+      ${notice(o.notice)}
+      ${
+        o.views.length === 0
+          ? html`<p>Nothing is installed yet. Install the app from
+              <a href="/oauth/hubspot/install">HubSpot</a> or <a href="/oauth/salesforce/install">Salesforce</a>,
+              or set an access token in the configuration.</p>`
+          : cards
+      }`,
+  );
+}

@@ -1,0 +1,66 @@
+import type { MatchStatus } from '../../fields.js';
+import type { InstallationStatus } from '../../installations/store.js';
+import type { RunSummary } from '../../pipeline/runs.js';
+import { CRM_NAMES, type InstallationView } from '../overview.js';
+
+/** Words and number formats the pages share. */
+
+export const MATCH_STATUS_LABELS: Record<MatchStatus, string> = {
+  matched: 'Matched',
+  needs_review: 'Needs review',
+  no_match: 'No match',
+  not_published: 'Not published',
+  error: 'Error',
+};
+
+export const CONNECTION_LABELS: Record<InstallationStatus, string> = {
+  connected: 'Connected',
+  disconnected: 'Disconnected',
+  key_invalid: 'Report key refused',
+};
+
+export const RUN_KIND_LABELS: Record<RunSummary['kind'], string> = {
+  initial: 'First sync',
+  full: 'Full sync',
+  incremental: 'Sync',
+  reconcile: 'Daily re-read',
+};
+
+export const RUN_STATE_LABELS: Record<RunSummary['state'], string> = {
+  listing: 'Listing records',
+  processing: 'Processing',
+  done: 'Done',
+  stopped: 'Stopped',
+};
+
+const numbers = new Intl.NumberFormat('en');
+
+export function num(n: number): string {
+  return numbers.format(n);
+}
+
+export function percent(part: number, whole: number): string {
+  if (whole === 0) return '0%';
+  const p = (part / whole) * 100;
+  return `${p >= 10 || p === 0 ? Math.round(p) : p.toFixed(1)}%`;
+}
+
+/** UTC, to the minute: unambiguous wherever the admin sits, and the same as the logs. */
+export function when(iso: string | null | undefined): string {
+  if (!iso) return '—';
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return iso;
+  return `${d.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+}
+
+export function installationTitle(v: Pick<InstallationView, 'crm' | 'externalId'>): string {
+  return `${CRM_NAMES[v.crm]} ${v.crm === 'hubspot' ? 'portal' : 'org'} ${v.externalId}`;
+}
+
+export function isActive(run: RunSummary): boolean {
+  return run.state === 'listing' || run.state === 'processing';
+}
+
+export function installationPath(id: string, suffix = ''): string {
+  return `/admin/installations/${encodeURIComponent(id)}${suffix}`;
+}

@@ -1,0 +1,107 @@
+import type { ReviewItem } from '../../pipeline/link-index.js';
+import type { RunSummary } from '../../pipeline/runs.js';
+import { html, type SafeHtml } from '../html.js';
+import type { InstallationView } from '../overview.js';
+import { installationPath, installationTitle, num } from './format.js';
+import { csrfField, layout, notice, problem } from './layout.js';
+import {
+  connectionBadge,
+  connectionDetails,
+  coverageChart,
+  keyDetails,
+  keyForm,
+  reviewItemView,
+  runsTable,
+  sandboxBadge,
+  scoreChart,
+} from './parts.js';
+
+/** `/admin/installations/:id`: everything about one installation and every change an admin can make to it. */
+
+export const REVIEW_PAGE_SIZE = 10;
+
+export interface InstallationPageInput {
+  view: InstallationView;
+  review: readonly ReviewItem[];
+  reviewPage: number;
+  runs: readonly RunSummary[];
+  csrfToken: string | null;
+  notice?: string | null;
+  /** A failed form: which one and why (shown at the top and beside the form). */
+  error?: { form: 'key' | 'review' | 'sync'; message: string } | null;
+}
+
+export function installationPage(o: InstallationPageInput): SafeHtml {
+  const { view: v } = o;
+  const title = installationTitle(v);
+  const pages = Math.max(1, Math.ceil(o.review.length / REVIEW_PAGE_SIZE));
+  const page = Math.min(o.reviewPage, pages);
+  const shown = o.review.slice((page - 1) * REVIEW_PAGE_SIZE, page * REVIEW_PAGE_SIZE);
+  const pageLink = (n: number, text: string) =>
+    html`<a href="${installationPath(v.id, `?page=${n}#review`)}">${text}</a>`;
+  const pager =
+    pages > 1
+      ? html`<nav class="pager" aria-label="Review queue pages">
+          ${page > 1 ? pageLink(page - 1, 'Previous page') : ''}
+          <span>Page ${page} of ${pages}</span>
+          ${page < pages ? pageLink(page + 1, 'Next page') : ''}
+        </nav>`
+      : '';
+  const runsUrl = `/admin/api/installations/${encodeURIComponent(v.id)}/runs`;
+
+  return layout(
+    { title, csrfToken: o.csrfToken, section: 'installations', signedIn: true },
+    html`<p class="crumbs"><a href="/admin">Installations</a> / ${title}</p>
+      <h1>${title} ${connectionBadge(v)} ${sandboxBadge(v)}</h1>
+      ${notice(o.notice)}
+      ${problem(o.error?.message)}
+
+      <div class="grid-2">
+        <section class="card" aria-labelledby="connection">
+          <h2 id="connection">Connection</h2>
+          ${connectionDetails(v)}
+        </section>
+        <section class="card" aria-labelledby="key">
+          <h2 id="key">Report-service key</h2>
+          ${keyDetails(v)}
+          ${keyForm(v, o.csrfToken, o.error?.form === 'key' ? o.error.message : null)}
+        </section>
+      </div>
+
+      <section class="card" aria-labelledby="coverage">
+        <h2 id="coverage">Matching</h2>
+        <p>${num(v.coverage.total)} records processed; ${num(v.scores.count)} linked records have a score.</p>
+        <div class="grid-2">
+          <div>${coverageChart(v)}</div>
+          <div>${scoreChart(v)}</div>
+        </div>
+      </section>
+
+      <section class="card" aria-labelledby="runs">
+        <h2 id="runs">Sync history</h2>
+        <form method="post" action="${installationPath(v.id, '/sync')}" class="sync-form">
+          ${csrfField(o.csrfToken)}
+          <span class="check">
+            <input type="checkbox" id="sync-full" name="full" value="true">
+            <label for="sync-full">Full sync: also re-match records left without a match or waiting for review</label>
+          </span>
+          <button type="submit">Sync now</button>
+        </form>
+        ${runsTable(o.runs, runsUrl)}
+      </section>
+
+      <section class="card" aria-labelledby="review">
+        <h2 id="review">Review queue (${num(o.review.length)})</h2>
+        <p>These companies have more than one plausible report. Accept a candidate, reject them all, or type the
+          slug of the right report. Each decision is written to the CRM at once.</p>
+        ${o.review.length === 0 ? html`<p>Nothing waits for review.</p>` : html`${pager}${shown.map((item) => reviewItemView(v.id, item, o.csrfToken))}${pager}`}
+      </section>
+
+      <section class="card danger-zone" aria-labelledby="disconnect">
+        <h2 id="disconnect">Disconnect</h2>
+        <p>Stops all work for this installation and deletes its tokens, key and link index from the connector. The
+          CRM's records keep their values.</p>
+        <p><a class="button danger" href="${installationPath(v.id, '/disconnect')}">Disconnect ${title}…</a></p>
+      </section>`,
+  );
+}

@@ -1,0 +1,68 @@
+import type { EventLogEntry } from '../../webhooks/event-log.js';
+import { html, type SafeHtml } from '../html.js';
+import type { InstallationView } from '../overview.js';
+import { installationPath, installationTitle, when } from './format.js';
+import { csrfField, layout } from './layout.js';
+
+/** The event log, the disconnect confirmation and the error page. */
+
+export function eventsPage(o: { events: readonly EventLogEntry[]; csrfToken: string | null }): SafeHtml {
+  const rows = o.events.map(
+    (e) => html`<tr>
+      <td data-label="Received">${when(e.receivedAt)}</td>
+      <td data-label="Source">${e.source === 'reports' ? 'Report service' : 'HubSpot'}</td>
+      <td data-label="Type">${e.type}</td>
+      <td data-label="Report">${e.slug ? html`<code>${e.slug}</code>` : '—'}</td>
+      <td data-label="Outcome">${e.outcome}${e.detail ? html`<br><span class="hint">${e.detail}</span>` : ''}</td>
+      <td data-label="Event id"><code>${e.id}</code></td>
+    </tr>`,
+  );
+  return layout(
+    { title: 'Event log', csrfToken: o.csrfToken, section: 'events', signedIn: true },
+    html`<h1>Event log</h1>
+      <p>The most recent webhook events received, newest first, with what the connector did with each.</p>
+      ${
+        o.events.length === 0
+          ? html`<p>No events have arrived yet.</p>`
+          : html`<table class="responsive">
+              <caption class="visually-hidden">Recent webhook events</caption>
+              <thead><tr><th scope="col">Received</th><th scope="col">Source</th><th scope="col">Type</th>
+                <th scope="col">Report</th><th scope="col">Outcome</th><th scope="col">Event id</th></tr></thead>
+              <tbody>${rows}</tbody>
+            </table>`
+      }`,
+  );
+}
+
+export function disconnectPage(o: { view: InstallationView; csrfToken: string | null }): SafeHtml {
+  const title = installationTitle(o.view);
+  return layout(
+    { title: `Disconnect ${title}`, csrfToken: o.csrfToken, section: 'installations', signedIn: true },
+    html`<h1>Disconnect ${title}?</h1>
+      <ul>
+        <li>Syncs, updates and change polling for this installation stop.</li>
+        <li>Its CRM tokens, its report-service key and the connector's link index are deleted.</li>
+        <li>The records in the CRM keep the values already written.</li>
+        <li>To use the connector again, install the app again.</li>
+      </ul>
+      <form method="post" action="${installationPath(o.view.id, '/disconnect')}" class="button-row">
+        ${csrfField(o.csrfToken)}
+        <button type="submit" class="danger">Yes, disconnect ${title}</button>
+        <a href="${installationPath(o.view.id)}">Cancel</a>
+      </form>`,
+  );
+}
+
+export function messagePage(o: {
+  title: string;
+  message: string;
+  signedIn: boolean;
+  csrfToken?: string | null;
+}): SafeHtml {
+  return layout(
+    { title: o.title, csrfToken: o.csrfToken ?? null, section: 'none', signedIn: o.signedIn },
+    html`<h1>${o.title}</h1>
+      <p>${o.message}</p>
+      <p><a href="/admin">Back to the installations</a></p>`,
+  );
+}
