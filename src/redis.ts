@@ -58,3 +58,15 @@ export async function closeRedis(...clients: Redis[]): Promise<void> {
     }),
   );
 }
+
+/** Deletes every key matching `pattern` (SCAN + UNLINK, so a large keyspace never blocks Redis). */
+export async function deleteByPattern(client: Redis, pattern: string): Promise<number> {
+  let cursor = '0';
+  let deleted = 0;
+  do {
+    const [next, keys] = await client.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+    cursor = next;
+    if (keys.length > 0) deleted += await client.unlink(...keys);
+  } while (cursor !== '0');
+  return deleted;
+}

@@ -1,39 +1,17 @@
-import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type LocalSystem, startLocalSystem } from '../src/app/local-system.js';
+import type { LocalSystem } from '../src/app/local-system.js';
 import { wrongRecords } from './support/expectations.js';
+import { finishedRun, startTestSystem, stopTestSystem } from './support/local-system.js';
 import { waitFor } from './support/wait.js';
 
-const prefix = `rc-test-${randomUUID().slice(0, 8)}`;
 let system: LocalSystem;
 
-async function finishedRun(sys: LocalSystem) {
-  return waitFor(
-    'the sync run to finish',
-    async () => {
-      const [run] = await sys.ctx.runs.recent(sys.installationId, 1);
-      return run && (run.state === 'done' || run.state === 'stopped') ? run : undefined;
-    },
-    120_000,
-    200,
-  );
-}
-
 beforeAll(async () => {
-  system = await startLocalSystem({ companies: 1000, prefix, workers: 1 });
+  system = await startTestSystem({ companies: 1000 });
 });
 
 afterAll(async () => {
-  await system?.close();
-  const { createRedis, closeRedis } = await import('../src/redis.js');
-  const r = createRedis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', 'worker');
-  let cursor = '0';
-  do {
-    const [next, keys] = await r.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-    cursor = next;
-    if (keys.length) await r.unlink(...keys);
-  } while (cursor !== '0');
-  await closeRedis(r);
+  await stopTestSystem(system);
 });
 
 describe('backfill of 1,000 companies against the local HubSpot and the sandbox', () => {

@@ -1,36 +1,18 @@
-import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type LocalSystem, startLocalSystem } from '../src/app/local-system.js';
-import { closeRedis, createRedis } from '../src/redis.js';
+import type { LocalSystem } from '../src/app/local-system.js';
 import { wrongRecords } from './support/expectations.js';
+import { finishedRun, startTestSystem, stopTestSystem } from './support/local-system.js';
 import { waitFor } from './support/wait.js';
 
-const prefix = `rc-test-${randomUUID().slice(0, 8)}`;
 let system: LocalSystem;
 
 beforeAll(async () => {
-  system = await startLocalSystem({ crm: 'salesforce', companies: 500, prefix, workers: 1 });
-  await waitFor(
-    'the initial backfill',
-    async () => {
-      const [run] = await system.ctx.runs.recent(system.installationId, 1);
-      return run && (run.state === 'done' || run.state === 'stopped') ? run : undefined;
-    },
-    120_000,
-    200,
-  );
+  system = await startTestSystem({ crm: 'salesforce', companies: 500 });
+  await finishedRun(system);
 });
 
 afterAll(async () => {
-  await system?.close();
-  const r = createRedis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', 'worker');
-  let cursor = '0';
-  do {
-    const [next, keys] = await r.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-    cursor = next;
-    if (keys.length) await r.unlink(...keys);
-  } while (cursor !== '0');
-  await closeRedis(r);
+  await stopTestSystem(system);
 });
 
 describe('the pipeline against the local Salesforce', () => {

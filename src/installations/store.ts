@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import type { CrmKind } from '../crm/connector.js';
+import { deleteByPattern } from '../redis.js';
 import type { SecretBox } from '../util/secretbox.js';
 
 /**
@@ -152,13 +153,7 @@ export class InstallationStore {
 
   /** Deletes the installation and every key scoped to it. The CRM's own data is not touched. */
   async remove(id: string): Promise<void> {
-    const pattern = `${this.scopeKey(id)}:*`;
-    let cursor = '0';
-    do {
-      const [next, keys] = await this.redis.scan(cursor, 'MATCH', pattern, 'COUNT', 500);
-      cursor = next;
-      if (keys.length > 0) await this.redis.unlink(...keys);
-    } while (cursor !== '0');
+    await deleteByPattern(this.redis, `${this.scopeKey(id)}:*`);
     await this.redis.multi().unlink(this.key(id)).srem(this.setKey(), id).exec();
   }
 }

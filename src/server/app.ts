@@ -89,7 +89,7 @@ export function createServerApp(ctx: AppContext, options: ServerOptions = {}): E
             { source: 'hubspot', outcome: installation ? 'accepted' : 'unknown_portal' },
             changes.length,
           );
-          if (!installation || installation.status !== 'connected') return;
+          if (installation?.status !== 'connected') return;
           await ctx.pipeline.enqueueCrmChanges(id, changes);
         },
       }),

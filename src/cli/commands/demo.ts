@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type LocalSystem, startLocalSystem } from '../../app/local-system.js';
-import { closeRedis, createRedis } from '../../redis.js';
+import { closeRedis, createRedis, deleteByPattern } from '../../redis.js';
 import { intOption, parseCommandArgs } from '../args.js';
 import { CommandFailedError, UsageError } from '../errors.js';
 import type { CommandIo } from '../io.js';
@@ -117,12 +117,7 @@ function table(rows: string[][]): string {
 async function deletePrefix(redisUrl: string, prefix: string): Promise<void> {
   const redis = createRedis(redisUrl, 'worker');
   try {
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-      cursor = next;
-      if (keys.length > 0) await redis.unlink(...keys);
-    } while (cursor !== '0');
+    await deleteByPattern(redis, `${prefix}:*`);
   } finally {
     await closeRedis(redis);
   }

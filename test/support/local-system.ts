@@ -1,0 +1,34 @@
+import { randomUUID } from 'node:crypto';
+import { type LocalSystem, type LocalSystemOptions, startLocalSystem } from '../../src/app/local-system.js';
+import type { RunSummary } from '../../src/pipeline/runs.js';
+import { closeRedis, createRedis, deleteByPattern } from '../../src/redis.js';
+import { waitFor } from './wait.js';
+
+/** A local system under a fresh Redis prefix, and the clean-up that deletes every key it made. */
+export async function startTestSystem(options: LocalSystemOptions = {}): Promise<LocalSystem> {
+  return startLocalSystem({ prefix: `rc-test-${randomUUID().slice(0, 8)}`, workers: 1, ...options });
+}
+
+export async function stopTestSystem(system: LocalSystem | undefined): Promise<void> {
+  if (!system) return;
+  await system.close();
+  const redis = createRedis(system.ctx.config.redisUrl, 'worker');
+  try {
+    await deleteByPattern(redis, `${system.ctx.config.redisPrefix}:*`);
+  } finally {
+    await closeRedis(redis);
+  }
+}
+
+/** The installation's latest run once it is done or stopped. */
+export function finishedRun(system: LocalSystem, timeoutMs = 120_000): Promise<RunSummary> {
+  return waitFor(
+    'the sync run to finish',
+    async () => {
+      const [run] = await system.ctx.runs.recent(system.installationId, 1);
+      return run && (run.state === 'done' || run.state === 'stopped') ? run : undefined;
+    },
+    timeoutMs,
+    200,
+  );
+}
