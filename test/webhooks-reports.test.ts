@@ -5,7 +5,7 @@ import express from 'express';
 import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Keys } from '../src/pipeline/keys.js';
-import { closeRedis, createRedis } from '../src/redis.js';
+import { closeRedis, createRedis, waitForRedis } from '../src/redis.js';
 import { EventLog } from '../src/webhooks/event-log.js';
 import { createReportWebhookRouter, type ReportWebhookDeps } from '../src/webhooks/report-route.js';
 import { verifyHex, verifyStandard, WebhookSignatureError } from '../src/webhooks/report-signature.js';
@@ -140,6 +140,8 @@ describe('POST /webhooks/reports', () => {
   let deps: ReportWebhookDeps;
 
   beforeAll(async () => {
+    // The route's connection fails fast by design (503 while Redis is away), so it must be up first.
+    await waitForRedis(redis);
     deps = {
       redis,
       keys,
