@@ -1,6 +1,7 @@
 import type { EnsureFieldsResult } from '../crm/connector.js';
 import type { Installation } from '../installations/store.js';
 import { isPolled } from '../pipeline/runtime.js';
+import { deleteByPattern } from '../redis.js';
 import { ReportForbiddenError, ReportUnauthorizedError } from '../reports/errors.js';
 import type { AppContext } from './context.js';
 

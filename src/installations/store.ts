@@ -128,6 +128,11 @@ export class InstallationStore {
     });
   }
 
+  /** Forgets the tokens (a refused refresh token makes them useless); the installation stays, to be reconnected. */
+  async clearTokens(id: string): Promise<void> {
+    await this.redis.hdel(this.key(id), 'tokens');
+  }
+
   async setStatus(id: string, status: InstallationStatus, reason = ''): Promise<void> {
     if (!(await this.redis.exists(this.key(id)))) return;
     await this.redis.hset(this.key(id), {
