@@ -433,7 +433,7 @@ function desiredFor(
   }
   const read = reads.get(plan.slug);
   const linkValue = plan.newlyLinked ? { slug: plan.slug } : {};
-  const linkedState = (status: MatchStatus, score: number | null, seq: number): RecordState => ({
+  const linkedState = (status: MatchStatus, score: number | null): RecordState => ({
     ...base,
     slug: plan.slug,
     status,
@@ -445,19 +445,19 @@ function desiredFor(
     return {
       values: { ...linkValue, matchStatus: 'error' },
       seq: fallbackSeq,
-      state: linkedState('error', null, fallbackSeq),
+      state: linkedState('error', null),
     };
   }
   if (read.kind === 'not_published') {
     return {
       values: { ...linkValue, ...clearedValues('not_published') },
       seq: read.seq,
-      state: linkedState('not_published', null, read.seq),
+      state: linkedState('not_published', null),
     };
   }
   return {
     values: { ...linkValue, ...valuesForReport(read.report) },
     seq: read.seq,
-    state: linkedState('matched', read.report.score.overall, read.seq),
+    state: linkedState('matched', read.report.score.overall),
   };
 }
