@@ -107,6 +107,7 @@ const envSchema = z.object({
     .default(0.8),
   RECONCILE_HOURS: positiveNumber('a number of hours greater than 0').default(24),
   REPORTS_RATE_PER_MINUTE: positiveNumber('a number of requests per minute greater than 0').default(600),
+  REPORTS_TIMEOUT_MS: positiveNumber('a number of milliseconds greater than 0').default(10_000),
   REDIS_PREFIX: z
     .string()
     .trim()
@@ -151,6 +152,8 @@ export interface Config {
   reconcileHours: number;
   /** Requests per minute per report-service key; the service does not publish its limits. */
   reportsRatePerMinute: number;
+  /** Per-attempt timeout of report-service calls. */
+  reportsTimeoutMs: number;
   /** Prefix of every Redis key and BullMQ queue of this deployment. */
   redisPrefix: string;
   logLevel: (typeof LOG_LEVELS)[number];
@@ -261,6 +264,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, options: LoadCo
     },
     reconcileHours: e.RECONCILE_HOURS,
     reportsRatePerMinute: e.REPORTS_RATE_PER_MINUTE,
+    reportsTimeoutMs: e.REPORTS_TIMEOUT_MS,
     redisPrefix: e.REDIS_PREFIX,
     logLevel: e.LOG_LEVEL,
   };

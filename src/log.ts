@@ -66,17 +66,12 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
     {
       level,
       redact: { paths: REDACT_PATHS, censor: '[REDACTED]' },
-      formatters: {
-        log(object) {
-          const msg = object.err;
-          if (msg instanceof Error) {
-            return {
-              ...object,
-              err: { type: msg.name, message: redactSecrets(msg.message), code: codeOf(msg) },
-            };
-          }
-          return object;
-        },
+      serializers: {
+        // Messages and stacks can quote credentials (URLs with tokens, echoed keys): scrub them.
+        err: (err: unknown) =>
+          err instanceof Error
+            ? { type: err.name, message: redactSecrets(err.message), code: codeOf(err) }
+            : { type: typeof err, message: redactSecrets(String(err)) },
       },
       hooks: {
         logMethod(args, method) {

@@ -68,6 +68,10 @@ export function createAppContext(config: Config, options: ContextOptions): AppCo
   const box = new SecretBox(config.encryptionKey);
   const installations = new InstallationStore(redis, box, prefix);
   const queues = new Queues(queueRedis, prefix);
+  for (const queue of queues.all()) {
+    // Without a listener BullMQ prints every reconnect failure to the console, outside the JSON log.
+    queue.on('error', (err) => logger.warn({ err, queue: queue.name }, 'queue connection error'));
+  }
   const index = new LinkIndex(redis, keys);
   const runs = new SyncRuns(redis, keys);
   const events = new EventLog(redis, keys);
@@ -75,6 +79,7 @@ export function createAppContext(config: Config, options: ContextOptions): AppCo
   const tokens = new TokenManager(installations, redis, tokenRefreshers(config), {
     onDisconnected: async (installationId, reason) => {
       logger.warn({ installationId, reason }, 'installation disconnected; its jobs stop');
+      await installations.clearTokens(installationId);
       await pipelineRef?.stopInstallation(installationId);
     },
   });

@@ -90,6 +90,7 @@ export class AppRuntime implements InstallationRuntime {
     return new ReportClient({
       baseUrl: this.config.reports.apiUrl,
       apiKey,
+      timeoutMs: this.config.reportsTimeoutMs,
       gate,
       onCall: (o) =>
         this.metrics?.upstreamCalls.inc({

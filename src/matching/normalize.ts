@@ -15,7 +15,9 @@ import { COUNTRY_NAMES, DOMAIN_COUNTRY, REGION_COUNTRY } from './places.js';
 function foldLower(text: string): string {
   let current = text;
   for (let i = 0; i < 4; i += 1) {
-    const next = foldToAscii(current.toLowerCase());
+    // Greek capital sigma lowers to final "ς" or medial "σ" depending on what follows it, so cutting a
+    // name changes its letters; one form keeps names comparable.
+    const next = foldToAscii(current.toLowerCase()).replace(/ς/g, 'σ');
     if (next === current) return next;
     current = next;
   }

@@ -222,7 +222,7 @@ export class Pipeline {
     if (data.type === 'score.changed') {
       // Before the fan-out: a batch that read this report earlier and links a record after the fan-out
       // looked at the index sees the mark and asks for this update again (see BatchOutcome.staleSlugs).
-      // TEMP-DISABLED await markSlugChanged(this.deps.redis, this.deps.keys, data.slug);
+      await markSlugChanged(this.deps.redis, this.deps.keys, data.slug);
       for (const installationId of await this.deps.index.installationsForSlug(data.slug)) {
         await this.enqueueSlugUpdate(installationId, data.slug);
       }

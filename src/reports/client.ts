@@ -242,7 +242,9 @@ export class ReportClient {
         signal: AbortSignal.timeout(this.timeoutMs),
         redirect: 'manual',
       });
-      text = await response.text();
+      // A service that quotes the key back (say, in a 401's message) must not put it into our errors, and
+      // from there into logs and the queue's job records.
+      text = withoutSecret(await response.text(), this.options.apiKey);
     } catch (err) {
       this.observe(attempt.endpoint, 'network', started);
       const timedOut = err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError');
@@ -277,6 +279,10 @@ export class ReportClient {
   private observe(endpoint: string, outcome: number | 'network', started: number): void {
     this.options.onCall?.({ endpoint, outcome, durationMs: performance.now() - started });
   }
+}
+
+function withoutSecret(text: string, secret: string): string {
+  return secret.length > 0 && text.includes(secret) ? text.replaceAll(secret, '[REDACTED]') : text;
 }
 
 function parseBody(text: string, contentType: string | null): { kind: 'json' | 'text'; value: unknown } {

@@ -1,0 +1,39 @@
+import type { LocalSystem } from '../../src/app/local-system.js';
+import { FIELDS } from '../../src/fields.js';
+
+/** End-state checks that go past `wrongRecords`: the written values equal the sandbox's current report. */
+
+const SYNC_STAMP = FIELDS.find((f) => f.key === 'syncedAt')!.hubspot;
+const OWN_PROPERTIES = FIELDS.map((f) => f.hubspot).filter((p) => p !== SYNC_STAMP);
+
+/** Records linked to a published report whose score or scored_at differ from what the sandbox serves now. */
+export function staleRecords(system: LocalSystem): string[] {
+  const stale: string[] = [];
+  system.recordIds.forEach((id) => {
+    const p = system.hubspot.getCompany(id)?.properties ?? {};
+    if (p.report_match_status !== 'matched' || !p.report_slug) return;
+    const report = system.sandbox.getReport(p.report_slug);
+    if (!report?.published) {
+      stale.push(`${id}: matched to ${p.report_slug}, which is not published`);
+      return;
+    }
+    const scoreOk = Number(p.report_score).toFixed(6) === report.score.overall.toFixed(6);
+    const timeOk = Date.parse(p.report_scored_at ?? '') === Date.parse(report.score.scored_at);
+    if (!scoreOk || !timeOk) {
+      stale.push(
+        `${id} (${p.report_slug}): CRM ${p.report_score} @ ${p.report_scored_at}, sandbox ${report.score.overall} @ ${report.score.scored_at}`,
+      );
+    }
+  });
+  return stale;
+}
+
+/** The connector's own properties of every record (without the sync stamp), to compare two systems. */
+export function connectorFields(system: LocalSystem): Record<string, Record<string, string>> {
+  const out: Record<string, Record<string, string>> = {};
+  for (const id of system.recordIds) {
+    const p = system.hubspot.getCompany(id)?.properties ?? {};
+    out[id] = Object.fromEntries(OWN_PROPERTIES.filter((k) => p[k] !== undefined).map((k) => [k, p[k]!]));
+  }
+  return out;
+}

@@ -1,0 +1,95 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { signStandardWebhook, webhookSigningKey } from '../../src/sandbox/webhook-signing.js';
+
+/**
+ * A report-service webhook sender for tests: Standard Webhooks signatures, and the retry a real sender does
+ * until it gets a 2xx (same `webhook-id`, fresh timestamp on every attempt).
+ */
+
+export interface ReportEventBody {
+  id: string;
+  type: string;
+  created_at: string;
+  data: Record<string, unknown>;
+}
+
+export interface SignOptions {
+  /** `webhook-id`; defaults to the event's id. */
+  id?: string;
+  /** Unix seconds; defaults to now. */
+  timestamp?: number;
+  contentType?: string;
+}
+
+export function signedHeaders(
+  secret: string,
+  body: string,
+  id: string,
+  timestamp = Math.floor(Date.now() / 1000),
+): Record<string, string> {
+  return {
+    'webhook-id': id,
+    'webhook-timestamp': String(timestamp),
+    'webhook-signature': signStandardWebhook(webhookSigningKey(secret), id, timestamp, body),
+  };
+}
+
+export async function postSignedEvent(
+  url: string,
+  secret: string,
+  body: string,
+  options: SignOptions & { id: string },
+): Promise<Response> {
+  return fetch(url, {
+    method: 'POST',
+    headers: {
+      'content-type': options.contentType ?? 'application/json',
+      ...signedHeaders(secret, body, options.id, options.timestamp),
+    },
+    body,
+  });
+}
+
+export interface DeliveryLog {
+  id: string;
+  /** Status of each attempt; 0 when the connection failed. */
+  statuses: number[];
+  acknowledgedAt: number | null;
+}
+
+/** Sends until a 2xx, every `retryEveryMs`, for at most `timeoutMs`; returns every attempt's status. */
+export async function deliverUntilAcknowledged(
+  url: string,
+  secret: string,
+  event: ReportEventBody,
+  options: { retryEveryMs?: number; timeoutMs?: number } = {},
+): Promise<DeliveryLog> {
+  const body = JSON.stringify(event);
+  const log: DeliveryLog = { id: event.id, statuses: [], acknowledgedAt: null };
+  const deadline = Date.now() + (options.timeoutMs ?? 60_000);
+  while (Date.now() < deadline) {
+    let status = 0;
+    try {
+      const res = await postSignedEvent(url, secret, body, { id: event.id });
+      await res.arrayBuffer();
+      status = res.status;
+    } catch {
+      status = 0;
+    }
+    log.statuses.push(status);
+    if (status >= 200 && status < 300) {
+      log.acknowledgedAt = Date.now();
+      return log;
+    }
+    await sleep(options.retryEveryMs ?? 250);
+  }
+  return log;
+}
+
+export function scoreChangedEvent(
+  id: string,
+  slug: string,
+  extra: Record<string, unknown> = {},
+): ReportEventBody {
+  return { id, type: 'score.changed', created_at: new Date().toISOString(), data: { slug, ...extra } };
+}

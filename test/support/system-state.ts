@@ -1,0 +1,68 @@
+import type { Redis } from 'ioredis';
+import type { LocalSystem } from '../../src/app/local-system.js';
+import type { RunSummary } from '../../src/pipeline/runs.js';
+import { closeRedis, createRedis, deleteByPattern } from '../../src/redis.js';
+import { waitFor } from './wait.js';
+
+/** Polls for the end states a reliability test checks: a run that ended, queues with nothing left to do. */
+
+export async function runOf(system: LocalSystem, runId?: string): Promise<RunSummary | undefined> {
+  if (runId) return (await system.ctx.runs.get(runId)) ?? undefined;
+  const [run] = await system.ctx.runs.recent(system.installationId, 1);
+  return run;
+}
+
+/** The run (the newest when no id is given) once it is done or stopped. */
+export function runEnded(system: LocalSystem, runId?: string, timeoutMs = 120_000): Promise<RunSummary> {
+  return waitFor(
+    `sync run ${runId ?? '(latest)'} to end`,
+    async () => {
+      const run = await runOf(system, runId);
+      return run && (run.state === 'done' || run.state === 'stopped') ? run : undefined;
+    },
+    timeoutMs,
+    200,
+  );
+}
+
+/** Nothing waiting, active or delayed in any queue, twice in a row (a job may enqueue the next one). */
+export async function queuesIdle(system: LocalSystem, timeoutMs = 120_000): Promise<void> {
+  let quietChecks = 0;
+  await waitFor(
+    'every queue to be idle',
+    async () => {
+      const counts = await system.ctx.queues.counts();
+      const busy = Object.values(counts).some((c) => c.waiting + c.active + c.delayed > 0);
+      quietChecks = busy ? 0 : quietChecks + 1;
+      return quietChecks >= 2 ? true : undefined;
+    },
+    timeoutMs,
+    250,
+  );
+}
+
+export async function failedJobs(system: LocalSystem): Promise<number> {
+  const counts = await system.ctx.queues.counts();
+  return Object.values(counts).reduce((n, c) => n + c.failed, 0);
+}
+
+/** Every key under `${prefix}:` (BullMQ's and ours), for a final scan or clean-up. */
+export async function keysWithPrefix(redis: Redis, prefix: string): Promise<string[]> {
+  const found: string[] = [];
+  let cursor = '0';
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+    cursor = next;
+    found.push(...keys);
+  } while (cursor !== '0');
+  return found;
+}
+
+export async function deleteKeysWithPrefix(redisUrl: string, prefix: string): Promise<void> {
+  const redis = createRedis(redisUrl, 'worker');
+  try {
+    await deleteByPattern(redis, `${prefix}:*`);
+  } finally {
+    await closeRedis(redis);
+  }
+}

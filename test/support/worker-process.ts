@@ -1,0 +1,162 @@
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { LocalSystem } from '../../src/app/local-system.js';
+import { findProjectRoot } from '../../src/sandbox/project-root.js';
+import { waitFor } from './wait.js';
+
+/**
+ * `report-connector worker` as a separate OS process, the way operators scale out, so a test can SIGKILL it
+ * at any moment. The CLI is compiled once per source change into a cache folder under node_modules (not
+ * `dist`, which other people build at the same time); module resolution then finds the project's packages.
+ */
+
+const ROOT = findProjectRoot();
+export const TEST_BUILD_DIR = join(ROOT, 'node_modules', '.cache', 'report-connector-test-build');
+const BIN = join(TEST_BUILD_DIR, 'src', 'cli', 'bin.js');
+
+let building: Promise<string> | undefined;
+
+/** Compiles the app (incrementally: a second call with unchanged sources takes a few seconds). */
+export function buildWorkerCli(): Promise<string> {
+  building ??= new Promise<string>((resolve, reject) => {
+    const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+    execFile(
+      process.execPath,
+      [
+        tsc,
+        '-p',
+        'tsconfig.build.json',
+        '--outDir',
+        TEST_BUILD_DIR,
+        '--incremental',
+        '--tsBuildInfoFile',
+        join(TEST_BUILD_DIR, '.tsbuildinfo'),
+      ],
+      { cwd: ROOT, maxBuffer: 16 * 1024 * 1024 },
+      (err, stdout) => {
+        // Type errors elsewhere in a tree under construction still emit JavaScript; only a missing CLI is fatal.
+        if (existsSync(BIN)) resolve(BIN);
+        else reject(new Error(`the worker CLI could not be built: ${err?.message ?? ''}\n${stdout}`));
+      },
+    );
+  });
+  return building;
+}
+
+/** Fresh credentials for a local system whose workers run in other processes (they must share them). */
+export function sharedSecretsEnv(): Record<string, string> {
+  return {
+    ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+    ADMIN_TOKEN: randomBytes(24).toString('base64url'),
+  };
+}
+
+/** The environment a worker process needs to join `system`: the same Redis, prefix, key and upstreams. */
+export function workerEnvFor(
+  system: LocalSystem,
+  extra: Record<string, string> = {},
+): Record<string, string> {
+  const c = system.ctx.config;
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? '',
+    REDIS_URL: c.redisUrl,
+    REDIS_PREFIX: c.redisPrefix,
+    ENCRYPTION_KEY: c.encryptionKey.toString('base64'),
+    ADMIN_TOKEN: c.adminToken,
+    REPORTS_API_URL: c.reports.apiUrl,
+    REPORTS_RATE_PER_MINUTE: String(c.reportsRatePerMinute),
+    HUBSPOT_API_URL: c.hubspot.apiUrl,
+    LOG_LEVEL: 'info',
+  };
+  if (c.reports.apiKey) env.REPORTS_API_KEY = c.reports.apiKey;
+  if (c.hubspot.clientId) env.HUBSPOT_CLIENT_ID = c.hubspot.clientId;
+  if (c.hubspot.clientSecret) env.HUBSPOT_CLIENT_SECRET = c.hubspot.clientSecret;
+  return { ...env, ...extra };
+}
+
+export interface WorkerExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+export class WorkerProcess {
+  private log = '';
+  readonly exited: Promise<WorkerExit>;
+  private exit: WorkerExit | null = null;
+
+  private constructor(private readonly child: ChildProcess) {
+    child.stderr?.on('data', (chunk: Buffer) => {
+      // Keep the tail only: a long run must not grow the test's memory.
+      this.log = (this.log + chunk.toString('utf8')).slice(-200_000);
+    });
+    child.stdout?.resume();
+    this.exited = new Promise((resolve) =>
+      child.once('exit', (code, signal) => {
+        this.exit = { code, signal };
+        resolve(this.exit);
+      }),
+    );
+  }
+
+  /** Starts `report-connector worker` and resolves once it says it is running. */
+  static async start(bin: string, env: Record<string, string>): Promise<WorkerProcess> {
+    // A working folder of its own, so no `.env` of the developer's leaks into the child.
+    const cwd = mkdtempSync(join(tmpdir(), 'rc-worker-'));
+    const worker = new WorkerProcess(
+      spawn(process.execPath, [bin, 'worker'], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] }),
+    );
+    try {
+      await waitFor(
+        'the worker process to report it is running',
+        () => {
+          if (worker.exit)
+            throw new Error(
+              `the worker exited early (${JSON.stringify(worker.exit)}): ${worker.log.slice(-2000)}`,
+            );
+          return worker.log.includes('"worker running"') ? true : undefined;
+        },
+        30_000,
+        50,
+      );
+    } catch (err) {
+      // The caller never gets this process, so it could not stop it: stop it here.
+      await worker.kill();
+      throw err;
+    }
+    return worker;
+  }
+
+  get pid(): number {
+    return this.child.pid ?? -1;
+  }
+
+  get running(): boolean {
+    return this.exit === null;
+  }
+
+  get output(): string {
+    return this.log;
+  }
+
+  /** SIGKILL: no clean-up at all, as when a machine dies. */
+  async kill(): Promise<WorkerExit> {
+    if (this.exit) return this.exit;
+    this.child.kill('SIGKILL');
+    return this.exited;
+  }
+
+  /** SIGTERM (finish active jobs), then SIGKILL if it takes longer than `graceMs`. */
+  async stop(graceMs = 10_000): Promise<WorkerExit> {
+    if (this.exit) return this.exit;
+    this.child.kill('SIGTERM');
+    const timer = setTimeout(() => this.child.kill('SIGKILL'), graceMs);
+    try {
+      return await this.exited;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}
