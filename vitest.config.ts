@@ -9,5 +9,8 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // The JSON report lets .ci/run end with one plain "N passed, N failed" line.
+    reporters: ['default', 'json'],
+    outputFile: { json: 'test-artifacts/vitest-results.json' },
   },
 });
