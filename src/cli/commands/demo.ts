@@ -26,6 +26,8 @@ export async function demoCommand(argv: string[], io: CommandIo): Promise<number
   const redisUrl = io.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
   const adminToken = randomBytes(18).toString('base64url');
 
+  // Listen for Ctrl-C from the start: one pressed while the demo is still setting up stops it once set up.
+  const stopped = io.untilStopped();
   io.err(`Starting the demo (${values.crm}, ${companies} companies)...`);
   let system: LocalSystem;
   try {
@@ -93,7 +95,7 @@ export async function demoCommand(argv: string[], io: CommandIo): Promise<number
     io.out('');
     io.out(`Admin page: ${system.appUrl}/admin  (token: ${adminToken})`);
     io.out('Press Ctrl-C to stop.');
-    await io.untilStopped();
+    await stopped;
     io.err('Stopping...');
     return 0;
   } finally {

@@ -15,6 +15,7 @@ export async function runCommand(
   io: CommandIo,
 ): Promise<number> {
   parseCommandArgs(kind, argv, {});
+  const stopped = io.untilStopped();
   const ctx = await openContext(io);
   let server: Server | undefined;
   let workers: PipelineWorkers | undefined;
@@ -26,7 +27,7 @@ export async function runCommand(
     if (kind !== 'serve') workers = await ctx.startWorkers();
     if (kind !== 'worker') server = await listen(ctx, workers);
     ctx.logger.info({ kind, port: kind === 'worker' ? undefined : ctx.config.port }, `${kind} running`);
-    await io.untilStopped();
+    await stopped;
     ctx.logger.info('stopping: finishing active jobs');
     return 0;
   } finally {

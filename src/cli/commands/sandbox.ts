@@ -22,11 +22,12 @@ export async function sandboxCommand(argv: string[], io: CommandIo): Promise<num
     ...(values['webhook-url'] ? { webhookUrl: values['webhook-url'] } : {}),
     ...(values['webhook-secret'] ? { webhookSecret: values['webhook-secret'] } : {}),
   });
+  const stopped = io.untilStopped();
   const listening = await sandbox.listen(port);
   io.err(
     `Sandbox report service at ${listening.url} (keys: sk_sandbox_read, sk_sandbox_write, sk_sandbox_legacy, sk_sandbox_revoked)`,
   );
-  await io.untilStopped();
+  await stopped;
   await listening.close();
   return 0;
 }

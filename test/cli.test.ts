@@ -1,0 +1,113 @@
+import { spawn } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { CommandIo } from '../src/cli/io.js';
+import { main } from '../src/cli/main.js';
+import { closeRedis, createRedis, deleteByPattern } from '../src/redis.js';
+import { buildWorkerCli } from './support/worker-process.js';
+
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const prefix = `rc-test-${randomUUID().slice(0, 8)}`;
+
+function io(env: Record<string, string>): CommandIo & { stdout: string[]; stderr: string[] } {
+  const stdout: string[] = [];
+  const stderr: string[] = [];
+  return {
+    stdout,
+    stderr,
+    out: (t) => stdout.push(t),
+    err: (t) => stderr.push(t),
+    env: { REDIS_URL, REDIS_PREFIX: prefix, ...env },
+    isTTY: false,
+    untilStopped: () => Promise.resolve(),
+  };
+}
+
+const goodEnv = {
+  REPORTS_API_URL: 'http://127.0.0.1:9/api',
+  ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+  ADMIN_TOKEN: 'a-long-admin-token-for-tests',
+  LOG_LEVEL: 'silent',
+};
+
+afterAll(async () => {
+  const r = createRedis(REDIS_URL, 'worker');
+  await deleteByPattern(r, `${prefix}:*`);
+  await closeRedis(r);
+});
+
+describe('report-connector', () => {
+  it('exits 2 with one line for an unknown command or option', async () => {
+    const a = io(goodEnv);
+    expect(await main(['frobnicate'], a)).toBe(2);
+    expect(a.stderr).toHaveLength(1);
+    const b = io(goodEnv);
+    expect(await main(['status', '--nope'], b)).toBe(2);
+    expect(b.stderr.join('\n')).toMatch(/--nope/);
+  });
+
+  it('exits 1 with one line naming the variable when the configuration is bad', async () => {
+    const a = io({ ...goodEnv, ENCRYPTION_KEY: 'too-short' });
+    expect(await main(['status'], a)).toBe(1);
+    expect(a.stderr).toEqual([expect.stringContaining('ENCRYPTION_KEY')]);
+    const b = io({ ...goodEnv, REPORTS_API_URL: '' });
+    expect(await main(['status'], b)).toBe(1);
+    expect(b.stderr.join('')).toContain('REPORTS_API_URL');
+    const c = io({ ...goodEnv, PORT: 'eighty' });
+    expect(await main(['status'], c)).toBe(1);
+    expect(c.stderr.join('')).toContain('PORT');
+  });
+
+  it('status --json prints only JSON on stdout, with the depth of every queue', async () => {
+    const a = io(goodEnv);
+    expect(await main(['status', '--json'], a)).toBe(0);
+    const report = JSON.parse(a.stdout.join('\n')) as {
+      installations: unknown[];
+      queues: Record<string, Record<string, number>>;
+    };
+    expect(Object.keys(report.queues).sort()).toEqual(['backfill', 'realtime', 'schedule']);
+    for (const q of Object.values(report.queues))
+      expect(Object.keys(q).sort()).toEqual(['active', 'delayed', 'failed', 'waiting']);
+    expect(report.installations).toEqual([]);
+  });
+
+  it('sync without installations says what to do and exits 1', async () => {
+    const a = io(goodEnv);
+    expect(await main(['sync'], a)).toBe(1);
+    expect(a.stderr.join('')).toMatch(/install/i);
+  });
+
+  it('demo ends with the before/after table and stops cleanly on Ctrl-C', async () => {
+    const bin = await buildWorkerCli();
+    const child = spawn(process.execPath, [bin, 'demo', '--port', '0', '--companies', '120'], {
+      env: { ...process.env, REDIS_URL, LOG_LEVEL: 'warn' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    try {
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(
+          () => reject(new Error(`demo did not finish; stdout so far:\n${out}`)),
+          90_000,
+        );
+        child.stdout.on('data', () => {
+          if (out.includes('Press Ctrl-C')) {
+            clearTimeout(timer);
+            resolve();
+          }
+        });
+        child.once('exit', () => reject(new Error(`demo exited early:\n${out}`)));
+      });
+      expect(out).toMatch(/report_score\s+\S+\s+\S+/);
+      expect(out).toMatch(/score\.changed for \S+ reached the CRM record/);
+      child.kill('SIGINT');
+      expect(await exited).toBe(0);
+    } finally {
+      if (child.exitCode === null) child.kill('SIGKILL');
+    }
+  });
+});
