@@ -14,6 +14,8 @@
  */
 import { parseArgs } from 'node:util';
 import { HUBSPOT_LIMITS, HUBSPOT_RATE_LIMITS } from '../connectors/hubspot/index.js';
+import { intOption } from '../src/cli/args.js';
+import { UsageError } from '../src/cli/errors.js';
 import type { BackfillConnectorProtocol } from './children/backfill-connector.js';
 import type {
   BackfillServicesConfig,
@@ -34,26 +36,6 @@ import { describeMachine } from './support/machine.js';
 import { mb } from './support/measure.js';
 import { benchPrefix, deleteKeys } from './support/redis-keys.js';
 import { RpcChild } from './support/rpc.js';
-
-class UsageError extends Error {
-  readonly code = 'BENCH_USAGE';
-  override readonly name = 'UsageError';
-}
-
-function intOption(
-  name: string,
-  raw: string | undefined,
-  fallback: number,
-  min: number,
-  max: number,
-): number {
-  if (raw === undefined) return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < min || value > max) {
-    throw new UsageError(`--${name} expects a whole number from ${min} to ${max}`);
-  }
-  return value;
-}
 
 interface BackfillOptions {
   records: number;

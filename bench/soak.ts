@@ -22,7 +22,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
-import { type LocalSystem, startLocalSystem } from '../src/app/local-system.js';
+import { isAsExpected, type LocalSystem, startLocalSystem, workerEnvFor } from '../src/app/local-system.js';
+import { intOption } from '../src/cli/args.js';
+import { UsageError } from '../src/cli/errors.js';
 import { closeRedis, createRedis } from '../src/redis.js';
 
 interface SoakOptions {
@@ -59,10 +61,6 @@ interface SenderDone {
   non2xx: number;
   errors: number;
   statuses: Record<string, number>;
-}
-
-class SoakUsageError extends Error {
-  readonly code = 'SOAK_USAGE';
 }
 
 // ---- the sender (worker thread) ------------------------------------------------------------------------
@@ -146,21 +144,6 @@ async function runSender(input: SenderInput): Promise<void> {
 
 // ---- the soak (main thread) ----------------------------------------------------------------------------
 
-function intOption(
-  name: string,
-  raw: string | undefined,
-  fallback: number,
-  min: number,
-  max: number,
-): number {
-  if (raw === undefined) return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < min || value > max) {
-    throw new SoakUsageError(`--${name} expects a whole number from ${min} to ${max}`);
-  }
-  return value;
-}
-
 function parseOptions(argv: string[]): SoakOptions {
   const { values } = parseArgs({
     args: argv,
@@ -238,26 +221,6 @@ async function stopWorker(worker: WorkerChild): Promise<void> {
   await exited;
 }
 
-function workerEnv(system: LocalSystem): Record<string, string> {
-  const c = system.ctx.config;
-  const env: Record<string, string> = {
-    PATH: process.env.PATH ?? '',
-    REDIS_URL: c.redisUrl,
-    REDIS_PREFIX: c.redisPrefix,
-    ENCRYPTION_KEY: c.encryptionKey.toString('base64'),
-    ADMIN_TOKEN: c.adminToken,
-    REPORTS_API_URL: c.reports.apiUrl,
-    REPORTS_RATE_PER_MINUTE: String(c.reportsRatePerMinute),
-    HUBSPOT_API_URL: c.hubspot.apiUrl,
-    // 'info' at least: readiness is read from the "worker running" line.
-    LOG_LEVEL: 'info',
-  };
-  if (c.reports.apiKey) env.REPORTS_API_KEY = c.reports.apiKey;
-  if (c.hubspot.clientId) env.HUBSPOT_CLIENT_ID = c.hubspot.clientId;
-  if (c.hubspot.clientSecret) env.HUBSPOT_CLIENT_SECRET = c.hubspot.clientSecret;
-  return env;
-}
-
 /** Seed records not in the state the seed expects, and linked records whose score is not the report's. */
 function correctness(system: LocalSystem): { wrong: string[]; stale: string[] } {
   const wrong: string[] = [];
@@ -266,15 +229,7 @@ function correctness(system: LocalSystem): { wrong: string[]; stale: string[] } 
     const id = system.recordIds[i]!;
     const r = system.crm.record(id);
     const e = company.expected;
-    const ok =
-      r !== undefined &&
-      ((e.status === 'matched' && r.status === 'matched' && r.slug === e.slug && r.score !== null) ||
-        (e.status === 'not_published' &&
-          r.status === 'not_published' &&
-          r.slug === e.slug &&
-          r.score === null) ||
-        (e.status === 'needs_review' && r.status === 'needs_review' && r.slug === null) ||
-        (e.status === 'no_match' && r.status === 'no_match' && r.slug === null));
+    const ok = isAsExpected(e, r);
     if (!ok) wrong.push(`${id} ${company.name}: expected ${JSON.stringify(e)}, got ${JSON.stringify(r)}`);
     if (r?.status === 'matched' && r.slug) {
       const report = system.sandbox.getReport(r.slug);
@@ -357,7 +312,7 @@ async function soak(options: SoakOptions): Promise<number> {
   });
 
   try {
-    const env = workerEnv(system);
+    const env = workerEnvFor(system);
     for (let i = 0; i < options.workers; i++) workers.push(await startWorker(env));
     const published = system.sandbox
       .listReports()
@@ -514,7 +469,7 @@ if (isMainThread) {
     (code) => process.exit(code),
     (err: unknown) => {
       process.stderr.write(`soak failed: ${err instanceof Error ? err.message : String(err)}\n`);
-      process.exit(err instanceof SoakUsageError ? 2 : 1);
+      process.exit(err instanceof UsageError ? 2 : 1);
     },
   );
 } else {

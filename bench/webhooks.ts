@@ -14,6 +14,8 @@ import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { Webhook } from 'standardwebhooks';
+import { intOption } from '../src/cli/args.js';
+import { UsageError } from '../src/cli/errors.js';
 import type {
   WebhookSystemConfig,
   WebhookSystemProtocol,
@@ -29,11 +31,6 @@ const SYSTEM_MODULE = siblingModule(import.meta.url, './children/webhook-system'
 const POOL_PER_SECOND = 12_000;
 const TARGETS = { eventsPerSecond: 2_000, p99Ms: 25, eventToCrmP95Ms: 3_000 };
 
-class UsageError extends Error {
-  readonly code = 'BENCH_USAGE';
-  override readonly name = 'UsageError';
-}
-
 interface WebhookOptions {
   rounds: number;
   durationS: number;
@@ -43,21 +40,6 @@ interface WebhookOptions {
   companies: number;
   workers: number;
   logLevel: string;
-}
-
-function intOption(
-  name: string,
-  raw: string | undefined,
-  fallback: number,
-  min: number,
-  max: number,
-): number {
-  if (raw === undefined) return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < min || value > max) {
-    throw new UsageError(`--${name} expects a whole number from ${min} to ${max}`);
-  }
-  return value;
 }
 
 function parseOptions(argv: string[]): WebhookOptions {

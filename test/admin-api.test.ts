@@ -606,6 +606,8 @@ describe('disconnect', () => {
     const { cookie, csrf } = await login();
     const scoped = `${prefix}:inst:${id}:*`;
     expect((await system.ctx.redis.keys(scoped)).length).toBeGreaterThan(0);
+    const runKeys = (await system.ctx.runs.recent(id, 50)).map((r) => `${prefix}:run:${r.id}`);
+    expect(runKeys.length).toBeGreaterThan(0);
     const res = await call(`/admin/api/installations/${id}`, {
       method: 'DELETE',
       headers: { cookie, 'x-csrf-token': csrf },
@@ -614,6 +616,8 @@ describe('disconnect', () => {
     expect(res.body).toEqual({ removed: id });
     expect(await system.ctx.redis.keys(scoped)).toEqual([]);
     expect(await system.ctx.redis.exists(`${prefix}:installation:${id}`)).toBe(0);
+    // Sync history goes too.
+    expect(await system.ctx.redis.exists(...runKeys)).toBe(0);
     expect(
       (await call<Installations>('/admin/api/installations', { headers: bearer() })).body.installations,
     ).toEqual([]);

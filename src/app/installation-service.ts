@@ -86,6 +86,9 @@ export class InstallationService {
     const slugs = new Set(await this.ctx.redis.hvals(this.ctx.keys.recordSlug(installationId)));
     for (const slug of slugs)
       await this.ctx.redis.srem(this.ctx.keys.slugInstallations(slug), installationId);
+    for (const runId of await this.ctx.redis.lrange(this.ctx.keys.runs(installationId), 0, -1)) {
+      await deleteByPattern(this.ctx.redis, `${this.ctx.keys.run(runId)}*`);
+    }
     await this.ctx.installations.remove(installationId);
     this.ctx.runtime.forget(installationId);
   }

@@ -16,7 +16,7 @@ import { createSandbox, type FixtureReport, type ReportSandbox } from '../sandbo
 import { createServerApp } from '../server/app.js';
 import { checkRedis, ensureTokenModeInstallations } from './bootstrap.js';
 import { type AppContext, createAppContext } from './context.js';
-import { demoCompanies, type SeedCompanyInput } from './demo-seed.js';
+import { demoCompanies, type ExpectedOutcome, type SeedCompanyInput } from './demo-seed.js';
 import { InstallationService } from './installation-service.js';
 import { ensureSalesforceTokenMode } from './salesforce-token-mode.js';
 
@@ -272,5 +272,43 @@ export async function startLocalSystem(options: LocalSystemOptions = {}): Promis
     await salesforceListening?.close();
     await sandboxListening.close();
     throw err;
+  }
+}
+
+/** The environment a `report-connector worker` process needs to join `system`: same Redis, prefix, key, upstreams. */
+export function workerEnvFor(
+  system: LocalSystem,
+  extra: Record<string, string> = {},
+): Record<string, string> {
+  const c = system.ctx.config;
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? '',
+    REDIS_URL: c.redisUrl,
+    REDIS_PREFIX: c.redisPrefix,
+    ENCRYPTION_KEY: c.encryptionKey.toString('base64'),
+    ADMIN_TOKEN: c.adminToken,
+    REPORTS_API_URL: c.reports.apiUrl,
+    REPORTS_RATE_PER_MINUTE: String(c.reportsRatePerMinute),
+    HUBSPOT_API_URL: c.hubspot.apiUrl,
+    // 'info' at least: readiness is read from the "worker running" line.
+    LOG_LEVEL: 'info',
+  };
+  if (c.reports.apiKey) env.REPORTS_API_KEY = c.reports.apiKey;
+  if (c.hubspot.clientId) env.HUBSPOT_CLIENT_ID = c.hubspot.clientId;
+  if (c.hubspot.clientSecret) env.HUBSPOT_CLIENT_SECRET = c.hubspot.clientSecret;
+  return { ...env, ...extra };
+}
+
+/** Whether a CRM record is in the state its seed company expects. */
+export function isAsExpected(expected: ExpectedOutcome, r: LocalCrmRecord | undefined): boolean {
+  if (r === undefined) return false;
+  switch (expected.status) {
+    case 'matched':
+      return r.status === 'matched' && r.slug === expected.slug && r.score !== null;
+    case 'not_published':
+      return r.status === 'not_published' && r.slug === expected.slug && r.score === null;
+    case 'needs_review':
+    case 'no_match':
+      return r.status === expected.status && r.slug === null;
   }
 }

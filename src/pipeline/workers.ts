@@ -92,7 +92,7 @@ export class PipelineWorkers {
     }
   }
 
-  private dispatch(job: Job): Promise<Reschedule | undefined | void> {
+  private dispatch(job: Job): Promise<unknown> {
     const p = this.pipeline;
     switch (job.name) {
       case 'list':

@@ -3,7 +3,6 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { LocalSystem } from '../../src/app/local-system.js';
 import { findProjectRoot } from '../../src/sandbox/project-root.js';
 import { waitFor } from './wait.js';
 
@@ -54,28 +53,7 @@ export function sharedSecretsEnv(): Record<string, string> {
   };
 }
 
-/** The environment a worker process needs to join `system`: the same Redis, prefix, key and upstreams. */
-export function workerEnvFor(
-  system: LocalSystem,
-  extra: Record<string, string> = {},
-): Record<string, string> {
-  const c = system.ctx.config;
-  const env: Record<string, string> = {
-    PATH: process.env.PATH ?? '',
-    REDIS_URL: c.redisUrl,
-    REDIS_PREFIX: c.redisPrefix,
-    ENCRYPTION_KEY: c.encryptionKey.toString('base64'),
-    ADMIN_TOKEN: c.adminToken,
-    REPORTS_API_URL: c.reports.apiUrl,
-    REPORTS_RATE_PER_MINUTE: String(c.reportsRatePerMinute),
-    HUBSPOT_API_URL: c.hubspot.apiUrl,
-    LOG_LEVEL: 'info',
-  };
-  if (c.reports.apiKey) env.REPORTS_API_KEY = c.reports.apiKey;
-  if (c.hubspot.clientId) env.HUBSPOT_CLIENT_ID = c.hubspot.clientId;
-  if (c.hubspot.clientSecret) env.HUBSPOT_CLIENT_SECRET = c.hubspot.clientSecret;
-  return { ...env, ...extra };
-}
+export { workerEnvFor } from '../../src/app/local-system.js';
 
 export interface WorkerExit {
   code: number | null;
