@@ -25,7 +25,7 @@ import { isMainThread, parentPort, Worker, workerData } from 'node:worker_thread
 import { isAsExpected, type LocalSystem, startLocalSystem, workerEnvFor } from '../src/app/local-system.js';
 import { intOption } from '../src/cli/args.js';
 import { UsageError } from '../src/cli/errors.js';
-import { closeRedis, createRedis } from '../src/redis.js';
+import { deleteKeysWithPrefix } from '../src/redis.js';
 
 interface SoakOptions {
   companies: number;
@@ -295,17 +295,7 @@ async function soak(options: SoakOptions): Promise<number> {
     await sender?.terminate();
     await Promise.all(workers.map(stopWorker));
     await system.close();
-    const redis = createRedis(options.redisUrl, 'worker', `${prefix}-cleanup`);
-    try {
-      for (let cursor = '0', round = 0; round < 1_000_000; round++) {
-        const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-        if (keys.length > 0) await redis.unlink(...keys);
-        cursor = next;
-        if (cursor === '0') break;
-      }
-    } finally {
-      await closeRedis(redis);
-    }
+    await deleteKeysWithPrefix(options.redisUrl, prefix);
   };
   process.once('SIGINT', () => {
     void cleanUp().finally(() => process.exit(130));

@@ -70,3 +70,13 @@ export async function deleteByPattern(client: Redis, pattern: string): Promise<n
   } while (cursor !== '0');
   return deleted;
 }
+
+/** Opens a short-lived connection and deletes every key under `${prefix}:`; returns how many were deleted. */
+export async function deleteKeysWithPrefix(redisUrl: string, prefix: string): Promise<number> {
+  const client = createRedis(redisUrl, 'worker', `${prefix}-cleanup`);
+  try {
+    return await deleteByPattern(client, `${prefix}:*`);
+  } finally {
+    await closeRedis(client);
+  }
+}

@@ -5,7 +5,7 @@ import type { InstallationView } from '../src/admin/overview.js';
 import { type LocalSystem, startLocalSystem } from '../src/app/local-system.js';
 import type { ReviewItem } from '../src/pipeline/link-index.js';
 import type { RunSummary } from '../src/pipeline/runs.js';
-import { closeRedis, createRedis } from '../src/redis.js';
+import { deleteKeysWithPrefix } from '../src/redis.js';
 import type { EventLogEntry } from '../src/webhooks/event-log.js';
 import { waitFor } from './support/wait.js';
 
@@ -109,14 +109,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await system?.close();
-  const redis = createRedis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', 'worker');
-  let cursor = '0';
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-    cursor = next;
-    if (keys.length) await redis.unlink(...keys);
-  } while (cursor !== '0');
-  await closeRedis(redis);
+  await deleteKeysWithPrefix(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', prefix);
 });
 
 describe('authentication', () => {

@@ -4,7 +4,7 @@ import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LocalSystem, startLocalSystem } from '../src/app/local-system.js';
 import { MATCH_STATUSES, type MatchStatus } from '../src/fields.js';
-import { closeRedis, createRedis } from '../src/redis.js';
+import { deleteKeysWithPrefix } from '../src/redis.js';
 import { waitFor } from './support/wait.js';
 
 /**
@@ -65,14 +65,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await system?.close();
-  const redis = createRedis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', 'worker');
-  let cursor = '0';
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-    cursor = next;
-    if (keys.length) await redis.unlink(...keys);
-  } while (cursor !== '0');
-  await closeRedis(redis);
+  await deleteKeysWithPrefix(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', prefix);
 });
 
 describe('the admin page in a browser', () => {

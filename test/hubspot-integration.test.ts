@@ -22,7 +22,7 @@ import type { CompanyRecord, EnsureFieldsResult, RecordUpdate } from '../src/crm
 import { FIELDS } from '../src/fields.js';
 import { type Installation, InstallationStore } from '../src/installations/store.js';
 import { RedisRateGate } from '../src/ratelimit/redis-gate.js';
-import { closeRedis, createRedis, waitForRedis } from '../src/redis.js';
+import { closeRedis, createRedis, deleteByPattern, waitForRedis } from '../src/redis.js';
 import { SecretBox } from '../src/util/secretbox.js';
 
 /**
@@ -90,12 +90,7 @@ afterAll(async () => {
   appServer.closeAllConnections();
   await new Promise((r) => appServer.close(r));
   await hubspotServer.close();
-  let cursor = '0';
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 500);
-    cursor = next;
-    if (keys.length > 0) await redis.del(...keys);
-  } while (cursor !== '0');
+  await deleteByPattern(redis, `${prefix}:*`);
   await closeRedis(redis);
 });
 

@@ -16,7 +16,7 @@ import { createHubSpotOAuthRouter } from '../connectors/hubspot/oauth-routes.js'
 import { exchangeHubSpotCode } from '../connectors/hubspot/oauth-tokens.js';
 import { OAuthStateStore } from '../src/auth/oauth-state.js';
 import { type Installation, InstallationStore } from '../src/installations/store.js';
-import { closeRedis, createRedis, waitForRedis } from '../src/redis.js';
+import { closeRedis, createRedis, deleteByPattern, waitForRedis } from '../src/redis.js';
 import { SecretBox } from '../src/util/secretbox.js';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -109,12 +109,7 @@ afterEach(() => {
 afterAll(async () => {
   await app.close();
   await hubspotServer.close();
-  let cursor = '0';
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 500);
-    cursor = next;
-    if (keys.length > 0) await redis.del(...keys);
-  } while (cursor !== '0');
+  await deleteByPattern(redis, `${prefix}:*`);
   await closeRedis(redis);
 });
 

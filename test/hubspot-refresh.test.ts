@@ -18,7 +18,7 @@ import {
 import { RefreshRejectedError, TokenManager } from '../src/auth/token-manager.js';
 import { CrmDisconnectedError } from '../src/crm/errors.js';
 import { InstallationStore } from '../src/installations/store.js';
-import { closeRedis, createRedis, waitForRedis } from '../src/redis.js';
+import { closeRedis, createRedis, deleteByPattern, waitForRedis } from '../src/redis.js';
 import { SecretBox } from '../src/util/secretbox.js';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -43,12 +43,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await server.close();
-  let cursor = '0';
-  do {
-    const [next, keys] = await redisA.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 500);
-    cursor = next;
-    if (keys.length > 0) await redisA.del(...keys);
-  } while (cursor !== '0');
+  await deleteByPattern(redisA, `${prefix}:*`);
   await closeRedis(redisA, redisB);
 });
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { type LocalSystem, type LocalSystemOptions, startLocalSystem } from '../../src/app/local-system.js';
 import type { RunSummary } from '../../src/pipeline/runs.js';
-import { closeRedis, createRedis, deleteByPattern } from '../../src/redis.js';
+import { deleteKeysWithPrefix } from '../../src/redis.js';
 import { waitFor } from './wait.js';
 
 /** A local system under a fresh Redis prefix, and the clean-up that deletes every key it made. */
@@ -12,12 +12,7 @@ export async function startTestSystem(options: LocalSystemOptions = {}): Promise
 export async function stopTestSystem(system: LocalSystem | undefined): Promise<void> {
   if (!system) return;
   await system.close();
-  const redis = createRedis(system.ctx.config.redisUrl, 'worker');
-  try {
-    await deleteByPattern(redis, `${system.ctx.config.redisPrefix}:*`);
-  } finally {
-    await closeRedis(redis);
-  }
+  await deleteKeysWithPrefix(system.ctx.config.redisUrl, system.ctx.config.redisPrefix);
 }
 
 /** The installation's latest run once it is done or stopped. */

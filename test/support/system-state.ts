@@ -1,7 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { LocalSystem } from '../../src/app/local-system.js';
 import type { RunSummary } from '../../src/pipeline/runs.js';
-import { closeRedis, createRedis, deleteByPattern } from '../../src/redis.js';
 import { waitFor } from './wait.js';
 
 /** Polls for the end states a reliability test checks: a run that ended, queues with nothing left to do. */
@@ -58,11 +57,4 @@ export async function keysWithPrefix(redis: Redis, prefix: string): Promise<stri
   return found;
 }
 
-export async function deleteKeysWithPrefix(redisUrl: string, prefix: string): Promise<void> {
-  const redis = createRedis(redisUrl, 'worker');
-  try {
-    await deleteByPattern(redis, `${prefix}:*`);
-  } finally {
-    await closeRedis(redis);
-  }
-}
+export { deleteKeysWithPrefix } from '../../src/redis.js';

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type LocalSystem, startLocalSystem } from '../../app/local-system.js';
-import { closeRedis, createRedis, deleteByPattern } from '../../redis.js';
+import { deleteKeysWithPrefix } from '../../redis.js';
 import { intOption, parseCommandArgs } from '../args.js';
 import { CommandFailedError, UsageError } from '../errors.js';
 import type { CommandIo } from '../io.js';
@@ -100,7 +100,7 @@ export async function demoCommand(argv: string[], io: CommandIo): Promise<number
     return 0;
   } finally {
     await system.close();
-    await deletePrefix(redisUrl, prefix);
+    await deleteKeysWithPrefix(redisUrl, prefix);
   }
 }
 
@@ -114,13 +114,4 @@ function table(rows: string[][]): string {
         .trimEnd(),
     )
     .join('\n');
-}
-
-async function deletePrefix(redisUrl: string, prefix: string): Promise<void> {
-  const redis = createRedis(redisUrl, 'worker');
-  try {
-    await deleteByPattern(redis, `${prefix}:*`);
-  } finally {
-    await closeRedis(redis);
-  }
 }
