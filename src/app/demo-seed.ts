@@ -34,6 +34,11 @@ function cityOf(geography: string): string | null {
   return parts.length > 1 ? (parts[0] ?? null) : null;
 }
 
+/** A company known by its name alone (and perhaps a slug a person set). */
+function nameOnly(name: string, expected: ExpectedOutcome, slug: string | null = null): SeedCompanyInput {
+  return { name, domain: null, country: null, city: null, industry: null, slug, expected };
+}
+
 const INVENTED = [
   'Quillfeather',
   'Zantrax',
@@ -81,58 +86,19 @@ export function demoCompanies(fixtures: readonly FixtureReport[], count: number)
       });
     } else if (kind === 6 && published.length > 0) {
       const f = published[(n * 7) % published.length]!;
-      out.push({
-        name: `Renamed Holdings ${i}`,
-        domain: null,
-        country: null,
-        city: null,
-        industry: null,
-        slug: f.slug,
-        expected: { status: 'matched', slug: f.slug },
-      });
+      out.push(nameOnly(`Renamed Holdings ${i}`, { status: 'matched', slug: f.slug }, f.slug));
     } else if (kind === 7 && unpublished.length > 0) {
       const f = unpublished[n % unpublished.length]!;
-      out.push({
-        name: f.name,
-        domain: null,
-        country: null,
-        city: null,
-        industry: null,
-        slug: f.slug,
-        expected: { status: 'not_published', slug: f.slug },
-      });
+      out.push(nameOnly(f.name, { status: 'not_published', slug: f.slug }, f.slug));
     } else if (kind === 8 && shared.length > 0) {
       const f = shared[n % shared.length]!;
-      out.push({
-        name: f.name,
-        domain: null,
-        country: null,
-        city: null,
-        industry: null,
-        slug: null,
-        expected: { status: 'needs_review' },
-      });
+      out.push(nameOnly(f.name, { status: 'needs_review' }));
     } else if (kind === 9 && n % 4 === 0 && unsearchable.length > 0) {
       const f = unsearchable[(n / 4) % unsearchable.length]!;
-      out.push({
-        name: f.name,
-        domain: null,
-        country: null,
-        city: null,
-        industry: null,
-        slug: null,
-        expected: { status: 'no_match' },
-      });
+      out.push(nameOnly(f.name, { status: 'no_match' }));
     } else {
-      out.push({
-        name: `${INVENTED[i % INVENTED.length]} ${INVENTED_TAIL[n % INVENTED_TAIL.length]} ${i}`,
-        domain: null,
-        country: 'Iceland',
-        city: null,
-        industry: null,
-        slug: null,
-        expected: { status: 'no_match' },
-      });
+      const name = `${INVENTED[i % INVENTED.length]} ${INVENTED_TAIL[n % INVENTED_TAIL.length]} ${i}`;
+      out.push({ ...nameOnly(name, { status: 'no_match' }), country: 'Iceland' });
     }
   }
   return out;
