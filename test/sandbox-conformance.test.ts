@@ -401,6 +401,95 @@ describe('POST /v1/submissions and /v1/submissions/:id/documents', () => {
   });
 });
 
+describe('write endpoints: what the sandbox takes as a submission and a document', () => {
+  async function submission(): Promise<string> {
+    const created = await call(base, '/v1/submissions', {
+      method: 'POST',
+      key: WRITE,
+      json: { name: 'Upload Test Org', domain: 'upload-test.example', reference: 'crm-1' },
+    });
+    expect(created.status).toBe(201);
+    return (created.body as Loose).id;
+  }
+
+  function upload(id: string, form: FormData, key: string = WRITE): Promise<Response> {
+    return fetch(`${base}/v1/submissions/${id}/documents`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}` },
+      body: form,
+    });
+  }
+
+  it('answers 400 to a submission without a name, or with a name that is not text', async () => {
+    for (const json of [{}, { name: '' }, { name: '   ' }, { name: 42 }, { domain: 'x.example' }, ['a']]) {
+      const answer = await call(base, '/v1/submissions', { method: 'POST', key: WRITE, json });
+      expect(answer.status, JSON.stringify(json)).toBe(400);
+    }
+    expect(sandbox.listSubmissions().some((s) => s.content.name === 42)).toBe(false);
+  });
+
+  it('keeps every field of a submission, unknown ones included', async () => {
+    const created = await call(base, '/v1/submissions', {
+      method: 'POST',
+      key: WRITE,
+      json: { name: 'Kept Fields Org', country: 'Germany', city: 'Kiel', custom: { a: 1 } },
+    });
+    expect(created.status).toBe(201);
+    const stored = sandbox.getSubmission((created.body as Loose).id);
+    expect(stored?.content).toEqual({
+      name: 'Kept Fields Org',
+      country: 'Germany',
+      city: 'Kiel',
+      custom: { a: 1 },
+    });
+    expect(stored?.status).toBe('received');
+  });
+
+  it('takes a multipart file upload and records its name, type, size and digest', async () => {
+    const id = await submission();
+    const bytes = new TextEncoder().encode('%PDF-1.4 a small deck');
+    const form = new FormData();
+    form.append('file', new Blob([bytes], { type: 'application/pdf' }), 'deck.pdf');
+    const answer = await upload(id, form);
+    expect(answer.status).toBe(201);
+    const body: Loose = await answer.json();
+    expect(body.submission_id).toBe(id);
+    const stored = sandbox.getSubmission(id)!.documents;
+    expect(stored).toHaveLength(1);
+    expect(stored[0]).toMatchObject({
+      id: body.id,
+      content: { filename: 'deck.pdf', content_type: 'application/pdf', size: bytes.byteLength },
+    });
+    expect(stored[0]!.content.sha256).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('answers 400 to a multipart body without a file part or with an empty file', async () => {
+    const id = await submission();
+    const noFile = new FormData();
+    noFile.append('note', 'just text');
+    expect((await upload(id, noFile)).status).toBe(400);
+    const empty = new FormData();
+    empty.append('file', new Blob([]), 'empty.pdf');
+    expect((await upload(id, empty)).status).toBe(400);
+    const broken = await call(base, `/v1/submissions/${id}/documents`, {
+      method: 'POST',
+      key: WRITE,
+      body: 'not multipart at all',
+      contentType: 'multipart/form-data; boundary=xyz',
+    });
+    expect(broken.status).toBe(400);
+    expect(sandbox.getSubmission(id)!.documents).toEqual([]);
+  });
+
+  it('answers 403 to a read-only key on an upload, before reading the file', async () => {
+    const id = await submission();
+    const form = new FormData();
+    form.append('file', new Blob(['x']), 'x.txt');
+    expect((await upload(id, form, READ)).status).toBe(403);
+    expect(sandbox.getSubmission(id)!.documents).toEqual([]);
+  });
+});
+
 describe('authentication and scopes', () => {
   const endpoints: { name: string; send: (key: string | null) => Promise<Answer> }[] = [
     { name: 'report', send: (key) => get(`/v1/reports/${verifiedWith.slug}`, key) },
@@ -601,6 +690,69 @@ describe('control routes and signed events', () => {
       json: { published: true },
     });
     expect(unknown.status).toBe(404);
+  });
+
+  it('publishes a report for a submission and sends a signed report.completed naming both', async () => {
+    const created = await call(base, '/v1/submissions', {
+      method: 'POST',
+      key: WRITE,
+      json: { name: 'Fjordlight Analytics', city: 'Bergen', country: 'Norway', industry: 'Software' },
+    });
+    const id = (created.body as Loose).id;
+    const arrival = receiver.next();
+    const published = await call(base, `/__sandbox/submissions/${id}/publish`, {
+      method: 'POST',
+      key: null,
+      json: { score: { overall: 77.25, band: 'strong' } },
+    });
+    expect(published.status).toBe(201);
+    const slug = (published.body as Loose).report.slug;
+    expect(slug).toMatch(/^fjordlight-analytics/);
+    const event = verify(await arrival);
+    expect(event).toMatchObject({ type: 'report.completed', data: { slug, submission_id: id } });
+
+    const report: Loose = (await get(`/v1/reports/${slug}`)).body;
+    expect(report).toMatchObject({ slug, name: 'Fjordlight Analytics', geography: 'Bergen, Norway' });
+    expect(report.score.overall).toBe(77.25);
+    expect(report.industry).toBe('Software');
+    const state: Loose = (await call(base, `/__sandbox/submissions/${id}`, { key: null })).body;
+    expect(state).toMatchObject({ status: 'published', slug });
+  });
+
+  it('publishes a submission once, under a slug no published report has', async () => {
+    const created = await call(base, '/v1/submissions', {
+      method: 'POST',
+      key: WRITE,
+      json: { name: 'Twice Org' },
+    });
+    const id = (created.body as Loose).id;
+    const taken = await call(base, `/__sandbox/submissions/${id}/publish`, {
+      method: 'POST',
+      key: null,
+      json: { slug: verifiedWith.slug },
+    });
+    expect(taken.status).toBe(409);
+    const first = await call(base, `/__sandbox/submissions/${id}/publish`, { method: 'POST', key: null });
+    expect(first.status).toBe(201);
+    const again = await call(base, `/__sandbox/submissions/${id}/publish`, { method: 'POST', key: null });
+    expect(again.status).toBe(409);
+    const unknown = await call(base, '/__sandbox/submissions/sub_nope/publish', {
+      method: 'POST',
+      key: null,
+    });
+    expect(unknown.status).toBe(404);
+    const badPatch = await call(base, '/v1/submissions', {
+      method: 'POST',
+      key: WRITE,
+      json: { name: 'Bad Patch Org' },
+    });
+    const bad = await call(base, `/__sandbox/submissions/${(badPatch.body as Loose).id}/publish`, {
+      method: 'POST',
+      key: null,
+      json: { score: { overall: 'high' } },
+    });
+    expect(bad.status).toBe(400);
+    expect(sandbox.getSubmission((badPatch.body as Loose).id)?.status).toBe('received');
   });
 
   // Callers off loopback are refused: the address check is unit-tested (sandbox-units) rather than by

@@ -12,8 +12,9 @@ import { toPublicReport } from './fixtures.js';
 import { runGraphql } from './graphql-api.js';
 import { SandboxHttpError } from './http-error.js';
 import type { SandboxContext } from './sandbox-context.js';
-import { ROUTES, type RouteLabel, type Scope } from './sandbox-facts.js';
+import { MAX_DOCUMENT_BYTES, ROUTES, type RouteLabel, type Scope } from './sandbox-facts.js';
 import { parseSearchParams, searchReports } from './search.js';
+import { parseSubmissionContent, type UploadedFile } from './submission-store.js';
 
 /**
  * The interface's `/v1` routes. Each runs the same gate, in the order a real edge would: count the arrival,
@@ -57,9 +58,37 @@ function jsonObjectBody(req: Request): Record<string, unknown> {
   return req.body;
 }
 
+/**
+ * The first file part of a multipart body. Parsed by the platform's own `FormData` reader, so the sandbox
+ * needs no multipart library; a body without a non-empty file part is a 400.
+ */
+async function fileFromMultipart(req: Request): Promise<UploadedFile> {
+  const raw: unknown = req.body;
+  if (!(raw instanceof Buffer)) throw new SandboxHttpError(400, 'invalid_body', 'send a multipart body');
+  let form: FormData;
+  try {
+    form = await new Response(new Uint8Array(raw), {
+      headers: { 'content-type': req.get('content-type') ?? '' },
+    }).formData();
+  } catch {
+    throw new SandboxHttpError(400, 'invalid_body', 'the multipart body could not be read');
+  }
+  for (const value of form.values()) {
+    if (typeof value === 'string') continue;
+    if (value.size === 0) throw new SandboxHttpError(400, 'invalid_body', 'the file part is empty');
+    return {
+      filename: value.name || 'document',
+      contentType: value.type || 'application/octet-stream',
+      bytes: new Uint8Array(await value.arrayBuffer()),
+    };
+  }
+  throw new SandboxHttpError(400, 'invalid_body', 'the multipart body has no file part');
+}
+
 export function apiRouter(context: SandboxContext): Router {
   const router = Router();
   const json = express.json({ type: ['application/json', 'application/*+json'], limit: '1mb' });
+  const multipart = express.raw({ type: 'multipart/form-data', limit: MAX_DOCUMENT_BYTES });
 
   router.get('/v1/reports/:slug', gate(context, ROUTES.report, 'read'), (req, res) => {
     const slug = pathParam(req, 'slug');
@@ -80,16 +109,25 @@ export function apiRouter(context: SandboxContext): Router {
   });
 
   router.post('/v1/submissions', gate(context, ROUTES.submissions, 'write'), json, (req, res) => {
-    const submission = context.submissions.create(jsonObjectBody(req));
+    const submission = context.submissions.create(parseSubmissionContent(jsonObjectBody(req)));
     res.status(201).json({ id: submission.id, status: submission.status, created_at: submission.created_at });
   });
 
-  router.post('/v1/submissions/:id/documents', gate(context, ROUTES.documents, 'write'), json, (req, res) => {
-    const document = context.submissions.addDocument(pathParam(req, 'id'), jsonObjectBody(req));
-    res
-      .status(201)
-      .json({ id: document.id, submission_id: document.submission_id, created_at: document.created_at });
-  });
+  router.post(
+    '/v1/submissions/:id/documents',
+    gate(context, ROUTES.documents, 'write'),
+    json,
+    multipart,
+    async (req, res) => {
+      const id = pathParam(req, 'id');
+      const document = req.is('multipart/form-data')
+        ? context.submissions.addFile(id, await fileFromMultipart(req))
+        : context.submissions.addDocument(id, jsonObjectBody(req));
+      res
+        .status(201)
+        .json({ id: document.id, submission_id: document.submission_id, created_at: document.created_at });
+    },
+  );
 
   return router;
 }

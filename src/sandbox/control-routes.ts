@@ -6,6 +6,7 @@ import { SandboxHttpError } from './http-error.js';
 import { applyReportUpdate } from './report-updates.js';
 import type { SandboxContext } from './sandbox-context.js';
 import { SCOPES } from './sandbox-facts.js';
+import { publishSubmission } from './submission-publication.js';
 
 /**
  * `/__sandbox/...`: how a person or a test changes the sandbox while it runs. No authentication, so these
@@ -62,6 +63,20 @@ export function controlRouter(context: SandboxContext): Router {
     if (!isPlainObject(req.body)) throw new SandboxHttpError(400, 'invalid_patch', 'send a JSON object');
     const update = applyReportUpdate(context.store, context.events, req.params.slug, req.body);
     res.json(update);
+  });
+
+  router.get('/submissions', (_req, res) => {
+    res.json({ submissions: context.submissions.list() });
+  });
+
+  router.get('/submissions/:id', (req, res) => {
+    const submission = context.submissions.get(req.params.id);
+    if (!submission) throw new SandboxHttpError(404, 'not_found', `no submission ${req.params.id}`);
+    res.json(submission);
+  });
+
+  router.post('/submissions/:id/publish', (req, res) => {
+    res.status(201).json(publishSubmission(context, req.params.id, req.body));
   });
 
   router.post('/events', (req, res) => {

@@ -20,4 +20,6 @@ export type { ReportUpdate } from './report-updates.js';
 export type { RequestFilter } from './request-counter.js';
 export type { SandboxLogger } from './sandbox-context.js';
 export { BUILT_IN_KEYS, DEFAULT_PORT, DEFAULT_RATE_LIMIT_PER_MINUTE, ROUTES } from './sandbox-facts.js';
+export type { SubmissionPublication } from './submission-publication.js';
+export type { Submission, SubmissionDocument } from './submission-store.js';
 export { WebhookSecretError } from './webhook-signing.js';

@@ -21,7 +21,8 @@ import {
   DEFAULT_RATE_LIMIT_PER_MINUTE,
   REQUEST_ID_HEADER,
 } from './sandbox-facts.js';
-import { SubmissionStore } from './submission-store.js';
+import { publishSubmission, type SubmissionPublication } from './submission-publication.js';
+import { type Submission, SubmissionStore } from './submission-store.js';
 
 export interface SandboxOptions {
   /** Requests per key per minute (default 600). */
@@ -116,7 +117,9 @@ export class ReportSandbox {
       }
       if (isBodyParserError(err) && err.status >= 400 && err.status < 500) {
         const code = err.type === 'entity.parse.failed' ? 'invalid_json' : err.type.replace(/\W+/g, '_');
-        res.status(err.status).json(errorBody(code, 'the request body could not be read as JSON', requestId));
+        const message =
+          err.status === 413 ? 'the request body is too large' : 'the request body could not be read as JSON';
+        res.status(err.status).json(errorBody(code, message, requestId));
         return;
       }
       this.context.logger?.error({ err, method: req.method, path: req.path }, 'sandbox request failed');
@@ -185,6 +188,20 @@ export class ReportSandbox {
   /** Resolves when every delivery has succeeded or used up its retries. */
   waitForDeliveries(): Promise<void> {
     return this.context.events.idle();
+  }
+
+  /** Every submission made through `POST /v1/submissions`, with its documents and, once published, its slug. */
+  listSubmissions(): Submission[] {
+    return this.context.submissions.list();
+  }
+
+  getSubmission(id: string): Submission | undefined {
+    return this.context.submissions.get(id);
+  }
+
+  /** Same rule as `POST /api/__sandbox/submissions/:id/publish`: builds, publishes and announces the report. */
+  publishSubmission(id: string, overrides: unknown = {}): SubmissionPublication {
+    return publishSubmission(this.context, id, overrides);
   }
 
   registerKey(registration: KeyRegistration): ApiKey {

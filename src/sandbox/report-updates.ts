@@ -17,6 +17,8 @@ export function applyReportUpdate(
   events: EventDispatcher,
   slug: string,
   patch: unknown,
+  /** More for the event's `data`, such as the submission a report answers. */
+  eventData: Record<string, unknown> = {},
 ): ReportUpdate {
   const change = store.update(slug, patch);
   const { before, after } = change;
@@ -24,6 +26,7 @@ export function applyReportUpdate(
   if (after.published && !before?.published) {
     emitted.push(
       events.emit('report.completed', {
+        ...eventData,
         slug,
         name: after.name,
         score: { overall: after.score.overall, band: after.score.band },

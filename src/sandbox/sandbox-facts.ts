@@ -14,6 +14,9 @@ export const DEFAULT_PORT = 4010;
 export const DEFAULT_RATE_LIMIT_PER_MINUTE = 600;
 export const RATE_LIMIT_WINDOW_MS = 60_000;
 
+/** The largest document upload the sandbox takes; above it, 413. */
+export const MAX_DOCUMENT_BYTES = 10 * 1024 * 1024;
+
 export const REQUEST_ID_HEADER = 'x-request-id';
 export const RETRY_AFTER_HEADER = 'retry-after';
 
