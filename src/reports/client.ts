@@ -15,6 +15,8 @@ import {
   type ReportServiceError,
   ReportUnauthorizedError,
   ReportUnexpectedStatusError,
+  ReportWriteScopeError,
+  WRITE_SCOPE_ADVICE,
 } from './errors.js';
 import { MAX_QUERY_LENGTH } from './query.js';
 import {
@@ -25,6 +27,14 @@ import {
   type SearchResult,
   searchHitSchema,
 } from './schemas.js';
+import {
+  type DocumentInput,
+  documentForm,
+  receiptId,
+  type SubmissionInput,
+  submissionBody,
+  type WriteReceipt,
+} from './submissions.js';
 
 /** The service's own rule for `q` (REST and GraphQL): letters, numbers, spaces, hyphens; at most 120. */
 const SERVICE_Q_RULE = /^[\p{L}\p{N} -]*$/u;
@@ -71,6 +81,15 @@ interface Attempt {
   path: string;
   query?: URLSearchParams;
   body?: unknown;
+  /** A multipart body; fetch writes its content type and boundary. */
+  form?: FormData;
+  /**
+   * Writes: a 403 means the `write` scope is missing, and a lost connection is not retried, because the
+   * request may have been applied and a second one would create a second submission.
+   */
+  write?: boolean;
+  /** A 2xx without a JSON body is an answer (`undefined`), not an error. */
+  emptyOk?: boolean;
 }
 
 const meSchema = z
@@ -170,6 +189,49 @@ export class ReportClient {
     return parseWith(meSchema, { data }, endpoint, 'me').data.me;
   }
 
+  /**
+   * `POST /v1/submissions` (scope `write`). Throws `ReportWriteScopeError` for a key without `write`, and
+   * `ReportResponseError` when a 2xx carries no id.
+   */
+  async createSubmission(input: SubmissionInput): Promise<WriteReceipt> {
+    const endpoint = 'POST /v1/submissions';
+    let body: Record<string, string>;
+    try {
+      body = submissionBody(input);
+    } catch (err) {
+      throw invalid(endpoint, err instanceof z.ZodError ? issuesOf(err).join('; ') : String(err));
+    }
+    const answer = await this.send({ endpoint, method: 'POST', path: '/v1/submissions', body, write: true });
+    const id = receiptId(answer);
+    if (id === undefined) {
+      throw new ReportResponseError(
+        `${endpoint}: the answer carries no submission id (looked at id, data.id, submission.id)`,
+        { endpoint, body: answer },
+        ['no id'],
+      );
+    }
+    return { id, answer };
+  }
+
+  /** `POST /v1/submissions/:id/documents` (scope `write`), as a multipart upload of one file. */
+  async uploadDocument(
+    submissionId: string,
+    document: DocumentInput,
+  ): Promise<{ id: string | undefined; answer: unknown }> {
+    const endpoint = 'POST /v1/submissions/:id/documents';
+    if (submissionId.length === 0) throw invalid(endpoint, 'submission id must not be empty');
+    if (document.bytes.byteLength === 0) throw invalid(endpoint, 'the document is empty');
+    const answer = await this.send({
+      endpoint,
+      method: 'POST',
+      path: `/v1/submissions/${encodeURIComponent(submissionId)}/documents`,
+      form: documentForm(document),
+      write: true,
+      emptyOk: true,
+    });
+    return { id: receiptId(answer), answer };
+  }
+
   /** A raw GraphQL call; returns `data`, throws `ReportGraphQLError` when the answer has `errors`. */
   async graphql(
     query: string,
@@ -205,6 +267,7 @@ export class ReportClient {
       } catch (err) {
         const e = err as ReportServiceError;
         if (!e.retryable || n >= this.maxRetries) throw e;
+        if (attempt.write && e instanceof ReportNetworkError) throw e;
         let delay = this.backoff(n);
         if (e instanceof ReportRateLimitedError) {
           if (e.retryAfterMs !== undefined) {
@@ -238,7 +301,7 @@ export class ReportClient {
           accept: 'application/json',
           ...(attempt.body === undefined ? {} : { 'content-type': 'application/json' }),
         },
-        body: attempt.body === undefined ? undefined : JSON.stringify(attempt.body),
+        body: attempt.form ?? (attempt.body === undefined ? undefined : JSON.stringify(attempt.body)),
         signal: AbortSignal.timeout(this.timeoutMs),
         redirect: 'manual',
       });
@@ -259,6 +322,7 @@ export class ReportClient {
     this.observe(attempt.endpoint, response.status, started);
     const body = parseBody(text, response.headers.get('content-type'));
     if (response.ok) {
+      if (attempt.emptyOk && body.kind !== 'json') return undefined;
       if (body.kind !== 'json') {
         throw new ReportResponseError(
           `${attempt.endpoint} answered ${response.status} without a JSON body`,
@@ -273,7 +337,7 @@ export class ReportClient {
       }
       return body.value;
     }
-    throw statusError(response, body.value, attempt.endpoint);
+    throw statusError(response, body.value, attempt.endpoint, attempt.write === true);
   }
 
   private observe(endpoint: string, outcome: number | 'network', started: number): void {
@@ -298,7 +362,12 @@ function parseBody(text: string, contentType: string | null): { kind: 'json' | '
   return { kind: 'text', value: text };
 }
 
-function statusError(response: Response, body: unknown, endpoint: string): ReportServiceError {
+function statusError(
+  response: Response,
+  body: unknown,
+  endpoint: string,
+  write: boolean,
+): ReportServiceError {
   const status = response.status;
   const details: ReportErrorDetails = {
     endpoint,
@@ -313,6 +382,12 @@ function statusError(response: Response, body: unknown, endpoint: string): Repor
   if (status === 401) {
     return new ReportUnauthorizedError(
       `the report-service API key is missing, invalid or revoked (401)${suffix}`,
+      details,
+    );
+  }
+  if (status === 403 && write) {
+    return new ReportWriteScopeError(
+      `the report-service API key lacks the \`write\` scope that ${endpoint} needs (403; read-only and legacy keys cannot write): ${WRITE_SCOPE_ADVICE}`,
       details,
     );
   }

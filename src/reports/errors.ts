@@ -9,6 +9,7 @@ export type ReportErrorCode =
   | 'REPORTS_BAD_REQUEST'
   | 'REPORTS_UNAUTHORIZED'
   | 'REPORTS_FORBIDDEN'
+  | 'REPORTS_WRITE_SCOPE_MISSING'
   | 'REPORTS_NOT_FOUND'
   | 'REPORTS_RATE_LIMITED'
   | 'REPORTS_SERVER_ERROR'
@@ -60,6 +61,20 @@ export class ReportUnauthorizedError extends ReportServiceError {
 export class ReportForbiddenError extends ReportServiceError {
   readonly code = 'REPORTS_FORBIDDEN';
   readonly retryable = false;
+}
+
+/** What a person must do when a write is refused for want of the `write` scope. */
+export const WRITE_SCOPE_ADVICE =
+  "create a key with the `write` scope in the report service's account settings (API keys section) and enter it for this installation";
+
+/**
+ * 403 from a write endpoint: the key has no `write` scope (a read-only key, or a legacy key, which is
+ * read-only). Its own class so callers can show the advice instead of a generic "forbidden".
+ */
+export class ReportWriteScopeError extends ReportServiceError {
+  readonly code = 'REPORTS_WRITE_SCOPE_MISSING';
+  readonly retryable = false;
+  readonly missingScope = 'write';
 }
 
 /** 404: the slug does not exist or is not published. */
