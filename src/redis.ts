@@ -1,4 +1,5 @@
 import { Redis, type RedisOptions } from 'ioredis';
+import { Keys } from './pipeline/keys.js';
 
 /**
  * Redis connections. BullMQ workers need `maxRetriesPerRequest: null` (a blocked command must wait out a
@@ -75,7 +76,7 @@ export async function deleteByPattern(client: Redis, pattern: string): Promise<n
 export async function deleteKeysWithPrefix(redisUrl: string, prefix: string): Promise<number> {
   const client = createRedis(redisUrl, 'worker', `${prefix}-cleanup`);
   try {
-    return await deleteByPattern(client, `${prefix}:*`);
+    return await deleteByPattern(client, new Keys(prefix).everything());
   } finally {
     await closeRedis(client);
   }

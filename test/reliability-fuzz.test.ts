@@ -90,8 +90,6 @@ beforeAll(async () => {
   const app = express();
   app.use(
     createReportWebhookRouter({
-      redis,
-      keys,
       events: new EventLog(redis, keys),
       scheme: 'standard',
       secrets: [SECRET],

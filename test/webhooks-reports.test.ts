@@ -143,8 +143,6 @@ describe('POST /webhooks/reports', () => {
     // The route's connection fails fast by design (503 while Redis is away), so it must be up first.
     await waitForRedis(redis);
     deps = {
-      redis,
-      keys,
       events: new EventLog(redis, keys),
       scheme: 'standard',
       secrets: [SECRET],

@@ -64,12 +64,12 @@ export class AdminActions {
     } catch (err) {
       throw explain(err);
     }
-    const status = await this.ctx.redis.hget(this.ctx.keys.recordStatus(installationId), recordId);
+    const status = await this.ctx.index.statusOf(installationId, recordId);
     return {
       recordId,
       action: decision.action,
       slug: decision.action === 'reject' ? null : decision.slug,
-      status: (status as MatchStatus | null) ?? null,
+      status,
     };
   }
 

@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { Keys } from '../pipeline/keys.js';
 
 /** Failed logins allowed per client address in one window; a guessing script is slowed to a crawl. */
 export const LOGIN_FAILURES_PER_WINDOW = 10;
@@ -6,13 +7,17 @@ export const LOGIN_WINDOW_MS = 15 * 60 * 1000;
 
 /** Counts failed admin logins per client address in a fixed window, shared by every process on one Redis. */
 export class LoginThrottle {
+  private readonly keys: Keys;
+
   constructor(
     private readonly redis: Redis,
-    private readonly prefix: string,
-  ) {}
+    prefix: string,
+  ) {
+    this.keys = new Keys(prefix);
+  }
 
   private key(client: string): string {
-    return `${this.prefix}:admin:login-failures:${client}`;
+    return this.keys.adminLoginFailures(client);
   }
 
   async isBlocked(client: string): Promise<boolean> {

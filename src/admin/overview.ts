@@ -79,7 +79,7 @@ export class AdminOverview {
     const [counts, scores, reviewCount, runs, reportKey, apiUsage] = await Promise.all([
       ctx.index.coverage(installation.id),
       ctx.index.scores(installation.id),
-      ctx.redis.hlen(ctx.keys.review(installation.id)),
+      ctx.index.reviewCount(installation.id),
       ctx.runs.recent(installation.id, 1),
       this.reportKey(installation),
       this.apiUsage(installation),

@@ -1,17 +1,22 @@
 import type { Redis } from 'ioredis';
+import { Keys } from '../pipeline/keys.js';
 
 /**
  * Sessions ended by "Log out" before their expiry. The cookie itself is stateless, so a copied cookie would
  * otherwise stay valid until it expires; each entry lives exactly as long as the session it cancels.
  */
 export class SessionRevocations {
+  private readonly keys: Keys;
+
   constructor(
     private readonly redis: Redis,
-    private readonly prefix: string,
-  ) {}
+    prefix: string,
+  ) {
+    this.keys = new Keys(prefix);
+  }
 
   private key(sessionId: string): string {
-    return `${this.prefix}:admin:revoked-session:${sessionId}`;
+    return this.keys.adminRevokedSession(sessionId);
   }
 
   async revoke(sessionId: string, expiresAt: number): Promise<void> {

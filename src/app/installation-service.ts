@@ -1,7 +1,6 @@
 import type { EnsureFieldsResult } from '../crm/connector.js';
 import type { Installation } from '../installations/store.js';
 import { isPolled } from '../pipeline/runtime.js';
-import { deleteByPattern } from '../redis.js';
 import { ReportForbiddenError, ReportUnauthorizedError } from '../reports/errors.js';
 import type { AppContext } from './context.js';
 
@@ -83,12 +82,8 @@ export class InstallationService {
   /** Disconnects: jobs stop, tokens, keys and indexes are deleted. The CRM's data stays as it is. */
   async remove(installationId: string): Promise<void> {
     await this.ctx.pipeline.stopInstallation(installationId, 'the installation was removed');
-    const slugs = new Set(await this.ctx.redis.hvals(this.ctx.keys.recordSlug(installationId)));
-    for (const slug of slugs)
-      await this.ctx.redis.srem(this.ctx.keys.slugInstallations(slug), installationId);
-    for (const runId of await this.ctx.redis.lrange(this.ctx.keys.runs(installationId), 0, -1)) {
-      await deleteByPattern(this.ctx.redis, `${this.ctx.keys.run(runId)}*`);
-    }
+    await this.ctx.index.forgetInstallation(installationId);
+    await this.ctx.runs.removeAll(installationId);
     await this.ctx.installations.remove(installationId);
     this.ctx.runtime.forget(installationId);
   }

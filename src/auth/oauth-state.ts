@@ -1,6 +1,7 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
+import { Keys } from '../pipeline/keys.js';
 
 /**
  * OAuth `state`: signed (so a forged value is refused before Redis is touched), single-use (GETDEL) and
@@ -31,12 +32,16 @@ const stateRecordSchema = z.object({
 });
 
 export class OAuthStateStore {
+  private readonly keys: Keys;
+
   constructor(
     private readonly redis: Redis,
     private readonly signingKey: Buffer,
-    private readonly prefix = 'rc',
+    prefix = 'rc',
     private readonly ttlSeconds = 600,
-  ) {}
+  ) {
+    this.keys = new Keys(prefix);
+  }
 
   private sign(nonce: string): string {
     return createHmac('sha256', this.signingKey).update(`oauth-state.${nonce}`).digest('base64url');
@@ -45,7 +50,7 @@ export class OAuthStateStore {
   async issue(provider: string, data: Record<string, string> = {}): Promise<string> {
     const nonce = randomBytes(18).toString('base64url');
     await this.redis.set(
-      `${this.prefix}:oauth-state:${nonce}`,
+      this.keys.oauthState(nonce),
       JSON.stringify({ provider, data }),
       'EX',
       this.ttlSeconds,
@@ -62,7 +67,7 @@ export class OAuthStateStore {
     if (expected.length !== given.length || !timingSafeEqual(expected, given)) {
       throw new OAuthStateError('bad_signature');
     }
-    const raw = await this.redis.getdel(`${this.prefix}:oauth-state:${nonce}`);
+    const raw = await this.redis.getdel(this.keys.oauthState(nonce));
     if (!raw) throw new OAuthStateError('expired_or_used');
     const record = stateRecordSchema.parse(JSON.parse(raw));
     if (record.provider !== provider) throw new OAuthStateError('wrong_provider');

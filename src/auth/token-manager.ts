@@ -104,9 +104,8 @@ export class TokenManager {
 
   private async refreshAcrossProcesses(installationId: string, stale: string): Promise<string> {
     const installation = await this.requireConnected(installationId);
-    const scope = this.store.scopeKey(installationId);
-    const cooldownKey = `${scope}:refresh-cooldown`;
-    const lockKey = `${scope}:refresh-lock`;
+    const cooldownKey = this.store.keys.refreshCooldown(installationId);
+    const lockKey = this.store.keys.refreshLock(installationId);
 
     const cooling = await this.redis.pttl(cooldownKey);
     if (cooling > 0) {

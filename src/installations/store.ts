@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import type { CrmKind } from '../crm/connector.js';
+import { Keys } from '../pipeline/keys.js';
 import { deleteByPattern } from '../redis.js';
 import type { SecretBox } from '../util/secretbox.js';
 
@@ -43,23 +44,22 @@ export function installationId(crm: CrmKind, externalId: string): string {
 }
 
 export class InstallationStore {
+  readonly keys: Keys;
+
   constructor(
     private readonly redis: Redis,
     private readonly box: SecretBox,
     readonly prefix = 'rc',
-  ) {}
+  ) {
+    this.keys = new Keys(prefix);
+  }
 
   private key(id: string): string {
-    return `${this.prefix}:installation:${id}`;
+    return this.keys.installation(id);
   }
 
   private setKey(): string {
-    return `${this.prefix}:installations`;
-  }
-
-  /** Every Redis key that belongs to one installation, besides its hash, starts with this. */
-  scopeKey(id: string): string {
-    return `${this.prefix}:inst:${id}`;
+    return this.keys.installations();
   }
 
   async upsert(input: {
@@ -158,7 +158,7 @@ export class InstallationStore {
 
   /** Deletes the installation and every key scoped to it. The CRM's own data is not touched. */
   async remove(id: string): Promise<void> {
-    await deleteByPattern(this.redis, `${this.scopeKey(id)}:*`);
+    await deleteByPattern(this.redis, this.keys.instPattern(id));
     await this.redis.multi().unlink(this.key(id)).srem(this.setKey(), id).exec();
   }
 }

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { z } from 'zod';
@@ -13,12 +12,12 @@ import {
   type ReportServiceError,
   ReportUnexpectedStatusError,
 } from '../reports/errors.js';
-import { reportSchema, type SearchHit, searchHitSchema } from '../reports/schemas.js';
+import { reportSchema, type SearchHit } from '../reports/schemas.js';
 import type { Keys } from './keys.js';
 import { fingerprintOf, type LinkIndex, type RecordState, type ReviewItem } from './link-index.js';
 import { changedValues, clearedValues, type DesiredValues, valuesForReport } from './mapping.js';
 import type { MatchCandidate, MatchingStrategy, MatchOutcome } from './matching-strategy.js';
-import { lockRecords } from './record-locks.js';
+import { lockInstallationRecords } from './record-locks.js';
 import { type ReadReport, ReportReader, slugChangeSeqs } from './report-reader.js';
 import { type BatchResult, emptyBatchResult, MAX_ERRORS_PER_BATCH } from './runs.js';
 
@@ -105,8 +104,7 @@ export async function enrichBatch(
     if (result.errors.length < MAX_ERRORS_PER_BATCH) result.errors.push({ recordId, code, message });
   };
 
-  const lockKeys = job.recordIds.map((id) => deps.keys.recordLock(job.installationId, id));
-  const locks = await lockRecords(deps.redis, lockKeys);
+  const locks = await lockInstallationRecords(deps.redis, deps.keys, job.installationId, job.recordIds);
   try {
     const records = job.records ?? (await readInChunks(connector, job.recordIds));
     const present = new Set(records.map((r) => r.id));
@@ -138,7 +136,7 @@ export async function enrichBatch(
         continue;
       }
       try {
-        const outcome = await match(deps, job.installationId, reader, client, job.runId, record);
+        const outcome = await match(deps, job.installationId, reader, job.runId, record);
         if (outcome.status === 'matched') {
           plans.set(record.id, {
             kind: 'linked',
@@ -317,7 +315,6 @@ async function match(
   deps: BatchDeps,
   installationId: string,
   reader: ReportReader,
-  client: ReportClient,
   runId: string | null,
   record: CompanyRecord,
 ): Promise<MatchOutcome> {
@@ -325,11 +322,10 @@ async function match(
   if (queries.length === 0) return { status: 'no_match', reason: 'the name has nothing searchable' };
   let hits: SearchHit[] = [];
   for (const q of queries) {
-    hits = await searchOnce(deps, client, runId, q, deps.matching.searchLimit);
+    hits = await reader.search(q, deps.matching.searchLimit, runId);
     if (hits.length > 0) break;
   }
-  const rejectedRaw = await deps.redis.hget(deps.keys.rejected(installationId), record.id);
-  const rejected = new Set<string>(rejectedRaw ? (JSON.parse(rejectedRaw) as string[]) : []);
+  const rejected = await deps.index.rejectedSlugs(installationId, record.id);
   const candidates: MatchCandidate[] = [];
   for (const hit of hits) {
     if (rejected.has(hit.slug)) continue;
@@ -356,29 +352,6 @@ async function match(
     });
   }
   return deps.matching.decide(record, candidates);
-}
-
-/** One search per distinct query per run: many records with one name cost one call. */
-async function searchOnce(
-  deps: BatchDeps,
-  client: ReportClient,
-  runId: string | null,
-  q: string,
-  limit: number,
-): Promise<SearchHit[]> {
-  const key = runId
-    ? deps.keys.runSearch(runId, createHash('sha256').update(q).digest('hex').slice(0, 24))
-    : null;
-  if (key) {
-    const cached = await deps.redis.get(key);
-    if (cached) {
-      const parsed = z.array(searchHitSchema).safeParse(JSON.parse(cached));
-      if (parsed.success) return parsed.data;
-    }
-  }
-  const { hits } = await client.search({ q, limit });
-  if (key) await deps.redis.set(key, JSON.stringify(hits), 'EX', 24 * 3600);
-  return hits;
 }
 
 function desiredFor(

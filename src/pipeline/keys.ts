@@ -1,13 +1,60 @@
+import { createHash } from 'node:crypto';
+
 /**
- * Every Redis key the pipeline writes, in one place. Keys scoped to an installation start with
- * `${prefix}:inst:${id}:` so that removing an installation can delete them by pattern.
+ * Every Redis key the connector uses, in one place; no other module builds one. Keys scoped to an installation
+ * start with `${prefix}:inst:${id}:` so that removing an installation can delete them by pattern.
+ *
+ * Each group has one owning module, the only one that reads or writes it (README, "Developing and testing"):
+ * installations: installations/store.ts · per-record link state: pipeline/link-index.ts · runs and sync
+ * history: pipeline/runs.ts · run caches and report sequence: pipeline/report-reader.ts · events:
+ * webhooks/event-log.ts · record locks: pipeline/record-locks.ts · OAuth state: auth/oauth-state.ts ·
+ * refresh locks: auth/token-manager.ts · rate gates: ratelimit/redis-gate.ts · admin sessions and logins:
+ * admin/session-revocations.ts, admin/login-throttle.ts. BullMQ builds its own keys under the same prefix.
  */
 export class Keys {
   constructor(readonly prefix: string) {}
 
+  /** Every key of this deployment (test clean-up, `deleteKeysWithPrefix`). */
+  everything(): string {
+    return `${this.prefix}:*`;
+  }
+
+  // ---- installations (installations/store.ts) ---------------------------------------------------------
+
+  /** Hash of one installation: its fields and its sealed tokens and report-service key. */
+  installation(id: string): string {
+    return `${this.prefix}:installation:${id}`;
+  }
+  /** Set of every installation id. */
+  installations(): string {
+    return `${this.prefix}:installations`;
+  }
   inst(id: string): string {
     return `${this.prefix}:inst:${id}`;
   }
+  /** Pattern of every key scoped to one installation (deleted with it). */
+  instPattern(id: string): string {
+    return `${this.inst(id)}:*`;
+  }
+
+  // ---- refresh locks (auth/token-manager.ts) ----------------------------------------------------------
+
+  refreshLock(id: string): string {
+    return `${this.inst(id)}:refresh-lock`;
+  }
+  /** Set for a while after a failed refresh, so callers fail fast instead of hammering the CRM. */
+  refreshCooldown(id: string): string {
+    return `${this.inst(id)}:refresh-cooldown`;
+  }
+
+  // ---- OAuth state (auth/oauth-state.ts) --------------------------------------------------------------
+
+  oauthState(nonce: string): string {
+    return `${this.prefix}:oauth-state:${nonce}`;
+  }
+
+  // ---- per-record link state (pipeline/link-index.ts) -------------------------------------------------
+
   /** Set of record ids linked to `slug` in one installation. */
   slugMembers(id: string, slug: string): string {
     return `${this.inst(id)}:slug:${slug}`;
@@ -48,21 +95,51 @@ export class Keys {
   writtenSeq(id: string): string {
     return `${this.inst(id)}:written-seq`;
   }
-  recordLock(id: string, recordId: string): string {
-    return `${this.inst(id)}:lock:${recordId}`;
-  }
-  runs(id: string): string {
-    return `${this.inst(id)}:runs`;
-  }
+  /** Hash with the change poll's cursor and the time of its first poll. */
   pollCursor(id: string): string {
     return `${this.inst(id)}:poll-cursor`;
-  }
-  crmGate(id: string): string {
-    return `${this.inst(id)}:gate`;
   }
   /** Set of installation ids that have at least one record linked to `slug` (fan-out of score.changed). */
   slugInstallations(slug: string): string {
     return `${this.prefix}:slug-installations:${slug}`;
+  }
+
+  // ---- record locks (pipeline/record-locks.ts) --------------------------------------------------------
+
+  recordLock(id: string, recordId: string): string {
+    return `${this.inst(id)}:lock:${recordId}`;
+  }
+
+  // ---- runs and sync history (pipeline/runs.ts) -------------------------------------------------------
+
+  /** List of an installation's recent run ids, newest first. */
+  runs(id: string): string {
+    return `${this.inst(id)}:runs`;
+  }
+  run(runId: string): string {
+    return `${this.prefix}:run:${runId}`;
+  }
+  runBatches(runId: string): string {
+    return `${this.prefix}:run:${runId}:batches`;
+  }
+  /** Pattern of every key of one run, its caches included. */
+  runPattern(runId: string): string {
+    return `${this.run(runId)}*`;
+  }
+
+  // ---- run caches and the report sequence (pipeline/report-reader.ts) ---------------------------------
+
+  runReport(runId: string, slug: string): string {
+    return `${this.prefix}:run:${runId}:report:${slug}`;
+  }
+  /** Held by the one worker filling a run's copy of a report. */
+  runReportFill(runId: string, slug: string): string {
+    return `${this.runReport(runId, slug)}:fill`;
+  }
+  /** A run's cached search results for query `q` (hashed: queries are free text of any length). */
+  runSearch(runId: string, q: string): string {
+    const qHash = createHash('sha256').update(q).digest('hex').slice(0, 24);
+    return `${this.prefix}:run:${runId}:search:${qHash}`;
   }
   reportSeq(): string {
     return `${this.prefix}:report-seq`;
@@ -71,25 +148,36 @@ export class Keys {
   slugChanges(): string {
     return `${this.prefix}:slug-changes`;
   }
+
+  // ---- rate gates (ratelimit/redis-gate.ts builds on these stems with gateKeys) -----------------------
+
+  crmGate(id: string): string {
+    return `${this.inst(id)}:gate`;
+  }
   reportsGate(keyIdentity: string): string {
     return `${this.prefix}:reports-gate:${keyIdentity}`;
   }
-  run(runId: string): string {
-    return `${this.prefix}:run:${runId}`;
-  }
-  runBatches(runId: string): string {
-    return `${this.prefix}:run:${runId}:batches`;
-  }
-  runReport(runId: string, slug: string): string {
-    return `${this.prefix}:run:${runId}:report:${slug}`;
-  }
-  runSearch(runId: string, qHash: string): string {
-    return `${this.prefix}:run:${runId}:search:${qHash}`;
-  }
+
+  // ---- events (webhooks/event-log.ts) -----------------------------------------------------------------
+
   events(): string {
     return `${this.prefix}:events`;
   }
   eventSeen(source: string, eventId: string): string {
     return `${this.prefix}:event-seen:${source}:${eventId}`;
   }
+
+  // ---- admin (admin/login-throttle.ts, admin/session-revocations.ts) ----------------------------------
+
+  adminLoginFailures(client: string): string {
+    return `${this.prefix}:admin:login-failures:${client}`;
+  }
+  adminRevokedSession(sessionId: string): string {
+    return `${this.prefix}:admin:revoked-session:${sessionId}`;
+  }
+}
+
+/** The two keys of one rate gate, from its stem (`Keys.crmGate`, `Keys.reportsGate`, or a test's own). */
+export function gateKeys(stem: string): { tat: string; pause: string } {
+  return { tat: `${stem}:tat`, pause: `${stem}:pause` };
 }

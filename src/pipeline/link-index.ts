@@ -1,14 +1,22 @@
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import { MATCH_STATUSES, type MatchStatus } from '../fields.js';
+import { parseStoredJson } from '../util/json.js';
 import type { Keys } from './keys.js';
 
 /**
  * What the connector remembers about each record besides the CRM itself: which slug it is linked to (and the
  * reverse, for fan-out), its match status and score (for the admin page without CRM calls), whether the
- * connector made the link itself, and the review candidates. Everything here can be rebuilt from the CRM by a
- * full sync: the record's `report_slug` is the source of truth.
+ * connector made the link itself, the review candidates and the ones a person rejected, the fingerprint the
+ * change poll compares (and where that poll stopped), and the report sequence last written. This module is the
+ * only one that reads or writes those keys. Everything here but the rejections can be rebuilt from the CRM by
+ * a full sync: the record's `report_slug` is the source of truth.
  */
+
+const matchStatusSchema = z.enum(MATCH_STATUSES);
+/** Stored as a JSON array `[name, domain, slug]`; the order is the stored format, kept as it was. */
+const storedFingerprintSchema = z.tuple([z.string(), z.string(), z.string()]);
+const rejectedSlugsSchema = z.array(z.string());
 
 export const reviewCandidateSchema = z.object({
   slug: z.string(),
@@ -41,7 +49,20 @@ export interface RecordState {
   unlinkedName: string | null;
   review: ReviewItem | null;
   /** name/domain/slug fingerprint for change polling. */
-  fingerprint: string;
+  fingerprint: Fingerprint;
+}
+
+/** What the change poll compares to tell a rename or a hand-set slug from the connector's own writes. */
+export interface Fingerprint {
+  name: string;
+  domain: string;
+  slug: string;
+}
+
+/** Where the change poll stopped; `since` is the time of the first poll (epoch ms). */
+export interface PollCursor {
+  cursor: string;
+  since: number;
 }
 
 export class LinkIndex {
@@ -76,7 +97,7 @@ export class LinkIndex {
       else tx.hdel(k.unlinked(installationId), s.recordId);
       if (s.review) tx.hset(k.review(installationId), s.recordId, JSON.stringify(s.review));
       else tx.hdel(k.review(installationId), s.recordId);
-      tx.hset(k.seen(installationId), s.recordId, s.fingerprint);
+      tx.hset(k.seen(installationId), s.recordId, storeFingerprint(s.fingerprint));
     });
     await tx.exec();
   }
@@ -114,8 +135,19 @@ export class LinkIndex {
     return (await this.redis.smembers(this.keys.slugInstallations(slug))).sort();
   }
 
+  /** Before an installation is removed: it no longer takes part in any slug's fan-out. */
+  async forgetInstallation(installationId: string): Promise<void> {
+    const slugs = new Set(await this.redis.hvals(this.keys.recordSlug(installationId)));
+    for (const slug of slugs) await this.redis.srem(this.keys.slugInstallations(slug), installationId);
+  }
+
   async autoLinkOf(installationId: string, recordId: string): Promise<string | null> {
     return this.redis.hget(this.keys.autoLinks(installationId), recordId);
+  }
+
+  /** The link is no longer the connector's own (a person set or confirmed it). */
+  async dropAutoLink(installationId: string, recordId: string): Promise<void> {
+    await this.redis.hdel(this.keys.autoLinks(installationId), recordId);
   }
 
   async autoLinksOf(installationId: string, recordIds: string[]): Promise<(string | null)[]> {
@@ -123,9 +155,40 @@ export class LinkIndex {
     return this.redis.hmget(this.keys.autoLinks(installationId), ...recordIds);
   }
 
-  async fingerprints(installationId: string, recordIds: string[]): Promise<(string | null)[]> {
+  /** Slugs a person rejected for this record: never offered again. */
+  async rejectedSlugs(installationId: string, recordId: string): Promise<Set<string>> {
+    const raw = await this.redis.hget(this.keys.rejected(installationId), recordId);
+    return new Set(parseStoredJson(rejectedSlugsSchema, raw) ?? []);
+  }
+
+  async addRejectedSlugs(installationId: string, recordId: string, slugs: string[]): Promise<void> {
+    const rejected = await this.rejectedSlugs(installationId, recordId);
+    for (const slug of slugs) rejected.add(slug);
+    await this.redis.hset(this.keys.rejected(installationId), recordId, JSON.stringify([...rejected]));
+  }
+
+  /** The fingerprint last seen per record; null when never seen. */
+  async fingerprints(installationId: string, recordIds: string[]): Promise<(Fingerprint | null)[]> {
     if (recordIds.length === 0) return [];
-    return this.redis.hmget(this.keys.seen(installationId), ...recordIds);
+    const raw = await this.redis.hmget(this.keys.seen(installationId), ...recordIds);
+    return raw.map((v) => {
+      const tuple = parseStoredJson(storedFingerprintSchema, v);
+      return tuple ? { name: tuple[0], domain: tuple[1], slug: tuple[2] } : null;
+    });
+  }
+
+  async pollCursor(installationId: string): Promise<PollCursor | null> {
+    const [cursor, since] = await this.redis.hmget(this.keys.pollCursor(installationId), 'cursor', 'since');
+    if (!cursor || !since || !Number.isFinite(Number(since))) return null;
+    return { cursor, since: Number(since) };
+  }
+
+  /** The time of the first poll, once set, stays. */
+  async setPollCursor(installationId: string, cursor: PollCursor): Promise<void> {
+    await this.redis.hset(this.keys.pollCursor(installationId), {
+      cursor: cursor.cursor,
+      since: String(cursor.since),
+    });
   }
 
   async unlinkedNames(installationId: string): Promise<Map<string, string>> {
@@ -135,23 +198,36 @@ export class LinkIndex {
   async reviewItems(installationId: string): Promise<ReviewItem[]> {
     const raw = await this.redis.hgetall(this.keys.review(installationId));
     return Object.values(raw)
-      .map((v) => reviewItemSchema.safeParse(JSON.parse(v)))
-      .filter((r) => r.success)
-      .map((r) => r.data)
+      .map((v) => parseStoredJson(reviewItemSchema, v))
+      .filter((r) => r !== null)
       .sort((a, b) => (a.name ?? '').localeCompare(b.name ?? ''));
   }
 
   async reviewItem(installationId: string, recordId: string): Promise<ReviewItem | null> {
-    const raw = await this.redis.hget(this.keys.review(installationId), recordId);
-    if (!raw) return null;
-    const parsed = reviewItemSchema.safeParse(JSON.parse(raw));
+    return parseStoredJson(
+      reviewItemSchema,
+      await this.redis.hget(this.keys.review(installationId), recordId),
+    );
+  }
+
+  async reviewCount(installationId: string): Promise<number> {
+    return this.redis.hlen(this.keys.review(installationId));
+  }
+
+  async statusOf(installationId: string, recordId: string): Promise<MatchStatus | null> {
+    const parsed = matchStatusSchema.safeParse(
+      await this.redis.hget(this.keys.recordStatus(installationId), recordId),
+    );
     return parsed.success ? parsed.data : null;
   }
 
   async coverage(installationId: string): Promise<Record<MatchStatus, number>> {
     const counts = Object.fromEntries(MATCH_STATUSES.map((s) => [s, 0])) as Record<MatchStatus, number>;
     const statuses = await this.redis.hvals(this.keys.recordStatus(installationId));
-    for (const s of statuses) if (s in counts) counts[s as MatchStatus] += 1;
+    for (const s of statuses) {
+      const parsed = matchStatusSchema.safeParse(s);
+      if (parsed.success) counts[parsed.data] += 1;
+    }
     return counts;
   }
 
@@ -181,10 +257,18 @@ export function fingerprintOf(record: {
   name: string | null;
   domain: string | null;
   fields: { slug?: unknown };
-}): string {
-  return JSON.stringify([
-    record.name ?? '',
-    record.domain ?? '',
-    typeof record.fields.slug === 'string' ? record.fields.slug : '',
-  ]);
+}): Fingerprint {
+  return {
+    name: record.name ?? '',
+    domain: record.domain ?? '',
+    slug: typeof record.fields.slug === 'string' ? record.fields.slug : '',
+  };
+}
+
+export function sameFingerprint(a: Fingerprint, b: Fingerprint): boolean {
+  return a.name === b.name && a.domain === b.domain && a.slug === b.slug;
+}
+
+function storeFingerprint(f: Fingerprint): string {
+  return JSON.stringify([f.name, f.domain, f.slug] satisfies z.infer<typeof storedFingerprintSchema>);
 }

@@ -13,7 +13,7 @@ import {
   enrichBatch,
 } from './enrich-batch.js';
 import type { Keys } from './keys.js';
-import { fingerprintOf, type LinkIndex } from './link-index.js';
+import { fingerprintOf, type LinkIndex, sameFingerprint } from './link-index.js';
 import type { MatchingStrategy } from './matching-strategy.js';
 import { jobIdPart, type Queues } from './queues.js';
 import { markSlugChanged } from './report-reader.js';
@@ -315,7 +315,7 @@ export class Pipeline {
         const ours = await this.deps.index.autoLinkOf(installationId, change.recordId);
         // Our own write of report_slug comes back as a change event: nothing to do.
         if (ours !== null && ours === change.slug) return;
-        await this.deps.redis.hdel(this.deps.keys.autoLinks(installationId), change.recordId);
+        await this.deps.index.dropAutoLink(installationId, change.recordId);
         await this.enrich(
           targets,
           single([change.recordId], { freshSlugs: change.slug ? [change.slug] : [] }),
@@ -340,16 +340,15 @@ export class Pipeline {
     const { installationId } = pollJobSchema.parse(job.data);
     const { connector } = await this.deps.runtime.open(installationId);
     if (!isPolled(connector)) return;
-    const cursorKey = this.deps.keys.pollCursor(installationId);
-    const [cursor, since] = await this.deps.redis.hmget(cursorKey, 'cursor', 'since');
-    const { records, cursor: next } = await connector.listChangedSince(cursor ?? null);
+    const previous = await this.deps.index.pollCursor(installationId);
+    const { records, cursor: next } = await connector.listChangedSince(previous?.cursor ?? null);
     // The first poll only sets the cursor: what exists already is the backfill's to process.
-    const firstPollAt = since ? Number(since) : Date.now();
-    if (cursor && records.length > 0) {
+    const firstPollAt = previous?.since ?? Date.now();
+    if (previous && records.length > 0) {
       const changes = await this.changesFromPoll(installationId, records, firstPollAt);
       await this.enqueueCrmChanges(installationId, changes);
     }
-    await this.deps.redis.hset(cursorKey, { cursor: next, since: String(firstPollAt) });
+    await this.deps.index.setPollCursor(installationId, { cursor: next, since: firstPollAt });
   }
 
   private async changesFromPoll(
@@ -371,13 +370,11 @@ export class Pipeline {
           changes.push({ kind: 'created', recordId: record.id });
         return;
       }
-      if (before === now) return; // our own write, or a field we do not watch
-      const [name, domain, slug] = JSON.parse(before) as [string, string, string];
-      const current = JSON.parse(now) as [string, string, string];
-      if (slug !== current[2])
-        changes.push({ kind: 'slugChanged', recordId: record.id, slug: current[2] || null });
-      else if (name !== current[0]) changes.push({ kind: 'renamed', recordId: record.id });
-      else if (domain !== current[1]) changes.push({ kind: 'domainChanged', recordId: record.id });
+      if (sameFingerprint(before, now)) return; // our own write, or a field we do not watch
+      if (before.slug !== now.slug)
+        changes.push({ kind: 'slugChanged', recordId: record.id, slug: now.slug || null });
+      else if (before.name !== now.name) changes.push({ kind: 'renamed', recordId: record.id });
+      else if (before.domain !== now.domain) changes.push({ kind: 'domainChanged', recordId: record.id });
     });
     return changes;
   }
@@ -393,19 +390,20 @@ export class Pipeline {
     decision: { action: 'link'; slug: string } | { action: 'reject' },
   ): Promise<void> {
     const { connector, client } = await this.deps.runtime.open(installationId, { urgent: true });
-    const k = this.deps.keys;
+    const { index } = this.deps;
     if (decision.action === 'reject') {
-      const item = await this.deps.index.reviewItem(installationId, recordId);
-      const before = await this.deps.redis.hget(k.rejected(installationId), recordId);
-      const rejected = new Set<string>(before ? (JSON.parse(before) as string[]) : []);
-      for (const c of item?.candidates ?? []) rejected.add(c.slug);
-      await this.deps.redis.hset(k.rejected(installationId), recordId, JSON.stringify([...rejected]));
+      const item = await index.reviewItem(installationId, recordId);
+      await index.addRejectedSlugs(
+        installationId,
+        recordId,
+        (item?.candidates ?? []).map((c) => c.slug),
+      );
     } else {
       // Refuses a slug with no published report before anything is written (ReportNotFoundError).
       await client.getReport(decision.slug);
       const [result] = await connector.writeCompanies([{ id: recordId, values: { slug: decision.slug } }]);
       if (result && !result.ok) throw new ReviewWriteError(result.error.message, result.error.code);
-      await this.deps.redis.hdel(k.autoLinks(installationId), recordId);
+      await index.dropAutoLink(installationId, recordId);
     }
     await this.enrich(
       { connector, client },

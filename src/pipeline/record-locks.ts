@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
+import type { Keys } from './keys.js';
 
 /**
  * All-or-nothing locks on a set of CRM records, so that a webhook-driven update and a backfill batch never
@@ -35,6 +36,21 @@ export class RecordLockTimeoutError extends Error {
 
 export interface HeldLocks {
   release(): Promise<void>;
+}
+
+/** Locks records of one installation (the pipeline's entry point; `lockRecords` takes the keys themselves). */
+export function lockInstallationRecords(
+  redis: Redis,
+  keys: Keys,
+  installationId: string,
+  recordIds: string[],
+  options: { ttlMs?: number; waitMs?: number } = {},
+): Promise<HeldLocks> {
+  return lockRecords(
+    redis,
+    recordIds.map((id) => keys.recordLock(installationId, id)),
+    options,
+  );
 }
 
 export async function lockRecords(

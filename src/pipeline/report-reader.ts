@@ -3,14 +3,16 @@ import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import type { ReportClient } from '../reports/client.js';
 import { ReportNotFoundError } from '../reports/errors.js';
-import { type Report, reportSchema } from '../reports/schemas.js';
+import { type Report, reportSchema, type SearchHit, searchHitSchema } from '../reports/schemas.js';
+import { parseStoredJson } from '../util/json.js';
 import type { Keys } from './keys.js';
 
 /**
  * Reads reports for the pipeline. Within one run a slug is read once, however many records and workers want
  * it (a Redis entry per run, with a short fill lock so two workers do not both fetch). Every read carries a
  * sequence number from one Redis counter, taken before the request: a write made from an older read never
- * overwrites a write made from a newer one (see record-writer.ts).
+ * overwrites a write made from a newer one (enrich-batch.ts compares them). Search results are kept per run
+ * the same way: many records with one name cost one search.
  */
 
 export type ReadReport =
@@ -21,6 +23,8 @@ const cachedSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('report'), report: z.unknown(), seq: z.number() }),
   z.object({ kind: z.literal('not_published'), seq: z.number() }),
 ]);
+
+const searchHitsSchema = z.array(searchHitSchema);
 
 const RUN_CACHE_TTL_SECONDS = 24 * 3600;
 const FILL_LOCK_MS = 15_000;
@@ -43,11 +47,11 @@ export class ReportReader {
   async read(slug: string, runId: string | null, options: { fresh?: boolean } = {}): Promise<ReadReport> {
     if (runId === null) return this.fetch(slug);
     const key = this.keys.runReport(runId, slug);
+    const lockKey = this.keys.runReportFill(runId, slug);
     if (!options.fresh) {
       const cached = await this.cached(key);
       // A run's copy older than the service's last change event is stale: it is read again and replaced.
       if (cached && cached.seq > (await slugChangeSeq(this.redis, this.keys, slug))) return cached;
-      const lockKey = `${key}:fill`;
       if (!cached && (await this.redis.set(lockKey, '1', 'PX', FILL_LOCK_MS, 'NX')) !== 'OK') {
         const filled = await this.waitForFill(key, lockKey);
         if (filled) return filled;
@@ -58,8 +62,20 @@ export class ReportReader {
       await this.redis.set(key, JSON.stringify(result), 'EX', RUN_CACHE_TTL_SECONDS);
       return result;
     } finally {
-      await this.redis.del(`${key}:fill`);
+      await this.redis.del(lockKey);
     }
+  }
+
+  /** One search per distinct query per run; a null run searches every time. */
+  async search(q: string, limit: number, runId: string | null): Promise<SearchHit[]> {
+    const key = runId === null ? null : this.keys.runSearch(runId, q);
+    if (key) {
+      const cached = parseStoredJson(searchHitsSchema, await this.redis.get(key));
+      if (cached) return cached;
+    }
+    const { hits } = await this.client.search({ q, limit });
+    if (key) await this.redis.set(key, JSON.stringify(hits), 'EX', RUN_CACHE_TTL_SECONDS);
+    return hits;
   }
 
   /** Search results that are whole reports count as reads of those reports for this run. */
@@ -87,13 +103,11 @@ export class ReportReader {
   }
 
   private async cached(key: string): Promise<ReadReport | null> {
-    const raw = await this.redis.get(key);
-    if (!raw) return null;
-    const parsed = cachedSchema.safeParse(JSON.parse(raw));
-    if (!parsed.success) return null;
-    if (parsed.data.kind === 'not_published') return parsed.data;
-    const report = reportSchema.safeParse(parsed.data.report);
-    return report.success ? { kind: 'report', report: report.data, seq: parsed.data.seq } : null;
+    const parsed = parseStoredJson(cachedSchema, await this.redis.get(key));
+    if (!parsed) return null;
+    if (parsed.kind === 'not_published') return parsed;
+    const report = reportSchema.safeParse(parsed.report);
+    return report.success ? { kind: 'report', report: report.data, seq: parsed.seq } : null;
   }
 
   private async waitForFill(key: string, lockKey: string): Promise<ReadReport | null> {

@@ -2,6 +2,8 @@ import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import { MATCH_STATUSES } from '../fields.js';
+import { deleteByPattern } from '../redis.js';
+import { parseStoredJson } from '../util/json.js';
 import type { Keys } from './keys.js';
 
 /**
@@ -48,11 +50,27 @@ export function emptyBatchResult(): BatchResult {
   };
 }
 
+export const RUN_STATES = ['listing', 'processing', 'done', 'stopped'] as const;
+export type RunState = (typeof RUN_STATES)[number];
+
+/** The run hash as stored; fields written later (batchesTotal, finishedAt, ...) are absent until then. */
+const runHashSchema = z.object({
+  id: z.string(),
+  installationId: z.string().default(''),
+  kind: z.enum(RUN_KINDS).catch('full'),
+  state: z.enum(RUN_STATES).catch('listing'),
+  startedAt: z.string().default(''),
+  finishedAt: z.string().optional(),
+  stoppedReason: z.string().optional(),
+  recordsListed: z.coerce.number().catch(0),
+  batchesTotal: z.coerce.number().optional(),
+});
+
 export interface RunSummary {
   id: string;
   installationId: string;
   kind: RunKind;
-  state: 'listing' | 'processing' | 'done' | 'stopped';
+  state: RunState;
   startedAt: string;
   finishedAt: string | null;
   stoppedReason: string | null;
@@ -125,38 +143,46 @@ export class SyncRuns {
   }
 
   async get(runId: string): Promise<RunSummary | null> {
-    const h = await this.redis.hgetall(this.keys.run(runId));
-    if (!h.id) return null;
+    const stored = runHashSchema.safeParse(await this.redis.hgetall(this.keys.run(runId)));
+    if (!stored.success) return null;
+    const h = stored.data;
     const batches = await this.redis.hvals(this.keys.runBatches(runId));
     const totals = emptyBatchResult();
     const errors: RecordFailure[] = [];
     for (const raw of batches) {
-      const b = batchResultSchema.safeParse(JSON.parse(raw));
-      if (!b.success) continue;
-      totals.records += b.data.records;
-      totals.linked += b.data.linked;
-      totals.written += b.data.written;
-      totals.unchanged += b.data.unchanged;
-      totals.skipped += b.data.skipped;
-      totals.failed += b.data.failed;
-      for (const s of MATCH_STATUSES) totals.statuses[s] += b.data.statuses[s];
-      if (errors.length < 200) errors.push(...b.data.errors.slice(0, 200 - errors.length));
+      const b = parseStoredJson(batchResultSchema, raw);
+      if (b === null) continue;
+      totals.records += b.records;
+      totals.linked += b.linked;
+      totals.written += b.written;
+      totals.unchanged += b.unchanged;
+      totals.skipped += b.skipped;
+      totals.failed += b.failed;
+      for (const s of MATCH_STATUSES) totals.statuses[s] += b.statuses[s];
+      if (errors.length < 200) errors.push(...b.errors.slice(0, 200 - errors.length));
     }
     const { errors: _ignored, ...sums } = totals;
     return {
       id: h.id,
-      installationId: h.installationId ?? '',
-      kind: (RUN_KINDS as readonly string[]).includes(h.kind ?? '') ? (h.kind as RunKind) : 'full',
-      state: (h.state as RunSummary['state']) ?? 'listing',
-      startedAt: h.startedAt ?? '',
+      installationId: h.installationId,
+      kind: h.kind,
+      state: h.state,
+      startedAt: h.startedAt,
       finishedAt: h.finishedAt ?? null,
       stoppedReason: h.stoppedReason ?? null,
-      recordsListed: Number(h.recordsListed ?? 0),
-      batchesTotal: h.batchesTotal === undefined ? null : Number(h.batchesTotal),
+      recordsListed: h.recordsListed,
+      batchesTotal: h.batchesTotal ?? null,
       batchesDone: batches.length,
       totals: sums,
       errors,
     };
+  }
+
+  /** Deletes an installation's whole sync history (the list itself goes with the installation's keys). */
+  async removeAll(installationId: string): Promise<void> {
+    for (const runId of await this.redis.lrange(this.keys.runs(installationId), 0, -1)) {
+      await deleteByPattern(this.redis, this.keys.runPattern(runId));
+    }
   }
 
   async recent(installationId: string, count = 10): Promise<RunSummary[]> {

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import type { RequestGate } from '../crm/request-gate.js';
+import { gateKeys } from '../pipeline/keys.js';
 
 /**
  * A rate gate for one upstream identity, shared by every process through Redis. It uses GCRA (one key holding
@@ -55,6 +56,7 @@ export class GateTimeoutError extends Error {
 
 export class RedisRateGate implements RequestGate {
   private readonly interval: number;
+  private readonly keys: { tat: string; pause: string };
 
   constructor(
     private readonly redis: Redis,
@@ -63,6 +65,7 @@ export class RedisRateGate implements RequestGate {
     private readonly options: RateGateOptions,
   ) {
     this.interval = Math.max(1, Math.floor(options.windowMs / options.max));
+    this.keys = gateKeys(identity);
   }
 
   async acquire(): Promise<void> {
@@ -72,8 +75,8 @@ export class RedisRateGate implements RequestGate {
         await this.redis.eval(
           ACQUIRE,
           2,
-          `${this.identity}:tat`,
-          `${this.identity}:pause`,
+          this.keys.tat,
+          this.keys.pause,
           this.interval,
           this.options.windowMs,
         ),
@@ -92,7 +95,7 @@ export class RedisRateGate implements RequestGate {
 
   async pause(ms: number): Promise<void> {
     if (ms <= 0) return;
-    await this.redis.eval(PAUSE, 1, `${this.identity}:pause`, Math.ceil(ms));
+    await this.redis.eval(PAUSE, 1, this.keys.pause, Math.ceil(ms));
   }
 }
 

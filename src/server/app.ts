@@ -64,8 +64,6 @@ export function createServerApp(ctx: AppContext, options: ServerOptions = {}): E
 
   app.use(
     createReportWebhookRouter({
-      redis: ctx.redis,
-      keys: ctx.keys,
       events: ctx.events,
       scheme: config.reports.webhookScheme,
       secrets: config.reports.webhookSecrets,

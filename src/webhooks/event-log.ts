@@ -1,8 +1,12 @@
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import type { Keys } from '../pipeline/keys.js';
+import { parseStoredJson } from '../util/json.js';
 
-/** The recent inbound events the admin page shows, newest first, capped. */
+/**
+ * Inbound events: the recent ones the admin page shows (newest first, capped), and which event ids were
+ * already received (so a redelivered event is acknowledged without being processed twice).
+ */
 
 export const eventLogEntrySchema = z.object({
   id: z.string(),
@@ -16,6 +20,9 @@ export const eventLogEntrySchema = z.object({
 export type EventLogEntry = z.infer<typeof eventLogEntrySchema>;
 
 export const EVENT_LOG_SIZE = 500;
+/** Kept for the redelivery window and more. */
+export const DEDUP_TTL_SECONDS = 48 * 3600;
+export type EventSource = EventLogEntry['source'];
 
 export class EventLog {
   constructor(
@@ -34,8 +41,16 @@ export class EventLog {
   async recent(count = 50): Promise<EventLogEntry[]> {
     const raw = await this.redis.lrange(this.keys.events(), 0, count - 1);
     return raw.flatMap((r) => {
-      const parsed = eventLogEntrySchema.safeParse(JSON.parse(r));
-      return parsed.success ? [parsed.data] : [];
+      const parsed = parseStoredJson(eventLogEntrySchema, r);
+      return parsed ? [parsed] : [];
     });
+  }
+
+  async wasReceived(source: EventSource, eventId: string): Promise<boolean> {
+    return (await this.redis.exists(this.keys.eventSeen(source, eventId))) === 1;
+  }
+
+  async markReceived(source: EventSource, eventId: string): Promise<void> {
+    await this.redis.set(this.keys.eventSeen(source, eventId), '1', 'EX', DEDUP_TTL_SECONDS);
   }
 }

@@ -1,9 +1,7 @@
 import express, { type NextFunction, type Request, type Response, Router } from 'express';
-import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import type { Metrics } from '../metrics.js';
-import type { Keys } from '../pipeline/keys.js';
 import type { EventLog } from './event-log.js';
 import { verifyHex, verifyStandard, WebhookSignatureError } from './report-signature.js';
 
@@ -14,8 +12,6 @@ import { verifyHex, verifyStandard, WebhookSignatureError } from './report-signa
  */
 
 export const MAX_WEBHOOK_BYTES = 1024 * 1024;
-/** Kept for the redelivery window and more. */
-export const DEDUP_TTL_SECONDS = 48 * 3600;
 /** Event kinds that make the connector do work; every other kind is recorded and acknowledged. */
 export const ACTIONABLE_EVENTS = ['score.changed', 'report.completed'] as const;
 
@@ -27,14 +23,20 @@ export const reportEventSchema = z.looseObject({
 });
 export type ReportEvent = z.infer<typeof reportEventSchema>;
 
+/** What the route hands on: verified, deduplicated, actionable. */
+export interface VerifiedReportEvent {
+  id: string;
+  type: (typeof ACTIONABLE_EVENTS)[number];
+  slug: string;
+}
+
 export interface ReportWebhookDeps {
-  redis: Redis;
-  keys: Keys;
   events: EventLog;
   scheme: 'standard' | 'hex';
   secrets: string[];
   hexHeader: string;
-  enqueue: (event: { id: string; type: string; slug: string }) => Promise<void>;
+  /** Pipeline.enqueueReportEvent, which queues the `report-event` job (pipeline/jobs.ts). */
+  enqueue: (event: VerifiedReportEvent) => Promise<void>;
   logger: Logger;
   metrics?: Metrics;
 }
@@ -110,17 +112,16 @@ export function createReportWebhookRouter(deps: ReportWebhookDeps): Router {
       }
       const id = eventId ?? event.id;
       const slug = event.data?.slug;
-      const actionable = (ACTIONABLE_EVENTS as readonly string[]).includes(event.type);
+      const actionable = ACTIONABLE_EVENTS.find((t) => t === event.type);
       if (!id) return done(res, started, 'malformed', 400, { error: 'event has no id' });
       if (actionable && !slug)
         return done(res, started, 'malformed', 400, { error: `${event.type} event has no data.slug` });
 
       try {
-        const seenKey = deps.keys.eventSeen('reports', id);
-        if (await deps.redis.exists(seenKey))
+        if (await deps.events.wasReceived('reports', id))
           return done(res, started, 'duplicate', 200, { received: true, duplicate: true });
-        if (actionable && slug) await deps.enqueue({ id, type: event.type, slug });
-        await deps.redis.set(seenKey, '1', 'EX', DEDUP_TTL_SECONDS);
+        if (actionable && slug) await deps.enqueue({ id, type: actionable, slug });
+        await deps.events.markReceived('reports', id);
         await deps.events.add({
           id,
           source: 'reports',
