@@ -1,6 +1,5 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { z } from 'zod';
 import type { CompanyRecord, CrmConnector, RecordUpdate } from '../crm/connector.js';
 import type { MatchStatus } from '../fields.js';
 import type { Metrics } from '../metrics.js';
@@ -13,6 +12,7 @@ import {
   ReportUnexpectedStatusError,
 } from '../reports/errors.js';
 import { reportSchema, type SearchHit } from '../reports/schemas.js';
+import type { BatchJob } from './jobs.js';
 import type { Keys } from './keys.js';
 import { fingerprintOf, type LinkIndex, type RecordState, type ReviewItem } from './link-index.js';
 import { changedValues, clearedValues, type DesiredValues, valuesForReport } from './mapping.js';
@@ -27,25 +27,6 @@ import { type BatchResult, emptyBatchResult, MAX_ERRORS_PER_BATCH } from './runs
  * happened. Running it twice leaves the same end state: every decision is recomputed from the CRM and the
  * report service, and a write made from an older report read never lands after one made from a newer read.
  */
-
-export const batchJobSchema = z.object({
-  installationId: z.string(),
-  runId: z.string().nullable(),
-  batchId: z.string(),
-  /**
-   * `reconcile` re-reads linked reports only; `incremental` also matches records never matched before;
-   * `full` matches every unlinked record again, including those left `no_match` or `needs_review`.
-   */
-  mode: z.enum(['full', 'incremental', 'reconcile']),
-  recordIds: z.array(z.string()),
-  /** The records as listed moments ago; saves a batch read. Absent for event-driven batches. */
-  records: z.array(z.custom<CompanyRecord>()).optional(),
-  /** Slugs to read afresh even inside a run (a webhook said they changed). */
-  freshSlugs: z.array(z.string()).optional(),
-  /** Records whose own auto link should be decided again (renamed). */
-  rematch: z.array(z.string()).optional(),
-});
-export type BatchJob = z.infer<typeof batchJobSchema>;
 
 export interface BatchDeps {
   redis: Redis;

@@ -1,17 +1,20 @@
-import type { Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { z } from 'zod';
 import type { ChangedRecord, CrmChange } from '../crm/connector.js';
 import type { InstallationStore } from '../installations/store.js';
 import type { Metrics } from '../metrics.js';
-import {
-  type BatchJob,
-  type BatchOutcome,
-  type BatchTargets,
-  batchJobSchema,
-  enrichBatch,
-} from './enrich-batch.js';
+import type { VerifiedReportEvent } from '../webhooks/report-route.js';
+import { type BatchOutcome, type BatchTargets, enrichBatch } from './enrich-batch.js';
+import type {
+  BatchJob,
+  CrmChangeJob,
+  ListJob,
+  PollJob,
+  ReportCompletedJob,
+  ReportEventJob,
+  RunningJob,
+  SlugUpdateJob,
+} from './jobs.js';
 import type { Keys } from './keys.js';
 import { fingerprintOf, type LinkIndex, sameFingerprint } from './link-index.js';
 import type { MatchingStrategy } from './matching-strategy.js';
@@ -30,26 +33,6 @@ export const MAX_OUTSTANDING_BATCHES = 8;
 /** Events for one slug inside this window become one read and one write per record. */
 export const COALESCE_MS = 300;
 
-export const listJobSchema = z.object({
-  installationId: z.string(),
-  runId: z.string(),
-  mode: z.enum(['full', 'incremental', 'reconcile']),
-  cursor: z.string().nullable(),
-  page: z.number(),
-  batches: z.number(),
-});
-export type ListJob = z.infer<typeof listJobSchema>;
-
-export const reportEventJobSchema = z.object({
-  eventId: z.string(),
-  type: z.string(),
-  slug: z.string(),
-});
-export const slugUpdateJobSchema = z.object({ installationId: z.string(), slug: z.string() });
-export const crmChangeJobSchema = z.object({ installationId: z.string(), change: z.custom<CrmChange>() });
-export const reportCompletedJobSchema = z.object({ installationId: z.string(), slug: z.string() });
-export const pollJobSchema = z.object({ installationId: z.string() });
-
 export interface PipelineDeps {
   redis: Redis;
   keys: Keys;
@@ -64,10 +47,11 @@ export interface PipelineDeps {
 }
 
 /** Returned by a step that wants to run again later without counting as a failed attempt. */
-export class Reschedule {
+export class Reschedule<D = unknown> {
   constructor(
     readonly delayMs: number,
-    readonly data?: unknown,
+    /** The payload the job resumes with. */
+    readonly data?: D,
   ) {}
 }
 
@@ -87,13 +71,14 @@ export class Pipeline {
       page: 0,
       batches: 0,
     };
-    await this.deps.queues.backfill.add('list', data, { jobId: `list-${jobIdPart(runId)}` });
+    await this.deps.queues.add('backfill', 'list', data, { jobId: `list-${jobIdPart(runId)}` });
     return runId;
   }
 
   /** A verified report-service event, already deduplicated by the webhook route. */
-  async enqueueReportEvent(event: { id: string; type: string; slug: string }): Promise<void> {
-    await this.deps.queues.realtime.add(
+  async enqueueReportEvent(event: VerifiedReportEvent): Promise<void> {
+    await this.deps.queues.add(
+      'realtime',
       'report-event',
       { eventId: event.id, type: event.type, slug: event.slug },
       { jobId: `evt-${jobIdPart(event.id)}` },
@@ -102,9 +87,10 @@ export class Pipeline {
 
   async enqueueCrmChanges(installationId: string, changes: CrmChange[]): Promise<void> {
     if (changes.length === 0) return;
-    await this.deps.queues.realtime.addBulk(
+    await this.deps.queues.addBulk(
+      'realtime',
+      'crm-change',
       changes.map((change) => ({
-        name: 'crm-change',
         data: { installationId, change },
         opts: {
           delay: COALESCE_MS,
@@ -126,7 +112,8 @@ export class Pipeline {
   }
 
   private async enqueueSlugUpdate(installationId: string, slug: string): Promise<void> {
-    await this.deps.queues.realtime.add(
+    await this.deps.queues.add(
+      'realtime',
       'slug-update',
       { installationId, slug },
       {
@@ -141,14 +128,14 @@ export class Pipeline {
     job: BatchJob,
     opts: { jobId?: string; delay?: number } = {},
   ): Promise<void> {
-    await this.deps.queues[queue].add('batch', job, opts);
+    await this.deps.queues.add(queue, 'batch', job, opts);
   }
 
   // ---- steps ------------------------------------------------------------------------------------------
 
   /** Lists one page at a time and turns it into batch jobs, keeping a bounded number outstanding. */
-  async list(job: Job): Promise<Reschedule | undefined> {
-    let data = listJobSchema.parse(job.data);
+  async list(start: ListJob, job: RunningJob<ListJob>): Promise<Reschedule<ListJob> | undefined> {
+    let data = start;
     const { connector } = await this.deps.runtime.open(data.installationId);
     for (;;) {
       const outstanding = data.batches - (await this.deps.runs.batchesDone(data.runId));
@@ -190,8 +177,7 @@ export class Pipeline {
     }
   }
 
-  async batch(job: Job): Promise<void> {
-    const data = batchJobSchema.parse(job.data);
+  async batch(data: BatchJob): Promise<void> {
     // Batches without a run come from events (retries of webhook work, report.completed): urgent.
     const { connector, client } = await this.deps.runtime.open(data.installationId, {
       urgent: data.runId === null,
@@ -217,8 +203,7 @@ export class Pipeline {
   }
 
   /** A report-service event: fan out to every installation that has the slug. */
-  async reportEvent(job: Job): Promise<void> {
-    const data = reportEventJobSchema.parse(job.data);
+  async reportEvent(data: ReportEventJob): Promise<void> {
     if (data.type === 'score.changed') {
       // Before the fan-out: a batch that read this report earlier and links a record after the fan-out
       // looked at the index sees the mark and asks for this update again (see BatchOutcome.staleSlugs).
@@ -229,7 +214,8 @@ export class Pipeline {
     } else if (data.type === 'report.completed') {
       for (const installation of await this.deps.installations.list()) {
         if (installation.status !== 'connected') continue;
-        await this.deps.queues.realtime.add(
+        await this.deps.queues.add(
+          'realtime',
           'report-completed',
           { installationId: installation.id, slug: data.slug },
           { deduplication: { id: `done-${jobIdPart(installation.id)}-${jobIdPart(data.slug)}` } },
@@ -239,13 +225,12 @@ export class Pipeline {
   }
 
   /** Re-reads one report and updates every record linked to it in one installation. */
-  async slugUpdate(job: Job): Promise<void> {
-    const data = slugUpdateJobSchema.parse(job.data);
+  async slugUpdate(data: SlugUpdateJob, job: RunningJob<SlugUpdateJob>): Promise<void> {
     const recordIds = await this.deps.index.recordsForSlug(data.installationId, data.slug);
     if (recordIds.length === 0) return;
     const { connector, client } = await this.deps.runtime.open(data.installationId, { urgent: true });
     // One fresh read for the whole job, shared by its chunks through a job-scoped run cache.
-    const runId = `ev-${job.id ?? 'x'}-${job.attemptsStarted}`;
+    const runId = `ev-${job.id}-${job.attemptsStarted}`;
     for (const [i, ids] of chunk(recordIds, connector.limits.writeBatchSize).entries()) {
       await this.enrich(
         { connector, client },
@@ -262,8 +247,7 @@ export class Pipeline {
   }
 
   /** A newly published report may resolve records that had no match or were waiting for review. */
-  async reportCompleted(job: Job): Promise<void> {
-    const data = reportCompletedJobSchema.parse(job.data);
+  async reportCompleted(data: ReportCompletedJob): Promise<void> {
     const { client } = await this.deps.runtime.open(data.installationId);
     let reportName: string;
     try {
@@ -290,8 +274,7 @@ export class Pipeline {
     }
   }
 
-  async crmChange(job: Job): Promise<void> {
-    const { installationId, change } = crmChangeJobSchema.parse(job.data);
+  async crmChange({ installationId, change }: CrmChangeJob): Promise<void> {
     const single = (recordIds: string[], extra: Partial<BatchJob> = {}): BatchJob => ({
       installationId,
       runId: null,
@@ -336,8 +319,7 @@ export class Pipeline {
   }
 
   /** The Salesforce change poll: compares what changed with what was last seen. */
-  async poll(job: Job): Promise<void> {
-    const { installationId } = pollJobSchema.parse(job.data);
+  async poll({ installationId }: PollJob): Promise<void> {
     const { connector } = await this.deps.runtime.open(installationId);
     if (!isPolled(connector)) return;
     const previous = await this.deps.index.pollCursor(installationId);
@@ -420,20 +402,12 @@ export class Pipeline {
 
   /** Change polling for CRMs without webhooks (Salesforce), every `everyMs`. */
   async schedulePoll(installationId: string, everyMs: number): Promise<void> {
-    await this.deps.queues.schedule.upsertJobScheduler(
-      `poll-${jobIdPart(installationId)}`,
-      { every: everyMs },
-      { name: 'poll', data: { installationId } },
-    );
+    await this.deps.queues.every(`poll-${jobIdPart(installationId)}`, everyMs, 'poll', { installationId });
   }
 
   /** The reconcile sweep, every `everyMs` (RECONCILE_HOURS). */
   async scheduleReconcile(everyMs: number): Promise<void> {
-    await this.deps.queues.schedule.upsertJobScheduler(
-      'reconcile',
-      { every: everyMs },
-      { name: 'reconcile', data: {} },
-    );
+    await this.deps.queues.every('reconcile', everyMs, 'reconcile', {});
   }
 
   /** Stops an installation's scheduled work and open runs; queued jobs then stop on their own. */
@@ -441,7 +415,7 @@ export class Pipeline {
     installationId: string,
     reason = 'the installation was disconnected',
   ): Promise<void> {
-    await this.deps.queues.schedule.removeJobScheduler(`poll-${jobIdPart(installationId)}`);
+    await this.deps.queues.stopSchedule(`poll-${jobIdPart(installationId)}`);
     for (const run of await this.deps.runs.recent(installationId, 50)) {
       if (run.state === 'listing' || run.state === 'processing') await this.deps.runs.stop(run.id, reason);
     }

@@ -1,5 +1,6 @@
 import { type JobsOptions, Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
+import type { JobData, JobName, JobQueue, JobToAdd } from './jobs.js';
 
 /**
  * Three queues so that bulk work never holds back urgent work: `backfill` (listing pages and their batches),
@@ -30,6 +31,34 @@ export class Queues {
     this.backfill = new Queue('backfill', opts);
     this.realtime = new Queue('realtime', opts);
     this.schedule = new Queue('schedule', opts);
+  }
+
+  /** Adds job `name` (pipeline/jobs.ts) to one of the queues it runs on. */
+  async add<N extends JobName>(
+    queue: JobQueue<N>,
+    name: N,
+    data: JobData<N>,
+    opts?: JobsOptions,
+  ): Promise<void> {
+    await this[queue].add(name, data, opts);
+  }
+
+  async addBulk<N extends JobName>(queue: JobQueue<N>, name: N, jobs: JobToAdd<N>[]): Promise<void> {
+    await this[queue].addBulk(jobs.map((j) => ({ name, data: j.data, ...(j.opts ? { opts: j.opts } : {}) })));
+  }
+
+  /** Runs job `name` every `everyMs` on the schedule queue; one scheduler per id. */
+  async every<N extends 'poll' | 'reconcile'>(
+    schedulerId: string,
+    everyMs: number,
+    name: N,
+    data: JobData<N>,
+  ): Promise<void> {
+    await this.schedule.upsertJobScheduler(schedulerId, { every: everyMs }, { name, data });
+  }
+
+  async stopSchedule(schedulerId: string): Promise<void> {
+    await this.schedule.removeJobScheduler(schedulerId);
   }
 
   all(): Queue[] {

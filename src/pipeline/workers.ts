@@ -1,5 +1,6 @@
 import { DelayedError, type Job, UnrecoverableError, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
+import { z } from 'zod';
 import { CrmError, CrmQuotaPausedError, CrmRateLimitedError } from '../crm/errors.js';
 import { GateTimeoutError } from '../ratelimit/redis-gate.js';
 import {
@@ -9,6 +10,7 @@ import {
   ReportUnauthorizedError,
 } from '../reports/errors.js';
 import { InstallationNotFoundError, InstallationStoppedError, NoReportKeyError } from './errors.js';
+import { isJobName, type JobData, type JobName, parseJobData, type RunningJob } from './jobs.js';
 import { type Pipeline, Reschedule } from './pipeline.js';
 import { RecordLockTimeoutError } from './record-locks.js';
 
@@ -21,6 +23,30 @@ import { RecordLockTimeoutError } from './record-locks.js';
  * - everything else is transient and retried with backoff (queues.ts).
  */
 
+/** Each job of the table (jobs.ts) and the pipeline step that runs it, with its parsed payload. */
+type Handlers = {
+  [N in JobName]: (data: JobData<N>, job: RunningJob<JobData<N>>) => Promise<unknown>;
+};
+
+function handlersOf(p: Pipeline): Handlers {
+  return {
+    list: (data, job) => p.list(data, job),
+    batch: (data) => p.batch(data),
+    'report-event': (data) => p.reportEvent(data),
+    'slug-update': (data, job) => p.slugUpdate(data, job),
+    'report-completed': (data) => p.reportCompleted(data),
+    'crm-change': (data) => p.crmChange(data),
+    poll: (data) => p.poll(data),
+    reconcile: () => p.reconcileAll(),
+  };
+}
+
+/** What a failed job's payload says about whom to stop, whatever its job; read without trusting its shape. */
+const stopScopeSchema = z.object({
+  installationId: z.string().optional().catch(undefined),
+  runId: z.string().nullish().catch(undefined),
+});
+
 export interface WorkerOptions {
   connection: Redis;
   prefix: string;
@@ -29,11 +55,13 @@ export interface WorkerOptions {
 
 export class PipelineWorkers {
   readonly workers: Worker[];
+  private readonly handlers: Handlers;
 
   constructor(
     private readonly pipeline: Pipeline,
     options: WorkerOptions,
   ) {
+    this.handlers = handlersOf(pipeline);
     const common = {
       connection: options.connection,
       prefix: options.prefix,
@@ -93,27 +121,22 @@ export class PipelineWorkers {
   }
 
   private dispatch(job: Job): Promise<unknown> {
-    const p = this.pipeline;
-    switch (job.name) {
-      case 'list':
-        return p.list(job);
-      case 'batch':
-        return p.batch(job);
-      case 'report-event':
-        return p.reportEvent(job);
-      case 'slug-update':
-        return p.slugUpdate(job);
-      case 'report-completed':
-        return p.reportCompleted(job);
-      case 'crm-change':
-        return p.crmChange(job);
-      case 'poll':
-        return p.poll(job);
-      case 'reconcile':
-        return p.reconcileAll();
-      default:
-        throw new UnrecoverableError(`unknown job ${job.name}`);
-    }
+    const { name } = job;
+    if (!isJobName(name)) throw new UnrecoverableError(`unknown job ${name}`);
+    return this.runHandler(name, job);
+  }
+
+  /** A payload of the wrong shape throws (a ZodError) and is retried like any transient failure. */
+  private runHandler<N extends JobName>(name: N, job: Job): Promise<unknown> {
+    const data = parseJobData(name, job.data);
+    const running: RunningJob<JobData<N>> = {
+      id: job.id ?? 'x',
+      attemptsStarted: job.attemptsStarted,
+      updateData: async (next) => {
+        await job.updateData(next);
+      },
+    };
+    return this.handlers[name](data, running);
   }
 
   private async classify(job: Job, token: string | undefined, err: unknown): Promise<unknown> {
@@ -123,13 +146,14 @@ export class PipelineWorkers {
       await job.moveToDelayed(Date.now() + delay, token);
       return new DelayedError();
     }
-    const installationId = typeof job.data?.installationId === 'string' ? job.data.installationId : null;
+    const scope = stopScopeSchema.safeParse(job.data);
+    const { installationId, runId } = scope.success ? scope.data : {};
     const stop = stopReason(err);
     if (stop !== null) {
       if (installationId) {
         const { installations, runs } = this.pipeline.deps;
         if (stop.status) await installations.setStatus(installationId, stop.status, stop.reason);
-        if (typeof job.data?.runId === 'string') await runs.stop(job.data.runId, stop.reason);
+        if (runId) await runs.stop(runId, stop.reason);
       }
       return new UnrecoverableError(stop.reason);
     }

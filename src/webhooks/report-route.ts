@@ -2,6 +2,7 @@ import express, { type NextFunction, type Request, type Response, Router } from 
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import type { Metrics } from '../metrics.js';
+import { ACTIONABLE_REPORT_EVENTS } from '../pipeline/jobs.js';
 import type { EventLog } from './event-log.js';
 import { verifyHex, verifyStandard, WebhookSignatureError } from './report-signature.js';
 
@@ -12,8 +13,6 @@ import { verifyHex, verifyStandard, WebhookSignatureError } from './report-signa
  */
 
 export const MAX_WEBHOOK_BYTES = 1024 * 1024;
-/** Event kinds that make the connector do work; every other kind is recorded and acknowledged. */
-export const ACTIONABLE_EVENTS = ['score.changed', 'report.completed'] as const;
 
 export const reportEventSchema = z.looseObject({
   id: z.string().min(1).max(256).optional(),
@@ -23,10 +22,10 @@ export const reportEventSchema = z.looseObject({
 });
 export type ReportEvent = z.infer<typeof reportEventSchema>;
 
-/** What the route hands on: verified, deduplicated, actionable. */
+/** What the route hands on: verified, deduplicated, of a kind that makes the connector do work. */
 export interface VerifiedReportEvent {
   id: string;
-  type: (typeof ACTIONABLE_EVENTS)[number];
+  type: (typeof ACTIONABLE_REPORT_EVENTS)[number];
   slug: string;
 }
 
@@ -112,7 +111,7 @@ export function createReportWebhookRouter(deps: ReportWebhookDeps): Router {
       }
       const id = eventId ?? event.id;
       const slug = event.data?.slug;
-      const actionable = ACTIONABLE_EVENTS.find((t) => t === event.type);
+      const actionable = ACTIONABLE_REPORT_EVENTS.find((t) => t === event.type);
       if (!id) return done(res, started, 'malformed', 400, { error: 'event has no id' });
       if (actionable && !slug)
         return done(res, started, 'malformed', 400, { error: `${event.type} event has no data.slug` });

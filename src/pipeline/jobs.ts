@@ -1,0 +1,173 @@
+import type { JobsOptions } from 'bullmq';
+import { z } from 'zod';
+import type { CompanyRecord, CrmChange } from '../crm/connector.js';
+import { FIELD_KEYS } from '../fields.js';
+import type { QueueName } from './queues.js';
+
+/**
+ * Every job the pipeline runs: its name, the queues it may run on, and the schema of its payload. Producers
+ * enqueue through `Queues.add`, which takes only a name of this table and its payload type; the worker parses
+ * each payload with the schema before the handler (pipeline.ts) sees it. An event's path, by types:
+ * webhooks/report-route.ts (VerifiedReportEvent) -> Pipeline.enqueueReportEvent -> `report-event`
+ * (ReportEventJob) -> Pipeline.reportEvent -> `slug-update` (SlugUpdateJob) -> Pipeline.slugUpdate ->
+ * enrichBatch (BatchJob) -> CrmConnector.writeCompanies.
+ */
+
+export const SYNC_MODES = ['full', 'incremental', 'reconcile'] as const;
+export type SyncMode = (typeof SYNC_MODES)[number];
+
+/** Report-service event kinds that make the connector do work; every other kind is recorded and acknowledged. */
+export const ACTIONABLE_REPORT_EVENTS = ['score.changed', 'report.completed'] as const;
+
+const fieldValueSchema = z.union([z.string(), z.number(), z.null()]);
+
+export const companyRecordSchema = z.object({
+  id: z.string(),
+  name: z.string().nullable(),
+  domain: z.string().nullable(),
+  industry: z.string().nullable(),
+  country: z.string().nullable(),
+  city: z.string().nullable(),
+  fields: z.partialRecord(z.enum(FIELD_KEYS), fieldValueSchema),
+}) satisfies z.ZodType<CompanyRecord>;
+
+export const crmChangeSchema = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('created'), recordId: z.string() }),
+  z.object({ kind: z.literal('renamed'), recordId: z.string() }),
+  z.object({ kind: z.literal('domainChanged'), recordId: z.string() }),
+  z.object({ kind: z.literal('slugChanged'), recordId: z.string(), slug: z.string().nullable() }),
+  z.object({ kind: z.literal('deleted'), recordId: z.string() }),
+  z.object({
+    kind: z.literal('merged'),
+    recordId: z.string(),
+    mergedInto: z.string(),
+    mergedIds: z.array(z.string()),
+  }),
+]) satisfies z.ZodType<CrmChange>;
+
+/** One page of a sync run's listing; the lister saves its progress in its own payload. */
+export const listJobSchema = z.object({
+  installationId: z.string(),
+  runId: z.string(),
+  mode: z.enum(SYNC_MODES),
+  cursor: z.string().nullable(),
+  page: z.number(),
+  batches: z.number(),
+});
+export type ListJob = z.infer<typeof listJobSchema>;
+
+/** One batch of records, end to end (enrich-batch.ts). */
+export const batchJobSchema = z.object({
+  installationId: z.string(),
+  runId: z.string().nullable(),
+  batchId: z.string(),
+  /**
+   * `reconcile` re-reads linked reports only; `incremental` also matches records never matched before;
+   * `full` matches every unlinked record again, including those left `no_match` or `needs_review`.
+   */
+  mode: z.enum(SYNC_MODES),
+  recordIds: z.array(z.string()),
+  /** The records as listed moments ago; saves a batch read. Absent for event-driven batches. */
+  records: z.array(companyRecordSchema).optional(),
+  /** Slugs to read afresh even inside a run (a webhook said they changed). */
+  freshSlugs: z.array(z.string()).optional(),
+  /** Records whose own auto link should be decided again (renamed). */
+  rematch: z.array(z.string()).optional(),
+});
+export type BatchJob = z.infer<typeof batchJobSchema>;
+
+/** A verified, deduplicated report-service event. */
+export const reportEventJobSchema = z.object({
+  eventId: z.string(),
+  type: z.enum(ACTIONABLE_REPORT_EVENTS),
+  slug: z.string(),
+});
+export type ReportEventJob = z.infer<typeof reportEventJobSchema>;
+
+/** Re-read one report and update every record linked to it in one installation. */
+export const slugUpdateJobSchema = z.object({ installationId: z.string(), slug: z.string() });
+export type SlugUpdateJob = z.infer<typeof slugUpdateJobSchema>;
+
+/** A newly published report, for one installation's unlinked records. */
+export const reportCompletedJobSchema = z.object({ installationId: z.string(), slug: z.string() });
+export type ReportCompletedJob = z.infer<typeof reportCompletedJobSchema>;
+
+/** One CRM-side change (HubSpot webhook, Salesforce poll). */
+export const crmChangeJobSchema = z.object({ installationId: z.string(), change: crmChangeSchema });
+export type CrmChangeJob = z.infer<typeof crmChangeJobSchema>;
+
+/** The change poll of one installation whose CRM has no webhooks. */
+export const pollJobSchema = z.object({ installationId: z.string() });
+export type PollJob = z.infer<typeof pollJobSchema>;
+
+/** The reconcile sweep over every connected installation. */
+export const reconcileJobSchema = z.object({});
+export type ReconcileJob = z.infer<typeof reconcileJobSchema>;
+
+/** Each job's payload type, by name. */
+export interface JobPayloads {
+  list: ListJob;
+  batch: BatchJob;
+  'report-event': ReportEventJob;
+  'slug-update': SlugUpdateJob;
+  'report-completed': ReportCompletedJob;
+  'crm-change': CrmChangeJob;
+  poll: PollJob;
+  reconcile: ReconcileJob;
+}
+export type JobName = keyof JobPayloads;
+export type JobData<N extends JobName> = JobPayloads[N];
+
+/** The table: job name -> payload schema and the queues it runs on. */
+export const JOBS = {
+  list: { schema: listJobSchema, queues: ['backfill'] },
+  batch: { schema: batchJobSchema, queues: ['backfill', 'realtime'] },
+  'report-event': { schema: reportEventJobSchema, queues: ['realtime'] },
+  'slug-update': { schema: slugUpdateJobSchema, queues: ['realtime'] },
+  'report-completed': { schema: reportCompletedJobSchema, queues: ['realtime'] },
+  'crm-change': { schema: crmChangeJobSchema, queues: ['realtime'] },
+  poll: { schema: pollJobSchema, queues: ['schedule'] },
+  reconcile: { schema: reconcileJobSchema, queues: ['schedule'] },
+} as const satisfies {
+  [N in JobName]: { schema: z.ZodType<JobPayloads[N]>; queues: readonly QueueName[] };
+};
+
+/** The queues job `N` may be added to. */
+export type JobQueue<N extends JobName> = (typeof JOBS)[N]['queues'][number];
+
+export function isJobName(name: string): name is JobName {
+  return Object.hasOwn(JOBS, name);
+}
+
+/** The payload of a job as stored by BullMQ, parsed; throws a ZodError when it is not of its job's shape. */
+export function parseJobData<N extends JobName>(name: N, data: unknown): JobData<N> {
+  return payloadSchemas[name].parse(data);
+}
+
+// The table's schemas, typed per name so that a generic parse keeps its payload type.
+const payloadSchemas: { [N in JobName]: z.ZodType<JobPayloads[N]> } = {
+  list: JOBS.list.schema,
+  batch: JOBS.batch.schema,
+  'report-event': JOBS['report-event'].schema,
+  'slug-update': JOBS['slug-update'].schema,
+  'report-completed': JOBS['report-completed'].schema,
+  'crm-change': JOBS['crm-change'].schema,
+  poll: JOBS.poll.schema,
+  reconcile: JOBS.reconcile.schema,
+};
+
+/** One job to add in bulk. */
+export interface JobToAdd<N extends JobName> {
+  data: JobData<N>;
+  opts?: JobsOptions;
+}
+
+/** What a handler may know about the job running it, besides its payload. */
+export interface RunningJob<D> {
+  /** BullMQ's job id, unique per job. */
+  id: string;
+  /** Attempts started so far, this one included. */
+  attemptsStarted: number;
+  /** Saves the payload, so that a later attempt resumes from it. */
+  updateData(data: D): Promise<void>;
+}
