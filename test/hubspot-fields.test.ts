@@ -1,7 +1,7 @@
 import nock from 'nock';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createHubSpotConnector, staticAccessToken } from '../connectors/hubspot/create-connector.js';
-import { fromHubSpotValue, HUBSPOT_TYPE_BY_KIND, toHubSpotValue } from '../connectors/hubspot/properties.js';
+import { fromHubSpotValue, HUBSPOT_TYPE_BY_KIND, toHubSpotValue } from '../connectors/hubspot/field-types.js';
 import { FIELDS, fieldByKey, MATCH_STATUSES } from '../src/fields.js';
 
 const API = 'https://api.hubspot.test';

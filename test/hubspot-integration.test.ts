@@ -5,8 +5,8 @@ import express from 'express';
 import type { Redis } from 'ioredis';
 import nock from 'nock';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { HubSpotConnector } from '../connectors/hubspot/connector.js';
 import { createHubSpotConnector } from '../connectors/hubspot/create-connector.js';
-import type { HubSpotConnector } from '../connectors/hubspot/hubspot-connector.js';
 import {
   createLocalHubSpot,
   LOCAL_HUBSPOT_CLIENT_ID,

@@ -14,7 +14,7 @@ import {
   type LocalHubSpotServer,
 } from '../connectors/hubspot/local/index.js';
 import { exchangeHubSpotCode } from '../connectors/hubspot/oauth-tokens.js';
-import { ensureHubSpotPrivateAppInstallation } from '../connectors/hubspot/private-app.js';
+import { ensureHubSpotPrivateAppInstallation } from '../connectors/hubspot/token-install.js';
 import { createHubSpotWebhookRouter } from '../connectors/hubspot/webhook-routes.js';
 import type { CrmChange } from '../src/crm/connector.js';
 import { InstallationStore } from '../src/installations/store.js';

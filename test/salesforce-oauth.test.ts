@@ -6,7 +6,7 @@ import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createSalesforceConnector } from '../connectors/salesforce/connector.js';
 import { createLocalSalesforce, type LocalSalesforce } from '../connectors/salesforce/local/index.js';
-import { createSalesforceOAuthRouter } from '../connectors/salesforce/oauth.js';
+import { createSalesforceOAuthRouter } from '../connectors/salesforce/oauth-routes.js';
 import { ensureSalesforceTokenInstallation } from '../connectors/salesforce/token-install.js';
 import { createSalesforceTokenRefresher } from '../connectors/salesforce/token-refresher.js';
 import { OAuthStateStore } from '../src/auth/oauth-state.js';

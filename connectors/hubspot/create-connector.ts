@@ -1,7 +1,7 @@
 import type { AccessTokenSource } from '../../src/auth/token-manager.js';
 import { CrmUnauthorizedError } from '../../src/crm/errors.js';
-import { HubSpotConnector } from './hubspot-connector.js';
-import { HubSpotHttp, type HubSpotHttpOptions } from './hubspot-http.js';
+import { HubSpotHttp, type HubSpotHttpOptions } from './api-client.js';
+import { HubSpotConnector } from './connector.js';
 import { HUBSPOT_PROVIDER } from './provider.js';
 
 export type HubSpotConnectorOptions = HubSpotHttpOptions;

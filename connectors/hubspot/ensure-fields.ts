@@ -1,11 +1,11 @@
 import type { EnsureFieldsResult } from '../../src/crm/connector.js';
-import type { HubSpotHttp } from './hubspot-http.js';
+import type { HubSpotHttp } from './api-client.js';
 import {
   type HubSpotPropertyDefinition,
   type HubSpotPropertyOption,
   hubspotPropertyDefinitions,
   hubspotPropertyGroup,
-} from './properties.js';
+} from './field-types.js';
 import { HUBSPOT_PATHS } from './provider.js';
 import { type HubSpotProperty, parseHubSpotError, propertySchema } from './wire.js';
 

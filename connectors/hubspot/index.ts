@@ -2,6 +2,14 @@
  * The HubSpot connector's public surface. Everything the pipeline, server and CLI need is exported here;
  * the local stand-in for tests and the demo lives in ./local/ and is imported from there.
  */
+
+export {
+  DEFAULT_RETRY_POLICY,
+  HubSpotHttp,
+  type HubSpotHttpOptions,
+  type RetryPolicy,
+} from './api-client.js';
+export { HubSpotConnector } from './connector.js';
 export {
   createHubSpotConnector,
   type HubSpotConnectorOptions,
@@ -16,13 +24,14 @@ export {
   type HubSpotSignatureFailure,
   ValueConversionError,
 } from './errors.js';
-export { HubSpotConnector } from './hubspot-connector.js';
 export {
-  DEFAULT_RETRY_POLICY,
-  HubSpotHttp,
-  type HubSpotHttpOptions,
-  type RetryPolicy,
-} from './hubspot-http.js';
+  fromHubSpotValue,
+  HUBSPOT_TYPE_BY_KIND,
+  type HubSpotPropertyDefinition,
+  hubspotPropertyDefinitions,
+  hubspotPropertyGroup,
+  toHubSpotValue,
+} from './field-types.js';
 export {
   HUBSPOT_MANIFEST_PLACEHOLDER_APP_URL,
   type HubSpotManifestOptions,
@@ -45,20 +54,12 @@ export {
   introspectHubSpotToken,
   refreshHubSpotTokens,
 } from './oauth-tokens.js';
+export * from './provider.js';
 export {
   ensureHubSpotPrivateAppInstallation,
   type HubSpotPrivateAppConfig,
   readHubSpotPortalId,
-} from './private-app.js';
-export {
-  fromHubSpotValue,
-  HUBSPOT_TYPE_BY_KIND,
-  type HubSpotPropertyDefinition,
-  hubspotPropertyDefinitions,
-  hubspotPropertyGroup,
-  toHubSpotValue,
-} from './properties.js';
-export * from './provider.js';
+} from './token-install.js';
 export { type HubSpotEvent, parseHubSpotEvents, toCrmChanges } from './webhook-events.js';
 export {
   createHubSpotWebhookRouter,

@@ -1,8 +1,8 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fieldByKey } from '../../src/fields.js';
+import { hubspotPropertyDefinitions, hubspotPropertyGroup } from './field-types.js';
 import { HUBSPOT_CALLBACK_PATH } from './oauth-routes.js';
-import { hubspotPropertyDefinitions, hubspotPropertyGroup } from './properties.js';
 import { HUBSPOT_PLATFORM_VERSION, HUBSPOT_SCOPES } from './provider.js';
 import { HUBSPOT_WEBHOOK_PATH } from './webhook-routes.js';
 

@@ -7,7 +7,7 @@ import type {
 } from '../../src/crm/connector.js';
 import { FIELDS, type FieldKey, type FieldValue, fieldByKey } from '../../src/fields.js';
 import { ValueConversionError } from './errors.js';
-import { fromHubSpotValue, hubspotOwnPropertyNames, toHubSpotValue } from './properties.js';
+import { fromHubSpotValue, hubspotOwnPropertyNames, toHubSpotValue } from './field-types.js';
 import {
   HUBSPOT_ERROR_CATEGORIES,
   HUBSPOT_MATCHING_PROPERTIES,

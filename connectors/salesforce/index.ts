@@ -17,7 +17,11 @@ export {
 export { parseIdentityUrl, type SalesforceIdentity, verifyTokenSignature } from './identity.js';
 export { isSalesforceId, toId18 } from './ids.js';
 export { PLACEHOLDER_APP_URL, salesforceProjectFiles, writeSalesforceManifests } from './manifest.js';
-export { createSalesforceOAuthRouter, SALESFORCE_OAUTH_ROUTES, type SalesforceOAuthDeps } from './oauth.js';
+export {
+  createSalesforceOAuthRouter,
+  SALESFORCE_OAUTH_ROUTES,
+  type SalesforceOAuthDeps,
+} from './oauth-routes.js';
 export * from './provider.js';
 export { normalizeDateTime, websiteToDomain } from './records.js';
 export { soqlDateTime, soqlIdList, soqlQuote } from './soql.js';

@@ -11,8 +11,8 @@ import type {
 } from '../../src/crm/connector.js';
 import { CrmFieldsMissingError, CrmTransientError } from '../../src/crm/errors.js';
 import { fieldByKey } from '../../src/fields.js';
+import type { HubSpotHttp } from './api-client.js';
 import { ensureHubSpotFields } from './ensure-fields.js';
-import type { HubSpotHttp } from './hubspot-http.js';
 import {
   HUBSPOT_ERROR_CATEGORIES,
   HUBSPOT_LIMITS,

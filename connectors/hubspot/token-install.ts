@@ -1,8 +1,8 @@
 import { CrmBadRequestError } from '../../src/crm/errors.js';
 import type { RequestGate } from '../../src/crm/request-gate.js';
 import type { Installation, InstallationStore } from '../../src/installations/store.js';
+import { HubSpotHttp } from './api-client.js';
 import { staticAccessToken } from './create-connector.js';
-import { HubSpotHttp } from './hubspot-http.js';
 import { HUBSPOT_PATHS, HUBSPOT_PROVIDER } from './provider.js';
 import { accountDetailsSchema } from './wire.js';
 
