@@ -13,7 +13,7 @@
  * Tables go to stdout as markdown; progress to stderr. See docs/benchmarks.md.
  */
 import { parseArgs } from 'node:util';
-import { HUBSPOT_LIMITS, HUBSPOT_RATE_LIMITS } from '../connectors/hubspot/index.js';
+import { HUBSPOT_LIMITS, HUBSPOT_RATE_LIMITS } from '../connectors/hubspot/provider.js';
 import { intOption } from '../src/cli/args.js';
 import { UsageError } from '../src/cli/errors.js';
 import type { BackfillConnectorProtocol } from './children/backfill-connector.js';

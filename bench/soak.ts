@@ -22,10 +22,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
-import { isAsExpected, type LocalSystem, startLocalSystem, workerEnvFor } from '../src/app/local-system.js';
+import { type LocalSystem, startLocalSystem, workerEnvFor } from '../local/system.js';
 import { intOption } from '../src/cli/args.js';
 import { UsageError } from '../src/cli/errors.js';
 import { deleteKeysWithPrefix } from '../src/redis.js';
+import { isAsExpected } from '../test/support/expectations.js';
 
 interface SoakOptions {
   companies: number;

@@ -1,30 +1,15 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { parse as parseDotenv } from 'dotenv';
 import { z } from 'zod';
+import { ConfigError, httpUrl, optionalText, positiveNumber, readEnvSection } from './env-schema.js';
+import { type ProviderConfigs, providers } from './providers.js';
+
+export { ConfigError } from './env-schema.js';
 
 /**
  * Configuration is read once, from the environment with a `.env` file underneath it (real variables win).
  * Every problem is reported as one line naming the variable, so an operator can fix it without reading code.
  */
-
-const optionalText = z
-  .string()
-  .trim()
-  .transform((v) => (v === '' ? undefined : v))
-  .optional();
-
-const httpUrl = z
-  .string()
-  .trim()
-  .refine((v) => {
-    try {
-      const u = new URL(v);
-      return u.protocol === 'http:' || u.protocol === 'https:';
-    } catch {
-      return false;
-    }
-  }, 'expects an http(s) URL')
-  .transform((v) => v.replace(/\/+$/, ''));
 
 const redisUrl = z
   .string()
@@ -37,9 +22,6 @@ const redisUrl = z
       return false;
     }
   }, 'expects a redis:// or rediss:// URL');
-
-const positiveNumber = (what: string) =>
-  z.coerce.number({ error: `expects ${what}` }).refine((n) => Number.isFinite(n) && n > 0, `expects ${what}`);
 
 const encryptionKey = z
   .string()
@@ -84,27 +66,6 @@ const envSchema = z.object({
     .toLowerCase()
     .regex(/^[a-z0-9-]+$/, 'expects an HTTP header name')
     .default('x-signature'),
-  HUBSPOT_CLIENT_ID: optionalText,
-  HUBSPOT_CLIENT_SECRET: optionalText,
-  HUBSPOT_ACCESS_TOKEN: optionalText,
-  HUBSPOT_API_URL: httpUrl.default('https://api.hubapi.com'),
-  HUBSPOT_AUTHORIZE_URL: httpUrl.default('https://app.hubspot.com/oauth/authorize'),
-  SALESFORCE_CLIENT_ID: optionalText,
-  SALESFORCE_CLIENT_SECRET: optionalText,
-  SALESFORCE_LOGIN_URL: httpUrl.default('https://login.salesforce.com'),
-  SALESFORCE_INSTANCE_URL: httpUrl.optional(),
-  SALESFORCE_ACCESS_TOKEN: optionalText,
-  SALESFORCE_API_VERSION: z
-    .string()
-    .trim()
-    .regex(/^\d{2,3}\.0$/, 'expects an API version such as 63.0')
-    .default('63.0'),
-  SALESFORCE_POLL_SECONDS: positiveNumber('a number of seconds greater than 0').default(120),
-  SALESFORCE_USAGE_PAUSE_SHARE: z.coerce
-    .number({ error: 'expects a share between 0 and 1' })
-    .gt(0, 'expects a share between 0 and 1')
-    .max(1, 'expects a share between 0 and 1')
-    .default(0.8),
   RECONCILE_HOURS: positiveNumber('a number of hours greater than 0').default(24),
   REPORTS_RATE_PER_MINUTE: positiveNumber('a number of requests per minute greater than 0').default(600),
   REPORTS_TIMEOUT_MS: positiveNumber('a number of milliseconds greater than 0').default(10_000),
@@ -116,9 +77,8 @@ const envSchema = z.object({
   LOG_LEVEL: z.enum(LOG_LEVELS, { error: `expects one of ${LOG_LEVELS.join(', ')}` }).default('info'),
 });
 
-export type RawEnv = z.input<typeof envSchema>;
-
-export interface Config {
+/** The application's own settings; each provider adds its section (see ProviderConfigs). */
+export interface BaseConfig {
   redisUrl: string;
   port: number;
   appUrl: string;
@@ -132,23 +92,6 @@ export interface Config {
     webhookScheme: 'standard' | 'hex';
     webhookHeader: string;
   };
-  hubspot: {
-    clientId: string | undefined;
-    clientSecret: string | undefined;
-    accessToken: string | undefined;
-    apiUrl: string;
-    authorizeUrl: string;
-  };
-  salesforce: {
-    clientId: string | undefined;
-    clientSecret: string | undefined;
-    loginUrl: string;
-    instanceUrl: string | undefined;
-    accessToken: string | undefined;
-    apiVersion: string;
-    pollSeconds: number;
-    usagePauseShare: number;
-  };
   reconcileHours: number;
   /** Requests per minute per report-service key; the service does not publish its limits. */
   reportsRatePerMinute: number;
@@ -159,16 +102,7 @@ export interface Config {
   logLevel: (typeof LOG_LEVELS)[number];
 }
 
-export class ConfigError extends Error {
-  readonly code = 'CONFIG_INVALID';
-  constructor(
-    readonly variable: string,
-    readonly expectation: string,
-  ) {
-    super(`${variable} ${expectation}`);
-    this.name = 'ConfigError';
-  }
-}
+export type Config = BaseConfig & ProviderConfigs;
 
 export interface LoadConfigOptions {
   /** `demo` and `sandbox` run without secrets: they make their own. */
@@ -191,17 +125,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, options: LoadCo
   for (const [k, v] of Object.entries(env)) if (v !== undefined) merged[k] = v;
   Object.assign(merged, options.overrides ?? {});
 
-  // Only the variables we own are passed to zod, so the error for an unknown variable never happens.
-  const known = Object.fromEntries(Object.keys(envSchema.shape).map((k) => [k, merged[k]]));
-  const parsed = envSchema.safeParse(known);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    const variable = String(issue.path[0] ?? 'configuration');
-    const message =
-      issue.code === 'invalid_type' && merged[variable] === undefined ? 'is required' : issue.message;
-    throw new ConfigError(variable, message);
-  }
-  const e = parsed.data;
+  const e = readEnvSection(envSchema, merged);
 
   const missing = (variable: string, expectation: string): never => {
     throw new ConfigError(variable, expectation);
@@ -219,18 +143,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, options: LoadCo
   const apiUrl =
     e.REPORTS_API_URL ?? missing('REPORTS_API_URL', "is required: the report service's base URL");
 
-  if (e.SALESFORCE_INSTANCE_URL && !e.SALESFORCE_ACCESS_TOKEN) {
-    throw new ConfigError('SALESFORCE_ACCESS_TOKEN', 'is required when SALESFORCE_INSTANCE_URL is set');
-  }
-  if (e.SALESFORCE_ACCESS_TOKEN && !e.SALESFORCE_INSTANCE_URL) {
-    throw new ConfigError('SALESFORCE_INSTANCE_URL', 'is required when SALESFORCE_ACCESS_TOKEN is set');
-  }
-  if (e.HUBSPOT_CLIENT_ID && !e.HUBSPOT_CLIENT_SECRET) {
-    throw new ConfigError('HUBSPOT_CLIENT_SECRET', 'is required when HUBSPOT_CLIENT_ID is set');
-  }
-  if (e.SALESFORCE_CLIENT_ID && !e.SALESFORCE_CLIENT_SECRET) {
-    throw new ConfigError('SALESFORCE_CLIENT_SECRET', 'is required when SALESFORCE_CLIENT_ID is set');
-  }
+  // Each provider reads its own keys; the cast is the one place the list's sections meet their kinds.
+  const sections = Object.fromEntries(
+    providers.map((p) => [p.kind, p.readConfig(merged)]),
+  ) as ProviderConfigs;
 
   return {
     redisUrl: e.REDIS_URL,
@@ -245,23 +161,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, options: LoadCo
       webhookScheme: e.REPORTS_WEBHOOK_SCHEME,
       webhookHeader: e.REPORTS_WEBHOOK_HEADER,
     },
-    hubspot: {
-      clientId: e.HUBSPOT_CLIENT_ID,
-      clientSecret: e.HUBSPOT_CLIENT_SECRET,
-      accessToken: e.HUBSPOT_ACCESS_TOKEN,
-      apiUrl: e.HUBSPOT_API_URL,
-      authorizeUrl: e.HUBSPOT_AUTHORIZE_URL,
-    },
-    salesforce: {
-      clientId: e.SALESFORCE_CLIENT_ID,
-      clientSecret: e.SALESFORCE_CLIENT_SECRET,
-      loginUrl: e.SALESFORCE_LOGIN_URL,
-      instanceUrl: e.SALESFORCE_INSTANCE_URL,
-      accessToken: e.SALESFORCE_ACCESS_TOKEN,
-      apiVersion: e.SALESFORCE_API_VERSION,
-      pollSeconds: e.SALESFORCE_POLL_SECONDS,
-      usagePauseShare: e.SALESFORCE_USAGE_PAUSE_SHARE,
-    },
+    ...sections,
     reconcileHours: e.RECONCILE_HOURS,
     reportsRatePerMinute: e.REPORTS_RATE_PER_MINUTE,
     reportsTimeoutMs: e.REPORTS_TIMEOUT_MS,

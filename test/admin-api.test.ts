@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type LocalSystem, startLocalSystem } from '../local/system.js';
 import type { ReviewOutcome } from '../src/admin/admin-actions.js';
 import type { InstallationView } from '../src/admin/overview.js';
-import { type LocalSystem, startLocalSystem } from '../src/app/local-system.js';
 import type { ReviewItem } from '../src/pipeline/link-index.js';
 import type { RunSummary } from '../src/pipeline/runs.js';
 import { deleteKeysWithPrefix } from '../src/redis.js';

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type LocalSystem, startLocalSystem } from '../src/app/local-system.js';
+import { type LocalSystem, startLocalSystem } from '../local/system.js';
 import { MATCH_STATUSES, type MatchStatus } from '../src/fields.js';
 import { deleteKeysWithPrefix } from '../src/redis.js';
 import { waitFor } from './support/wait.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LocalSystem } from '../src/app/local-system.js';
+import type { LocalSystem } from '../local/system.js';
 import { wrongRecords } from './support/expectations.js';
 import { finishedRun, startTestSystem, stopTestSystem } from './support/local-system.js';
 

@@ -1,6 +1,6 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LocalSystem } from '../src/app/local-system.js';
+import type { LocalSystem } from '../local/system.js';
 import { COALESCE_MS } from '../src/pipeline/pipeline.js';
 import { finishedRun, startTestSystem, stopTestSystem } from './support/local-system.js';
 import { waitFor } from './support/wait.js';

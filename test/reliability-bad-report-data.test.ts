@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { demoCompanies, type SeedCompanyInput } from '../src/app/demo-seed.js';
-import { type LocalSystem, startLocalSystem } from '../src/app/local-system.js';
+import { demoCompanies, type SeedCompanyInput } from '../local/demo-seed.js';
+import { type LocalSystem, startLocalSystem } from '../local/system.js';
 import type { RunSummary } from '../src/pipeline/runs.js';
 import { loadFixtureReports } from '../src/sandbox/index.js';
 import { staleRecords } from './support/end-state.js';

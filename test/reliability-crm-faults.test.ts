@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type LocalSystem, startLocalSystem } from '../src/app/local-system.js';
+import { type LocalSystem, startLocalSystem } from '../local/system.js';
 import { lockRecords } from '../src/pipeline/record-locks.js';
 import { staleRecords } from './support/end-state.js';
 import { wrongRecords } from './support/expectations.js';

@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type LocalSystem, startLocalSystem } from '../src/app/local-system.js';
+import { type LocalSystem, startLocalSystem } from '../local/system.js';
 import { OAuthStateStore } from '../src/auth/oauth-state.js';
 import { measured } from './support/measured.js';
 import { deleteKeysWithPrefix, queuesIdle, runEnded } from './support/system-state.js';

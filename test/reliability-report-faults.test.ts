@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { LocalSystem } from '../local/system.js';
+import { startLocalSystem } from '../local/system.js';
 import { InstallationService } from '../src/app/installation-service.js';
-import type { LocalSystem } from '../src/app/local-system.js';
-import { startLocalSystem } from '../src/app/local-system.js';
 import { ROUTES } from '../src/sandbox/index.js';
 import { staleRecords } from './support/end-state.js';
 import { wrongRecords } from './support/expectations.js';

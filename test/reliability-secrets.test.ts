@@ -1,8 +1,8 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LOCAL_HUBSPOT_CLIENT_SECRET } from '../connectors/hubspot/local/index.js';
+import { type LocalSystem, startLocalSystem } from '../local/system.js';
 import { InstallationService } from '../src/app/installation-service.js';
-import { type LocalSystem, startLocalSystem } from '../src/app/local-system.js';
 import type { StoredTokens } from '../src/installations/store.js';
 import { createLogger } from '../src/log.js';
 import { installThroughOAuth } from './support/hubspot-install.js';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type LocalSystem, startLocalSystem } from '../src/app/local-system.js';
+import { type LocalSystem, startLocalSystem } from '../local/system.js';
 import { connectorFields, staleRecords } from './support/end-state.js';
 import { wrongRecords } from './support/expectations.js';
 import { measured } from './support/measured.js';

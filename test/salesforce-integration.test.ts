@@ -4,14 +4,12 @@ import type { AddressInfo } from 'node:net';
 import express from 'express';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import {
-  createSalesforceConnector,
-  createSalesforceOAuthRouter,
-  createSalesforceTokenRefresher,
-  SALESFORCE_LIMITS,
-  SalesforceUsageTracker,
-} from '../connectors/salesforce/index.js';
+import { createSalesforceConnector } from '../connectors/salesforce/connector.js';
 import { createLocalSalesforce } from '../connectors/salesforce/local/index.js';
+import { createSalesforceOAuthRouter } from '../connectors/salesforce/oauth-routes.js';
+import { SALESFORCE_LIMITS } from '../connectors/salesforce/provider.js';
+import { createSalesforceTokenRefresher } from '../connectors/salesforce/token-refresher.js';
+import { SalesforceUsageTracker } from '../connectors/salesforce/usage.js';
 import { OAuthStateStore } from '../src/auth/oauth-state.js';
 import { TokenManager } from '../src/auth/token-manager.js';
 import type { Config } from '../src/config.js';

@@ -9,7 +9,7 @@ import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createLocalHubSpot, type LocalHubSpotStats } from '../../connectors/hubspot/local/index.js';
-import { demoCompanies, type SeedCompanyInput } from '../../src/app/demo-seed.js';
+import { demoCompanies, type SeedCompanyInput } from '../../local/demo-seed.js';
 import { fieldByKey, MATCH_STATUSES } from '../../src/fields.js';
 import { createSandbox, loadFixtureReports, ROUTES } from '../../src/sandbox/index.js';
 import { CallLog, type CallLogSnapshot } from '../support/call-log.js';

@@ -6,7 +6,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type LocalSystem, startLocalSystem } from '../../src/app/local-system.js';
+import { type LocalSystem, startLocalSystem } from '../../local/system.js';
 import { pollUntil } from '../support/measure.js';
 import { serveRpc } from '../support/rpc.js';
 

@@ -1,4 +1,4 @@
-import { HUBSPOT_PATHS } from '../../connectors/hubspot/index.js';
+import { HUBSPOT_PATHS } from '../../connectors/hubspot/provider.js';
 import { ROUTES } from '../../src/sandbox/index.js';
 import type { BackfillMeasurement, BenchLimits } from './backfill-setup.js';
 import { count, fixed, markdownTable, mb, share } from './measure.js';

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createHubSpotConnector, staticAccessToken } from '../../connectors/hubspot/index.js';
+import { createHubSpotConnector, staticAccessToken } from '../../connectors/hubspot/create-connector.js';
 import { defaultMatching } from '../../src/app/matching.js';
 import type { CompanyRecord, CrmConnector } from '../../src/crm/connector.js';
 import { CrmRateLimitedError } from '../../src/crm/errors.js';

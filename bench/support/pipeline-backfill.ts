@@ -1,6 +1,6 @@
+import { hubspotProvider } from '../../connectors/hubspot/index.js';
 import { checkRedis, ensureTokenModeInstallations } from '../../src/app/bootstrap.js';
 import { createAppContext } from '../../src/app/context.js';
-import { connectorFactories } from '../../src/app/crm-registry.js';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/log.js';
 import type { BackfillRunner, ConnectorSideConfig } from './backfill-setup.js';
@@ -40,10 +40,10 @@ export async function preparePipelineBackfill(bench: ConnectorSideConfig): Promi
 
   // The connector paces a portal to HubSpot's published budget; the bench's CRM has a scaled budget, so the
   // pace is scaled by the same factor. This process exists only for the bench.
-  const factory = connectorFactories.hubspot;
-  connectorFactories.hubspot = {
-    ...factory,
-    limits: { ...factory.limits, requestsPerWindow: limits.crmGate.max, windowMs: limits.crmGate.windowMs },
+  hubspotProvider.limits = {
+    ...hubspotProvider.limits,
+    requestsPerWindow: limits.crmGate.max,
+    windowMs: limits.crmGate.windowMs,
   };
   const ctx = createAppContext(config, { logger });
   await checkRedis(ctx);

@@ -1,74 +1,75 @@
-/**
- * The HubSpot connector's public surface. Everything the pipeline, server and CLI need is exported here;
- * the local stand-in for tests and the demo lives in ./local/ and is imported from there.
- */
+import type { CrmProvider } from '../../src/crm/provider.js';
+import { type HubSpotConfig, hubspotEnvSchema, readHubSpotConfig } from './config.js';
+import { createHubSpotConnector } from './create-connector.js';
+import type { LocalHubSpot } from './local/local-hubspot.js';
+import { writeHubSpotManifests } from './manifest.js';
+import { createHubSpotOAuthRouter, HUBSPOT_INSTALL_PATH } from './oauth-routes.js';
+import { createHubSpotTokenRefresher } from './oauth-tokens.js';
+import { HUBSPOT_LIMITS, HUBSPOT_PROVIDER } from './provider.js';
+import { ensureHubSpotPrivateAppInstallation } from './token-install.js';
+import { createHubSpotWebhookRouter } from './webhook-routes.js';
 
-export {
-  DEFAULT_RETRY_POLICY,
-  HubSpotHttp,
-  type HubSpotHttpOptions,
-  type RetryPolicy,
-} from './api-client.js';
-export { HubSpotConnector } from './connector.js';
-export {
-  createHubSpotConnector,
-  type HubSpotConnectorOptions,
-  staticAccessToken,
-} from './create-connector.js';
-export { ensureHubSpotFields } from './ensure-fields.js';
-export {
-  HubSpotOAuthError,
-  HubSpotPayloadError,
-  type HubSpotPayloadFailure,
-  HubSpotSignatureError,
-  type HubSpotSignatureFailure,
-  ValueConversionError,
-} from './errors.js';
-export {
-  fromHubSpotValue,
-  HUBSPOT_TYPE_BY_KIND,
-  type HubSpotPropertyDefinition,
-  hubspotPropertyDefinitions,
-  hubspotPropertyGroup,
-  toHubSpotValue,
-} from './field-types.js';
-export {
-  HUBSPOT_MANIFEST_PLACEHOLDER_APP_URL,
-  type HubSpotManifestOptions,
-  hubspotProjectFiles,
-  writeHubSpotManifests,
-} from './manifest.js';
-export {
-  createHubSpotOAuthRouter,
-  HUBSPOT_CALLBACK_PATH,
-  HUBSPOT_INSTALL_PATH,
-  type HubSpotOAuthRouterDeps,
-  hubspotAuthorizeUrl,
-  hubspotRedirectUri,
-} from './oauth-routes.js';
-export {
-  createHubSpotTokenRefresher,
-  exchangeHubSpotCode,
-  type HubSpotOAuthClientConfig,
-  type HubSpotTokenGrant,
-  introspectHubSpotToken,
-  refreshHubSpotTokens,
-} from './oauth-tokens.js';
-export * from './provider.js';
-export {
-  ensureHubSpotPrivateAppInstallation,
-  type HubSpotPrivateAppConfig,
-  readHubSpotPortalId,
-} from './token-install.js';
-export { type HubSpotEvent, parseHubSpotEvents, toCrmChanges } from './webhook-events.js';
-export {
-  createHubSpotWebhookRouter,
-  HUBSPOT_WEBHOOK_PATH,
-  type HubSpotWebhookRouterDeps,
-} from './webhook-routes.js';
-export {
-  computeHubSpotSignatureV3,
-  type HubSpotSignatureInput,
-  hubspotSigningUri,
-  verifyHubSpotSignatureV3,
-} from './webhook-signature.js';
+/**
+ * HubSpot as the application sees it: one provider object. Tests, benchmarks and the local stand-in import
+ * the modules of this folder directly; the application only ever reaches HubSpot through this object.
+ */
+export const hubspotProvider: CrmProvider<typeof HUBSPOT_PROVIDER, HubSpotConfig, LocalHubSpot> = {
+  kind: HUBSPOT_PROVIDER,
+  label: 'HubSpot',
+  accountNoun: 'portal',
+  installPath: HUBSPOT_INSTALL_PATH,
+  limits: HUBSPOT_LIMITS,
+  env: hubspotEnvSchema,
+  readConfig: readHubSpotConfig,
+  tokenVariable: 'HUBSPOT_ACCESS_TOKEN',
+  // HubSpot pushes changes by webhook.
+  pollIntervalMs: () => null,
+  createConnector: ({ config, tokens, gate }) =>
+    createHubSpotConnector({ apiUrl: config.hubspot.apiUrl, tokens, gate }),
+  tokenRefresher: ({ hubspot }) =>
+    hubspot.clientId && hubspot.clientSecret
+      ? createHubSpotTokenRefresher({
+          apiUrl: hubspot.apiUrl,
+          clientId: hubspot.clientId,
+          clientSecret: hubspot.clientSecret,
+        })
+      : null,
+  routes({ appUrl, hubspot }, host) {
+    const routers = [];
+    if (hubspot.clientSecret) {
+      routers.push(
+        createHubSpotWebhookRouter({
+          clientSecret: hubspot.clientSecret,
+          publicUrl: appUrl,
+          logger: host.logger,
+          onChanges: (portalId, changes) => host.crmChanged(portalId, changes),
+        }),
+      );
+    }
+    if (hubspot.clientId && hubspot.clientSecret) {
+      routers.push(
+        createHubSpotOAuthRouter({
+          clientId: hubspot.clientId,
+          clientSecret: hubspot.clientSecret,
+          appUrl,
+          apiUrl: hubspot.apiUrl,
+          authorizeUrl: hubspot.authorizeUrl,
+          states: host.states,
+          installations: host.installations,
+          onInstalled: (installation) => host.installed(installation),
+          logger: host.logger,
+        }),
+      );
+    }
+    return routers;
+  },
+  installFromToken: async ({ hubspot }, installations) =>
+    hubspot.accessToken
+      ? ensureHubSpotPrivateAppInstallation(
+          { apiUrl: hubspot.apiUrl, accessToken: hubspot.accessToken },
+          installations,
+        )
+      : null,
+  writeManifests: writeHubSpotManifests,
+  startLocal: async (options) => (await import('./local/stand-in.js')).startHubSpotStandIn(options),
+};

@@ -1,7 +1,6 @@
 import type { HttpRequestOptions } from 'jsforce';
 import { z } from 'zod';
 import type { AccessTokenSource } from '../../src/auth/token-manager.js';
-import type { Config } from '../../src/config.js';
 import type {
   ApiUsage,
   ChangedRecord,
@@ -20,6 +19,7 @@ import type { Installation } from '../../src/installations/store.js';
 import type { Logger } from '../../src/log.js';
 import { type Priority, type RetryPolicy, SalesforceApi } from './api-client.js';
 import { type BulkOptions, type BulkOutcome, writeAccountsBulk } from './bulk.js';
+import type { SalesforceSettings } from './config.js';
 import {
   type ChangeCursor,
   decodeChangeCursor,
@@ -82,7 +82,7 @@ export interface SalesforceConnectorDeps {
   installation: Pick<Installation, 'id' | 'instanceUrl' | 'externalId'>;
   tokens: AccessTokenSource;
   gate: RequestGate;
-  config: Pick<Config, 'salesforce'>;
+  config: SalesforceSettings;
   /** Share one per installation per process so every connector of the org sees the same daily usage. */
   usage?: SalesforceUsageTracker;
   /** Background work (backfills, polls, reconcile) pauses near the daily allocation; urgent work does not. */

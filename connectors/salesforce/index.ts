@@ -1,30 +1,65 @@
+import type { CrmProvider } from '../../src/crm/provider.js';
+import { readSalesforceConfig, type SalesforceConfig, salesforceEnvSchema } from './config.js';
+import { createSalesforceConnector } from './connector.js';
+import type { LocalSalesforce } from './local/server.js';
+import { writeSalesforceManifests } from './manifest.js';
+import { createSalesforceOAuthRouter, SALESFORCE_OAUTH_ROUTES } from './oauth-routes.js';
+import { SALESFORCE_LIMITS, SALESFORCE_PROVIDER } from './provider.js';
+import { ensureSalesforceTokenInstallation } from './token-install.js';
+import { createSalesforceTokenRefresher } from './token-refresher.js';
+import { SalesforceUsageTracker } from './usage.js';
+
+// One usage tracker per org per process, so every connector of an org sees the same daily usage.
+const usageByInstallation = new Map<string, SalesforceUsageTracker>();
+
 /**
- * The Salesforce connector's public surface. Everything the pipeline, server and CLI need is exported here;
- * the local stand-in for tests and the demo lives in ./local/ and is imported from there.
+ * Salesforce as the application sees it: one provider object. Tests, benchmarks and the local stand-in import
+ * the modules of this folder directly; the application only ever reaches Salesforce through this object.
  */
-export { type Priority, type RetryPolicy, SalesforceApi, type SalesforceApiOptions } from './api-client.js';
-export { type BulkOptions, bulkCsv, parseBulkError } from './bulk.js';
-export { createSalesforceConnector, SalesforceConnector, type SalesforceConnectorDeps } from './connector.js';
-export { ensureSalesforceFields } from './ensure-fields.js';
-export { fieldAccessMessage, toRecordError } from './errors.js';
-export {
-  customFieldDefinition,
-  FIELD_KIND_TO_SALESFORCE,
-  permissionSetDefinition,
-  type SalesforceFieldType,
-  salesforceShape,
-} from './field-types.js';
-export { parseIdentityUrl, type SalesforceIdentity, verifyTokenSignature } from './identity.js';
-export { isSalesforceId, toId18 } from './ids.js';
-export { PLACEHOLDER_APP_URL, salesforceProjectFiles, writeSalesforceManifests } from './manifest.js';
-export {
-  createSalesforceOAuthRouter,
-  SALESFORCE_OAUTH_ROUTES,
-  type SalesforceOAuthDeps,
-} from './oauth-routes.js';
-export * from './provider.js';
-export { normalizeDateTime, websiteToDomain } from './records.js';
-export { soqlDateTime, soqlIdList, soqlQuote } from './soql.js';
-export { ensureSalesforceTokenInstallation } from './token-install.js';
-export { createSalesforceTokenRefresher } from './token-refresher.js';
-export { SalesforceUsageTracker, type UsageTrackerOptions } from './usage.js';
+export const salesforceProvider: CrmProvider<typeof SALESFORCE_PROVIDER, SalesforceConfig, LocalSalesforce> =
+  {
+    kind: SALESFORCE_PROVIDER,
+    label: 'Salesforce',
+    accountNoun: 'org',
+    installPath: SALESFORCE_OAUTH_ROUTES.install,
+    limits: SALESFORCE_LIMITS,
+    env: salesforceEnvSchema,
+    readConfig: readSalesforceConfig,
+    tokenVariable: 'SALESFORCE_ACCESS_TOKEN',
+    // Salesforce sends no webhooks: changes are polled.
+    pollIntervalMs: ({ salesforce }) => salesforce.pollSeconds * 1000,
+    createConnector({ config, installation, tokens, gate, urgent }) {
+      let usage = usageByInstallation.get(installation.id);
+      if (!usage) {
+        usage = new SalesforceUsageTracker({ pauseShare: config.salesforce.usagePauseShare });
+        usageByInstallation.set(installation.id, usage);
+      }
+      return createSalesforceConnector({
+        installation,
+        tokens,
+        gate,
+        config,
+        usage,
+        priority: urgent ? 'urgent' : 'background',
+      });
+    },
+    tokenRefresher: (config) =>
+      config.salesforce.clientId && config.salesforce.clientSecret
+        ? createSalesforceTokenRefresher(config)
+        : null,
+    routes: (config, host) =>
+      config.salesforce.clientId && config.salesforce.clientSecret
+        ? [
+            createSalesforceOAuthRouter({
+              config,
+              states: host.states,
+              store: host.installations,
+              logger: host.logger,
+              onInstalled: (installation) => host.installed(installation),
+            }),
+          ]
+        : [],
+    installFromToken: ensureSalesforceTokenInstallation,
+    writeManifests: writeSalesforceManifests,
+    startLocal: async (options) => (await import('./local/stand-in.js')).startSalesforceStandIn(options),
+  };

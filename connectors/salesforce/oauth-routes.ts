@@ -1,9 +1,9 @@
 import { type Request, type Response, Router } from 'express';
 import { OAuth2 } from 'jsforce';
 import { OAuthStateError, type OAuthStateStore } from '../../src/auth/oauth-state.js';
-import type { Config } from '../../src/config.js';
 import type { Installation, InstallationStore } from '../../src/installations/store.js';
 import { type Logger, redactSecrets } from '../../src/log.js';
+import type { SalesforceSettings } from './config.js';
 import {
   parseIdentityUrl,
   type SalesforceTokenResponse,
@@ -26,7 +26,7 @@ export const SALESFORCE_OAUTH_ROUTES = {
 } as const;
 
 export interface SalesforceOAuthDeps {
-  config: Pick<Config, 'appUrl' | 'salesforce'>;
+  config: SalesforceSettings & { appUrl: string };
   states: OAuthStateStore;
   store: InstallationStore;
   /** Runs after the installation is stored (create fields, start the backfill); a failure is shown to the admin. */

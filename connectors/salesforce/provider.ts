@@ -9,6 +9,9 @@ import type { ProviderLimits } from '../../src/crm/connector.js';
 /** jsforce would use 50.0; everything here is written against this version unless `salesforce.apiVersion` says otherwise. */
 export const DEFAULT_API_VERSION = '63.0';
 
+/** Where OAuth starts unless SALESFORCE_LOGIN_URL names a sandbox or My Domain. */
+export const DEFAULT_LOGIN_URL = 'https://login.salesforce.com';
+
 export const SALESFORCE_PROVIDER = 'salesforce';
 
 /** The sObject the connector writes. */

@@ -1,8 +1,8 @@
 import { Connection } from 'jsforce';
 import { z } from 'zod';
-import type { Config } from '../../src/config.js';
 import { CrmBadRequestError, CrmUnauthorizedError } from '../../src/crm/errors.js';
 import type { Installation, InstallationStore } from '../../src/installations/store.js';
+import type { SalesforceSettings } from './config.js';
 import { describeFailure, toCrmError } from './errors.js';
 import { ERROR_CODES, SALESFORCE_PROVIDER } from './provider.js';
 
@@ -15,7 +15,7 @@ import { ERROR_CODES, SALESFORCE_PROVIDER } from './provider.js';
 const organizationSchema = z.object({ records: z.array(z.object({ Id: z.string() })).min(1) });
 
 export async function ensureSalesforceTokenInstallation(
-  cfg: Pick<Config, 'salesforce'>,
+  cfg: SalesforceSettings,
   store: InstallationStore,
 ): Promise<Installation | null> {
   const { instanceUrl, accessToken, apiVersion } = cfg.salesforce;

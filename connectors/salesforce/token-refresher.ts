@@ -1,6 +1,6 @@
 import { OAuth2 } from 'jsforce';
 import { RefreshRejectedError, type TokenRefresher } from '../../src/auth/token-manager.js';
-import type { Config } from '../../src/config.js';
+import type { SalesforceSettings } from './config.js';
 import { tokenResponseSchema } from './identity.js';
 
 /**
@@ -11,7 +11,7 @@ import { tokenResponseSchema } from './identity.js';
  * it is refused; refresh tokens rotate only when the connected app says so, and the TokenManager keeps the old
  * one when none comes back.
  */
-export function createSalesforceTokenRefresher(config: Pick<Config, 'salesforce'>): TokenRefresher {
+export function createSalesforceTokenRefresher(config: SalesforceSettings): TokenRefresher {
   return async (tokens, installation) => {
     const { clientId, clientSecret, loginUrl } = config.salesforce;
     if (!clientId || !clientSecret) {

@@ -5,6 +5,7 @@ import { MATCH_STATUSES, type MatchStatus } from '../fields.js';
 import type { Installation, InstallationStatus } from '../installations/store.js';
 import { InstallationNotFoundError, InstallationStoppedError, NoReportKeyError } from '../pipeline/errors.js';
 import type { RunSummary } from '../pipeline/runs.js';
+import { providerFor } from '../providers.js';
 import type { EnvKeyCheck } from './env-key-check.js';
 
 /**
@@ -52,14 +53,6 @@ export interface InstallationView {
   reviewCount: number;
   lastRun: RunSummary | null;
 }
-
-export const CRM_NAMES: Record<CrmKind, string> = { hubspot: 'HubSpot', salesforce: 'Salesforce' };
-
-/** The variable that holds a token-mode installation's token: reconnecting means replacing it. */
-const TOKEN_VARIABLES: Record<CrmKind, string> = {
-  hubspot: 'HUBSPOT_ACCESS_TOKEN',
-  salesforce: 'SALESFORCE_ACCESS_TOKEN',
-};
 
 export const SCORE_BUCKETS = 10;
 
@@ -149,7 +142,7 @@ function connectionOf(installation: Installation): ConnectionView {
     return {
       state: 'disconnected',
       reason,
-      reconnectUrl: `/oauth/${installation.crm}/install`,
+      reconnectUrl: providerFor(installation.crm).installPath,
       reconnectHint: null,
     };
   }
@@ -157,7 +150,7 @@ function connectionOf(installation: Installation): ConnectionView {
     state: 'disconnected',
     reason,
     reconnectUrl: null,
-    reconnectHint: `Set a new ${TOKEN_VARIABLES[installation.crm]} and restart the connector.`,
+    reconnectHint: `Set a new ${providerFor(installation.crm).tokenVariable} and restart the connector.`,
   };
 }
 

@@ -1,9 +1,8 @@
-import { ensureHubSpotPrivateAppInstallation } from '../../connectors/hubspot/index.js';
 import type { Installation } from '../installations/store.js';
+import { providers } from '../providers.js';
 import { waitForRedis } from '../redis.js';
 import type { AppContext } from './context.js';
 import { InstallationService } from './installation-service.js';
-import { ensureSalesforceTokenMode } from './salesforce-token-mode.js';
 
 /** Start-up checks and the installations that come from the environment rather than OAuth. */
 
@@ -48,21 +47,12 @@ export async function checkRedis(ctx: AppContext, timeoutMs = 5_000): Promise<vo
 export async function ensureTokenModeInstallations(ctx: AppContext): Promise<Installation[]> {
   const service = new InstallationService(ctx);
   const made: Installation[] = [];
-  const { config } = ctx;
-  const adopt = async (installation: Installation) => {
+  for (const provider of providers) {
+    const installation = await provider.installFromToken(ctx.config, ctx.installations);
+    if (!installation) continue;
     made.push(installation);
     const runs = await ctx.runs.recent(installation.id, 1);
     if (runs.length === 0) await service.installed(installation);
-  };
-  if (config.hubspot.accessToken) {
-    await adopt(
-      await ensureHubSpotPrivateAppInstallation(
-        { apiUrl: config.hubspot.apiUrl, accessToken: config.hubspot.accessToken },
-        ctx.installations,
-      ),
-    );
   }
-  const sf = await ensureSalesforceTokenMode(ctx);
-  if (sf) await adopt(sf);
   return made;
 }

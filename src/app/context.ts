@@ -1,8 +1,9 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { OAuthStateStore } from '../auth/oauth-state.js';
-import { TokenManager } from '../auth/token-manager.js';
+import { TokenManager, type TokenRefresher } from '../auth/token-manager.js';
 import type { Config } from '../config.js';
+import type { CrmKind } from '../crm/connector.js';
 import { InstallationStore } from '../installations/store.js';
 import { Metrics } from '../metrics.js';
 import { Keys } from '../pipeline/keys.js';
@@ -12,10 +13,10 @@ import { Pipeline } from '../pipeline/pipeline.js';
 import { Queues } from '../pipeline/queues.js';
 import { SyncRuns } from '../pipeline/runs.js';
 import { PipelineWorkers } from '../pipeline/workers.js';
+import { providers } from '../providers.js';
 import { closeRedis, createRedis } from '../redis.js';
 import { SecretBox } from '../util/secretbox.js';
 import { EventLog } from '../webhooks/event-log.js';
-import { tokenRefreshers } from './crm-registry.js';
 import { defaultMatching } from './matching.js';
 import { AppRuntime } from './runtime.js';
 
@@ -135,4 +136,14 @@ export function createAppContext(config: Config, options: ContextOptions): AppCo
       await closeRedis(redis, queueRedis, ...workerConnections);
     },
   };
+}
+
+/** The token refresher of each CRM whose OAuth app is configured. */
+function tokenRefreshers(config: Config): Partial<Record<CrmKind, TokenRefresher>> {
+  const out: Partial<Record<CrmKind, TokenRefresher>> = {};
+  for (const provider of providers) {
+    const refresher = provider.tokenRefresher(config);
+    if (refresher) out[provider.kind] = refresher;
+  }
+  return out;
 }

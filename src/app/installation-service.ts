@@ -1,6 +1,7 @@
 import type { EnsureFieldsResult } from '../crm/connector.js';
 import type { Installation } from '../installations/store.js';
 import { isPolled } from '../pipeline/runtime.js';
+import { providerFor } from '../providers.js';
 import { ReportForbiddenError, ReportUnauthorizedError } from '../reports/errors.js';
 import type { AppContext } from './context.js';
 
@@ -34,8 +35,9 @@ export class InstallationService {
         'some fields need attention',
       );
     }
-    if (isPolled(connector)) {
-      await this.ctx.pipeline.schedulePoll(installation.id, this.ctx.config.salesforce.pollSeconds * 1000);
+    const pollEveryMs = providerFor(installation.crm).pollIntervalMs(this.ctx.config);
+    if (isPolled(connector) && pollEveryMs !== null) {
+      await this.ctx.pipeline.schedulePoll(installation.id, pollEveryMs);
     }
     const runId = await this.ctx.pipeline.startSync(installation.id, 'initial');
     return { fields, runId };

@@ -8,9 +8,9 @@ import type { Metrics } from '../metrics.js';
 import { InstallationNotFoundError, InstallationStoppedError, NoReportKeyError } from '../pipeline/errors.js';
 import type { Keys } from '../pipeline/keys.js';
 import type { InstallationHandle, InstallationRuntime } from '../pipeline/runtime.js';
+import { providerFor } from '../providers.js';
 import { identityOf, RedisRateGate } from '../ratelimit/redis-gate.js';
 import { ReportClient } from '../reports/client.js';
-import { connectorFactories } from './crm-registry.js';
 
 /**
  * Opens installations for the pipeline. Connectors are kept for a short while per process: they carry the
@@ -65,14 +65,14 @@ export class AppRuntime implements InstallationRuntime {
   }
 
   connectorFor(installation: Installation, urgent = false): CrmConnector {
-    const factory = connectorFactories[installation.crm];
-    const limits = factory.limits;
+    const provider = providerFor(installation.crm);
+    const limits = provider.limits;
     const gate = new RedisRateGate(this.redis, this.keys.crmGate(installation.id), {
       max: limits.requestsPerWindow,
       windowMs: limits.windowMs,
       onWait: () => this.metrics?.rateLimitWaits.inc({ service: installation.crm }),
     });
-    return factory.create({
+    return provider.createConnector({
       config: this.config,
       installation,
       tokens: this.tokens.source(installation.id),

@@ -1,11 +1,13 @@
 import type { FieldKey, FieldValue, FieldValues } from '../fields.js';
+import type { Provider } from '../providers.js';
 
 /**
  * The one interface both CRMs implement, shaped by what the pipeline needs. No SDK type crosses it:
  * records are plain objects, failures are the classes of ./errors.ts or per-record `WriteResult`s.
  */
 
-export type CrmKind = 'hubspot' | 'salesforce';
+/** The kinds of the provider list (src/providers.ts): a CRM exists for the code once it is on that list. */
+export type CrmKind = Provider['kind'];
 
 /** Provider facts kept as data so batch and page sizes are never scattered literals. */
 export interface ProviderLimits {

@@ -1,12 +1,11 @@
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
-import { createHubSpotOAuthRouter, createHubSpotWebhookRouter } from '../../connectors/hubspot/index.js';
 import { createAdminRouter } from '../admin/router.js';
 import type { AppContext } from '../app/context.js';
 import { InstallationService } from '../app/installation-service.js';
 import { installationId } from '../installations/store.js';
 import type { PipelineWorkers } from '../pipeline/workers.js';
+import { providers } from '../providers.js';
 import { createReportWebhookRouter } from '../webhooks/report-route.js';
-import { salesforceOAuthRouter } from './salesforce-routes.js';
 
 /**
  * The HTTP server: health, metrics, OAuth installs, inbound webhooks and the admin page. It only enqueues;
@@ -74,45 +73,28 @@ export function createServerApp(ctx: AppContext, options: ServerOptions = {}): E
     }),
   );
 
-  if (config.hubspot.clientSecret) {
-    app.use(
-      createHubSpotWebhookRouter({
-        clientSecret: config.hubspot.clientSecret,
-        publicUrl: config.appUrl,
-        logger: ctx.logger,
-        onChanges: async (portalId, changes) => {
-          const id = installationId('hubspot', portalId);
-          const installation = await ctx.installations.get(id);
-          ctx.metrics.webhookEvents.inc(
-            { source: 'hubspot', outcome: installation ? 'accepted' : 'unknown_portal' },
-            changes.length,
-          );
-          if (installation?.status !== 'connected') return;
-          await ctx.pipeline.enqueueCrmChanges(id, changes);
-        },
-      }),
-    );
+  // Each CRM's OAuth install and callback, and its inbound webhooks, as far as they are configured.
+  for (const provider of providers) {
+    const routers = provider.routes(config, {
+      states: ctx.states,
+      installations: ctx.installations,
+      logger: ctx.logger,
+      installed: async (installation) => {
+        await service.installed(installation);
+      },
+      crmChanged: async (externalId, changes) => {
+        const id = installationId(provider.kind, externalId);
+        const installation = await ctx.installations.get(id);
+        ctx.metrics.webhookEvents.inc(
+          { source: provider.kind, outcome: installation ? 'accepted' : 'unknown_portal' },
+          changes.length,
+        );
+        if (installation?.status !== 'connected') return;
+        await ctx.pipeline.enqueueCrmChanges(id, changes);
+      },
+    });
+    for (const router of routers) app.use(router);
   }
-
-  if (config.hubspot.clientId && config.hubspot.clientSecret) {
-    app.use(
-      createHubSpotOAuthRouter({
-        clientId: config.hubspot.clientId,
-        clientSecret: config.hubspot.clientSecret,
-        appUrl: config.appUrl,
-        apiUrl: config.hubspot.apiUrl,
-        authorizeUrl: config.hubspot.authorizeUrl,
-        states: ctx.states,
-        installations: ctx.installations,
-        onInstalled: async (installation) => {
-          await service.installed(installation);
-        },
-        logger: ctx.logger,
-      }),
-    );
-  }
-  const salesforce = salesforceOAuthRouter(ctx, service);
-  if (salesforce) app.use(salesforce);
 
   app.use(createAdminRouter(ctx, service));
 

@@ -1,4 +1,4 @@
-import type { LocalSystem } from '../../src/app/local-system.js';
+import type { LocalSystem } from '../../local/system.js';
 import { FIELDS } from '../../src/fields.js';
 
 /** End-state checks that go past `wrongRecords`: the written values equal the sandbox's current report. */

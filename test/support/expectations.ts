@@ -1,4 +1,5 @@
-import { isAsExpected, type LocalSystem } from '../../src/app/local-system.js';
+import type { ExpectedOutcome } from '../../local/demo-seed.js';
+import type { LocalCrmRecord, LocalSystem } from '../../local/system.js';
 
 /** Records whose CRM state differs from what the seed says it should be, described for the failure message. */
 export function wrongRecords(system: LocalSystem): string[] {
@@ -10,4 +11,18 @@ export function wrongRecords(system: LocalSystem): string[] {
     }
   });
   return wrong;
+}
+
+/** The test oracle: whether a CRM record is in the state its seed company expects. */
+export function isAsExpected(expected: ExpectedOutcome, r: LocalCrmRecord | undefined): boolean {
+  if (r === undefined) return false;
+  switch (expected.status) {
+    case 'matched':
+      return r.status === 'matched' && r.slug === expected.slug && r.score !== null;
+    case 'not_published':
+      return r.status === 'not_published' && r.slug === expected.slug && r.score === null;
+    case 'needs_review':
+    case 'no_match':
+      return r.status === expected.status && r.slug === null;
+  }
 }

@@ -1,4 +1,4 @@
-import type { LocalSystem } from '../../src/app/local-system.js';
+import type { LocalSystem } from '../../local/system.js';
 
 /**
  * Installs the app through the real OAuth routes against the local HubSpot, as an admin would: the app's

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { type LocalSystem, type LocalSystemOptions, startLocalSystem } from '../../src/app/local-system.js';
+import { type LocalSystem, type LocalSystemOptions, startLocalSystem } from '../../local/system.js';
 import type { RunSummary } from '../../src/pipeline/runs.js';
 import { deleteKeysWithPrefix } from '../../src/redis.js';
 import { waitFor } from './wait.js';

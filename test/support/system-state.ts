@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import type { LocalSystem } from '../../src/app/local-system.js';
+import type { LocalSystem } from '../../local/system.js';
 import type { RunSummary } from '../../src/pipeline/runs.js';
 import { waitFor } from './wait.js';
 

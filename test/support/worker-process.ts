@@ -53,7 +53,7 @@ export function sharedSecretsEnv(): Record<string, string> {
   };
 }
 
-export { workerEnvFor } from '../../src/app/local-system.js';
+export { workerEnvFor } from '../../local/system.js';
 
 export interface WorkerExit {
   code: number | null;

@@ -1,4 +1,5 @@
-import { html, type SafeHtml } from '../html.js';
+import { providers } from '../../providers.js';
+import { html, joinHtml, type SafeHtml } from '../html.js';
 import type { InstallationView } from '../overview.js';
 import {
   installationPath,
@@ -42,7 +43,10 @@ export function dashboardPage(o: {
       ${
         o.views.length === 0
           ? html`<p>Nothing is installed yet. Install the app from
-              <a href="/oauth/hubspot/install">HubSpot</a> or <a href="/oauth/salesforce/install">Salesforce</a>,
+              ${joinHtml(
+                providers.map((p) => html`<a href="${p.installPath}">${p.label}</a>`),
+                html` or `,
+              )},
               or set an access token in the configuration.</p>`
           : cards
       }`,

@@ -1,7 +1,8 @@
 import type { MatchStatus } from '../../fields.js';
 import type { InstallationStatus } from '../../installations/store.js';
 import type { RunSummary } from '../../pipeline/runs.js';
-import { CRM_NAMES, type InstallationView } from '../overview.js';
+import { providerFor } from '../../providers.js';
+import type { InstallationView } from '../overview.js';
 
 /** Words and number formats the pages share. */
 
@@ -54,7 +55,8 @@ export function when(iso: string | null | undefined): string {
 }
 
 export function installationTitle(v: Pick<InstallationView, 'crm' | 'externalId'>): string {
-  return `${CRM_NAMES[v.crm]} ${v.crm === 'hubspot' ? 'portal' : 'org'} ${v.externalId}`;
+  const provider = providerFor(v.crm);
+  return `${provider.label} ${provider.accountNoun} ${v.externalId}`;
 }
 
 export function isActive(run: RunSummary): boolean {

@@ -1,6 +1,7 @@
 import { MATCH_STATUSES } from '../../fields.js';
 import type { ReviewItem } from '../../pipeline/link-index.js';
 import type { RunSummary } from '../../pipeline/runs.js';
+import { providerFor } from '../../providers.js';
 import { html, type SafeHtml } from '../html.js';
 import type { InstallationView } from '../overview.js';
 import { type Bar, barChart } from './charts.js';
@@ -34,7 +35,7 @@ export function connectionDetails(v: InstallationView): SafeHtml {
       ? html`<p>Connected. Changes in the CRM and from the report service are being processed.</p>`
       : c.state === 'disconnected'
         ? html`<p><strong>Disconnected</strong>${c.reason ? html`: ${c.reason}` : ''}. Nothing is processed until it is reconnected.</p>
-            ${c.reconnectUrl ? html`<p><a class="button" href="${c.reconnectUrl}">Reconnect ${v.crm === 'hubspot' ? 'HubSpot' : 'Salesforce'}</a></p>` : ''}
+            ${c.reconnectUrl ? html`<p><a class="button" href="${c.reconnectUrl}">Reconnect ${providerFor(v.crm).label}</a></p>` : ''}
             ${c.reconnectHint ? html`<p>${c.reconnectHint}</p>` : ''}`
         : html`<p><strong>Stopped: the report service refused the key</strong>${c.reason ? html` (${c.reason})` : ''}. Enter a working key below; a full sync then starts by itself.</p>`;
   const usage = v.apiUsage

@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type LocalSystem, startLocalSystem } from '../../app/local-system.js';
+import type { LocalSystem } from '../../../local/system.js';
+import { fieldByKey } from '../../fields.js';
+import { providers } from '../../providers.js';
 import { deleteKeysWithPrefix } from '../../redis.js';
 import { intOption, parseCommandArgs } from '../args.js';
 import { CommandFailedError, UsageError } from '../errors.js';
@@ -18,8 +20,9 @@ export async function demoCommand(argv: string[], io: CommandIo): Promise<number
     port: { type: 'string' },
     companies: { type: 'string' },
   });
-  if (values.crm !== 'hubspot' && values.crm !== 'salesforce')
-    throw new UsageError('--crm expects hubspot or salesforce');
+  const provider = providers.find((p) => p.kind === values.crm);
+  if (!provider) throw new UsageError(`--crm expects ${providers.map((p) => p.kind).join(' or ')}`);
+  const crm = provider.kind;
   const port = intOption('port', values.port, Number(io.env.PORT ?? 3000));
   const companies = intOption('companies', values.companies, 300, 1, 100_000);
   const prefix = `rc-demo-${randomBytes(3).toString('hex')}`;
@@ -31,8 +34,10 @@ export async function demoCommand(argv: string[], io: CommandIo): Promise<number
   io.err(`Starting the demo (${values.crm}, ${companies} companies)...`);
   let system: LocalSystem;
   try {
+    // Loaded here, not at the top: the local system is demo and test equipment, never part of a production run.
+    const { startLocalSystem } = await import('../../../local/system.js');
     system = await startLocalSystem({
-      crm: values.crm,
+      crm,
       companies,
       prefix,
       port,
@@ -49,7 +54,7 @@ export async function demoCommand(argv: string[], io: CommandIo): Promise<number
   }
   try {
     io.err(`Report sandbox: ${system.sandboxUrl}`);
-    io.err(`Local ${values.crm === 'hubspot' ? 'HubSpot' : 'Salesforce'}: ${system.crmUrl}`);
+    io.err(`Local ${provider.label}: ${system.crmUrl}`);
     io.err(`Connector: ${system.appUrl}`);
     io.err('First backfill:');
     const [initial] = await system.ctx.runs.recent(system.installationId, 1);
@@ -86,10 +91,10 @@ export async function demoCommand(argv: string[], io: CommandIo): Promise<number
       table([
         ['', 'before', 'after'],
         ['company', before.name ?? '', after.name ?? ''],
-        ['report_slug', before.slug ?? '', after.slug ?? ''],
-        ['report_score', String(before.score ?? ''), String(after.score ?? '')],
-        ['report_band', before.band ?? '', after.band ?? ''],
-        ['report_synced_at', before.syncedAt ?? '', after.syncedAt ?? ''],
+        [fieldByKey('slug')[crm], before.slug ?? '', after.slug ?? ''],
+        [fieldByKey('score')[crm], String(before.score ?? ''), String(after.score ?? '')],
+        [fieldByKey('band')[crm], before.band ?? '', after.band ?? ''],
+        [fieldByKey('syncedAt')[crm], before.syncedAt ?? '', after.syncedAt ?? ''],
       ]),
     );
     io.out('');

@@ -1,4 +1,4 @@
-import type { FixtureReport } from '../sandbox/index.js';
+import type { FixtureReport } from '../src/sandbox/index.js';
 
 /**
  * Companies for the demo, the integration tests and the benchmark, made from the sandbox's fixtures so the

@@ -1,0 +1,72 @@
+import { z } from 'zod';
+import {
+  httpUrl,
+  optionalText,
+  positiveNumber,
+  readEnvSection,
+  requireTogether,
+} from '../../src/env-schema.js';
+import { DEFAULT_API_VERSION, DEFAULT_LOGIN_URL } from './provider.js';
+
+/** Salesforce's environment keys: a connected app (OAuth), an instance URL with a token (token mode), or both. */
+export const salesforceEnvSchema = z.object({
+  SALESFORCE_CLIENT_ID: optionalText,
+  SALESFORCE_CLIENT_SECRET: optionalText,
+  SALESFORCE_LOGIN_URL: httpUrl.default(DEFAULT_LOGIN_URL),
+  SALESFORCE_INSTANCE_URL: httpUrl.optional(),
+  SALESFORCE_ACCESS_TOKEN: optionalText,
+  SALESFORCE_API_VERSION: z
+    .string()
+    .trim()
+    .regex(/^\d{2,3}\.0$/, 'expects an API version such as 63.0')
+    .default(DEFAULT_API_VERSION),
+  SALESFORCE_POLL_SECONDS: positiveNumber('a number of seconds greater than 0').default(120),
+  SALESFORCE_USAGE_PAUSE_SHARE: z.coerce
+    .number({ error: 'expects a share between 0 and 1' })
+    .gt(0, 'expects a share between 0 and 1')
+    .max(1, 'expects a share between 0 and 1')
+    .default(0.8),
+});
+
+/** `config.salesforce`. */
+export interface SalesforceConfig {
+  clientId: string | undefined;
+  clientSecret: string | undefined;
+  loginUrl: string;
+  instanceUrl: string | undefined;
+  accessToken: string | undefined;
+  apiVersion: string;
+  pollSeconds: number;
+  usagePauseShare: number;
+}
+
+/** What the connector's functions read of the application configuration. */
+export interface SalesforceSettings {
+  salesforce: SalesforceConfig;
+}
+
+export function readSalesforceConfig(env: Readonly<Record<string, string | undefined>>): SalesforceConfig {
+  const e = readEnvSection(salesforceEnvSchema, env);
+  requireTogether(
+    ['SALESFORCE_INSTANCE_URL', e.SALESFORCE_INSTANCE_URL],
+    ['SALESFORCE_ACCESS_TOKEN', e.SALESFORCE_ACCESS_TOKEN],
+  );
+  requireTogether(
+    ['SALESFORCE_ACCESS_TOKEN', e.SALESFORCE_ACCESS_TOKEN],
+    ['SALESFORCE_INSTANCE_URL', e.SALESFORCE_INSTANCE_URL],
+  );
+  requireTogether(
+    ['SALESFORCE_CLIENT_ID', e.SALESFORCE_CLIENT_ID],
+    ['SALESFORCE_CLIENT_SECRET', e.SALESFORCE_CLIENT_SECRET],
+  );
+  return {
+    clientId: e.SALESFORCE_CLIENT_ID,
+    clientSecret: e.SALESFORCE_CLIENT_SECRET,
+    loginUrl: e.SALESFORCE_LOGIN_URL,
+    instanceUrl: e.SALESFORCE_INSTANCE_URL,
+    accessToken: e.SALESFORCE_ACCESS_TOKEN,
+    apiVersion: e.SALESFORCE_API_VERSION,
+    pollSeconds: e.SALESFORCE_POLL_SECONDS,
+    usagePauseShare: e.SALESFORCE_USAGE_PAUSE_SHARE,
+  };
+}

@@ -1,0 +1,61 @@
+import type { LocalStandIn, LocalStandInOptions } from '../../../src/crm/provider.js';
+import { FIELDS, fieldByKey } from '../../../src/fields.js';
+import { createLocalSalesforce, type LocalSalesforce } from './server.js';
+
+/**
+ * The local Salesforce as the provider's stand-in: token mode with an issued access token, and a short poll
+ * interval so changes show within seconds.
+ */
+export async function startSalesforceStandIn(
+  _options: LocalStandInOptions,
+): Promise<LocalStandIn<'salesforce', LocalSalesforce>> {
+  const salesforce = createLocalSalesforce({});
+  const listening = await salesforce.listen(0);
+  const text = (v: unknown) => (v === null || v === undefined || v === '' ? null : String(v));
+  return {
+    kind: 'salesforce',
+    handle: salesforce,
+    url: listening.url,
+    env: {
+      SALESFORCE_INSTANCE_URL: listening.url,
+      SALESFORCE_LOGIN_URL: listening.url,
+      SALESFORCE_ACCESS_TOKEN: salesforce.issueAccessToken(),
+      SALESFORCE_POLL_SECONDS: '2',
+    },
+    workerEnv: { SALESFORCE_LOGIN_URL: listening.url },
+    // Salesforce refuses values for fields that do not exist yet: create them, then seed.
+    async seed(companies, ensureFields) {
+      await ensureFields();
+      const slug = fieldByKey('slug').salesforce;
+      return salesforce
+        .seedAccounts(
+          companies.map((c) => ({
+            Name: c.name,
+            Website: c.domain ? `https://${c.domain}` : null,
+            Industry: c.industry,
+            BillingCountry: c.country,
+            BillingCity: c.city,
+            ...(c.slug ? { [slug]: c.slug } : {}),
+          })),
+        )
+        .map((a) => a.Id);
+    },
+    read(id) {
+      const a = salesforce.getAccount(id);
+      if (!a || a.IsDeleted) return undefined;
+      return {
+        id,
+        name: a.Name,
+        fields: Object.fromEntries(
+          FIELDS.map((f) => {
+            const v = a.custom[f.salesforce];
+            if (f.kind === 'datetime' && text(v) !== null)
+              return [f.key, new Date(v as string | number).toISOString()];
+            return [f.key, text(v)];
+          }),
+        ),
+      };
+    },
+    close: () => listening.close(),
+  };
+}

@@ -1,0 +1,234 @@
+import { randomBytes } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from 'pino';
+import type { LocalHubSpot } from '../connectors/hubspot/local/local-hubspot.js';
+import type { LocalSalesforce } from '../connectors/salesforce/local/server.js';
+import { checkRedis } from '../src/app/bootstrap.js';
+import { type AppContext, createAppContext } from '../src/app/context.js';
+import { InstallationService } from '../src/app/installation-service.js';
+import { loadConfig } from '../src/config.js';
+import type { CrmKind } from '../src/crm/connector.js';
+import type { LocalRecordView } from '../src/crm/provider.js';
+import { createLogger } from '../src/log.js';
+import type { PipelineWorkers } from '../src/pipeline/workers.js';
+import { providerFor } from '../src/providers.js';
+import { createSandbox, type FixtureReport, type ReportSandbox } from '../src/sandbox/index.js';
+import { createServerApp } from '../src/server/app.js';
+import { demoCompanies, type SeedCompanyInput } from './demo-seed.js';
+
+/**
+ * Everything on one machine: the report sandbox, the local stand-in of the CRM asked for, the HTTP server and
+ * the workers, wired with the production code and only pointed at local services. Used by `demo`, the
+ * integration tests and the benchmarks; production code never imports this folder.
+ */
+
+export interface LocalSystemOptions {
+  crm?: CrmKind;
+  /** Companies to seed, or how many to make from the fixtures. */
+  companies?: number | SeedCompanyInput[];
+  redisUrl?: string;
+  /** Redis key and queue prefix; tests pass a fresh one each. */
+  prefix?: string;
+  port?: number;
+  logger?: Logger;
+  logLevel?: string;
+  /** Workers in this process (0 for tests that run their own worker processes). */
+  workers?: number;
+  sandboxRateLimitPerMinute?: number;
+  crmRateLimit?: { max: number; intervalMs: number };
+  fixtures?: FixtureReport[];
+  /** Extra environment for the connector (REPORTS_RATE_PER_MINUTE, ...). */
+  env?: Record<string, string>;
+}
+
+/** A CRM-neutral look at a record of the local CRM, in the connector's terms. */
+export interface LocalCrmRecord {
+  id: string;
+  name: string | null;
+  slug: string | null;
+  status: string | null;
+  score: number | null;
+  band: string | null;
+  syncedAt: string | null;
+}
+
+export interface LocalCrmView {
+  kind: CrmKind;
+  record(id: string): LocalCrmRecord | undefined;
+}
+
+export interface LocalSystem {
+  ctx: AppContext;
+  sandbox: ReportSandbox;
+  sandboxUrl: string;
+  crm: LocalCrmView;
+  crmUrl: string;
+  /** The local HubSpot (tests reach into it for faults and counters); throws when the system runs another CRM. */
+  readonly hubspot: LocalHubSpot;
+  /** Throws when the system runs another CRM. */
+  readonly hubspotUrl: string;
+  /** The local Salesforce, when the CRM is Salesforce. */
+  salesforce: LocalSalesforce | null;
+  appUrl: string;
+  installationId: string;
+  seed: SeedCompanyInput[];
+  /** Record id in the local CRM of each seed company, same order. */
+  recordIds: string[];
+  workers: PipelineWorkers[];
+  /** What a `report-connector worker` process needs, besides the shared settings, to reach the local CRM. */
+  crmWorkerEnv: Record<string, string>;
+  close(): Promise<void>;
+}
+
+function toLocalRecord(view: LocalRecordView | undefined): LocalCrmRecord | undefined {
+  if (!view) return undefined;
+  const score = view.fields.score ?? null;
+  return {
+    id: view.id,
+    name: view.name,
+    slug: view.fields.slug ?? null,
+    status: view.fields.matchStatus ?? null,
+    score: score === null ? null : Number(score),
+    band: view.fields.band ?? null,
+    syncedAt: view.fields.syncedAt ?? null,
+  };
+}
+
+export async function startLocalSystem(options: LocalSystemOptions = {}): Promise<LocalSystem> {
+  const logger = options.logger ?? createLogger(options.logLevel ?? 'warn');
+  const sandboxRate = options.sandboxRateLimitPerMinute ?? 6_000;
+  const sandbox = createSandbox({
+    rateLimitPerMinute: sandboxRate,
+    webhookRetryDelaysMs: [200, 1_000, 5_000],
+    ...(options.fixtures ? { fixtures: options.fixtures } : {}),
+  });
+  const sandboxListening = await sandbox.listen(0);
+  // The public URL must be known before the configuration is, and the server before its app: listen first.
+  const server: Server = createServer();
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(options.port ?? 0, '127.0.0.1', resolve);
+    });
+  } catch (err) {
+    await sandboxListening.close();
+    throw err;
+  }
+  const appUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const provider = providerFor(options.crm ?? 'hubspot');
+  let standIn: Awaited<ReturnType<typeof provider.startLocal>>;
+  try {
+    standIn = await provider.startLocal({
+      appUrl,
+      ...(options.crmRateLimit ? { rateLimit: options.crmRateLimit } : {}),
+    });
+  } catch (err) {
+    server.close();
+    await sandboxListening.close();
+    throw err;
+  }
+
+  const webhookSecret = `whsec_${randomBytes(24).toString('base64')}`;
+
+  const config = loadConfig(
+    {},
+    {
+      mode: 'demo',
+      envFile: null,
+      overrides: {
+        REDIS_URL: options.redisUrl ?? process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+        REDIS_PREFIX: options.prefix ?? 'rc-demo',
+        APP_URL: appUrl,
+        PORT: String((server.address() as AddressInfo).port),
+        REPORTS_API_URL: sandboxListening.url,
+        REPORTS_API_KEY: 'sk_sandbox_read',
+        // The connector paces itself to the service's limit, here known because the sandbox is ours.
+        REPORTS_RATE_PER_MINUTE: String(sandboxRate),
+        REPORTS_WEBHOOK_SECRET: webhookSecret,
+        ...standIn.env,
+        LOG_LEVEL: options.logLevel ?? 'warn',
+        ...options.env,
+      },
+    },
+  );
+  const ctx = createAppContext(config, { logger });
+  const workers: PipelineWorkers[] = [];
+  try {
+    await checkRedis(ctx);
+    sandbox.configureWebhook(`${appUrl}/webhooks/reports`, webhookSecret);
+
+    const seed = Array.isArray(options.companies)
+      ? options.companies
+      : demoCompanies(sandbox.listReports(), options.companies ?? 300);
+    server.on('request', createServerApp(ctx));
+    for (let i = 0; i < (options.workers ?? 1); i++) workers.push(await ctx.startWorkers());
+
+    const installation = await provider.installFromToken(config, ctx.installations);
+    if (!installation) throw new Error(`the local ${provider.label} installation was not created`);
+    const recordIds = await standIn.seed(seed, async () => {
+      await ctx.runtime.connectorFor(installation).ensureFields();
+    });
+    await new InstallationService(ctx).installed(installation);
+
+    const local = standIn;
+    const other = (what: string): never => {
+      throw new Error(`this local system runs ${provider.label}, not ${what}`);
+    };
+    return {
+      ctx,
+      sandbox,
+      sandboxUrl: sandboxListening.url,
+      crm: { kind: provider.kind, record: (id) => toLocalRecord(local.read(id)) },
+      crmUrl: local.url,
+      get hubspot() {
+        return local.kind === 'hubspot' ? local.handle : other('HubSpot');
+      },
+      get hubspotUrl() {
+        return local.kind === 'hubspot' ? local.url : other('HubSpot');
+      },
+      salesforce: local.kind === 'salesforce' ? local.handle : null,
+      appUrl,
+      installationId: installation.id,
+      seed,
+      recordIds,
+      workers,
+      crmWorkerEnv: local.workerEnv,
+      async close() {
+        server.closeAllConnections();
+        await new Promise((r) => server.close(r));
+        await ctx.close();
+        await local.close();
+        await sandboxListening.close();
+      },
+    };
+  } catch (err) {
+    server.close();
+    await ctx.close();
+    await standIn.close();
+    await sandboxListening.close();
+    throw err;
+  }
+}
+
+/** The environment a `report-connector worker` process needs to join `system`: same Redis, prefix, key, upstreams. */
+export function workerEnvFor(
+  system: LocalSystem,
+  extra: Record<string, string> = {},
+): Record<string, string> {
+  const c = system.ctx.config;
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? '',
+    REDIS_URL: c.redisUrl,
+    REDIS_PREFIX: c.redisPrefix,
+    ENCRYPTION_KEY: c.encryptionKey.toString('base64'),
+    ADMIN_TOKEN: c.adminToken,
+    REPORTS_API_URL: c.reports.apiUrl,
+    REPORTS_RATE_PER_MINUTE: String(c.reportsRatePerMinute),
+    ...system.crmWorkerEnv,
+    // 'info' at least: readiness is read from the "worker running" line.
+    LOG_LEVEL: 'info',
+  };
+  if (c.reports.apiKey) env.REPORTS_API_KEY = c.reports.apiKey;
+  return { ...env, ...extra };
+}

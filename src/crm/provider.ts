@@ -1,0 +1,128 @@
+import type { Router } from 'express';
+import type { z } from 'zod';
+import type { OAuthStateStore } from '../auth/oauth-state.js';
+import type { AccessTokenSource, TokenRefresher } from '../auth/token-manager.js';
+import type { FieldKey } from '../fields.js';
+import type { Installation, InstallationStore } from '../installations/store.js';
+import type { Logger } from '../log.js';
+import type { CrmChange, CrmConnector, ProviderLimits } from './connector.js';
+import type { RequestGate } from './request-gate.js';
+
+/**
+ * Everything the application knows about one CRM, handed over as one object by `connectors/<crm>/index.ts`.
+ * The server, bootstrap, CLI, configuration and the local system loop over the provider list
+ * (src/providers.ts) instead of naming a CRM, so a third CRM is a new folder plus one line there.
+ * `C` is the provider's own configuration section (`config[kind]`), read from its own environment keys.
+ */
+
+/** What the application configuration offers every provider besides its own section. */
+export interface HostConfig {
+  /** `APP_URL`: public base URL of this connector (OAuth redirects, webhook signatures). */
+  appUrl: string;
+}
+
+/** The configuration a provider reads: the host's part and its own section under its kind. */
+export type ProviderConfig<K extends string, C> = HostConfig & { [P in K]: C };
+
+export interface ConnectorInput<K extends string, C> {
+  config: ProviderConfig<K, C>;
+  installation: Installation;
+  tokens: AccessTokenSource;
+  gate: RequestGate;
+  /** Webhook-driven work is urgent; backfills, polls and the sweep are not (a provider may pause those). */
+  urgent: boolean;
+}
+
+/** What a provider's HTTP routes may use of the application. */
+export interface ProviderHost {
+  states: OAuthStateStore;
+  installations: InstallationStore;
+  logger: Logger;
+  /** An OAuth install finished: create the fields, schedule polling, start the first backfill. */
+  installed(installation: Installation): Promise<void>;
+  /**
+   * The CRM reported changes for the installation it knows as `externalId`. Resolves once they are durably
+   * queued (or ignored because the installation is unknown or not connected); a throw means "retry later".
+   */
+  crmChanged(externalId: string, changes: CrmChange[]): Promise<void>;
+}
+
+/** A seed company in CRM-neutral terms (the local system's demo and test data). */
+export interface LocalSeedCompany {
+  name: string;
+  domain: string | null;
+  country: string | null;
+  city: string | null;
+  industry: string | null;
+  /** The connector's `slug` field, set by a person before the connector ever ran. */
+  slug: string | null;
+}
+
+/** A record of a local stand-in as the connector wrote it, by field key; absent or empty values are null. */
+export interface LocalRecordView {
+  id: string;
+  name: string | null;
+  fields: Partial<Record<FieldKey, string | null>>;
+}
+
+export interface LocalStandInOptions {
+  /** The connector's public URL, where the stand-in delivers webhooks if its CRM sends any. */
+  appUrl: string;
+  /** A scaled-down budget for tests of the connector's pacing. */
+  rateLimit?: { max: number; intervalMs: number };
+}
+
+/** A provider's CRM running in this process, for the demo, the integration tests and the benchmarks. */
+export interface LocalStandIn<K extends string, H> {
+  kind: K;
+  /** The stand-in itself, for tests that inject faults or read its counters. */
+  handle: H;
+  url: string;
+  /** Environment that points the connector at the stand-in in token mode. */
+  env: Record<string, string>;
+  /**
+   * What a further worker process needs to reach the stand-in: no token-mode token, so a worker never
+   * installs anything itself.
+   */
+  workerEnv: Record<string, string>;
+  /**
+   * Creates the companies and returns their ids, same order. `ensureFields` creates the connector's fields,
+   * for a CRM that refuses values of fields that do not exist yet.
+   */
+  seed(companies: readonly LocalSeedCompany[], ensureFields: () => Promise<void>): Promise<string[]>;
+  read(id: string): LocalRecordView | undefined;
+  close(): Promise<void>;
+}
+
+export interface CrmProvider<K extends string, C, H> {
+  kind: K;
+  /** The CRM's name for people. */
+  label: string;
+  /** What the CRM calls the account an installation belongs to ("portal", "org"). */
+  accountNoun: string;
+  /** Where an admin starts the OAuth install (and reconnects). */
+  installPath: string;
+  limits: ProviderLimits;
+  /** The provider's own environment keys, with their defaults. */
+  env: z.ZodObject;
+  /** Reads this provider's section from the environment (with `env` above); throws ConfigError. */
+  readConfig(env: Readonly<Record<string, string | undefined>>): C;
+  /** The variable holding a token-mode installation's token: reconnecting means replacing it. */
+  tokenVariable: string;
+  /** Whether the connector polls for changes, and how often (ms); null when the CRM pushes webhooks. */
+  pollIntervalMs(config: ProviderConfig<K, C>): number | null;
+  createConnector(input: ConnectorInput<K, C>): CrmConnector;
+  /** Null when no OAuth app is configured (token mode only). */
+  tokenRefresher(config: ProviderConfig<K, C>): TokenRefresher | null;
+  /** OAuth install/callback and inbound webhooks, as far as they are configured. */
+  routes(config: ProviderConfig<K, C>, host: ProviderHost): Router[];
+  /** The installation of token mode (an access token in the environment), or null when not configured. */
+  installFromToken(
+    config: ProviderConfig<K, C>,
+    installations: InstallationStore,
+  ): Promise<Installation | null>;
+  /** Writes the CRM's app project for `appUrl` under `dir`; returns the files written. */
+  writeManifests(dir: string, appUrl: string): Promise<string[]>;
+  /** Starts a local stand-in of the CRM (loaded on demand: production never calls it). */
+  startLocal(options: LocalStandInOptions): Promise<LocalStandIn<K, H>>;
+}

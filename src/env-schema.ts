@@ -1,0 +1,64 @@
+import { z } from 'zod';
+
+/**
+ * The pieces every environment schema is made of (the application's in config.ts, each provider's own), and
+ * the one error they all report: one line naming the variable, so an operator can fix it without reading code.
+ */
+
+export class ConfigError extends Error {
+  readonly code = 'CONFIG_INVALID';
+  constructor(
+    readonly variable: string,
+    readonly expectation: string,
+  ) {
+    super(`${variable} ${expectation}`);
+    this.name = 'ConfigError';
+  }
+}
+
+export const optionalText = z
+  .string()
+  .trim()
+  .transform((v) => (v === '' ? undefined : v))
+  .optional();
+
+export const httpUrl = z
+  .string()
+  .trim()
+  .refine((v) => {
+    try {
+      const u = new URL(v);
+      return u.protocol === 'http:' || u.protocol === 'https:';
+    } catch {
+      return false;
+    }
+  }, 'expects an http(s) URL')
+  .transform((v) => v.replace(/\/+$/, ''));
+
+export const positiveNumber = (what: string) =>
+  z.coerce.number({ error: `expects ${what}` }).refine((n) => Number.isFinite(n) && n > 0, `expects ${what}`);
+
+/**
+ * Parses the variables `schema` owns out of `env`. Only those are passed to zod, so the error for an unknown
+ * variable never happens; the first problem becomes a ConfigError.
+ */
+export function readEnvSection<S extends z.ZodObject>(
+  schema: S,
+  env: Readonly<Record<string, string | undefined>>,
+): z.output<S> {
+  const known = Object.fromEntries(Object.keys(schema.shape).map((k) => [k, env[k]]));
+  const parsed = schema.safeParse(known);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const variable = String(issue.path[0] ?? 'configuration');
+    const message =
+      issue.code === 'invalid_type' && env[variable] === undefined ? 'is required' : issue.message;
+    throw new ConfigError(variable, message);
+  }
+  return parsed.data;
+}
+
+/** `a` set without `b` is a configuration error naming `b`. */
+export function requireTogether(a: [string, unknown], b: [string, unknown]): void {
+  if (a[1] && !b[1]) throw new ConfigError(b[0], `is required when ${a[0]} is set`);
+}
