@@ -1,12 +1,11 @@
-import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type LocalSystem, startLocalSystem } from '../local/system.js';
+import type { LocalSystem } from '../local/system.js';
 import type { ReviewOutcome } from '../src/admin/admin-actions.js';
 import type { InstallationView } from '../src/admin/overview.js';
 import type { ReviewItem } from '../src/pipeline/link-index.js';
 import type { RunSummary } from '../src/pipeline/runs.js';
-import { deleteKeysWithPrefix } from '../src/redis.js';
 import type { EventLogEntry } from '../src/webhooks/event-log.js';
+import { startTestSystem, stopTestSystem } from './support/local-system.js';
 import { waitFor } from './support/wait.js';
 
 /**
@@ -14,7 +13,6 @@ import { waitFor } from './support/wait.js';
  * sandbox, a real Redis and one worker. Every decision made here is checked on the local CRM's record.
  */
 
-const prefix = `rc-test-${randomUUID().slice(0, 8)}`;
 let system: LocalSystem;
 let id: string;
 let token: string;
@@ -101,15 +99,14 @@ function crm(recordId: string): Record<string, string> {
 }
 
 beforeAll(async () => {
-  system = await startLocalSystem({ companies: 300, prefix, workers: 1 });
+  system = await startTestSystem({ companies: 300 });
   id = system.installationId;
   token = system.ctx.config.adminToken;
   await runFinished();
 }, 180_000);
 
 afterAll(async () => {
-  await system?.close();
-  await deleteKeysWithPrefix(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', prefix);
+  await stopTestSystem(system);
 });
 
 describe('authentication', () => {
@@ -410,7 +407,7 @@ describe('the report-service key', () => {
     expect((await system.ctx.installations.get(id))?.status).toBe('connected');
     expect((await runFinished(res.body.resumedRunId!)).kind).toBe('full');
     expect(await system.ctx.installations.getReportsApiKey(id)).toBe('sk_sandbox_read');
-    const raw = await system.ctx.redis.hgetall(`${prefix}:installation:${id}`);
+    const raw = await system.ctx.redis.hgetall(`${system.ctx.config.redisPrefix}:installation:${id}`);
     expect(JSON.stringify(raw)).not.toContain('sk_sandbox_read');
 
     const list = await call<Installations>('/admin/api/installations', { headers: bearer() });
@@ -597,9 +594,11 @@ describe('disconnect', () => {
 
   it('removes the installation and every key it had in Redis', async () => {
     const { cookie, csrf } = await login();
-    const scoped = `${prefix}:inst:${id}:*`;
+    const scoped = `${system.ctx.config.redisPrefix}:inst:${id}:*`;
     expect((await system.ctx.redis.keys(scoped)).length).toBeGreaterThan(0);
-    const runKeys = (await system.ctx.runs.recent(id, 50)).map((r) => `${prefix}:run:${r.id}`);
+    const runKeys = (await system.ctx.runs.recent(id, 50)).map(
+      (r) => `${system.ctx.config.redisPrefix}:run:${r.id}`,
+    );
     expect(runKeys.length).toBeGreaterThan(0);
     const res = await call(`/admin/api/installations/${id}`, {
       method: 'DELETE',
@@ -608,7 +607,7 @@ describe('disconnect', () => {
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ removed: id });
     expect(await system.ctx.redis.keys(scoped)).toEqual([]);
-    expect(await system.ctx.redis.exists(`${prefix}:installation:${id}`)).toBe(0);
+    expect(await system.ctx.redis.exists(`${system.ctx.config.redisPrefix}:installation:${id}`)).toBe(0);
     // Sync history goes too.
     expect(await system.ctx.redis.exists(...runKeys)).toBe(0);
     expect(

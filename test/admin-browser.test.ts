@@ -1,10 +1,9 @@
-import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type LocalSystem, startLocalSystem } from '../local/system.js';
+import type { LocalSystem } from '../local/system.js';
 import { MATCH_STATUSES, type MatchStatus } from '../src/fields.js';
-import { deleteKeysWithPrefix } from '../src/redis.js';
+import { startTestSystem, stopTestSystem } from './support/local-system.js';
 import { waitFor } from './support/wait.js';
 
 /**
@@ -15,7 +14,6 @@ import { waitFor } from './support/wait.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const ARTIFACTS = 'test-artifacts';
-const prefix = `rc-test-${randomUUID().slice(0, 8)}`;
 const LABELS: Record<MatchStatus, string> = {
   matched: 'Matched',
   needs_review: 'Needs review',
@@ -46,7 +44,7 @@ async function logIn(page: Page): Promise<void> {
 
 beforeAll(async () => {
   mkdirSync(ARTIFACTS, { recursive: true });
-  system = await startLocalSystem({ companies: 300, prefix, workers: 1 });
+  system = await startTestSystem({ companies: 300 });
   await waitFor(
     'the first sync to finish',
     async () => {
@@ -64,8 +62,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close();
-  await system?.close();
-  await deleteKeysWithPrefix(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', prefix);
+  await stopTestSystem(system);
 });
 
 describe('the admin page in a browser', () => {

@@ -1,14 +1,14 @@
-import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { demoCompanies, type SeedCompanyInput } from '../local/demo-seed.js';
-import { type LocalSystem, startLocalSystem } from '../local/system.js';
+import type { LocalSystem } from '../local/system.js';
 import type { RunSummary } from '../src/pipeline/runs.js';
 import { loadFixtureReports } from '../src/sandbox/index.js';
 import { staleRecords } from './support/end-state.js';
 import { wrongRecords } from './support/expectations.js';
+import { startTestSystem, stopTestSystem } from './support/local-system.js';
 import { measured } from './support/measured.js';
 import { ReportProxy, reportRead } from './support/report-proxy.js';
-import { deleteKeysWithPrefix, runEnded } from './support/system-state.js';
+import { runEnded } from './support/system-state.js';
 
 /**
  * Reports outside the shapes the seed knows, served through the real client over HTTP (a proxy in front of
@@ -18,8 +18,6 @@ import { deleteKeysWithPrefix, runEnded } from './support/system-state.js';
  * the reason in the run's errors, and the rest of its batch is written as usual.
  */
 
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-const prefix = `rc-test-${randomUUID().slice(0, 8)}`;
 const proxy = new ReportProxy();
 let system: LocalSystem;
 let run: RunSummary;
@@ -171,9 +169,8 @@ beforeAll(async () => {
     },
   });
   const proxyUrl = await proxy.listen();
-  system = await startLocalSystem({
+  system = await startTestSystem({
     companies: seed,
-    prefix,
     workers: 0,
     logLevel: 'silent',
     env: { REPORTS_API_URL: proxyUrl },
@@ -184,9 +181,8 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  await system?.close();
+  await stopTestSystem(system);
   await proxy.close();
-  await deleteKeysWithPrefix(REDIS_URL, prefix);
 });
 
 function recordOf(slug: string) {

@@ -2,13 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HUBSPOT_COMPANY_OBJECT_TYPE_ID, HUBSPOT_WEBHOOK } from '../connectors/hubspot/provider.js';
 import { computeHubSpotSignatureV3 } from '../connectors/hubspot/webhook-signature.js';
-import { type LocalSystem, startLocalSystem } from '../local/system.js';
+import type { LocalSystem } from '../local/system.js';
 import { ROUTES } from '../src/sandbox/index.js';
 import { staleRecords } from './support/end-state.js';
 import { wrongRecords } from './support/expectations.js';
+import { startTestSystem, stopTestSystem } from './support/local-system.js';
 import { measured } from './support/measured.js';
 import { postSignedEvent, scoreChangedEvent, signedHeaders } from './support/report-webhooks.js';
-import { deleteKeysWithPrefix, queuesIdle, runEnded } from './support/system-state.js';
+import { queuesIdle, runEnded } from './support/system-state.js';
 
 /**
  * Hostile and clumsy webhook traffic through the real server: forged, replayed, stale, oversized, malformed,
@@ -16,8 +17,6 @@ import { deleteKeysWithPrefix, queuesIdle, runEnded } from './support/system-sta
  * nothing is processed twice: the report reads made and the CRM writes done are counted.
  */
 
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-const prefix = `rc-test-${randomUUID().slice(0, 8)}`;
 let system: LocalSystem;
 let reportsUrl: string;
 let hubspotUrl: string;
@@ -26,7 +25,7 @@ let secret: string;
 const editedByHand = new Set<string>();
 
 beforeAll(async () => {
-  system = await startLocalSystem({ companies: 300, prefix, workers: 1, logLevel: 'silent' });
+  system = await startTestSystem({ companies: 300, logLevel: 'silent' });
   // The tests send every report event themselves, so each delivery is accounted for.
   system.sandbox.configureWebhook(undefined, undefined);
   await runEnded(system);
@@ -37,8 +36,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  await system?.close();
-  await deleteKeysWithPrefix(REDIS_URL, prefix);
+  await stopTestSystem(system);
 });
 
 function reads(): number {

@@ -1,12 +1,12 @@
-import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type LocalSystem, startLocalSystem } from '../local/system.js';
+import type { LocalSystem } from '../local/system.js';
 import { lockRecords } from '../src/pipeline/record-locks.js';
 import { staleRecords } from './support/end-state.js';
 import { wrongRecords } from './support/expectations.js';
 import { installThroughOAuth } from './support/hubspot-install.js';
+import { startTestSystem, stopTestSystem } from './support/local-system.js';
 import { measured } from './support/measured.js';
-import { deleteKeysWithPrefix, failedJobs, queuesIdle, runEnded, runOf } from './support/system-state.js';
+import { failedJobs, queuesIdle, runEnded, runOf } from './support/system-state.js';
 import { waitFor } from './support/wait.js';
 
 /**
@@ -16,8 +16,6 @@ import { waitFor } from './support/wait.js';
  * score (without events), so every linked record has to be written again under the fault.
  */
 
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-const prefix = `rc-test-${randomUUID().slice(0, 8)}`;
 const COMPANIES = 600;
 let system: LocalSystem;
 let version = 0;
@@ -25,15 +23,14 @@ let version = 0;
 const gone = new Set<string>();
 
 beforeAll(async () => {
-  system = await startLocalSystem({ companies: COMPANIES, prefix, workers: 1, logLevel: 'silent' });
+  system = await startTestSystem({ companies: COMPANIES, logLevel: 'silent' });
   system.sandbox.configureWebhook(undefined, undefined);
   const first = await runEnded(system);
   expect(first.state).toBe('done');
 }, 120_000);
 
 afterAll(async () => {
-  await system?.close();
-  await deleteKeysWithPrefix(REDIS_URL, prefix);
+  await stopTestSystem(system);
 });
 
 async function fullSync(): Promise<string> {

@@ -1,9 +1,10 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type LocalSystem, startLocalSystem } from '../local/system.js';
+import type { LocalSystem } from '../local/system.js';
 import { OAuthStateStore } from '../src/auth/oauth-state.js';
+import { startTestSystem, stopTestSystem } from './support/local-system.js';
 import { measured } from './support/measured.js';
-import { deleteKeysWithPrefix, queuesIdle, runEnded } from './support/system-state.js';
+import { queuesIdle, runEnded } from './support/system-state.js';
 import { waitFor } from './support/wait.js';
 
 /**
@@ -13,19 +14,16 @@ import { waitFor } from './support/wait.js';
  * wrong token and cookie changes without the CSRF token, and the admin answers carry the security headers.
  */
 
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-const prefix = `rc-test-${randomUUID().slice(0, 8)}`;
 let system: LocalSystem;
 
 beforeAll(async () => {
-  system = await startLocalSystem({ companies: 50, prefix, workers: 1, logLevel: 'silent' });
+  system = await startTestSystem({ companies: 50, logLevel: 'silent' });
   await runEnded(system);
   await queuesIdle(system);
 }, 120_000);
 
 afterAll(async () => {
-  await system?.close();
-  await deleteKeysWithPrefix(REDIS_URL, prefix);
+  await stopTestSystem(system);
 });
 
 function tokenCalls(): number {
@@ -49,11 +47,16 @@ describe('OAuth callback state', () => {
     const mine = system.ctx.states;
     const [nonce] = (await mine.issue('hubspot')).split('.');
     const expiring = await mine.issue('hubspot');
-    await system.ctx.redis.pexpire(`${prefix}:oauth-state:${expiring.split('.')[0]}`, 1);
+    await system.ctx.redis.pexpire(
+      `${system.ctx.config.redisPrefix}:oauth-state:${expiring.split('.')[0]}`,
+      1,
+    );
     await waitFor(
       'the state to expire',
       async () =>
-        (await system.ctx.redis.exists(`${prefix}:oauth-state:${expiring.split('.')[0]}`)) === 0
+        (await system.ctx.redis.exists(
+          `${system.ctx.config.redisPrefix}:oauth-state:${expiring.split('.')[0]}`,
+        )) === 0
           ? true
           : undefined,
       5_000,
@@ -65,7 +68,9 @@ describe('OAuth callback state', () => {
       malformed: await callback('not-a-state'),
       forgedSignature: await callback(`${nonce}.${randomBytes(32).toString('base64url')}`),
       signedByAnotherApp: await callback(
-        await new OAuthStateStore(system.ctx.redis, randomBytes(32), prefix).issue('hubspot'),
+        await new OAuthStateStore(system.ctx.redis, randomBytes(32), system.ctx.config.redisPrefix).issue(
+          'hubspot',
+        ),
       ),
       issuedForSalesforce: await callback(await mine.issue('salesforce')),
       expired: await callback(expiring),

@@ -1,9 +1,9 @@
-import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type LocalSystem, startLocalSystem } from '../local/system.js';
+import type { LocalSystem } from '../local/system.js';
 import { staleRecords } from './support/end-state.js';
 import { wrongRecords } from './support/expectations.js';
+import { startTestSystem, stopTestSystem } from './support/local-system.js';
 import { measured } from './support/measured.js';
 import { OwnRedisServer } from './support/own-redis.js';
 import { type DeliveryLog, deliverUntilAcknowledged } from './support/report-webhooks.js';
@@ -51,9 +51,8 @@ async function outage(): Promise<number> {
 
 beforeAll(async () => {
   const [bin] = await Promise.all([buildWorkerCli(), redisServer.start()]);
-  system = await startLocalSystem({
+  system = await startTestSystem({
     redisUrl: redisServer.url,
-    prefix: `rc-test-${randomUUID().slice(0, 8)}`,
     companies: COMPANIES,
     workers: 1,
     env: sharedSecretsEnv(),
@@ -66,7 +65,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await worker?.kill();
   if (!redisServer.running) await redisServer.start();
-  await system?.close();
+  await stopTestSystem(system);
   await redisServer.dispose();
 });
 

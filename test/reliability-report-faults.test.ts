@@ -1,14 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalSystem } from '../local/system.js';
-import { startLocalSystem } from '../local/system.js';
 import { InstallationService } from '../src/app/installation-service.js';
 import { ROUTES } from '../src/sandbox/index.js';
 import { staleRecords } from './support/end-state.js';
 import { wrongRecords } from './support/expectations.js';
+import { startTestSystem, stopTestSystem } from './support/local-system.js';
 import { measured } from './support/measured.js';
 import { type ProxyRule, ReportProxy } from './support/report-proxy.js';
-import { deleteKeysWithPrefix, failedJobs, runEnded, runOf } from './support/system-state.js';
+import { failedJobs, runEnded, runOf } from './support/system-state.js';
 import { waitFor } from './support/wait.js';
 
 /**
@@ -18,8 +18,6 @@ import { waitFor } from './support/wait.js';
  * leaves them stale. A proxy in front of the sandbox gives the answers the sandbox does not.
  */
 
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-const prefix = `rc-test-${randomUUID().slice(0, 8)}`;
 const COMPANIES = 600;
 const CLIENT_TIMEOUT_MS = 500;
 const proxy = new ReportProxy();
@@ -28,9 +26,8 @@ let version = 0;
 
 beforeAll(async () => {
   const proxyUrl = await proxy.listen();
-  system = await startLocalSystem({
+  system = await startTestSystem({
     companies: COMPANIES,
-    prefix,
     workers: 0,
     logLevel: 'silent',
     env: { REPORTS_API_URL: proxyUrl, REPORTS_TIMEOUT_MS: String(CLIENT_TIMEOUT_MS) },
@@ -45,9 +42,8 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  await system?.close();
+  await stopTestSystem(system);
   await proxy.close();
-  await deleteKeysWithPrefix(REDIS_URL, prefix);
 });
 
 /** A new score for every published report, so the next sync has every linked record to rewrite. */

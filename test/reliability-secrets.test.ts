@@ -1,16 +1,17 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LOCAL_HUBSPOT_CLIENT_SECRET } from '../connectors/hubspot/local/index.js';
-import { type LocalSystem, startLocalSystem } from '../local/system.js';
+import type { LocalSystem } from '../local/system.js';
 import { InstallationService } from '../src/app/installation-service.js';
 import type { StoredTokens } from '../src/installations/store.js';
 import { createLogger } from '../src/log.js';
 import { installThroughOAuth } from './support/hubspot-install.js';
+import { startTestSystem, stopTestSystem } from './support/local-system.js';
 import { measured } from './support/measured.js';
 import { ReportProxy } from './support/report-proxy.js';
 import { postSignedEvent, scoreChangedEvent, signedHeaders } from './support/report-webhooks.js';
 import { dumpPrefix, findSecrets } from './support/secret-scan.js';
-import { deleteKeysWithPrefix, queuesIdle, runEnded } from './support/system-state.js';
+import { queuesIdle, runEnded } from './support/system-state.js';
 import { waitFor } from './support/wait.js';
 
 /**
@@ -23,8 +24,6 @@ import { waitFor } from './support/wait.js';
  * credential's text.
  */
 
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-const prefix = `rc-test-${randomUUID().slice(0, 8)}`;
 const proxy = new ReportProxy();
 const logLines: string[] = [];
 const answers = new Map<string, string>();
@@ -40,9 +39,8 @@ async function remember(what: string, res: Response): Promise<Response> {
 beforeAll(async () => {
   const proxyUrl = await proxy.listen();
   const logger = createLogger('trace', { write: (line: string) => void logLines.push(line) });
-  system = await startLocalSystem({
+  system = await startTestSystem({
     companies: 200,
-    prefix,
     workers: 0,
     logger,
     env: { REPORTS_API_URL: proxyUrl },
@@ -53,9 +51,8 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  await system?.close();
+  await stopTestSystem(system);
   await proxy.close();
-  await deleteKeysWithPrefix(REDIS_URL, prefix);
 });
 
 describe('credentials at rest, in logs and in error messages', () => {
@@ -195,7 +192,7 @@ describe('credentials at rest, in logs and in error messages', () => {
       secrets[`accessToken${i}`] = t.accessToken;
       if (t.refreshToken) secrets[`refreshToken${i}`] = t.refreshToken;
     });
-    const redis = await dumpPrefix(system.ctx.redis, prefix);
+    const redis = await dumpPrefix(system.ctx.redis, system.ctx.config.redisPrefix);
     const places = new Map<string, string>([
       ...[...redis].map(([k, v]) => [`redis ${k}`, `${k} ${v}`] as [string, string]),
       ['logs', logLines.join('')],

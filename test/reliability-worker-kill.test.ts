@@ -1,13 +1,13 @@
-import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type LocalSystem, startLocalSystem } from '../local/system.js';
+import type { LocalSystem } from '../local/system.js';
 import { connectorFields, staleRecords } from './support/end-state.js';
 import { wrongRecords } from './support/expectations.js';
+import { startTestSystem, stopTestSystem } from './support/local-system.js';
 import { measured } from './support/measured.js';
 import { ScoreVersions } from './support/score-versions.js';
 import { reliabilitySeed, seededRandom } from './support/seeded-random.js';
-import { deleteKeysWithPrefix, failedJobs, queuesIdle, runEnded, runOf } from './support/system-state.js';
+import { failedJobs, queuesIdle, runEnded, runOf } from './support/system-state.js';
 import { buildWorkerCli, sharedSecretsEnv, WorkerProcess, workerEnvFor } from './support/worker-process.js';
 
 /**
@@ -17,7 +17,6 @@ import { buildWorkerCli, sharedSecretsEnv, WorkerProcess, workerEnvFor } from '.
  * from an older report read after a newer one (property history), and the three end states must be equal.
  */
 
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const COMPANIES = 1200;
 const CHANGED_SLUGS = 8;
 const CHANGE_EVERY_MS = 300;
@@ -32,7 +31,6 @@ const seed = reliabilitySeed();
 
 const systems: LocalSystem[] = [];
 const processes: WorkerProcess[] = [];
-const prefixes: string[] = [];
 let bin: string;
 
 beforeAll(async () => {
@@ -41,8 +39,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await Promise.all(processes.map((p) => p.kill()));
-  for (const system of systems) await system.close();
-  for (const prefix of prefixes) await deleteKeysWithPrefix(REDIS_URL, prefix);
+  for (const system of systems) await stopTestSystem(system);
 });
 
 interface Outcome {
@@ -54,11 +51,8 @@ interface Outcome {
 }
 
 async function backfillWithWorkers(options: { workers: number; kills: number }): Promise<Outcome> {
-  const prefix = `rc-test-${randomUUID().slice(0, 8)}`;
-  prefixes.push(prefix);
-  const system = await startLocalSystem({
+  const system = await startTestSystem({
     companies: COMPANIES,
-    prefix,
     workers: 0,
     env: sharedSecretsEnv(),
   });
