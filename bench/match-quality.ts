@@ -1,10 +1,14 @@
 /**
- * Prints the matcher's quality on the labelled set as markdown, for the README.
+ * Prints the matcher's quality as markdown, for the README: on the project's own labelled set
+ * (test/fixtures/match-cases.json, decisions on fixed candidates) and on the outside sample
+ * (../shared/match-sample/sample.json, the real retrieval and decision code searching the sample's catalogue
+ * through the sandbox's search code, under several word splittings, for HubSpot- and Salesforce-shaped
+ * records).
  *
- *   npm run build && node dist/bench/match-quality.js [--missed]
+ *   npm run eval:matching [-- --missed] [-- --sample <path>]
  *
- * `--missed` adds the cases the matcher did not link to their report, with its reason, for tuning by a
- * person. The labelled set is test/fixtures/match-cases.json, found from the repository root.
+ * `--missed` adds the cases that did not end as labelled, with the matcher's reason, for tuning by a person.
+ * Without the sample file the second part says so and the command still prints the first.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -16,7 +20,18 @@ import {
   type MatchCase,
   type MatchQuality,
   matchCaseSchema,
+  type OutsideSample,
+  outsideSampleSchema,
+  type SampleKindQuality,
+  type SampleOutcome,
+  type SampleQuality,
+  samplePrecision,
+  sampleRecall,
+  scoreSample,
 } from '../src/matching/evaluate.js';
+import { normalizeCompanyName } from '../src/matching/normalize.js';
+import { findMatch } from '../src/matching/retrieve.js';
+import { type CrmShape, sampleSearch, shapeRecord, TOKENISATIONS } from './support/sample-search.js';
 
 const FIXTURE = join('test', 'fixtures', 'match-cases.json');
 
@@ -44,7 +59,8 @@ function qualityTable(quality: MatchQuality): string {
     `| links made | ${quality.linked} |`,
     `| wrong links | ${quality.wrongLinks} |`,
     `| **precision** (correct links / links made) | **${ratio(quality.precision)}** |`,
-    `| **recall** (correct links / companies with a report) | **${ratio(quality.recall)}** |`,
+    `| reviews listing the report where the case allows review | ${quality.acceptedReviews} |`,
+    `| **recall** ((correct links + allowed reviews) / companies with a report) | **${ratio(quality.recall)}** |`,
     `| left for review | ${quality.needsReview} |`,
     '',
     '| kind | cases | linked to the right report | linked wrongly | needs review | no match |',
@@ -73,8 +89,121 @@ function missedTable(cases: readonly MatchCase[], quality: MatchQuality): string
   return lines.join('\n');
 }
 
+/** The search limit the pipeline asks for (defaultMatching.searchLimit). */
+const SEARCH_LIMIT = 10;
+const CRMS: readonly CrmShape[] = ['HubSpot', 'Salesforce'];
+
+interface SampleRun {
+  crm: CrmShape;
+  tokenisation: string;
+  quality: SampleQuality;
+  reasons: Map<string, string>;
+}
+
+async function runSample(sample: OutsideSample): Promise<SampleRun[]> {
+  const runs: SampleRun[] = [];
+  for (const { name: tokenisation, words } of TOKENISATIONS) {
+    for (const crm of CRMS) {
+      const service = sampleSearch(sample, words);
+      const outcomes: SampleOutcome[] = [];
+      const reasons = new Map<string, string>();
+      for (const record of sample.records) {
+        const before = service.calls;
+        const { decision } = await findMatch(shapeRecord(record, crm), service.search, SEARCH_LIMIT);
+        outcomes.push({ id: record.id, decision, searches: service.calls - before });
+        reasons.set(
+          record.id,
+          `${decision.status}${decision.status === 'matched' ? ` ${decision.slug}` : ''}: ${decision.reason}`,
+        );
+      }
+      runs.push({ crm, tokenisation, quality: scoreSample(sample, outcomes, normalizeCompanyName), reasons });
+    }
+  }
+  return runs;
+}
+
+function share(part: number, whole: number): string {
+  return whole === 0 ? '-' : ratio(part / whole);
+}
+
+function kindCells(row: SampleKindQuality): string {
+  return `${row.correctLinks} | ${row.wrongLinks} | ${row.reviews} | ${row.noMatch} | ${share(row.reviews, row.records)}`;
+}
+
+function sampleKindTable(runs: readonly SampleRun[], tokenisation: string): string {
+  const mine = CRMS.map((crm) => runs.find((r) => r.crm === crm && r.tokenisation === tokenisation)!);
+  const head = mine
+    .map((r) => `${r.crm}: linked right | wrong | review | no match | review share`)
+    .join(' | ');
+  const lines = [
+    `Search splitting words as "${tokenisation}":`,
+    '',
+    `| kind | records | ${head} |`,
+    `|---|---|${mine.map(() => '---|---|---|---|---|').join('')}`,
+  ];
+  const kinds = [...mine[0]!.quality.byKind.keys()].sort();
+  for (const kind of kinds) {
+    const cells = mine.map((r) => kindCells(r.quality.byKind.get(kind)!)).join(' | ');
+    lines.push(`| ${kind} | ${mine[0]!.quality.byKind.get(kind)!.records} | ${cells} |`);
+  }
+  lines.push(
+    `| **all** | ${mine[0]!.quality.all.records} | ${mine.map((r) => kindCells(r.quality.all)).join(' | ')} |`,
+  );
+  return lines.join('\n');
+}
+
+function sampleSummary(runs: readonly SampleRun[]): string {
+  const lines = [
+    '| CRM | search splits words | precision | recall (matchable) | wrong links | review share | namesake pairs in review with both | no_match beside a same-named report | searches per record |',
+    '|---|---|---|---|---|---|---|---|---|',
+  ];
+  for (const run of runs) {
+    const all = run.quality.all;
+    lines.push(
+      `| ${run.crm} | ${run.tokenisation} | ${ratio(samplePrecision(all))} | ${ratio(sampleRecall(all))} | ${all.wrongLinks} | ${share(all.reviews, all.records)} | ${all.namesakesComplete} of ${all.namesakes} | ${all.noMatchBesideSameName} | ${(all.searches / Math.max(1, all.records)).toFixed(2)} |`,
+    );
+  }
+  return lines.join('\n');
+}
+
+function sampleMissed(sample: OutsideSample, runs: readonly SampleRun[]): string {
+  const names = new Map(sample.records.map((r) => [r.id, r.name]));
+  const lines = ['| CRM | splitting | record | kind | expected | decision |', '|---|---|---|---|---|---|'];
+  for (const run of runs) {
+    for (const id of run.quality.missedIds) {
+      const expected = sample.expected[id]!;
+      const want = `${expected.status} ${expected.slug ?? (expected.candidates ?? []).join(' + ')}`;
+      const cell = (text: string) => text.replace(/\|/g, '\\|');
+      lines.push(
+        `| ${run.crm} | ${run.tokenisation} | ${cell(names.get(id) ?? '')} | ${expected.kind} | ${cell(want)} | ${cell(run.reasons.get(id) ?? '')} |`,
+      );
+    }
+  }
+  return lines.join('\n');
+}
+
+function sampleArgument(): string {
+  const at = process.argv.indexOf('--sample');
+  return at >= 0 && process.argv[at + 1]
+    ? process.argv[at + 1]!
+    : join(root, '..', 'shared', 'match-sample', 'sample.json');
+}
+
 const root = repositoryRoot();
 const cases = matchCaseSchema.array().parse(JSON.parse(readFileSync(join(root, FIXTURE), 'utf8')));
 const quality = evaluate(cases);
-process.stdout.write(`${qualityTable(quality)}\n`);
+process.stdout.write(`## Own labelled set (${FIXTURE})\n\n${qualityTable(quality)}\n`);
 if (process.argv.includes('--missed')) process.stdout.write(`\n${missedTable(cases, quality)}\n`);
+
+const samplePath = sampleArgument();
+if (!existsSync(samplePath)) {
+  process.stdout.write(`\n## Outside sample\n\nnot found at ${samplePath}\n`);
+} else {
+  const sample = outsideSampleSchema.parse(JSON.parse(readFileSync(samplePath, 'utf8')));
+  const runs = await runSample(sample);
+  process.stdout.write(
+    `\n## Outside sample (${sample.records.length} records, ${sample.reports.length} reports)\n\n${sampleSummary(runs)}\n`,
+  );
+  for (const { name } of TOKENISATIONS) process.stdout.write(`\n${sampleKindTable(runs, name)}\n`);
+  if (process.argv.includes('--missed')) process.stdout.write(`\n${sampleMissed(sample, runs)}\n`);
+}

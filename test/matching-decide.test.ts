@@ -61,14 +61,23 @@ describe('decideMatch: one exact-name candidate', () => {
     expect(decision).toMatchObject({ status: 'matched', slug: 'helix-us' });
   });
 
-  it('leaves it for review when the industries share no sector, and links when they overlap', () => {
+  it('never sets the only exact candidate aside on industry alone (issue 12), and says the industries differ', () => {
     const candidates = [report('summit', 'Summit Foods', 'Portland, OR', 'Software')];
-    expect(decideMatch(company('Summit Foods', { industry: 'FOOD_BEVERAGES' }), candidates).status).toBe(
-      'needs_review',
-    );
+    const differing = decideMatch(company('Summit Foods', { industry: 'FOOD_BEVERAGES' }), candidates);
+    expect(differing).toMatchObject({ status: 'matched', slug: 'summit' });
+    expect(differing.reason).toContain('industries differ');
     expect(decideMatch(company('Summit Foods', { industry: 'Technology' }), candidates)).toMatchObject({
       status: 'matched',
     });
+    // With a second doubt (another city), or beside other reports sharing the name's words, it is held back.
+    expect(
+      decideMatch(company('Summit Foods', { industry: 'FOOD_BEVERAGES', city: 'Denver' }), candidates).status,
+    ).toBe('needs_review');
+    const beside = [...candidates, report('summit-health', 'Summit Health', 'Phoenix, AZ', 'Digital Health')];
+    expect(decideMatch(company('Summit Foods', { industry: 'FOOD_BEVERAGES' }), beside).status).toBe(
+      'needs_review',
+    );
+    expect(decideMatch(company('Summit Foods'), beside)).toMatchObject({ status: 'matched', slug: 'summit' });
     // A fintech filed as software in the CRM is not a different company.
     const fintech = [report('azzurro', 'Azzurro Pagamenti S.p.A.', 'Milano, Italy', 'Fintech')];
     expect(decideMatch(company('Azzurro Pagamenti', { industry: 'COMPUTER_SOFTWARE' }), fintech).status).toBe(
@@ -138,16 +147,37 @@ describe('decideMatch: several exact-name candidates', () => {
   it('leaves them for review when the record has nothing to tell them apart', () => {
     const decision = decideMatch(company('Nova Analytics'), novas);
     expect(reviewSlugs(decision).sort()).toEqual(['nova-de', 'nova-uk']);
-    expect(decision.reason).toContain('no country or industry');
+    expect(decision.reason).toContain('no country or city');
   });
 
-  it('uses the industry when the record has no place', () => {
+  it('never chooses a namesake by industry (issue 12): sectors are coarse and shared by many companies', () => {
     const decision = decideMatch(company('Nova Analytics', { industry: 'FINANCIAL_SERVICES' }), novas);
-    expect(decision).toMatchObject({ status: 'matched', slug: 'nova-uk' });
-    // Software overlaps both a software company and a fintech: no decision.
+    expect(reviewSlugs(decision).sort()).toEqual(['nova-de', 'nova-uk']);
+    if (decision.status === 'needs_review') {
+      expect(decision.candidates.find((c) => c.slug === 'nova-uk')?.why).toContain('same industry');
+    }
     expect(decideMatch(company('Nova Analytics', { industry: 'COMPUTER_SOFTWARE' }), novas).status).toBe(
       'needs_review',
     );
+  });
+
+  it('never chooses a namesake by the domain ending (issue 12), but shows it', () => {
+    const decision = decideMatch(company('Nova Analytics', { domain: 'nova-analytics.de' }), novas);
+    expect(reviewSlugs(decision).sort()).toEqual(['nova-de', 'nova-uk']);
+    if (decision.status === 'needs_review') {
+      expect(decision.candidates.find((c) => c.slug === 'nova-de')?.why).toContain("record's domain ends");
+    }
+  });
+
+  it('shows a legal form used in one country only as a hint, never a decision', () => {
+    const decision = decideMatch(company('Nova Analytics B.V.'), [
+      report('nova-nl', 'Nova Analytics', 'Amsterdam, Netherlands'),
+      report('nova-se', 'Nova Analytics', 'Stockholm, Sweden'),
+    ]);
+    expect(reviewSlugs(decision).sort()).toEqual(['nova-nl', 'nova-se']);
+    if (decision.status === 'needs_review') {
+      expect(decision.candidates.find((c) => c.slug === 'nova-nl')?.why).toContain('legal form');
+    }
   });
 
   it('does not set aside a namesake whose geography is unknown', () => {
@@ -167,14 +197,14 @@ describe('decideMatch: several exact-name candidates', () => {
     expect(decideMatch(company('Nova Analytics', { country: 'Germany' }), candidates).status).toBe(
       'needs_review',
     );
-    // With an industry that agrees, it is confirmed.
+    // An industry that agrees does not confirm it (issue 12): only the record's own place does.
     const withIndustry = [candidates[0]!, { ...candidates[1]!, industry: 'Software' }];
     expect(
       decideMatch(
         company('Nova Analytics', { country: 'Germany', industry: 'COMPUTER_SOFTWARE' }),
         withIndustry,
-      ),
-    ).toMatchObject({ status: 'matched', slug: 'nova-x' });
+      ).status,
+    ).toBe('needs_review');
   });
 
   it('tells namesakes in one country apart by city, only when every other city is known', () => {

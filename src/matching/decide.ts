@@ -4,12 +4,19 @@ import {
   countryFromDomain,
   domainLabel,
   isPlaceholderName,
+  legalFormCountry,
   normalizeCity,
   normalizeCompanyName,
   normalizeCountry,
   normalizeIndustry,
 } from './normalize.js';
-import type { MatchCandidate, MatchCompany, MatchDecision, ReviewCandidate } from './schemas.js';
+import type {
+  MatchCandidate,
+  MatchCompany,
+  MatchDecision,
+  ReviewCandidate,
+  SearchEvidence,
+} from './schemas.js';
 import {
   compareNames,
   GENERIC_WORDS,
@@ -26,22 +33,23 @@ import {
  *    as Intl, legal forms such as Inc, GmbH, S.A., Pty Ltd and a leading "the" set aside). A record without a
  *    comparable name, or with a placeholder such as "N/A", is `no_match`.
  * 2. Candidates whose names only resemble the record's (spacing, word order, a small spelling difference,
- *    words added or changed around a shared distinctive word, initials) are never linked: they are kept for
- *    review. Candidates that resemble it in none of these ways are dropped.
- * 3. Among exact-name candidates, one that positively disagrees is set aside: a known country that differs
- *    (from the record's country, or else its domain's country-code TLD, against the report's geography), or
- *    a known industry that shares no sector with the record's.
+ *    the record's distinctive words with words added or changed around them, initials) are never linked:
+ *    they are kept for review. Candidates that resemble it in none of these ways are dropped.
+ * 3. Among exact-name candidates, one in another country than the record's own country field is set aside.
+ *    A record without a country: when there is one exact candidate only and the record's domain ends in a
+ *    country code of another country, it is held back for review (a domain never links and never chooses).
  * 4. One exact candidate left:
- *    - it was the only exact-name candidate: linked, unless the name is weak (one word, or only generic words
- *      such as "Global Solutions"), in which case the country or city must agree as well;
- *    - it was one of several: linked only if it agrees with the record on something (country, city or
- *      industry; country or city for a weak name): namesakes exist, so absence of conflict is not enough.
+ *    - it was the only exact-name candidate: linked, unless the name is weak (only common words, or one word
+ *      the search did not show to be distinctive), in which case the record's country or city must agree;
+ *    - it was one of several (namesakes): linked only if the record's own country or city agrees with it.
  * 5. Several exact candidates left: linked only if exactly one is in the record's city and every other one is
  *    known to be in a different city. Otherwise `needs_review`, with the same-name candidates first.
  * 6. No exact candidate, or every exact candidate set aside: `needs_review` when any candidate is plausible
  *    (exact or close), else `no_match`.
- * Domain evidence: reports carry no domain, so a domain never links; it only supplies a country when the
- * record has none and is mentioned to the reviewer when it spells a candidate's name.
+ * Industry never decides: sectors are coarse and CRM vocabularies differ, so agreement does not choose a
+ * namesake and a difference does not set aside the only exact candidate. Industry, the domain's country
+ * code, a domain that spells the name and a legal form used in one country only ("B.V.") are shown to the
+ * reviewer.
  */
 
 /** The admin page lists at most this many candidates; the rest are summarised in the reason. */
@@ -51,18 +59,24 @@ type Agreement = 'agrees' | 'differs' | 'unknown';
 
 interface CompanyFacts {
   name: string;
-  weak: boolean;
+  tokens: string[];
+  /** Only common words: never strong enough alone. */
+  generic: boolean;
+  /** The record's own country field. */
   country: string | null;
-  countryFrom: 'country' | 'domain' | null;
+  /** The country of the domain's country-code ending, when the record has no country of its own. */
+  domainCountry: string | null;
   city: string | null;
   sectors: string[];
   domainName: string | null;
+  formCountry: string | null;
 }
 
 interface Assessed {
   candidate: MatchCandidate;
   similarity: NameSimilarity;
   country: Agreement;
+  domainCountry: Agreement;
   countryCode: string | null;
   city: Agreement;
   industry: Agreement;
@@ -70,17 +84,18 @@ interface Assessed {
 
 function companyFacts(company: MatchCompany): CompanyFacts {
   const tokens = companyNameTokens(company.name);
-  const fromField = normalizeCountry(company.country);
-  const fromDomain = fromField === null ? countryFromDomain(company.domain) : null;
+  const country = normalizeCountry(company.country);
   const label = domainLabel(company.domain);
   return {
     name: tokens.join(' '),
-    weak: tokens.length === 1 || tokens.every((token) => GENERIC_WORDS.has(token)),
-    country: fromField ?? fromDomain,
-    countryFrom: fromField !== null ? 'country' : fromDomain !== null ? 'domain' : null,
+    tokens,
+    generic: tokens.length > 0 && tokens.every((token) => GENERIC_WORDS.has(token)),
+    country,
+    domainCountry: country === null ? countryFromDomain(company.domain) : null,
     city: normalizeCity(company.city),
     sectors: normalizeIndustry(company.industry),
     domainName: label === null ? null : label.replace(/[^a-z0-9]/g, ''),
+    formCountry: legalFormCountry(company.name),
   };
 }
 
@@ -98,6 +113,7 @@ function assess(facts: CompanyFacts, candidate: MatchCandidate): Assessed | null
     candidate,
     similarity,
     country: compare(facts.country, countryCode, (a, b) => a === b),
+    domainCountry: compare(facts.domainCountry, countryCode, (a, b) => a === b),
     countryCode,
     city: compare(facts.city, cityOfGeography(candidate.geography), (a, b) => a === b),
     industry: compare(
@@ -108,25 +124,32 @@ function assess(facts: CompanyFacts, candidate: MatchCandidate): Assessed | null
   };
 }
 
-function agreementsOf(entry: Assessed, facts: CompanyFacts): string[] {
+/** Where the record's own place confirms the candidate: the only evidence that links a weak name or a namesake. */
+function placesAgreeing(entry: Assessed): string[] {
   const found: string[] = [];
-  if (entry.country === 'agrees')
-    found.push(facts.countryFrom === 'domain' ? 'country (from the domain)' : 'country');
+  if (entry.country === 'agrees') found.push('country');
   if (entry.city === 'agrees') found.push('city');
-  if (entry.industry === 'agrees') found.push('industry');
   return found;
-}
-
-function confirmsPlace(entry: Assessed): boolean {
-  return entry.country === 'agrees' || entry.city === 'agrees';
 }
 
 function why(entry: Assessed, facts: CompanyFacts): string {
   const notes = [SIMILARITY_WHY[entry.similarity]];
-  const agreed = agreementsOf(entry, facts);
+  const agreed = placesAgreeing(entry);
+  if (entry.industry === 'agrees') agreed.push('industry');
   if (agreed.length > 0) notes.push(`same ${agreed.join(', ')}`);
   if (entry.country === 'differs') {
     notes.push(`in ${entry.countryCode?.toUpperCase()}, the record says ${facts.country?.toUpperCase()}`);
+  }
+  if (entry.domainCountry !== 'unknown') {
+    const ending = facts.domainCountry?.toUpperCase();
+    notes.push(
+      entry.domainCountry === 'agrees'
+        ? `in ${ending}, where the record's domain ends`
+        : `in ${entry.countryCode?.toUpperCase()}, the record's domain ends in ${ending}`,
+    );
+  }
+  if (facts.formCountry !== null && entry.countryCode === facts.formCountry) {
+    notes.push(`in ${facts.formCountry.toUpperCase()}, where the record's legal form is used`);
   }
   if (entry.city === 'differs') notes.push('in another city');
   if (entry.industry === 'differs') notes.push('in another industry');
@@ -156,7 +179,8 @@ function review(entries: Assessed[], facts: CompanyFacts, reason: string): Match
 }
 
 function matched(entry: Assessed, reason: string): MatchDecision {
-  return { status: 'matched', slug: entry.candidate.slug, reason };
+  const shown = entry.industry === 'differs' ? '; the industries differ (shown, not decisive)' : '';
+  return { status: 'matched', slug: entry.candidate.slug, reason: `${reason}${shown}` };
 }
 
 function uniqueBySlug(candidates: readonly MatchCandidate[]): MatchCandidate[] {
@@ -168,8 +192,47 @@ function uniqueBySlug(candidates: readonly MatchCandidate[]): MatchCandidate[] {
   });
 }
 
-/** Decides whether a CRM company is one of the reports a search returned (see the rules above). */
-export function decideMatch(company: MatchCompany, candidates: readonly MatchCandidate[]): MatchDecision {
+/** True when a report's name carries the word, whole or as part of a longer word. */
+function carries(tokens: readonly string[], word: string): boolean {
+  return tokens.some(
+    (token) =>
+      token === word ||
+      (word.length >= 4 && token.includes(word)) ||
+      (token.length >= 4 && word.includes(token)),
+  );
+}
+
+/**
+ * Whether the search showed the record's name to be distinctive. Only common words never are. A name of
+ * several words is when one of its distinctive words is carried by none of the other reports found ("Summit
+ * Foods" beside "Summit Health" and "Summit Capital" is not). One word is when, in addition, the search for
+ * it was complete (fewer hits than asked for): a common word brings back other companies using it, a coined
+ * word brings back its own report. Without search evidence (a caller that passes candidates alone) one word
+ * is never distinctive.
+ */
+function distinctiveName(
+  facts: CompanyFacts,
+  candidates: readonly MatchCandidate[],
+  evidence: SearchEvidence | undefined,
+): boolean {
+  if (facts.generic) return false;
+  const words = facts.tokens.filter((token) => !GENERIC_WORDS.has(token));
+  if (facts.tokens.length === 1 && (evidence?.complete !== true || words.length === 0)) return false;
+  const others = candidates
+    .map((candidate) => companyNameTokens(candidate.name))
+    .filter((tokens) => tokens.join(' ') !== facts.name);
+  return words.some((word) => others.every((tokens) => !carries(tokens, word)));
+}
+
+/**
+ * Decides whether a CRM company is one of the reports a search returned (see the rules above). `evidence`
+ * is what the retrieval learnt about the search itself (see distinctiveWord).
+ */
+export function decideMatch(
+  company: MatchCompany,
+  candidates: readonly MatchCandidate[],
+  evidence?: SearchEvidence,
+): MatchDecision {
   const facts = companyFacts(company);
   if (facts.name === '') {
     const blank = (company.name ?? '').trim() === '';
@@ -203,40 +266,60 @@ export function decideMatch(company: MatchCompany, candidates: readonly MatchCan
     };
   }
 
-  const survivors = exact.filter((entry) => entry.country !== 'differs' && entry.industry !== 'differs');
+  const survivors = exact.filter(
+    (entry) => entry.country !== 'differs' && !(exact.length === 1 && entry.domainCountry === 'differs'),
+  );
   if (survivors.length === 0) {
     const only = exact[0];
     const reason =
       exact.length === 1 && only !== undefined
-        ? `the only report with this name is in another ${only.country === 'differs' ? 'country' : 'industry'} than the record`
-        : `all ${exact.length} reports with this name are in another country or industry than the record`;
+        ? only.country === 'differs'
+          ? 'the only report with this name is in another country than the record'
+          : "the only report with this name is in another country than the record's domain suggests"
+        : `all ${exact.length} reports with this name are in another country than the record`;
     return review(plausible, facts, reason);
   }
 
   if (survivors.length === 1) {
     const only = survivors[0]!;
-    const agreed = agreementsOf(only, facts);
-    if (facts.weak && !confirmsPlace(only)) {
-      return review(
-        plausible,
-        facts,
-        'the name is one word or only common words, and neither the country nor the city confirms the report',
-      );
-    }
+    const agreed = placesAgreeing(only);
+    const distinctive = distinctiveName(facts, unique, evidence);
     if (exact.length === 1) {
+      if (!distinctive && (facts.generic || facts.tokens.length === 1) && agreed.length === 0) {
+        return review(
+          plausible,
+          facts,
+          'the name is one common word or only common words, and neither the country nor the city confirms the report',
+        );
+      }
+      // Industry alone never sets the only exact candidate aside (CRM industries are coarse and often
+      // careless); with another doubt, or a name other reports share words with, it does.
+      const doubts = [
+        only.industry === 'differs' ? 'industry' : null,
+        only.city === 'differs' ? 'city' : null,
+      ].filter((doubt): doubt is string => doubt !== null);
+      if (doubts.length >= 2 || (doubts.length === 1 && !distinctive)) {
+        const shared = doubts.length === 1 ? ', and other reports found share words of the name' : '';
+        return review(
+          plausible,
+          facts,
+          `the only report with this name is in another ${doubts.join(' and ')} than the record${shared}`,
+        );
+      }
       const confirmed = agreed.length > 0 ? `; same ${agreed.join(', ')}` : '';
-      return matched(only, `the only report with this name${confirmed}`);
+      const strength = facts.tokens.length === 1 && distinctive ? ' (a distinctive word)' : '';
+      return matched(only, `the only report with this name${strength}${confirmed}`);
     }
     if (agreed.length === 0) {
       return review(
         plausible,
         facts,
-        `${exact.length} reports share this name and nothing on the record confirms the one that remains`,
+        `${exact.length} reports share this name and neither the record's country nor its city confirms the one that remains`,
       );
     }
     return matched(
       only,
-      `${exact.length} reports share this name; the others differ from the record and this one has the same ${agreed.join(', ')}`,
+      `${exact.length} reports share this name; the others are in another country and this one has the same ${agreed.join(', ')}`,
     );
   }
 
@@ -250,12 +333,12 @@ export function decideMatch(company: MatchCompany, candidates: readonly MatchCan
       );
     }
   }
-  const lacking = facts.country === null && facts.sectors.length === 0;
+  const lacking = facts.country === null && facts.city === null;
   return review(
     [...survivors, ...plausible.filter((entry) => !survivors.includes(entry))],
     facts,
     lacking
-      ? `${survivors.length} reports share this name and the record has no country or industry to tell them apart`
-      : `${survivors.length} reports share this name and the record's country, city and industry do not single one out`,
+      ? `${survivors.length} reports share this name and the record has no country or city to tell them apart`
+      : `${survivors.length} reports share this name and the record's country and city do not single one out`,
   );
 }

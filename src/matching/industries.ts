@@ -212,4 +212,50 @@ export const INDUSTRY_SECTORS: Readonly<Record<string, readonly string[]>> = {
   nonprofit: ['public'],
   'non profit': ['public'],
   'nonprofit organization management': ['public'],
+  'not for profit': ['public'],
+
+  // The rest of Salesforce's standard Account Industry picklist (SALESFORCE_INDUSTRY_PICKLIST).
+  communications: ['telecom', 'media'],
+  engineering: ['manufacturing', 'construction'],
+  recreation: ['travel', 'media'],
 };
+
+/**
+ * Salesforce's standard Account `Industry` picklist. Every value but "Other" maps to at least one sector
+ * above (test/matching-decide.test.ts checks it), so a Salesforce industry is compared, and shown to a
+ * reviewer, like any other.
+ */
+export const SALESFORCE_INDUSTRY_PICKLIST = [
+  'Agriculture',
+  'Apparel',
+  'Banking',
+  'Biotechnology',
+  'Chemicals',
+  'Communications',
+  'Construction',
+  'Consulting',
+  'Education',
+  'Electronics',
+  'Energy',
+  'Engineering',
+  'Entertainment',
+  'Environmental',
+  'Finance',
+  'Food & Beverage',
+  'Government',
+  'Healthcare',
+  'Hospitality',
+  'Insurance',
+  'Machinery',
+  'Manufacturing',
+  'Media',
+  'Not For Profit',
+  'Other',
+  'Recreation',
+  'Retail',
+  'Shipping',
+  'Technology',
+  'Telecommunications',
+  'Transportation',
+  'Utilities',
+] as const;

@@ -254,3 +254,29 @@ export const PLACEHOLDER_NAMES: readonly string[] = [
   'self employed',
   'freelance',
 ];
+
+/**
+ * Legal forms used in one country only, written as in LEGAL_SUFFIXES. A hint for the reviewer ("B.V." is
+ * Dutch), never a decision: forms are borrowed across borders and "S.A." alone is used in a dozen countries.
+ */
+export const LEGAL_FORM_COUNTRY: Readonly<Record<string, string>> = {
+  'B.V.': 'nl',
+  'AB (publ)': 'se',
+  AB: 'se',
+  ApS: 'dk',
+  ASA: 'no',
+  Oy: 'fi',
+  Oyj: 'fi',
+  'Sp. z o.o.': 'pl',
+  'K.K.': 'jp',
+  'Kabushiki Kaisha': 'jp',
+  'G.K.': 'jp',
+  'Godo Kaisha': 'jp',
+  'Sdn Bhd': 'my',
+  'Pte Ltd': 'sg',
+  'Pvt Ltd': 'in',
+  'S.p.A.': 'it',
+  'S.r.l.': 'it',
+  Kft: 'hu',
+  'S.A. de C.V.': 'mx',
+};

@@ -1,6 +1,13 @@
 import { foldToAscii } from '../reports/query.js';
 import { INDUSTRY_SECTORS } from './industries.js';
-import { ABBREVIATIONS, ARTICLES, LEGAL_PREFIXES, LEGAL_SUFFIXES, PLACEHOLDER_NAMES } from './legal-forms.js';
+import {
+  ABBREVIATIONS,
+  ARTICLES,
+  LEGAL_FORM_COUNTRY,
+  LEGAL_PREFIXES,
+  LEGAL_SUFFIXES,
+  PLACEHOLDER_NAMES,
+} from './legal-forms.js';
 import { COUNTRY_NAMES, DOMAIN_COUNTRY, REGION_COUNTRY } from './places.js';
 
 /**
@@ -133,6 +140,24 @@ export function companyNameTokens(name: string | null | undefined): string[] {
  */
 export function normalizeCompanyName(name: string | null | undefined): string {
   return companyNameTokens(name).join(' ');
+}
+
+const FORM_COUNTRY = new Map(
+  Object.entries(LEGAL_FORM_COUNTRY).map(([form, code]) => [rawNameTokens(form).join(' '), code]),
+);
+
+/**
+ * The country a name's trailing legal form belongs to when that form is used in one country only
+ * ("Acme B.V." -> "nl"), else null. A hint for the reviewer: see LEGAL_FORM_COUNTRY.
+ */
+export function legalFormCountry(name: string | null | undefined): string | null {
+  const raw = rawNameTokens(name ?? '');
+  const core = companyNameTokens(name);
+  if (core.length === 0 || core.length >= raw.length) return null;
+  const at = raw.findIndex((_, i) => raw.slice(i, i + core.length).join(' ') === core.join(' '));
+  if (at < 0) return null;
+  const tail = raw.slice(at + core.length).join(' ');
+  return FORM_COUNTRY.get(tail) ?? null;
 }
 
 /** True for names such as "N/A", "Unknown" or "Test Company" that do not name a company. */

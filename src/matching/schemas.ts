@@ -44,3 +44,12 @@ export const matchDecisionSchema = z.discriminatedUnion('status', [
 ]);
 export type MatchDecision = z.infer<typeof matchDecisionSchema>;
 export type MatchStatus = MatchDecision['status'];
+
+/** What a retrieval learnt about the search itself, beyond the candidates it found. */
+export interface SearchEvidence {
+  /**
+   * The search that found the same-name reports returned fewer hits than asked for, so nothing it would
+   * have listed is missing.
+   */
+  complete: boolean;
+}

@@ -12,7 +12,12 @@ export type NameSimilarity =
   | 'reordered'
   /** A small spelling difference ("robitcs" / "robotics"). */
   | 'spelling'
-  /** The distinctive words of one are all in the other ("acme robotics" / "acme robotic systems"). */
+  /**
+   * Every distinctive word of the record's name is in the candidate's, with words added or changed around
+   * them ("acme robotics" / "acme robotic systems"). Not the other way round: a candidate whose one
+   * distinctive word the record also has ("sao health media" for "sao stiwoundklo payments") is another
+   * company that shares a word, not a spelling of this one.
+   */
   | 'extends'
   /** One is the initials of the other ("ibm" / "international business machines"). */
   | 'initials';
@@ -128,6 +133,24 @@ export const GENERIC_WORDS: ReadonlySet<string> = new Set([
   'consultants',
   'design',
   'marketing',
+  // Words companies in any country put after their name; they tell no company apart.
+  'labs',
+  'lab',
+  'cloud',
+  'dynamics',
+  'mobility',
+  'materials',
+  'instruments',
+  'genomics',
+  'diagnostics',
+  'aerospace',
+  'agritech',
+  'fintech',
+  'innovation',
+  'innovations',
+  'research',
+  'network',
+  'applied',
 ]);
 
 /** Optimal string alignment distance (Levenshtein plus adjacent transpositions), stopping past `limit`. */
@@ -188,8 +211,8 @@ function initials(tokens: readonly string[]): string {
 }
 
 /**
- * The strongest way two normalised names resemble each other, or null when they do not resemble each other
- * closely enough to show an admin.
+ * The strongest way a candidate's normalised name `b` resembles the record's normalised name `a`, or null
+ * when it does not resemble it closely enough to show an admin. Not symmetric: see `extends`.
  */
 export function compareNames(a: string, b: string): NameSimilarity | null {
   if (a === '' || b === '') return null;
@@ -211,8 +234,9 @@ export function compareNames(a: string, b: string): NameSimilarity | null {
   }
   const aDistinctive = distinctive(aTokens);
   const bDistinctive = distinctive(bTokens);
-  if (aDistinctive.length > 0 && bDistinctive.length > 0) {
-    if (coveredBy(aDistinctive, bDistinctive) || coveredBy(bDistinctive, aDistinctive)) return 'extends';
+  // The record's distinctive words may sit among the candidate's common ones ("robotic" in "acme robotics").
+  if (aDistinctive.length > 0 && bDistinctive.length > 0 && coveredBy(aDistinctive, bTokens)) {
+    return 'extends';
   }
   const [short, long] = aTokens.length <= bTokens.length ? [aTokens, bTokens] : [bTokens, aTokens];
   if (short.length === 1 && long.length >= 2 && [...short[0]!].length >= 2 && short[0] === initials(long)) {

@@ -18,14 +18,19 @@ export interface ReportChange {
   verificationChanged: boolean;
 }
 
-function index(report: FixtureReport): IndexedReport {
-  const nameWords = foldedWords(report.name);
+/**
+ * The words search looks at. `words` is the sandbox's own word splitting unless a caller measures the
+ * connector against another one (the matching evaluation tries several: the interface does not say).
+ */
+export function indexReport(
+  report: FixtureReport,
+  words: (text: string) => string[] = foldedWords,
+): IndexedReport {
+  const nameWords = words(report.name);
   return {
     report,
     nameWords,
-    searchWords: [
-      ...new Set([...nameWords, ...foldedWords(report.description), ...foldedWords(report.industry)]),
-    ],
+    searchWords: [...new Set([...nameWords, ...words(report.description), ...words(report.industry)])],
   };
 }
 
@@ -47,7 +52,7 @@ export class ReportStore {
     reports: FixtureReport[],
     private readonly now: () => Date = () => new Date(),
   ) {
-    for (const report of reports) this.bySlug.set(report.slug, index(structuredClone(report)));
+    for (const report of reports) this.bySlug.set(report.slug, indexReport(structuredClone(report)));
   }
 
   get size(): number {
@@ -90,7 +95,7 @@ export class ReportStore {
       if (!created.success) {
         throw new SandboxHttpError(404, 'not_found', `no report ${slug}; to create one, send a whole report`);
       }
-      this.bySlug.set(slug, index(created.data));
+      this.bySlug.set(slug, indexReport(created.data));
       return { before, after: structuredClone(created.data), scoreChanged: true, verificationChanged: true };
     }
     const merged = deepMerge(before as unknown as JsonObject, patch);
@@ -101,7 +106,7 @@ export class ReportStore {
     const patchSetsTime = isPlainObject(patch.score) && 'scored_at' in patch.score;
     if (scoreChanged && !patchSetsTime) after.score.scored_at = this.now().toISOString();
     const verificationChanged = !sameJson(before.verification ?? null, after.verification ?? null);
-    this.bySlug.set(slug, index(after));
+    this.bySlug.set(slug, indexReport(after));
     return {
       before: structuredClone(before),
       after: structuredClone(after),

@@ -99,8 +99,12 @@ function byName(a: FixtureReport, b: FixtureReport): number {
   return a.name.localeCompare(b.name, 'en') || a.slug.localeCompare(b.slug, 'en');
 }
 
-export function searchReports(entries: IndexedReport[], criteria: SearchCriteria): SearchOutcome {
-  const queryWords = criteria.q === undefined ? [] : foldedWords(criteria.q);
+export function searchReports(
+  entries: IndexedReport[],
+  criteria: SearchCriteria,
+  words: (text: string) => string[] = foldedWords,
+): SearchOutcome {
+  const queryWords = criteria.q === undefined ? [] : words(criteria.q);
   const matches: { entry: IndexedReport; rank: number }[] = [];
   for (const entry of entries) {
     const { report } = entry;
