@@ -8,7 +8,7 @@ import { RedisRateGate } from '../../src/ratelimit/redis-gate.js';
 import { closeRedis, createRedis } from '../../src/redis.js';
 import { ReportClient } from '../../src/reports/client.js';
 import { ReportNotFoundError, ReportRateLimitedError } from '../../src/reports/errors.js';
-import { reportSchema } from '../../src/reports/schemas.js';
+import { reportSchema, type SearchHit } from '../../src/reports/schemas.js';
 import type { BackfillRunner, ConnectorSideConfig } from './backfill-setup.js';
 import { MemorySampler } from './measure.js';
 
@@ -44,24 +44,27 @@ async function valuesFor(client: ReportClient, record: CompanyRecord): Promise<D
       throw err;
     }
   }
-  const [q] = defaultMatching.queriesFor(record);
-  if (!q) return clearedValues('no_match');
-  const { hits } = await waitingOut(() => client.search({ q, limit: defaultMatching.searchLimit }));
-  const outcome = defaultMatching.decide(
+  const hits: SearchHit[] = [];
+  const { outcome } = await defaultMatching.find(
     record,
-    hits.flatMap((hit) =>
-      hit.name === undefined
-        ? []
-        : [
-            {
-              slug: hit.slug,
-              name: hit.name,
-              industry: hit.industry,
-              geography: hit.geography,
-              stage: hit.stage,
-            },
-          ],
-    ),
+    async (q, limit) => {
+      const found = (await waitingOut(() => client.search({ q, limit }))).hits;
+      hits.push(...found);
+      return found.flatMap((hit) =>
+        hit.name === undefined
+          ? []
+          : [
+              {
+                slug: hit.slug,
+                name: hit.name,
+                industry: hit.industry,
+                geography: hit.geography,
+                stage: hit.stage,
+              },
+            ],
+      );
+    },
+    new Set(),
   );
   if (outcome.status === 'matched') {
     const report = reportSchema.safeParse(hits.find((h) => h.slug === outcome.slug));

@@ -2,6 +2,7 @@ import { decideMatch } from './decide.js';
 import { normalizeCompanyName } from './normalize.js';
 import { queryFormsFor } from './query.js';
 import type { MatchCandidate, MatchCompany, MatchDecision, SearchEvidence } from './schemas.js';
+import { compareNames } from './similarity.js';
 
 /**
  * Finding the candidates for a record, whatever the service's search does with apostrophes, dots, hyphens,
@@ -43,12 +44,50 @@ export async function retrieveCandidates(
 
 export interface Matched {
   decision: MatchDecision;
+  /** What the searches returned, rejected ones included. */
   candidates: MatchCandidate[];
   queries: string[];
 }
 
+export interface FindOptions {
+  /** Reports a person said this record is not: never proposed again, whichever search finds them. */
+  rejected?: ReadonlySet<string>;
+}
+
 /** Retrieval and decision together: what the pipeline and the evaluation both run for a record. */
-export async function findMatch(company: MatchCompany, search: SearchFn, limit: number): Promise<Matched> {
+export async function findMatch(
+  company: MatchCompany,
+  search: SearchFn,
+  limit: number,
+  options: FindOptions = {},
+): Promise<Matched> {
   const { candidates, queries, evidence } = await retrieveCandidates(company, search, limit);
-  return { decision: decideMatch(company, candidates, evidence), candidates, queries };
+  const rejected = options.rejected ?? new Set<string>();
+  const decision = decideMatch(
+    company,
+    candidates.filter((candidate) => !rejected.has(candidate.slug)),
+    evidence,
+  );
+  if (queries.length === 0 && decision.status === 'no_match' && normalizeCompanyName(company.name) !== '') {
+    // Letters the service's `q` cannot carry (a name only in another script): no search was possible.
+    return {
+      decision: { status: 'no_match', reason: 'the name has nothing searchable' },
+      candidates,
+      queries,
+    };
+  }
+  return { decision, candidates, queries };
+}
+
+/**
+ * For report.completed: could an unlinked record with this normalised name be the new report, so that its
+ * decision may change? Names equal, one the other with words added, or similar as the decision rules read it.
+ */
+export function reportMayConcern(recordName: string, reportName: string): boolean {
+  const target = normalizeCompanyName(reportName);
+  if (recordName === '' || target === '') return false;
+  if (recordName === target || recordName.startsWith(`${target} `) || target.startsWith(`${recordName} `)) {
+    return true;
+  }
+  return compareNames(recordName, target) !== null;
 }

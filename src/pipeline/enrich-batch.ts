@@ -299,40 +299,42 @@ async function match(
   runId: string | null,
   record: CompanyRecord,
 ): Promise<MatchOutcome> {
-  const queries = deps.matching.queriesFor(record);
-  if (queries.length === 0) return { status: 'no_match', reason: 'the name has nothing searchable' };
-  let hits: SearchHit[] = [];
-  for (const q of queries) {
-    hits = await reader.search(q, deps.matching.searchLimit, runId);
-    if (hits.length > 0) break;
-  }
   const rejected = await deps.index.rejectedSlugs(installationId, record.id);
-  const candidates: MatchCandidate[] = [];
-  for (const hit of hits) {
-    if (rejected.has(hit.slug)) continue;
-    const full = reportSchema.safeParse(hit);
-    // A hit that is a whole report is as good as reading it: it saves a call later in this run.
-    if (full.success) await reader.remember(runId, full.data);
-    let name = hit.name;
-    let extra: Partial<MatchCandidate> = {};
-    if (name === undefined) {
-      // Summary hits (GraphQL promises only slug and score) need the report for its name.
-      const read = await reader.read(hit.slug, runId);
-      if (read.kind !== 'report') continue;
-      name = read.report.name;
-      extra = { industry: read.report.industry, geography: read.report.geography, stage: read.report.stage };
+  const search = async (q: string, limit: number): Promise<MatchCandidate[]> => {
+    const hits = await reader.search(q, limit, runId);
+    const candidates: MatchCandidate[] = [];
+    for (const hit of hits) {
+      const full = reportSchema.safeParse(hit);
+      // A hit that is a whole report is as good as reading it: it saves a call later in this run.
+      if (full.success) await reader.remember(runId, full.data);
+      let name = hit.name;
+      let extra: Partial<MatchCandidate> = {};
+      if (name === undefined) {
+        // Summary hits (GraphQL promises only slug and score) need the report for its name.
+        if (rejected.has(hit.slug)) continue;
+        const read = await reader.read(hit.slug, runId);
+        if (read.kind !== 'report') continue;
+        name = read.report.name;
+        extra = {
+          industry: read.report.industry,
+          geography: read.report.geography,
+          stage: read.report.stage,
+        };
+      }
+      candidates.push({
+        slug: hit.slug,
+        name,
+        industry: hit.industry ?? null,
+        geography: hit.geography ?? null,
+        stage: hit.stage ?? null,
+        score: typeof hit.score === 'number' ? hit.score : (hit.score?.overall ?? null),
+        ...extra,
+      });
     }
-    candidates.push({
-      slug: hit.slug,
-      name,
-      industry: hit.industry ?? null,
-      geography: hit.geography ?? null,
-      stage: hit.stage ?? null,
-      score: typeof hit.score === 'number' ? hit.score : (hit.score?.overall ?? null),
-      ...extra,
-    });
-  }
-  return deps.matching.decide(record, candidates);
+    return candidates;
+  };
+  const { outcome } = await deps.matching.find(record, search, rejected);
+  return outcome;
 }
 
 function desiredFor(

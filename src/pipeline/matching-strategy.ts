@@ -3,7 +3,8 @@ import type { ReviewCandidate } from './link-index.js';
 
 /**
  * What the pipeline needs from matching, kept as an interface so the batch logic is tested with the real
- * matcher and reads no matching internals.
+ * matcher and reads no matching internals. Every matching rule (which queries, when to stop searching, what
+ * links) lives behind it, in src/matching/.
  */
 
 export interface MatchCandidate {
@@ -20,15 +21,22 @@ export type MatchOutcome =
   | { status: 'needs_review'; candidates: ReviewCandidate[]; reason: string }
   | { status: 'no_match'; reason: string };
 
+/** One search of the report service, its hits completed with names; the strategy decides what to search. */
+export type CandidateSearch = (q: string, limit: number) => Promise<MatchCandidate[]>;
+
+export interface FoundMatch {
+  outcome: MatchOutcome;
+  /** The queries the strategy sent, in order: the record's search cost. */
+  queries: string[];
+}
+
 export interface MatchingStrategy {
-  /**
-   * The `q`s to search with, best first; the next is tried only when one finds nothing (the service's
-   * free-text rules are not published). Empty when the name has nothing searchable.
-   */
-  queriesFor(company: CompanyRecord): string[];
-  decide(company: CompanyRecord, candidates: MatchCandidate[]): MatchOutcome;
-  /** For report.completed: does this (normalised) record name fit the new report's name? */
+  /** Searches for a record's report and decides its link; `rejected` slugs are never proposed again. */
+  find(company: CompanyRecord, search: CandidateSearch, rejected: ReadonlySet<string>): Promise<FoundMatch>;
+  /** The form an unlinked record's name is kept in, for `mayConcern`. */
   normalizeName(name: string): string;
-  /** Results to ask the search for. */
+  /** For report.completed: could a record with this normalised name be the new report? */
+  mayConcern(normalizedName: string, reportName: string): boolean;
+  /** Results to ask each search for. */
   searchLimit: number;
 }

@@ -256,12 +256,9 @@ export class Pipeline {
       if ((err as { code?: string }).code === 'REPORTS_NOT_FOUND') return;
       throw err;
     }
-    const target = this.deps.matching.normalizeName(reportName);
-    if (target === '') return;
     const fits: string[] = [];
     for (const [recordId, name] of await this.deps.index.unlinkedNames(data.installationId)) {
-      if (name === target || name.startsWith(`${target} `) || target.startsWith(`${name} `))
-        fits.push(recordId);
+      if (this.deps.matching.mayConcern(name, reportName)) fits.push(recordId);
     }
     for (const [i, ids] of chunk(fits, 100).entries()) {
       await this.enqueueBatch('realtime', {
