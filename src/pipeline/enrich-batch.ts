@@ -11,7 +11,7 @@ import {
   type ReportServiceError,
   ReportUnexpectedStatusError,
 } from '../reports/errors.js';
-import { reportSchema, type SearchHit } from '../reports/schemas.js';
+import { reportSchema } from '../reports/schemas.js';
 import type { BatchJob } from './jobs.js';
 import type { Keys } from './keys.js';
 import { fingerprintOf, type LinkIndex, type RecordState, type ReviewItem } from './link-index.js';
