@@ -29,7 +29,8 @@ import {
  *        -> {installations: [InstallationView]}: connection {state, reason, reconnectUrl, reconnectHint},
  *           apiUsage {summary, used?, limit?} | null, reportKey {source, sandbox, checkedAt, problem},
  *           coverage {counts: {matched, needs_review, no_match, not_published, error}, total},
- *           scores {count, buckets: [{from, to, count}]}, reviewCount, lastRun (RunSummary | null).
+ *           scores {count, buckets: [{from, to, count}]}, reviewCount, sharedLinkConflicts [{slug, differs,
+ *           records: [{recordId, domain, country}]}] (auto links that disagree), lastRun (RunSummary | null).
  * GET    /admin/api/installations/:id                 -> InstallationView
  * GET    /admin/api/installations/:id/review
  *        -> {items: [{recordId, name, country, industry, at,

@@ -3,6 +3,7 @@ import type { ApiUsage, CrmKind } from '../crm/connector.js';
 import { CrmDisconnectedError } from '../crm/errors.js';
 import { MATCH_STATUSES, type MatchStatus } from '../fields.js';
 import type { Installation, InstallationStatus } from '../installations/store.js';
+import { conflictingSharedLinks, type SharedLinkConflict } from '../matching/shared-links.js';
 import { InstallationNotFoundError, InstallationStoppedError, NoReportKeyError } from '../pipeline/errors.js';
 import type { RunSummary } from '../pipeline/runs.js';
 import { providerFor } from '../providers.js';
@@ -51,8 +52,12 @@ export interface InstallationView {
   coverage: { counts: Record<MatchStatus, number>; total: number };
   scores: { count: number; buckets: ScoreBucket[] };
   reviewCount: number;
+  /** Reports auto-linked to several records that disagree on domain or country (at most MAX_SHARED_CONFLICTS). */
+  sharedLinkConflicts: SharedLinkConflict[];
   lastRun: RunSummary | null;
 }
+
+export const MAX_SHARED_CONFLICTS = 20;
 
 export const SCORE_BUCKETS = 10;
 
@@ -69,13 +74,14 @@ export class AdminOverview {
 
   async view(installation: Installation): Promise<InstallationView> {
     const { ctx } = this;
-    const [counts, scores, reviewCount, runs, reportKey, apiUsage] = await Promise.all([
+    const [counts, scores, reviewCount, runs, reportKey, apiUsage, shared] = await Promise.all([
       ctx.index.coverage(installation.id),
       ctx.index.scores(installation.id),
       ctx.index.reviewCount(installation.id),
       ctx.runs.recent(installation.id, 1),
       this.reportKey(installation),
       this.apiUsage(installation),
+      ctx.index.sharedAutoLinks(installation.id),
     ]);
     return {
       id: installation.id,
@@ -89,6 +95,7 @@ export class AdminOverview {
       coverage: { counts, total: MATCH_STATUSES.reduce((sum, s) => sum + counts[s], 0) },
       scores: { count: scores.length, buckets: scoreBuckets(scores, SCORE_BUCKETS) },
       reviewCount,
+      sharedLinkConflicts: conflictingSharedLinks(shared).slice(0, MAX_SHARED_CONFLICTS),
       lastRun: runs[0] ?? null,
     };
   }

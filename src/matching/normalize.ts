@@ -276,6 +276,19 @@ export function countryFromDomain(domain: string | null | undefined): string | n
   return DOMAIN_COUNTRY[label] ?? null;
 }
 
+/** A domain's host in comparable form (`https://www.Acme.com/about` -> "acme.com"), or null. */
+export function normalizeDomain(domain: string | null | undefined): string | null {
+  if (domain == null) return null;
+  const host = domain
+    .trim()
+    .toLowerCase()
+    .replace(/^[a-z][a-z0-9+.-]*:\/\//, '')
+    .replace(/[/?#:].*$/, '')
+    .replace(/^www\./, '')
+    .replace(/\.$/, '');
+  return host.includes('.') ? host : null;
+}
+
 /** The first label of a domain without `www.` (`www.acme-robotics.com` -> "acme-robotics"), else null. */
 export function domainLabel(domain: string | null | undefined): string | null {
   if (domain == null) return null;

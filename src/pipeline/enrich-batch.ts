@@ -395,6 +395,7 @@ function desiredFor(
     status,
     score,
     autoLinked: plan.autoLinked,
+    place: { domain: record.domain, country: record.country },
     fingerprint: fingerprintOf({ ...record, fields: { slug: plan.slug } }),
   });
   if (!read || read.kind === 'error') {

@@ -75,6 +75,13 @@ export class Keys {
   autoLinks(id: string): string {
     return `${this.inst(id)}:autolinks`;
   }
+  /**
+   * Hash record id -> JSON `[domain, country]` of an auto-linked record as it was when linked: the admin page
+   * shows reports auto-linked to records that disagree on them.
+   */
+  autoLinkPlaces(id: string): string {
+    return `${this.inst(id)}:autolink-places`;
+  }
   /** Hash record id -> JSON of the review candidates. */
   review(id: string): string {
     return `${this.inst(id)}:review`;

@@ -50,7 +50,22 @@ export interface RecordState {
   review: ReviewItem | null;
   /** name/domain/slug fingerprint for change polling. */
   fingerprint: Fingerprint;
+  /** The record's domain and country, kept while the link is the connector's own. */
+  place?: LinkPlace;
 }
+
+export interface LinkPlace {
+  domain: string | null;
+  country: string | null;
+}
+
+/** The records the connector itself linked to one report, with their places as they were when linked. */
+export interface AutoLinkGroup {
+  slug: string;
+  records: Array<{ recordId: string } & LinkPlace>;
+}
+
+const storedPlaceSchema = z.tuple([z.string().nullable(), z.string().nullable()]);
 
 /** What the change poll compares to tell a rename or a hand-set slug from the connector's own writes. */
 export interface Fingerprint {
@@ -93,6 +108,15 @@ export class LinkIndex {
       else tx.hdel(k.recordScore(installationId), s.recordId);
       if (s.autoLinked && s.slug) tx.hset(k.autoLinks(installationId), s.recordId, s.slug);
       else tx.hdel(k.autoLinks(installationId), s.recordId);
+      if (s.autoLinked && s.slug && s.place) {
+        tx.hset(
+          k.autoLinkPlaces(installationId),
+          s.recordId,
+          JSON.stringify([s.place.domain, s.place.country]),
+        );
+      } else {
+        tx.hdel(k.autoLinkPlaces(installationId), s.recordId);
+      }
       if (s.unlinkedName) tx.hset(k.unlinked(installationId), s.recordId, s.unlinkedName);
       else tx.hdel(k.unlinked(installationId), s.recordId);
       if (s.review) tx.hset(k.review(installationId), s.recordId, JSON.stringify(s.review));
@@ -117,6 +141,7 @@ export class LinkIndex {
       k.recordStatus(installationId),
       k.recordScore(installationId),
       k.autoLinks(installationId),
+      k.autoLinkPlaces(installationId),
       k.review(installationId),
       k.unlinked(installationId),
       k.seen(installationId),
@@ -147,7 +172,33 @@ export class LinkIndex {
 
   /** The link is no longer the connector's own (a person set or confirmed it). */
   async dropAutoLink(installationId: string, recordId: string): Promise<void> {
-    await this.redis.hdel(this.keys.autoLinks(installationId), recordId);
+    await this.redis
+      .multi()
+      .hdel(this.keys.autoLinks(installationId), recordId)
+      .hdel(this.keys.autoLinkPlaces(installationId), recordId)
+      .exec();
+  }
+
+  /** Reports the connector linked to more than one record by itself, with those records' places. */
+  async sharedAutoLinks(installationId: string): Promise<AutoLinkGroup[]> {
+    const [links, places] = await Promise.all([
+      this.redis.hgetall(this.keys.autoLinks(installationId)),
+      this.redis.hgetall(this.keys.autoLinkPlaces(installationId)),
+    ]);
+    const bySlug = new Map<string, AutoLinkGroup['records']>();
+    for (const [recordId, slug] of Object.entries(links)) {
+      const place = parseStoredJson(storedPlaceSchema, places[recordId] ?? null) ?? [null, null];
+      const records = bySlug.get(slug) ?? [];
+      records.push({ recordId, domain: place[0], country: place[1] });
+      bySlug.set(slug, records);
+    }
+    return [...bySlug]
+      .filter(([, records]) => records.length > 1)
+      .map(([slug, records]) => ({
+        slug,
+        records: records.sort((a, b) => a.recordId.localeCompare(b.recordId)),
+      }))
+      .sort((a, b) => a.slug.localeCompare(b.slug));
   }
 
   async autoLinksOf(installationId: string, recordIds: string[]): Promise<(string | null)[]> {

@@ -75,6 +75,7 @@ export function installationPage(o: InstallationPageInput): SafeHtml {
           <div>${coverageChart(v)}</div>
           <div>${scoreChart(v)}</div>
         </div>
+        ${sharedLinks(v)}
       </section>
 
       <section class="card" aria-labelledby="runs">
@@ -104,4 +105,20 @@ export function installationPage(o: InstallationPageInput): SafeHtml {
         <p><a class="button danger" href="${installationPath(v.id, '/disconnect')}">Disconnect ${title}…</a></p>
       </section>`,
   );
+}
+
+/** Reports the connector linked to several records that disagree on domain or country: a person should look. */
+export function sharedLinks(v: Pick<InstallationView, 'sharedLinkConflicts'>): SafeHtml | string {
+  if (v.sharedLinkConflicts.length === 0) return '';
+  return html`<h3 id="shared-links">One report, records that disagree</h3>
+    <p>The connector linked each of these reports to several records whose domain or country differ. One of them
+      may be a namesake: check the records and correct the slug in the CRM if so.</p>
+    <ul class="shared-links">
+      ${v.sharedLinkConflicts.map(
+        (
+          c,
+        ) => html`<li><code>${c.slug}</code> (${c.differs.join(' and ')} ${c.differs.length === 1 ? 'differs' : 'differ'}):
+          ${c.records.map((r, i) => html`${i > 0 ? '; ' : ''}record ${r.recordId} (${r.domain ?? 'no domain'}, ${r.country ?? 'no country'})`)}</li>`,
+      )}
+    </ul>`;
 }

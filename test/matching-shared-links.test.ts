@@ -1,0 +1,105 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, describe, expect, it } from 'vitest';
+import { sharedLinks } from '../src/admin/views/installation-page.js';
+import { conflictingSharedLinks } from '../src/matching/shared-links.js';
+import { Keys } from '../src/pipeline/keys.js';
+import { fingerprintOf, LinkIndex, type RecordState } from '../src/pipeline/link-index.js';
+import { closeRedis, createRedis } from '../src/redis.js';
+
+function linked(recordId: string, slug: string, domain: string | null, country: string | null): RecordState {
+  return {
+    recordId,
+    slug,
+    status: 'matched',
+    score: 70,
+    autoLinked: true,
+    unlinkedName: null,
+    review: null,
+    fingerprint: fingerprintOf({ name: recordId, domain, fields: { slug } }),
+    place: { domain, country },
+  };
+}
+
+describe('conflictingSharedLinks', () => {
+  it('lists a report whose auto-linked records disagree on domain or country, not the same company twice', () => {
+    const conflicts = conflictingSharedLinks([
+      {
+        // One company written twice: a legal form on one, no country on the other. Not a conflict.
+        slug: 'same',
+        records: [
+          { recordId: '1', domain: 'https://www.vantorel.com/', country: 'Germany' },
+          { recordId: '2', domain: 'vantorel.com', country: null },
+        ],
+      },
+      {
+        slug: 'apart',
+        records: [
+          { recordId: '3', domain: 'quessly.com', country: 'DE' },
+          { recordId: '4', domain: 'quessly.com', country: 'France' },
+        ],
+      },
+      {
+        slug: 'domains',
+        records: [
+          { recordId: '5', domain: 'orvit.io', country: 'Deutschland' },
+          { recordId: '6', domain: 'orvit.de', country: 'Germany' },
+        ],
+      },
+    ]);
+    expect(conflicts.map((c) => [c.slug, c.differs])).toEqual([
+      ['apart', ['country']],
+      ['domains', ['domain']],
+    ]);
+  });
+});
+
+describe('auto links shared by several records', () => {
+  const prefix = `rc-test-${randomUUID().slice(0, 8)}`;
+  const redis = createRedis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', 'worker');
+  const index = new LinkIndex(redis, new Keys(prefix));
+
+  afterAll(async () => {
+    const keys = await redis.keys(`${prefix}:*`);
+    if (keys.length) await redis.unlink(...keys);
+    await closeRedis(redis);
+  });
+
+  it('keeps the places of auto-linked records and groups them by report', async () => {
+    await index.apply('inst', [
+      linked('a', 'r1', 'quessly.com', 'DE'),
+      linked('b', 'r1', 'quessly.fr', 'FR'),
+      linked('c', 'r2', 'solo.com', null),
+    ]);
+    expect(await index.sharedAutoLinks('inst')).toEqual([
+      {
+        slug: 'r1',
+        records: [
+          { recordId: 'a', domain: 'quessly.com', country: 'DE' },
+          { recordId: 'b', domain: 'quessly.fr', country: 'FR' },
+        ],
+      },
+    ]);
+    // A person's link is not the connector's: it leaves the group.
+    await index.dropAutoLink('inst', 'b');
+    expect(await index.sharedAutoLinks('inst')).toEqual([]);
+  });
+
+  it('shows them on the installation page, escaped', () => {
+    const page = sharedLinks({
+      sharedLinkConflicts: [
+        {
+          slug: 'r1',
+          differs: ['country'],
+          records: [
+            { recordId: 'a', domain: '<b>x.com', country: 'DE' },
+            { recordId: 'b', domain: null, country: 'FR' },
+          ],
+        },
+      ],
+    }).toString();
+    expect(page).toContain('<code>r1</code> (country differs)');
+    expect(page).toContain('&lt;b&gt;x.com');
+    expect(page).toContain('record b (no domain, FR)');
+    expect(sharedLinks({ sharedLinkConflicts: [] }).toString()).toBe('');
+  });
+});
