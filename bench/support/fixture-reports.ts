@@ -1,3 +1,4 @@
+import { seededRandom } from '../../fixtures/seeded-random.js';
 import type { FixtureReport } from '../../src/sandbox/index.js';
 
 /**
@@ -123,18 +124,6 @@ export class TooManyReportsError extends Error {
   }
 }
 
-/** mulberry32: a small seeded generator, so the data is the same on every run. */
-function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
-
 function pick<T>(list: readonly T[], index: number): T {
   return list[index % list.length]!;
 }
@@ -193,7 +182,7 @@ function generatedReport(i: number, random: () => number): FixtureReport {
 /** The shipped fixtures followed by `extra` generated reports. */
 export function withExtraReports(base: readonly FixtureReport[], extra: number): FixtureReport[] {
   if (extra > MAX_EXTRA_REPORTS) throw new TooManyReportsError(extra);
-  const random = seeded(20_261_121);
+  const random = seededRandom(20_261_121);
   const out = [...base];
   for (let i = 0; i < extra; i++) out.push(generatedReport(i, random));
   return out;

@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { seededRandom } from '../../../fixtures/seeded-random.js';
 import { isSalesforceId, toId18 } from '../ids.js';
 import { IdFactory, KEY_PREFIX } from './ids.js';
 import {
@@ -163,18 +164,6 @@ const STANDARD_LENGTH: Record<string, number> = {
 /** `2024-05-01T12:00:00.000+0000`, whole seconds: how the REST API writes date-times. */
 export function formatDateTime(ms: number): string {
   return `${new Date(Math.floor(ms / 1000) * 1000).toISOString().slice(0, 19)}.000+0000`;
-}
-
-/** mulberry32: a small deterministic generator so injected faults repeat from a seed. */
-function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 interface ObjectView {
