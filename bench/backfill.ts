@@ -16,6 +16,7 @@ import { parseArgs } from 'node:util';
 import { HUBSPOT_LIMITS, HUBSPOT_RATE_LIMITS } from '../connectors/hubspot/provider.js';
 import { intOption } from '../src/cli/args.js';
 import { UsageError } from '../src/cli/errors.js';
+import { REDIS_URL } from '../test/support/redis-url.js';
 import type { BackfillConnectorProtocol } from './children/backfill-connector.js';
 import type {
   BackfillServicesConfig,
@@ -78,7 +79,7 @@ function parseOptions(argv: string[]): BackfillOptions {
   };
 }
 
-const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const redisUrl = REDIS_URL;
 
 function limitsFor(options: BackfillOptions): BenchLimits {
   return {

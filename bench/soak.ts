@@ -27,6 +27,7 @@ import { intOption } from '../src/cli/args.js';
 import { UsageError } from '../src/cli/errors.js';
 import { deleteKeysWithPrefix } from '../src/redis.js';
 import { isAsExpected } from '../test/support/expectations.js';
+import { REDIS_URL } from '../test/support/redis-url.js';
 
 interface SoakOptions {
   companies: number;
@@ -165,7 +166,7 @@ function parseOptions(argv: string[]): SoakOptions {
     workers: intOption('workers', values.workers, 2, 1, 16),
     changeEveryMs: intOption('change-every-ms', values['change-every-ms'], 2_000, 100, 600_000),
     sandboxRate: intOption('sandbox-rate', values['sandbox-rate'], 30_000, 60, 600_000),
-    redisUrl: values['redis-url'] ?? process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+    redisUrl: values['redis-url'] ?? REDIS_URL,
   };
 }
 

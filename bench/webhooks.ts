@@ -16,6 +16,7 @@ import autocannon from 'autocannon';
 import { Webhook } from 'standardwebhooks';
 import { intOption } from '../src/cli/args.js';
 import { UsageError } from '../src/cli/errors.js';
+import { REDIS_URL } from '../test/support/redis-url.js';
 import type {
   WebhookSystemConfig,
   WebhookSystemProtocol,
@@ -148,7 +149,7 @@ function progress(line: string): void {
 
 async function main(): Promise<void> {
   const options = parseOptions(process.argv.slice(2));
-  const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+  const redisUrl = REDIS_URL;
   const prefix = benchPrefix('webhooks');
   const machine = await describeMachine(redisUrl);
   const config: WebhookSystemConfig = {

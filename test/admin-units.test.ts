@@ -8,6 +8,7 @@ import { safeNextPath } from '../src/admin/schemas.js';
 import { SessionRevocations } from '../src/admin/session-revocations.js';
 import { reviewItemView } from '../src/admin/views/parts.js';
 import { closeRedis, createRedis } from '../src/redis.js';
+import { REDIS_URL } from './support/redis-url.js';
 
 /** The admin page's building blocks on their own: escaping, sessions and CSRF, buckets, redirects, throttling. */
 
@@ -191,7 +192,7 @@ describe('safeNextPath', () => {
 
 describe('Redis-backed session revocations and login throttle', () => {
   const prefix = `rc-test-${randomUUID().slice(0, 8)}`;
-  const redis = createRedis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', 'worker');
+  const redis = createRedis(REDIS_URL, 'worker');
 
   afterAll(async () => {
     const keys = await redis.keys(`${prefix}:*`);

@@ -4,9 +4,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { CommandIo } from '../src/cli/io.js';
 import { main } from '../src/cli/main.js';
 import { closeRedis, createRedis, deleteByPattern } from '../src/redis.js';
+import { REDIS_URL } from './support/redis-url.js';
 import { buildWorkerCli } from './support/worker-process.js';
 
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const prefix = `rc-test-${randomUUID().slice(0, 8)}`;
 
 function io(env: Record<string, string>): CommandIo & { stdout: string[]; stderr: string[] } {

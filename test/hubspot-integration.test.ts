@@ -24,6 +24,7 @@ import { type Installation, InstallationStore } from '../src/installations/store
 import { RedisRateGate } from '../src/ratelimit/redis-gate.js';
 import { closeRedis, createRedis, deleteByPattern, waitForRedis } from '../src/redis.js';
 import { SecretBox } from '../src/util/secretbox.js';
+import { REDIS_URL } from './support/redis-url.js';
 
 /**
  * The HubSpot side end to end, as the app will run it: install through the OAuth routes against the local
@@ -31,7 +32,6 @@ import { SecretBox } from '../src/util/secretbox.js';
  * created, 1,000 companies paged and written back in batches of 100, with the API calls counted.
  */
 
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const prefix = `rc-test-${randomUUID()}`;
 let redis: Redis;
 let hubspot: LocalHubSpot;

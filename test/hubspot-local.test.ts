@@ -20,6 +20,7 @@ import type { CrmChange } from '../src/crm/connector.js';
 import { InstallationStore } from '../src/installations/store.js';
 import { closeRedis, createRedis, waitForRedis } from '../src/redis.js';
 import { SecretBox } from '../src/util/secretbox.js';
+import { REDIS_URL } from './support/redis-url.js';
 
 const PRIVATE_TOKEN = 'pat-local-test';
 let now = Date.UTC(2026, 10, 21, 9, 0, 0);
@@ -218,7 +219,7 @@ describe('local HubSpot', () => {
   });
 
   it('serves the connector end to end with a private-app token, daily headers included', async () => {
-    const redis: Redis = createRedis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', 'producer');
+    const redis: Redis = createRedis(REDIS_URL, 'producer');
     await waitForRedis(redis);
     const prefix = `rc-test-${randomUUID()}`;
     try {

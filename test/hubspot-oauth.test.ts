@@ -18,8 +18,8 @@ import { OAuthStateStore } from '../src/auth/oauth-state.js';
 import { type Installation, InstallationStore } from '../src/installations/store.js';
 import { closeRedis, createRedis, deleteByPattern, waitForRedis } from '../src/redis.js';
 import { SecretBox } from '../src/util/secretbox.js';
+import { REDIS_URL } from './support/redis-url.js';
 
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const prefix = `rc-test-${randomUUID()}`;
 const signingKey = randomBytes(32);
 let redis: Redis;

@@ -20,8 +20,8 @@ import { CrmDisconnectedError } from '../src/crm/errors.js';
 import { InstallationStore } from '../src/installations/store.js';
 import { closeRedis, createRedis, deleteByPattern, waitForRedis } from '../src/redis.js';
 import { SecretBox } from '../src/util/secretbox.js';
+import { REDIS_URL } from './support/redis-url.js';
 
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const prefix = `rc-test-${randomUUID()}`;
 const box = new SecretBox(randomBytes(32));
 const REDIRECT = 'http://app.test/oauth/hubspot/callback';

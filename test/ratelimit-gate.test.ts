@@ -2,8 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import { identityOf, RedisRateGate } from '../src/ratelimit/redis-gate.js';
 import { closeRedis, createRedis } from '../src/redis.js';
+import { REDIS_URL } from './support/redis-url.js';
 
-const redis = createRedis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', 'worker');
+const redis = createRedis(REDIS_URL, 'worker');
 const prefix = `rc-test-${randomUUID()}`;
 
 afterAll(async () => {

@@ -8,6 +8,7 @@ import { AdminAuth, cookieValue, SESSION_COOKIE } from '../src/admin/admin-auth.
 import { OAuthStateError, OAuthStateStore } from '../src/auth/oauth-state.js';
 import { closeRedis, createRedis, waitForRedis } from '../src/redis.js';
 import { verifyHex, WebhookSignatureError } from '../src/webhooks/report-signature.js';
+import { REDIS_URL } from './support/redis-url.js';
 
 /**
  * Every comparison of a secret an attacker can probe goes through `crypto.timingSafeEqual` with the
@@ -30,7 +31,7 @@ vi.mock('node:crypto', async (importOriginal) => {
   return { ...actual, timingSafeEqual, default: { ...actual, timingSafeEqual } };
 });
 
-const redis = createRedis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', 'producer');
+const redis = createRedis(REDIS_URL, 'producer');
 
 beforeAll(async () => {
   await waitForRedis(redis);

@@ -23,6 +23,7 @@ import { ReportServiceError } from '../src/reports/errors.js';
 import { EventLog } from '../src/webhooks/event-log.js';
 import { createReportWebhookRouter } from '../src/webhooks/report-route.js';
 import { verifyHex, verifyStandard, WebhookSignatureError } from '../src/webhooks/report-signature.js';
+import { REDIS_URL } from './support/redis-url.js';
 import { signedHeaders } from './support/report-webhooks.js';
 import { deleteKeysWithPrefix } from './support/system-state.js';
 
@@ -32,7 +33,6 @@ import { deleteKeysWithPrefix } from './support/system-state.js';
  * (validly signed) bodies with a 2xx or 4xx, never a 5xx.
  */
 
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const prefix = `rc-test-${randomUUID().slice(0, 8)}`;
 const redis = createRedis(REDIS_URL, 'producer');
 const SECRET = `whsec_${randomBytes(24).toString('base64')}`;

@@ -19,6 +19,7 @@ import { createLogger } from '../src/log.js';
 import { RedisRateGate } from '../src/ratelimit/redis-gate.js';
 import { closeRedis, createRedis, waitForRedis } from '../src/redis.js';
 import { SecretBox } from '../src/util/secretbox.js';
+import { REDIS_URL } from './support/redis-url.js';
 
 /**
  * End to end on a real Redis: an org installs through the OAuth routes (real HTTP, redirects followed by hand),
@@ -54,7 +55,7 @@ function connectorFor(installation: Installation, usage?: SalesforceUsageTracker
 }
 
 beforeAll(async () => {
-  redis = createRedis('redis://127.0.0.1:6379', 'producer', 'salesforce-integration-test');
+  redis = createRedis(REDIS_URL, 'producer', 'salesforce-integration-test');
   await waitForRedis(redis);
   sf = await local.listen();
   const app = express();

@@ -18,6 +18,7 @@ import { type Installation, InstallationStore } from '../src/installations/store
 import { createLogger } from '../src/log.js';
 import { closeRedis, createRedis, waitForRedis } from '../src/redis.js';
 import { SecretBox } from '../src/util/secretbox.js';
+import { REDIS_URL } from './support/redis-url.js';
 
 /**
  * The OAuth web server flow with PKCE through the real routes, against the local Salesforce over real HTTP,
@@ -39,7 +40,7 @@ const app = express();
 const logger = createLogger('silent');
 
 beforeAll(async () => {
-  redis = createRedis('redis://127.0.0.1:6379', 'producer', 'salesforce-oauth-test');
+  redis = createRedis(REDIS_URL, 'producer', 'salesforce-oauth-test');
   await waitForRedis(redis);
   appServer = app.listen(0, '127.0.0.1');
   await new Promise((resolve) => appServer.once('listening', resolve));

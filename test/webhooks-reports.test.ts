@@ -9,8 +9,8 @@ import { closeRedis, createRedis, waitForRedis } from '../src/redis.js';
 import { EventLog } from '../src/webhooks/event-log.js';
 import { createReportWebhookRouter, type ReportWebhookDeps } from '../src/webhooks/report-route.js';
 import { verifyHex, verifyStandard, WebhookSignatureError } from '../src/webhooks/report-signature.js';
+import { REDIS_URL } from './support/redis-url.js';
 
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const redis = createRedis(REDIS_URL, 'producer');
 const prefix = `rc-test-${randomUUID()}`;
 const keys = new Keys(prefix);
