@@ -1,14 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalSystem } from '../local/system.js';
 import { wrongRecords } from './support/expectations.js';
-import { finishedRun, startTestSystem, stopTestSystem } from './support/local-system.js';
+import { startTestSystem, stopTestSystem } from './support/local-system.js';
+import { runEnded } from './support/system-state.js';
 import { waitFor } from './support/wait.js';
 
 let system: LocalSystem;
 
 beforeAll(async () => {
   system = await startTestSystem({ crm: 'salesforce', companies: 500 });
-  await finishedRun(system);
+  await runEnded(system);
 });
 
 afterAll(async () => {

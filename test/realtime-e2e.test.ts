@@ -2,14 +2,15 @@ import { createHmac, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalSystem } from '../local/system.js';
 import { COALESCE_MS } from '../src/pipeline/pipeline.js';
-import { finishedRun, startTestSystem, stopTestSystem } from './support/local-system.js';
+import { startTestSystem, stopTestSystem } from './support/local-system.js';
+import { runEnded } from './support/system-state.js';
 import { waitFor } from './support/wait.js';
 
 let system: LocalSystem;
 
 beforeAll(async () => {
   system = await startTestSystem({ companies: 300 });
-  await finishedRun(system);
+  await runEnded(system);
 });
 
 afterAll(async () => {

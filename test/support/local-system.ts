@@ -1,8 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { type LocalSystem, type LocalSystemOptions, startLocalSystem } from '../../local/system.js';
-import type { RunSummary } from '../../src/pipeline/runs.js';
 import { deleteKeysWithPrefix } from '../../src/redis.js';
-import { waitFor } from './wait.js';
 
 /**
  * The one fixture for a system under test: a local system under a fresh Redis prefix (the fixture owns it:
@@ -19,17 +17,4 @@ export async function stopTestSystem(system: LocalSystem | undefined): Promise<v
   if (!system) return;
   await system.close();
   await deleteKeysWithPrefix(system.ctx.config.redisUrl, system.ctx.config.redisPrefix);
-}
-
-/** The installation's latest run once it is done or stopped. */
-export function finishedRun(system: LocalSystem, timeoutMs = 120_000): Promise<RunSummary> {
-  return waitFor(
-    'the sync run to finish',
-    async () => {
-      const [run] = await system.ctx.runs.recent(system.installationId, 1);
-      return run && (run.state === 'done' || run.state === 'stopped') ? run : undefined;
-    },
-    timeoutMs,
-    200,
-  );
 }
