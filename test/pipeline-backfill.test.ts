@@ -1,21 +1,30 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import type { LocalSystem } from '../local/system.js';
 import { wrongRecords } from './support/expectations.js';
-import { finishedRun, startTestSystem, stopTestSystem } from './support/local-system.js';
+import { startTestSystem, stopTestSystem } from './support/local-system.js';
+import { runEnded } from './support/system-state.js';
 
-let system: LocalSystem;
+let started: LocalSystem | undefined;
 
-beforeAll(async () => {
-  system = await startTestSystem({ companies: 1000 });
-});
+/**
+ * Each test gets a system of its own whose first backfill has ended: the tests change the sandbox, the
+ * webhook settings and the CRM's call counts, so sharing one system made each depend on those before it.
+ */
+async function backfilledSystem(): Promise<LocalSystem> {
+  started = await startTestSystem({ companies: 1000 });
+  await runEnded(started);
+  return started;
+}
 
-afterAll(async () => {
-  await stopTestSystem(system);
+afterEach(async () => {
+  await stopTestSystem(started);
+  started = undefined;
 });
 
 describe('backfill of 1,000 companies against the local HubSpot and the sandbox', () => {
   it('ends with every record in its right state', async () => {
-    const run = await finishedRun(system);
+    const system = await backfilledSystem();
+    const run = await runEnded(system);
     expect(run.state).toBe('done');
     expect(run.recordsListed).toBe(1000);
     expect(wrongRecords(system)).toEqual([]);
@@ -23,6 +32,7 @@ describe('backfill of 1,000 companies against the local HubSpot and the sandbox'
   });
 
   it('writes in batches of 100 and reads each distinct slug once', async () => {
+    const system = await backfilledSystem();
     const stats = system.hubspot.stats();
     const batchUpdates = stats.calls['companies.batchUpdate'] ?? 0;
     expect(batchUpdates).toBeGreaterThanOrEqual(10);
@@ -36,15 +46,17 @@ describe('backfill of 1,000 companies against the local HubSpot and the sandbox'
   });
 
   it('a second sync of the unchanged CRM makes no write calls', async () => {
+    const system = await backfilledSystem();
     system.hubspot.resetStats();
     await system.ctx.pipeline.startSync(system.installationId, 'full');
-    const run = await finishedRun(system);
+    const run = await runEnded(system);
     expect(run.kind).toBe('full');
     expect(run.totals.written).toBe(0);
     expect(system.hubspot.stats().calls['companies.batchUpdate'] ?? 0).toBe(0);
   });
 
   it('the reconcile sweep catches a change whose webhook was missed, writing only what changed', async () => {
+    const system = await backfilledSystem();
     system.sandbox.configureWebhook(undefined, undefined);
     const linked = system.recordIds.map((id) => system.crm.record(id)!).filter((r) => r.status === 'matched');
     const slug = linked[0]!.slug!;
@@ -53,7 +65,7 @@ describe('backfill of 1,000 companies against the local HubSpot and the sandbox'
     system.sandbox.updateReport(slug, { score: { overall: next } });
     system.hubspot.resetStats();
     await system.ctx.pipeline.reconcileAll();
-    const run = await finishedRun(system);
+    const run = await runEnded(system);
     expect(run.kind).toBe('reconcile');
     expect(run.totals.written).toBe(sharing.length);
     for (const r of sharing) expect(system.crm.record(r.id)?.score).toBe(next);
