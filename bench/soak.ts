@@ -14,7 +14,7 @@
  * server's. Exit status 0 when nothing was lost, 1 otherwise. See docs/reliability.md.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { createHmac, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -26,6 +26,7 @@ import { type LocalSystem, startLocalSystem, workerEnvFor } from '../local/syste
 import { intOption } from '../src/cli/args.js';
 import { UsageError } from '../src/cli/errors.js';
 import { deleteKeysWithPrefix } from '../src/redis.js';
+import { signStandardWebhook, webhookSigningKey } from '../src/sandbox/webhook-signing.js';
 import { isAsExpected } from '../test/support/expectations.js';
 import { REDIS_URL } from '../test/support/redis-url.js';
 
@@ -67,19 +68,13 @@ interface SenderDone {
 
 // ---- the sender (worker thread) ------------------------------------------------------------------------
 
-function sign(secret: string, id: string, timestamp: number, body: string): string {
-  const key = secret.startsWith('whsec_')
-    ? Buffer.from(secret.slice('whsec_'.length), 'base64')
-    : Buffer.from(secret);
-  return `v1,${createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64')}`;
-}
-
 /** Sends `rate` events a second, paced in 10 ms steps; a slug the main thread names goes out next. */
 async function runSender(input: SenderInput): Promise<void> {
   const port = parentPort!;
   const urgent: string[] = [];
   port.on('message', (slug: string) => urgent.push(slug));
   const tag = randomBytes(4).toString('hex');
+  const key = webhookSigningKey(input.secret);
   const statuses: Record<string, number> = {};
   let sent = 0;
   let totalNon2xx = 0;
@@ -109,7 +104,7 @@ async function runSender(input: SenderInput): Promise<void> {
         'content-type': 'application/json',
         'webhook-id': id,
         'webhook-timestamp': String(timestamp),
-        'webhook-signature': sign(input.secret, id, timestamp, body),
+        'webhook-signature': signStandardWebhook(key, id, timestamp, body),
       },
       body,
     })

@@ -1,8 +1,9 @@
-import { createHmac, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalSystem } from '../local/system.js';
 import { COALESCE_MS } from '../src/pipeline/pipeline.js';
 import { startTestSystem, stopTestSystem } from './support/local-system.js';
+import { postSignedEvent } from './support/report-webhooks.js';
 import { runEnded } from './support/system-state.js';
 import { waitFor } from './support/wait.js';
 
@@ -25,19 +26,7 @@ const secret = () => system.ctx.config.reports.webhookSecrets[0]!;
 
 async function sendEvent(type: string, slug: string, id = `msg_${randomUUID()}`) {
   const body = JSON.stringify({ id, type, created_at: new Date().toISOString(), data: { slug } });
-  const ts = Math.floor(Date.now() / 1000);
-  const key = Buffer.from(secret().replace(/^whsec_/, ''), 'base64');
-  const signature = `v1,${createHmac('sha256', key).update(`${id}.${ts}.${body}`).digest('base64')}`;
-  return fetch(`${system.appUrl}/webhooks/reports`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      'webhook-id': id,
-      'webhook-timestamp': String(ts),
-      'webhook-signature': signature,
-    },
-    body,
-  });
+  return postSignedEvent(`${system.appUrl}/webhooks/reports`, secret(), body, { id });
 }
 
 describe('score.changed end to end', () => {
