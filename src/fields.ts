@@ -1,7 +1,8 @@
 /**
  * The one source of truth for the fields the connector owns on a CRM record. The HubSpot properties, the
  * Salesforce custom fields, both manifests and the record mapping are all derived from this table, so a field
- * cannot exist in one place and be missing in another (test/manifests.test.ts fails on drift).
+ * cannot exist in one place and be missing in another (test/hubspot-manifest.test.ts and
+ * test/salesforce-manifest.test.ts fail on drift).
  */
 
 export type FieldKind = 'text' | 'longText' | 'number' | 'datetime' | 'url' | 'status';

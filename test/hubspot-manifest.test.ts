@@ -11,6 +11,7 @@ import {
 import { FIELDS, MATCH_STATUSES } from '../src/fields.js';
 
 const COMMITTED = join(import.meta.dirname, '..', 'manifests', 'hubspot');
+const REGENERATE = `run npm run manifests -- --app-url ${HUBSPOT_MANIFEST_PLACEHOLDER_APP_URL}`;
 
 describe('HubSpot project manifests', () => {
   const files = hubspotProjectFiles({ appUrl: HUBSPOT_MANIFEST_PLACEHOLDER_APP_URL });
@@ -19,11 +20,10 @@ describe('HubSpot project manifests', () => {
     'committed manifests/hubspot/%s matches the generator (no drift)',
     (relative) => {
       const path = join(COMMITTED, relative);
-      expect(existsSync(path), `${relative} is missing: run npm run manifests`).toBe(true);
-      expect(
-        readFileSync(path, 'utf8'),
-        `${relative} differs from the generator: run npm run manifests`,
-      ).toBe(files[relative]);
+      expect(existsSync(path), `${relative} is missing: ${REGENERATE}`).toBe(true);
+      expect(readFileSync(path, 'utf8'), `${relative} differs from the generator: ${REGENERATE}`).toBe(
+        files[relative],
+      );
     },
   );
 

@@ -3,13 +3,10 @@ import type { ProviderLimits } from '../../src/crm/connector.js';
 /**
  * Facts about HubSpot's API, kept as data in one place: paths, sizes, limits, header and policy names. The
  * connector, the OAuth routes, the webhook receiver, the manifests and the local stand-in all read them from
- * here, so a fact changes in one line. Sources: /work/shared/field-notes.md and HubSpot's developer docs.
+ * here, so a fact changes in one line. Source: HubSpot's developer docs.
  */
 
 export const HUBSPOT_PROVIDER = 'hubspot';
-
-export const HUBSPOT_DEFAULT_API_URL = 'https://api.hubapi.com';
-export const HUBSPOT_DEFAULT_AUTHORIZE_URL = 'https://app.hubspot.com/oauth/authorize';
 
 export const HUBSPOT_PATHS = {
   /** v3 token endpoint: every parameter goes in a form-encoded body (v1 is deprecated on 2027-02-16). */

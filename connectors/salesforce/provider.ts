@@ -38,9 +38,6 @@ export const BULK_THRESHOLD = 2000;
 /** Metadata API create/update/upsert/read calls take at most 10 components each. */
 export const METADATA_BATCH_SIZE = 10;
 
-/** SOQL date-time literals: `YYYY-MM-DDThh:mm:ssZ`, unquoted. */
-export const SOQL_DATETIME_PATTERN = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/;
-
 export const OAUTH_SCOPES = ['api', 'refresh_token'] as const;
 
 export const OAUTH_PATHS = {

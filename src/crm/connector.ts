@@ -89,14 +89,6 @@ export type CrmChange =
   | { kind: 'deleted'; recordId: string }
   | { kind: 'merged'; recordId: string; mergedInto: string; mergedIds: string[] };
 
-export interface InboundRequest {
-  method: string;
-  /** The full public URL the CRM called (HubSpot signs it). */
-  url: string;
-  headers: Record<string, string | string[] | undefined>;
-  rawBody: Buffer;
-}
-
 export interface CrmConnector {
   readonly kind: CrmKind;
   readonly limits: ProviderLimits;
