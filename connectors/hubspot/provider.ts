@@ -8,6 +8,9 @@ import type { ProviderLimits } from '../../src/crm/connector.js';
 
 export const HUBSPOT_PROVIDER = 'hubspot';
 
+export const HUBSPOT_DEFAULT_API_URL = 'https://api.hubapi.com';
+export const HUBSPOT_DEFAULT_AUTHORIZE_URL = 'https://app.hubspot.com/oauth/authorize';
+
 export const HUBSPOT_PATHS = {
   /** v3 token endpoint: every parameter goes in a form-encoded body (v1 is deprecated on 2027-02-16). */
   token: '/oauth/v3/token',
