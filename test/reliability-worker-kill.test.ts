@@ -5,7 +5,6 @@ import { connectorFields, staleRecords } from './support/end-state.js';
 import { wrongRecords } from './support/expectations.js';
 import { startTestSystem, stopTestSystem } from './support/local-system.js';
 import { measured } from './support/measured.js';
-import { REDIS_URL } from './support/redis-url.js';
 import { ScoreVersions } from './support/score-versions.js';
 import { reliabilitySeed, seededRandom } from './support/seeded-random.js';
 import { failedJobs, queuesIdle, runEnded, runOf } from './support/system-state.js';
