@@ -1,0 +1,125 @@
+import type { CompanyRecord } from '../../crm/connector.js';
+import type { MatchStatus } from '../../fields.js';
+import { fingerprintOf, type RecordState, type ReviewItem } from '../link-index.js';
+import { clearedValues, type DesiredValues, valuesForReport } from '../mapping.js';
+import type { MatchingStrategy } from '../matching-strategy.js';
+import { cleanSlug, type Plan, type Plans } from './plan.js';
+import type { ReportRead } from './report-reads.js';
+import type { BatchTally } from './tally.js';
+
+/** What one record should hold, the sequence of the data it comes from, and the index state to keep. */
+export interface Desired {
+  values: DesiredValues;
+  seq: number;
+  state: RecordState;
+}
+
+/**
+ * Step 3: the desired values of every record not skipped. `fallbackSeq` dates values that come from no read
+ * (errors, no match): taken after the reads, so they are never older than the batch's own data.
+ */
+export function desiredValues(
+  records: CompanyRecord[],
+  { plans, reviewItems }: Plans,
+  reads: Map<string, ReportRead>,
+  fallbackSeq: number,
+  matching: MatchingStrategy,
+  tally: BatchTally,
+): Map<string, Desired> {
+  const desired = new Map<string, Desired>();
+  for (const record of records) {
+    const plan = plans.get(record.id);
+    if (!plan || plan.kind === 'skip') {
+      tally.result.skipped += 1;
+      continue;
+    }
+    const built = desiredFor(record, plan, reads, fallbackSeq, matching, reviewItems.get(record.id) ?? null);
+    if (plan.kind === 'error') tally.fail(record.id, plan.code, plan.message);
+    if (plan.kind === 'linked') {
+      const read = reads.get(plan.slug);
+      if (read?.kind === 'error') tally.fail(record.id, read.code, read.message);
+      if (plan.newlyLinked) tally.result.linked += 1;
+    }
+    desired.set(record.id, built);
+  }
+  return desired;
+}
+
+function desiredFor(
+  record: CompanyRecord,
+  plan: Exclude<Plan, { kind: 'skip' }>,
+  reads: Map<string, ReportRead>,
+  fallbackSeq: number,
+  matching: MatchingStrategy,
+  review: ReviewItem | null,
+): Desired {
+  const base = {
+    recordId: record.id,
+    autoLinked: false,
+    unlinkedName: null,
+    review: null,
+    score: null,
+    fingerprint: fingerprintOf(record),
+  } satisfies Partial<RecordState>;
+  const unlinked = (status: MatchStatus, values: DesiredValues): Desired => ({
+    values,
+    seq: fallbackSeq,
+    state: {
+      ...base,
+      slug: null,
+      status,
+      unlinkedName: record.name ? matching.normalizeName(record.name) : null,
+      review,
+      fingerprint: fingerprintOf({ ...record, fields: { slug: values.slug ?? record.fields.slug } }),
+    },
+  });
+
+  if (plan.kind === 'error') {
+    return {
+      values: { matchStatus: 'error' },
+      seq: fallbackSeq,
+      state: { ...base, slug: cleanSlug(record.fields.slug), status: 'error' },
+    };
+  }
+  if (plan.kind === 'review') {
+    const values = clearedValues('needs_review');
+    // A rename may have invalidated our own link: take it back.
+    if (cleanSlug(record.fields.slug)) values.slug = null;
+    return unlinked('needs_review', values);
+  }
+  if (plan.kind === 'no_match') {
+    const values = clearedValues('no_match');
+    if (cleanSlug(record.fields.slug)) values.slug = null;
+    return unlinked('no_match', values);
+  }
+  const read = reads.get(plan.slug);
+  const linkValue = plan.newlyLinked ? { slug: plan.slug } : {};
+  const linkedState = (status: MatchStatus, score: number | null): RecordState => ({
+    ...base,
+    slug: plan.slug,
+    status,
+    score,
+    autoLinked: plan.autoLinked,
+    place: { domain: record.domain, country: record.country },
+    fingerprint: fingerprintOf({ ...record, fields: { slug: plan.slug } }),
+  });
+  if (!read || read.kind === 'error') {
+    return {
+      values: { ...linkValue, matchStatus: 'error' },
+      seq: fallbackSeq,
+      state: linkedState('error', null),
+    };
+  }
+  if (read.kind === 'not_published') {
+    return {
+      values: { ...linkValue, ...clearedValues('not_published') },
+      seq: read.seq,
+      state: linkedState('not_published', null),
+    };
+  }
+  return {
+    values: { ...linkValue, ...valuesForReport(read.report) },
+    seq: read.seq,
+    state: linkedState('matched', read.report.score.overall),
+  };
+}

@@ -1,0 +1,25 @@
+import type { ReadReport, ReportReader } from '../report-reader.js';
+import { isPerRecordError, type Plan } from './plan.js';
+
+export type ReportRead = ReadReport | { kind: 'error'; code: string; message: string };
+
+/** Step 2: each distinct linked report read once (from the run's cache unless a webhook said it changed). */
+export async function readLinkedReports(
+  reader: ReportReader,
+  plans: Iterable<Plan>,
+  runId: string | null,
+  freshSlugs: string[],
+): Promise<Map<string, ReportRead>> {
+  const fresh = new Set(freshSlugs);
+  const reads = new Map<string, ReportRead>();
+  for (const plan of plans) {
+    if (plan.kind !== 'linked' || reads.has(plan.slug)) continue;
+    try {
+      reads.set(plan.slug, await reader.read(plan.slug, runId, { fresh: fresh.has(plan.slug) }));
+    } catch (err) {
+      if (!isPerRecordError(err)) throw err;
+      reads.set(plan.slug, { kind: 'error', code: err.code, message: err.message });
+    }
+  }
+  return reads;
+}

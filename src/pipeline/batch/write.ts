@@ -1,0 +1,114 @@
+import type { CompanyRecord, CrmConnector, RecordUpdate } from '../../crm/connector.js';
+import { MATCH_STATUSES, type MatchStatus } from '../../fields.js';
+import type { Metrics } from '../../metrics.js';
+import type { LinkIndex, RecordState } from '../link-index.js';
+import { changedValues } from '../mapping.js';
+import type { Desired } from './desired-values.js';
+import type { BatchTally } from './tally.js';
+
+/**
+ * Step 4: drops what is stale (a fresher report was already written to the record) or unchanged (its index
+ * state is kept now, as nothing will be written); returns the updates left to write.
+ */
+export async function keepChanged(
+  index: LinkIndex,
+  installationId: string,
+  records: CompanyRecord[],
+  desired: Map<string, Desired>,
+  tally: BatchTally,
+): Promise<RecordUpdate[]> {
+  const { result } = tally;
+  const ids = [...desired.keys()];
+  const written = await index.writtenSeqs(installationId, ids);
+  const byId = new Map(records.map((r) => [r.id, r]));
+  const updates: RecordUpdate[] = [];
+  const states: RecordState[] = [];
+  const seqs = new Map<string, number>();
+  const now = new Date().toISOString();
+  ids.forEach((id, i) => {
+    const d = desired.get(id);
+    const record = byId.get(id);
+    if (!d || !record) return;
+    if ((written[i] ?? 0) > d.seq) {
+      // A fresher report was already written to this record; this batch's data is older.
+      result.skipped += 1;
+      return;
+    }
+    const changes = changedValues(record.fields, d.values);
+    result.statuses[statusIn(d.values.matchStatus) ?? statusIn(record.fields.matchStatus) ?? 'error'] += 1;
+    if (Object.keys(changes).length === 0) {
+      result.unchanged += 1;
+      states.push(d.state);
+      seqs.set(id, d.seq);
+      return;
+    }
+    updates.push({ id, values: { ...changes, syncedAt: now } });
+  });
+  if (states.length > 0) {
+    await index.apply(installationId, states);
+    await index.setWrittenSeqs(installationId, seqs);
+  }
+  return updates;
+}
+
+/**
+ * Step 5: writes in the CRM's batch size (or its bulk API for a large batch); each result belongs to its
+ * record: written (index updated), gone (forgotten), to retry (the caller re-enqueues it) or failed.
+ */
+export async function writeUpdates(
+  context: { index: LinkIndex; connector: CrmConnector; installationId: string; metrics?: Metrics },
+  updates: RecordUpdate[],
+  desired: Map<string, Desired>,
+  tally: BatchTally,
+): Promise<void> {
+  const { index, connector, installationId, metrics } = context;
+  const { result } = tally;
+  const bulk =
+    connector.writeCompaniesBulk &&
+    connector.bulkThreshold !== undefined &&
+    updates.length >= connector.bulkThreshold;
+  const chunkSize = bulk ? updates.length : connector.limits.writeBatchSize;
+  for (let i = 0; i < updates.length; i += chunkSize) {
+    const chunk = updates.slice(i, i + chunkSize);
+    const results =
+      bulk && connector.writeCompaniesBulk
+        ? await connector.writeCompaniesBulk(chunk)
+        : await connector.writeCompanies(chunk);
+    const okStates: RecordState[] = [];
+    const okSeqs = new Map<string, number>();
+    const gone: string[] = [];
+    results.forEach((r, j) => {
+      const update = chunk[j];
+      const d = update ? desired.get(update.id) : undefined;
+      if (!update || !d) return;
+      if (r.ok) {
+        result.written += 1;
+        okStates.push(d.state);
+        okSeqs.set(update.id, d.seq);
+        return;
+      }
+      if (r.error.code === 'NOT_FOUND') {
+        gone.push(update.id);
+        result.skipped += 1;
+      } else if (r.error.code === 'RETRYABLE') {
+        tally.retryRecordIds.push(update.id);
+      } else {
+        tally.fail(update.id, r.error.providerCode ?? r.error.code, r.error.message);
+      }
+    });
+    metrics?.recordsWritten.inc({ crm: connector.kind, result: 'ok' }, okStates.length);
+    if (results.length - okStates.length > 0) {
+      metrics?.recordsWritten.inc(
+        { crm: connector.kind, result: 'failed' },
+        results.length - okStates.length,
+      );
+    }
+    await index.apply(installationId, okStates);
+    await index.setWrittenSeqs(installationId, okSeqs);
+    await index.forget(installationId, gone);
+  }
+}
+
+function statusIn(value: unknown): MatchStatus | null {
+  return MATCH_STATUSES.find((s) => s === value) ?? null;
+}
