@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { ChangedRecord, CrmChange } from '../crm/connector.js';
 import type { InstallationStore } from '../installations/store.js';
 import type { Metrics } from '../metrics.js';
+import { RETRY_BUDGET } from '../retry-budget.js';
 import type { VerifiedReportEvent } from '../webhooks/report-route.js';
 import { type BatchOutcome, type BatchTargets, enrichBatch } from './enrich-batch.js';
 import type {
@@ -186,7 +187,7 @@ export class Pipeline {
     if (data.runId) await this.deps.runs.recordBatch(data.runId, data.batchId, result);
     if (retryRecordIds.length > 0) {
       const attempt = Number(/-retry(\d+)$/.exec(data.batchId)?.[1] ?? 0) + 1;
-      if (attempt <= 5) {
+      if (attempt <= RETRY_BUDGET.recordRetry.attempts) {
         await this.enqueueBatch(
           'realtime',
           {
@@ -196,7 +197,7 @@ export class Pipeline {
             recordIds: retryRecordIds,
             records: undefined,
           },
-          { delay: 1_000 * 2 ** attempt },
+          { delay: RETRY_BUDGET.recordRetry.baseDelayMs * 2 ** attempt },
         );
       }
     }
@@ -248,7 +249,7 @@ export class Pipeline {
 
   /** A newly published report may resolve records that had no match or were waiting for review. */
   async reportCompleted(data: ReportCompletedJob): Promise<void> {
-    const { client } = await this.deps.runtime.open(data.installationId);
+    const { connector, client } = await this.deps.runtime.open(data.installationId);
     let reportName: string;
     try {
       reportName = (await client.getReport(data.slug)).name;
@@ -260,7 +261,7 @@ export class Pipeline {
     for (const [recordId, name] of await this.deps.index.unlinkedNames(data.installationId)) {
       if (this.deps.matching.mayConcern(name, reportName)) fits.push(recordId);
     }
-    for (const [i, ids] of chunk(fits, 100).entries()) {
+    for (const [i, ids] of chunk(fits, connector.limits.writeBatchSize).entries()) {
       await this.enqueueBatch('realtime', {
         installationId: data.installationId,
         runId: null,
