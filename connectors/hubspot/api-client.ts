@@ -11,6 +11,7 @@ import {
 } from '../../src/crm/errors.js';
 import { OPEN_GATE, type RequestGate } from '../../src/crm/request-gate.js';
 import { redactSecrets } from '../../src/log.js';
+import { RETRY_BUDGET } from '../../src/retry-budget.js';
 import {
   HUBSPOT_ERROR_CATEGORIES,
   HUBSPOT_PROVIDER,
@@ -57,12 +58,8 @@ export interface RetryPolicy {
   maxDelayMs: number;
 }
 
-export const DEFAULT_RETRY_POLICY: RetryPolicy = {
-  maxRateLimitRetries: 3,
-  maxTransientRetries: 4,
-  baseDelayMs: 500,
-  maxDelayMs: 8_000,
-};
+/** The numbers are the retry budget's (src/retry-budget.ts). */
+export const DEFAULT_RETRY_POLICY: RetryPolicy = { ...RETRY_BUDGET.hubspotHttp };
 
 export interface HubSpotHttpOptions {
   /** `HUBSPOT_API_URL`: the SDK's basePath. */

@@ -11,6 +11,7 @@ import type {
 } from '../../src/crm/connector.js';
 import { CrmFieldsMissingError, CrmTransientError } from '../../src/crm/errors.js';
 import { fieldByKey } from '../../src/fields.js';
+import { RETRY_BUDGET } from '../../src/retry-budget.js';
 import type { HubSpotHttp } from './api-client.js';
 import { ensureHubSpotFields } from './ensure-fields.js';
 import {
@@ -162,7 +163,11 @@ export class HubSpotConnector implements CrmConnector {
   ): Promise<Map<string, WriteResult>> {
     const results = new Map<string, WriteResult>();
     let pending = batch;
-    for (let attempt = 0; attempt < 3 && pending.length > 0; attempt++) {
+    for (
+      let attempt = 0;
+      attempt < RETRY_BUDGET.hubspotBatchUpdate.attempts && pending.length > 0;
+      attempt++
+    ) {
       const res = await this.http.request({
         method: 'POST',
         path: HUBSPOT_PATHS.companiesBatchUpdate,

@@ -1,4 +1,5 @@
 import type { ProviderLimits } from '../../src/crm/connector.js';
+import { RETRY_BUDGET } from '../../src/retry-budget.js';
 
 /**
  * Salesforce facts the connector depends on, kept as data in one place. Sources: the REST API developer guide
@@ -147,11 +148,12 @@ export const CHANGE_POLL = {
 /** How the daily allocation is watched: re-check a paused org this often. */
 export const USAGE_RECHECK_MS = 5 * 60_000;
 
-/** Whole-call retries for REQUEST_LIMIT_EXCEEDED and UNABLE_TO_LOCK_ROW before giving up to the job queue. */
+/**
+ * Whole-call retries for REQUEST_LIMIT_EXCEEDED and UNABLE_TO_LOCK_ROW before giving up to the job queue
+ * (the counts are the retry budget's, src/retry-budget.ts).
+ */
 export const RETRY_DEFAULTS = {
-  attempts: 3,
-  baseDelayMs: 1_000,
-  maxDelayMs: 8_000,
+  ...RETRY_BUDGET.salesforceHttp,
   /** What the queue is told to wait after the retries here are spent on REQUEST_LIMIT_EXCEEDED. */
   rateLimitedRetryAfterMs: 60_000,
   /** ... and when the daily allocation itself is spent. */

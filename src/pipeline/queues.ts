@@ -1,5 +1,6 @@
 import { type JobsOptions, Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
+import { RETRY_BUDGET } from '../retry-budget.js';
 import type { JobData, JobName, JobQueue, JobToAdd } from './jobs.js';
 
 /**
@@ -11,8 +12,8 @@ export const QUEUE_NAMES = ['backfill', 'realtime', 'schedule'] as const;
 export type QueueName = (typeof QUEUE_NAMES)[number];
 
 export const DEFAULT_JOB_OPTIONS: JobsOptions = {
-  attempts: 10,
-  backoff: { type: 'exponential', delay: 1_000 },
+  attempts: RETRY_BUDGET.job.attempts,
+  backoff: { type: 'exponential', delay: RETRY_BUDGET.job.baseDelayMs },
   // Completed jobs are not needed; failed ones are kept a week for inspection, then removed.
   removeOnComplete: { age: 3_600, count: 1_000 },
   removeOnFail: { age: 7 * 24 * 3_600, count: 5_000 },

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import { OPEN_GATE, type RequestGate } from '../crm/request-gate.js';
+import { RETRY_BUDGET } from '../retry-budget.js';
 import {
   ReportBadRequestError,
   type ReportErrorDetails,
@@ -123,10 +124,10 @@ export class ReportClient {
   constructor(private readonly options: ReportClientOptions) {
     this.baseUrl = options.baseUrl.replace(/\/+$/, '');
     this.timeoutMs = options.timeoutMs ?? 10_000;
-    this.maxRetries = options.maxRetries ?? 3;
-    this.baseDelayMs = options.baseDelayMs ?? 250;
-    this.maxDelayMs = options.maxDelayMs ?? 8_000;
-    this.maxRetryAfterMs = options.maxRetryAfterMs ?? 30_000;
+    this.maxRetries = options.maxRetries ?? RETRY_BUDGET.reportsHttp.maxRetries;
+    this.baseDelayMs = options.baseDelayMs ?? RETRY_BUDGET.reportsHttp.baseDelayMs;
+    this.maxDelayMs = options.maxDelayMs ?? RETRY_BUDGET.reportsHttp.maxDelayMs;
+    this.maxRetryAfterMs = options.maxRetryAfterMs ?? RETRY_BUDGET.reportsHttp.maxRetryAfterMs;
     this.gate = options.gate ?? OPEN_GATE;
     this.fetchImpl = options.fetch ?? globalThis.fetch;
     this.sleep = options.sleep ?? ((ms) => sleep(ms));
