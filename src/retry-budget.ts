@@ -5,7 +5,7 @@
  * | layer | retries what | how often |
  * |---|---|---|
  * | report client (src/reports/client.ts) | 5xx, network errors, timeouts, a 429 whose Retry-After is short | `reportsHttp` |
- * | HubSpot client (connectors/hubspot/hubspot-http.ts) | 429 of the per-10-s window; 5xx and network errors | `hubspotHttp` |
+ * | HubSpot client (connectors/hubspot/api-client.ts) | 429 of the per-10-s window; 5xx and network errors | `hubspotHttp` |
  * | Salesforce client (connectors/salesforce/api-client.ts) | REQUEST_LIMIT_EXCEEDED, UNABLE_TO_LOCK_ROW | `salesforceHttp` |
  * | HubSpot batch update (`updateBatch`) | a batch refused for naming missing ids, re-sent without them | `hubspotBatchUpdate` |
  * | pipeline batch (`Pipeline.batch`) | records a write answered RETRYABLE (row locks), as a new batch | `recordRetry` |
