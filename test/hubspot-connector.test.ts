@@ -1,5 +1,5 @@
 import nock from 'nock';
-import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { createHubSpotConnector } from '../connectors/hubspot/create-connector.js';
 import type { AccessTokenSource } from '../src/auth/token-manager.js';
 import {
@@ -11,6 +11,7 @@ import {
 } from '../src/crm/errors.js';
 import type { RequestGate } from '../src/crm/request-gate.js';
 import { FIELDS } from '../src/fields.js';
+import { requireEveryMock } from './support/strict-nock.js';
 
 const API = 'https://api.hubspot.test';
 const OWN = FIELDS.map((f) => f.hubspot);
@@ -54,15 +55,7 @@ const company = (id: string, properties: Record<string, string | null>) => ({
   archived: false,
 });
 
-beforeAll(() => {
-  nock.disableNetConnect();
-});
-
-afterEach(() => {
-  const pending = nock.pendingMocks();
-  nock.cleanAll();
-  expect(pending, 'every mocked HubSpot call was made').toEqual([]);
-});
+requireEveryMock('mocked HubSpot');
 
 describe('reads', () => {
   it('lists a page with the matching and own properties and converts values', async () => {

@@ -1,8 +1,9 @@
 import nock from 'nock';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createHubSpotConnector, staticAccessToken } from '../connectors/hubspot/create-connector.js';
 import { fromHubSpotValue, HUBSPOT_TYPE_BY_KIND, toHubSpotValue } from '../connectors/hubspot/field-types.js';
 import { FIELDS, fieldByKey, MATCH_STATUSES } from '../src/fields.js';
+import { requireEveryMock } from './support/strict-nock.js';
 
 const API = 'https://api.hubspot.test';
 const connector = () =>
@@ -13,15 +14,7 @@ const exists = (name: string) => ({
   category: 'OBJECT_ALREADY_EXISTS',
 });
 
-beforeAll(() => {
-  nock.disableNetConnect();
-});
-
-afterEach(() => {
-  const pending = nock.pendingMocks();
-  nock.cleanAll();
-  expect(pending, 'every mocked HubSpot call was made').toEqual([]);
-});
+requireEveryMock('mocked HubSpot');
 
 describe('ensureFields', () => {
   it('creates the group and every property of the FIELDS table with the types of the mapping table', async () => {

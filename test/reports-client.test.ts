@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import nock from 'nock';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { GRAPHQL_SEARCH_QUERY, parseRetryAfter, ReportClient } from '../src/reports/client.js';
 import {
   ReportBadRequestError,
@@ -16,6 +16,7 @@ import {
   ReportUnauthorizedError,
   ReportUnexpectedStatusError,
 } from '../src/reports/errors.js';
+import { requireEveryMock } from './support/strict-nock.js';
 
 const BASE = 'https://reports.test/api';
 
@@ -54,15 +55,7 @@ function client(overrides: Partial<ConstructorParameters<typeof ReportClient>[0]
   return { c, sleeps };
 }
 
-beforeAll(() => {
-  nock.disableNetConnect();
-});
-
-afterEach(() => {
-  const pending = nock.pendingMocks();
-  nock.cleanAll();
-  expect(pending).toEqual([]);
-});
+requireEveryMock();
 
 describe('GET /v1/reports/:slug', () => {
   it('sends the bearer key and returns the parsed report', async () => {

@@ -1,5 +1,5 @@
 import nock from 'nock';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ReportClient } from '../src/reports/client.js';
 import {
   ReportInvalidRequestError,
@@ -10,6 +10,7 @@ import {
 } from '../src/reports/errors.js';
 import { receiptId } from '../src/reports/submissions.js';
 import { createSandbox, type ListeningSandbox, type ReportSandbox } from '../src/sandbox/index.js';
+import { requireEveryMock } from './support/strict-nock.js';
 
 /**
  * The write calls: the submission's JSON body and the document's multipart body, how the answer's id is found,
@@ -31,12 +32,7 @@ function client(apiKey = 'sk_test_key') {
 }
 
 describe('createSubmission over nock', () => {
-  beforeAll(() => nock.disableNetConnect());
-  afterEach(() => {
-    const pending = nock.pendingMocks();
-    nock.cleanAll();
-    expect(pending).toEqual([]);
-  });
+  requireEveryMock();
   afterAll(() => nock.enableNetConnect());
 
   it('sends a plain JSON body with what the CRM knows, and keeps the whole answer', async () => {
@@ -129,12 +125,7 @@ describe('createSubmission over nock', () => {
 });
 
 describe('uploadDocument over nock', () => {
-  beforeAll(() => nock.disableNetConnect());
-  afterEach(() => {
-    const pending = nock.pendingMocks();
-    nock.cleanAll();
-    expect(pending).toEqual([]);
-  });
+  requireEveryMock();
   afterAll(() => nock.enableNetConnect());
 
   const deck = {
