@@ -1,3 +1,4 @@
+import type { LocalSeedCompany } from '../src/crm/provider.js';
 import type { FixtureReport } from '../src/sandbox/index.js';
 
 /**
@@ -13,14 +14,7 @@ export type ExpectedOutcome =
   | { status: 'needs_review' }
   | { status: 'no_match' };
 
-export interface SeedCompanyInput {
-  name: string;
-  domain: string | null;
-  country: string | null;
-  city: string | null;
-  industry: string | null;
-  /** Set by a person before the connector ever ran. */
-  slug: string | null;
+export interface SeedCompanyInput extends LocalSeedCompany {
   expected: ExpectedOutcome;
 }
 

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { parse as parseDotenv } from 'dotenv';
 import { z } from 'zod';
-import { ConfigError, httpUrl, optionalText, positiveNumber, readEnvSection } from './env-schema.js';
+import { ConfigError, httpUrl, optionalText, positiveNumber, readEnvSection, urlWith } from './env-schema.js';
 import { type ProviderConfigs, providers } from './providers.js';
 
 export { ConfigError } from './env-schema.js';
@@ -11,17 +11,7 @@ export { ConfigError } from './env-schema.js';
  * Every problem is reported as one line naming the variable, so an operator can fix it without reading code.
  */
 
-const redisUrl = z
-  .string()
-  .trim()
-  .refine((v) => {
-    try {
-      const u = new URL(v);
-      return u.protocol === 'redis:' || u.protocol === 'rediss:';
-    } catch {
-      return false;
-    }
-  }, 'expects a redis:// or rediss:// URL');
+const redisUrl = urlWith(['redis:', 'rediss:'], 'expects a redis:// or rediss:// URL');
 
 const encryptionKey = z
   .string()

@@ -22,18 +22,23 @@ export const optionalText = z
   .transform((v) => (v === '' ? undefined : v))
   .optional();
 
-export const httpUrl = z
-  .string()
-  .trim()
-  .refine((v) => {
-    try {
-      const u = new URL(v);
-      return u.protocol === 'http:' || u.protocol === 'https:';
-    } catch {
-      return false;
-    }
-  }, 'expects an http(s) URL')
-  .transform((v) => v.replace(/\/+$/, ''));
+/** A URL with one of `protocols` (`'http:'`), or the message. */
+export function urlWith(protocols: readonly string[], message: string) {
+  return z
+    .string()
+    .trim()
+    .refine((v) => {
+      try {
+        return protocols.includes(new URL(v).protocol);
+      } catch {
+        return false;
+      }
+    }, message);
+}
+
+export const httpUrl = urlWith(['http:', 'https:'], 'expects an http(s) URL').transform((v) =>
+  v.replace(/\/+$/, ''),
+);
 
 export const positiveNumber = (what: string) =>
   z.coerce.number({ error: `expects ${what}` }).refine((n) => Number.isFinite(n) && n > 0, `expects ${what}`);

@@ -9,7 +9,8 @@ import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createLocalHubSpot, type LocalHubSpotStats } from '../../connectors/hubspot/local/index.js';
-import { demoCompanies, type SeedCompanyInput } from '../../local/demo-seed.js';
+import { hubspotSeedProperties } from '../../connectors/hubspot/local/stand-in.js';
+import { demoCompanies } from '../../local/demo-seed.js';
 import { fieldByKey, MATCH_STATUSES } from '../../src/fields.js';
 import { createSandbox, loadFixtureReports, ROUTES } from '../../src/sandbox/index.js';
 import { CallLog, type CallLogSnapshot } from '../support/call-log.js';
@@ -84,16 +85,6 @@ async function listen(server: Server): Promise<number> {
   return (server.address() as AddressInfo).port;
 }
 
-function seedProperties(c: SeedCompanyInput): Record<string, string> {
-  const props: Record<string, string> = { name: c.name };
-  if (c.domain) props.domain = c.domain;
-  if (c.country) props.country = c.country;
-  if (c.city) props.city = c.city;
-  if (c.industry) props.industry = c.industry;
-  if (c.slug) props[SLUG] = c.slug;
-  return props;
-}
-
 await serveRpc<BackfillServicesProtocol, BackfillServicesConfig, BackfillServicesReady>(async (config) => {
   const fixtures = withExtraReports(loadFixtureReports(), config.extraReports);
   const sandbox = createSandbox({ fixtures, rateLimitPerMinute: config.reportsPerMinute });
@@ -108,7 +99,7 @@ await serveRpc<BackfillServicesProtocol, BackfillServicesConfig, BackfillService
   const hubspotPort = await listen(hubspotServer);
 
   const seed = demoCompanies(sandbox.listReports(), config.records);
-  const ids = hubspot.seedCompanies(seed.map(seedProperties)).map((s) => s.id);
+  const ids = hubspot.seedCompanies(seed.map(hubspotSeedProperties)).map((s) => s.id);
 
   const verify = (): Verification => {
     const statuses: Record<string, number> = Object.fromEntries(MATCH_STATUSES.map((s) => [s, 0]));

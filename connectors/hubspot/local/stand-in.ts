@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { LocalStandIn, LocalStandInOptions } from '../../../src/crm/provider.js';
+import type { LocalSeedCompany, LocalStandIn, LocalStandInOptions } from '../../../src/crm/provider.js';
 import { FIELDS, fieldByKey } from '../../../src/fields.js';
 import { HUBSPOT_WEBHOOK_PATH } from '../webhook-routes.js';
 import {
@@ -8,6 +8,17 @@ import {
   LOCAL_HUBSPOT_CLIENT_SECRET,
   type LocalHubSpot,
 } from './local-hubspot.js';
+
+/** A seed company as HubSpot company properties. */
+export function hubspotSeedProperties(c: LocalSeedCompany): Record<string, string> {
+  const props: Record<string, string> = { name: c.name };
+  if (c.domain) props.domain = c.domain;
+  if (c.country) props.country = c.country;
+  if (c.city) props.city = c.city;
+  if (c.industry) props.industry = c.industry;
+  if (c.slug) props[fieldByKey('slug').hubspot] = c.slug;
+  return props;
+}
 
 /**
  * The local HubSpot as the provider's stand-in: a private-app token for token mode, the local OAuth app for the
@@ -42,20 +53,7 @@ export async function startHubSpotStandIn(
     },
     // HubSpot keeps values of properties it does not know yet, so the fields can come after the seed.
     async seed(companies) {
-      const slug = fieldByKey('slug').hubspot;
-      return hubspot
-        .seedCompanies(
-          companies.map((c) => {
-            const props: Record<string, string> = { name: c.name };
-            if (c.domain) props.domain = c.domain;
-            if (c.country) props.country = c.country;
-            if (c.city) props.city = c.city;
-            if (c.industry) props.industry = c.industry;
-            if (c.slug) props[slug] = c.slug;
-            return props;
-          }),
-        )
-        .map((c) => c.id);
+      return hubspot.seedCompanies(companies.map(hubspotSeedProperties)).map((c) => c.id);
     },
     read(id) {
       const c = hubspot.getCompany(id);
