@@ -20,6 +20,7 @@ import { RedisRateGate } from '../src/ratelimit/redis-gate.js';
 import { closeRedis, createRedis, waitForRedis } from '../src/redis.js';
 import { SecretBox } from '../src/util/secretbox.js';
 import { REDIS_URL } from './support/redis-url.js';
+import { localSalesforceConfig } from './support/salesforce-config.js';
 
 /**
  * End to end on a real Redis: an org installs through the OAuth routes (real HTTP, redirects followed by hand),
@@ -62,19 +63,7 @@ beforeAll(async () => {
   appServer = app.listen(0, '127.0.0.1');
   await new Promise((resolve) => appServer.once('listening', resolve));
   appUrl = `http://127.0.0.1:${(appServer.address() as AddressInfo).port}`;
-  config = {
-    appUrl,
-    salesforce: {
-      clientId: local.org.clientId,
-      clientSecret: local.org.clientSecret,
-      loginUrl: sf.url,
-      instanceUrl: undefined,
-      accessToken: undefined,
-      apiVersion: '63.0',
-      pollSeconds: 120,
-      usagePauseShare: 0.8,
-    },
-  };
+  config = localSalesforceConfig(appUrl, local, sf.url);
   const key = randomBytes(32);
   store = new InstallationStore(redis, new SecretBox(key), prefix);
   manager = new TokenManager(store, redis, { salesforce: createSalesforceTokenRefresher(config) });

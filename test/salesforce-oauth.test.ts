@@ -19,6 +19,7 @@ import { createLogger } from '../src/log.js';
 import { closeRedis, createRedis, waitForRedis } from '../src/redis.js';
 import { SecretBox } from '../src/util/secretbox.js';
 import { REDIS_URL } from './support/redis-url.js';
+import { localSalesforceConfig } from './support/salesforce-config.js';
 
 /**
  * The OAuth web server flow with PKCE through the real routes, against the local Salesforce over real HTTP,
@@ -60,19 +61,7 @@ beforeEach(async () => {
   states = new OAuthStateStore(redis, key, prefix);
   installed = [];
   onInstalledError = null;
-  config = {
-    appUrl,
-    salesforce: {
-      clientId: local.org.clientId,
-      clientSecret: local.org.clientSecret,
-      loginUrl: sf.url,
-      instanceUrl: undefined,
-      accessToken: undefined,
-      apiVersion: '63.0',
-      pollSeconds: 120,
-      usagePauseShare: 0.8,
-    },
-  };
+  config = localSalesforceConfig(appUrl, local, sf.url);
   current = createSalesforceOAuthRouter({
     config,
     states,
@@ -265,7 +254,8 @@ describe('refresh', () => {
     return installed[0]!;
   }
 
-  it('refreshes once for many concurrent callers, then every call succeeds', async () => {
+  /** A connector for a fresh installation whose tokens the TokenManager refreshes. */
+  async function installedConnector(httpOptions?: { retry: { maxRetries: number } }) {
     const inst = await install();
     const manager = new TokenManager(store, redis, { salesforce: createSalesforceTokenRefresher(config) });
     const connector = createSalesforceConnector({
@@ -273,8 +263,13 @@ describe('refresh', () => {
       tokens: manager.source(inst.id),
       gate: OPEN_GATE,
       config,
-      httpOptions: { retry: { maxRetries: 0 } },
+      ...(httpOptions ? { httpOptions } : {}),
     });
+    return { inst, connector };
+  }
+
+  it('refreshes once for many concurrent callers, then every call succeeds', async () => {
+    const { inst, connector } = await installedConnector({ retry: { maxRetries: 0 } });
     await connector.ensureFields();
     local.seedAccounts(5);
     local.expireAccessTokens();
@@ -287,14 +282,7 @@ describe('refresh', () => {
   });
 
   it('turns a revoked refresh token into a disconnected installation', async () => {
-    const inst = await install();
-    const manager = new TokenManager(store, redis, { salesforce: createSalesforceTokenRefresher(config) });
-    const connector = createSalesforceConnector({
-      installation: inst,
-      tokens: manager.source(inst.id),
-      gate: OPEN_GATE,
-      config,
-    });
+    const { inst, connector } = await installedConnector();
     local.revokeRefreshTokens();
     local.expireAccessTokens();
     await expect(connector.listCompanies(null)).rejects.toBeInstanceOf(CrmDisconnectedError);
