@@ -13,15 +13,14 @@ import type { QueueName } from './queues.js';
  * enrichBatch (BatchJob) -> CrmConnector.writeCompanies.
  */
 
-export const SYNC_MODES = ['full', 'incremental', 'reconcile'] as const;
-export type SyncMode = (typeof SYNC_MODES)[number];
+const SYNC_MODES = ['full', 'incremental', 'reconcile'] as const;
 
 /** Report-service event kinds that make the connector do work; every other kind is recorded and acknowledged. */
 export const ACTIONABLE_REPORT_EVENTS = ['score.changed', 'report.completed'] as const;
 
 const fieldValueSchema = z.union([z.string(), z.number(), z.null()]);
 
-export const companyRecordSchema = z.object({
+const companyRecordSchema = z.object({
   id: z.string(),
   name: z.string().nullable(),
   domain: z.string().nullable(),
@@ -31,7 +30,7 @@ export const companyRecordSchema = z.object({
   fields: z.partialRecord(z.enum(FIELD_KEYS), fieldValueSchema),
 }) satisfies z.ZodType<CompanyRecord>;
 
-export const crmChangeSchema = z.discriminatedUnion('kind', [
+const crmChangeSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('created'), recordId: z.string() }),
   z.object({ kind: z.literal('renamed'), recordId: z.string() }),
   z.object({ kind: z.literal('domainChanged'), recordId: z.string() }),
@@ -46,7 +45,7 @@ export const crmChangeSchema = z.discriminatedUnion('kind', [
 ]) satisfies z.ZodType<CrmChange>;
 
 /** One page of a sync run's listing; the lister saves its progress in its own payload. */
-export const listJobSchema = z.object({
+const listJobSchema = z.object({
   installationId: z.string(),
   runId: z.string(),
   mode: z.enum(SYNC_MODES),
@@ -57,7 +56,7 @@ export const listJobSchema = z.object({
 export type ListJob = z.infer<typeof listJobSchema>;
 
 /** One batch of records, end to end (enrich-batch.ts). */
-export const batchJobSchema = z.object({
+const batchJobSchema = z.object({
   installationId: z.string(),
   runId: z.string().nullable(),
   batchId: z.string(),
@@ -77,7 +76,7 @@ export const batchJobSchema = z.object({
 export type BatchJob = z.infer<typeof batchJobSchema>;
 
 /** A verified, deduplicated report-service event. */
-export const reportEventJobSchema = z.object({
+const reportEventJobSchema = z.object({
   eventId: z.string(),
   type: z.enum(ACTIONABLE_REPORT_EVENTS),
   slug: z.string(),
@@ -85,23 +84,23 @@ export const reportEventJobSchema = z.object({
 export type ReportEventJob = z.infer<typeof reportEventJobSchema>;
 
 /** Re-read one report and update every record linked to it in one installation. */
-export const slugUpdateJobSchema = z.object({ installationId: z.string(), slug: z.string() });
+const slugUpdateJobSchema = z.object({ installationId: z.string(), slug: z.string() });
 export type SlugUpdateJob = z.infer<typeof slugUpdateJobSchema>;
 
 /** A newly published report, for one installation's unlinked records. */
-export const reportCompletedJobSchema = z.object({ installationId: z.string(), slug: z.string() });
+const reportCompletedJobSchema = z.object({ installationId: z.string(), slug: z.string() });
 export type ReportCompletedJob = z.infer<typeof reportCompletedJobSchema>;
 
 /** One CRM-side change (HubSpot webhook, Salesforce poll). */
-export const crmChangeJobSchema = z.object({ installationId: z.string(), change: crmChangeSchema });
+const crmChangeJobSchema = z.object({ installationId: z.string(), change: crmChangeSchema });
 export type CrmChangeJob = z.infer<typeof crmChangeJobSchema>;
 
 /** The change poll of one installation whose CRM has no webhooks. */
-export const pollJobSchema = z.object({ installationId: z.string() });
+const pollJobSchema = z.object({ installationId: z.string() });
 export type PollJob = z.infer<typeof pollJobSchema>;
 
 /** The reconcile sweep over every connected installation. */
-export const reconcileJobSchema = z.object({});
+const reconcileJobSchema = z.object({});
 export type ReconcileJob = z.infer<typeof reconcileJobSchema>;
 
 /** Each job's payload type, by name. */

@@ -50,7 +50,7 @@ export function emptyBatchResult(): BatchResult {
   };
 }
 
-export const RUN_STATES = ['listing', 'processing', 'done', 'stopped'] as const;
+const RUN_STATES = ['listing', 'processing', 'done', 'stopped'] as const;
 export type RunState = (typeof RUN_STATES)[number];
 
 /** The run hash as stored; fields written later (batchesTotal, finishedAt, ...) are absent until then. */
