@@ -5,6 +5,7 @@ import { conflictingSharedLinks } from '../src/matching/shared-links.js';
 import { Keys } from '../src/pipeline/keys.js';
 import { fingerprintOf, LinkIndex, type RecordState } from '../src/pipeline/link-index.js';
 import { closeRedis, createRedis } from '../src/redis.js';
+import { REDIS_URL } from './support/redis-url.js';
 
 function linked(recordId: string, slug: string, domain: string | null, country: string | null): RecordState {
   return {
@@ -55,7 +56,7 @@ describe('conflictingSharedLinks', () => {
 
 describe('auto links shared by several records', () => {
   const prefix = `rc-test-${randomUUID().slice(0, 8)}`;
-  const redis = createRedis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', 'worker');
+  const redis = createRedis(REDIS_URL, 'worker');
   const index = new LinkIndex(redis, new Keys(prefix));
 
   afterAll(async () => {
