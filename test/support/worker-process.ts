@@ -8,12 +8,13 @@ import { waitFor } from './wait.js';
 
 /**
  * `report-connector worker` as a separate OS process, the way operators scale out, so a test can SIGKILL it
- * at any moment. The CLI is compiled once per source change into a cache folder under node_modules (not
- * `dist`, which other people build at the same time); module resolution then finds the project's packages.
+ * at any moment. The CLI is compiled once per source change into test-artifacts/ of this checkout (not `dist`,
+ * which other people build at the same time, and not node_modules, which several checkouts may share through a
+ * link); module resolution walks up from there to the project's packages.
  */
 
 const ROOT = findProjectRoot();
-export const TEST_BUILD_DIR = join(ROOT, 'node_modules', '.cache', 'report-connector-test-build');
+export const TEST_BUILD_DIR = join(ROOT, 'test-artifacts', 'worker-build');
 const BIN = join(TEST_BUILD_DIR, 'src', 'cli', 'bin.js');
 
 let building: Promise<string> | undefined;
