@@ -5,9 +5,12 @@
  * through the sandbox's search code, under several word splittings, for HubSpot- and Salesforce-shaped
  * records).
  *
- *   npm run eval:matching [-- --missed] [-- --sample <path>]
+ *   npm run eval:matching [-- --missed] [-- --sync] [-- --sample <path>]
  *
  * `--missed` adds the cases that did not end as labelled, with the matcher's reason, for tuning by a person.
+ * `--sync` also runs the sample through a full sync of each CRM: its catalogue in the report sandbox, its
+ * records in the local HubSpot and Salesforce, the outcome read back from the CRM (needs Redis; a minute or
+ * two).
  * Without the sample file the second part says so and the command still prints the first.
  */
 import { existsSync, readFileSync } from 'node:fs';
@@ -32,6 +35,7 @@ import {
 import { normalizeCompanyName } from '../src/matching/normalize.js';
 import { findMatch } from '../src/matching/retrieve.js';
 import { type CrmShape, sampleSearch, shapeRecord, TOKENISATIONS } from './support/sample-search.js';
+import { type SampleSync, syncSample } from './support/sample-sync.js';
 
 const FIXTURE = join('test', 'fixtures', 'match-cases.json');
 
@@ -102,9 +106,9 @@ interface SampleRun {
 
 async function runSample(sample: OutsideSample): Promise<SampleRun[]> {
   const runs: SampleRun[] = [];
-  for (const { name: tokenisation, words } of TOKENISATIONS) {
+  for (const { name: tokenisation, words, anyWord } of TOKENISATIONS) {
     for (const crm of CRMS) {
-      const service = sampleSearch(sample, words);
+      const service = sampleSearch(sample, words, anyWord);
       const outcomes: SampleOutcome[] = [];
       const reasons = new Map<string, string>();
       for (const record of sample.records) {
@@ -182,6 +186,22 @@ function sampleMissed(sample: OutsideSample, runs: readonly SampleRun[]): string
   return lines.join('\n');
 }
 
+const SYNC_SPLITTING = 'sandbox (marks split words), full sync';
+
+function syncSummary(syncs: readonly SampleSync[]): string {
+  const lines = [
+    '| CRM | precision | recall (matchable) | wrong links | review share | namesake pairs in review with both | no_match beside a same-named report | searches per record | run |',
+    '|---|---|---|---|---|---|---|---|---|',
+  ];
+  for (const sync of syncs) {
+    const all = sync.quality.all;
+    lines.push(
+      `| ${sync.crm} | ${ratio(samplePrecision(all))} | ${ratio(sampleRecall(all))} | ${all.wrongLinks} | ${share(all.reviews, all.records)} | ${all.namesakesComplete} of ${all.namesakes} | ${all.noMatchBesideSameName} | ${(sync.searches / Math.max(1, all.records)).toFixed(2)} | ${sync.runState} in ${sync.seconds.toFixed(0)} s |`,
+    );
+  }
+  return lines.join('\n');
+}
+
 function sampleArgument(): string {
   const at = process.argv.indexOf('--sample');
   return at >= 0 && process.argv[at + 1]
@@ -206,4 +226,19 @@ if (!existsSync(samplePath)) {
   );
   for (const { name } of TOKENISATIONS) process.stdout.write(`\n${sampleKindTable(runs, name)}\n`);
   if (process.argv.includes('--missed')) process.stdout.write(`\n${sampleMissed(sample, runs)}\n`);
+  if (process.argv.includes('--sync')) {
+    const syncs: SampleSync[] = [];
+    for (const crm of CRMS) syncs.push(await syncSample(sample, crm));
+    const asRuns: SampleRun[] = syncs.map((sync) => ({
+      crm: sync.crm,
+      tokenisation: SYNC_SPLITTING,
+      quality: sync.quality,
+      reasons: new Map(),
+    }));
+    process.stdout.write(`\n### Through a full sync against the sandbox\n\n${syncSummary(syncs)}\n`);
+    process.stdout.write(`\n${sampleKindTable(asRuns, SYNC_SPLITTING)}\n`);
+    if (process.argv.includes('--missed')) process.stdout.write(`\n${sampleMissed(sample, asRuns)}\n`);
+    // The workers' connections would keep the process alive.
+    process.exit(0);
+  }
 }

@@ -16,16 +16,18 @@ type Words = (text: string) => string[];
 
 const INNER_MARKS = /(?<=[\p{L}\p{N}])['\u2019`´.&+-](?=[\p{L}\p{N}])/gu;
 
-export const TOKENISATIONS: ReadonlyArray<{ name: string; words: Words }> = [
+const joinAtMarks: Words = (text) =>
+  foldText(text)
+    .replace(INNER_MARKS, '')
+    .match(/[\p{L}\p{N}]+/gu) ?? [];
+
+export const TOKENISATIONS: ReadonlyArray<{ name: string; words: Words; anyWord?: boolean }> = [
   // The sandbox's own: every mark between letters is a word break, accents folded.
   { name: 'marks split words', words: foldedWords },
   // Apostrophes, dots, hyphens and ampersands inside a word join it ("O'Brien" is "obrien").
   {
     name: 'marks join words',
-    words: (text) =>
-      foldText(text)
-        .replace(INNER_MARKS, '')
-        .match(/[\p{L}\p{N}]+/gu) ?? [],
+    words: joinAtMarks,
   },
   // Marks split, but accents count: "muller" does not find "Müller".
   {
@@ -36,9 +38,13 @@ export const TOKENISATIONS: ReadonlyArray<{ name: string; words: Words }> = [
         .toLowerCase()
         .match(/[\p{L}\p{N}]+/gu) ?? [],
   },
+  // Marks join words, and a report matching any one query word is a hit (most words first): a common word
+  // fills the results, as the issue saw a service do.
+  { name: 'marks join words, any word matches', words: joinAtMarks, anyWord: true },
 ];
 
-function asFixture(report: SampleReport): FixtureReport {
+/** A sample report as the sandbox holds one: the sample has no scores, so every report gets the same. */
+export function asFixture(report: SampleReport): FixtureReport {
   return {
     ...report,
     score: {
@@ -60,8 +66,28 @@ export interface SampleSearch {
   calls: number;
 }
 
+/** Reports matching any query word, those matching most words first, the exact name before all. */
+function anyWordSearch(entries: IndexedReport[], q: string, limit: number, words: Words): FixtureReport[] {
+  const wanted = words(q);
+  return entries
+    .map((entry) => ({
+      entry,
+      hits: wanted.filter((w) => entry.searchWords.some((word) => word.startsWith(w))).length,
+      exact: entry.nameWords.join(' ') === wanted.join(' '),
+    }))
+    .filter((m) => m.hits > 0)
+    .sort(
+      (a, b) =>
+        Number(b.exact) - Number(a.exact) ||
+        b.hits - a.hits ||
+        a.entry.report.name.localeCompare(b.entry.report.name),
+    )
+    .slice(0, limit)
+    .map((m) => m.entry.report);
+}
+
 /** A search over the sample's published reports; `q` is checked against the interface's rule first. */
-export function sampleSearch(sample: OutsideSample, words: Words): SampleSearch {
+export function sampleSearch(sample: OutsideSample, words: Words, anyWord = false): SampleSearch {
   const entries: IndexedReport[] = sample.reports
     .filter((report) => report.published)
     .map((report) => indexReport(asFixture(report), words));
@@ -69,7 +95,10 @@ export function sampleSearch(sample: OutsideSample, words: Words): SampleSearch 
     calls: 0,
     async search(q, limit) {
       state.calls += 1;
-      const { results } = searchReports(entries, { q: checkQuery(q), limit }, words);
+      const checked = checkQuery(q);
+      const results = anyWord
+        ? anyWordSearch(entries, checked, limit, words)
+        : searchReports(entries, { q: checked, limit }, words).results;
       return results.map((report) => ({
         slug: report.slug,
         name: report.name,
