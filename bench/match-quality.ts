@@ -212,17 +212,17 @@ function sampleArgument(): string {
 const root = repositoryRoot();
 const cases = matchCaseSchema.array().parse(JSON.parse(readFileSync(join(root, FIXTURE), 'utf8')));
 const quality = evaluate(cases);
-process.stdout.write(`## Own labelled set (${FIXTURE})\n\n${qualityTable(quality)}\n`);
+process.stdout.write(`### Own labelled set (${FIXTURE})\n\n${qualityTable(quality)}\n`);
 if (process.argv.includes('--missed')) process.stdout.write(`\n${missedTable(cases, quality)}\n`);
 
 const samplePath = sampleArgument();
 if (!existsSync(samplePath)) {
-  process.stdout.write(`\n## Outside sample\n\nnot found at ${samplePath}\n`);
+  process.stdout.write(`\n### Outside sample\n\nnot found at ${samplePath}\n`);
 } else {
   const sample = outsideSampleSchema.parse(JSON.parse(readFileSync(samplePath, 'utf8')));
   const runs = await runSample(sample);
   process.stdout.write(
-    `\n## Outside sample (${sample.records.length} records, ${sample.reports.length} reports)\n\n${sampleSummary(runs)}\n`,
+    `\n### Outside sample (${sample.records.length} records, ${sample.reports.length} reports)\n\n${sampleSummary(runs)}\n`,
   );
   for (const { name } of TOKENISATIONS) process.stdout.write(`\n${sampleKindTable(runs, name)}\n`);
   if (process.argv.includes('--missed')) process.stdout.write(`\n${sampleMissed(sample, runs)}\n`);
@@ -235,7 +235,7 @@ if (!existsSync(samplePath)) {
       quality: sync.quality,
       reasons: new Map(),
     }));
-    process.stdout.write(`\n### Through a full sync against the sandbox\n\n${syncSummary(syncs)}\n`);
+    process.stdout.write(`\n#### Through a full sync against the sandbox\n\n${syncSummary(syncs)}\n`);
     process.stdout.write(`\n${sampleKindTable(asRuns, SYNC_SPLITTING)}\n`);
     if (process.argv.includes('--missed')) process.stdout.write(`\n${sampleMissed(sample, asRuns)}\n`);
     // The workers' connections would keep the process alive.
