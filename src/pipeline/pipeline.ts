@@ -19,7 +19,7 @@ import type {
 import type { Keys } from './keys.js';
 import { fingerprintOf, type LinkIndex, sameFingerprint } from './link-index.js';
 import type { MatchingStrategy } from './matching-strategy.js';
-import { jobIdPart, type Queues } from './queues.js';
+import { jobIdPart, legacyJobIdPart, type Queues } from './queues.js';
 import { markSlugChanged } from './report-reader.js';
 import type { RunKind, SyncRuns } from './runs.js';
 import { type InstallationRuntime, isPolled } from './runtime.js';
@@ -400,7 +400,14 @@ export class Pipeline {
 
   /** Change polling for CRMs without webhooks (Salesforce), every `everyMs`. */
   async schedulePoll(installationId: string, everyMs: number): Promise<void> {
+    await this.removeLegacyPoll(installationId);
     await this.deps.queues.every(`poll-${jobIdPart(installationId)}`, everyMs, 'poll', { installationId });
+  }
+
+  /** A poll scheduled under the old job-id encoding would otherwise run beside the new one. */
+  private async removeLegacyPoll(installationId: string): Promise<void> {
+    const legacy = `poll-${legacyJobIdPart(installationId)}`;
+    if (legacy !== `poll-${jobIdPart(installationId)}`) await this.deps.queues.stopSchedule(legacy);
   }
 
   /** The reconcile sweep, every `everyMs` (RECONCILE_HOURS). */
@@ -414,6 +421,7 @@ export class Pipeline {
     reason = 'the installation was disconnected',
   ): Promise<void> {
     await this.deps.queues.stopSchedule(`poll-${jobIdPart(installationId)}`);
+    await this.removeLegacyPoll(installationId);
     for (const run of await this.deps.runs.recent(installationId, 50)) {
       if (run.state === 'listing' || run.state === 'processing') await this.deps.runs.stop(run.id, reason);
     }

@@ -25,7 +25,8 @@ export class Queues {
   readonly schedule: Queue;
 
   constructor(
-    connection: Redis,
+    /** The queues' own connection (it queues commands while reconnecting): probes check it before use. */
+    readonly connection: Redis,
     readonly prefix: string,
   ) {
     const opts = { connection, prefix, defaultJobOptions: DEFAULT_JOB_OPTIONS };
@@ -94,7 +95,17 @@ export class Queues {
   }
 }
 
-/** BullMQ job ids may not contain ':'; ours are built from installation ids and slugs. */
+/**
+ * One part of a job id. BullMQ job ids may not contain ':'; ours are built from installation ids, slugs and
+ * event ids joined with '-'. Every character outside [A-Za-z0-9_.] (so '-' and '~' too) becomes '~' and exactly
+ * four hex digits of its UTF-16 code unit: fixed width, so no two inputs share an encoding, and parts joined
+ * with '-' cannot run into each other.
+ */
 export function jobIdPart(value: string): string {
+  return value.replace(/[^A-Za-z0-9_.]/g, (c) => `~${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+/** What jobIdPart made of a valid id before it was one-to-one; kept to retire schedulers created then. */
+export function legacyJobIdPart(value: string): string {
   return value.replace(/[^A-Za-z0-9_.-]/g, (c) => `~${c.charCodeAt(0).toString(16)}`);
 }
