@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { installationSchema } from '../installations/store.js';
+import { reportSlugSchema } from '../reports/slug.js';
 
 /** Every input the admin page and its API accept, as zod schemas; the routes parse nothing by hand. */
 
@@ -12,13 +13,12 @@ export const recordIdSchema = z
   .max(64)
   .regex(/^[A-Za-z0-9_-]+$/, 'expects a CRM record id');
 
-/** The service does not publish a slug format; it is a URL identifier, so no spaces and a sane length. */
+/** A slug typed by the admin: trimmed, then held to the one definition in reports/slug.ts. */
 export const slugSchema = z
   .string({ error: 'expects a report slug' })
   .trim()
   .min(1, 'enter a report slug')
-  .max(200, 'a report slug has at most 200 characters')
-  .regex(/^[^\s/?#]+$/, 'a report slug has no spaces, slashes, ? or #');
+  .pipe(reportSlugSchema);
 
 export const reviewDecisionSchema = z.discriminatedUnion(
   'action',

@@ -28,6 +28,7 @@ import {
   type SearchResult,
   searchHitSchema,
 } from './schemas.js';
+import { slugProblem } from './slug.js';
 import {
   type DocumentInput,
   documentForm,
@@ -136,7 +137,9 @@ export class ReportClient {
 
   /** Fetches one published report. Throws `ReportNotFoundError` when it is unknown or unpublished. */
   async getReport(slug: string): Promise<Report> {
-    if (slug.length === 0) throw invalid('getReport', 'slug must not be empty');
+    // Checked before the request: a slug such as `..` would otherwise leave the reports path with our key.
+    const problem = slugProblem(slug);
+    if (problem) throw invalid('getReport', problem);
     const endpoint = 'GET /v1/reports/:slug';
     const body = await this.send({
       endpoint,

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { reportSlugSchema } from './slug.js';
 
 /**
  * The report-service resources, exact where the published interface is exact and tolerant of its gaps:
@@ -51,7 +52,8 @@ export type Report = z.infer<typeof reportSchema>;
  * so everything but the slug is optional; matching reads the full report when it needs a missing field.
  */
 export const searchHitSchema = z.looseObject({
-  slug: z.string().min(1),
+  // A hit whose slug could not be read safely is skipped, never followed.
+  slug: reportSlugSchema,
   name: z.string().optional(),
   industry: z.string().nullish(),
   stage: z.string().nullish(),

@@ -1,3 +1,4 @@
+import { slugProblem } from '../../reports/slug.js';
 import type { ReadReport, ReportReader } from '../report-reader.js';
 import { isPerRecordError, type Plan } from './plan.js';
 
@@ -14,6 +15,13 @@ export async function readLinkedReports(
   const reads = new Map<string, ReportRead>();
   for (const plan of plans) {
     if (plan.kind !== 'linked' || reads.has(plan.slug)) continue;
+    // A slug anyone can type into the CRM is checked before it goes near a URL: the record shows `error`.
+    const problem = slugProblem(plan.slug);
+    if (problem) {
+      const shown = JSON.stringify(plan.slug.slice(0, 80));
+      reads.set(plan.slug, { kind: 'error', code: 'INVALID_SLUG', message: `${problem}: ${shown}` });
+      continue;
+    }
     try {
       reads.set(plan.slug, await reader.read(plan.slug, runId, { fresh: fresh.has(plan.slug) }));
     } catch (err) {
