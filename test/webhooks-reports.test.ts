@@ -282,3 +282,79 @@ describe('POST /webhooks/reports', () => {
     expect(enqueued.map((e) => e.id)).toEqual(['msg_retry']);
   });
 });
+
+describe('POST /webhooks/reports with the hex scheme: created_at (issue 16, point 8)', () => {
+  const HEX_SECRET = 'a hex scheme secret, as written';
+  let server: Server;
+  let url: string;
+  const enqueued: { id: string; type: string; slug: string }[] = [];
+
+  beforeAll(async () => {
+    await waitForRedis(redis);
+    const app = express();
+    app.use(
+      createReportWebhookRouter({
+        redis,
+        keys,
+        events: new EventLog(redis, keys),
+        scheme: 'hex',
+        secrets: [HEX_SECRET],
+        hexHeader: 'x-signature',
+        enqueue: async (e) => {
+          enqueued.push(e);
+        },
+        logger: pino({ level: 'silent' }),
+      }),
+    );
+    server = app.listen(0, '127.0.0.1');
+    await new Promise((r) => server.once('listening', r));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/webhooks/reports`;
+  });
+
+  afterAll(async () => {
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+  });
+
+  async function postHex(payload: Record<string, unknown>): Promise<{ status: number; body: unknown }> {
+    const body = JSON.stringify(payload);
+    const sig = createHmac('sha256', Buffer.from(HEX_SECRET, 'utf8')).update(body).digest('hex');
+    const res = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-signature': `sha256=${sig}` },
+      body,
+    });
+    return { status: res.status, body: await res.json() };
+  }
+
+  const at = (offsetMs: number) => new Date(Date.now() + offsetMs).toISOString();
+  const hexEvent = (createdAt: string | undefined) => ({
+    id: `evt_${randomUUID()}`,
+    type: 'score.changed',
+    ...(createdAt === undefined ? {} : { created_at: createdAt }),
+    data: { slug: 'acme-robotics' },
+  });
+
+  it('refuses a captured delivery whose created_at is more than 5 minutes old, and one from the future', async () => {
+    enqueued.length = 0;
+    const old = await postHex(hexEvent(at(-6 * 60_000)));
+    const future = await postHex(hexEvent(at(6 * 60_000)));
+    expect(old).toEqual({ status: 401, body: expect.objectContaining({ reason: 'timestamp_too_old' }) });
+    expect(future).toEqual({ status: 401, body: expect.objectContaining({ reason: 'timestamp_too_new' }) });
+    expect(enqueued).toEqual([]);
+  });
+
+  it('accepts a recent created_at and, as documented, a payload without one', async () => {
+    enqueued.length = 0;
+    expect((await postHex(hexEvent(at(-60_000)))).status).toBe(202);
+    expect((await postHex(hexEvent(undefined))).status).toBe(202);
+    expect(enqueued).toHaveLength(2);
+  });
+
+  it('answers 400 to a created_at that is not a timestamp, and to a slug that is not one', async () => {
+    enqueued.length = 0;
+    expect((await postHex(hexEvent('yesterday'))).status).toBe(400);
+    expect((await postHex({ ...hexEvent(at(0)), data: { slug: '..' } })).status).toBe(400);
+    expect(enqueued).toEqual([]);
+  });
+});

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { z } from 'zod';
 import type { Metrics } from '../metrics.js';
 import { ACTIONABLE_REPORT_EVENTS } from '../pipeline/jobs.js';
+import { slugProblem } from '../reports/slug.js';
 import type { EventLog } from './event-log.js';
 import { verifyHex, verifyStandard, WebhookSignatureError } from './report-signature.js';
 
@@ -13,6 +14,16 @@ import { verifyHex, verifyStandard, WebhookSignatureError } from './report-signa
  */
 
 export const MAX_WEBHOOK_BYTES = 1024 * 1024;
+
+/** How far a `hex` payload's created_at may be from now, either way: the same as the standard scheme's. */
+export const HEX_TOLERANCE_MS = 5 * 60 * 1000;
+
+/** Milliseconds since `createdAt` (negative: in the future); absent or unreadable says so. */
+function payloadAge(createdAt: string | undefined, now: number): number | 'absent' | 'unreadable' {
+  if (createdAt === undefined) return 'absent';
+  const at = Date.parse(createdAt);
+  return Number.isFinite(at) ? now - at : 'unreadable';
+}
 
 export const reportEventSchema = z.looseObject({
   id: z.string().min(1).max(256).optional(),
@@ -109,8 +120,21 @@ export function createReportWebhookRouter(deps: ReportWebhookDeps): Router {
         deps.logger.warn({ bytes: raw.length, problem: (err as Error).message }, 'report webhook malformed');
         return done(res, started, 'malformed', 400, { error: 'malformed event body' });
       }
+      if (deps.scheme === 'hex') {
+        // The hex signature covers no timestamp of its own: the payload's created_at stands in for one.
+        const age = payloadAge(event.created_at, Date.now());
+        if (age === 'unreadable')
+          return done(res, started, 'malformed', 400, { error: 'created_at is not a timestamp' });
+        if (age !== 'absent' && Math.abs(age) > HEX_TOLERANCE_MS) {
+          const reason = age > 0 ? 'timestamp_too_old' : 'timestamp_too_new';
+          deps.logger.warn({ reason, ip: req.ip }, 'report webhook refused');
+          return done(res, started, `signature_${reason}`, 401, { error: 'stale or future event', reason });
+        }
+      }
       const id = eventId ?? event.id;
       const slug = event.data?.slug;
+      if (slug !== undefined && slugProblem(slug) !== null)
+        return done(res, started, 'malformed', 400, { error: 'data.slug is not a valid report slug' });
       const actionable = ACTIONABLE_REPORT_EVENTS.find((t) => t === event.type);
       if (!id) return done(res, started, 'malformed', 400, { error: 'event has no id' });
       if (actionable && !slug)
