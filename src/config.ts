@@ -1,4 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { parse as parseDotenv } from 'dotenv';
 import { z } from 'zod';
 import { ConfigError, httpUrl, optionalText, positiveNumber, readEnvSection, urlWith } from './env-schema.js';
@@ -30,6 +31,47 @@ const secretList = z
       .filter((s) => s.length > 0),
   )
   .optional();
+
+/** What Express's `trust proxy` takes: a switch, a hop count, or names, addresses and subnets. */
+export type TrustProxy = boolean | number | string[];
+
+const PROXY_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+function isProxyEntry(entry: string): boolean {
+  if (PROXY_NAMES.has(entry)) return true;
+  const [address, bits, ...rest] = entry.split('/');
+  if (rest.length > 0 || !address) return false;
+  const family = isIP(address);
+  if (family === 0) return false;
+  if (bits === undefined) return true;
+  if (!/^\d{1,3}$/.test(bits)) return false;
+  return Number(bits) <= (family === 4 ? 32 : 128);
+}
+
+/**
+ * TRUST_PROXY: which proxies' `X-Forwarded-For` names the client. Empty or unset trusts none, so a caller
+ * cannot choose its own address (the admin lockout is keyed by it).
+ */
+const trustProxy = z
+  .string()
+  .trim()
+  .default('')
+  .transform((v, ctx): TrustProxy => {
+    if (v === '' || v === 'false') return false;
+    if (v === 'true') return true;
+    if (/^\d+$/.test(v)) return Number(v);
+    const entries = v
+      .split(',')
+      .map((e) => e.trim())
+      .filter((e) => e.length > 0);
+    if (entries.length > 0 && entries.every(isProxyEntry)) return entries;
+    ctx.addIssue({
+      code: 'custom',
+      message:
+        'expects true, a number of proxy hops, or a comma-separated list of addresses, subnets (10.0.0.0/8) and loopback, linklocal, uniquelocal',
+    });
+    return z.NEVER;
+  });
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -64,6 +106,7 @@ const envSchema = z.object({
     .trim()
     .regex(/^[A-Za-z0-9_-]+$/, 'expects letters, digits, - or _')
     .default('rc'),
+  TRUST_PROXY: trustProxy,
   LOG_LEVEL: z.enum(LOG_LEVELS, { error: `expects one of ${LOG_LEVELS.join(', ')}` }).default('info'),
 });
 
@@ -90,6 +133,8 @@ export interface BaseConfig {
   /** Prefix of every Redis key and BullMQ queue of this deployment. */
   redisPrefix: string;
   logLevel: (typeof LOG_LEVELS)[number];
+  /** Express `trust proxy`: whose X-Forwarded-For is believed (default: nobody's). */
+  trustProxy: TrustProxy;
 }
 
 export type Config = BaseConfig & ProviderConfigs;
@@ -157,6 +202,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, options: LoadCo
     reportsTimeoutMs: e.REPORTS_TIMEOUT_MS,
     redisPrefix: e.REDIS_PREFIX,
     logLevel: e.LOG_LEVEL,
+    trustProxy: e.TRUST_PROXY,
   };
 }
 

@@ -57,15 +57,24 @@ export class AdminAuth {
 
   /** The session a cookie value stands for, or null when it is forged, malformed or expired. */
   readSession(cookieValue: string | undefined): AdminSession | null {
-    if (!cookieValue) return null;
+    const read = this.inspectSession(cookieValue);
+    return typeof read === 'string' ? null : read;
+  }
+
+  /**
+   * Like readSession, but says why a cookie is no session: `forged` (malformed or a wrong MAC: a guess, which
+   * the throttle counts) or `expired` (once ours: a browser left open, not a guess).
+   */
+  inspectSession(cookieValue: string | undefined): AdminSession | 'absent' | 'forged' | 'expired' {
+    if (!cookieValue) return 'absent';
     const parts = cookieValue.split('.');
-    if (parts.length !== 4) return null;
+    if (parts.length !== 4) return 'forged';
     const [version, id, expiry, mac] = parts as [string, string, string, string];
     if (version !== SESSION_VERSION || !/^[A-Za-z0-9_-]{24}$/.test(id) || !/^[0-9a-z]{1,12}$/.test(expiry))
-      return null;
-    if (!equalText(mac, this.mac(this.sessionKey, `${version}.${id}.${expiry}`))) return null;
+      return 'forged';
+    if (!equalText(mac, this.mac(this.sessionKey, `${version}.${id}.${expiry}`))) return 'forged';
     const expiresAt = Number.parseInt(expiry, 36);
-    if (!Number.isSafeInteger(expiresAt) || expiresAt <= this.now()) return null;
+    if (!Number.isSafeInteger(expiresAt) || expiresAt <= this.now()) return 'expired';
     return { id, expiresAt };
   }
 

@@ -1,11 +1,12 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { type AdminAuth, type AdminSession, cookieValue, SESSION_COOKIE } from './admin-auth.js';
+import type { LoginThrottle } from './login-throttle.js';
 import type { SessionRevocations } from './session-revocations.js';
 
 /**
  * Who is asking, and whether they may: a request is the admin's when it carries `Authorization: Bearer
  * <ADMIN_TOKEN>` or a valid session cookie. A request that sends an Authorization header is judged by that
- * header alone. Changes made with the cookie must also carry the session's CSRF token; bearer requests cannot
+ * header alone. Every wrong token, however presented, counts against the client's address (LoginThrottle). Changes made with the cookie must also carry the session's CSRF token; bearer requests cannot
  * be forged by another site, so they need none.
  */
 
@@ -14,6 +15,14 @@ export interface AdminIdentity {
   session: AdminSession | null;
   /** The token forms must echo back; null for bearer requests. */
   csrfToken: string | null;
+}
+
+export const TOO_MANY_ATTEMPTS_MESSAGE =
+  'Too many wrong tokens from this address: wait 15 minutes and try again.';
+
+/** The address failures are counted against: the peer, or what a proxy trusted by TRUST_PROXY says. */
+export function clientOf(req: Request): string {
+  return req.ip ?? req.socket.remoteAddress ?? 'unknown';
 }
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
@@ -26,28 +35,50 @@ export class AdminGuard {
   constructor(
     private readonly auth: AdminAuth,
     private readonly revocations: SessionRevocations,
+    private readonly throttle: LoginThrottle,
   ) {}
 
-  /** Sets `res.locals.admin`; refuses nothing by itself. */
+  /**
+   * Sets `res.locals.admin`. Refuses only a bearer token from an address that guessed too often (429, even
+   * when the token is right); a wrong bearer token and a forged session cookie count as failed guesses.
+   */
   readonly identify: RequestHandler = async (req, res, next) => {
     try {
-      res.locals.admin = await this.identityOf(req);
+      const identity = await this.identityOf(req, res);
+      if (identity === 'throttled') {
+        const seconds = await this.throttle.retryAfterSeconds(clientOf(req));
+        res
+          .status(429)
+          .set('Retry-After', String(seconds))
+          .json({ error: TOO_MANY_ATTEMPTS_MESSAGE, code: 'TOO_MANY_ATTEMPTS' });
+        return;
+      }
+      res.locals.admin = identity;
       next();
     } catch (err) {
       next(err);
     }
   };
 
-  private async identityOf(req: Request): Promise<AdminIdentity | null> {
+  private async identityOf(req: Request, res: Response): Promise<AdminIdentity | 'throttled' | null> {
+    const client = clientOf(req);
     const authorization = req.get('authorization');
     if (authorization !== undefined) {
+      if (await this.throttle.isBlocked(client)) return 'throttled';
       const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
-      return match && this.auth.tokenMatches(match[1]!)
-        ? { via: 'bearer', session: null, csrfToken: null }
-        : null;
+      if (match && this.auth.tokenMatches(match[1]!))
+        return { via: 'bearer', session: null, csrfToken: null };
+      await this.throttle.recordFailure(client);
+      return null;
     }
-    const session = this.auth.readSession(cookieValue(req.get('cookie'), SESSION_COOKIE));
-    if (!session || (await this.revocations.isRevoked(session.id))) return null;
+    const session = this.auth.inspectSession(cookieValue(req.get('cookie'), SESSION_COOKIE));
+    if (session === 'forged') {
+      await this.throttle.recordFailure(client);
+      // A browser holding a cookie signed before ADMIN_TOKEN changed stops sending it, so only a script
+      // that keeps forging cookies keeps counting.
+      for (const cookie of this.auth.clearedCookies()) res.append('Set-Cookie', cookie);
+    }
+    if (typeof session === 'string' || (await this.revocations.isRevoked(session.id))) return null;
     return { via: 'session', session, csrfToken: this.auth.csrfTokenFor(session) };
   }
 

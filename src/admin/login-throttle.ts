@@ -5,7 +5,11 @@ import { Keys } from '../pipeline/keys.js';
 export const LOGIN_FAILURES_PER_WINDOW = 10;
 export const LOGIN_WINDOW_MS = 15 * 60 * 1000;
 
-/** Counts failed admin logins per client address in a fixed window, shared by every process on one Redis. */
+/**
+ * Counts failed presentations of the admin token per client address in a fixed window, shared by every
+ * process on one Redis: the login form, `Authorization: Bearer` and forged session cookies all count here, so
+ * no way in is cheaper to guess through than another.
+ */
 export class LoginThrottle {
   private readonly keys: Keys;
 
@@ -23,6 +27,16 @@ export class LoginThrottle {
   async isBlocked(client: string): Promise<boolean> {
     const count = Number((await this.redis.get(this.key(client))) ?? 0);
     return count >= LOGIN_FAILURES_PER_WINDOW;
+  }
+
+  /** Seconds until a blocked address may try again (0 when it is not blocked), for `Retry-After`. */
+  async retryAfterSeconds(client: string): Promise<number> {
+    const [count, ttl] = await Promise.all([
+      this.redis.get(this.key(client)),
+      this.redis.pttl(this.key(client)),
+    ]);
+    if (Number(count ?? 0) < LOGIN_FAILURES_PER_WINDOW) return 0;
+    return Math.max(1, Math.ceil((ttl > 0 ? ttl : LOGIN_WINDOW_MS) / 1000));
   }
 
   async recordFailure(client: string): Promise<void> {

@@ -1,9 +1,10 @@
 import express, { type NextFunction, type Request, type Response, Router } from 'express';
 import type { AppContext } from '../app/context.js';
+import { isRedisUnavailable } from '../server/redis-availability.js';
 import type { AdminActions } from './admin-actions.js';
 import type { AdminAuth } from './admin-auth.js';
 import { AdminRequestError, badRequest } from './errors.js';
-import { type AdminGuard, adminOf } from './guard.js';
+import { type AdminGuard, adminOf, clientOf, TOO_MANY_ATTEMPTS_MESSAGE } from './guard.js';
 import type { SafeHtml } from './html.js';
 import { bodyError } from './http-errors.js';
 import type { LoginThrottle } from './login-throttle.js';
@@ -82,15 +83,12 @@ export function adminPageRouter(deps: PageRouteDeps): Router {
   });
 
   router.post('/login', async (req, res) => {
-    const client = req.ip ?? 'unknown';
+    const client = clientOf(req);
     const form = loginFormSchema.safeParse(req.body ?? {});
     const next = safeNextPath(form.success ? form.data.next : undefined);
     if (await throttle.isBlocked(client)) {
-      return send(
-        res,
-        loginPage({ next, error: 'Too many wrong tokens from this address: wait 15 minutes and try again.' }),
-        429,
-      );
+      res.set('Retry-After', String(await throttle.retryAfterSeconds(client)));
+      return send(res, loginPage({ next, error: TOO_MANY_ATTEMPTS_MESSAGE }), 429);
     }
     if (!form.success || !auth.tokenMatches(form.data.token)) {
       await throttle.recordFailure(client);
@@ -255,7 +253,8 @@ export function adminPageRouter(deps: PageRouteDeps): Router {
   pages.use((err: unknown, _req: Request, res: Response, next: NextFunction) => {
     const known = err instanceof AdminRequestError ? err : bodyError(err);
     if (!known) {
-      if (res.headersSent) return next(err);
+      // Redis away: the admin router answers 503 with its own page.
+      if (res.headersSent || isRedisUnavailable(err, ctx.redis)) return next(err);
       // A fault of ours: logged with its stack for the operator, and a page (not JSON) for the person.
       ctx.logger.error({ err }, 'admin page failed');
       const message =

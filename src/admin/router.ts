@@ -1,6 +1,12 @@
-import { type Request, type Response, Router } from 'express';
+import { type NextFunction, type Request, type RequestHandler, type Response, Router } from 'express';
 import type { AppContext } from '../app/context.js';
 import type { InstallationService } from '../app/installation-service.js';
+import {
+  isRedisUnavailable,
+  REDIS_UNAVAILABLE_CODE,
+  REDIS_UNAVAILABLE_MESSAGE,
+  redisReady,
+} from '../server/redis-availability.js';
 import { AdminActions } from './admin-actions.js';
 import { AdminAuth } from './admin-auth.js';
 import { adminApiRouter } from './api-routes.js';
@@ -15,6 +21,7 @@ import { safeNextPath } from './schemas.js';
 import { adminPageHeaders, bullBoardHeaders, noStore } from './security-headers.js';
 import { SessionRevocations } from './session-revocations.js';
 import { loginPage } from './views/login.js';
+import { messagePage } from './views/misc-pages.js';
 
 /**
  * Everything under /admin: the page for the person who installed the app, its JSON API (/admin/api, see
@@ -29,11 +36,11 @@ export function createAdminRouter(ctx: AppContext, service: InstallationService)
     secureCookies: secure,
   });
   const revocations = new SessionRevocations(ctx.redis, ctx.config.redisPrefix);
-  const guard = new AdminGuard(auth, revocations);
+  const throttle = new LoginThrottle(ctx.redis, ctx.config.redisPrefix);
+  const guard = new AdminGuard(auth, revocations, throttle);
   const envKey = new EnvKeyCheck(() => ctx.runtime.clientForKey(ctx.config.reports.apiKey ?? ''));
   const overview = new AdminOverview(ctx, envKey);
   const actions = new AdminActions(ctx, service);
-  const throttle = new LoginThrottle(ctx.redis, ctx.config.redisPrefix);
   const showLogin = (req: Request, res: Response) => {
     res
       .status(200)
@@ -41,21 +48,60 @@ export function createAdminRouter(ctx: AppContext, service: InstallationService)
       .send(loginPage({ next: req.method === 'GET' ? safeNextPath(req.originalUrl) : '/admin' }).value);
   };
 
+  /** 503 with a sentence, as JSON for scripts and as a page for a person. */
+  const refuseUnavailable = (req: Request, res: Response) => {
+    res.status(503).set('Retry-After', '5');
+    if (wantsJson(req)) {
+      res.json({ error: REDIS_UNAVAILABLE_MESSAGE, code: REDIS_UNAVAILABLE_CODE });
+      return;
+    }
+    res.type('html').send(
+      messagePage({
+        title: 'Redis is unreachable',
+        message: REDIS_UNAVAILABLE_MESSAGE,
+        signedIn: false,
+        csrfToken: null,
+      }).value,
+    );
+  };
+  // Checked before anything touches Redis: while the connection is down, answer at once instead of failing
+  // on the first command (or, for the queue dashboard, waiting on its reconnecting connection).
+  const redisGate: RequestHandler = (req, res, next) => {
+    if (redisReady(ctx.redis) && redisReady(ctx.queues.connection)) return next();
+    refuseUnavailable(req, res);
+  };
+
   const admin = Router();
   admin.use(
     '/queues',
     bullBoardHeaders(secure),
     noStore,
+    redisGate,
     guard.identify,
     bullBoardRouter({ ctx, auth, guard, showLogin }),
   );
   admin.use(adminPageHeaders(secure));
   admin.use(assetsRouter());
-  admin.use(noStore, guard.identify);
+  admin.use(noStore, redisGate, guard.identify);
   admin.use('/api', adminApiRouter({ ctx, guard, actions, overview }));
   admin.use(adminPageRouter({ ctx, auth, guard, actions, overview, revocations, throttle, showLogin }));
+  // Redis lost in the middle of a request (or hung past the command timeout): the same 503, never a 500.
+  admin.use((err: unknown, req: Request, res: Response, next: NextFunction) => {
+    if (res.headersSent || !isRedisUnavailable(err, ctx.redis)) return next(err);
+    ctx.logger.warn({ err }, 'admin request refused: Redis is unreachable');
+    refuseUnavailable(req, res);
+  });
 
   const router = Router();
   router.use('/admin', admin);
   return router;
+}
+
+/** Scripts (bearer requests, the JSON API, the queue board's API) get JSON; a browser page gets HTML. */
+function wantsJson(req: Request): boolean {
+  return (
+    req.get('authorization') !== undefined ||
+    req.originalUrl.startsWith('/admin/api') ||
+    req.originalUrl.startsWith('/admin/queues/api')
+  );
 }

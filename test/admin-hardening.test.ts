@@ -1,0 +1,169 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { type LocalSystem, startLocalSystem } from '../src/app/local-system.js';
+import type { RunSummary } from '../src/pipeline/runs.js';
+import { deleteByPattern, deleteKeysWithPrefix } from '../src/redis.js';
+import { createServerApp } from '../src/server/app.js';
+import { waitFor } from './support/wait.js';
+
+/**
+ * Issue 16 through the real server: one throttle for every way of presenting the admin token (point 3), the
+ * lockout keyed by the real client address unless TRUST_PROXY says otherwise (point 7), and a slug that could
+ * leave the reports path never reaching the report service (point 5).
+ */
+
+const prefix = `rc-test-${randomUUID().slice(0, 8)}`;
+let system: LocalSystem;
+let token: string;
+/** The same context served with TRUST_PROXY=loopback, as behind a proxy on this host. */
+let proxied: { server: Server; url: string };
+
+async function runFinished(after?: string): Promise<RunSummary> {
+  return waitFor(
+    'the sync run to finish',
+    async () => {
+      const [run] = await system.ctx.runs.recent(system.installationId, 1);
+      return run && run.id !== after && (run.state === 'done' || run.state === 'stopped') ? run : undefined;
+    },
+    120_000,
+    100,
+  );
+}
+
+beforeAll(async () => {
+  system = await startLocalSystem({ companies: 40, prefix, workers: 1, logLevel: 'silent' });
+  token = system.ctx.config.adminToken;
+  await runFinished();
+  const ctx = { ...system.ctx, config: { ...system.ctx.config, trustProxy: ['loopback'] } };
+  const server = createServer(createServerApp(ctx));
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  proxied = { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+}, 180_000);
+
+afterAll(async () => {
+  proxied?.server.closeAllConnections();
+  await new Promise((r) => proxied?.server.close(r));
+  await system?.close();
+  await deleteKeysWithPrefix(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', prefix);
+});
+
+beforeEach(async () => {
+  // Each test starts with no failures counted against any address.
+  await deleteByPattern(system.ctx.redis, `${prefix}:admin:*`);
+});
+
+const bearerGet = (value: string, headers: Record<string, string> = {}, base = system.appUrl) =>
+  fetch(`${base}/admin/api/installations`, { headers: { authorization: `Bearer ${value}`, ...headers } });
+
+const formLogin = (value: string, headers: Record<string, string> = {}, base = system.appUrl) =>
+  fetch(`${base}/admin/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+    body: new URLSearchParams({ token: value }),
+    redirect: 'manual',
+  });
+
+describe('one throttle for every way of presenting the admin token (point 3)', () => {
+  it('counts wrong bearer tokens: the 11th guess and then the right token answer 429', async () => {
+    const guesses: number[] = [];
+    for (let i = 0; i < 10; i++) guesses.push((await bearerGet(`${token}-${i}`)).status);
+    const eleventh = await bearerGet(`${token}-x`);
+    const right = await bearerGet(token);
+    expect(guesses).toEqual(Array(10).fill(401));
+    expect(eleventh.status).toBe(429);
+    expect(right.status).toBe(429);
+    expect(await right.json()).toMatchObject({ code: 'TOO_MANY_ATTEMPTS' });
+    expect(right.headers.get('retry-after')).toMatch(/^\d+$/);
+  });
+
+  it('shares the count between form, bearer and forged cookies, on the API, the page and the queue board', async () => {
+    for (let i = 0; i < 4; i++) expect((await formLogin(`wrong-${i}`)).status).toBe(401);
+    for (let i = 0; i < 3; i++) expect((await bearerGet(`wrong-${i}`)).status).toBe(401);
+    for (let i = 0; i < 3; i++) {
+      const forged = await fetch(`${system.appUrl}/admin/api/installations`, {
+        headers: { cookie: `rc_admin_session=v1.${'A'.repeat(24)}.zzzzzz.forged${i}` },
+      });
+      expect(forged.status).toBe(401);
+    }
+    // Ten failures in all, by three means: every way in is now closed to this address.
+    expect((await formLogin(token)).status).toBe(429);
+    expect((await bearerGet(token)).status).toBe(429);
+    const board = await fetch(`${system.appUrl}/admin/queues/api/queues`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect(board.status).toBe(429);
+  });
+
+  it('a session opened before the lockout keeps working: it is not a guess', async () => {
+    const login = await formLogin(token);
+    expect(login.status).toBe(303);
+    const cookie = login.headers
+      .getSetCookie()
+      .find((c) => c.startsWith('rc_admin_session='))!
+      .split(';')[0]!;
+    for (let i = 0; i < 10; i++) await bearerGet(`wrong-${i}`);
+    expect((await bearerGet(token)).status).toBe(429);
+    const withSession = await fetch(`${system.appUrl}/admin/api/installations`, { headers: { cookie } });
+    expect(withSession.status).toBe(200);
+  });
+});
+
+describe('the lockout follows the real client address (point 7)', () => {
+  it('by default X-Forwarded-For is not believed: changing it does not reset the lockout', async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 11; i++) {
+      statuses.push((await formLogin('wrong', { 'x-forwarded-for': `198.51.100.${i + 1}` })).status);
+    }
+    expect(statuses.slice(0, 10)).toEqual(Array(10).fill(401));
+    expect(statuses[10]).toBe(429);
+    expect((await bearerGet(token, { 'x-forwarded-for': '198.51.100.200' })).status).toBe(429);
+  });
+
+  it('with TRUST_PROXY=loopback the forwarded address is the client: one is locked, another is not', async () => {
+    const from = (ip: string) => ({ 'x-forwarded-for': ip });
+    for (let i = 0; i < 10; i++) await formLogin('wrong', from('203.0.113.5'), proxied.url);
+    expect((await formLogin(token, from('203.0.113.5'), proxied.url)).status).toBe(429);
+    expect((await bearerGet(token, from('203.0.113.5'), proxied.url)).status).toBe(429);
+    expect((await bearerGet(token, from('203.0.113.6'), proxied.url)).status).toBe(200);
+    expect((await formLogin(token, from('203.0.113.6'), proxied.url)).status).toBe(303);
+  });
+});
+
+describe('a slug that could leave the reports path (point 5)', () => {
+  it('a CRM user setting report_slug to ".." gets an error status with the reason; the key goes nowhere', async () => {
+    const recordId = system.recordIds[0]!;
+    await system.hubspot.setCompanyProperty(recordId, 'report_slug', '..');
+    const before = (await system.ctx.runs.recent(system.installationId, 1))[0]?.id;
+    const sync = await fetch(`${system.appUrl}/admin/api/installations/${system.installationId}/sync`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ full: true }),
+    });
+    expect(sync.status).toBe(202);
+    const run = await runFinished(before);
+    const company = system.hubspot.getCompany(recordId)!;
+    expect(company.properties.report_match_status).toBe('error');
+    expect(company.properties.report_slug).toBe('..');
+    const errors = run.errors.filter((e) => e.recordId === recordId);
+    expect(errors).toEqual([
+      expect.objectContaining({ code: 'INVALID_SLUG', message: expect.stringMatching(/slug/) }),
+    ]);
+  });
+
+  it('the admin API answers 400 to a hand-set slug of ".." or "."', async () => {
+    for (const slug of ['..', '.']) {
+      const res = await fetch(
+        `${system.appUrl}/admin/api/installations/${system.installationId}/review/${system.recordIds[1]}`,
+        {
+          method: 'POST',
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ action: 'set', slug }),
+        },
+      );
+      expect(res.status, slug).toBe(400);
+      expect(await res.json()).toMatchObject({ code: 'BAD_REQUEST' });
+    }
+  });
+});
