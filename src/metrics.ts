@@ -41,6 +41,12 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly redisUp = new Gauge({
+    name: 'report_connector_redis_up',
+    help: 'Whether Redis answered the last scrape (1) or not (0); job counts are from the last answer',
+    registers: [this.registry],
+  });
+
   constructor(options: { defaults?: boolean } = {}) {
     if (options.defaults ?? true) collectDefaultMetrics({ register: this.registry });
   }

@@ -6,11 +6,21 @@ import { installationId } from '../installations/store.js';
 import type { PipelineWorkers } from '../pipeline/workers.js';
 import { providers } from '../providers.js';
 import { createReportWebhookRouter } from '../webhooks/report-route.js';
+import {
+  isRedisUnavailable,
+  REDIS_UNAVAILABLE_CODE,
+  REDIS_UNAVAILABLE_MESSAGE,
+  redisReady,
+  within,
+} from './redis-availability.js';
 
 /**
  * The HTTP server: health, metrics, OAuth installs, inbound webhooks and the admin page. It only enqueues;
  * the work happens on the queue, in this process (`start`) or in `worker` processes.
  */
+
+/** Health, readiness and metrics answer within 2 s: this leaves room for the rest of the request. */
+export const PROBE_TIMEOUT_MS = 1_500;
 
 export interface ServerOptions {
   /** Workers running in this process, if any (`start`); readiness then requires them. */
@@ -20,7 +30,8 @@ export interface ServerOptions {
 export function createServerApp(ctx: AppContext, options: ServerOptions = {}): Express {
   const app = express();
   app.disable('x-powered-by');
-  app.set('trust proxy', 'loopback');
+  // Nobody's X-Forwarded-For is believed unless TRUST_PROXY says so: req.ip is the real peer by default.
+  app.set('trust proxy', ctx.config.trustProxy);
   const service = new InstallationService(ctx);
   const { config } = ctx;
 
@@ -28,18 +39,30 @@ export function createServerApp(ctx: AppContext, options: ServerOptions = {}): E
     res.json({ ok: true });
   });
 
+  // The probes answer within PROBE_TIMEOUT_MS whatever Redis does: a lost connection is seen from its status
+  // at once, a hung one by a short race, and queued commands are never left waiting on a reconnect.
   app.get('/readyz', async (_req, res) => {
     const checks: Record<string, boolean | string> = {};
-    try {
-      checks.redis = (await ctx.redis.ping()) === 'PONG';
-    } catch (err) {
+    if (!redisReady(ctx.redis)) {
       checks.redis = false;
-      checks.redisError = (err as Error).message;
+      checks.redisError = `connection ${ctx.redis.status}`;
+    } else {
+      try {
+        checks.redis = (await within(ctx.redis.ping(), PROBE_TIMEOUT_MS, 'Redis')) === 'PONG';
+      } catch (err) {
+        checks.redis = false;
+        checks.redisError = (err as Error).message;
+      }
     }
     if (options.workers) checks.workers = options.workers.isRunning();
+    else if (checks.redis !== true || !redisReady(ctx.queues.connection)) checks.workers = false;
     else {
       try {
-        const counts = await Promise.all(ctx.queues.all().map((q) => q.getWorkersCount()));
+        const counts = await within(
+          Promise.all(ctx.queues.all().map((q) => q.getWorkersCount())),
+          PROBE_TIMEOUT_MS,
+          'Redis',
+        );
         checks.workers = counts.every((c) => c > 0);
       } catch {
         checks.workers = false;
@@ -50,14 +73,19 @@ export function createServerApp(ctx: AppContext, options: ServerOptions = {}): E
   });
 
   app.get('/metrics', async (_req, res) => {
-    try {
-      const counts = await ctx.queues.counts();
-      for (const [queue, c] of Object.entries(counts)) {
-        for (const [state, n] of Object.entries(c)) ctx.metrics.jobs.set({ queue, state }, n);
+    let up = redisReady(ctx.redis) && redisReady(ctx.queues.connection);
+    if (up) {
+      try {
+        const counts = await within(ctx.queues.counts(), PROBE_TIMEOUT_MS, 'Redis');
+        for (const [queue, c] of Object.entries(counts)) {
+          for (const [state, n] of Object.entries(c)) ctx.metrics.jobs.set({ queue, state }, n);
+        }
+      } catch {
+        up = false;
       }
-    } catch {
-      // Redis is away: the metrics of this process are still worth serving.
     }
+    // Redis away: this process's own metrics are still worth a scrape; redis_up says the job counts are old.
+    ctx.metrics.redisUp.set(up ? 1 : 0);
     res.type(ctx.metrics.registry.contentType).send(await ctx.metrics.registry.metrics());
   });
 
@@ -102,6 +130,15 @@ export function createServerApp(ctx: AppContext, options: ServerOptions = {}): E
     res.status(404).json({ error: 'not found' });
   });
   app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
+    if (isRedisUnavailable(err, ctx.redis)) {
+      ctx.logger.warn({ err }, 'request refused: Redis is unreachable');
+      if (res.headersSent) return;
+      res
+        .status(503)
+        .set('Retry-After', '5')
+        .json({ error: REDIS_UNAVAILABLE_MESSAGE, code: REDIS_UNAVAILABLE_CODE });
+      return;
+    }
     ctx.logger.error({ err }, 'request failed');
     if (res.headersSent) return;
     const status = (err as { status?: number }).status;

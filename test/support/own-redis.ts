@@ -79,10 +79,22 @@ export class OwnRedisServer {
   async kill(): Promise<void> {
     const child = this.child;
     if (!child) return;
+    // A paused process takes SIGKILL too, but say so plainly: it must not stay stopped.
+    child.kill('SIGCONT');
     const exited = new Promise((resolve) => child.once('exit', resolve));
     child.kill('SIGKILL');
     await exited;
     this.child = null;
+  }
+
+  /** SIGSTOP: the process stays, its connections stay open, and nothing is answered (a hung Redis). */
+  pause(): void {
+    this.child?.kill('SIGSTOP');
+  }
+
+  /** SIGCONT after pause(). */
+  resume(): void {
+    this.child?.kill('SIGCONT');
   }
 
   /** Stops for good and removes the data folder. */

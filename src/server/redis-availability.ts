@@ -1,0 +1,48 @@
+import type { Redis } from 'ioredis';
+
+/**
+ * Whether Redis can answer now, and what to say when it cannot. Request handlers never wait for Redis to come
+ * back: the fail-fast connection refuses commands while it reconnects, a hung Redis is cut off by the
+ * connection's command timeout, and the probes race their own short timeouts.
+ */
+
+export const REDIS_UNAVAILABLE_CODE = 'REDIS_UNAVAILABLE';
+export const REDIS_UNAVAILABLE_MESSAGE =
+  'Redis is unreachable, so the connector cannot do this now. It reconnects by itself: try again in a moment.';
+
+/** The connection is up; false while it connects or reconnects. */
+export function redisReady(redis: Redis): boolean {
+  return redis.status === 'ready';
+}
+
+// ioredis's own words for "no connection" (offline queue off, socket closed, retries spent, command timeout).
+const UNAVAILABLE_MESSAGES =
+  /Stream isn't writeable|Connection is closed|max retries per request|Command timed out|ECONNREFUSED|ECONNRESET|ETIMEDOUT/i;
+
+/** A failure caused by Redis being away rather than by the request or by our code. */
+export function isRedisUnavailable(err: unknown, redis: Redis): boolean {
+  if (!redisReady(redis)) return true;
+  return err instanceof Error && UNAVAILABLE_MESSAGES.test(err.message);
+}
+
+export class TimedOutError extends Error {
+  readonly code = 'TIMED_OUT';
+  constructor(what: string, ms: number) {
+    super(`${what} did not answer within ${ms} ms`);
+    this.name = 'TimedOutError';
+  }
+}
+
+/** `promise`, or a TimedOutError after `ms`; the timer never keeps the process alive. */
+export async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new TimedOutError(what, ms)), ms);
+    timer.unref();
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
