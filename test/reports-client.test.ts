@@ -68,12 +68,14 @@ describe('GET /v1/reports/:slug', () => {
     expect(r.verification?.verdict).toBe('confirmed');
   });
 
-  it('encodes the slug into the path', async () => {
+  it('puts a valid slug into the path as it is, and refuses one that is not a slug without a request', async () => {
+    // Issue 16: a slug such as `a/b c` or `..` used to be encoded and sent; no slug may leave /v1/reports/.
     nock(BASE)
-      .get('/v1/reports/a%2Fb%20c')
-      .reply(200, report({ slug: 'a/b c' }));
+      .get('/v1/reports/r2.d2_x~y-z')
+      .reply(200, report({ slug: 'r2.d2_x~y-z' }));
     const { c } = client();
-    expect((await c.getReport('a/b c')).slug).toBe('a/b c');
+    expect((await c.getReport('r2.d2_x~y-z')).slug).toBe('r2.d2_x~y-z');
+    await expect(c.getReport('a/b c')).rejects.toBeInstanceOf(ReportInvalidRequestError);
   });
 
   it.each([
