@@ -294,8 +294,6 @@ describe('POST /webhooks/reports with the hex scheme: created_at (issue 16, poin
     const app = express();
     app.use(
       createReportWebhookRouter({
-        redis,
-        keys,
         events: new EventLog(redis, keys),
         scheme: 'hex',
         secrets: [HEX_SECRET],
