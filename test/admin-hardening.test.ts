@@ -1,11 +1,11 @@
-import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type LocalSystem, startLocalSystem } from '../src/app/local-system.js';
+import type { LocalSystem } from '../local/system.js';
 import type { RunSummary } from '../src/pipeline/runs.js';
-import { deleteByPattern, deleteKeysWithPrefix } from '../src/redis.js';
+import { deleteByPattern } from '../src/redis.js';
 import { createServerApp } from '../src/server/app.js';
+import { startTestSystem, stopTestSystem } from './support/local-system.js';
 import { waitFor } from './support/wait.js';
 
 /**
@@ -14,7 +14,6 @@ import { waitFor } from './support/wait.js';
  * leave the reports path never reaching the report service (point 5).
  */
 
-const prefix = `rc-test-${randomUUID().slice(0, 8)}`;
 let system: LocalSystem;
 let token: string;
 /** The same context served with TRUST_PROXY=loopback, as behind a proxy on this host. */
@@ -33,7 +32,7 @@ async function runFinished(after?: string): Promise<RunSummary> {
 }
 
 beforeAll(async () => {
-  system = await startLocalSystem({ companies: 40, prefix, workers: 1, logLevel: 'silent' });
+  system = await startTestSystem({ companies: 40, logLevel: 'silent' });
   token = system.ctx.config.adminToken;
   await runFinished();
   const ctx = { ...system.ctx, config: { ...system.ctx.config, trustProxy: ['loopback'] } };
@@ -45,13 +44,12 @@ beforeAll(async () => {
 afterAll(async () => {
   proxied?.server.closeAllConnections();
   await new Promise((r) => proxied?.server.close(r));
-  await system?.close();
-  await deleteKeysWithPrefix(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', prefix);
+  await stopTestSystem(system);
 });
 
 beforeEach(async () => {
   // Each test starts with no failures counted against any address.
-  await deleteByPattern(system.ctx.redis, `${prefix}:admin:*`);
+  await deleteByPattern(system.ctx.redis, `${system.ctx.config.redisPrefix}:admin:*`);
 });
 
 const bearerGet = (value: string, headers: Record<string, string> = {}, base = system.appUrl) =>

@@ -1,7 +1,7 @@
-import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type LocalSystem, startLocalSystem } from '../src/app/local-system.js';
+import type { LocalSystem } from '../local/system.js';
 import { PRODUCER_COMMAND_TIMEOUT_MS } from '../src/redis.js';
+import { startTestSystem, stopTestSystem } from './support/local-system.js';
 import { measured } from './support/measured.js';
 import { OwnRedisServer } from './support/own-redis.js';
 import { waitFor } from './support/wait.js';
@@ -22,9 +22,8 @@ const BOUND_MS = 2_000;
 
 beforeAll(async () => {
   await redisServer.start();
-  system = await startLocalSystem({
+  system = await startTestSystem({
     redisUrl: redisServer.url,
-    prefix: `rc-test-${randomUUID().slice(0, 8)}`,
     companies: 20,
     workers: 1,
     env: sharedSecretsEnv(),
@@ -50,7 +49,7 @@ beforeAll(async () => {
 afterAll(async () => {
   redisServer.resume();
   if (!redisServer.running) await redisServer.start();
-  await system?.close();
+  await stopTestSystem(system);
   await redisServer.dispose();
 });
 
