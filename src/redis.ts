@@ -7,9 +7,6 @@ import { Keys } from './pipeline/keys.js';
  * webhook can answer 503 while Redis is away rather than hang.
  */
 
-/** Far above any command the connector sends (they take milliseconds), far below a client's patience. */
-export const PRODUCER_COMMAND_TIMEOUT_MS = 3_000;
-
 export type RedisRole = 'worker' | 'producer';
 
 export function redisOptions(role: RedisRole): RedisOptions {
@@ -20,15 +17,7 @@ export function redisOptions(role: RedisRole): RedisOptions {
   };
   return role === 'worker'
     ? { ...common, maxRetriesPerRequest: null, enableReadyCheck: true }
-    : {
-        ...common,
-        maxRetriesPerRequest: 1,
-        enableOfflineQueue: false,
-        connectTimeout: 5_000,
-        // A Redis that holds the socket open but answers nothing (hung, or a network partition) must not
-        // hold an HTTP answer: the command fails, and the request answers 503.
-        commandTimeout: PRODUCER_COMMAND_TIMEOUT_MS,
-      };
+    : { ...common, maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 5_000 };
 }
 
 export function createRedis(url: string, role: RedisRole, name?: string): Redis {

@@ -6,6 +6,7 @@ import {
   REDIS_UNAVAILABLE_CODE,
   REDIS_UNAVAILABLE_MESSAGE,
   redisReady,
+  within,
 } from '../server/redis-availability.js';
 import { AdminActions } from './admin-actions.js';
 import { AdminAuth } from './admin-auth.js';
@@ -28,6 +29,9 @@ import { messagePage } from './views/misc-pages.js';
  * api-routes.ts), the job-queue dashboard (/admin/queues) and the page's stylesheet and script
  * (/admin/assets). Mounted at the root by the server; it answers nothing outside /admin.
  */
+/** How long the admin page waits for Redis to answer a ping before it says Redis is unreachable. */
+export const REDIS_CHECK_MS = 1_500;
+
 export function createAdminRouter(ctx: AppContext, service: InstallationService): Router {
   const secure = ctx.config.appUrl.startsWith('https:');
   const auth = new AdminAuth({
@@ -64,10 +68,18 @@ export function createAdminRouter(ctx: AppContext, service: InstallationService)
       }).value,
     );
   };
-  // Checked before anything touches Redis: while the connection is down, answer at once instead of failing
-  // on the first command (or, for the queue dashboard, waiting on its reconnecting connection).
-  const redisGate: RequestHandler = (req, res, next) => {
-    if (redisReady(ctx.redis) && redisReady(ctx.queues.connection)) return next();
+  // Checked before anything touches Redis: a lost connection is seen from its status at once, a hung Redis
+  // (socket open, nothing answered) by a ping that must come back within REDIS_CHECK_MS. Admin traffic is
+  // small, so one ping per request is cheap; without it the request would wait for Redis to come back.
+  const redisGate: RequestHandler = async (req, res, next) => {
+    if (redisReady(ctx.redis) && redisReady(ctx.queues.connection)) {
+      try {
+        await within(ctx.redis.ping(), REDIS_CHECK_MS, 'Redis');
+        return next();
+      } catch {
+        // Falls through to the refusal.
+      }
+    }
     refuseUnavailable(req, res);
   };
 
