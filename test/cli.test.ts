@@ -109,5 +109,6 @@ describe('report-connector', () => {
     } finally {
       if (child.exitCode === null) child.kill('SIGKILL');
     }
-  });
+    // The test's own 90 s wait for the demo (which builds the CLI first) must fit inside vitest's limit.
+  }, 150_000);
 });
