@@ -1,6 +1,7 @@
 import nock from 'nock';
 import { describe, expect, it, vi } from 'vitest';
 import { createHubSpotConnector } from '../connectors/hubspot/create-connector.js';
+import { HUBSPOT_DEFAULT_API_VERSION, hubspotPaths } from '../connectors/hubspot/provider.js';
 import type { AccessTokenSource } from '../src/auth/token-manager.js';
 import {
   CrmFieldsMissingError,
@@ -12,6 +13,9 @@ import {
 import type { RequestGate } from '../src/crm/request-gate.js';
 import { FIELDS } from '../src/fields.js';
 import { requireEveryMock } from './support/strict-nock.js';
+
+/** The date-versioned paths the connector calls by default. */
+const P = hubspotPaths(HUBSPOT_DEFAULT_API_VERSION);
 
 const API = 'https://api.hubspot.test';
 const OWN = FIELDS.map((f) => f.hubspot);
@@ -61,7 +65,7 @@ describe('reads', () => {
   it('lists a page with the matching and own properties and converts values', async () => {
     const { connector } = setup();
     nock(API, { reqheaders: { authorization: 'Bearer token-1' } })
-      .get('/crm/v3/objects/companies')
+      .get(P.companies)
       .query({ limit: '100', properties: READ_PROPERTIES, archived: 'false' })
       .reply(200, {
         results: [
@@ -107,7 +111,7 @@ describe('reads', () => {
   it('passes the cursor as `after` and ends when there is no next page', async () => {
     const { connector } = setup();
     nock(API)
-      .get('/crm/v3/objects/companies')
+      .get(P.companies)
       .query({ limit: '100', properties: READ_PROPERTIES, archived: 'false', after: '102' })
       .reply(200, { results: [] });
     expect(await connector.listCompanies('102')).toEqual({ records: [], nextCursor: null });
@@ -118,7 +122,7 @@ describe('reads', () => {
     const ids = Array.from({ length: 150 }, (_, i) => String(1000 + i));
     const batches: string[][] = [];
     nock(API)
-      .post('/crm/v3/objects/companies/batch/read', (body) => {
+      .post(P.companiesBatchRead, (body) => {
         batches.push(body.inputs.map((i: { id: string }) => i.id));
         return body.properties.join(',') === READ_PROPERTIES;
       })
@@ -153,7 +157,7 @@ describe('writes', () => {
     const { connector } = setup();
     let sent: { id: string; properties: Record<string, string> }[] = [];
     nock(API)
-      .post('/crm/v3/objects/companies/batch/update', (body) => {
+      .post(P.companiesBatchUpdate, (body) => {
         sent = body.inputs;
         return true;
       })
@@ -218,7 +222,7 @@ describe('writes', () => {
     const { connector } = setup();
     let sent: unknown;
     nock(API)
-      .post('/crm/v3/objects/companies/batch/update', (body) => {
+      .post(P.companiesBatchUpdate, (body) => {
         sent = body.inputs;
         return true;
       })
@@ -238,12 +242,12 @@ describe('writes', () => {
     const { connector } = setup();
     const bodies: string[][] = [];
     nock(API)
-      .post('/crm/v3/objects/companies/batch/update', (body) => {
+      .post(P.companiesBatchUpdate, (body) => {
         bodies.push(body.inputs.map((i: { id: string }) => i.id));
         return true;
       })
       .reply(404, { status: 'error', category: 'OBJECT_NOT_FOUND', message: 'gone', context: { ids: ['2'] } })
-      .post('/crm/v3/objects/companies/batch/update', (body) => {
+      .post(P.companiesBatchUpdate, (body) => {
         bodies.push(body.inputs.map((i: { id: string }) => i.id));
         return true;
       })
@@ -269,7 +273,7 @@ describe('writes', () => {
       },
     ];
     nock(API)
-      .post('/crm/v3/objects/companies/batch/update')
+      .post(P.companiesBatchUpdate)
       .reply(400, {
         status: 'error',
         category: 'VALIDATION_ERROR',
@@ -286,7 +290,7 @@ describe('writes', () => {
     const { connector } = setup();
     const sizes: number[] = [];
     nock(API)
-      .post('/crm/v3/objects/companies/batch/update', (body) => {
+      .post(P.companiesBatchUpdate, (body) => {
         sizes.push(body.inputs.length);
         return true;
       })
@@ -304,7 +308,7 @@ describe('writes', () => {
 });
 
 describe('limits and failures', () => {
-  const list = () => nock(API).get('/crm/v3/objects/companies').query(true);
+  const list = () => nock(API).get(P.companies).query(true);
 
   it('waits out a TEN_SECONDLY_ROLLING 429 (pausing the gate) and retries', async () => {
     const { connector, pauses, sleeps } = setup();
@@ -388,11 +392,11 @@ describe('limits and failures', () => {
   it('refreshes the token once on 401 and retries with the new token', async () => {
     const { connector, refreshAfterRejection } = setup();
     nock(API, { reqheaders: { authorization: 'Bearer token-1' } })
-      .get('/crm/v3/objects/companies')
+      .get(P.companies)
       .query(true)
       .reply(401, { status: 'error', category: 'EXPIRED_AUTHENTICATION', message: 'expired' });
     nock(API, { reqheaders: { authorization: 'Bearer token-2' } })
-      .get('/crm/v3/objects/companies')
+      .get(P.companies)
       .query(true)
       .reply(200, { results: [] });
     await connector.listCompanies(null);
@@ -457,7 +461,7 @@ describe('findBySlug', () => {
     const { connector, sleeps } = setup();
     const bodies: Record<string, unknown>[] = [];
     nock(API)
-      .post('/crm/v3/objects/companies/search', (body) => {
+      .post(P.companiesSearch, (body) => {
         bodies.push(body);
         return true;
       })
@@ -466,7 +470,7 @@ describe('findBySlug', () => {
         results: [company('1', { report_slug: 'acme' })],
         paging: { next: { after: '200' } },
       })
-      .post('/crm/v3/objects/companies/search', (body) => {
+      .post(P.companiesSearch, (body) => {
         bodies.push(body);
         return true;
       })

@@ -2,8 +2,12 @@ import nock from 'nock';
 import { describe, expect, it } from 'vitest';
 import { createHubSpotConnector, staticAccessToken } from '../connectors/hubspot/create-connector.js';
 import { fromHubSpotValue, HUBSPOT_TYPE_BY_KIND, toHubSpotValue } from '../connectors/hubspot/field-types.js';
+import { HUBSPOT_DEFAULT_API_VERSION, hubspotPaths } from '../connectors/hubspot/provider.js';
 import { FIELDS, fieldByKey, MATCH_STATUSES } from '../src/fields.js';
 import { requireEveryMock } from './support/strict-nock.js';
+
+/** The date-versioned paths the connector calls by default. */
+const P = hubspotPaths(HUBSPOT_DEFAULT_API_VERSION);
 
 const API = 'https://api.hubspot.test';
 const connector = () =>
@@ -21,12 +25,12 @@ describe('ensureFields', () => {
     const created: Record<string, unknown>[] = [];
     let group: unknown;
     nock(API)
-      .post('/crm/v3/properties/companies/groups', (body) => {
+      .post(P.companyPropertyGroups, (body) => {
         group = body;
         return true;
       })
       .reply(201, { name: 'report_scores', label: 'Report scores' })
-      .post('/crm/v3/properties/companies', (body) => {
+      .post(P.companyProperties, (body) => {
         created.push(body);
         return true;
       })
@@ -87,18 +91,18 @@ describe('ensureFields', () => {
       },
     };
     nock(API)
-      .post('/crm/v3/properties/companies/groups')
+      .post(P.companyPropertyGroups)
       .reply(409, { status: 'error', category: 'OBJECT_ALREADY_EXISTS', message: 'exists' })
-      .post('/crm/v3/properties/companies')
+      .post(P.companyProperties)
       .times(FIELDS.length)
       .reply(async (req: Request) => {
         const { name } = (await req.json()) as { name: string };
         return name in existing ? [409, exists(name)] : [201, {}];
       })
-      .get(/\/crm\/v3\/properties\/companies\/report_(score|band|match_status|verified_at)$/)
+      .get(new RegExp(`^${P.companyProperties}/report_(score|band|match_status|verified_at)$`))
       .times(4)
       .reply(async (req: Request) => [200, existing[new URL(req.url).pathname.split('/').at(-1)!]])
-      .patch(/\/crm\/v3\/properties\/companies\/report_(score|match_status|verified_at)$/)
+      .patch(new RegExp(`^${P.companyProperties}/report_(score|match_status|verified_at)$`))
       .times(3)
       .reply(async (req: Request) => {
         const name = new URL(req.url).pathname.split('/').at(-1)!;

@@ -14,6 +14,7 @@ import {
   type LocalHubSpotServer,
 } from '../connectors/hubspot/local/index.js';
 import { exchangeHubSpotCode } from '../connectors/hubspot/oauth-tokens.js';
+import { HUBSPOT_DEFAULT_API_VERSION, hubspotPaths } from '../connectors/hubspot/provider.js';
 import { ensureHubSpotPrivateAppInstallation } from '../connectors/hubspot/token-install.js';
 import { createHubSpotWebhookRouter } from '../connectors/hubspot/webhook-routes.js';
 import type { CrmChange } from '../src/crm/connector.js';
@@ -21,6 +22,9 @@ import { InstallationStore } from '../src/installations/store.js';
 import { closeRedis, createRedis, waitForRedis } from '../src/redis.js';
 import { SecretBox } from '../src/util/secretbox.js';
 import { REDIS_URL } from './support/redis-url.js';
+
+/** The date-versioned paths the connector calls by default. */
+const P = hubspotPaths(HUBSPOT_DEFAULT_API_VERSION);
 
 const PRIVATE_TOKEN = 'pat-local-test';
 let now = Date.UTC(2026, 10, 21, 9, 0, 0);
@@ -79,7 +83,7 @@ afterAll(async () => {
 
 describe('local HubSpot', () => {
   it('answers 401 for unknown tokens and for tokens past their lifetime', async () => {
-    expect((await call('/account-info/v3/details', { token: 'nope' })).status).toBe(401);
+    expect((await call(P.accountDetails, { token: 'nope' })).status).toBe(401);
     const grant = await exchangeHubSpotCode(
       {
         apiUrl: server.url,
@@ -90,22 +94,22 @@ describe('local HubSpot', () => {
       hubspot.issueAuthCode(),
       'http://app.test/cb',
     );
-    expect((await call('/account-info/v3/details', { token: grant.tokens.accessToken })).status).toBe(200);
+    expect((await call(P.accountDetails, { token: grant.tokens.accessToken })).status).toBe(200);
     now += 60_001;
-    const expired = await call('/account-info/v3/details', { token: grant.tokens.accessToken });
+    const expired = await call(P.accountDetails, { token: grant.tokens.accessToken });
     expect(expired.status).toBe(401);
     expect(expired.body).toMatchObject({ category: 'EXPIRED_AUTHENTICATION' });
     now += 10_000;
   });
 
   it('refuses token requests whose parameters are not form-encoded in the body', async () => {
-    const res = await fetch(`${server.url}/oauth/v3/token?client_secret=x`, {
+    const res = await fetch(`${server.url}${P.token}?client_secret=x`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
       body: new URLSearchParams({ grant_type: 'refresh_token', client_id: LOCAL_HUBSPOT_CLIENT_ID }),
     });
     expect(res.status).toBe(400);
-    const json = await fetch(`${server.url}/oauth/v3/token`, {
+    const json = await fetch(`${server.url}${P.token}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ grant_type: 'refresh_token' }),
@@ -116,22 +120,21 @@ describe('local HubSpot', () => {
   it("enforces the per-portal budget with HubSpot's headers and TEN_SECONDLY_ROLLING body", async () => {
     hubspot.setRateLimit(3, 10_000);
     const answers = [];
-    for (let i = 0; i < 4; i++) answers.push(await call('/account-info/v3/details'));
+    for (let i = 0; i < 4; i++) answers.push(await call(P.accountDetails));
     expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 429]);
     expect(answers.map((a) => a.headers.get('x-hubspot-ratelimit-remaining'))).toEqual(['2', '1', '0', '0']);
     expect(answers[0]!.headers.get('x-hubspot-ratelimit-max')).toBe('3');
     expect(answers[0]!.headers.get('x-hubspot-ratelimit-interval-milliseconds')).toBe('10000');
     expect(answers[3]!.body).toMatchObject({ policyName: 'TEN_SECONDLY_ROLLING', errorType: 'RATE_LIMIT' });
     now += 10_001;
-    expect((await call('/account-info/v3/details')).status).toBe(200);
+    expect((await call(P.accountDetails)).status).toBe(200);
     hubspot.setRateLimit(1000, 10_000);
   });
 
   it('answers 409 with OBJECT_ALREADY_EXISTS for an existing property and 400 for an invalid option', async () => {
     const group = { name: 'g1', label: 'G1' };
     expect(
-      (await call('/crm/v3/properties/companies/groups', { method: 'POST', body: JSON.stringify(group) }))
-        .status,
+      (await call(P.companyPropertyGroups, { method: 'POST', body: JSON.stringify(group) })).status,
     ).toBe(201);
     const property = {
       name: 'tier',
@@ -141,10 +144,10 @@ describe('local HubSpot', () => {
       groupName: 'g1',
       options: [{ label: 'Gold', value: 'gold' }],
     };
-    expect(
-      (await call('/crm/v3/properties/companies', { method: 'POST', body: JSON.stringify(property) })).status,
-    ).toBe(201);
-    const again = await call('/crm/v3/properties/companies', {
+    expect((await call(P.companyProperties, { method: 'POST', body: JSON.stringify(property) })).status).toBe(
+      201,
+    );
+    const again = await call(P.companyProperties, {
       method: 'POST',
       body: JSON.stringify(property),
     });
@@ -152,7 +155,7 @@ describe('local HubSpot', () => {
     expect(again.body).toMatchObject({ status: 'error', category: 'OBJECT_ALREADY_EXISTS' });
 
     const [c] = hubspot.seedCompanies(1);
-    const bad = await call('/crm/v3/objects/companies/batch/update', {
+    const bad = await call(P.companiesBatchUpdate, {
       method: 'POST',
       body: JSON.stringify({ inputs: [{ id: c!.id, properties: { tier: 'silver' } }] }),
     });
@@ -171,13 +174,13 @@ describe('local HubSpot', () => {
         { id: '999999999', properties: { name: 'C' } },
       ],
     });
-    const res = await call('/crm/v3/objects/companies/batch/update', { method: 'POST', body });
+    const res = await call(P.companiesBatchUpdate, { method: 'POST', body });
     expect(res.status).toBe(207);
     expect(res.body.errors).toEqual([
       expect.objectContaining({ category: 'OBJECT_NOT_FOUND', context: { ids: [b!.id, '999999999'] } }),
     ]);
     expect((res.body.results as { id: string }[]).map((r) => r.id)).toEqual([a!.id]);
-    await call('/crm/v3/objects/companies/batch/update', {
+    await call(P.companiesBatchUpdate, {
       method: 'POST',
       body: JSON.stringify({ inputs: [{ id: a!.id, properties: { name: 'A2' } }] }),
     });
@@ -193,10 +196,10 @@ describe('local HubSpot', () => {
   it('injects 5xx and DAILY faults', async () => {
     hubspot.injectFaults({ failNext: 2, failStatus: 502 });
     const statuses = [];
-    for (let i = 0; i < 3; i++) statuses.push((await call('/account-info/v3/details')).status);
+    for (let i = 0; i < 3; i++) statuses.push((await call(P.accountDetails)).status);
     expect(statuses).toEqual([502, 502, 200]);
     hubspot.injectFaults({ dailyLimitExceeded: true });
-    const daily = await call('/account-info/v3/details');
+    const daily = await call(P.accountDetails);
     expect(daily.status).toBe(429);
     expect(daily.body).toMatchObject({ policyName: 'DAILY' });
     hubspot.clearFaults();

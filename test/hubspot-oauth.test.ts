@@ -14,11 +14,15 @@ import {
 } from '../connectors/hubspot/local/index.js';
 import { createHubSpotOAuthRouter } from '../connectors/hubspot/oauth-routes.js';
 import { exchangeHubSpotCode } from '../connectors/hubspot/oauth-tokens.js';
+import { HUBSPOT_DEFAULT_API_VERSION, hubspotPaths } from '../connectors/hubspot/provider.js';
 import { OAuthStateStore } from '../src/auth/oauth-state.js';
 import { type Installation, InstallationStore } from '../src/installations/store.js';
 import { closeRedis, createRedis, deleteByPattern, waitForRedis } from '../src/redis.js';
 import { SecretBox } from '../src/util/secretbox.js';
 import { REDIS_URL } from './support/redis-url.js';
+
+/** The date-versioned paths the connector calls by default. */
+const P = hubspotPaths(HUBSPOT_DEFAULT_API_VERSION);
 
 const prefix = `rc-test-${randomUUID()}`;
 const signingKey = randomBytes(32);
@@ -245,7 +249,7 @@ describe('exchangeHubSpotCode', () => {
     let params: Record<string, string> = {};
     let search = '';
     nock(api)
-      .post('/oauth/v3/token')
+      .post(P.token)
       .query(true)
       .reply(async (req: Request) => {
         contentType = req.headers.get('content-type');

@@ -15,12 +15,16 @@ import {
   exchangeHubSpotCode,
   type HubSpotOAuthClientConfig,
 } from '../connectors/hubspot/oauth-tokens.js';
+import { HUBSPOT_DEFAULT_API_VERSION, hubspotPaths } from '../connectors/hubspot/provider.js';
 import { RefreshRejectedError, TokenManager } from '../src/auth/token-manager.js';
 import { CrmDisconnectedError } from '../src/crm/errors.js';
 import { InstallationStore } from '../src/installations/store.js';
 import { closeRedis, createRedis, deleteByPattern, waitForRedis } from '../src/redis.js';
 import { SecretBox } from '../src/util/secretbox.js';
 import { REDIS_URL } from './support/redis-url.js';
+
+/** The date-versioned paths the connector calls by default. */
+const P = hubspotPaths(HUBSPOT_DEFAULT_API_VERSION);
 
 const prefix = `rc-test-${randomUUID()}`;
 const box = new SecretBox(randomBytes(32));
@@ -99,7 +103,7 @@ describe('createHubSpotTokenRefresher', () => {
 
   it('leaves other token-endpoint failures as HubSpotOAuthError (retryable by TokenManager)', async () => {
     const api = 'https://api.hubspot.test';
-    nock(api).post('/oauth/v3/token').reply(502, '<html>Bad gateway</html>');
+    nock(api).post(P.token).reply(502, '<html>Bad gateway</html>');
     const refresher = createHubSpotTokenRefresher({ ...cfg, apiUrl: api });
     const store = new InstallationStore(redisA, box, prefix);
     const installation = await store.upsert({

@@ -1,4 +1,4 @@
-import { HUBSPOT_PATHS } from '../../connectors/hubspot/provider.js';
+import { HUBSPOT_DEFAULT_API_VERSION, hubspotPaths } from '../../connectors/hubspot/provider.js';
 import { ROUTES } from '../../src/sandbox/index.js';
 import type { BackfillMeasurement, BenchLimits } from './backfill-setup.js';
 import { count, fixed, markdownTable, mb, share } from './measure.js';
@@ -51,7 +51,7 @@ export function leastSeconds(calls: number, perWindow: number, windowMs: number)
   return calls <= 0 ? 0 : (Math.floor((calls - 1) / perWindow) * windowMs) / 1000;
 }
 
-const CRM_LIST_ROUTE = `GET ${HUBSPOT_PATHS.companies}`;
+const CRM_LIST_ROUTE = `GET ${hubspotPaths(HUBSPOT_DEFAULT_API_VERSION).companies}`;
 
 export function numbersOf(m: BackfillMeasurement, limits: BenchLimits): BackfillNumbers {
   const crmCalls = Object.values(m.stats.crm.calls).reduce((a, b) => a + b, 0);

@@ -12,12 +12,17 @@ import {
 import { OPEN_GATE, type RequestGate } from '../../src/crm/request-gate.js';
 import { redactSecrets } from '../../src/log.js';
 import { RETRY_BUDGET } from '../../src/retry-budget.js';
+import { msUntilNextMidnightIn } from './portal-clock.js';
 import {
+  HUBSPOT_DEFAULT_API_VERSION,
   HUBSPOT_ERROR_CATEGORIES,
   HUBSPOT_PROVIDER,
   HUBSPOT_RATE_HEADERS,
   HUBSPOT_RATE_LIMITS,
   HUBSPOT_RATE_POLICIES,
+  type HubSpotApiVersion,
+  type HubSpotPaths,
+  hubspotPaths,
 } from './provider.js';
 import { parseHubSpotError } from './wire.js';
 
@@ -26,7 +31,8 @@ import { parseHubSpotError } from './wire.js';
  * request; pacing, retries and error typing are ours, because the SDK's limiter is a process-wide singleton and
  * its retry ignores `Retry-After`. Per call: wait for the shared gate, send, read the rate-limit headers (and
  * hold off when the window is nearly spent), then retry what is worth retrying, boundedly:
- * - 429 TEN_SECONDLY_ROLLING / SECONDLY: pause the gate for the window, retry; DAILY: CrmRateLimitedError.
+ * - 429 TEN_SECONDLY_ROLLING / SECONDLY: pause the gate for the window, retry; DAILY: CrmRateLimitedError
+ *   until the next midnight in the portal's time zone (HubSpot resets daily limits then).
  * - 5xx and network errors: exponential backoff with jitter, then CrmTransientError.
  * - 401: one token refresh, one retry, then CrmUnauthorizedError. 403: CrmForbiddenError.
  */
@@ -64,6 +70,10 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = { ...RETRY_BUDGET.hubspotHttp }
 export interface HubSpotHttpOptions {
   /** `HUBSPOT_API_URL`: the SDK's basePath. */
   apiUrl: string;
+  /** `HUBSPOT_API_VERSION`: the date version in every path. */
+  apiVersion?: HubSpotApiVersion;
+  /** The portal's IANA time zone (account details `timeZone`); daily limits reset at its midnight. UTC when unknown. */
+  timeZone?: string;
   tokens: AccessTokenSource;
   gate?: RequestGate;
   retry?: Partial<RetryPolicy>;
@@ -83,7 +93,12 @@ interface RateSnapshot {
   dailyRemaining?: number;
 }
 
+/** Numbered API versions (`/crm/v3/`, `/oauth/v1/`): HubSpot stops supporting them in September 2027. */
+const LEGACY_PATH = /\/v[1-4]\//;
+
 export class HubSpotHttp {
+  /** The paths of the date version this client speaks. */
+  readonly paths: HubSpotPaths;
   private readonly client: Client;
   private readonly gate: RequestGate;
   private readonly retry: RetryPolicy;
@@ -99,6 +114,7 @@ export class HubSpotHttp {
     // One Client per portal. No accessToken in its config: the token is set per request (it changes on
     // refresh), no limiter and no retries (both would be process-wide, see the field notes).
     this.client = new Client({ basePath: options.apiUrl, numberOfApiCallRetries: 0 });
+    this.paths = hubspotPaths(options.apiVersion ?? HUBSPOT_DEFAULT_API_VERSION);
     this.gate = options.gate ?? OPEN_GATE;
     this.retry = { ...DEFAULT_RETRY_POLICY, ...options.retry };
     this.lowRemainingShare = options.lowRemainingShare ?? 0.05;
@@ -108,6 +124,13 @@ export class HubSpotHttp {
   }
 
   async request(req: HubSpotRequest): Promise<HubSpotResponse> {
+    if (LEGACY_PATH.test(req.path)) {
+      // A programming error, not HubSpot's answer: every path comes from `hubspotPaths`.
+      throw new CrmBadRequestError(
+        `refusing to call HubSpot's numbered API path ${req.path}: use the date-versioned paths`,
+        HUBSPOT_PROVIDER,
+      );
+    }
     let token = await this.options.tokens.current();
     let refreshed = false;
     let rateLimitRetries = 0;
@@ -169,7 +192,7 @@ export class HubSpotHttp {
           throw new CrmRateLimitedError(
             `HubSpot's daily API limit for this portal is spent: ${messageOf(body)}`,
             HUBSPOT_PROVIDER,
-            msUntilNextUtcMidnight(this.now()),
+            msUntilNextMidnightIn(this.options.timeZone, this.now()),
             policy,
           );
         }
@@ -325,13 +348,6 @@ function describe(err: unknown): string {
     return `${err.message}${code}`;
   }
   return String(err);
-}
-
-/** HubSpot does not say when a daily limit resets; the next UTC midnight is the earliest it can. */
-export function msUntilNextUtcMidnight(now: number): number {
-  const d = new Date(now);
-  const next = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate() + 1);
-  return next - now;
 }
 
 function fmt(n: number): string {

@@ -1,6 +1,12 @@
 import { z } from 'zod';
 import { httpUrl, optionalText, readEnvSection, requireTogether } from '../../src/env-schema.js';
-import { HUBSPOT_DEFAULT_API_URL, HUBSPOT_DEFAULT_AUTHORIZE_URL } from './provider.js';
+import {
+  HUBSPOT_API_VERSIONS,
+  HUBSPOT_DEFAULT_API_URL,
+  HUBSPOT_DEFAULT_API_VERSION,
+  HUBSPOT_DEFAULT_AUTHORIZE_URL,
+  type HubSpotApiVersion,
+} from './provider.js';
 
 /** HubSpot's environment keys: an OAuth app (client id and secret), a private-app token, or both. */
 export const hubspotEnvSchema = z.object({
@@ -9,6 +15,9 @@ export const hubspotEnvSchema = z.object({
   HUBSPOT_ACCESS_TOKEN: optionalText,
   HUBSPOT_API_URL: httpUrl.default(HUBSPOT_DEFAULT_API_URL),
   HUBSPOT_AUTHORIZE_URL: httpUrl.default(HUBSPOT_DEFAULT_AUTHORIZE_URL),
+  HUBSPOT_API_VERSION: z
+    .enum(HUBSPOT_API_VERSIONS, { error: `expects one of ${HUBSPOT_API_VERSIONS.join(', ')}` })
+    .default(HUBSPOT_DEFAULT_API_VERSION),
 });
 
 /** `config.hubspot`. */
@@ -18,6 +27,8 @@ export interface HubSpotConfig {
   accessToken: string | undefined;
   apiUrl: string;
   authorizeUrl: string;
+  /** `HUBSPOT_API_VERSION`: the date version in every HubSpot path. */
+  apiVersion: HubSpotApiVersion;
 }
 
 export function readHubSpotConfig(env: Readonly<Record<string, string | undefined>>): HubSpotConfig {
@@ -32,5 +43,6 @@ export function readHubSpotConfig(env: Readonly<Record<string, string | undefine
     accessToken: e.HUBSPOT_ACCESS_TOKEN,
     apiUrl: e.HUBSPOT_API_URL,
     authorizeUrl: e.HUBSPOT_AUTHORIZE_URL,
+    apiVersion: e.HUBSPOT_API_VERSION,
   };
 }

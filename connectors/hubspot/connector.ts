@@ -13,14 +13,15 @@ import { CrmFieldsMissingError, CrmTransientError } from '../../src/crm/errors.j
 import { fieldByKey } from '../../src/fields.js';
 import { RETRY_BUDGET } from '../../src/retry-budget.js';
 import type { HubSpotHttp } from './api-client.js';
-import { ensureHubSpotFields } from './ensure-fields.js';
 import {
-  HUBSPOT_ERROR_CATEGORIES,
-  HUBSPOT_LIMITS,
-  HUBSPOT_PATHS,
-  HUBSPOT_PROVIDER,
-  HUBSPOT_SIZES,
-} from './provider.js';
+  type BatchUpdateInput,
+  batchReadRequest,
+  batchUpdateRequest,
+  listCompaniesRequest,
+  searchBySlugRequest,
+} from './endpoints.js';
+import { ensureHubSpotFields } from './ensure-fields.js';
+import { HUBSPOT_ERROR_CATEGORIES, HUBSPOT_LIMITS, HUBSPOT_PROVIDER, HUBSPOT_SIZES } from './provider.js';
 import {
   companyReadProperties,
   mapBatchUpdate,
@@ -48,13 +49,7 @@ export class HubSpotConnector implements CrmConnector {
   constructor(private readonly http: HubSpotHttp) {}
 
   async listCompanies(cursor: string | null): Promise<Page<CompanyRecord>> {
-    const query: Record<string, string> = {
-      limit: String(HUBSPOT_SIZES.pageSize),
-      properties: this.properties.join(','),
-      archived: 'false',
-    };
-    if (cursor) query.after = cursor;
-    const res = await this.http.request({ method: 'GET', path: HUBSPOT_PATHS.companies, query });
+    const res = await this.http.request(listCompaniesRequest(this.http.paths, this.properties, cursor));
     const page = parseOrThrow(objectPageSchema, res.body, 'company page');
     return { records: page.results.map(toCompanyRecord), nextCursor: page.paging?.next?.after ?? null };
   }
@@ -63,14 +58,7 @@ export class HubSpotConnector implements CrmConnector {
     const unique = [...new Set(ids)];
     const found = new Map<string, CompanyRecord>();
     for (const chunk of chunks(unique, HUBSPOT_SIZES.batchRead)) {
-      const res = await this.http.request({
-        method: 'POST',
-        path: HUBSPOT_PATHS.companiesBatchRead,
-        query: { archived: 'false' },
-        body: { properties: this.properties, inputs: chunk.map((id) => ({ id })) },
-        // 207: some ids are gone; 404: all of them are.
-        accept: [207, 404],
-      });
+      const res = await this.http.request(batchReadRequest(this.http.paths, this.properties, chunk));
       if (res.status === 404) continue;
       const batch = parseOrThrow(batchResponseSchema, res.body, 'batch read');
       const asked = new Set(chunk);
@@ -100,7 +88,7 @@ export class HubSpotConnector implements CrmConnector {
       }
     });
 
-    const toSend: { id: string; properties: Record<string, string> }[] = [];
+    const toSend: BatchUpdateInput[] = [];
     for (const [id, entry] of byId) {
       if (Object.keys(entry.properties).length === 0) {
         for (const i of entry.indices) out[i] = { id, ok: true };
@@ -129,19 +117,9 @@ export class HubSpotConnector implements CrmConnector {
     const records: CompanyRecord[] = [];
     let after: string | undefined;
     do {
-      const res = await this.http.request({
-        method: 'POST',
-        path: HUBSPOT_PATHS.companiesSearch,
-        search: true,
-        body: {
-          filterGroups: [
-            { filters: [{ propertyName: fieldByKey('slug').hubspot, operator: 'EQ', value: slug }] },
-          ],
-          properties: this.properties,
-          limit: HUBSPOT_SIZES.searchPageSize,
-          ...(after ? { after } : {}),
-        },
-      });
+      const res = await this.http.request(
+        searchBySlugRequest(this.http.paths, fieldByKey('slug').hubspot, slug, this.properties, after),
+      );
       const page = parseOrThrow(searchPageSchema, res.body, 'search page');
       records.push(...page.results.map(toCompanyRecord));
       after = page.paging?.next?.after;
@@ -155,12 +133,13 @@ export class HubSpotConnector implements CrmConnector {
 
   /**
    * One batch update. 200/207 map per record. A whole-batch 400/404 that names missing ids marks those
-   * NOT_FOUND and sends the rest again; one naming missing properties is CrmFieldsMissingError; any other
-   * whole-batch refusal is given to every record in it.
+   * NOT_FOUND and sends the rest again; one naming missing properties is CrmFieldsMissingError. A whole-batch
+   * validation refusal (from 2026-09 on HubSpot applies the portal's rules, required properties among them, to
+   * every write) is narrowed down to the records it is about: the ids it names, or else by halving the batch,
+   * so one record that breaks a portal rule fails alone and the others are written. Any other whole-batch
+   * refusal is given to every record in it.
    */
-  private async updateBatch(
-    batch: { id: string; properties: Record<string, string> }[],
-  ): Promise<Map<string, WriteResult>> {
+  private async updateBatch(batch: BatchUpdateInput[]): Promise<Map<string, WriteResult>> {
     const results = new Map<string, WriteResult>();
     let pending = batch;
     for (
@@ -168,12 +147,7 @@ export class HubSpotConnector implements CrmConnector {
       attempt < RETRY_BUDGET.hubspotBatchUpdate.attempts && pending.length > 0;
       attempt++
     ) {
-      const res = await this.http.request({
-        method: 'POST',
-        path: HUBSPOT_PATHS.companiesBatchUpdate,
-        body: { inputs: pending },
-        accept: [207, 400, 404],
-      });
+      const res = await this.http.request(batchUpdateRequest(this.http.paths, pending));
       if (res.status < 300) {
         const mapped = mapBatchUpdate(
           pending.map((p) => p.id),
@@ -183,12 +157,12 @@ export class HubSpotConnector implements CrmConnector {
         return results;
       }
       const error = parseHubSpotError(res.body);
-      const missingIds = new Set(error.context?.ids ?? []);
-      if (error.category === HUBSPOT_ERROR_CATEGORIES.objectNotFound && missingIds.size > 0) {
+      const namedIds = new Set(idsNamedIn(error));
+      if (error.category === HUBSPOT_ERROR_CATEGORIES.objectNotFound && namedIds.size > 0) {
         for (const p of pending) {
-          if (missingIds.has(p.id)) results.set(p.id, { id: p.id, ok: false, error: recordErrorFrom(error) });
+          if (namedIds.has(p.id)) results.set(p.id, { id: p.id, ok: false, error: recordErrorFrom(error) });
         }
-        pending = pending.filter((p) => !missingIds.has(p.id));
+        pending = pending.filter((p) => !namedIds.has(p.id));
         continue;
       }
       const missingProperties = missingPropertiesIn(error);
@@ -198,6 +172,21 @@ export class HubSpotConnector implements CrmConnector {
           HUBSPOT_PROVIDER,
           missingProperties,
         );
+      }
+      if (res.status === 400 && error.category === HUBSPOT_ERROR_CATEGORIES.validation) {
+        const named = pending.filter((p) => namedIds.has(p.id));
+        if (named.length > 0 && named.length < pending.length) {
+          for (const p of named) results.set(p.id, { id: p.id, ok: false, error: recordErrorFrom(error) });
+          pending = pending.filter((p) => !namedIds.has(p.id));
+          continue;
+        }
+        if (named.length === 0 && pending.length > 1) {
+          const half = Math.ceil(pending.length / 2);
+          for (const part of [pending.slice(0, half), pending.slice(half)]) {
+            for (const [id, result] of await this.updateBatch(part)) results.set(id, result);
+          }
+          return results;
+        }
       }
       for (const p of pending) results.set(p.id, { id: p.id, ok: false, error: recordErrorFrom(error) });
       return results;
@@ -211,6 +200,13 @@ export class HubSpotConnector implements CrmConnector {
     }
     return results;
   }
+}
+
+/** Record ids a whole-call error names, in `context.ids` or in its sub-errors' contexts. */
+function idsNamedIn(error: HubSpotErrorBody): string[] {
+  const ids = [...(error.context?.ids ?? [])];
+  for (const sub of error.errors ?? []) ids.push(...(sub.context?.ids ?? []));
+  return ids;
 }
 
 const invalidPropertiesSchema = z.array(

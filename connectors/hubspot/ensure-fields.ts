@@ -1,12 +1,17 @@
 import type { EnsureFieldsResult } from '../../src/crm/connector.js';
 import type { HubSpotHttp } from './api-client.js';
 import {
+  createPropertyGroupRequest,
+  createPropertyRequest,
+  readPropertyRequest,
+  updatePropertyRequest,
+} from './endpoints.js';
+import {
   type HubSpotPropertyDefinition,
   type HubSpotPropertyOption,
   hubspotPropertyDefinitions,
   hubspotPropertyGroup,
 } from './field-types.js';
-import { HUBSPOT_PATHS } from './provider.js';
 import { type HubSpotProperty, parseHubSpotError, propertySchema } from './wire.js';
 
 /**
@@ -17,21 +22,10 @@ import { type HubSpotProperty, parseHubSpotError, propertySchema } from './wire.
 export async function ensureHubSpotFields(http: HubSpotHttp): Promise<EnsureFieldsResult> {
   const result: EnsureFieldsResult = { created: [], existing: [], reconciled: [], problems: [] };
 
-  // 409: the group exists already, which is all that matters (its label is the admin's to change).
-  await http.request({
-    method: 'POST',
-    path: HUBSPOT_PATHS.companyPropertyGroups,
-    body: hubspotPropertyGroup(),
-    accept: [409],
-  });
+  await http.request(createPropertyGroupRequest(http.paths, hubspotPropertyGroup()));
 
   for (const definition of hubspotPropertyDefinitions()) {
-    const created = await http.request({
-      method: 'POST',
-      path: HUBSPOT_PATHS.companyProperties,
-      body: definition,
-      accept: [409],
-    });
+    const created = await http.request(createPropertyRequest(http.paths, definition));
     if (created.status !== 409) {
       result.created.push(definition.name);
       continue;
@@ -46,8 +40,7 @@ async function reconcile(
   definition: HubSpotPropertyDefinition,
   result: EnsureFieldsResult,
 ): Promise<void> {
-  const path = `${HUBSPOT_PATHS.companyProperties}/${encodeURIComponent(definition.name)}`;
-  const read = await http.request({ method: 'GET', path });
+  const read = await http.request(readPropertyRequest(http.paths, definition.name));
   const parsed = propertySchema.safeParse(read.body);
   if (!parsed.success) {
     result.problems.push(
@@ -62,7 +55,7 @@ async function reconcile(
   }
 
   result.reconciled.push(definition.name);
-  const updated = await http.request({ method: 'PATCH', path, body: patch, accept: [400, 409] });
+  const updated = await http.request(updatePropertyRequest(http.paths, definition.name, patch));
   if (updated.status >= 300) {
     const error = parseHubSpotError(updated.body);
     result.problems.push(

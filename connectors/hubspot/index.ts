@@ -24,12 +24,19 @@ export const hubspotProvider: CrmProvider<typeof HUBSPOT_PROVIDER, HubSpotConfig
   tokenVariable: 'HUBSPOT_ACCESS_TOKEN',
   // HubSpot pushes changes by webhook.
   pollIntervalMs: () => null,
-  createConnector: ({ config, tokens, gate }) =>
-    createHubSpotConnector({ apiUrl: config.hubspot.apiUrl, tokens, gate }),
+  createConnector: ({ config, installation, tokens, gate }) =>
+    createHubSpotConnector({
+      apiUrl: config.hubspot.apiUrl,
+      apiVersion: config.hubspot.apiVersion,
+      ...(installation.timeZone ? { timeZone: installation.timeZone } : {}),
+      tokens,
+      gate,
+    }),
   tokenRefresher: ({ hubspot }) =>
     hubspot.clientId && hubspot.clientSecret
       ? createHubSpotTokenRefresher({
           apiUrl: hubspot.apiUrl,
+          apiVersion: hubspot.apiVersion,
           clientId: hubspot.clientId,
           clientSecret: hubspot.clientSecret,
         })
@@ -53,6 +60,7 @@ export const hubspotProvider: CrmProvider<typeof HUBSPOT_PROVIDER, HubSpotConfig
           clientSecret: hubspot.clientSecret,
           appUrl,
           apiUrl: hubspot.apiUrl,
+          apiVersion: hubspot.apiVersion,
           authorizeUrl: hubspot.authorizeUrl,
           states: host.states,
           installations: host.installations,
@@ -66,7 +74,7 @@ export const hubspotProvider: CrmProvider<typeof HUBSPOT_PROVIDER, HubSpotConfig
   installFromToken: async ({ hubspot }, installations) =>
     hubspot.accessToken
       ? ensureHubSpotPrivateAppInstallation(
-          { apiUrl: hubspot.apiUrl, accessToken: hubspot.accessToken },
+          { apiUrl: hubspot.apiUrl, apiVersion: hubspot.apiVersion, accessToken: hubspot.accessToken },
           installations,
         )
       : null,

@@ -36,6 +36,7 @@ function companySubscriptions(): Record<string, unknown>[] {
     object('object.creation'),
     object('object.deletion'),
     object('object.merge'),
+    object('object.restore'),
     object('object.propertyChange', 'name'),
     object('object.propertyChange', 'domain'),
     object('object.propertyChange', fieldByKey('slug').hubspot),

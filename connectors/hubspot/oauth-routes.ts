@@ -4,11 +4,12 @@ import type { Installation, InstallationStore } from '../../src/installations/st
 import { type Logger, redactSecrets } from '../../src/log.js';
 import { HubSpotOAuthError } from './errors.js';
 import { exchangeHubSpotCode, introspectHubSpotToken } from './oauth-tokens.js';
-import { HUBSPOT_SCOPES } from './provider.js';
+import { HUBSPOT_SCOPES, type HubSpotApiVersion } from './provider.js';
+import { readHubSpotAccount } from './token-install.js';
 
 /**
  * `GET /oauth/hubspot/install` sends the admin to HubSpot's consent screen with a signed, single-use state;
- * `GET /oauth/hubspot/callback` checks that state, exchanges the code (v3 token endpoint), stores the
+ * `GET /oauth/hubspot/callback` checks that state, exchanges the code (date-versioned token endpoint), stores the
  * installation with sealed tokens, hands it to `onInstalled` and sends the admin to `/admin?installed=<id>`.
  * Every failure is a short page saying what happened and what to do; no stack trace reaches the browser.
  */
@@ -23,6 +24,8 @@ export interface HubSpotOAuthRouterDeps {
   appUrl: string;
   /** `HUBSPOT_API_URL` (token endpoint). */
   apiUrl: string;
+  /** `HUBSPOT_API_VERSION`. */
+  apiVersion?: HubSpotApiVersion;
   /** `config.hubspot.authorizeUrl`. */
   authorizeUrl: string;
   states: OAuthStateStore;
@@ -53,7 +56,12 @@ export function hubspotAuthorizeUrl(
 
 export function createHubSpotOAuthRouter(deps: HubSpotOAuthRouterDeps): Router {
   const router = Router();
-  const oauth = { apiUrl: deps.apiUrl, clientId: deps.clientId, clientSecret: deps.clientSecret };
+  const oauth = {
+    apiUrl: deps.apiUrl,
+    clientId: deps.clientId,
+    clientSecret: deps.clientSecret,
+    ...(deps.apiVersion ? { apiVersion: deps.apiVersion } : {}),
+  };
 
   router.get(HUBSPOT_INSTALL_PATH, async (_req: Request, res: Response) => {
     let state: string;
@@ -130,11 +138,20 @@ export function createHubSpotOAuthRouter(deps: HubSpotOAuthRouterDeps): Router {
         );
         return;
       }
+      // The portal's time zone, for the daily-limit reset; an install does not fail for want of it.
+      const timeZone = await readHubSpotAccount({ ...oauth, accessToken: grant.tokens.accessToken }).then(
+        (account) => account.timeZone,
+        (err: unknown) => {
+          deps.logger?.warn({ err }, 'HubSpot callback: account details unreadable; daily resets assume UTC');
+          return undefined;
+        },
+      );
       installation = await deps.installations.upsert({
         crm: 'hubspot',
         externalId: hubId,
         mode: 'oauth',
         tokens: grant.tokens,
+        ...(timeZone ? { timeZone } : {}),
       });
     } catch (err) {
       if (err instanceof HubSpotOAuthError && err.refused) {

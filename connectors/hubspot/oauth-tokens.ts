@@ -3,17 +3,25 @@ import { RefreshRejectedError, type TokenRefresher } from '../../src/auth/token-
 import type { StoredTokens } from '../../src/installations/store.js';
 import { redactSecrets } from '../../src/log.js';
 import { HubSpotOAuthError } from './errors.js';
-import { HUBSPOT_BAD_REFRESH, HUBSPOT_PATHS } from './provider.js';
+import {
+  HUBSPOT_BAD_REFRESH,
+  HUBSPOT_DEFAULT_API_VERSION,
+  type HubSpotApiVersion,
+  hubspotPaths,
+} from './provider.js';
 
 /**
- * HubSpot's v3 OAuth endpoints. The SDK (v14) only speaks the v1 token endpoint, so these are plain `fetch`
- * calls against the same base URL. v3 takes every parameter in a form-encoded body, never in the query string,
- * which keeps the client secret and tokens out of access logs.
+ * HubSpot's date-versioned OAuth endpoints (`/oauth/<version>/token`, `/oauth/<version>/token/introspect`).
+ * The SDK (v14) only speaks the v1 token endpoint, so these are plain `fetch` calls against the same base URL.
+ * Every parameter goes in a form-encoded body, never in the query string, which keeps the client secret and
+ * tokens out of access logs. The form bodies are built in `tokenForm` only.
  */
 
 export interface HubSpotOAuthClientConfig {
   /** `HUBSPOT_API_URL`. */
   apiUrl: string;
+  /** `HUBSPOT_API_VERSION`. */
+  apiVersion?: HubSpotApiVersion;
   clientId: string;
   clientSecret: string;
   now?: () => number;
@@ -32,6 +40,34 @@ const tokenResponseSchema = z.looseObject({
   token_type: z.string().optional(),
   hub_id: z.union([z.number(), z.string()]).optional(),
 });
+
+/** The form body of each call to the token endpoints, in one place. */
+export function tokenForm(
+  cfg: Pick<HubSpotOAuthClientConfig, 'clientId' | 'clientSecret'>,
+  grant:
+    | { kind: 'authorization_code'; code: string; redirectUri: string }
+    | { kind: 'refresh_token'; refreshToken: string }
+    | { kind: 'introspect'; accessToken: string },
+): Record<string, string> {
+  const client = { client_id: cfg.clientId, client_secret: cfg.clientSecret };
+  switch (grant.kind) {
+    case 'authorization_code':
+      return {
+        grant_type: 'authorization_code',
+        ...client,
+        redirect_uri: grant.redirectUri,
+        code: grant.code,
+      };
+    case 'refresh_token':
+      return { grant_type: 'refresh_token', ...client, refresh_token: grant.refreshToken };
+    case 'introspect':
+      return { ...client, token: grant.accessToken, token_type_hint: 'access_token' };
+  }
+}
+
+function pathsOf(cfg: HubSpotOAuthClientConfig) {
+  return hubspotPaths(cfg.apiVersion ?? HUBSPOT_DEFAULT_API_VERSION);
+}
 
 const introspectionSchema = z.looseObject({
   active: z.boolean(),
@@ -108,13 +144,11 @@ export async function exchangeHubSpotCode(
   code: string,
   redirectUri: string,
 ): Promise<HubSpotTokenGrant> {
-  const body = await postForm(cfg, HUBSPOT_PATHS.token, {
-    grant_type: 'authorization_code',
-    client_id: cfg.clientId,
-    client_secret: cfg.clientSecret,
-    redirect_uri: redirectUri,
-    code,
-  });
+  const body = await postForm(
+    cfg,
+    pathsOf(cfg).token,
+    tokenForm(cfg, { kind: 'authorization_code', code, redirectUri }),
+  );
   return toGrant(cfg, body);
 }
 
@@ -122,12 +156,11 @@ export async function refreshHubSpotTokens(
   cfg: HubSpotOAuthClientConfig,
   refreshToken: string,
 ): Promise<HubSpotTokenGrant> {
-  const body = await postForm(cfg, HUBSPOT_PATHS.token, {
-    grant_type: 'refresh_token',
-    client_id: cfg.clientId,
-    client_secret: cfg.clientSecret,
-    refresh_token: refreshToken,
-  });
+  const body = await postForm(
+    cfg,
+    pathsOf(cfg).token,
+    tokenForm(cfg, { kind: 'refresh_token', refreshToken }),
+  );
   return toGrant(cfg, body);
 }
 
@@ -136,12 +169,11 @@ export async function introspectHubSpotToken(
   cfg: HubSpotOAuthClientConfig,
   accessToken: string,
 ): Promise<{ active: boolean; hubId: string | undefined }> {
-  const body = await postForm(cfg, HUBSPOT_PATHS.introspect, {
-    client_id: cfg.clientId,
-    client_secret: cfg.clientSecret,
-    token: accessToken,
-    token_type_hint: 'access_token',
-  });
+  const body = await postForm(
+    cfg,
+    pathsOf(cfg).introspect,
+    tokenForm(cfg, { kind: 'introspect', accessToken }),
+  );
   const parsed = introspectionSchema.safeParse(body);
   if (!parsed.success) throw new HubSpotOAuthError("HubSpot's introspection answer could not be read", 200);
   const hubId = parsed.data.hub_id;

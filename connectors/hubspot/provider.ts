@@ -11,19 +11,39 @@ export const HUBSPOT_PROVIDER = 'hubspot';
 export const HUBSPOT_DEFAULT_API_URL = 'https://api.hubapi.com';
 export const HUBSPOT_DEFAULT_AUTHORIZE_URL = 'https://app.hubspot.com/oauth/authorize';
 
-export const HUBSPOT_PATHS = {
-  /** v3 token endpoint: every parameter goes in a form-encoded body (v1 is deprecated on 2027-02-16). */
-  token: '/oauth/v3/token',
-  /** v3 introspection: client id, secret and token in a form-encoded body. */
-  introspect: '/oauth/v3/token/introspect',
-  accountDetails: '/account-info/v3/details',
-  companies: '/crm/v3/objects/companies',
-  companiesBatchRead: '/crm/v3/objects/companies/batch/read',
-  companiesBatchUpdate: '/crm/v3/objects/companies/batch/update',
-  companiesSearch: '/crm/v3/objects/companies/search',
-  companyProperties: '/crm/v3/properties/companies',
-  companyPropertyGroups: '/crm/v3/properties/companies/groups',
-} as const;
+/**
+ * HubSpot's REST APIs carry a date version in every path since 2026-03 (`/crm/objects/2026-03/companies`); the
+ * numbered v1-v4 paths stop being supported in September 2027. 2026-09 applies a portal's validation rules
+ * (required properties among them) to every write, which the batch update reports per record (see
+ * connector's `updateBatch`), so it is the default. `HUBSPOT_API_VERSION` picks another supported version.
+ */
+export const HUBSPOT_API_VERSIONS = ['2026-03', '2026-09'] as const;
+export type HubSpotApiVersion = (typeof HUBSPOT_API_VERSIONS)[number];
+export const HUBSPOT_DEFAULT_API_VERSION: HubSpotApiVersion = '2026-09';
+
+export function isHubSpotApiVersion(value: string): value is HubSpotApiVersion {
+  return (HUBSPOT_API_VERSIONS as readonly string[]).includes(value);
+}
+
+/** Every path the connector calls on HubSpot, built from one date version. */
+export function hubspotPaths(version: HubSpotApiVersion) {
+  const objects = `/crm/objects/${version}/companies`;
+  const properties = `/crm/properties/${version}/companies`;
+  return {
+    /** Every parameter goes in a form-encoded body, never in the query string. */
+    token: `/oauth/${version}/token`,
+    /** Client id, secret and token in a form-encoded body. */
+    introspect: `/oauth/${version}/token/introspect`,
+    accountDetails: `/account-info/${version}/details`,
+    companies: objects,
+    companiesBatchRead: `${objects}/batch/read`,
+    companiesBatchUpdate: `${objects}/batch/update`,
+    companiesSearch: `${objects}/search`,
+    companyProperties: properties,
+    companyPropertyGroups: `${properties}/groups`,
+  } as const;
+}
+export type HubSpotPaths = ReturnType<typeof hubspotPaths>;
 
 /** Requested at install; new-platform apps always list `oauth`. */
 export const HUBSPOT_SCOPES = [

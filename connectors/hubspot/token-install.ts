@@ -3,7 +3,9 @@ import type { RequestGate } from '../../src/crm/request-gate.js';
 import type { Installation, InstallationStore } from '../../src/installations/store.js';
 import { HubSpotHttp } from './api-client.js';
 import { staticAccessToken } from './create-connector.js';
-import { HUBSPOT_PATHS, HUBSPOT_PROVIDER } from './provider.js';
+import { accountDetailsRequest } from './endpoints.js';
+import { validTimeZone } from './portal-clock.js';
+import { HUBSPOT_PROVIDER, type HubSpotApiVersion } from './provider.js';
 import { accountDetailsSchema } from './wire.js';
 
 export interface HubSpotPrivateAppConfig {
@@ -11,17 +13,26 @@ export interface HubSpotPrivateAppConfig {
   apiUrl: string;
   /** `HUBSPOT_ACCESS_TOKEN`. */
   accessToken: string;
+  /** `HUBSPOT_API_VERSION`. */
+  apiVersion?: HubSpotApiVersion;
   gate?: RequestGate;
 }
 
-/** Reads the portal id a token belongs to (`GET /account-info/v3/details` -> `portalId`). */
-export async function readHubSpotPortalId(cfg: HubSpotPrivateAppConfig): Promise<string> {
+export interface HubSpotAccount {
+  portalId: string;
+  /** IANA time zone of the portal, when HubSpot names one Intl knows. */
+  timeZone: string | undefined;
+}
+
+/** Reads the portal a token belongs to and its time zone (`GET /account-info/<version>/details`). */
+export async function readHubSpotAccount(cfg: HubSpotPrivateAppConfig): Promise<HubSpotAccount> {
   const http = new HubSpotHttp({
     apiUrl: cfg.apiUrl,
     tokens: staticAccessToken(cfg.accessToken),
     gate: cfg.gate,
+    ...(cfg.apiVersion ? { apiVersion: cfg.apiVersion } : {}),
   });
-  const res = await http.request({ method: 'GET', path: HUBSPOT_PATHS.accountDetails });
+  const res = await http.request(accountDetailsRequest(http.paths));
   const parsed = accountDetailsSchema.safeParse(res.body);
   if (!parsed.success) {
     throw new CrmBadRequestError(
@@ -30,7 +41,12 @@ export async function readHubSpotPortalId(cfg: HubSpotPrivateAppConfig): Promise
       res.status,
     );
   }
-  return parsed.data.portalId;
+  return { portalId: parsed.data.portalId, timeZone: validTimeZone(parsed.data.timeZone) };
+}
+
+/** The portal id a token belongs to. */
+export async function readHubSpotPortalId(cfg: HubSpotPrivateAppConfig): Promise<string> {
+  return (await readHubSpotAccount(cfg)).portalId;
 }
 
 /**
@@ -41,10 +57,11 @@ export async function ensureHubSpotPrivateAppInstallation(
   cfg: HubSpotPrivateAppConfig,
   store: InstallationStore,
 ): Promise<Installation> {
-  const portalId = await readHubSpotPortalId(cfg);
+  const { portalId, timeZone } = await readHubSpotAccount(cfg);
   return store.upsert({
     crm: 'hubspot',
     externalId: portalId,
+    ...(timeZone ? { timeZone } : {}),
     mode: 'token',
     tokens: { accessToken: cfg.accessToken },
   });

@@ -73,6 +73,8 @@ function toChange(event: HubSpotEvent): CrmChange | null {
   const recordId = event.objectId;
   switch (companyAction(event)) {
     case 'creation':
+    // A company back from the recycling bin is new to the index: handled exactly like a creation.
+    case 'restore':
       return { kind: 'created', recordId };
     case 'deletion':
       return { kind: 'deleted', recordId };

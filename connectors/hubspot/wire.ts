@@ -82,6 +82,8 @@ export type HubSpotProperty = z.infer<typeof propertySchema>;
 
 export const accountDetailsSchema = z.looseObject({
   portalId: z.union([z.number(), z.string()]).transform(String),
+  /** IANA name (`US/Eastern`); daily API limits reset at midnight there. */
+  timeZone: z.string().optional(),
 });
 
 /** Best effort: a body that is not a HubSpot error still yields an (empty) error object. */

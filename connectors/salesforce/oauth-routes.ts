@@ -10,6 +10,7 @@ import {
   tokenResponseSchema,
   verifyTokenSignature,
 } from './identity.js';
+import { refusalPage } from './oauth-refusals.js';
 import { OAUTH_SCOPES, SALESFORCE_PROVIDER } from './provider.js';
 
 /**
@@ -73,8 +74,8 @@ export function createSalesforceOAuthRouter(deps: SalesforceOAuthDeps): Router {
 
   const notConfigured = (res: Response) =>
     page(res, 503, 'Salesforce is not configured', [
-      'This app has no Salesforce connected app yet: set SALESFORCE_CLIENT_ID and SALESFORCE_CLIENT_SECRET ' +
-        `(the connected app's consumer key and secret, with callback URL ${redirectUri}) and restart it.`,
+      'This app has no Salesforce External Client App yet: set SALESFORCE_CLIENT_ID and SALESFORCE_CLIENT_SECRET ' +
+        `(the app's consumer key and secret, with callback URL ${redirectUri}) and restart it.`,
     ]);
 
   router.get(SALESFORCE_OAUTH_ROUTES.install, async (_req, res) => {
@@ -118,13 +119,12 @@ export function createSalesforceOAuthRouter(deps: SalesforceOAuthDeps): Router {
 
     const denied = queryString(req, 'error');
     if (denied) {
-      const description = queryString(req, 'error_description');
-      deps.logger.info({ error: denied }, 'salesforce install was not approved');
-      return page(res, 403, 'Salesforce access was not granted', [
-        denied === 'access_denied'
-          ? 'The Salesforce user declined access, so nothing was connected.'
-          : `Salesforce answered ${denied}${description ? `: ${description}` : ''}.`,
-        `When you are ready, start again at ${installLink}.`,
+      // Fixed text only: the query string is never echoed (see oauth-refusals.ts).
+      const refusal = refusalPage(denied, queryString(req, 'error_description'));
+      deps.logger.info({ refusal: refusal.kind }, 'salesforce install was not approved');
+      return page(res, 403, refusal.title, [
+        ...refusal.lines,
+        `When that is done, start again at ${installLink}.`,
       ]);
     }
 
@@ -187,7 +187,7 @@ export function createSalesforceOAuthRouter(deps: SalesforceOAuthDeps): Router {
     if (!tokens.refresh_token) {
       notes.push(
         'Salesforce issued no refresh token, so the connection ends when this session expires: allow the ' +
-          '"refresh_token, offline_access" scope in the connected app and install again.',
+          '"refresh_token, offline_access" scope in the External Client App and install again.',
       );
     }
     try {

@@ -59,12 +59,22 @@ export const PERMISSION_SET = {
   description: 'Read and edit access to the Account fields written by the report connector.',
 } as const;
 
-export const CONNECTED_APP = {
+/**
+ * The External Client App the SFDX project declares (Salesforce blocks creating connected apps since Spring
+ * '26, Metadata API included; help article 005228017). Metadata types ExternalClientApplication,
+ * ExtlClntAppOauthSettings and ExtlClntAppGlobalOauthSettings (API 59.0+).
+ */
+export const EXTERNAL_CLIENT_APP = {
   name: 'Report_Connector',
+  /** fullName of the OAuth plugin settings and of the global OAuth settings. */
+  oauthSettingsName: 'Report_Connector_OAuth',
+  globalOauthSettingsName: 'Report_Connector_Global_OAuth',
   label: 'Report Connector',
   description: 'Links Accounts to published reports and writes their scores.',
   contactEmail: 'connector-admin@example.com',
-  /** Connected-app scope names (the OAuth scope strings are `api refresh_token`). */
+  /** Only the org it is deployed to may use it; a packaged app would be `Packaged`. */
+  distributionState: 'Local',
+  /** OAuth scope names as the metadata writes them (the OAuth scope strings are `api refresh_token`). */
   scopes: ['Api', 'RefreshToken'],
 } as const;
 

@@ -30,6 +30,8 @@ export const installationSchema = z.object({
   status: installationStatusSchema,
   statusReason: z.string().optional(),
   instanceUrl: z.string().optional(),
+  /** The CRM account's IANA time zone, where the CRM says (HubSpot resets daily limits at its midnight). */
+  timeZone: z.string().optional(),
   createdAt: z.string(),
   updatedAt: z.string(),
   /** Whether this installation has a report-service key of its own (the key itself is never in this object). */
@@ -68,6 +70,7 @@ export class InstallationStore {
     mode: 'oauth' | 'token';
     tokens: StoredTokens;
     instanceUrl?: string;
+    timeZone?: string;
   }): Promise<Installation> {
     const id = installationId(input.crm, input.externalId);
     const now = new Date().toISOString();
@@ -84,6 +87,7 @@ export class InstallationStore {
       tokens: this.box.seal(JSON.stringify(input.tokens), id),
     };
     if (input.instanceUrl) fields.instanceUrl = input.instanceUrl;
+    if (input.timeZone) fields.timeZone = input.timeZone;
     await this.redis.multi().hset(this.key(id), fields).sadd(this.setKey(), id).exec();
     const saved = await this.get(id);
     if (!saved) throw new Error(`installation ${id} vanished while it was being saved`);
@@ -101,6 +105,7 @@ export class InstallationStore {
       status: h.status,
       statusReason: h.statusReason || undefined,
       instanceUrl: h.instanceUrl || undefined,
+      timeZone: h.timeZone || undefined,
       createdAt: h.createdAt,
       updatedAt: h.updatedAt,
       hasReportsApiKey: Boolean(h.reportsApiKey),

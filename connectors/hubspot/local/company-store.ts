@@ -343,6 +343,29 @@ export class LocalCompanyStore {
     company.updatedAt = this.iso();
   }
 
+  /** Brings a deleted company back from the recycling bin (HubSpot's `restore`). */
+  restore(id: string): LocalCompanySnapshot {
+    const company = this.companies.get(id);
+    if (!company?.deleted) throw new LocalHubSpotUsageError(`company ${id} is not deleted`);
+    company.deleted = false;
+    company.updatedAt = this.iso();
+    return this.snapshot(company);
+  }
+
+  /** Properties the portal's rules require that would be empty after `values` are applied. */
+  missingRequired(
+    company: StoredCompany,
+    values: Map<string, string>,
+    required: ReadonlySet<string>,
+  ): InvalidProperty[] {
+    const missing: InvalidProperty[] = [];
+    for (const name of required) {
+      const after = values.has(name) ? values.get(name) : company.values.get(name);
+      if (!after) missing.push({ name, error: 'REQUIRED_PROPERTY', message: `${name} is required` });
+    }
+    return missing;
+  }
+
   /** `mergedId` disappears into `primaryId`; the primary keeps its values and gains the ones it lacked. */
   merge(primaryId: string, mergedId: string): { moved: number } {
     const primary = this.resolve(primaryId);

@@ -84,3 +84,17 @@ export function notFoundIdsError(ids: readonly string[]): ErrorBody {
     { context: { ids: [...ids] } },
   );
 }
+
+/**
+ * One record refused by a portal's validation rules (API version 2026-09 on), as an entry of a 207's `errors`.
+ * The shape follows HubSpot's VALIDATION_ERROR bodies with the record's id in `context.ids`; the exact
+ * wording HubSpot uses for 2026-09 is not documented.
+ */
+export function recordValidationError(id: string, items: readonly InvalidProperty[]): ErrorBody {
+  return { ...invalidPropertiesBody(items), context: { ids: [id] } };
+}
+
+/** What HubSpot answers on a path that does not exist. */
+export function notFoundPathBody(path: string): ErrorBody {
+  return crmError('OBJECT_NOT_FOUND', `No route for ${path}`);
+}

@@ -47,6 +47,8 @@ export interface LocalHubSpotOptions {
   /** `generic` sends `object.*` events with objectTypeId 0-2 (what a 2026.03 project subscribes to). */
   webhookFormat?: 'generic' | 'legacy';
   appId?: number;
+  /** The portal's time zone in account details; HubSpot's own default is `US/Eastern`. */
+  timeZone?: string;
   now?: () => number;
   random?: () => number;
 }
@@ -122,6 +124,8 @@ export class LocalHubSpot {
       authorizeDecision: { value: 'approve' },
       calls: {},
       statuses: {},
+      timeZone: { value: options.timeZone ?? 'Etc/UTC' },
+      requiredProperties: new Set(),
     };
     this.app = createLocalHubSpotApp(this.ctx);
   }
@@ -201,6 +205,21 @@ export class LocalHubSpot {
   async deleteCompany(id: string, options: NotifyOptions = {}): Promise<void> {
     this.store.delete(id);
     if (options.notify) await this.notify([this.event('deletion', id)]);
+  }
+
+  /** Restores a deleted company (HubSpot's recycling bin), as a person does in the UI. */
+  async restoreCompany(id: string, options: NotifyOptions = {}): Promise<LocalCompanySnapshot> {
+    const company = this.store.restore(id);
+    if (options.notify) await this.notify([this.event('restore', id)]);
+    return company;
+  }
+
+  /**
+   * A portal validation rule making `property` required. API writes through 2026-09 and later paths are then
+   * refused, record by record, for records that would be left without a value.
+   */
+  requireProperty(property: string): void {
+    this.ctx.requiredProperties.add(property);
   }
 
   /** `mergedId` is merged into `primaryId`, which survives. */

@@ -5,26 +5,39 @@ import express, {
   type RequestHandler,
   type Response,
 } from 'express';
-import { HUBSPOT_PATHS, HUBSPOT_RATE_HEADERS, HUBSPOT_RATE_POLICIES, HUBSPOT_SIZES } from '../provider.js';
+import {
+  HUBSPOT_API_VERSIONS,
+  HUBSPOT_RATE_HEADERS,
+  HUBSPOT_RATE_POLICIES,
+  HUBSPOT_SIZES,
+  type HubSpotApiVersion,
+  hubspotPaths,
+} from '../provider.js';
 import type { LocalCompanyStore, StoredCompany } from './company-store.js';
 import {
   badRefreshTokenBody,
   crmError,
+  type ErrorBody,
   invalidPropertiesBody,
   missingScopesBody,
   notFoundIdsError,
+  notFoundPathBody,
   oauthErrorBody,
   rateLimitBody,
+  recordValidationError,
   unauthorizedBody,
 } from './error-bodies.js';
 import type { RollingBudget } from './rolling-budget.js';
 import type { GrantFailure, LocalTokenRegistry } from './token-registry.js';
 
 /**
- * The stand-in's HTTP surface: HubSpot's OAuth (authorize, v3 token, introspection), account info, company
+ * The stand-in's HTTP surface: HubSpot's OAuth (authorize, token, introspection), account info, company
  * properties and groups, and the company list / batch read / batch update / search endpoints, each behind
  * HubSpot's access-token check, scope check, injectable faults and per-portal rate limits with HubSpot's
- * headers and bodies.
+ * headers and bodies. Every API path is served in each date version the connector supports
+ * (`/crm/objects/2026-09/companies`, ...); the numbered paths (`/crm/v3/...`, `/oauth/v1/...`) answer 404 and
+ * are counted under `legacy`, so a test can prove nothing calls them. From 2026-09 on, a batch update checks
+ * the portal's required properties and refuses the records that would miss one.
  */
 
 export interface LocalFaults {
@@ -66,7 +79,14 @@ export interface LocalHubSpotContext {
   calls: Record<string, number>;
   /** Answers per status code. */
   statuses: Record<string, number>;
+  /** Account details `timeZone` (IANA). */
+  timeZone: { value: string };
+  /** Properties the portal's validation rules require (enforced on writes from API version 2026-09). */
+  requiredProperties: Set<string>;
 }
+
+/** Versions from which HubSpot applies the portal's validation rules to API writes. */
+const VALIDATING_VERSIONS: ReadonlySet<HubSpotApiVersion> = new Set(['2026-09']);
 
 const READ = 'crm.objects.companies.read';
 const WRITE = 'crm.objects.companies.write';
@@ -176,17 +196,24 @@ function inputIds(body: Record<string, unknown>): string[] | null {
   return ids;
 }
 
-function batchAnswer(res: Response, results: unknown[], missing: string[], startedAt: string): void {
+function batchAnswer(
+  res: Response,
+  results: unknown[],
+  missing: string[],
+  startedAt: string,
+  recordErrors: ErrorBody[] = [],
+): void {
   const completedAt = new Date().toISOString();
-  if (missing.length === 0) {
+  const errors = [...(missing.length > 0 ? [notFoundIdsError(missing)] : []), ...recordErrors];
+  if (errors.length === 0) {
     res.status(200).json({ status: 'COMPLETE', results, startedAt, completedAt });
     return;
   }
   res.status(207).json({
     status: 'COMPLETE',
     results,
-    numErrors: 1,
-    errors: [notFoundIdsError(missing)],
+    numErrors: errors.length,
+    errors,
     startedAt,
     completedAt,
   });
@@ -238,118 +265,116 @@ export function createLocalHubSpotApp(ctx: LocalHubSpotContext): Express {
     res.redirect(302, target.toString());
   });
 
-  app.post(HUBSPOT_PATHS.token, count(ctx, 'oauth.token'), form, (req, res) => {
-    const inQuery = ['client_secret', 'code', 'refresh_token'].filter((k) => k in req.query);
-    const body = objectBody(req);
-    if (inQuery.length > 0 || !req.is('application/x-www-form-urlencoded')) {
-      res
-        .status(400)
-        .json(
-          oauthErrorBody(
-            'invalid_request',
-            'BAD_REQUEST',
-            'v3 token requests take form-encoded parameters in the body',
-          ),
-        );
-      return;
-    }
-    const param = (k: string) => (typeof body[k] === 'string' ? (body[k] as string) : undefined);
-    if (!ctx.tokens.clientMatches(param('client_id'), param('client_secret'))) {
-      res.status(400).json(GRANT_FAILURES.bad_client());
-      return;
-    }
-    const grant = param('grant_type');
-    const outcome =
-      grant === 'authorization_code'
-        ? ctx.tokens.exchangeCode(param('code'), param('redirect_uri'))
-        : grant === 'refresh_token'
-          ? ctx.tokens.refreshAccess(param('refresh_token'))
-          : null;
-    if (outcome === null) {
-      res
-        .status(400)
-        .json(oauthErrorBody('unsupported_grant_type', 'BAD_GRANT_TYPE', 'unsupported grant_type'));
-      return;
-    }
-    if (typeof outcome === 'string') {
-      res.status(400).json(GRANT_FAILURES[outcome]());
-      return;
-    }
-    res.json({
-      token_type: 'bearer',
-      access_token: outcome.accessToken,
-      refresh_token: outcome.refreshToken,
-      expires_in: outcome.expiresInSeconds,
-      scopes: outcome.scopes,
-      ...(ctx.includeHubIdInTokenResponse ? { hub_id: Number(ctx.portalId) } : {}),
-    });
-  });
-
-  app.post(HUBSPOT_PATHS.introspect, count(ctx, 'oauth.introspect'), form, (req, res) => {
-    const body = objectBody(req);
-    if (!ctx.tokens.clientMatches(String(body.client_id), String(body.client_secret))) {
-      res.status(400).json(GRANT_FAILURES.bad_client());
-      return;
-    }
-    const info = ctx.tokens.introspect(typeof body.token === 'string' ? body.token : undefined);
-    if (!info.active) {
-      res.json({ active: false });
-      return;
-    }
-    res.json({
-      active: true,
-      token_type: 'access_token',
-      client_id: body.client_id,
-      hub_id: Number(ctx.portalId),
-      scope: (info.scopes ?? []).join(' '),
-      exp: Math.floor((info.expiresAt ?? 0) / 1000),
-    });
-  });
-
-  // ---- account and properties -------------------------------------------------------------------------------
-
-  app.get(HUBSPOT_PATHS.accountDetails, ...api(ctx, 'account.details', []), (_req, res) => {
-    res.json({
-      portalId: Number(ctx.portalId),
-      accountType: 'STANDARD',
-      timeZone: 'Etc/UTC',
-      companyCurrency: 'EUR',
-      additionalCurrencies: [],
-      utcOffset: '+00:00',
-      utcOffsetMilliseconds: 0,
-      uiDomain: 'app.hubspot.com',
-      dataHostingLocation: 'eu1',
-    });
-  });
-
-  app.post(
-    HUBSPOT_PATHS.companyPropertyGroups,
-    ...api(ctx, 'properties.groups.create', [SCHEMA_WRITE]),
-    json,
-    (req, res) => {
-      const result = ctx.store.createGroup(objectBody(req));
-      if (result === 'exists') {
+  for (const version of HUBSPOT_API_VERSIONS) {
+    const paths = hubspotPaths(version);
+    const validates = VALIDATING_VERSIONS.has(version);
+    app.post(paths.token, count(ctx, 'oauth.token'), form, (req, res) => {
+      const inQuery = ['client_secret', 'code', 'refresh_token'].filter((k) => k in req.query);
+      const body = objectBody(req);
+      if (inQuery.length > 0 || !req.is('application/x-www-form-urlencoded')) {
         res
-          .status(409)
+          .status(400)
           .json(
-            crmError(
-              'OBJECT_ALREADY_EXISTS',
-              `A property group named '${String(objectBody(req).name)}' already exists.`,
+            oauthErrorBody(
+              'invalid_request',
+              'BAD_REQUEST',
+              'v3 token requests take form-encoded parameters in the body',
             ),
           );
-      } else if (typeof result === 'string') {
-        res.status(400).json(crmError('VALIDATION_ERROR', result));
-      } else {
-        res.status(201).json({ ...result, archived: false });
+        return;
       }
-    },
-  );
+      const param = (k: string) => (typeof body[k] === 'string' ? (body[k] as string) : undefined);
+      if (!ctx.tokens.clientMatches(param('client_id'), param('client_secret'))) {
+        res.status(400).json(GRANT_FAILURES.bad_client());
+        return;
+      }
+      const grant = param('grant_type');
+      const outcome =
+        grant === 'authorization_code'
+          ? ctx.tokens.exchangeCode(param('code'), param('redirect_uri'))
+          : grant === 'refresh_token'
+            ? ctx.tokens.refreshAccess(param('refresh_token'))
+            : null;
+      if (outcome === null) {
+        res
+          .status(400)
+          .json(oauthErrorBody('unsupported_grant_type', 'BAD_GRANT_TYPE', 'unsupported grant_type'));
+        return;
+      }
+      if (typeof outcome === 'string') {
+        res.status(400).json(GRANT_FAILURES[outcome]());
+        return;
+      }
+      res.json({
+        token_type: 'bearer',
+        access_token: outcome.accessToken,
+        refresh_token: outcome.refreshToken,
+        expires_in: outcome.expiresInSeconds,
+        scopes: outcome.scopes,
+        ...(ctx.includeHubIdInTokenResponse ? { hub_id: Number(ctx.portalId) } : {}),
+      });
+    });
 
-  app.post(
-    HUBSPOT_PATHS.companyProperties,
-    ...api(ctx, 'properties.create', [SCHEMA_WRITE]),
-    json,
-    (req, res) => {
+    app.post(paths.introspect, count(ctx, 'oauth.introspect'), form, (req, res) => {
+      const body = objectBody(req);
+      if (!ctx.tokens.clientMatches(String(body.client_id), String(body.client_secret))) {
+        res.status(400).json(GRANT_FAILURES.bad_client());
+        return;
+      }
+      const info = ctx.tokens.introspect(typeof body.token === 'string' ? body.token : undefined);
+      if (!info.active) {
+        res.json({ active: false });
+        return;
+      }
+      res.json({
+        active: true,
+        token_type: 'access_token',
+        client_id: body.client_id,
+        hub_id: Number(ctx.portalId),
+        scope: (info.scopes ?? []).join(' '),
+        exp: Math.floor((info.expiresAt ?? 0) / 1000),
+      });
+    });
+
+    // ---- account and properties -------------------------------------------------------------------------------
+
+    app.get(paths.accountDetails, ...api(ctx, 'account.details', []), (_req, res) => {
+      res.json({
+        portalId: Number(ctx.portalId),
+        accountType: 'STANDARD',
+        timeZone: ctx.timeZone.value,
+        companyCurrency: 'EUR',
+        additionalCurrencies: [],
+        ...utcOffsetOf(ctx.timeZone.value),
+        uiDomain: 'app.hubspot.com',
+        dataHostingLocation: 'eu1',
+      });
+    });
+
+    app.post(
+      paths.companyPropertyGroups,
+      ...api(ctx, 'properties.groups.create', [SCHEMA_WRITE]),
+      json,
+      (req, res) => {
+        const result = ctx.store.createGroup(objectBody(req));
+        if (result === 'exists') {
+          res
+            .status(409)
+            .json(
+              crmError(
+                'OBJECT_ALREADY_EXISTS',
+                `A property group named '${String(objectBody(req).name)}' already exists.`,
+              ),
+            );
+        } else if (typeof result === 'string') {
+          res.status(400).json(crmError('VALIDATION_ERROR', result));
+        } else {
+          res.status(201).json({ ...result, archived: false });
+        }
+      },
+    );
+
+    app.post(paths.companyProperties, ...api(ctx, 'properties.create', [SCHEMA_WRITE]), json, (req, res) => {
       const body = objectBody(req);
       const result = ctx.store.createProperty(body);
       if (result === 'exists') {
@@ -361,13 +386,9 @@ export function createLocalHubSpotApp(ctx: LocalHubSpotContext): Express {
       } else {
         res.status(201).json(result);
       }
-    },
-  );
+    });
 
-  app.get(
-    `${HUBSPOT_PATHS.companyProperties}/:name`,
-    ...api(ctx, 'properties.read', [SCHEMA_READ]),
-    (req, res) => {
+    app.get(`${paths.companyProperties}/:name`, ...api(ctx, 'properties.read', [SCHEMA_READ]), (req, res) => {
       const property = ctx.store.properties.get(String(req.params.name));
       if (!property) {
         res
@@ -376,72 +397,72 @@ export function createLocalHubSpotApp(ctx: LocalHubSpotContext): Express {
         return;
       }
       res.json(property);
-    },
-  );
-
-  app.patch(
-    `${HUBSPOT_PATHS.companyProperties}/:name`,
-    ...api(ctx, 'properties.update', [SCHEMA_WRITE]),
-    json,
-    (req, res) => {
-      const result = ctx.store.updateProperty(String(req.params.name), objectBody(req));
-      if (result === 'not_found') {
-        res
-          .status(404)
-          .json(crmError('OBJECT_NOT_FOUND', `Unable to find property ${String(req.params.name)}`));
-      } else if (typeof result === 'string') {
-        res.status(400).json(crmError('VALIDATION_ERROR', result));
-      } else {
-        res.json(result);
-      }
-    },
-  );
-
-  // ---- companies --------------------------------------------------------------------------------------------
-
-  app.get(HUBSPOT_PATHS.companies, ...api(ctx, 'companies.list', [READ]), (req, res) => {
-    const limit = Math.min(Number(req.query.limit ?? 10) || 10, HUBSPOT_SIZES.pageSize);
-    const after = typeof req.query.after === 'string' ? Number(req.query.after) : 0;
-    const properties = requestedProperties(req.query.properties);
-    const live = ctx.store.live().filter((c) => Number(c.id) >= after);
-    const page = live.slice(0, limit);
-    const next = live[limit];
-    res.json({
-      results: page.map((c) => ctx.store.toObject(c, properties)),
-      ...(next
-        ? { paging: { next: { after: next.id, link: `${HUBSPOT_PATHS.companies}?after=${next.id}` } } }
-        : {}),
     });
-  });
 
-  app.post(HUBSPOT_PATHS.companiesBatchRead, ...api(ctx, 'companies.batchRead', [READ]), json, (req, res) => {
-    const startedAt = new Date().toISOString();
-    const body = objectBody(req);
-    const ids = inputIds(body);
-    if (!ids || ids.length > HUBSPOT_SIZES.batchRead) {
-      res
-        .status(400)
-        .json(
-          crmError('VALIDATION_ERROR', `inputs must be a list of at most ${HUBSPOT_SIZES.batchRead} ids`),
-        );
-      return;
-    }
-    const properties = requestedProperties(body.properties);
-    const results = new Map<string, unknown>();
-    const missing: string[] = [];
-    for (const id of ids) {
-      const company = ctx.store.resolve(id);
-      if (company) results.set(company.id, ctx.store.toObject(company, properties));
-      else missing.push(id);
-    }
-    batchAnswer(res, [...results.values()], missing, startedAt);
-  });
+    app.patch(
+      `${paths.companyProperties}/:name`,
+      ...api(ctx, 'properties.update', [SCHEMA_WRITE]),
+      json,
+      (req, res) => {
+        const result = ctx.store.updateProperty(String(req.params.name), objectBody(req));
+        if (result === 'not_found') {
+          res
+            .status(404)
+            .json(crmError('OBJECT_NOT_FOUND', `Unable to find property ${String(req.params.name)}`));
+        } else if (typeof result === 'string') {
+          res.status(400).json(crmError('VALIDATION_ERROR', result));
+        } else {
+          res.json(result);
+        }
+      },
+    );
 
-  app.post(
-    HUBSPOT_PATHS.companiesBatchUpdate,
-    ...api(ctx, 'companies.batchUpdate', [WRITE]),
-    json,
-    (req, res) => {
+    // ---- companies --------------------------------------------------------------------------------------------
+
+    app.get(paths.companies, ...api(ctx, 'companies.list', [READ]), (req, res) => {
+      const limit = Math.min(Number(req.query.limit ?? 10) || 10, HUBSPOT_SIZES.pageSize);
+      const after = typeof req.query.after === 'string' ? Number(req.query.after) : 0;
+      const properties = requestedProperties(req.query.properties);
+      const live = ctx.store.live().filter((c) => Number(c.id) >= after);
+      const page = live.slice(0, limit);
+      const next = live[limit];
+      res.json({
+        results: page.map((c) => ctx.store.toObject(c, properties)),
+        ...(next
+          ? { paging: { next: { after: next.id, link: `${paths.companies}?after=${next.id}` } } }
+          : {}),
+      });
+    });
+
+    app.post(paths.companiesBatchRead, ...api(ctx, 'companies.batchRead', [READ]), json, (req, res) => {
+      const startedAt = new Date().toISOString();
+      const body = objectBody(req);
+      const ids = inputIds(body);
+      if (!ids || ids.length > HUBSPOT_SIZES.batchRead) {
+        res
+          .status(400)
+          .json(
+            crmError('VALIDATION_ERROR', `inputs must be a list of at most ${HUBSPOT_SIZES.batchRead} ids`),
+          );
+        return;
+      }
+      if (!Array.isArray(body.propertiesWithHistory)) {
+        // Required by HubSpot's published spec for this endpoint.
+        res.status(400).json(crmError('VALIDATION_ERROR', 'propertiesWithHistory is required'));
+        return;
+      }
+      const properties = requestedProperties(body.properties);
+      const results = new Map<string, unknown>();
+      const missing: string[] = [];
+      for (const id of ids) {
+        const company = ctx.store.resolve(id);
+        if (company) results.set(company.id, ctx.store.toObject(company, properties));
+        else missing.push(id);
+      }
+      batchAnswer(res, [...results.values()], missing, startedAt);
+    });
+
+    app.post(paths.companiesBatchUpdate, ...api(ctx, 'companies.batchUpdate', [WRITE]), json, (req, res) => {
       const startedAt = new Date().toISOString();
       const body = objectBody(req);
       const ids = inputIds(body);
@@ -471,6 +492,7 @@ export function createLocalHubSpotApp(ctx: LocalHubSpotContext): Express {
       const inputs = body.inputs as { id: unknown; properties?: unknown }[];
       const planned: { company: StoredCompany; values: Map<string, string> }[] = [];
       const missing: string[] = [];
+      const refused: ErrorBody[] = [];
       for (const input of inputs) {
         const properties =
           typeof input.properties === 'object' && input.properties !== null
@@ -483,8 +505,15 @@ export function createLocalHubSpotApp(ctx: LocalHubSpotContext): Express {
           return;
         }
         const company = ctx.store.resolve(String(input.id));
-        if (company) planned.push({ company, values: normalized });
-        else missing.push(String(input.id));
+        if (!company) {
+          missing.push(String(input.id));
+          continue;
+        }
+        const required = validates
+          ? ctx.store.missingRequired(company, normalized, ctx.requiredProperties)
+          : [];
+        if (required.length > 0) refused.push(recordValidationError(String(input.id), required));
+        else planned.push({ company, values: normalized });
       }
       ctx.store.writes.batches++;
       const results = new Map<string, unknown>();
@@ -495,15 +524,10 @@ export function createLocalHubSpotApp(ctx: LocalHubSpotContext): Express {
         if (!changed) ctx.store.writes.unchangedRecords++;
         results.set(company.id, ctx.store.toObject(company, [...values.keys()]));
       }
-      batchAnswer(res, [...results.values()], missing, startedAt);
-    },
-  );
+      batchAnswer(res, [...results.values()], missing, startedAt, refused);
+    });
 
-  app.post(
-    HUBSPOT_PATHS.companiesSearch,
-    ...api(ctx, 'companies.search', [READ], 'search'),
-    json,
-    (req, res) => {
+    app.post(paths.companiesSearch, ...api(ctx, 'companies.search', [READ], 'search'), json, (req, res) => {
       const body = objectBody(req);
       const limit = Math.min(Number(body.limit ?? 10) || 10, HUBSPOT_SIZES.searchPageSize);
       const offset = Number(body.after ?? 0) || 0;
@@ -525,8 +549,13 @@ export function createLocalHubSpotApp(ctx: LocalHubSpotContext): Express {
         results: page.map((c) => ctx.store.toObject(c, properties)),
         ...(nextOffset < matches.length ? { paging: { next: { after: String(nextOffset) } } } : {}),
       });
-    },
-  );
+    });
+  }
+
+  // The numbered API versions: HubSpot stops supporting them; the connector must never call them.
+  app.use(/\/v[1-4]\//, count(ctx, 'legacy'), (req, res) => {
+    res.status(404).json(notFoundPathBody(req.path));
+  });
 
   // Malformed JSON and other parser failures in HubSpot's error shape.
   app.use((err: unknown, _req: Request, res: Response, next: NextFunction) => {
@@ -546,6 +575,19 @@ export function createLocalHubSpotApp(ctx: LocalHubSpotContext): Express {
   });
 
   return app;
+}
+
+/** `utcOffset` / `utcOffsetMilliseconds` of the zone now, as account details report them. */
+function utcOffsetOf(timeZone: string): { utcOffset: string; utcOffsetMilliseconds: number } {
+  const name =
+    new Intl.DateTimeFormat('en-US', { timeZone, timeZoneName: 'longOffset' })
+      .formatToParts(new Date())
+      .find((p) => p.type === 'timeZoneName')?.value ?? 'GMT';
+  const match = /([+-])(\d{2}):(\d{2})/.exec(name);
+  if (!match) return { utcOffset: '+00:00', utcOffsetMilliseconds: 0 };
+  const sign = match[1] === '-' ? -1 : 1;
+  const ms = sign * (Number(match[2]) * 60 + Number(match[3])) * 60_000;
+  return { utcOffset: `${match[1]}${match[2]}:${match[3]}`, utcOffsetMilliseconds: ms };
 }
 
 /** OR of filter groups, AND of filters; EQ, NEQ, HAS_PROPERTY and NOT_HAS_PROPERTY. */

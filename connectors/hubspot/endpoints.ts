@@ -1,0 +1,109 @@
+import type { HubSpotRequest } from './api-client.js';
+import type { HubSpotPropertyDefinition, HubSpotPropertyGroupDefinition } from './field-types.js';
+import { HUBSPOT_SIZES, type HubSpotPaths } from './provider.js';
+
+/**
+ * Every request the connector sends to HubSpot's CRM APIs, one builder per endpoint: method, path, query and
+ * body are decided here and nowhere else, so checking the connector against HubSpot's published OpenAPI specs
+ * means reading this file. The OAuth form bodies live beside them in oauth-tokens.ts (`tokenForm`).
+ */
+
+export interface BatchUpdateInput {
+  id: string;
+  properties: Record<string, string>;
+}
+
+export function listCompaniesRequest(
+  paths: HubSpotPaths,
+  properties: readonly string[],
+  after: string | null,
+): HubSpotRequest {
+  const query: Record<string, string> = {
+    limit: String(HUBSPOT_SIZES.pageSize),
+    properties: properties.join(','),
+    archived: 'false',
+  };
+  if (after) query.after = after;
+  return { method: 'GET', path: paths.companies, query };
+}
+
+/** The spec marks `propertiesWithHistory` required: sent empty, no history is wanted. */
+export function batchReadRequest(
+  paths: HubSpotPaths,
+  properties: readonly string[],
+  ids: readonly string[],
+): HubSpotRequest {
+  return {
+    method: 'POST',
+    path: paths.companiesBatchRead,
+    query: { archived: 'false' },
+    body: { properties: [...properties], propertiesWithHistory: [], inputs: ids.map((id) => ({ id })) },
+    // 207: some ids are gone; 404: all of them are.
+    accept: [207, 404],
+  };
+}
+
+export function batchUpdateRequest(paths: HubSpotPaths, inputs: readonly BatchUpdateInput[]): HubSpotRequest {
+  return {
+    method: 'POST',
+    path: paths.companiesBatchUpdate,
+    body: { inputs: inputs.map((i) => ({ id: i.id, properties: i.properties })) },
+    accept: [207, 400, 404],
+  };
+}
+
+export function searchBySlugRequest(
+  paths: HubSpotPaths,
+  slugProperty: string,
+  slug: string,
+  properties: readonly string[],
+  after: string | undefined,
+): HubSpotRequest {
+  return {
+    method: 'POST',
+    path: paths.companiesSearch,
+    search: true,
+    body: {
+      filterGroups: [{ filters: [{ propertyName: slugProperty, operator: 'EQ', value: slug }] }],
+      properties: [...properties],
+      limit: HUBSPOT_SIZES.searchPageSize,
+      ...(after ? { after } : {}),
+    },
+  };
+}
+
+/** 409: the group exists already, which is all that matters (its label is the admin's to change). */
+export function createPropertyGroupRequest(
+  paths: HubSpotPaths,
+  group: HubSpotPropertyGroupDefinition,
+): HubSpotRequest {
+  return { method: 'POST', path: paths.companyPropertyGroups, body: group, accept: [409] };
+}
+
+export function createPropertyRequest(
+  paths: HubSpotPaths,
+  definition: HubSpotPropertyDefinition,
+): HubSpotRequest {
+  return { method: 'POST', path: paths.companyProperties, body: definition, accept: [409] };
+}
+
+export function readPropertyRequest(paths: HubSpotPaths, name: string): HubSpotRequest {
+  return { method: 'GET', path: `${paths.companyProperties}/${encodeURIComponent(name)}` };
+}
+
+export function updatePropertyRequest(
+  paths: HubSpotPaths,
+  name: string,
+  patch: Record<string, unknown>,
+): HubSpotRequest {
+  return {
+    method: 'PATCH',
+    path: `${paths.companyProperties}/${encodeURIComponent(name)}`,
+    body: patch,
+    accept: [400, 409],
+  };
+}
+
+export function accountDetailsRequest(paths: HubSpotPaths): HubSpotRequest {
+  return { method: 'GET', path: paths.accountDetails };
+}
