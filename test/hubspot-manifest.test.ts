@@ -1,7 +1,15 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import {
+  getProjectMetadata,
+  isKnownPlatformVersion,
+  parseProjectConfig,
+  validateProjectConfig,
+} from '@hubspot/project-parsing-lib/projects';
+import { translateForLocalDev } from '@hubspot/project-parsing-lib/translate';
+import { validateUid } from '@hubspot/project-parsing-lib/uid';
 import { describe, expect, it } from 'vitest';
 import {
   HUBSPOT_MANIFEST_PLACEHOLDER_APP_URL,
@@ -76,6 +84,7 @@ describe('HubSpot project manifests', () => {
       ['object.creation', null],
       ['object.deletion', null],
       ['object.merge', null],
+      ['object.restore', null],
       ['object.propertyChange', 'name'],
       ['object.propertyChange', 'domain'],
       ['object.propertyChange', 'report_slug'],
@@ -94,5 +103,71 @@ describe('HubSpot project manifests', () => {
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
+  });
+});
+
+/**
+ * HubSpot's own parser (the library behind `hs project upload`) reads the generated project. Offline it parses
+ * and places every component; the JSON-schema check of each component's config needs HubSpot's schema
+ * endpoint and an account, so it runs at upload time, not here.
+ */
+describe('the HubSpot project as @hubspot/project-parsing-lib reads it', () => {
+  async function parse(files: Record<string, string>) {
+    const dir = await mkdtemp(join(tmpdir(), 'hs-parse-'));
+    for (const [relative, content] of Object.entries(files)) {
+      await mkdir(dirname(join(dir, relative)), { recursive: true });
+      await writeFile(join(dir, relative), content, 'utf8');
+    }
+    try {
+      const config = parseProjectConfig(dir);
+      validateProjectConfig(config, dir);
+      const context = { projectSourceDir: join(dir, config.srcDir), platformVersion: config.platformVersion };
+      const { intermediateRepresentation, skippedHsMetaFiles } = await translateForLocalDev(context, {
+        skipValidation: true,
+      });
+      const metadata = await getProjectMetadata(context.projectSourceDir);
+      return {
+        config,
+        nodes: intermediateRepresentation.intermediateNodesIndexedByUid,
+        skippedHsMetaFiles,
+        metadata,
+      };
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }
+
+  it('parses the generated project with no parsing errors, on a platform version it knows', async () => {
+    const { config, nodes, skippedHsMetaFiles, metadata } = await parse(
+      hubspotProjectFiles({ appUrl: 'https://crm.acme.test' }),
+    );
+    expect(isKnownPlatformVersion(config.platformVersion)).toBe(true);
+    expect(skippedHsMetaFiles).toEqual([]);
+    expect(Object.fromEntries(Object.entries(nodes).map(([uid, n]) => [uid, n.componentType]))).toEqual({
+      report_connector_app: 'APPLICATION',
+      report_connector_webhooks: 'WEBHOOKS',
+    });
+    for (const [uid, node] of Object.entries(nodes)) {
+      expect(node.localDev.parsingErrors, uid).toEqual([]);
+      expect(validateUid(uid), uid).toBeUndefined();
+    }
+    for (const [type, component] of Object.entries(metadata.components)) {
+      if (component.maxCount !== null) expect(component.count, type).toBeLessThanOrEqual(component.maxCount);
+    }
+  });
+
+  it('tells a broken component file apart, so the check above can fail', async () => {
+    const files = hubspotProjectFiles({ appUrl: 'https://crm.acme.test' });
+    const types = async (webhooks: string) => {
+      const { nodes } = await parse({ ...files, 'src/app/webhooks/webhooks-hsmeta.json': webhooks });
+      return Object.fromEntries(Object.entries(nodes).map(([uid, n]) => [uid, n.componentType]));
+    };
+    // Not JSON: the component is not read at all. No type: HubSpot cannot tell what it is.
+    expect(await types('{"uid": "report_connector_webhooks", "config": ')).toEqual({
+      report_connector_app: 'APPLICATION',
+    });
+    expect(
+      (await types('{"uid": "report_connector_webhooks", "config": {}}')).report_connector_webhooks,
+    ).not.toBe('WEBHOOKS');
   });
 });

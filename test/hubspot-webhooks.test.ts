@@ -195,7 +195,9 @@ describe('toCrmChanges', () => {
         { portalId: 1, objectId: 30, subscriptionType: 'contact.creation' },
         { portalId: 1, objectId: 31, subscriptionType: 'object.creation', objectTypeId: '0-1' },
         { portalId: 1, objectId: 32, subscriptionType: 'company.propertyChange', propertyName: 'industry' },
+        // A company back from the recycling bin is handled like a creation.
         { portalId: 1, objectId: 33, subscriptionType: 'company.restore' },
+        { portalId: 2, objectId: 34, subscriptionType: 'object.restore', objectTypeId: '0-2' },
       ]),
     );
     const changes = toCrmChanges(events);
@@ -205,11 +207,13 @@ describe('toCrmChanges', () => {
       { kind: 'renamed', recordId: '11' },
       { kind: 'deleted', recordId: '15' },
       { kind: 'merged', recordId: '20', mergedInto: '20', mergedIds: ['21', '22'] },
+      { kind: 'created', recordId: '33' },
     ]);
     expect(changes.get('2')).toEqual<CrmChange[]>([
       { kind: 'domainChanged', recordId: '12' },
       { kind: 'slugChanged', recordId: '13', slug: 'acme' },
       { kind: 'slugChanged', recordId: '14', slug: null },
+      { kind: 'created', recordId: '34' },
     ]);
   });
 

@@ -1,6 +1,7 @@
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
+import { ComponentSet, MetadataConverter } from '@salesforce/source-deploy-retrieve';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { describe, expect, it } from 'vitest';
 import { salesforceShape } from '../connectors/salesforce/field-types.js';
@@ -44,7 +45,8 @@ describe('committed Salesforce manifests', () => {
 
   it('are well-formed XML, every one', async () => {
     const xmlFiles = (await listFiles(COMMITTED)).filter((p) => p.endsWith('.xml'));
-    expect(xmlFiles.length).toBe(FIELDS.length + 3);
+    // Fields, the permission set, the External Client App and its two OAuth settings, package.xml.
+    expect(xmlFiles.length).toBe(FIELDS.length + 5);
     for (const path of xmlFiles) {
       expect(XMLValidator.validate(await readFile(join(COMMITTED, path), 'utf8')), path).toBe(true);
     }
@@ -86,15 +88,28 @@ describe('committed Salesforce manifests', () => {
     for (const p of ps.fieldPermissions) expect(p).toMatchObject({ readable: 'true', editable: 'true' });
   });
 
-  it('configure the connected app for the PKCE web server flow', async () => {
-    const xml = await readFile(
-      join(COMMITTED, 'force-app/main/default/connectedApps/Report_Connector.connectedApp-meta.xml'),
-      'utf8',
-    );
-    const oauth = parser.parse(xml).ConnectedApp.oauthConfig;
-    expect(oauth.callbackUrl).toBe('https://report-connector.example.com/oauth/salesforce/callback');
-    expect(oauth.isPkceRequired).toBe('true');
-    expect(oauth.scopes).toEqual(['Api', 'RefreshToken']);
+  it('hold an External Client App for the PKCE web server flow, and no connected app', async () => {
+    const files = await listFiles(COMMITTED);
+    expect(files.filter((f) => /connectedApp/i.test(f))).toEqual([]);
+    const read = async (path: string) =>
+      parser.parse(await readFile(join(COMMITTED, 'force-app/main/default', path), 'utf8'));
+    const app = (await read('externalClientApps/Report_Connector.eca-meta.xml')).ExternalClientApplication;
+    expect(app).toMatchObject({ label: 'Report Connector', distributionState: 'Local' });
+    const global = (
+      await read('extlClntAppGlobalOauthSets/Report_Connector_Global_OAuth.ecaGlblOauth-meta.xml')
+    ).ExtlClntAppGlobalOauthSettings;
+    expect(global).toMatchObject({
+      callbackUrl: 'https://report-connector.example.com/oauth/salesforce/callback',
+      externalClientApplication: 'Report_Connector',
+      isPkceRequired: 'true',
+    });
+    // Salesforce generates the consumer key and secret; they never go into source control.
+    expect(global.consumerKey).toBeUndefined();
+    expect(global.consumerSecret).toBeUndefined();
+    const oauth = (await read('extlClntAppOauthSettings/Report_Connector_OAuth.ecaOauth-meta.xml'))
+      .ExtlClntAppOauthSettings;
+    expect(oauth.externalClientApplication).toBe('Report_Connector');
+    expect(String(oauth.commaSeparatedOauthScopes).split(/,\s*/)).toEqual(['Api', 'RefreshToken']);
   });
 
   it('list every component in package.xml', async () => {
@@ -104,7 +119,10 @@ describe('committed Salesforce manifests', () => {
     );
     expect(byType.CustomField.sort()).toEqual(FIELDS.map((f) => `Account.${f.salesforce}`).sort());
     expect(byType.PermissionSet).toEqual(['Report_Connector']);
-    expect(byType.ConnectedApp).toEqual(['Report_Connector']);
+    expect(byType.ConnectedApp).toBeUndefined();
+    expect(byType.ExternalClientApplication).toEqual(['Report_Connector']);
+    expect(byType.ExtlClntAppOauthSettings).toEqual(['Report_Connector_OAuth']);
+    expect(byType.ExtlClntAppGlobalOauthSettings).toEqual(['Report_Connector_Global_OAuth']);
     const project = JSON.parse(await readFile(join(COMMITTED, 'sfdx-project.json'), 'utf8'));
     expect(project.sourceApiVersion).toBe(pkg.version);
   });
@@ -117,13 +135,77 @@ describe('writeSalesforceManifests', () => {
       const written = await writeSalesforceManifests(dir, 'https://crm.example.org/a&b/');
       expect(written).toEqual(await listFiles(dir));
       const xml = await readFile(
-        join(dir, 'force-app/main/default/connectedApps/Report_Connector.connectedApp-meta.xml'),
+        join(
+          dir,
+          'force-app/main/default/extlClntAppGlobalOauthSets/Report_Connector_Global_OAuth.ecaGlblOauth-meta.xml',
+        ),
         'utf8',
       );
       expect(XMLValidator.validate(xml)).toBe(true);
-      expect(parser.parse(xml).ConnectedApp.oauthConfig.callbackUrl).toBe(
+      expect(parser.parse(xml).ExtlClntAppGlobalOauthSettings.callbackUrl).toBe(
         'https://crm.example.org/a&b/oauth/salesforce/callback',
       );
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+/**
+ * @salesforce/source-deploy-retrieve is the library the Salesforce CLI deploys with: it must recognise every
+ * file of the project (an unknown one throws TypeInferenceError) and convert it to Metadata API format, the
+ * shape `sf project deploy start` sends.
+ */
+describe('the SFDX project as @salesforce/source-deploy-retrieve reads it', () => {
+  const memberSets = (types: { name: string; members: string[] }[]) =>
+    Object.fromEntries(types.map((t) => [t.name, [...t.members].sort()]));
+
+  it('recognises every component and converts the project to Metadata API format', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'sf-sdr-'));
+    try {
+      await writeSalesforceManifests(join(dir, 'project'), PLACEHOLDER_APP_URL);
+      const components = ComponentSet.fromSource(join(dir, 'project', 'force-app'));
+      const sdrPackage = parser.parse(await components.getPackageXml()).Package;
+      const ours = parser.parse(await readFile(join(dir, 'project', 'manifest/package.xml'), 'utf8')).Package;
+      expect(memberSets(sdrPackage.types)).toEqual(memberSets(ours.types));
+
+      const converted = await new MetadataConverter().convert(components, 'metadata', {
+        type: 'directory',
+        outputDirectory: join(dir, 'mdapi'),
+        genUniqueDir: false,
+      });
+      const out = await listFiles(converted.packagePath!);
+      expect(out).toEqual(
+        expect.arrayContaining([
+          'package.xml',
+          'externalClientApps/Report_Connector.eca',
+          'extlClntAppOauthSettings/Report_Connector_OAuth.ecaOauth',
+          'extlClntAppGlobalOauthSets/Report_Connector_Global_OAuth.ecaGlblOauth',
+          'objects/Account.object',
+          'permissionsets/Report_Connector.permissionset',
+        ]),
+      );
+      const account = parser.parse(
+        await readFile(join(converted.packagePath!, 'objects/Account.object'), 'utf8'),
+      );
+      expect(
+        [account.CustomObject.fields]
+          .flat()
+          .map((f: { fullName: string }) => f.fullName)
+          .sort(),
+      ).toEqual(FIELDS.map((f) => f.salesforce).sort());
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses a file it does not recognise, so the check above can fail', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'sf-sdr-'));
+    try {
+      await writeSalesforceManifests(dir, PLACEHOLDER_APP_URL);
+      await mkdir(join(dir, 'force-app/main/default/widgets'), { recursive: true });
+      await writeFile(join(dir, 'force-app/main/default/widgets/W.widget-meta.xml'), '<Widget/>\n', 'utf8');
+      expect(() => ComponentSet.fromSource(join(dir, 'force-app'))).toThrow(/infer a metadata type/);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
