@@ -199,6 +199,37 @@ describe('install', () => {
     expect(installed).toEqual([]);
   });
 
+  it.each([
+    ['uninstalled', /not installed in this org/, /Approve Uninstalled Connected Apps/],
+    ['not_approved', /only admits users an admin has approved/, /add your profile or a permission set/],
+  ] as const)(
+    'turns the %s refusal into fixed text saying what an admin must do',
+    async (kind, why, what) => {
+      local.setConsent(kind);
+      const { callback } = await authorize();
+      const res = await get(callback);
+      expect(res.status).toBe(403);
+      const page = await res.text();
+      expect(page).toMatch(why);
+      expect(page).toMatch(what);
+      expect(installed).toEqual([]);
+    },
+  );
+
+  it('never echoes what the callback was sent', async () => {
+    const { authorizeUrl } = await authorize();
+    const state = authorizeUrl.searchParams.get('state')!;
+    const res = await get(
+      `${appUrl}/oauth/salesforce/callback?state=${encodeURIComponent(state)}` +
+        `&error=${encodeURIComponent('<script>alert(1)</script>')}&error_description=${encodeURIComponent('call +1 555 0100 now')}`,
+    );
+    expect(res.status).toBe(403);
+    const page = await res.text();
+    expect(page).not.toContain('alert(1)');
+    expect(page).not.toContain('555');
+    expect(page).toMatch(/Salesforce refused the authorisation/);
+  });
+
   it('fails the exchange when the verifier does not match the challenge (PKCE is checked)', async () => {
     const { authorizeUrl } = await authorize();
     // A state whose server-side verifier is not the one the challenge was made from.

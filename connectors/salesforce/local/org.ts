@@ -125,6 +125,8 @@ export interface RecordFailure {
   fields: string[];
 }
 
+export type LocalConsent = 'approve' | 'deny' | 'uninstalled' | 'not_approved';
+
 export class SalesforceApiError extends Error {
   constructor(
     readonly status: number,
@@ -207,7 +209,12 @@ export class LocalOrg {
   apiUsed = 0;
   apiLimit: number;
   faults: Faults = { ...NO_FAULTS };
-  consent: 'approve' | 'deny' = 'approve';
+  /**
+   * What the authorization page does: approve, the user declines, or one of the refusals Salesforce gives
+   * since September 2025 (`uninstalled`: the app is not installed and the user lacks "Approve Uninstalled
+   * Connected Apps"; `not_approved`: the app admits admin-approved users only).
+   */
+  consent: LocalConsent = 'approve';
   private random: () => number;
   private readonly counters = new Map<string, number>();
   readonly versionsSeen = new Set<string>();

@@ -4,6 +4,7 @@ import express, { type Express, type NextFunction, type Request, type Response }
 import { BulkJobs } from './bulk-jobs.js';
 import {
   type Faults,
+  type LocalConsent,
   LocalOrg,
   type LocalSalesforceOptions,
   OAuthError,
@@ -133,7 +134,7 @@ export class LocalSalesforce {
   }
 
   /** What the next authorization request answers: the user approves (default) or declines. */
-  setConsent(consent: 'approve' | 'deny'): void {
+  setConsent(consent: LocalConsent): void {
     this.org.consent = consent;
   }
 
@@ -226,6 +227,12 @@ export class LocalSalesforce {
       } else if (org.consent === 'deny') {
         back.searchParams.set('error', 'access_denied');
         back.searchParams.set('error_description', 'end-user denied authorization');
+      } else if (org.consent === 'uninstalled') {
+        back.searchParams.set('error', 'invalid_client');
+        back.searchParams.set('error_description', 'app must be installed into org');
+      } else if (org.consent === 'not_approved') {
+        back.searchParams.set('error', 'OAUTH_APP_ACCESS_DENIED');
+        back.searchParams.set('error_description', 'user is not admin approved to access this app');
       } else {
         back.searchParams.set(
           'code',
