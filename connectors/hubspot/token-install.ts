@@ -4,7 +4,6 @@ import type { Installation, InstallationStore } from '../../src/installations/st
 import { HubSpotHttp } from './api-client.js';
 import { staticAccessToken } from './create-connector.js';
 import { accountDetailsRequest } from './endpoints.js';
-import { HubSpotHttp } from './hubspot-http.js';
 import { validTimeZone } from './portal-clock.js';
 import { HUBSPOT_PROVIDER, type HubSpotApiVersion } from './provider.js';
 import { accountDetailsSchema } from './wire.js';

@@ -5,6 +5,7 @@ import type {
   ApiUsage,
   ChangedRecord,
   CompanyRecord,
+  CrmChange,
   EnsureFieldsResult,
   Page,
   PolledCrmConnector,
@@ -34,6 +35,7 @@ import {
   ACCOUNT_SOBJECT,
   BULK_THRESHOLD,
   CHANGE_POLL,
+  DELETED_LOG_PATH,
   ERROR_CODES,
   SALESFORCE_LIMITS,
   SALESFORCE_PROVIDER,
@@ -43,6 +45,7 @@ import {
   accountSelectFields,
   changedAccountRowSchema,
   FieldValueError,
+  normalizeDateTime,
   toChangedRecord,
   toCompanyRecord,
   toSalesforceFields,
@@ -77,6 +80,12 @@ const collectionResultSchema = z.array(
 );
 
 const mergedRowSchema = z.object({ Id: z.string(), MasterRecordId: z.string().nullish() });
+
+const deletedLogSchema = z.object({
+  deletedRecords: z.array(z.object({ id: z.string(), deletedDate: z.string().optional() })).default([]),
+  earliestDateAvailable: z.string().nullish(),
+  latestDateCovered: z.string().nullish(),
+});
 
 export interface SalesforceConnectorDeps {
   installation: Pick<Installation, 'id' | 'instanceUrl' | 'externalId'>;
@@ -332,14 +341,23 @@ export class SalesforceConnector implements PolledCrmConnector {
    * Accounts modified after the cursor, oldest first, from seconds that are over (see CHANGE_POLL). A null
    * cursor is the baseline: no records, and a cursor at the server's "now", so a poll started at install does
    * not replay the whole org. An empty answer may still move the cursor forward, to keep the next query small.
+   *
+   * The query runs through queryAll, so a deletion (which stamps the record) comes back in the same poll as
+   * `deleted`, and the loser of a merge as `merged` into its `MasterRecordId`, with the slug it carried. Records
+   * purged from the recycle bin before a poll saw them are caught by the delete log
+   * (`sobjects/Account/deleted`), read at most once per CHANGE_POLL.deletedLogEveryMs. Calls per poll: one
+   * queryAll (plus a queryMore per 2,000 changes) and at most one delete-log read.
    */
-  async listChangedSince(cursor: string | null): Promise<{ records: ChangedRecord[]; cursor: string }> {
+  async listChangedSince(
+    cursor: string | null,
+  ): Promise<{ records: ChangedRecord[]; cursor: string; changes: CrmChange[] }> {
     if (cursor === null) {
       const { horizon } = await this.queryWithHorizon(
         `SELECT Id FROM ${ACCOUNT_SOBJECT} ORDER BY SystemModstamp DESC LIMIT 1`,
         'change baseline',
       );
-      return { records: [], cursor: encodeChangeCursor({ s: new Date(horizon).toISOString(), i: '' }) };
+      const at = new Date(horizon).toISOString();
+      return { records: [], changes: [], cursor: encodeChangeCursor({ s: at, i: '', d: at }) };
     }
     const from = decodeChangeCursor(cursor);
     const literal = soqlDateTime(from.s);
@@ -350,12 +368,16 @@ export class SalesforceConnector implements PolledCrmConnector {
     const max = this.deps.maxChangesPerPoll ?? CHANGE_POLL.maxChangesPerPoll;
     const fromMs = Date.parse(from.s);
     const records: ChangedRecord[] = [];
-    const first = await this.queryWithHorizon(soql, 'poll changed accounts');
+    const changes: CrmChange[] = [];
+    const gone = new Set<string>();
+    let last: { s: string; i: string } | null = null;
+    const first = await this.queryWithHorizon(soql, 'poll changed accounts', true);
     let page = first.page;
     let unsettled = false;
     for (;;) {
       for (const raw of page.records) {
-        const record = toChangedRecord(changedAccountRowSchema.parse(raw));
+        const row = changedAccountRowSchema.parse(raw);
+        const record = toChangedRecord(row);
         const at = Date.parse(record.modifiedAt);
         if (at >= first.horizon) {
           // Ordered by stamp: everything from here on is in a second that may still grow.
@@ -364,27 +386,79 @@ export class SalesforceConnector implements PolledCrmConnector {
         }
         // The literal has whole seconds; a stamp with milliseconds could come back once more. Drop repeats.
         if (at < fromMs || (at === fromMs && from.i !== '' && toId18(record.id) === toId18(from.i))) continue;
-        records.push(record);
+        last = { s: record.modifiedAt, i: record.id };
+        if (row.IsDeleted) {
+          gone.add(toId18(record.id));
+          changes.push(
+            row.MasterRecordId
+              ? {
+                  kind: 'merged',
+                  recordId: record.id,
+                  mergedInto: row.MasterRecordId,
+                  mergedIds: [record.id],
+                  mergedSlug: typeof record.fields.slug === 'string' ? record.fields.slug : null,
+                }
+              : { kind: 'deleted', recordId: record.id },
+          );
+        } else {
+          records.push(record);
+        }
       }
-      if (unsettled || page.done || !page.nextRecordsUrl || records.length >= max) break;
+      if (unsettled || page.done || !page.nextRecordsUrl || records.length + changes.length >= max) break;
       page = await this.queryMore(page.nextRecordsUrl, 'poll changed accounts');
     }
-    const last = records.at(-1);
-    let next: ChangeCursor = from;
-    if (last) next = { s: last.modifiedAt, i: last.id };
-    else if (first.horizon > fromMs) next = { s: new Date(first.horizon).toISOString(), i: '' };
-    return { records, cursor: encodeChangeCursor(next) };
+    let next: ChangeCursor = { ...from };
+    if (last) next = { ...next, s: last.s, i: last.i };
+    else if (first.horizon > fromMs) next = { ...next, s: new Date(first.horizon).toISOString(), i: '' };
+    const deletedSince = from.d ?? from.s;
+    if (first.horizon - Date.parse(deletedSince) >= CHANGE_POLL.deletedLogEveryMs) {
+      const log = await this.readDeleteLog(deletedSince, first.horizon);
+      for (const id of log.ids) {
+        if (!gone.has(toId18(id))) changes.push({ kind: 'deleted', recordId: id });
+      }
+      next.d = log.coveredUntil;
+    } else {
+      next.d = deletedSince;
+    }
+    return { records, changes, cursor: encodeChangeCursor(next) };
+  }
+
+  /** Ids in Salesforce's delete log between two moments, and how far the log was covered. */
+  private async readDeleteLog(start: string, end: number): Promise<{ ids: string[]; coveredUntil: string }> {
+    const query = `start=${encodeURIComponent(start)}&end=${encodeURIComponent(new Date(end).toISOString())}`;
+    const raw = await this.api.rest<unknown>(this.priority, {
+      method: 'GET',
+      url: `${DELETED_LOG_PATH}?${query}`,
+    });
+    const parsed = deletedLogSchema.safeParse(raw);
+    if (!parsed.success) {
+      throw new CrmBadRequestError(
+        'Salesforce answered the delete log with an unexpected body',
+        SALESFORCE_PROVIDER,
+        200,
+        {
+          cause: parsed.error,
+        },
+      );
+    }
+    const covered = parsed.data.latestDateCovered ? normalizeDateTime(parsed.data.latestDateCovered) : null;
+    return {
+      ids: parsed.data.deletedRecords.map((r) => r.id),
+      // Salesforce says to start the next call from here; without it, nothing past `start` is assumed covered.
+      coveredUntil: covered ?? start,
+    };
   }
 
   /** A query and the moment before which its records are final: the server's clock less the settle time. */
   private async queryWithHorizon(
     soql: string,
     label: string,
+    all = false,
   ): Promise<{ page: QueryResult; horizon: number }> {
     let serverTime = Number.NaN;
     const raw = await this.api.rest<unknown>(
       this.priority,
-      { method: 'GET', url: this.queryUrl(soql) },
+      { method: 'GET', url: this.queryUrl(soql, all) },
       (headers) => {
         serverTime = Date.parse(headers.date ?? '');
       },

@@ -10,13 +10,19 @@ import { SALESFORCE_PROVIDER } from './provider.js';
  *
  * A change cursor is the (SystemModstamp, Id) of the last record returned. Many records share one stamp (a
  * bulk update stamps thousands within a second), so the stamp alone would either repeat or skip them; the pair
- * is a strict order: `SystemModstamp > s OR (SystemModstamp = s AND Id > i)`.
+ * is a strict order: `SystemModstamp > s OR (SystemModstamp = s AND Id > i)`. It also keeps how far the
+ * delete log has been read (`d`).
  */
 
 const listCursorSchema = z.object({ l: z.string().startsWith('/services/'), a: z.string().min(1) });
 export type ListCursor = z.infer<typeof listCursorSchema>;
 
-const changeCursorSchema = z.object({ s: z.iso.datetime({ offset: true }), i: z.string() });
+/** `d`: how far the delete log has been read (its `latestDateCovered`); absent in cursors of older versions. */
+const changeCursorSchema = z.object({
+  s: z.iso.datetime({ offset: true }),
+  i: z.string(),
+  d: z.iso.datetime({ offset: true }).optional(),
+});
 export type ChangeCursor = z.infer<typeof changeCursorSchema>;
 
 function encode(value: unknown): string {

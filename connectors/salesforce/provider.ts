@@ -129,8 +129,16 @@ export const ACCOUNT_STANDARD_FIELDS = [
   'BillingCity',
 ] as const;
 
-/** Extra fields a change poll reads. */
-export const ACCOUNT_CHANGE_FIELDS = ['CreatedDate', 'SystemModstamp'] as const;
+/**
+ * Extra fields a change poll reads. The poll runs through queryAll, so deleted Accounts (recycle bin) come back
+ * too, with `IsDeleted` and, for the losers of a merge, `MasterRecordId` naming the survivor.
+ */
+export const ACCOUNT_CHANGE_FIELDS = [
+  'CreatedDate',
+  'SystemModstamp',
+  'IsDeleted',
+  'MasterRecordId',
+] as const;
 
 /** Bulk API 2.0 CSV: this cell value sets a field to null (an empty cell leaves it unchanged). */
 export const BULK_NULL_VALUE = '#N/A';
@@ -153,7 +161,15 @@ export const CHANGE_POLL = {
   settleMs: 1_000,
   /** Most records one poll returns; the cursor continues from the last. */
   maxChangesPerPoll: 10_000,
+  /**
+   * `sobjects/Account/deleted` ignores seconds, so it is asked at most once per this much time: one call per
+   * poll at the default 120 s polling, none between minute marks at faster polling.
+   */
+  deletedLogEveryMs: 60_000,
 } as const;
+
+/** The delete log (`GET sobjects/<type>/deleted/?start=&end=`, API 29.0+); Salesforce keeps about 15 days. */
+export const DELETED_LOG_PATH = `/sobjects/${ACCOUNT_SOBJECT}/deleted/`;
 
 /** How the daily allocation is watched: re-check a paused org this often. */
 export const USAGE_RECHECK_MS = 5 * 60_000;

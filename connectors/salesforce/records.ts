@@ -40,6 +40,8 @@ export type AccountRow = z.infer<typeof accountRowSchema>;
 export const changedAccountRowSchema = accountRowSchema.extend({
   CreatedDate: z.string(),
   SystemModstamp: z.string(),
+  IsDeleted: z.boolean().default(false),
+  MasterRecordId: z.string().nullish(),
 });
 
 export function accountSelectFields(options: { changes?: boolean } = {}): string[] {

@@ -87,7 +87,14 @@ export type CrmChange =
   | { kind: 'domainChanged'; recordId: string }
   | { kind: 'slugChanged'; recordId: string; slug: string | null }
   | { kind: 'deleted'; recordId: string }
-  | { kind: 'merged'; recordId: string; mergedInto: string; mergedIds: string[] };
+  | {
+      kind: 'merged';
+      recordId: string;
+      mergedInto: string;
+      mergedIds: string[];
+      /** The slug the merged-away record carried, when the CRM still shows it (Salesforce's recycle bin). */
+      mergedSlug?: string | null;
+    };
 
 export interface CrmConnector {
   readonly kind: CrmKind;
@@ -123,6 +130,11 @@ export interface ChangedRecord extends CompanyRecord {
  * connector's own writes (which bump the modification stamp too).
  */
 export interface PolledCrmConnector extends CrmConnector {
-  /** Records modified after `cursor` (opaque, stored by the caller), oldest first, with the next cursor. */
-  listChangedSince(cursor: string | null): Promise<{ records: ChangedRecord[]; cursor: string }>;
+  /**
+   * Records modified after `cursor` (opaque, stored by the caller), oldest first, with the next cursor.
+   * Deleted and merged-away records are not among `records`: they come as `changes` (`deleted`, `merged`).
+   */
+  listChangedSince(
+    cursor: string | null,
+  ): Promise<{ records: ChangedRecord[]; cursor: string; changes?: CrmChange[] }>;
 }

@@ -41,6 +41,7 @@ const crmChangeSchema = z.discriminatedUnion('kind', [
     recordId: z.string(),
     mergedInto: z.string(),
     mergedIds: z.array(z.string()),
+    mergedSlug: z.string().nullish(),
   }),
 ]) satisfies z.ZodType<CrmChange>;
 

@@ -160,6 +160,17 @@ export class LinkIndex {
     return (await this.redis.smembers(this.keys.slugInstallations(slug))).sort();
   }
 
+  /** The slug each record is linked to, as last written; null where none. */
+  async slugsOf(installationId: string, recordIds: string[]): Promise<(string | null)[]> {
+    if (recordIds.length === 0) return [];
+    return this.redis.hmget(this.keys.recordSlug(installationId), ...recordIds);
+  }
+
+  /** Records that the connector made this link itself (a merge survivor inheriting an auto-link). */
+  async markAutoLink(installationId: string, recordId: string, slug: string): Promise<void> {
+    await this.redis.hset(this.keys.autoLinks(installationId), recordId, slug);
+  }
+
   /** Before an installation is removed: it no longer takes part in any slug's fan-out. */
   async forgetInstallation(installationId: string): Promise<void> {
     const slugs = new Set(await this.redis.hvals(this.keys.recordSlug(installationId)));

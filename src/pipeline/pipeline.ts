@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import type { ChangedRecord, CrmChange } from '../crm/connector.js';
+import type { ChangedRecord, CrmChange, CrmConnector } from '../crm/connector.js';
 import type { InstallationStore } from '../installations/store.js';
 import type { Metrics } from '../metrics.js';
 import { RETRY_BUDGET } from '../retry-budget.js';
@@ -306,14 +306,39 @@ export class Pipeline {
       case 'deleted':
         await this.deps.index.forget(installationId, [change.recordId]);
         return;
-      case 'merged':
-        await this.deps.index.forget(
-          installationId,
-          change.mergedIds.filter((id) => id !== change.mergedInto),
-        );
-        await this.enrich(targets, single([change.mergedInto]));
+      case 'merged': {
+        const losers = change.mergedIds.filter((id) => id !== change.mergedInto);
+        const carried = await this.carryLink(installationId, connector, losers, change);
+        await this.deps.index.forget(installationId, losers);
+        await this.enrich(targets, single([change.mergedInto], carried ? { freshSlugs: [carried] } : {}));
         return;
+      }
     }
+  }
+
+  /**
+   * A merge keeps the survivor's own values; when the survivor has no link and a merged-away record had one,
+   * the survivor takes that link (an auto-link stays an auto-link, so undo still finds it). The slug comes
+   * from the change (Salesforce shows the loser in its recycle bin) or from the index. Costs one read, and one
+   * write when a link moves. Returns the slug carried over, or null.
+   */
+  private async carryLink(
+    installationId: string,
+    connector: CrmConnector,
+    losers: string[],
+    change: Extract<CrmChange, { kind: 'merged' }>,
+  ): Promise<string | null> {
+    const known = await this.deps.index.slugsOf(installationId, losers);
+    const slug = change.mergedSlug || known.find((s): s is string => Boolean(s)) || null;
+    if (!slug) return null;
+    const [survivor] = await connector.readCompanies([change.mergedInto]);
+    if (!survivor || (typeof survivor.fields.slug === 'string' && survivor.fields.slug.trim() !== ''))
+      return null;
+    const [written] = await connector.writeCompanies([{ id: change.mergedInto, values: { slug } }]);
+    if (!written?.ok) return null;
+    const autoLinked = (await this.deps.index.autoLinksOf(installationId, losers)).includes(slug);
+    if (autoLinked) await this.deps.index.markAutoLink(installationId, change.mergedInto, slug);
+    return slug;
   }
 
   /** The Salesforce change poll: compares what changed with what was last seen. */
@@ -321,12 +346,16 @@ export class Pipeline {
     const { connector } = await this.deps.runtime.open(installationId);
     if (!isPolled(connector)) return;
     const previous = await this.deps.index.pollCursor(installationId);
-    const { records, cursor: next } = await connector.listChangedSince(previous?.cursor ?? null);
+    const {
+      records,
+      cursor: next,
+      changes: removals = [],
+    } = await connector.listChangedSince(previous?.cursor ?? null);
     // The first poll only sets the cursor: what exists already is the backfill's to process.
     const firstPollAt = previous?.since ?? Date.now();
-    if (previous && records.length > 0) {
+    if (previous && records.length + removals.length > 0) {
       const changes = await this.changesFromPoll(installationId, records, firstPollAt);
-      await this.enqueueCrmChanges(installationId, changes);
+      await this.enqueueCrmChanges(installationId, [...removals, ...changes]);
     }
     await this.deps.index.setPollCursor(installationId, { cursor: next, since: firstPollAt });
   }

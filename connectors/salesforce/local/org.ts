@@ -186,6 +186,9 @@ export class LocalOrg {
 
   private readonly ids = new IdFactory();
   private readonly accounts = new Map<string, StoredAccount>();
+  /** Salesforce's delete log, which `sobjects/Account/deleted` reads: id -> when it was deleted. */
+  private readonly deleteLog = new Map<string, number>();
+  private readonly createdAt: number;
   readonly customFields = new Map<string, CustomFieldDef>();
   private readonly permissionSets = new Map<string, PermissionSetState>();
   private readonly assignments: { id: string; assigneeId: string; permissionSetId: string }[] = [];
@@ -220,6 +223,8 @@ export class LocalOrg {
   readonly versionsSeen = new Set<string>();
 
   constructor(options: LocalSalesforceOptions = {}) {
+    // Set first: the delete log starts when the org does.
+    this.createdAt = (options.now ?? Date.now)();
     this.options = {
       clientId: options.clientId ?? 'local-client-id',
       clientSecret: options.clientSecret ?? 'local-client-secret',
@@ -431,13 +436,80 @@ export class LocalOrg {
     return this.getAccount(id)!;
   }
 
-  /** Soft delete (recycle bin); with `mergedInto`, as the losing side of a merge. */
+  /** Soft delete (recycle bin); with `mergedInto`, as the losing side of a merge. Bumps SystemModstamp. */
   deleteAccount(id: string, options: { mergedInto?: string } = {}): void {
     const account = this.getStored(id);
-    if (!account) throw new Error(`deleteAccount: no Account ${id}`);
+    if (!account || account.IsDeleted) throw new Error(`deleteAccount: no live Account ${id}`);
+    const now = this.stamp();
     account.IsDeleted = true;
     account.MasterRecordId = options.mergedInto ? toId18(options.mergedInto) : null;
-    account.SystemModstamp = this.stamp();
+    account.SystemModstamp = now;
+    account.LastModifiedDate = now;
+    account.LastModifiedById = this.personUserId;
+    this.deleteLog.set(account.Id, this.now());
+  }
+
+  /**
+   * A person's merge, as Salesforce does it: the master survives with the field values the person kept
+   * (`keep`; by default its own), the others go to the recycle bin with `MasterRecordId` set to the master.
+   */
+  mergeAccounts(
+    masterId: string,
+    loserIds: string[],
+    keep: Record<string, string | number | null> = {},
+  ): void {
+    const master = this.getStored(masterId);
+    if (!master || master.IsDeleted) throw new Error(`mergeAccounts: no live Account ${masterId}`);
+    if (loserIds.length < 1 || loserIds.length > 2)
+      throw new Error('mergeAccounts: Salesforce merges one master with one or two other records');
+    for (const id of loserIds) this.deleteAccount(id, { mergedInto: master.Id });
+    if (Object.keys(keep).length > 0) this.updateAccountAsPerson(master.Id, keep);
+    else {
+      const now = this.stamp();
+      master.SystemModstamp = now;
+      master.LastModifiedDate = now;
+      master.LastModifiedById = this.personUserId;
+    }
+  }
+
+  /** Empties the recycle bin of this record: gone from queryAll too, still in the delete log. */
+  purgeAccount(id: string): void {
+    const account = this.getStored(id);
+    if (!account?.IsDeleted) throw new Error(`purgeAccount: Account ${id} is not in the recycle bin`);
+    this.accounts.delete(account.Id);
+  }
+
+  /**
+   * `GET sobjects/Account/deleted/?start=&end=`: as Salesforce documents it, the seconds of both bounds are
+   * ignored, `latestDateCovered` is the end of what was covered, and `start` must precede `end`.
+   */
+  deletedBetween(
+    start: number,
+    end: number,
+  ): {
+    deletedRecords: { id: string; deletedDate: string }[];
+    earliestDateAvailable: string;
+    latestDateCovered: string;
+  } {
+    const minute = (t: number) => Math.floor(t / 60_000) * 60_000;
+    const from = minute(start);
+    const to = minute(end);
+    if (!(from < to)) {
+      throw new SalesforceApiError(
+        400,
+        'INVALID_REPLICATION_DATE',
+        'startDate must chronologically precede endDate',
+      );
+    }
+    const deletedRecords = [...this.deleteLog.entries()]
+      .filter(([, at]) => at >= from && at < to)
+      .sort(([, a], [, b]) => a - b)
+      .map(([id, at]) => ({ id, deletedDate: formatDateTime(at) }));
+    return {
+      deletedRecords,
+      earliestDateAvailable: formatDateTime(minute(this.createdAt)),
+      latestDateCovered: formatDateTime(to),
+    };
   }
 
   private getStored(id: string): StoredAccount | undefined {

@@ -91,6 +91,20 @@ export class LocalSalesforce {
     this.org.deleteAccount(id, options);
   }
 
+  /** A person merges `loserIds` (one or two) into `masterId`, keeping the master's values unless `keep` says. */
+  mergeAccounts(
+    masterId: string,
+    loserIds: string[],
+    keep: Record<string, string | number | null> = {},
+  ): void {
+    this.org.mergeAccounts(masterId, loserIds, keep);
+  }
+
+  /** Empties the recycle bin of a deleted Account (queryAll no longer sees it; the delete log still does). */
+  purgeAccount(id: string): void {
+    this.org.purgeAccount(id);
+  }
+
   injectFaults(faults: Partial<Faults> & { seed?: number }): void {
     this.org.injectFaults(faults);
   }
@@ -405,6 +419,23 @@ export class LocalSalesforce {
       `${data}/queryAll`,
       this.handle('queryAll', (req, res) => {
         res.json(org.query(soql(req), { all: true, version: req.params.version as string }));
+      }),
+    );
+    app.get(
+      `${data}/sobjects/Account/deleted`,
+      this.handle('getDeleted', (req, res) => {
+        const at = (name: string): number => {
+          const raw = req.query[name];
+          const ms = typeof raw === 'string' ? Date.parse(raw) : Number.NaN;
+          if (Number.isNaN(ms))
+            throw new SalesforceApiError(
+              400,
+              'INVALID_REPLICATION_DATE',
+              `${name} must be an ISO 8601 date-time`,
+            );
+          return ms;
+        };
+        res.json(org.deletedBetween(at('start'), at('end')));
       }),
     );
     app.get(
