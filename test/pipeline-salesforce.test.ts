@@ -12,6 +12,13 @@ beforeAll(async () => {
   await runEnded(system);
 });
 
+/** Accounts not deleted, as the connector wrote them. */
+function liveRecords() {
+  return system.recordIds
+    .map((id) => system.crm.record(id))
+    .filter((r): r is NonNullable<typeof r> => r !== undefined);
+}
+
 afterAll(async () => {
   await stopTestSystem(system);
 });
@@ -52,5 +59,54 @@ describe('the pipeline against the local Salesforce', () => {
       15_000,
       50,
     );
+  });
+
+  it('a deleted Account leaves the index within one poll', async () => {
+    const records = liveRecords();
+    const linked = records.find((r) => r.status === 'matched' && r.slug)!;
+    const sf = system.salesforce!;
+    const index = system.ctx.index;
+    expect(await index.recordsForSlug(system.installationId, linked.slug!)).toContain(linked.id);
+    const pollsBefore = sf.counters().queryAll ?? 0;
+    sf.deleteAccount(linked.id);
+    await waitFor(
+      'the deleted Account to leave the index',
+      async () =>
+        (await index.recordsForSlug(system.installationId, linked.slug!)).includes(linked.id)
+          ? undefined
+          : true,
+      15_000,
+      50,
+    );
+    // The poll under way when the delete happened may miss it; the next one must not.
+    expect((sf.counters().queryAll ?? 0) - pollsBefore).toBeLessThanOrEqual(2);
+  });
+
+  it('the survivor of a merge takes the link of the Account merged into it', async () => {
+    const records = liveRecords();
+    const loser = records.find((r) => r.status === 'matched' && r.slug)!;
+    const survivor = records.find((r) => r.status === 'no_match' && !r.slug)!;
+    const sf = system.salesforce!;
+    const index = system.ctx.index;
+    const pollsBefore = sf.counters().queryAll ?? 0;
+    // The person keeps the survivor's values: its empty slug would lose the link without the connector.
+    sf.mergeAccounts(survivor.id, [loser.id]);
+    await waitFor(
+      'the survivor to carry the link',
+      () => (system.crm.record(survivor.id)?.slug === loser.slug ? true : undefined),
+      15_000,
+      50,
+    );
+    await waitFor(
+      'the index to move the link',
+      async () => {
+        const members = await index.recordsForSlug(system.installationId, loser.slug!);
+        return members.includes(survivor.id) && !members.includes(loser.id) ? true : undefined;
+      },
+      15_000,
+      50,
+    );
+    expect(system.crm.record(survivor.id)?.status).toBe('matched');
+    expect((sf.counters().queryAll ?? 0) - pollsBefore).toBeLessThanOrEqual(3);
   });
 });

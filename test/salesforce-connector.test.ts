@@ -643,7 +643,11 @@ describe('change polling', () => {
     const quiet = await c.listChangedSince(changed.cursor);
     expect(quiet.records).toEqual([]);
     // Nothing changed: the cursor moves up to the settled horizon so the next query scans less.
-    expect(await c.listChangedSince(quiet.cursor)).toEqual({ records: [], cursor: quiet.cursor });
+    expect(await c.listChangedSince(quiet.cursor)).toEqual({
+      records: [],
+      changes: [],
+      cursor: quiet.cursor,
+    });
   });
 
   it('neither repeats nor skips records that share one SystemModstamp across polls', async () => {
