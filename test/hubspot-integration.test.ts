@@ -57,7 +57,7 @@ beforeAll(async () => {
   redis = createRedis(REDIS_URL, 'producer');
   await waitForRedis(redis);
   store = new InstallationStore(redis, new SecretBox(randomBytes(32)), prefix);
-  hubspot = createLocalHubSpot();
+  hubspot = createLocalHubSpot({ timeZone: 'US/Eastern' });
   hubspotServer = await hubspot.listen();
   const oauth = {
     apiUrl: hubspotServer.url,
@@ -106,6 +106,7 @@ describe('HubSpot connector against the local HubSpot', () => {
     expect(done.headers.get('location')).toBe(`/admin?installed=hubspot-${hubspot.portalId}`);
     expect(installed).toHaveLength(1);
     const id = installed[0]!.id;
+    expect(installed[0]!.timeZone).toBe('US/Eastern');
     expect(fieldSetups).toEqual([
       { created: FIELDS.map((f) => f.hubspot), existing: [], reconciled: [], problems: [] },
     ]);
@@ -145,9 +146,12 @@ describe('HubSpot connector against the local HubSpot', () => {
     }
 
     const stats = hubspot.stats();
+    // Exactly these routes, so none on the numbered (`/v3/`) paths, which the stand-in counts as `legacy`.
     expect(stats.calls).toEqual({
       'oauth.authorize': 1,
       'oauth.token': 1,
+      // At install, for the portal's time zone (daily limits reset at its midnight).
+      'account.details': 1,
       'properties.groups.create': 1,
       'properties.create': FIELDS.length,
       'companies.list': 10,
