@@ -22,7 +22,7 @@ const OWN = FIELDS.map((f) => f.hubspot);
 const READ_PROPERTIES = ['name', 'domain', 'industry', 'country', 'city', ...OWN].join(',');
 const NOON = Date.UTC(2026, 10, 21, 12, 0, 0);
 
-function setup() {
+function setup(options: { timeZone?: string } = {}) {
   const sleeps: number[] = [];
   const pauses: number[] = [];
   let acquires = 0;
@@ -47,6 +47,7 @@ function setup() {
     },
     random: () => 0.5,
     now: () => now,
+    ...options,
   });
   return { connector, sleeps, pauses, refreshAfterRejection, acquires: () => acquires };
 }
@@ -262,6 +263,41 @@ describe('writes', () => {
     expect(results.map((r) => (r.ok ? 'ok' : r.error.code))).toEqual(['ok', 'NOT_FOUND', 'ok']);
   });
 
+  it('narrows a whole-batch validation refusal (2026-09 portal rules) down to the record it is about', async () => {
+    const { connector } = setup();
+    const bodies: string[][] = [];
+    const required = [
+      { isValid: false, message: 'industry is required', error: 'REQUIRED', name: 'industry' },
+    ];
+    nock(API)
+      .post(P.companiesBatchUpdate, (body) => {
+        bodies.push(body.inputs.map((i: { id: string }) => i.id));
+        return true;
+      })
+      .times(5)
+      .reply(async (req: Request) => {
+        const { inputs } = (await req.json()) as { inputs: { id: string }[] };
+        if (inputs.some((i) => i.id === '3')) {
+          return [
+            400,
+            {
+              status: 'error',
+              category: 'VALIDATION_ERROR',
+              message: `Property values were not valid: ${JSON.stringify(required)}`,
+            },
+          ];
+        }
+        return [200, { status: 'COMPLETE', results: inputs.map((i) => company(i.id, {})) }];
+      });
+    const results = await connector.writeCompanies(
+      ['1', '2', '3', '4'].map((id) => ({ id, values: { score: 5 } })),
+    );
+    expect(results.map((r) => (r.ok ? 'ok' : r.error.code))).toEqual(['ok', 'ok', 'INVALID_VALUE', 'ok']);
+    expect(results[2]!.ok === false && results[2]!.error.message).toMatch(/industry is required/);
+    // Halving: the whole batch, then each half, then the half that held the refused record.
+    expect(bodies).toEqual([['1', '2', '3', '4'], ['1', '2'], ['3', '4'], ['3'], ['4']]);
+  });
+
   it('throws CrmFieldsMissingError when HubSpot lacks one of the properties', async () => {
     const { connector } = setup();
     const detail = [
@@ -359,6 +395,25 @@ describe('limits and failures', () => {
     expect(err).toBeInstanceOf(CrmRateLimitedError);
     expect(err).toMatchObject({ policy: 'DAILY', retryAfterMs: 12 * 3600_000, code: 'CRM_RATE_LIMITED' });
     expect(pauses).toEqual([]);
+  });
+
+  it.each([
+    ['America/New_York', 17],
+    ['Asia/Tokyo', 3],
+  ])('waits for midnight in the portal time zone (%s) after a DAILY 429', async (timeZone, hours) => {
+    const { connector } = setup({ timeZone });
+    list().reply(429, { status: 'error', message: 'daily', errorType: 'RATE_LIMIT', policyName: 'DAILY' });
+    const err = await connector.listCompanies(null).catch((e: unknown) => e);
+    expect(err).toMatchObject({ policy: 'DAILY', retryAfterMs: hours * 3600_000 });
+  });
+
+  it('never calls a numbered API path', async () => {
+    const { connector } = setup();
+    // No interceptor: a request that reached the network would fail differently.
+    const http = (connector as unknown as { http: { request(r: unknown): Promise<unknown> } }).http;
+    await expect(http.request({ method: 'GET', path: '/crm/v3/objects/companies' })).rejects.toThrow(
+      /numbered API path/,
+    );
   });
 
   it('retries 5xx with growing, jittered delays, then succeeds', async () => {

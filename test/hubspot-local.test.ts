@@ -255,3 +255,75 @@ describe('local HubSpot', () => {
     }
   });
 });
+
+describe('date-versioned API paths', () => {
+  it('answers the numbered paths with 404 and counts them, so a test can prove nothing calls them', async () => {
+    hubspot.resetStats();
+    for (const path of [
+      '/crm/v3/objects/companies',
+      '/account-info/v3/details',
+      '/crm/v4/objects/companies',
+    ]) {
+      expect((await call(path)).status).toBe(404);
+    }
+    const oauth = await fetch(`${server.url}/oauth/v1/token`, { method: 'POST' });
+    expect(oauth.status).toBe(404);
+    expect(hubspot.stats().calls.legacy).toBe(4);
+    // The same endpoints in both supported date versions answer.
+    for (const version of ['2026-03', '2026-09'] as const) {
+      expect((await call(hubspotPaths(version).accountDetails)).status).toBe(200);
+    }
+  });
+
+  it('refuses a batch read without propertiesWithHistory, which the published spec requires', async () => {
+    const [company] = hubspot.seedCompanies(1);
+    const bad = await call(P.companiesBatchRead, {
+      method: 'POST',
+      body: JSON.stringify({ properties: ['name'], inputs: [{ id: company!.id }] }),
+    });
+    expect(bad.status).toBe(400);
+    const good = await call(P.companiesBatchRead, {
+      method: 'POST',
+      body: JSON.stringify({
+        properties: ['name'],
+        propertiesWithHistory: [],
+        inputs: [{ id: company!.id }],
+      }),
+    });
+    expect(good.status).toBe(200);
+  });
+
+  it('2026-09: a record the portal rules refuse fails alone, as a record error; 2026-03 does not check', async () => {
+    const local = createLocalHubSpot({ privateAppToken: PRIVATE_TOKEN, timeZone: 'Europe/Berlin' });
+    const srv = await local.listen();
+    try {
+      const connectorFor = (apiVersion: '2026-03' | '2026-09') =>
+        createHubSpotConnector({ apiUrl: srv.url, apiVersion, tokens: staticAccessToken(PRIVATE_TOKEN) });
+      await connectorFor('2026-09').ensureFields();
+      const [withIndustry, without] = local.seedCompanies([
+        { name: 'Has Industry', industry: 'Energy' },
+        { name: 'No Industry' },
+      ]);
+      local.requireProperty('industry');
+      const updates = [withIndustry!, without!].map((c) => ({ id: c.id, values: { score: 42 } }));
+
+      const results = await connectorFor('2026-09').writeCompanies(updates);
+      expect(results[0]).toEqual({ id: withIndustry!.id, ok: true });
+      expect(results[1]).toMatchObject({
+        id: without!.id,
+        ok: false,
+        error: { code: 'INVALID_VALUE', providerCode: 'VALIDATION_ERROR' },
+      });
+      expect(results[1]!.ok === false && results[1]!.error.message).toMatch(/industry is required/);
+      expect(local.getCompany(without!.id)!.properties.report_score).toBeUndefined();
+      expect(local.getCompany(withIndustry!.id)!.properties.report_score).toBe('42');
+
+      expect(await connectorFor('2026-03').writeCompanies(updates)).toEqual([
+        { id: withIndustry!.id, ok: true },
+        { id: without!.id, ok: true },
+      ]);
+    } finally {
+      await srv.close();
+    }
+  });
+});

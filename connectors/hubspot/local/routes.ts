@@ -553,7 +553,12 @@ export function createLocalHubSpotApp(ctx: LocalHubSpotContext): Express {
   }
 
   // The numbered API versions: HubSpot stops supporting them; the connector must never call them.
-  app.use(/\/v[1-4]\//, count(ctx, 'legacy'), (req, res) => {
+  app.use((req, res, next) => {
+    if (!/\/v[1-4]\//.test(req.path)) {
+      next();
+      return;
+    }
+    ctx.calls.legacy = (ctx.calls.legacy ?? 0) + 1;
     res.status(404).json(notFoundPathBody(req.path));
   });
 
