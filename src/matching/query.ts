@@ -15,8 +15,8 @@ export function searchQueryFor(company: Pick<MatchCompany, 'name'>): string | nu
   return query === '' ? null : query;
 }
 
-/** Marks inside a word that a search service may read as a word break, or as nothing at all. */
 const APOSTROPHES = /['\u2019`´]/g;
+/** Marks inside a word that a search service may read as a word break, or as nothing at all. */
 const INNER_MARKS = /(?<=[\p{L}\p{N}])[.'\u2019`´&+-](?=[\p{L}\p{N}])/gu;
 
 /** A form of the name searched as the service accepts it, or '' when nothing searchable is left. */
