@@ -31,10 +31,20 @@ export const FIELD_KEYS = [
   'reportUrl',
   'matchStatus',
   'syncedAt',
+  'alert',
+  'alertAt',
 ] as const;
 export type FieldKey = (typeof FIELD_KEYS)[number];
 
-export const MATCH_STATUSES = ['matched', 'needs_review', 'no_match', 'not_published', 'error'] as const;
+export const MATCH_STATUSES = [
+  'matched',
+  'needs_review',
+  'no_match',
+  'not_published',
+  /** A report was asked for (POST /v1/submissions); the record waits for it to be published. */
+  'requested',
+  'error',
+] as const;
 export type MatchStatus = (typeof MATCH_STATUSES)[number];
 
 export const HUBSPOT_PROPERTY_GROUP = { name: 'report_scores', label: 'Report scores' } as const;
@@ -120,7 +130,7 @@ export const FIELDS: readonly FieldDefinition[] = [
   {
     key: 'matchStatus',
     label: 'Report match status',
-    description: 'matched, needs_review, no_match, not_published or error.',
+    description: 'matched, needs_review, no_match, not_published, requested or error.',
     kind: 'status',
     hubspot: 'report_match_status',
     salesforce: 'Report_Match_Status__c',
@@ -133,6 +143,24 @@ export const FIELDS: readonly FieldDefinition[] = [
     kind: 'datetime',
     hubspot: 'report_synced_at',
     salesforce: 'Report_Synced_At__c',
+  },
+  {
+    key: 'alert',
+    label: 'Report alert',
+    description:
+      'The latest alert the report service fired for the linked report, as one line (severity, kind, title, message).',
+    kind: 'text',
+    hubspot: 'report_alert',
+    salesforce: 'Report_Alert__c',
+    length: 255,
+  },
+  {
+    key: 'alertAt',
+    label: 'Report alert at',
+    description: 'When that alert fired.',
+    kind: 'datetime',
+    hubspot: 'report_alert_at',
+    salesforce: 'Report_Alert_At__c',
   },
 ];
 

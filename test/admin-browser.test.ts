@@ -19,6 +19,7 @@ const LABELS: Record<MatchStatus, string> = {
   needs_review: 'Needs review',
   no_match: 'No match',
   not_published: 'Not published',
+  requested: 'Report requested',
   error: 'Error',
 };
 

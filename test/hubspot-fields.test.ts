@@ -128,7 +128,15 @@ describe('ensureFields', () => {
     const options = (patches.report_match_status as { options: { value: string }[] }).options.map(
       (o) => o.value,
     );
-    expect(options).toEqual(['matched', 'legacy', 'needs_review', 'no_match', 'not_published', 'error']);
+    expect(options).toEqual([
+      'matched',
+      'legacy',
+      'needs_review',
+      'no_match',
+      'not_published',
+      'requested',
+      'error',
+    ]);
   });
 });
 

@@ -66,6 +66,7 @@ const STATUS_LABELS: Record<(typeof MATCH_STATUSES)[number], string> = {
   needs_review: 'Needs review',
   no_match: 'No match',
   not_published: 'Not published',
+  requested: 'Report requested',
   error: 'Error',
 };
 

@@ -9,7 +9,8 @@ import { createHash } from 'node:crypto';
  * history: pipeline/runs.ts · run caches and report sequence: pipeline/report-reader.ts · events:
  * webhooks/event-log.ts · record locks: pipeline/record-locks.ts · OAuth state: auth/oauth-state.ts ·
  * refresh locks: auth/token-manager.ts · rate gates: ratelimit/redis-gate.ts · admin sessions and logins:
- * admin/session-revocations.ts, admin/login-throttle.ts. BullMQ builds its own keys under the same prefix.
+ * admin/session-revocations.ts, admin/login-throttle.ts · report requests: requests/request-store.ts ·
+ * alerts: alerts/alert-store.ts. BullMQ builds its own keys under the same prefix.
  */
 export class Keys {
   constructor(readonly prefix: string) {}
@@ -181,6 +182,32 @@ export class Keys {
   }
   adminRevokedSession(sessionId: string): string {
     return `${this.prefix}:admin:revoked-session:${sessionId}`;
+  }
+
+  // ---- report requests (requests/request-store.ts) ----------------------------------------------------
+
+  /** Hash record id -> JSON of the latest report request made for that record. */
+  requests(id: string): string {
+    return `${this.inst(id)}:requests`;
+  }
+  /** Hash submission id -> JSON {installationId, recordId}: which record a `report.completed` answers. */
+  requestSubmissions(): string {
+    return `${this.prefix}:request-submissions`;
+  }
+  /** Held while one request for a record is being made, so two clicks make one submission. */
+  requestLock(id: string, recordId: string): string {
+    return `${this.inst(id)}:request-lock:${recordId}`;
+  }
+
+  // ---- alerts (alerts/alert-store.ts) -----------------------------------------------------------------
+
+  /** Hash slug -> JSON of the latest `alert.fired` for that report ({line, at, eventId}). */
+  slugAlerts(): string {
+    return `${this.prefix}:slug-alerts`;
+  }
+  /** Set of record ids that already got the activity (note, Task) for one alert event. */
+  alertActivities(id: string, eventId: string): string {
+    return `${this.inst(id)}:alert-activities:${eventId}`;
   }
 }
 

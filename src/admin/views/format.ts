@@ -11,6 +11,7 @@ export const MATCH_STATUS_LABELS: Record<MatchStatus, string> = {
   needs_review: 'Needs review',
   no_match: 'No match',
   not_published: 'Not published',
+  requested: 'Report requested',
   error: 'Error',
 };
 

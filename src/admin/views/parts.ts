@@ -80,6 +80,7 @@ const TONES: Record<(typeof MATCH_STATUSES)[number], string> = {
   needs_review: 'tone-warn',
   no_match: 'tone-neutral',
   not_published: 'tone-muted',
+  requested: 'tone-score',
   error: 'tone-bad',
 };
 

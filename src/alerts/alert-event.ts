@@ -1,0 +1,91 @@
+import { z } from 'zod';
+
+/**
+ * `alert.fired` as the connector reads it. The payload is not published and is only a trigger, so nothing in
+ * it is required: the readable line is built from whatever of kind, title, message and severity it carries
+ * (at the top of `data` or inside `data.alert`), and falls back to the event type. Nothing here throws.
+ */
+
+export const ALERT_EVENT = 'alert.fired';
+/** Salesforce Text(255) holds the line; HubSpot would take more, but both CRMs show the same text. */
+export const ALERT_LINE_MAX = 255;
+
+export interface Alert {
+  /** The report the alert is about; null when the payload names none (recorded, nothing to update). */
+  slug: string | null;
+  line: string;
+  /** ISO 8601: the event's `created_at` when it is a time, else when the connector received it. */
+  at: string;
+}
+
+const PICK = {
+  kind: ['kind', 'alert_type', 'alertType', 'category', 'code'],
+  title: ['title', 'name', 'summary'],
+  message: ['message', 'description', 'detail', 'details', 'text', 'body'],
+  severity: ['severity', 'level', 'priority'],
+} as const;
+
+const loose = z.record(z.string(), z.unknown());
+
+function textOf(value: unknown): string | null {
+  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+  if (typeof value !== 'string') return null;
+  const flat = value.replace(/\s+/g, ' ').trim();
+  return flat === '' ? null : flat;
+}
+
+function first(sources: Record<string, unknown>[], names: readonly string[]): string | null {
+  for (const source of sources) {
+    for (const name of names) {
+      const found = textOf(source[name]);
+      if (found !== null) return found;
+    }
+  }
+  return null;
+}
+
+function clip(line: string): string {
+  return line.length <= ALERT_LINE_MAX ? line : `${line.slice(0, ALERT_LINE_MAX - 1)}…`;
+}
+
+/** One line such as `[high] score_drop: Score fell — the overall score dropped 12 points`. */
+export function alertLine(eventType: string, data: unknown): string {
+  const top = loose.safeParse(data);
+  const sources: Record<string, unknown>[] = [];
+  if (top.success) {
+    const nested = loose.safeParse(top.data.alert);
+    if (nested.success) sources.push(nested.data);
+    sources.push(top.data);
+  }
+  const kind = first(sources, PICK.kind) ?? (top.success ? textOf(top.data.alert) : null) ?? null;
+  const title = first(sources, PICK.title);
+  const message = first(sources, PICK.message);
+  const severity = first(sources, PICK.severity);
+  const text = [title, message].filter((part) => part !== null).join(' — ');
+  const head = kind ?? '';
+  const body = head && text ? `${head}: ${text}` : head || text;
+  if (!body) return clip(severity ? `[${severity}] ${eventType}` : eventType);
+  return clip(severity ? `[${severity}] ${body}` : body);
+}
+
+function isoOr(value: unknown, fallback: Date): string {
+  if (typeof value === 'string') {
+    const t = Date.parse(value);
+    if (!Number.isNaN(t)) return new Date(t).toISOString();
+  }
+  return fallback.toISOString();
+}
+
+/** The alert in an event body; `receivedAt` stands in for a missing or unreadable `created_at`. */
+export function alertFromEvent(
+  event: { type: string; created_at?: unknown; data?: unknown },
+  receivedAt: Date = new Date(),
+): Alert {
+  const data = loose.safeParse(event.data);
+  const slug = data.success ? textOf(data.data.slug) : null;
+  return {
+    slug: slug && slug.length <= 512 ? slug : null,
+    line: alertLine(event.type, event.data),
+    at: isoOr(event.created_at, receivedAt),
+  };
+}

@@ -1,0 +1,177 @@
+import { randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import { z } from 'zod';
+import type { Keys } from '../pipeline/keys.js';
+
+/**
+ * Report requests: the only module that reads or writes them. One entry per record (its latest request) and
+ * one index from submission id to record, so `report.completed` naming a submission finds the record that
+ * waits for it. Everything is in Redis, so a request survives any restart of the connector.
+ */
+
+export const REQUEST_STATES = ['pending', 'linked', 'review', 'cancelled'] as const;
+export type RequestState = (typeof REQUEST_STATES)[number];
+
+const iso = z.string();
+
+export const reportRequestSchema = z.object({
+  installationId: z.string(),
+  recordId: z.string(),
+  submissionId: z.string(),
+  state: z.enum(REQUEST_STATES),
+  requestedAt: iso,
+  resolvedAt: iso.optional(),
+  /** The report the record was linked to when the request resolved. */
+  slug: z.string().optional(),
+  /** What was sent: the CRM's facts about the company. */
+  sent: z.record(z.string(), z.string()),
+  /** The service's answer to `POST /v1/submissions`, kept as it came. */
+  answer: z.unknown(),
+  document: z
+    .object({
+      filename: z.string(),
+      size: z.number(),
+      id: z.string().optional(),
+      answer: z.unknown().optional(),
+      /** Why the upload failed; the submission exists all the same. */
+      error: z.string().optional(),
+    })
+    .optional(),
+});
+export type ReportRequest = z.infer<typeof reportRequestSchema>;
+
+const submissionRefSchema = z.object({ installationId: z.string(), recordId: z.string() });
+
+/** How long a request lock is held at most: a crashed holder frees it by itself. */
+const LOCK_MS = 60_000;
+
+function parse(raw: string | null | undefined): ReportRequest | null {
+  if (!raw) return null;
+  try {
+    const parsed = reportRequestSchema.safeParse(JSON.parse(raw));
+    return parsed.success ? parsed.data : null;
+  } catch {
+    return null;
+  }
+}
+
+export class RequestLockedError extends Error {
+  readonly code = 'REQUEST_IN_PROGRESS';
+  constructor(readonly recordId: string) {
+    super(`a request for record ${recordId} is being made right now`);
+    this.name = 'RequestLockedError';
+  }
+}
+
+export class RequestStore {
+  constructor(
+    private readonly redis: Redis,
+    private readonly keys: Keys,
+  ) {}
+
+  async get(installationId: string, recordId: string): Promise<ReportRequest | null> {
+    return parse(await this.redis.hget(this.keys.requests(installationId), recordId));
+  }
+
+  /** The record's request while it still waits for its report. */
+  async pending(installationId: string, recordId: string): Promise<ReportRequest | null> {
+    const request = await this.get(installationId, recordId);
+    return request?.state === 'pending' ? request : null;
+  }
+
+  /** Which of these records wait for a requested report. */
+  async pendingAmong(
+    installationId: string,
+    recordIds: readonly string[],
+  ): Promise<Map<string, ReportRequest>> {
+    const out = new Map<string, ReportRequest>();
+    if (recordIds.length === 0) return out;
+    const raw = await this.redis.hmget(this.keys.requests(installationId), ...recordIds);
+    recordIds.forEach((recordId, i) => {
+      const request = parse(raw[i]);
+      if (request?.state === 'pending') out.set(recordId, request);
+    });
+    return out;
+  }
+
+  /** Every request of an installation, oldest first. */
+  async list(installationId: string): Promise<ReportRequest[]> {
+    const all = await this.redis.hvals(this.keys.requests(installationId));
+    return all
+      .flatMap((raw) => {
+        const request = parse(raw);
+        return request ? [request] : [];
+      })
+      .sort((a, b) => a.requestedAt.localeCompare(b.requestedAt));
+  }
+
+  async bySubmission(submissionId: string): Promise<ReportRequest | null> {
+    const raw = await this.redis.hget(this.keys.requestSubmissions(), submissionId);
+    if (!raw) return null;
+    const ref = submissionRefSchema.safeParse(JSON.parse(raw));
+    if (!ref.success) return null;
+    const request = await this.get(ref.data.installationId, ref.data.recordId);
+    // The record may have been requested again since: only the request for this submission counts.
+    return request?.submissionId === submissionId ? request : null;
+  }
+
+  async save(request: ReportRequest): Promise<void> {
+    const valid = reportRequestSchema.parse(request);
+    await this.redis
+      .multi()
+      .hset(this.keys.requests(valid.installationId), valid.recordId, JSON.stringify(valid))
+      .hset(
+        this.keys.requestSubmissions(),
+        valid.submissionId,
+        JSON.stringify({ installationId: valid.installationId, recordId: valid.recordId }),
+      )
+      .exec();
+  }
+
+  /** Ends a pending request (linked, sent to review, or cancelled); a request already ended stays as it is. */
+  async resolve(
+    installationId: string,
+    recordId: string,
+    state: Exclude<RequestState, 'pending'>,
+    slug?: string,
+  ): Promise<ReportRequest | null> {
+    const request = await this.pending(installationId, recordId);
+    if (!request) return null;
+    const resolved: ReportRequest = {
+      ...request,
+      state,
+      resolvedAt: new Date().toISOString(),
+      ...(slug ? { slug } : {}),
+    };
+    await this.redis.hset(this.keys.requests(installationId), recordId, JSON.stringify(resolved));
+    return resolved;
+  }
+
+  /** Drops the requests of records that no longer exist. */
+  async forget(installationId: string, recordIds: readonly string[]): Promise<void> {
+    if (recordIds.length === 0) return;
+    await this.redis.hdel(this.keys.requests(installationId), ...recordIds);
+  }
+
+  /**
+   * Runs `make` while no other request for the record is being made (two clicks, two admins): the second
+   * caller gets RequestLockedError, then finds the first one's pending request.
+   */
+  async exclusive<T>(installationId: string, recordId: string, make: () => Promise<T>): Promise<T> {
+    const key = this.keys.requestLock(installationId, recordId);
+    const token = randomUUID();
+    if ((await this.redis.set(key, token, 'PX', LOCK_MS, 'NX')) !== 'OK')
+      throw new RequestLockedError(recordId);
+    try {
+      return await make();
+    } finally {
+      // Only our own lock is released; one that expired and was taken by another caller stays.
+      await this.redis.eval(
+        "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0",
+        1,
+        key,
+        token,
+      );
+    }
+  }
+}
