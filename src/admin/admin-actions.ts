@@ -2,6 +2,10 @@ import type { AppContext } from '../app/context.js';
 import type { InstallationService } from '../app/installation-service.js';
 import type { MatchStatus } from '../fields.js';
 import type { Installation } from '../installations/store.js';
+import { ReportWriteScopeError } from '../reports/errors.js';
+import type { DocumentInput } from '../reports/submissions.js';
+import { ReportRequestError, type RequestOutcome } from '../requests/report-requests.js';
+import { type ReportRequest, RequestLockedError } from '../requests/request-store.js';
 import { AdminRequestError, explain, installationNotFound } from './errors.js';
 import type { ReviewDecision } from './schemas.js';
 
@@ -17,6 +21,24 @@ export interface ReviewOutcome {
   /** The record's match status after the decision was written. */
   status: MatchStatus | null;
 }
+
+/** A pending request as the admin page and API show it. */
+export interface PendingRequestView {
+  recordId: string;
+  submissionId: string;
+  /** The company's name as sent to the service. */
+  name: string | null;
+  requestedAt: string;
+  ageSeconds: number;
+  document: ReportRequest['document'] | null;
+}
+
+const REQUEST_ERROR_STATUS: Record<ReportRequestError['code'], number> = {
+  REQUEST_RECORD_NOT_FOUND: 404,
+  REQUEST_RECORD_LINKED: 409,
+  REQUEST_RECORD_UNNAMED: 422,
+  REQUEST_DOCUMENT_INVALID: 400,
+};
 
 export class AdminActions {
   constructor(
@@ -107,8 +129,67 @@ export class AdminActions {
     return { runId: await this.ctx.pipeline.startSync(installationId, kind), kind };
   }
 
+  /**
+   * Asks the report service for a report on this record (and attaches the document). A key without the
+   * `write` scope is a 422 that names the scope and says what to do; nothing is stored and the record is
+   * unchanged.
+   */
+  async requestReport(
+    installationId: string,
+    recordId: string,
+    document: DocumentInput | null,
+  ): Promise<RequestOutcome> {
+    await this.installation(installationId);
+    try {
+      return await this.ctx.reportRequests.request(installationId, recordId, document ?? undefined);
+    } catch (err) {
+      if (err instanceof ReportWriteScopeError) {
+        throw new AdminRequestError(422, err.code, `${capitalise(err.message)}.`, {
+          missingScope: err.missingScope,
+        });
+      }
+      if (err instanceof ReportRequestError) {
+        throw new AdminRequestError(REQUEST_ERROR_STATUS[err.code], err.code, `${capitalise(err.message)}.`);
+      }
+      if (err instanceof RequestLockedError) {
+        throw new AdminRequestError(
+          409,
+          err.code,
+          'A request for this record is being made right now; reload in a moment.',
+        );
+      }
+      throw explain(err);
+    }
+  }
+
+  /** Requests still waiting for their report, oldest first, with their age. */
+  async pendingRequests(installationId: string, now = Date.now()): Promise<PendingRequestView[]> {
+    await this.installation(installationId);
+    return (await this.ctx.requests.list(installationId))
+      .filter((r) => r.state === 'pending')
+      .map((r) => ({
+        recordId: r.recordId,
+        submissionId: r.submissionId,
+        name: r.sent.name ?? null,
+        requestedAt: r.requestedAt,
+        ageSeconds: Math.max(0, Math.round((now - Date.parse(r.requestedAt)) / 1000)),
+        document: r.document ?? null,
+      }));
+  }
+
+  /** Switches alert activities (HubSpot note, Salesforce Task) on or off. */
+  async setAlertActivity(installationId: string, on: boolean): Promise<{ alertActivity: boolean }> {
+    await this.installation(installationId);
+    await this.ctx.installations.setAlertActivity(installationId, on);
+    return { alertActivity: on };
+  }
+
   async remove(installationId: string): Promise<void> {
     await this.installation(installationId);
     await this.service.remove(installationId);
   }
+}
+
+function capitalise(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
 }

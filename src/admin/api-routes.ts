@@ -7,6 +7,7 @@ import type { AdminGuard } from './guard.js';
 import { bodyError } from './http-errors.js';
 import type { AdminOverview } from './overview.js';
 import {
+  alertActivityBodySchema,
   eventsQuerySchema,
   installationIdSchema,
   recordIdSchema,
@@ -14,6 +15,7 @@ import {
   reviewDecisionSchema,
   syncBodySchema,
 } from './schemas.js';
+import { readMultipartBody, readUploadForm } from './uploads.js';
 
 /**
  * The admin JSON API, mounted at /admin/api.
@@ -48,6 +50,17 @@ import {
  * GET    /admin/api/events?limit=50  (1-500)
  *        -> {events: [{id, source, type, slug, receivedAt, outcome, detail}]}, newest first
  * DELETE /admin/api/installations/:id                 -> {removed: id}; jobs stop, tokens, key and index deleted.
+ * POST   /admin/api/installations/:id/records/:recordId/request
+ *        body {} (JSON) or multipart/form-data with an optional file part `document`
+ *        -> 202 {submissionId, existing, state, requestedAt, document}: the submission is made at the service and
+ *        the record shows `requested`; `existing: true` when the record already waited (that request is
+ *        returned, nothing is sent). 422 REPORTS_WRITE_SCOPE_MISSING {missingScope: "write"} when the key cannot
+ *        write (nothing is stored, the record is unchanged); 404 REQUEST_RECORD_NOT_FOUND; 409
+ *        REQUEST_RECORD_LINKED; 422 REQUEST_RECORD_UNNAMED; 400 REQUEST_DOCUMENT_INVALID (empty, over 10 MB).
+ * GET    /admin/api/installations/:id/requests
+ *        -> {requests: [{recordId, submissionId, name, requestedAt, ageSeconds, document}]}: pending, oldest first
+ * POST   /admin/api/installations/:id/alert-activity  body {on: boolean}
+ *        -> {alertActivity}: alerts also become a HubSpot note / Salesforce Task on each linked record
  */
 
 export interface ApiRouteDeps {
@@ -135,6 +148,30 @@ export function adminApiRouter({ ctx, guard, actions, overview }: ApiRouteDeps):
     const id = installationParam(req);
     await actions.installation(id);
     res.json({ runs: await ctx.runs.recent(id, RUNS_SHOWN) });
+  });
+
+  router.post('/installations/:id/records/:recordId/request', readMultipartBody, async (req, res) => {
+    const id = installationParam(req);
+    const recordId = parse(recordIdSchema, req.params.recordId, 'The record id');
+    const { file } = await readUploadForm(req, 'document');
+    const outcome = await actions.requestReport(id, recordId, file);
+    res.status(202).json({
+      submissionId: outcome.submissionId,
+      existing: outcome.existing,
+      state: outcome.request.state,
+      requestedAt: outcome.request.requestedAt,
+      document: outcome.request.document ?? null,
+    });
+  });
+
+  router.get('/installations/:id/requests', async (req, res) => {
+    res.json({ requests: await actions.pendingRequests(installationParam(req)) });
+  });
+
+  router.post('/installations/:id/alert-activity', async (req, res) => {
+    const id = installationParam(req);
+    const { on } = parse(alertActivityBodySchema, jsonBody(req), 'The setting');
+    res.json(await actions.setAlertActivity(id, on));
   });
 
   router.get('/events', async (req, res) => {

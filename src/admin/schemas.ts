@@ -44,6 +44,10 @@ export const syncBodySchema = z.object({
   full: z.boolean({ error: 'full must be true or false' }).optional(),
 });
 
+export const alertActivityBodySchema = z.object({
+  on: z.boolean({ error: 'on must be true or false' }),
+});
+
 export const eventsQuerySchema = z.object({
   limit: z.coerce.number().int().min(1).max(500).default(50),
 });

@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
+import { AlertStore } from '../alerts/alert-store.js';
 import { OAuthStateStore } from '../auth/oauth-state.js';
 import { TokenManager, type TokenRefresher } from '../auth/token-manager.js';
 import type { Config } from '../config.js';
@@ -15,6 +16,8 @@ import { SyncRuns } from '../pipeline/runs.js';
 import { PipelineWorkers } from '../pipeline/workers.js';
 import { providers } from '../providers.js';
 import { closeRedis, createRedis } from '../redis.js';
+import { ReportRequests } from '../requests/report-requests.js';
+import { RequestStore } from '../requests/request-store.js';
 import { SecretBox } from '../util/secretbox.js';
 import { EventLog } from '../webhooks/event-log.js';
 import { defaultMatching } from './matching.js';
@@ -42,6 +45,10 @@ export interface AppContext {
   events: EventLog;
   runtime: AppRuntime;
   pipeline: Pipeline;
+  /** Report requests as stored (pending, resolved) and the service that makes them. */
+  requests: RequestStore;
+  reportRequests: ReportRequests;
+  alerts: AlertStore;
   /** Starts workers on their own blocking connection. */
   startWorkers(concurrency?: {
     backfill?: number;
@@ -86,10 +93,14 @@ export function createAppContext(config: Config, options: ContextOptions): AppCo
   });
   const states = new OAuthStateStore(redis, config.encryptionKey, prefix);
   const runtime = new AppRuntime(config, redis, keys, installations, tokens, metrics);
+  const requests = new RequestStore(redis, keys);
+  const alerts = new AlertStore(redis, keys);
   const pipeline = new Pipeline({
     redis,
     keys,
     index,
+    requests,
+    alerts,
     runs,
     queues,
     installations,
@@ -99,6 +110,12 @@ export function createAppContext(config: Config, options: ContextOptions): AppCo
     metrics,
   });
   pipelineRef = pipeline;
+  const reportRequests = new ReportRequests({
+    store: requests,
+    runtime,
+    refresh: (installationId, recordIds) => pipeline.refreshRecords(installationId, recordIds),
+    logger,
+  });
   const workerSets: PipelineWorkers[] = [];
   const workerConnections: Redis[] = [];
 
@@ -118,6 +135,9 @@ export function createAppContext(config: Config, options: ContextOptions): AppCo
     events,
     runtime,
     pipeline,
+    requests,
+    reportRequests,
+    alerts,
     async startWorkers(concurrency) {
       const connection = createRedis(config.redisUrl, 'worker', `${prefix}-worker`);
       workerConnections.push(connection);

@@ -4,6 +4,7 @@ import { findProjectRoot } from '../sandbox/project-root.js';
 import { demoCommand } from './commands/demo.js';
 import { doctorCommand } from './commands/doctor.js';
 import { manifestsCommand } from './commands/manifests.js';
+import { requestCommand } from './commands/request.js';
 import { runCommand } from './commands/run.js';
 import { sandboxCommand } from './commands/sandbox.js';
 import { statusCommand } from './commands/status.js';
@@ -20,6 +21,9 @@ Commands:
   sync [--installation ID] [--full] [--wait]
                               enqueue a backfill; --wait shows progress and a summary
   status [--json]             installations, match coverage, queue depths, last errors
+  request --installation ID --record RECORD_ID [--document FILE]
+                              ask the service for a report on a company that has none (key needs \`write\`);
+                              prints the submission id
   doctor [--json]             check Redis, the report service and each installation
   sandbox [--port N] [--rate-limit N] [--webhook-url URL] [--webhook-secret S]
                               a local Published Report Lookup Service with fixture data
@@ -37,6 +41,7 @@ const COMMANDS: Record<string, Command> = {
   worker: (a, io) => runCommand('worker', a, io),
   sync: syncCommand,
   status: statusCommand,
+  request: requestCommand,
   doctor: doctorCommand,
   sandbox: sandboxCommand,
   demo: demoCommand,

@@ -96,6 +96,14 @@ export type CrmChange =
       mergedSlug?: string | null;
     };
 
+/** A note on the record's timeline: a HubSpot note on the company, a Salesforce Task on the Account. */
+export interface RecordActivity {
+  subject: string;
+  body: string;
+  /** ISO 8601: when what it records happened. */
+  at: string;
+}
+
 export interface CrmConnector {
   readonly kind: CrmKind;
   readonly limits: ProviderLimits;
@@ -115,6 +123,8 @@ export interface CrmConnector {
   readonly bulkThreshold?: number;
   /** Any number of updates through the CRM's bulk API; one result per update, in order. */
   writeCompaniesBulk?(updates: RecordUpdate[]): Promise<WriteResult[]>;
+  /** Puts an activity on the record's timeline (alerts, when the installation switched it on). */
+  createActivity?(recordId: string, activity: RecordActivity): Promise<void>;
 }
 
 /** A record seen by a change poll. */

@@ -38,6 +38,8 @@ export const installationSchema = z.object({
   hasReportsApiKey: z.boolean(),
   reportsKeySandbox: z.boolean().optional(),
   reportsKeyCheckedAt: z.string().optional(),
+  /** Alerts also become an activity on each linked record (HubSpot note, Salesforce Task). Off by default. */
+  alertActivity: z.boolean().optional(),
 });
 export type Installation = z.infer<typeof installationSchema>;
 
@@ -111,6 +113,7 @@ export class InstallationStore {
       hasReportsApiKey: Boolean(h.reportsApiKey),
       reportsKeySandbox: h.reportsKeySandbox ? h.reportsKeySandbox === 'true' : undefined,
       reportsKeyCheckedAt: h.reportsKeyCheckedAt || undefined,
+      alertActivity: h.alertActivity === 'true',
     });
   }
 
@@ -145,6 +148,12 @@ export class InstallationStore {
       statusReason: reason,
       updatedAt: new Date().toISOString(),
     });
+  }
+
+  /** Switches the alert activity (note, Task) on or off for this installation. */
+  async setAlertActivity(id: string, on: boolean): Promise<void> {
+    if (!(await this.redis.exists(this.key(id)))) return;
+    await this.redis.hset(this.key(id), { alertActivity: String(on), updatedAt: new Date().toISOString() });
   }
 
   async setReportsApiKey(id: string, apiKey: string, info: { sandbox: boolean }): Promise<void> {

@@ -16,7 +16,7 @@ import type { QueueName } from './queues.js';
 const SYNC_MODES = ['full', 'incremental', 'reconcile'] as const;
 
 /** Report-service event kinds that make the connector do work; every other kind is recorded and acknowledged. */
-export const ACTIONABLE_REPORT_EVENTS = ['score.changed', 'report.completed'] as const;
+export const ACTIONABLE_REPORT_EVENTS = ['score.changed', 'report.completed', 'alert.fired'] as const;
 
 const fieldValueSchema = z.union([z.string(), z.number(), z.null()]);
 
@@ -73,6 +73,16 @@ const batchJobSchema = z.object({
   freshSlugs: z.array(z.string()).optional(),
   /** Records whose own auto link should be decided again (renamed). */
   rematch: z.array(z.string()).optional(),
+  /**
+   * Records to link to these slugs now, whatever matching would say: a requested report was published and
+   * `report.completed` named the record's submission.
+   */
+  links: z.record(z.string(), z.string()).optional(),
+  /**
+   * Records waiting for a requested report are matched again (a report was published); otherwise they keep
+   * `requested` without a search.
+   */
+  matchRequested: z.boolean().optional(),
 });
 export type BatchJob = z.infer<typeof batchJobSchema>;
 
@@ -81,6 +91,10 @@ const reportEventJobSchema = z.object({
   eventId: z.string(),
   type: z.enum(ACTIONABLE_REPORT_EVENTS),
   slug: z.string(),
+  /** `report.completed`: the submission the report answers, when the event names one. */
+  submissionId: z.string().optional(),
+  /** `alert.fired`: the readable line and the event's time. */
+  alert: z.object({ line: z.string(), at: z.string() }).optional(),
 });
 export type ReportEventJob = z.infer<typeof reportEventJobSchema>;
 
@@ -89,8 +103,23 @@ const slugUpdateJobSchema = z.object({ installationId: z.string(), slug: z.strin
 export type SlugUpdateJob = z.infer<typeof slugUpdateJobSchema>;
 
 /** A newly published report, for one installation's unlinked records. */
-const reportCompletedJobSchema = z.object({ installationId: z.string(), slug: z.string() });
+const reportCompletedJobSchema = z.object({
+  installationId: z.string(),
+  slug: z.string(),
+  /** The record linked directly because the event named its submission: not matched again here. */
+  requestedRecordId: z.string().optional(),
+});
 export type ReportCompletedJob = z.infer<typeof reportCompletedJobSchema>;
+
+/** The activity (HubSpot note, Salesforce Task) for one alert on every record linked to its report. */
+const alertActivityJobSchema = z.object({
+  installationId: z.string(),
+  slug: z.string(),
+  eventId: z.string(),
+  line: z.string(),
+  at: z.string(),
+});
+export type AlertActivityJob = z.infer<typeof alertActivityJobSchema>;
 
 /** One CRM-side change (HubSpot webhook, Salesforce poll). */
 const crmChangeJobSchema = z.object({ installationId: z.string(), change: crmChangeSchema });
@@ -111,6 +140,7 @@ export interface JobPayloads {
   'report-event': ReportEventJob;
   'slug-update': SlugUpdateJob;
   'report-completed': ReportCompletedJob;
+  'alert-activity': AlertActivityJob;
   'crm-change': CrmChangeJob;
   poll: PollJob;
   reconcile: ReconcileJob;
@@ -125,6 +155,7 @@ export const JOBS = {
   'report-event': { schema: reportEventJobSchema, queues: ['realtime'] },
   'slug-update': { schema: slugUpdateJobSchema, queues: ['realtime'] },
   'report-completed': { schema: reportCompletedJobSchema, queues: ['realtime'] },
+  'alert-activity': { schema: alertActivityJobSchema, queues: ['realtime'] },
   'crm-change': { schema: crmChangeJobSchema, queues: ['realtime'] },
   poll: { schema: pollJobSchema, queues: ['schedule'] },
   reconcile: { schema: reconcileJobSchema, queues: ['schedule'] },
@@ -151,6 +182,7 @@ const payloadSchemas: { [N in JobName]: z.ZodType<JobPayloads[N]> } = {
   'report-event': JOBS['report-event'].schema,
   'slug-update': JOBS['slug-update'].schema,
   'report-completed': JOBS['report-completed'].schema,
+  'alert-activity': JOBS['alert-activity'].schema,
   'crm-change': JOBS['crm-change'].schema,
   poll: JOBS.poll.schema,
   reconcile: JOBS.reconcile.schema,

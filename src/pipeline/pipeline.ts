@@ -1,12 +1,19 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
+<<<<<<< HEAD
 import type { ChangedRecord, CrmChange, CrmConnector } from '../crm/connector.js';
+=======
+import type { AlertStore } from '../alerts/alert-store.js';
+import type { ChangedRecord, CrmChange } from '../crm/connector.js';
+>>>>>>> 6dcac4f (Request flow wiring: alert.fired and report.completed with its submission in the event job, alert activity job, report requests in the context, admin API and CLI request command)
 import type { InstallationStore } from '../installations/store.js';
 import type { Metrics } from '../metrics.js';
+import type { RequestStore } from '../requests/request-store.js';
 import { RETRY_BUDGET } from '../retry-budget.js';
 import type { VerifiedReportEvent } from '../webhooks/report-route.js';
 import { type BatchOutcome, type BatchTargets, enrichBatch } from './enrich-batch.js';
 import type {
+  AlertActivityJob,
   BatchJob,
   CrmChangeJob,
   ListJob,
@@ -43,6 +50,10 @@ export interface PipelineDeps {
   installations: InstallationStore;
   runtime: InstallationRuntime;
   matching: MatchingStrategy;
+  /** Report requests waiting for their report (requests/request-store.ts). */
+  requests: RequestStore;
+  /** The latest alert of each report (alerts/alert-store.ts). */
+  alerts: AlertStore;
   logger: Logger;
   metrics?: Metrics;
 }
@@ -81,7 +92,13 @@ export class Pipeline {
     await this.deps.queues.add(
       'realtime',
       'report-event',
-      { eventId: event.id, type: event.type, slug: event.slug },
+      {
+        eventId: event.id,
+        type: event.type,
+        slug: event.slug,
+        ...(event.submissionId ? { submissionId: event.submissionId } : {}),
+        ...(event.alert ? { alert: event.alert } : {}),
+      },
       { jobId: `evt-${jobIdPart(event.id)}` },
     );
   }
@@ -212,16 +229,98 @@ export class Pipeline {
       for (const installationId of await this.deps.index.installationsForSlug(data.slug)) {
         await this.enqueueSlugUpdate(installationId, data.slug);
       }
+    } else if (data.type === 'alert.fired') {
+      await this.alertFired(data);
     } else if (data.type === 'report.completed') {
+      const waiting = data.submissionId ? await this.deps.requests.bySubmission(data.submissionId) : null;
+      const direct = waiting?.state === 'pending' ? waiting : null;
+      if (direct) {
+        // The event names the record's own submission: no matching decision to make, the link is certain.
+        await this.enqueueBatch(
+          'realtime',
+          {
+            installationId: direct.installationId,
+            runId: null,
+            batchId: 'request-link',
+            mode: 'full',
+            recordIds: [direct.recordId],
+            links: { [direct.recordId]: data.slug },
+            freshSlugs: [data.slug],
+          },
+          { jobId: `reqlink-${jobIdPart(data.eventId)}` },
+        );
+      }
       for (const installation of await this.deps.installations.list()) {
         if (installation.status !== 'connected') continue;
         await this.deps.queues.add(
           'realtime',
           'report-completed',
-          { installationId: installation.id, slug: data.slug },
+          {
+            installationId: installation.id,
+            slug: data.slug,
+            ...(direct?.installationId === installation.id ? { requestedRecordId: direct.recordId } : {}),
+          },
           { deduplication: { id: `done-${jobIdPart(installation.id)}-${jobIdPart(data.slug)}` } },
         );
       }
+    }
+  }
+
+  /**
+   * `alert.fired`: the alert becomes the report's latest, then every linked record is updated through the same
+   * coalesced `slug-update` as a score change, so one event writes each record once. The activity (note,
+   * Task) is a job of its own per installation that switched it on.
+   */
+  private async alertFired(data: ReportEventJob): Promise<void> {
+    if (!data.alert) return;
+    const newest = await this.deps.alerts.record(data.slug, { ...data.alert, eventId: data.eventId });
+    if (!newest) return;
+    await markSlugChanged(this.deps.redis, this.deps.keys, data.slug);
+    for (const installationId of await this.deps.index.installationsForSlug(data.slug)) {
+      await this.enqueueSlugUpdate(installationId, data.slug);
+      const installation = await this.deps.installations.get(installationId);
+      if (!installation?.alertActivity) continue;
+      await this.deps.queues.add(
+        'realtime',
+        'alert-activity',
+        { installationId, slug: data.slug, eventId: data.eventId, line: data.alert.line, at: data.alert.at },
+        { jobId: `act-${jobIdPart(installationId)}-${jobIdPart(data.eventId)}` },
+      );
+    }
+  }
+
+  /** One activity per record linked to the alert's report; a retry skips the records already done. */
+  async alertActivity(data: AlertActivityJob): Promise<void> {
+    const { connector } = await this.deps.runtime.open(data.installationId, { urgent: true });
+    if (!connector.createActivity) return;
+    const activity = {
+      subject: `Report alert: ${data.line}`.slice(0, 255),
+      body: `${data.line}\n\nReport: ${data.slug}\nFired at: ${data.at}`,
+      at: data.at,
+    };
+    for (const recordId of await this.deps.index.recordsForSlug(data.installationId, data.slug)) {
+      if (!(await this.deps.alerts.claimActivity(data.installationId, data.eventId, recordId))) continue;
+      try {
+        await connector.createActivity(recordId, activity);
+      } catch (err) {
+        await this.deps.alerts.releaseActivity(data.installationId, data.eventId, recordId);
+        throw err;
+      }
+    }
+  }
+
+  /**
+   * Writes a few records' fields from their current state now (a report request was just made), or, when the
+   * CRM cannot take it at this moment, leaves the same work to the queue.
+   */
+  async refreshRecords(installationId: string, recordIds: string[]): Promise<void> {
+    const job: BatchJob = { installationId, runId: null, batchId: 'refresh', mode: 'full', recordIds };
+    try {
+      const { connector, client } = await this.deps.runtime.open(installationId, { urgent: true });
+      await this.enrich({ connector, client }, job);
+    } catch (err) {
+      this.deps.logger.warn({ err, installationId, recordIds }, 'record refresh deferred to the queue');
+      await this.enqueueBatch('realtime', job, { delay: 1_000 });
     }
   }
 
@@ -259,6 +358,7 @@ export class Pipeline {
     }
     const fits: string[] = [];
     for (const [recordId, name] of await this.deps.index.unlinkedNames(data.installationId)) {
+      if (recordId === data.requestedRecordId) continue;
       if (this.deps.matching.mayConcern(name, reportName)) fits.push(recordId);
     }
     for (const [i, ids] of chunk(fits, connector.limits.writeBatchSize).entries()) {
@@ -268,6 +368,7 @@ export class Pipeline {
         batchId: `completed-${i}`,
         mode: 'full',
         recordIds: ids,
+        matchRequested: true,
       });
     }
   }

@@ -35,6 +35,7 @@ function handlersOf(p: Pipeline): Handlers {
     'report-event': (data) => p.reportEvent(data),
     'slug-update': (data, job) => p.slugUpdate(data, job),
     'report-completed': (data) => p.reportCompleted(data),
+    'alert-activity': (data) => p.alertActivity(data),
     'crm-change': (data) => p.crmChange(data),
     poll: (data) => p.poll(data),
     reconcile: () => p.reconcileAll(),

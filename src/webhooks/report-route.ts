@@ -1,6 +1,7 @@
 import express, { type NextFunction, type Request, type Response, Router } from 'express';
 import type { Logger } from 'pino';
 import { z } from 'zod';
+import { ALERT_EVENT, type Alert, alertFromEvent } from '../alerts/alert-event.js';
 import type { Metrics } from '../metrics.js';
 import { ACTIONABLE_REPORT_EVENTS } from '../pipeline/jobs.js';
 import { slugProblem } from '../reports/slug.js';
@@ -33,11 +34,32 @@ export const reportEventSchema = z.looseObject({
 });
 export type ReportEvent = z.infer<typeof reportEventSchema>;
 
+/**
+ * `alert.fired` is a trigger whose payload may be anything: its envelope is read leniently so that no body
+ * of that type is refused for what `data` holds (alert-event.ts reads what it can).
+ */
+const alertEnvelopeSchema = z.looseObject({
+  id: z.string().min(1).max(256).optional().catch(undefined),
+  type: z.literal(ALERT_EVENT),
+  created_at: z.unknown().optional(),
+  data: z.unknown().optional(),
+});
+
 /** What the route hands on: verified, deduplicated, of a kind that makes the connector do work. */
 export interface VerifiedReportEvent {
   id: string;
   type: (typeof ACTIONABLE_REPORT_EVENTS)[number];
   slug: string;
+  /** `report.completed`: `data.submission_id`, when the event names the submission it answers. */
+  submissionId?: string;
+  /** `alert.fired`: its readable line and time. */
+  alert?: { line: string; at: string };
+}
+
+function submissionIdOf(data: Record<string, unknown> | undefined): string | undefined {
+  const value = data?.submission_id ?? data?.submissionId;
+  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+  return typeof value === 'string' && value.length > 0 && value.length <= 256 ? value : undefined;
 }
 
 export interface ReportWebhookDeps {
@@ -112,10 +134,22 @@ export function createReportWebhookRouter(deps: ReportWebhookDeps): Router {
         });
       }
       let event: ReportEvent;
+      let alert: Alert | null = null;
       try {
-        const parsed = reportEventSchema.safeParse(JSON.parse(raw.toString('utf8')));
-        if (!parsed.success) throw new Error(parsed.error.issues[0]?.message ?? 'invalid event');
-        event = parsed.data;
+        const body: unknown = JSON.parse(raw.toString('utf8'));
+        const asAlert = alertEnvelopeSchema.safeParse(body);
+        if (asAlert.success) {
+          alert = alertFromEvent(asAlert.data);
+          event = {
+            id: asAlert.data.id,
+            type: ALERT_EVENT,
+            ...(alert.slug ? { data: { slug: alert.slug } } : {}),
+          };
+        } else {
+          const parsed = reportEventSchema.safeParse(body);
+          if (!parsed.success) throw new Error(parsed.error.issues[0]?.message ?? 'invalid event');
+          event = parsed.data;
+        }
       } catch (err) {
         deps.logger.warn({ bytes: raw.length, problem: (err as Error).message }, 'report webhook malformed');
         return done(res, started, 'malformed', 400, { error: 'malformed event body' });
@@ -133,9 +167,15 @@ export function createReportWebhookRouter(deps: ReportWebhookDeps): Router {
       }
       const id = eventId ?? event.id;
       const slug = event.data?.slug;
+<<<<<<< HEAD
       if (slug !== undefined && slugProblem(slug) !== null)
         return done(res, started, 'malformed', 400, { error: 'data.slug is not a valid report slug' });
       const actionable = ACTIONABLE_REPORT_EVENTS.find((t) => t === event.type);
+=======
+      // An alert without a slug names no record: acknowledged and recorded, never refused (a refusal would
+      // have the sender retry something no retry can fix).
+      const actionable = alert && !slug ? undefined : ACTIONABLE_REPORT_EVENTS.find((t) => t === event.type);
+>>>>>>> 6dcac4f (Request flow wiring: alert.fired and report.completed with its submission in the event job, alert activity job, report requests in the context, admin API and CLI request command)
       if (!id) return done(res, started, 'malformed', 400, { error: 'event has no id' });
       if (actionable && !slug)
         return done(res, started, 'malformed', 400, { error: `${event.type} event has no data.slug` });
@@ -143,7 +183,16 @@ export function createReportWebhookRouter(deps: ReportWebhookDeps): Router {
       try {
         if (await deps.events.wasReceived('reports', id))
           return done(res, started, 'duplicate', 200, { received: true, duplicate: true });
-        if (actionable && slug) await deps.enqueue({ id, type: actionable, slug });
+        if (actionable && slug) {
+          const submissionId = submissionIdOf(event.data);
+          await deps.enqueue({
+            id,
+            type: actionable,
+            slug,
+            ...(submissionId && actionable === 'report.completed' ? { submissionId } : {}),
+            ...(alert ? { alert: { line: alert.line, at: alert.at } } : {}),
+          });
+        }
         await deps.events.markReceived('reports', id);
         await deps.events.add({
           id,
@@ -152,6 +201,9 @@ export function createReportWebhookRouter(deps: ReportWebhookDeps): Router {
           slug: slug ?? null,
           receivedAt: new Date().toISOString(),
           outcome: actionable ? 'queued' : 'recorded',
+          ...(alert
+            ? { detail: slug ? alert.line : `no usable data.slug, nothing to update: ${alert.line}` }
+            : {}),
         });
       } catch (err) {
         deps.logger.error({ err, eventId: id }, 'report webhook could not be recorded');
