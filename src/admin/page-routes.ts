@@ -1,5 +1,7 @@
 import express, { type NextFunction, type Request, type Response, Router } from 'express';
+import { ALERT_NOTES_INSTALL_PARAM } from '../alerts/alert-activity.js';
 import type { AppContext } from '../app/context.js';
+import type { DocumentInput } from '../reports/submissions.js';
 import { isRedisUnavailable } from '../server/redis-availability.js';
 import type { AdminActions } from './admin-actions.js';
 import type { AdminAuth } from './admin-auth.js';
@@ -19,11 +21,13 @@ import {
   safeNextPath,
 } from './schemas.js';
 import type { SessionRevocations } from './session-revocations.js';
+import { readMultipartBody, readUploadForm } from './uploads.js';
 import { dashboardPage } from './views/dashboard.js';
 import { installationPath } from './views/format.js';
 import { type InstallationPageInput, installationPage } from './views/installation-page.js';
 import { loginPage } from './views/login.js';
 import { disconnectPage, eventsPage, messagePage } from './views/misc-pages.js';
+import type { NoMatchItem } from './views/requests.js';
 
 /**
  * The admin page, mounted at /admin: server-rendered HTML with plain forms. Every change is a POST carrying the
@@ -51,12 +55,25 @@ const DONE_MESSAGES: Record<string, string> = {
   'review-linked': 'Linked: the report was written to the CRM record.',
   'review-rejected': 'Rejected: the candidates will not be offered again, and the CRM record was updated.',
   'sync-started': 'A sync has started; its progress shows below.',
+  'report-requested':
+    'Report requested: the record shows "requested" until the report service publishes it, then it is linked and scored.',
+  'report-request-pending':
+    'This record already waits for a requested report: that request stands, nothing new was sent.',
+  'alert-activity-on': 'Alert activities are on: each alert also becomes an activity on every linked record.',
+  'alert-activity-off': 'Alert activities are off: alerts only set the alert fields.',
   disconnected:
     'The installation was disconnected: its jobs stopped and its tokens, key and link index were deleted.',
   'logged-out': 'You are logged out.',
 };
 
 const RUNS_SHOWN = 10;
+const NO_MATCH_SHOWN = 20;
+
+/** The file of a request form, read before the CSRF check and kept beside the request it came with. */
+const UPLOADS = new WeakMap<Request, DocumentInput | null>();
+function uploadOf(req: Request): DocumentInput | null {
+  return UPLOADS.get(req) ?? null;
+}
 
 function send(res: Response, page: SafeHtml, status = 200): void {
   res.status(status).type('html').send(page.value);
@@ -161,22 +178,60 @@ export function adminPageRouter(deps: PageRouteDeps): Router {
     status = 200,
   ) => {
     const installation = await actions.installation(id);
-    const [view, review, runs] = await Promise.all([
+    const [view, review, runs, pending, noMatch] = await Promise.all([
       overview.view(installation),
       ctx.index.reviewItems(id),
       ctx.runs.recent(id, RUNS_SHOWN),
+      actions.pendingRequests(id),
+      noMatchItems(id),
     ]);
     const { page } = reviewPageQuerySchema.parse(req.query);
+    const reinstallUrl =
+      installation.crm === 'hubspot' && installation.mode === 'oauth'
+        ? `/oauth/hubspot/install?${ALERT_NOTES_INSTALL_PARAM}=1`
+        : null;
     send(
       res,
-      installationPage({ view, review, reviewPage: page, runs, csrfToken: csrf(res), ...extra }),
+      installationPage({
+        view,
+        review,
+        reviewPage: page,
+        runs,
+        noMatch,
+        noMatchTotal: view.coverage.counts.no_match,
+        pending,
+        alertActivity: installation.alertActivity === true,
+        reinstallUrl,
+        csrfToken: csrf(res),
+        ...extra,
+      }),
       status,
     );
   };
 
+  /**
+   * A page of the companies left without a report, with the CRM's names when the CRM answers (the connector
+   * itself keeps only normalised names); the page never fails because the CRM is slow or down.
+   */
+  const noMatchItems = async (id: string): Promise<NoMatchItem[]> => {
+    const found = await ctx.index.recordsWithStatus(id, 'no_match', NO_MATCH_SHOWN);
+    const names = new Map<string, string | null>();
+    try {
+      const { connector } = await ctx.runtime.open(id);
+      for (const record of await connector.readCompanies(found.map((f) => f.recordId)))
+        names.set(record.id, record.name);
+    } catch (err) {
+      ctx.logger.debug({ err, installationId: id }, 'names of no_match records not read');
+    }
+    return found.map((f) => ({ recordId: f.recordId, name: names.get(f.recordId) ?? f.normalizedName }));
+  };
+
   /** Runs a form's change; a refusal renders the installation page again with the reason beside the form. */
   const change =
-    (form: 'key' | 'review' | 'sync', run: (req: Request, id: string) => Promise<string>) =>
+    (
+      form: 'key' | 'review' | 'sync' | 'request' | 'alerts',
+      run: (req: Request, id: string) => Promise<string>,
+    ) =>
     async (req: Request, res: Response) => {
       const id = installationId(req);
       try {
@@ -222,6 +277,30 @@ export function adminPageRouter(deps: PageRouteDeps): Router {
         id,
         `?done=${decision.data.action === 'reject' ? 'review-rejected' : 'review-linked'}#review`,
       );
+    }),
+  );
+
+  pages.post(
+    '/installations/:id/records/:recordId/request',
+    change('request', async (req, id) => {
+      const recordId = recordIdSchema.safeParse(req.params.recordId);
+      if (!recordId.success) throw badRequest(recordId.error, 'The record id');
+      const upload = uploadOf(req);
+      const outcome = await actions.requestReport(id, recordId.data, upload);
+      return installationPath(
+        id,
+        `?done=${outcome.existing ? 'report-request-pending' : 'report-requested'}#requests`,
+      );
+    }),
+  );
+
+  pages.post(
+    '/installations/:id/alert-activity',
+    change('alerts', async (req, id) => {
+      const body = (req.body ?? {}) as Record<string, unknown>;
+      const on = body.on === 'true';
+      await actions.setAlertActivity(id, on);
+      return installationPath(id, `?done=${on ? 'alert-activity-on' : 'alert-activity-off'}#alerts`);
     }),
   );
 
@@ -274,6 +353,22 @@ export function adminPageRouter(deps: PageRouteDeps): Router {
     );
   });
 
+  // The request form is multipart (it carries a file): read it before the pages' CSRF check looks at the body.
+  router.post(
+    '/installations/:id/records/:recordId/request',
+    guard.requirePage(showLogin),
+    readMultipartBody,
+    async (req, _res, next) => {
+      try {
+        const form = await readUploadForm(req, 'document');
+        req.body = form.fields;
+        UPLOADS.set(req, form.file);
+        next();
+      } catch (err) {
+        next(err);
+      }
+    },
+  );
   router.use(pages);
   return router;
 }

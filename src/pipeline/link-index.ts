@@ -283,6 +283,29 @@ export class LinkIndex {
     return parsed.success ? parsed.data : null;
   }
 
+  /**
+   * Up to `limit` records in one status with their normalised names (from the unlinked hash), for the admin
+   * page's list of companies without a report. Scans the status hash in pages, never all at once.
+   */
+  async recordsWithStatus(
+    installationId: string,
+    status: MatchStatus,
+    limit: number,
+  ): Promise<{ recordId: string; normalizedName: string | null }[]> {
+    const ids: string[] = [];
+    let cursor = '0';
+    do {
+      const [next, flat] = await this.redis.hscan(this.keys.recordStatus(installationId), cursor, 'COUNT', 500);
+      cursor = next;
+      for (let i = 0; i + 1 < flat.length && ids.length < limit; i += 2) {
+        if (flat[i + 1] === status) ids.push(flat[i]!);
+      }
+    } while (cursor !== '0' && ids.length < limit);
+    if (ids.length === 0) return [];
+    const names = await this.redis.hmget(this.keys.unlinked(installationId), ...ids);
+    return ids.map((recordId, i) => ({ recordId, normalizedName: names[i] ?? null }));
+  }
+
   async coverage(installationId: string): Promise<Record<MatchStatus, number>> {
     const counts = Object.fromEntries(MATCH_STATUSES.map((s) => [s, 0])) as Record<MatchStatus, number>;
     const statuses = await this.redis.hvals(this.keys.recordStatus(installationId));

@@ -1,5 +1,6 @@
 import type { ReviewItem } from '../../pipeline/link-index.js';
 import type { RunSummary } from '../../pipeline/runs.js';
+import type { PendingRequestView } from '../admin-actions.js';
 import { html, type SafeHtml } from '../html.js';
 import type { InstallationView } from '../overview.js';
 import { installationPath, installationTitle, num } from './format.js';
@@ -15,6 +16,7 @@ import {
   sandboxBadge,
   scoreChart,
 } from './parts.js';
+import { alertSection, type NoMatchItem, noMatchSection, pendingRequestsSection } from './requests.js';
 
 /** `/admin/installations/:id`: everything about one installation and every change an admin can make to it. */
 
@@ -25,10 +27,17 @@ export interface InstallationPageInput {
   review: readonly ReviewItem[];
   reviewPage: number;
   runs: readonly RunSummary[];
+  /** Companies left `no_match` (a page of them) and how many there are. */
+  noMatch: readonly NoMatchItem[];
+  noMatchTotal: number;
+  pending: readonly PendingRequestView[];
+  alertActivity: boolean;
+  /** Where to install the app again to grant an activity's optional scope; null when none is needed. */
+  reinstallUrl: string | null;
   csrfToken: string | null;
   notice?: string | null;
   /** A failed form: which one and why (shown at the top and beside the form). */
-  error?: { form: 'key' | 'review' | 'sync'; message: string } | null;
+  error?: { form: 'key' | 'review' | 'sync' | 'request' | 'alerts'; message: string } | null;
 }
 
 export function installationPage(o: InstallationPageInput): SafeHtml {
@@ -97,6 +106,10 @@ export function installationPage(o: InstallationPageInput): SafeHtml {
           slug of the right report. Each decision is written to the CRM at once.</p>
         ${o.review.length === 0 ? html`<p>Nothing waits for review.</p>` : html`${pager}${shown.map((item) => reviewItemView(v.id, item, o.csrfToken))}${pager}`}
       </section>
+
+      ${pendingRequestsSection(o.pending)}
+      ${noMatchSection(v, o.noMatch, o.noMatchTotal, o.csrfToken)}
+      ${alertSection(v, o.alertActivity, o.csrfToken, o.reinstallUrl)}
 
       <section class="card danger-zone" aria-labelledby="disconnect">
         <h2 id="disconnect">Disconnect</h2>

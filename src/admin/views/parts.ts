@@ -17,6 +17,7 @@ import {
   when,
 } from './format.js';
 import { csrfField } from './layout.js';
+import { requestForm } from './requests.js';
 
 /** Pieces of the installation pages, each one section a person can read on its own. */
 
@@ -218,6 +219,7 @@ export function reviewItemView(installationId: string, item: ReviewItem, csrf: s
           <button type="submit" class="secondary">Link<span class="visually-hidden"> ${who} to this slug</span></button>
         </span>
       </form>
+      ${requestForm(installationId, item.recordId, who, csrf)}
     </div>
   </article>`;
 }

@@ -1,0 +1,119 @@
+import type { PendingRequestView } from '../admin-actions.js';
+import { html, type SafeHtml } from '../html.js';
+import type { InstallationView } from '../overview.js';
+import { installationPath, num, when } from './format.js';
+import { csrfField } from './layout.js';
+
+/** The pieces of the installation page about requested reports and alerts. */
+
+export interface NoMatchItem {
+  recordId: string;
+  /** The CRM's name when it could be read, else the normalised one the connector keeps. */
+  name: string | null;
+}
+
+/** "Request a report": one form per record, with an optional document; the CSRF token travels in the form. */
+export function requestForm(
+  installationId: string,
+  recordId: string,
+  who: string,
+  csrf: string | null,
+): SafeHtml {
+  const action = installationPath(installationId, `/records/${encodeURIComponent(recordId)}/request`);
+  const fileId = `document-${recordId}`;
+  return html`<form method="post" action="${action}" enctype="multipart/form-data" class="request-form">
+    ${csrfField(csrf)}
+    <label for="${fileId}">Document for the report service (optional, up to 10 MB)</label>
+    <span class="slug-row">
+      <input id="${fileId}" name="document" type="file">
+      <button type="submit" class="secondary">Request a report<span class="visually-hidden"> for ${who}</span></button>
+    </span>
+  </form>`;
+}
+
+export function age(seconds: number): string {
+  if (seconds < 90) return `${seconds} s`;
+  if (seconds < 90 * 60) return `${Math.round(seconds / 60)} min`;
+  if (seconds < 48 * 3600) return `${Math.round(seconds / 3600)} h`;
+  return `${Math.round(seconds / 86400)} days`;
+}
+
+export function noMatchSection(
+  v: InstallationView,
+  items: readonly NoMatchItem[],
+  total: number,
+  csrf: string | null,
+): SafeHtml {
+  const rows = items.map((item) => {
+    const company = item.name ?? `Record ${item.recordId}`;
+    return html`<li class="no-match-item">
+      <p><strong>${company}</strong> <span class="hint">record <code>${item.recordId}</code></span></p>
+      ${requestForm(v.id, item.recordId, `${company}, record ${item.recordId}`, csrf)}
+    </li>`;
+  });
+  return html`<section class="card" aria-labelledby="no-match">
+    <h2 id="no-match">Companies without a report (${num(total)})</h2>
+    <p>No published report matches these companies. Ask the report service for one: the connector sends what the
+      CRM knows (name, domain, country, city, industry and the record id), and the record shows
+      <code>requested</code> until the report is published, then it is linked and scored by itself. The key needs
+      the <code>write</code> scope.</p>
+    ${items.length === 0 ? html`<p>Every processed company has a report or waits for review.</p>` : html`<ul class="plain-list">${rows}</ul>`}
+    ${total > items.length ? html`<p class="hint">Showing ${num(items.length)} of ${num(total)}.</p>` : ''}
+  </section>`;
+}
+
+export function pendingRequestsSection(pending: readonly PendingRequestView[]): SafeHtml {
+  const rows = pending.map(
+    (r) => html`<tr>
+      <th scope="row" data-label="Company">${r.name ?? '—'}<br><code>${r.recordId}</code></th>
+      <td data-label="Submission"><code>${r.submissionId}</code></td>
+      <td data-label="Requested">${when(r.requestedAt)}</td>
+      <td data-label="Waiting" class="num">${age(r.ageSeconds)}</td>
+      <td data-label="Document">${r.document ? (r.document.error ? html`not attached: ${r.document.error}` : r.document.filename) : '—'}</td>
+    </tr>`,
+  );
+  return html`<section class="card" aria-labelledby="requests">
+    <h2 id="requests">Requested reports (${num(pending.length)})</h2>
+    ${
+      pending.length === 0
+        ? html`<p>No report is being waited for.</p>`
+        : html`<table class="responsive">
+            <caption class="visually-hidden">Reports requested and not yet published</caption>
+            <thead><tr><th scope="col">Company</th><th scope="col">Submission</th><th scope="col">Requested</th>
+              <th scope="col">Waiting</th><th scope="col">Document</th></tr></thead>
+            <tbody>${rows}</tbody>
+          </table>`
+    }
+  </section>`;
+}
+
+/** What each CRM needs before activities can be written. */
+const ACTIVITY_NEEDS: Record<string, string> = {
+  hubspot:
+    'HubSpot notes need the scope crm.objects.contacts.write, which the app asks for only when this is on: after switching it on, install the app again from the link below to grant it.',
+  salesforce:
+    'Salesforce Tasks need no further OAuth scope (api covers them); the integration user needs permission to create Tasks.',
+};
+
+export function alertSection(
+  v: InstallationView,
+  alertActivity: boolean,
+  csrf: string | null,
+  reinstallUrl: string | null,
+): SafeHtml {
+  const action = installationPath(v.id, '/alert-activity');
+  const kind = v.crm === 'hubspot' ? 'a note on the company' : 'a Task on the Account';
+  return html`<section class="card" aria-labelledby="alerts">
+    <h2 id="alerts">Alerts</h2>
+    <p>Every <code>alert.fired</code> for a linked report sets <code>report_alert</code> and
+      <code>report_alert_at</code> on each linked record, so CRM workflows can act on them.</p>
+    <form method="post" action="${action}" class="inline-form">
+      ${csrfField(csrf)}
+      <input type="hidden" name="on" value="${alertActivity ? 'false' : 'true'}">
+      <p>Also add ${kind} for each alert: <strong>${alertActivity ? 'on' : 'off'}</strong>.</p>
+      <button type="submit" class="secondary">${alertActivity ? 'Switch off' : 'Switch on'}<span class="visually-hidden"> alert activities</span></button>
+    </form>
+    <p class="hint">${ACTIVITY_NEEDS[v.crm] ?? ''}</p>
+    ${alertActivity && reinstallUrl ? html`<p><a href="${reinstallUrl}">Grant the note scope (install the app again)</a></p>` : ''}
+  </section>`;
+}
