@@ -295,7 +295,12 @@ export class LinkIndex {
     const ids: string[] = [];
     let cursor = '0';
     do {
-      const [next, flat] = await this.redis.hscan(this.keys.recordStatus(installationId), cursor, 'COUNT', 500);
+      const [next, flat] = await this.redis.hscan(
+        this.keys.recordStatus(installationId),
+        cursor,
+        'COUNT',
+        500,
+      );
       cursor = next;
       for (let i = 0; i + 1 < flat.length && ids.length < limit; i += 2) {
         if (flat[i + 1] === status) ids.push(flat[i]!);
