@@ -6,6 +6,7 @@ import type {
   EnsureFieldsResult,
   Page,
   ProviderLimits,
+  RecordActivity,
   RecordUpdate,
   WriteResult,
 } from '../../src/crm/connector.js';
@@ -17,6 +18,7 @@ import {
   type BatchUpdateInput,
   batchReadRequest,
   batchUpdateRequest,
+  createNoteRequest,
   listCompaniesRequest,
   searchBySlugRequest,
 } from './endpoints.js';
@@ -129,6 +131,11 @@ export class HubSpotConnector implements CrmConnector {
 
   apiUsage(): ApiUsage | null {
     return this.http.apiUsage();
+  }
+
+  /** An alert as a note on the company's timeline (needs the optional note scope, HUBSPOT_NOTE_SCOPES). */
+  async createActivity(recordId: string, activity: RecordActivity): Promise<void> {
+    await this.http.request(createNoteRequest(this.http.paths, recordId, activity));
   }
 
   /**

@@ -1,6 +1,7 @@
+import type { RecordActivity } from '../../src/crm/connector.js';
 import type { HubSpotRequest } from './api-client.js';
 import type { HubSpotPropertyDefinition, HubSpotPropertyGroupDefinition } from './field-types.js';
-import { HUBSPOT_SIZES, type HubSpotPaths } from './provider.js';
+import { HUBSPOT_NOTE_TO_COMPANY_ASSOCIATION, HUBSPOT_SIZES, type HubSpotPaths } from './provider.js';
 
 /**
  * Every request the connector sends to HubSpot's CRM APIs, one builder per endpoint: method, path, query and
@@ -106,4 +107,30 @@ export function updatePropertyRequest(
 
 export function accountDetailsRequest(paths: HubSpotPaths): HubSpotRequest {
   return { method: 'GET', path: paths.accountDetails };
+}
+
+/** A note associated with one company (alert activities; needs the optional note scope). */
+export function createNoteRequest(
+  paths: HubSpotPaths,
+  companyId: string,
+  activity: RecordActivity,
+): HubSpotRequest {
+  return {
+    method: 'POST',
+    path: paths.notes,
+    body: {
+      properties: { hs_timestamp: activity.at, hs_note_body: `${activity.subject}\n\n${activity.body}` },
+      associations: [
+        {
+          to: { id: companyId },
+          types: [
+            {
+              associationCategory: 'HUBSPOT_DEFINED',
+              associationTypeId: HUBSPOT_NOTE_TO_COMPANY_ASSOCIATION,
+            },
+          ],
+        },
+      ],
+    },
+  };
 }

@@ -3,7 +3,7 @@ import { dirname, join } from 'node:path';
 import { fieldByKey } from '../../src/fields.js';
 import { hubspotPropertyDefinitions, hubspotPropertyGroup } from './field-types.js';
 import { HUBSPOT_CALLBACK_PATH } from './oauth-routes.js';
-import { HUBSPOT_PLATFORM_VERSION, HUBSPOT_SCOPES } from './provider.js';
+import { HUBSPOT_NOTE_SCOPES, HUBSPOT_PLATFORM_VERSION, HUBSPOT_SCOPES } from './provider.js';
 import { HUBSPOT_WEBHOOK_PATH } from './webhook-routes.js';
 
 /**
@@ -65,7 +65,7 @@ export function hubspotProjectFiles(options: HubSpotManifestOptions): Record<str
           type: 'oauth',
           redirectUrls: [`${appUrl}${HUBSPOT_CALLBACK_PATH}`],
           requiredScopes: [...HUBSPOT_SCOPES],
-          optionalScopes: [],
+          optionalScopes: [...HUBSPOT_NOTE_SCOPES],
           conditionallyRequiredScopes: [],
         },
         permittedUrls: { fetch: [appUrl], iframe: [], img: [] },

@@ -1,10 +1,11 @@
 import { type Request, type Response, Router } from 'express';
+import { ALERT_NOTES_INSTALL_PARAM } from '../../src/alerts/alert-activity.js';
 import { OAuthStateError, type OAuthStateStore } from '../../src/auth/oauth-state.js';
 import type { Installation, InstallationStore } from '../../src/installations/store.js';
 import { type Logger, redactSecrets } from '../../src/log.js';
 import { HubSpotOAuthError } from './errors.js';
 import { exchangeHubSpotCode, introspectHubSpotToken } from './oauth-tokens.js';
-import { HUBSPOT_SCOPES, type HubSpotApiVersion } from './provider.js';
+import { HUBSPOT_NOTE_SCOPES, HUBSPOT_SCOPES, type HubSpotApiVersion } from './provider.js';
 import { readHubSpotAccount } from './token-install.js';
 
 /**
@@ -43,11 +44,16 @@ export function hubspotRedirectUri(appUrl: string): string {
 export function hubspotAuthorizeUrl(
   deps: Pick<HubSpotOAuthRouterDeps, 'authorizeUrl' | 'clientId' | 'appUrl'>,
   state: string,
+  options: { alertNotes?: boolean } = {},
 ): string {
   const params: [string, string][] = [
     ['client_id', deps.clientId],
     ['redirect_uri', hubspotRedirectUri(deps.appUrl)],
     ['scope', HUBSPOT_SCOPES.join(' ')],
+    // Asked for only by an installation that switched alert notes on: a portal may refuse it and still install.
+    ...(options.alertNotes
+      ? ([['optional_scope', HUBSPOT_NOTE_SCOPES.join(' ')]] as [string, string][])
+      : []),
     ['state', state],
   ];
   const query = params.map(([k, v]) => `${k}=${encodeURIComponent(v)}`).join('&');
@@ -63,7 +69,7 @@ export function createHubSpotOAuthRouter(deps: HubSpotOAuthRouterDeps): Router {
     ...(deps.apiVersion ? { apiVersion: deps.apiVersion } : {}),
   };
 
-  router.get(HUBSPOT_INSTALL_PATH, async (_req: Request, res: Response) => {
+  router.get(HUBSPOT_INSTALL_PATH, async (req: Request, res: Response) => {
     let state: string;
     try {
       state = await deps.states.issue('hubspot');
@@ -77,7 +83,10 @@ export function createHubSpotOAuthRouter(deps: HubSpotOAuthRouterDeps): Router {
       );
       return;
     }
-    res.redirect(302, hubspotAuthorizeUrl(deps, state));
+    res.redirect(
+      302,
+      hubspotAuthorizeUrl(deps, state, { alertNotes: req.query[ALERT_NOTES_INSTALL_PARAM] === '1' }),
+    );
   });
 
   router.get(HUBSPOT_CALLBACK_PATH, async (req: Request, res: Response) => {

@@ -41,9 +41,23 @@ export function hubspotPaths(version: HubSpotApiVersion) {
     companiesSearch: `${objects}/search`,
     companyProperties: properties,
     companyPropertyGroups: `${properties}/groups`,
+    /** Notes (alert activities), created with their association to the company. */
+    notes: `/crm/objects/${version}/notes`,
   } as const;
 }
 export type HubSpotPaths = ReturnType<typeof hubspotPaths>;
+
+/**
+ * HubSpot-defined association type "note to company". From HubSpot's association type table as remembered;
+ * not confirmed against a primary source while this was written (see README, alert activities).
+ */
+export const HUBSPOT_NOTE_TO_COMPANY_ASSOCIATION = 190;
+
+/**
+ * Optional: only an installation that switches alert activities on grants it (HubSpot's notes API lists
+ * `crm.objects.contacts.read` / `.write` as its scopes).
+ */
+export const HUBSPOT_NOTE_SCOPES = ['crm.objects.contacts.write'] as const;
 
 /** Requested at install; new-platform apps always list `oauth`. */
 export const HUBSPOT_SCOPES = [

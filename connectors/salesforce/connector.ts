@@ -10,6 +10,7 @@ import type {
   Page,
   PolledCrmConnector,
   ProviderLimits,
+  RecordActivity,
   RecordUpdate,
   WriteResult,
 } from '../../src/crm/connector.js';
@@ -217,6 +218,23 @@ export class SalesforceConnector implements PolledCrmConnector {
       results.push(...(await this.writeCollection(updates.slice(i, i + this.limits.writeBatchSize))));
     }
     return results;
+  }
+
+  /** An alert as a completed Task on the Account; the `api` scope covers it (no further OAuth scope). */
+  async createActivity(recordId: string, activity: RecordActivity): Promise<void> {
+    if (!isSalesforceId(recordId))
+      throw new CrmBadRequestError(`${recordId} is not a Salesforce id`, SALESFORCE_PROVIDER, 400);
+    await this.api.rest<unknown>(this.priority, {
+      method: 'POST',
+      url: '/sobjects/Task',
+      body: {
+        WhatId: toId18(recordId),
+        Subject: activity.subject.slice(0, 255),
+        Description: activity.body.slice(0, 32000),
+        ActivityDate: activity.at.slice(0, 10),
+        Status: 'Completed',
+      },
+    });
   }
 
   /** Bulk API 2.0 for large backfill batches: one job, polled until done, one result per update in order. */

@@ -1,11 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-<<<<<<< HEAD
-import type { ChangedRecord, CrmChange, CrmConnector } from '../crm/connector.js';
-=======
 import type { AlertStore } from '../alerts/alert-store.js';
-import type { ChangedRecord, CrmChange } from '../crm/connector.js';
->>>>>>> 6dcac4f (Request flow wiring: alert.fired and report.completed with its submission in the event job, alert activity job, report requests in the context, admin API and CLI request command)
+import type { ChangedRecord, CrmChange, CrmConnector } from '../crm/connector.js';
 import type { InstallationStore } from '../installations/store.js';
 import type { Metrics } from '../metrics.js';
 import type { RequestStore } from '../requests/request-store.js';

@@ -166,16 +166,16 @@ export function createReportWebhookRouter(deps: ReportWebhookDeps): Router {
         }
       }
       const id = eventId ?? event.id;
-      const slug = event.data?.slug;
-<<<<<<< HEAD
-      if (slug !== undefined && slugProblem(slug) !== null)
-        return done(res, started, 'malformed', 400, { error: 'data.slug is not a valid report slug' });
-      const actionable = ACTIONABLE_REPORT_EVENTS.find((t) => t === event.type);
-=======
-      // An alert without a slug names no record: acknowledged and recorded, never refused (a refusal would
-      // have the sender retry something no retry can fix).
+      let slug = event.data?.slug;
+      // An alert names its report loosely: an unusable slug is treated as none. An alert without one names no
+      // record: acknowledged and recorded, never refused (a refusal would have the sender retry something no
+      // retry can fix).
+      if (slug !== undefined && slugProblem(slug) !== null) {
+        if (!alert)
+          return done(res, started, 'malformed', 400, { error: 'data.slug is not a valid report slug' });
+        slug = undefined;
+      }
       const actionable = alert && !slug ? undefined : ACTIONABLE_REPORT_EVENTS.find((t) => t === event.type);
->>>>>>> 6dcac4f (Request flow wiring: alert.fired and report.completed with its submission in the event job, alert activity job, report requests in the context, admin API and CLI request command)
       if (!id) return done(res, started, 'malformed', 400, { error: 'event has no id' });
       if (actionable && !slug)
         return done(res, started, 'malformed', 400, { error: `${event.type} event has no data.slug` });

@@ -95,12 +95,31 @@ const SAMPLE = {
   ],
 } as const;
 
+/** A note the connector created (alert activities), with the companies it is associated with. */
+export interface LocalNote {
+  id: string;
+  body: string;
+  timestamp: string;
+  companyIds: string[];
+}
+
 export class LocalCompanyStore {
+  readonly notes: LocalNote[] = [];
   readonly groups = new Map<string, LocalGroup>();
   readonly properties = new Map<string, LocalProperty>();
   private readonly companies = new Map<string, StoredCompany>();
   private nextId = 1_000_001;
   readonly writes = { batches: 0, records: 0, unchangedRecords: 0, propertyWrites: 0 };
+
+  addNote(input: Omit<LocalNote, 'id'>): LocalNote {
+    const note = { id: String(9_000_000_001 + this.notes.length), ...input };
+    this.notes.push(note);
+    return { ...note };
+  }
+
+  notesFor(companyId: string): LocalNote[] {
+    return this.notes.filter((n) => n.companyIds.includes(companyId)).map((n) => ({ ...n }));
+  }
 
   constructor(private readonly now: () => number) {
     const at = this.iso();

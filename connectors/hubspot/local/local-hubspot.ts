@@ -9,7 +9,12 @@ import {
   HUBSPOT_WEBHOOK,
 } from '../provider.js';
 import { computeHubSpotSignatureV3 } from '../webhook-signature.js';
-import { type LocalCompanySnapshot, LocalCompanyStore, type SeedCompany } from './company-store.js';
+import {
+  type LocalCompanySnapshot,
+  LocalCompanyStore,
+  type LocalNote,
+  type SeedCompany,
+} from './company-store.js';
 import { RollingBudget } from './rolling-budget.js';
 import { createLocalHubSpotApp, type LocalFaults, type LocalHubSpotContext, NO_FAULTS } from './routes.js';
 import { LocalTokenRegistry } from './token-registry.js';
@@ -178,6 +183,11 @@ export class LocalHubSpot {
 
   getCompany(id: string): LocalCompanySnapshot | undefined {
     return this.store.snapshotOf(id);
+  }
+
+  /** Notes associated with a company (alert activities). */
+  notesFor(companyId: string): LocalNote[] {
+    return this.store.notesFor(companyId);
   }
 
   async createCompany(values: SeedCompany, options: NotifyOptions = {}): Promise<LocalCompanySnapshot> {

@@ -7,6 +7,7 @@ import express, {
 } from 'express';
 import {
   HUBSPOT_API_VERSIONS,
+  HUBSPOT_NOTE_TO_COMPANY_ASSOCIATION,
   HUBSPOT_RATE_HEADERS,
   HUBSPOT_RATE_POLICIES,
   HUBSPOT_SIZES,
@@ -92,6 +93,8 @@ const READ = 'crm.objects.companies.read';
 const WRITE = 'crm.objects.companies.write';
 const SCHEMA_READ = 'crm.schemas.companies.read';
 const SCHEMA_WRITE = 'crm.schemas.companies.write';
+/** What HubSpot's notes API lists for notes (the connector asks for it only for alert notes). */
+const NOTES_WRITE = 'crm.objects.contacts.write';
 
 function countStatus(ctx: LocalHubSpotContext): RequestHandler {
   return (_req, res, next) => {
@@ -256,7 +259,11 @@ export function createLocalHubSpotApp(ctx: LocalHubSpotContext): Express {
       target.searchParams.set('error', 'access_denied');
       target.searchParams.set('error_description', 'The user declined to install the app');
     } else {
-      const scopes = typeof q.scope === 'string' ? q.scope.split(/[ +]/).filter(Boolean) : undefined;
+      const requested = typeof q.scope === 'string' ? q.scope.split(/[ +]/).filter(Boolean) : undefined;
+      // The local consent grants every optional scope asked for, as a portal admin who accepts them would.
+      const optional =
+        typeof q.optional_scope === 'string' ? q.optional_scope.split(/[ +]/).filter(Boolean) : [];
+      const scopes = requested ? [...requested, ...optional] : undefined;
       target.searchParams.set(
         'code',
         ctx.tokens.issueAuthCode({ redirectUri, ...(scopes ? { scopes } : {}) }),
@@ -525,6 +532,36 @@ export function createLocalHubSpotApp(ctx: LocalHubSpotContext): Express {
         results.set(company.id, ctx.store.toObject(company, [...values.keys()]));
       }
       batchAnswer(res, [...results.values()], missing, startedAt, refused);
+    });
+
+    app.post(paths.notes, ...api(ctx, 'notes.create', [NOTES_WRITE]), json, (req, res) => {
+      const body = objectBody(req);
+      const properties = (body.properties ?? {}) as Record<string, unknown>;
+      const associations = Array.isArray(body.associations) ? (body.associations as unknown[]) : [];
+      const companyIds = associations.flatMap((a) => {
+        const to = (a as { to?: { id?: unknown } }).to;
+        const types = (a as { types?: { associationTypeId?: unknown }[] }).types ?? [];
+        return to && types.some((t) => t.associationTypeId === HUBSPOT_NOTE_TO_COMPANY_ASSOCIATION)
+          ? [String(to.id)]
+          : [];
+      });
+      if (typeof properties.hs_timestamp !== 'string' && typeof properties.hs_timestamp !== 'number') {
+        res.status(400).json(crmError('VALIDATION_ERROR', 'hs_timestamp is required'));
+        return;
+      }
+      const missing = companyIds.filter((id) => !ctx.store.resolve(id));
+      if (missing.length > 0) {
+        res.status(400).json(crmError('VALIDATION_ERROR', `no company ${missing.join(', ')} to associate`));
+        return;
+      }
+      const note = ctx.store.addNote({
+        body: typeof properties.hs_note_body === 'string' ? properties.hs_note_body : '',
+        timestamp: String(properties.hs_timestamp),
+        companyIds,
+      });
+      res
+        .status(201)
+        .json({ id: note.id, properties: { hs_note_body: note.body, hs_timestamp: note.timestamp } });
     });
 
     app.post(paths.companiesSearch, ...api(ctx, 'companies.search', [READ], 'search'), json, (req, res) => {

@@ -1,5 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { HUBSPOT_SCOPES } from '../provider.js';
+import { HUBSPOT_NOTE_SCOPES, HUBSPOT_SCOPES } from '../provider.js';
+
+/** The local private app was made with the note scope too, so alert notes work in the demo. */
+const PRIVATE_APP_SCOPES = [...HUBSPOT_SCOPES, ...HUBSPOT_NOTE_SCOPES];
 
 /**
  * The stand-in's OAuth state: authorization codes it issued (single use, bound to a redirect URI), access
@@ -90,7 +93,7 @@ export class LocalTokenRegistry {
   check(accessToken: string | undefined): TokenCheck {
     if (!accessToken) return { ok: false };
     if (this.options.privateAppToken && accessToken === this.options.privateAppToken) {
-      return { ok: true, scopes: HUBSPOT_SCOPES, kind: 'private' };
+      return { ok: true, scopes: PRIVATE_APP_SCOPES, kind: 'private' };
     }
     const entry = this.access.get(accessToken);
     if (!entry) return { ok: false };

@@ -12,6 +12,7 @@ export const KEY_PREFIX = {
   permissionSetAssignment: '0Pa',
   bulkJob: '750',
   queryLocator: '01g',
+  task: '00T',
 } as const;
 
 export class IdFactory {

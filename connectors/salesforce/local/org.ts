@@ -174,6 +174,17 @@ interface ObjectView {
   type: string;
 }
 
+/** A Task the connector created (alert activities). */
+export interface LocalTask {
+  Id: string;
+  WhatId: string;
+  Subject: string;
+  Description: string | null;
+  ActivityDate: string | null;
+  Status: string;
+  CreatedById: string;
+}
+
 export class LocalOrg {
   readonly clientId: string;
   readonly clientSecret: string;
@@ -189,6 +200,7 @@ export class LocalOrg {
   /** Salesforce's delete log, which `sobjects/Account/deleted` reads: id -> when it was deleted. */
   private readonly deleteLog = new Map<string, number>();
   private readonly createdAt: number;
+  private readonly tasks: LocalTask[] = [];
   readonly customFields = new Map<string, CustomFieldDef>();
   private readonly permissionSets = new Map<string, PermissionSetState>();
   private readonly assignments: { id: string; assigneeId: string; permissionSetId: string }[] = [];
@@ -775,6 +787,41 @@ export class LocalOrg {
     };
     this.permissionSets.set(input.fullName, state);
     return { created: !existing };
+  }
+
+  /**
+   * `POST /sobjects/Task`: an activity on an Account (`WhatId`). The fields the connector sends are checked;
+   * a WhatId that names no live Account is refused as Salesforce refuses it.
+   */
+  createTask(userId: string, fields: Record<string, unknown>): string {
+    const whatId = typeof fields.WhatId === 'string' ? fields.WhatId : '';
+    const account = this.getAccount(whatId);
+    if (!account || account.IsDeleted) {
+      throw new SalesforceApiError(400, 'INVALID_CROSS_REFERENCE_KEY', 'invalid cross reference id', [
+        'WhatId',
+      ]);
+    }
+    const subject = typeof fields.Subject === 'string' ? fields.Subject : '';
+    if (subject.length > 255) {
+      throw new SalesforceApiError(400, 'STRING_TOO_LONG', 'Subject: data value too large', ['Subject']);
+    }
+    const id = this.ids.next(KEY_PREFIX.task);
+    this.tasks.push({
+      Id: id,
+      WhatId: account.Id,
+      Subject: subject,
+      Description: typeof fields.Description === 'string' ? fields.Description : null,
+      ActivityDate: typeof fields.ActivityDate === 'string' ? fields.ActivityDate : null,
+      Status: typeof fields.Status === 'string' ? fields.Status : 'Not Started',
+      CreatedById: userId,
+    });
+    return id;
+  }
+
+  /** Tasks on one Account, oldest first (tests and the demo read them). */
+  tasksFor(accountId: string): LocalTask[] {
+    const id = isSalesforceId(accountId) ? toId18(accountId) : accountId;
+    return this.tasks.filter((t) => t.WhatId === id).map((t) => ({ ...t }));
   }
 
   assignPermissionSet(assigneeId: string, permissionSetId: string): string {

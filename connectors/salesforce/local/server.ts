@@ -497,6 +497,14 @@ export class LocalSalesforce {
     );
 
     app.post(
+      `${data}/sobjects/Task`,
+      this.handle('sobjects.Task', (req, res, userId) => {
+        const id = org.createTask(userId, (req.body ?? {}) as Record<string, unknown>);
+        res.status(201).json({ id, success: true, errors: [] });
+      }),
+    );
+
+    app.post(
       `${data}/sobjects/PermissionSetAssignment`,
       this.handle('sobjects.PermissionSetAssignment', (req, res) => {
         const body = (req.body ?? {}) as { AssigneeId?: unknown; PermissionSetId?: unknown };
