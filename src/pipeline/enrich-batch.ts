@@ -1,8 +1,10 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
+import type { AlertStore } from '../alerts/alert-store.js';
 import type { CompanyRecord, CrmConnector } from '../crm/connector.js';
 import type { Metrics } from '../metrics.js';
 import type { ReportClient } from '../reports/client.js';
+import type { ReportRequest, RequestStore } from '../requests/request-store.js';
 import { searchAndDecide } from './batch/candidate-search.js';
 import { type Desired, desiredValues } from './batch/desired-values.js';
 import { type Plan, planLinks } from './batch/plan.js';
@@ -31,6 +33,10 @@ export interface BatchDeps {
   keys: Keys;
   index: LinkIndex;
   matching: MatchingStrategy;
+  /** Pending report requests: such records stay `requested` until their report is published. */
+  requests: RequestStore;
+  /** Each report's latest alert, written with the report's other fields. */
+  alerts: AlertStore;
   logger: Logger;
   metrics?: Metrics;
 }
@@ -66,11 +72,22 @@ export async function enrichBatch(
   try {
     const records = await loadRecords(index, connector, job);
     tally.result.records = records.length;
-    const plans = await planLinks(index, job, records, (record) =>
-      searchAndDecide({ index, matching, reader, installationId, runId }, record),
+    const waiting = await deps.requests.pendingAmong(
+      installationId,
+      records.map((r) => r.id),
+    );
+    const plans = await planLinks(
+      index,
+      job,
+      records,
+      (record) => searchAndDecide({ index, matching, reader, installationId, runId }, record),
+      new Set(waiting.keys()),
     );
     const reads = await readLinkedReports(reader, plans.plans.values(), runId, job.freshSlugs ?? []);
-    const desired = desiredValues(records, plans, reads, await reader.nextSeq(), matching, tally);
+    const alerts = await deps.alerts.latest(
+      [...plans.plans.values()].flatMap((p) => (p.kind === 'linked' ? [p.slug] : [])),
+    );
+    const desired = desiredValues(records, plans, reads, await reader.nextSeq(), matching, tally, alerts);
     const updates = await keepChanged(index, installationId, records, desired, tally);
     await writeUpdates(
       { index, connector, installationId, ...(deps.metrics ? { metrics: deps.metrics } : {}) },
@@ -78,6 +95,7 @@ export async function enrichBatch(
       desired,
       tally,
     );
+    await resolveRequests(deps, installationId, waiting, plans.plans);
     return {
       result: tally.result,
       retryRecordIds: tally.retryRecordIds,
@@ -107,6 +125,27 @@ async function readInChunks(connector: CrmConnector, ids: string[]): Promise<Com
     out.push(...(await connector.readCompanies(ids.slice(i, i + connector.limits.readBatchSize))));
   }
   return out;
+}
+
+/**
+ * A waiting record that is now linked (or sent to review) no longer waits: its request ends, once the record
+ * holds that state (the write succeeded or there was nothing to change).
+ */
+async function resolveRequests(
+  deps: BatchDeps,
+  installationId: string,
+  waiting: Map<string, ReportRequest>,
+  plans: Map<string, Plan>,
+): Promise<void> {
+  for (const recordId of waiting.keys()) {
+    const plan = plans.get(recordId);
+    if (plan?.kind !== 'linked' && plan?.kind !== 'review') continue;
+    const status = await deps.index.statusOf(installationId, recordId);
+    if (plan.kind === 'linked' && (status === 'matched' || status === 'not_published'))
+      await deps.requests.resolve(installationId, recordId, 'linked', plan.slug);
+    else if (plan.kind === 'review' && status === 'needs_review')
+      await deps.requests.resolve(installationId, recordId, 'review');
+  }
 }
 
 /** Slugs whose change mark is newer than the oldest data this batch wrote from them. */

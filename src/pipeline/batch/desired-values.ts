@@ -1,3 +1,4 @@
+import type { StoredAlert } from '../../alerts/alert-store.js';
 import type { CompanyRecord } from '../../crm/connector.js';
 import type { MatchStatus } from '../../fields.js';
 import { fingerprintOf, type RecordState, type ReviewItem } from '../link-index.js';
@@ -25,6 +26,8 @@ export function desiredValues(
   fallbackSeq: number,
   matching: MatchingStrategy,
   tally: BatchTally,
+  /** The latest alert of each linked report (alerts/alert-store.ts). */
+  alerts: ReadonlyMap<string, StoredAlert> = new Map(),
 ): Map<string, Desired> {
   const desired = new Map<string, Desired>();
   for (const record of records) {
@@ -33,7 +36,15 @@ export function desiredValues(
       tally.result.skipped += 1;
       continue;
     }
-    const built = desiredFor(record, plan, reads, fallbackSeq, matching, reviewItems.get(record.id) ?? null);
+    const built = desiredFor(
+      record,
+      plan,
+      reads,
+      fallbackSeq,
+      matching,
+      reviewItems.get(record.id) ?? null,
+      alerts,
+    );
     if (plan.kind === 'error') tally.fail(record.id, plan.code, plan.message);
     if (plan.kind === 'linked') {
       const read = reads.get(plan.slug);
@@ -52,6 +63,7 @@ function desiredFor(
   fallbackSeq: number,
   matching: MatchingStrategy,
   review: ReviewItem | null,
+  alerts: ReadonlyMap<string, StoredAlert>,
 ): Desired {
   const base = {
     recordId: record.id,
@@ -87,10 +99,10 @@ function desiredFor(
     if (cleanSlug(record.fields.slug)) values.slug = null;
     return unlinked('needs_review', values);
   }
-  if (plan.kind === 'no_match') {
-    const values = clearedValues('no_match');
+  if (plan.kind === 'no_match' || plan.kind === 'requested') {
+    const values = clearedValues(plan.kind);
     if (cleanSlug(record.fields.slug)) values.slug = null;
-    return unlinked('no_match', values);
+    return unlinked(plan.kind, values);
   }
   const read = reads.get(plan.slug);
   const linkValue = plan.newlyLinked ? { slug: plan.slug } : {};
@@ -117,8 +129,14 @@ function desiredFor(
       state: linkedState('not_published', null),
     };
   }
+  const alert = alerts.get(plan.slug);
   return {
-    values: { ...linkValue, ...valuesForReport(read.report) },
+    values: {
+      ...linkValue,
+      ...valuesForReport(read.report),
+      alert: alert?.line ?? null,
+      alertAt: alert?.at ?? null,
+    },
     seq: read.seq,
     state: linkedState('matched', read.report.score.overall),
   };

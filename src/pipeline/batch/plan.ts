@@ -15,6 +15,8 @@ export type Plan =
   | { kind: 'linked'; slug: string; autoLinked: boolean; newlyLinked: boolean }
   | { kind: 'review'; outcome: Extract<MatchOutcome, { status: 'needs_review' }> }
   | { kind: 'no_match' }
+  /** Waits for a report requested from the service (no published report matches yet). */
+  | { kind: 'requested' }
   | { kind: 'skip' }
   | { kind: 'error'; code: string; message: string };
 
@@ -54,23 +56,43 @@ export async function planLinks(
   job: BatchJob,
   records: CompanyRecord[],
   matchRecord: MatchRecord,
+  /** Records with a pending report request (requests/request-store.ts). */
+  waiting: ReadonlySet<string> = new Set(),
 ): Promise<Plans> {
   const autoLinks = await index.autoLinksOf(
     job.installationId,
     records.map((r) => r.id),
   );
   const rematch = new Set(job.rematch ?? []);
+  const links = job.links ?? {};
+  // A waiting record is searched again only when a report was published or a full run asks for it; any other
+  // batch keeps it `requested` without spending a search.
+  const matchWaiting = job.matchRequested === true || (job.runId !== null && job.mode === 'full');
   const plans = new Map<string, Plan>();
   const reviewItems = new Map<string, ReviewItem>();
   for (const [i, record] of records.entries()) {
     const slug = cleanSlug(record.fields.slug);
     const autoLink = autoLinks[i] ?? null;
     const ownLinkUnderReview = rematch.has(record.id) && slug !== null && slug === autoLink;
+    const requestedSlug = links[record.id];
+    if (requestedSlug && !slug) {
+      // The service published the report this record asked for: linked as a person's link would be.
+      plans.set(record.id, { kind: 'linked', slug: requestedSlug, autoLinked: false, newlyLinked: true });
+      continue;
+    }
     if (slug && !ownLinkUnderReview) {
       plans.set(record.id, { kind: 'linked', slug, autoLinked: autoLink === slug, newlyLinked: false });
       continue;
     }
-    const decided = record.fields.matchStatus === 'no_match' || record.fields.matchStatus === 'needs_review';
+    const isWaiting = waiting.has(record.id);
+    if (isWaiting && !matchWaiting && !ownLinkUnderReview) {
+      plans.set(record.id, { kind: 'requested' });
+      continue;
+    }
+    const decided =
+      record.fields.matchStatus === 'no_match' ||
+      record.fields.matchStatus === 'needs_review' ||
+      record.fields.matchStatus === 'requested';
     if ((job.mode === 'reconcile' || (job.mode === 'incremental' && decided)) && !ownLinkUnderReview) {
       plans.set(record.id, { kind: 'skip' });
       continue;
@@ -95,7 +117,7 @@ export async function planLinks(
           at: new Date().toISOString(),
         });
       } else {
-        plans.set(record.id, { kind: 'no_match' });
+        plans.set(record.id, isWaiting ? { kind: 'requested' } : { kind: 'no_match' });
       }
     } catch (err) {
       if (!isPerRecordError(err)) throw err;
