@@ -51,6 +51,9 @@ export interface LocalCrmRecord {
   score: number | null;
   band: string | null;
   syncedAt: string | null;
+  /** The latest alert line and its time (`report_alert`, `report_alert_at`). */
+  alert: string | null;
+  alertAt: string | null;
 }
 
 export interface LocalCrmView {
@@ -92,6 +95,8 @@ function toLocalRecord(view: LocalRecordView | undefined): LocalCrmRecord | unde
     score: score === null ? null : Number(score),
     band: view.fields.band ?? null,
     syncedAt: view.fields.syncedAt ?? null,
+    alert: view.fields.alert ?? null,
+    alertAt: view.fields.alertAt ?? null,
   };
 }
 
@@ -142,7 +147,8 @@ export async function startLocalSystem(options: LocalSystemOptions = {}): Promis
         APP_URL: appUrl,
         PORT: String((server.address() as AddressInfo).port),
         REPORTS_API_URL: sandboxListening.url,
-        REPORTS_API_KEY: 'sk_sandbox_read',
+        // The write scope too, so the demo can request reports (a read-only key is refused with advice).
+        REPORTS_API_KEY: 'sk_sandbox_write',
         // The connector paces itself to the service's limit, here known because the sandbox is ours.
         REPORTS_RATE_PER_MINUTE: String(sandboxRate),
         REPORTS_WEBHOOK_SECRET: webhookSecret,
