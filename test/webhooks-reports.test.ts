@@ -207,13 +207,41 @@ describe('POST /webhooks/reports', () => {
     expect(enqueued).toHaveLength(1);
   });
 
-  it('records unknown kinds and alert.fired without queueing work', async () => {
+  it('records unknown kinds without queueing work', async () => {
     enqueued.length = 0;
-    expect((await post(event('alert.fired', 'acme'))).status).toBe(202);
     expect((await post(event('portfolio.rebalanced'))).status).toBe(202);
     expect(enqueued).toEqual([]);
     const log = await deps.events.recent(5);
     expect(log.map((e) => e.type)).toContain('portfolio.rebalanced');
+  });
+
+  it('queues alert.fired with its readable line and time; one without a slug is recorded, never refused', async () => {
+    enqueued.length = 0;
+    const at = '2026-11-23T10:00:00.000Z';
+    const withSlug = JSON.stringify({
+      id: `evt_${randomUUID()}`,
+      type: 'alert.fired',
+      created_at: at,
+      data: { slug: 'acme', title: 'Score fell', severity: 'high', extra: { any: ['thing'] } },
+    });
+    expect((await post(withSlug)).status).toBe(202);
+    expect(enqueued).toEqual([
+      expect.objectContaining({
+        type: 'alert.fired',
+        slug: 'acme',
+        alert: { line: '[high] Score fell', at },
+      }),
+    ]);
+    enqueued.length = 0;
+    for (const data of [{}, { slug: 42.5 }, [1, 2], 'text', { slug: { nested: true } }]) {
+      const body = JSON.stringify({ id: `evt_${randomUUID()}`, type: 'alert.fired', data });
+      const res = await post(body);
+      expect(res.status, JSON.stringify(data)).toBe(202);
+    }
+    // A number slug is read as text; the others name no report and queue nothing.
+    expect(enqueued.map((e) => e.slug)).toEqual(['42.5']);
+    const log = await deps.events.recent(10);
+    expect(log.filter((e) => e.type === 'alert.fired' && e.outcome === 'recorded').length).toBe(4);
   });
 
   it.each([
