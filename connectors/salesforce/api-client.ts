@@ -10,6 +10,7 @@ import type { RequestGate } from '../../src/crm/request-gate.js';
 import type { Logger } from '../../src/log.js';
 import { describeFailure, type SalesforceFailure, toCrmError } from './errors.js';
 import { ERROR_CODES, HEADERS, REQUEST_TIMEOUT_MS, RETRY_DEFAULTS, SALESFORCE_PROVIDER } from './provider.js';
+import { CALL_HEADER, installResponseObserver, observeOrigin, tagCall } from './response-observer.js';
 import type { SalesforceUsageTracker } from './usage.js';
 
 /**
@@ -48,7 +49,6 @@ export class SalesforceApi {
   readonly conn: Connection;
   private readonly retry: RetryPolicy;
   private readonly sleep: (ms: number) => Promise<void>;
-  private readonly headerListeners = new WeakMap<object, (headers: Record<string, string>) => void>();
 
   constructor(private readonly options: SalesforceApiOptions) {
     // No oauth2 client id and no refreshFn: jsforce then has no refresh delegate and reports 401s to us.
@@ -67,24 +67,13 @@ export class SalesforceApi {
   }
 
   /**
-   * `conn.limitInfo` is only updated by REST calls; SOAP (Metadata API) and Bulk API 2.0 requests share the
-   * connection's transport, so the header is read there to see every response.
+   * `conn.limitInfo` is only updated by REST calls; SOAP (Metadata API) and Bulk API 2.0 responses carry the
+   * header too, so every response from this org's instance is read through jsforce's dispatcher hook.
    */
   private watchLimitHeader(): void {
-    const transport = this.conn._transport;
-    const send = transport.httpRequest.bind(transport);
-    transport.httpRequest = (req, opts) => {
-      const pending = send(req, opts);
-      // An observer only: the caller of `pending` handles its rejection.
-      pending.then(
-        (res) => {
-          this.options.usage.observe(res.headers?.[HEADERS.limitInfo]);
-          if (opts) this.headerListeners.get(opts)?.(res.headers ?? {});
-        },
-        () => undefined,
-      );
-      return pending;
-    };
+    installResponseObserver();
+    const usage = this.options.usage;
+    observeOrigin(this.options.instanceUrl, usage, (headers) => usage.observe(headers[HEADERS.limitInfo]));
   }
 
   /**
@@ -97,19 +86,23 @@ export class SalesforceApi {
     onHeaders?: (headers: Record<string, string>) => void,
   ): Promise<T> {
     return this.run(priority, `${request.method} ${request.url.split('?')[0]}`, (conn) => {
-      // jsforce hands this options object to the transport unchanged, so it identifies the call there.
       const options: HttpRequestOptions = { timeout: REQUEST_TIMEOUT_MS, ...this.options.httpOptions };
-      if (onHeaders) this.headerListeners.set(options, onHeaders);
-      return conn.request<T>(
+      // The tag lets the dispatcher hand this very call's headers back; it never leaves the process.
+      const tagged = onHeaders ? tagCall(onHeaders) : null;
+      const headers: Record<string, string> = {
+        ...(request.body !== undefined ? { 'content-type': 'application/json' } : {}),
+        ...(tagged ? { [CALL_HEADER]: tagged.tag } : {}),
+      };
+      const pending = conn.request<T>(
         {
           method: request.method,
           url: request.url,
-          ...(request.body !== undefined
-            ? { body: JSON.stringify(request.body), headers: { 'content-type': 'application/json' } }
-            : {}),
+          ...(request.body !== undefined ? { body: JSON.stringify(request.body) } : {}),
+          ...(Object.keys(headers).length > 0 ? { headers } : {}),
         },
         options,
       );
+      return tagged ? Promise.resolve(pending).finally(tagged.done) : pending;
     });
   }
 
