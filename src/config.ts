@@ -107,6 +107,20 @@ const envSchema = z.object({
     .regex(/^[A-Za-z0-9_-]+$/, 'expects letters, digits, - or _')
     .default('rc'),
   TRUST_PROXY: trustProxy,
+  INSTALL_ALLOWLIST: z
+    .string()
+    .trim()
+    .default('')
+    .transform((v) =>
+      v
+        .split(',')
+        .map((e) => e.trim())
+        .filter((e) => e.length > 0),
+    )
+    .refine(
+      (entries) => entries.every((e) => /^[a-z]+:[A-Za-z0-9_-]+$/.test(e)),
+      'expects a comma-separated list of hubspot:<portalId> and salesforce:<orgId>',
+    ),
   LOG_LEVEL: z.enum(LOG_LEVELS, { error: `expects one of ${LOG_LEVELS.join(', ')}` }).default('info'),
 });
 
@@ -135,6 +149,8 @@ export interface BaseConfig {
   logLevel: (typeof LOG_LEVELS)[number];
   /** Express `trust proxy`: whose X-Forwarded-For is believed (default: nobody's). */
   trustProxy: TrustProxy;
+  /** `hubspot:<portalId>` / `salesforce:<orgId>` whose OAuth installs start at once (others wait for approval). */
+  installAllowlist: string[];
 }
 
 export type Config = BaseConfig & ProviderConfigs;
@@ -203,6 +219,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, options: LoadCo
     redisPrefix: e.REDIS_PREFIX,
     logLevel: e.LOG_LEVEL,
     trustProxy: e.TRUST_PROXY,
+    installAllowlist: e.INSTALL_ALLOWLIST,
   };
 }
 

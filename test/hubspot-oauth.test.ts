@@ -58,6 +58,8 @@ async function startInstallApp(
         onInstalled ??
         (async (installation) => {
           installed.push(installation);
+          // As the server does for a portal in INSTALL_ALLOWLIST.
+          await store.approve(installation.id, 'allowlist');
         }),
     }),
   );
@@ -142,9 +144,15 @@ describe('GET /oauth/hubspot/callback', () => {
     const res = await manual(callback);
     expect(res.status).toBe(302);
     expect(res.headers.get('location')).toBe('/admin?installed=hubspot-62515');
+    // A new OAuth installation reaches the host pending; the host let it in (as for INSTALL_ALLOWLIST).
     expect(app.installed.map((i) => [i.id, i.crm, i.externalId, i.mode, i.status])).toEqual([
-      ['hubspot-62515', 'hubspot', '62515', 'oauth', 'connected'],
+      ['hubspot-62515', 'hubspot', '62515', 'oauth', 'pending'],
     ]);
+    expect(app.installed[0]).toMatchObject({
+      installedBy: 'installer@example.test',
+      accountName: 'portal-62515.example.test',
+    });
+    expect((await store.get('hubspot-62515'))?.status).toBe('connected');
     const tokens = await store.getTokens('hubspot-62515');
     expect(tokens?.accessToken).toMatch(/^local-at-/);
     expect(tokens?.refreshToken).toMatch(/^local-rt-/);
@@ -192,9 +200,45 @@ describe('GET /oauth/hubspot/callback', () => {
       await manual(callback),
       400,
       'HubSpot did not connect',
-      'access_denied',
+      'declined',
       'start the install again',
     );
+  });
+
+  it('checks the state before anything else and never shows text from the query (issue 16, point 6)', async () => {
+    hubspot.resetStats();
+    const injected = 'Call 555-0100 now <b>to restore access</b>';
+    const query = (state: string | null) =>
+      `${app.base}/oauth/hubspot/callback?error=access_denied&error_description=${encodeURIComponent(injected)}${state === null ? '' : `&state=${encodeURIComponent(state)}`}`;
+    // No state: the state is what is refused, not the error the query claims.
+    const noState = await expectPage(await manual(query(null)), 400, 'state parameter is missing');
+    expect(noState).not.toContain('555-0100');
+    // A valid state and an error: fixed text only.
+    const withState = await expectPage(
+      await manual(query(await states.issue('hubspot'))),
+      400,
+      'HubSpot did not connect',
+    );
+    expect(withState).not.toContain('555-0100');
+    expect(withState).not.toContain('restore access');
+    expect(hubspot.stats().calls['oauth.token'] ?? 0).toBe(0);
+  });
+
+  it('a new install the host does not let in stays pending and says so (issue 16, point 1)', async () => {
+    const other = createLocalHubSpot({ portalId: '99999' });
+    const otherServer = await other.listen();
+    const seen: Installation[] = [];
+    const waiting = await startInstallApp(otherServer, async (installation) => {
+      seen.push(installation);
+    });
+    try {
+      await expectPage(await manual(await callbackUrlFor(waiting)), 200, 'waiting for approval');
+      expect((await store.get('hubspot-99999'))?.status).toBe('pending');
+      expect(seen.map((i) => i.status)).toEqual(['pending']);
+    } finally {
+      await waiting.close();
+      await otherServer.close();
+    }
   });
 
   it("shows a clear page when HubSpot's token endpoint refuses the code", async () => {
@@ -204,8 +248,7 @@ describe('GET /oauth/hubspot/callback', () => {
       await manual(callback.toString()),
       400,
       'HubSpot refused the install',
-      'invalid_grant',
-      'BAD_AUTH_CODE',
+      'did not accept the authorization code',
     );
   });
 
@@ -229,13 +272,14 @@ describe('GET /oauth/hubspot/callback', () => {
       throw new Error('field setup failed: HubSpot answered 403');
     });
     try {
-      await expectPage(
+      const text = await expectPage(
         await manual(await callbackUrlFor(failing)),
         500,
         'Installed, but set-up failed',
-        '62515',
-        'field setup failed',
+        'The details are in the app',
       );
+      // Fixed text: the error's own words go to the log, not to the page.
+      expect(text).not.toContain('field setup failed');
     } finally {
       await failing.close();
     }

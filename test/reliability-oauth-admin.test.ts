@@ -180,4 +180,18 @@ describe('admin API', () => {
       expect(h['x-powered-by'], path).toBeUndefined();
     }
   });
+
+  it('sends the security headers on the OAuth pages too (issue 16, point 6)', async () => {
+    for (const path of ['/oauth/hubspot/callback', '/oauth/hubspot/callback?state=x&error=access_denied']) {
+      const res = await fetch(`${system.appUrl}${path}`);
+      expect(res.status, path).toBe(400);
+      const h = Object.fromEntries(res.headers);
+      expect(h['content-type'], path).toMatch(/text\/html/);
+      expect(h['content-security-policy'], path).toMatch(/default-src 'none'/);
+      expect(h['content-security-policy'], path).toMatch(/frame-ancestors 'none'/);
+      expect(h['x-frame-options'], path).toBe('DENY');
+      expect(h['x-content-type-options'], path).toBe('nosniff');
+      expect(h['referrer-policy'], path).toBe('no-referrer');
+    }
+  });
 });

@@ -89,21 +89,10 @@ export function createHubSpotOAuthRouter(deps: HubSpotOAuthRouterDeps): Router {
     );
   });
 
+  // The state is checked before anything else is looked at, and every page shows fixed text only: nothing
+  // from the query string (error_description, …) or from an upstream error reaches the page.
   router.get(HUBSPOT_CALLBACK_PATH, async (req: Request, res: Response) => {
     const q = req.query;
-    const error = text(q.error);
-    if (error) {
-      const description = text(q.error_description);
-      page(
-        res,
-        400,
-        'HubSpot did not connect',
-        `HubSpot ended the install with "${error}"${description ? `: ${description}` : ''}. Nothing was installed; start the install again to retry.`,
-        true,
-      );
-      return;
-    }
-
     try {
       await deps.states.consume('hubspot', q.state);
     } catch (err) {
@@ -117,6 +106,18 @@ export function createHubSpotOAuthRouter(deps: HubSpotOAuthRouterDeps): Router {
         503,
         'Install unavailable',
         'The app could not check the install (its database is not reachable). Try again in a minute.',
+      );
+      return;
+    }
+
+    if (text(q.error)) {
+      deps.logger?.info({ error: text(q.error)?.slice(0, 100) }, 'HubSpot install ended without consent');
+      page(
+        res,
+        400,
+        'HubSpot did not connect',
+        'HubSpot ended the install without connecting the app (access was declined or refused). Nothing was installed; start the install again to retry.',
+        true,
       );
       return;
     }
@@ -136,7 +137,9 @@ export function createHubSpotOAuthRouter(deps: HubSpotOAuthRouterDeps): Router {
     let installation: Installation;
     try {
       const grant = await exchangeHubSpotCode(oauth, code, hubspotRedirectUri(deps.appUrl));
-      const hubId = grant.hubId ?? (await introspectHubSpotToken(oauth, grant.tokens.accessToken)).hubId;
+      // Who installed it and in which portal: shown to the operator who approves it.
+      const info = await introspectHubSpotToken(oauth, grant.tokens.accessToken);
+      const hubId = grant.hubId ?? info.hubId;
       if (!hubId) {
         page(
           res,
@@ -161,21 +164,29 @@ export function createHubSpotOAuthRouter(deps: HubSpotOAuthRouterDeps): Router {
         mode: 'oauth',
         tokens: grant.tokens,
         ...(timeZone ? { timeZone } : {}),
+        ...(info.user ? { installedBy: info.user } : {}),
+        ...(info.hubDomain ? { accountName: info.hubDomain } : {}),
       });
     } catch (err) {
       if (err instanceof HubSpotOAuthError && err.refused) {
+        deps.logger?.warn({ err }, 'HubSpot refused the authorization code');
         page(
           res,
           400,
           'HubSpot refused the install',
-          `${err.message}. The authorization code may have expired or been used already: start the install again.`,
+          'HubSpot did not accept the authorization code (it may have expired or been used already). Start the install again.',
           true,
         );
         return;
       }
       deps.logger?.error({ err }, 'HubSpot callback: token exchange or storage failed');
-      const why = err instanceof HubSpotOAuthError ? err.message : 'the installation could not be stored';
-      page(res, 502, 'Install failed', `${redactSecrets(why)}. Try the install again in a minute.`, true);
+      page(
+        res,
+        502,
+        'Install failed',
+        'The install could not be completed. Try the install again in a minute.',
+        true,
+      );
       return;
     }
 
@@ -183,16 +194,26 @@ export function createHubSpotOAuthRouter(deps: HubSpotOAuthRouterDeps): Router {
       await deps.onInstalled(installation);
     } catch (err) {
       deps.logger?.error(
-        { err, installationId: installation.id },
+        {
+          err: redactSecrets(err instanceof Error ? err.message : String(err)),
+          installationId: installation.id,
+        },
         'HubSpot install: setting up the installation failed',
       );
       page(
         res,
         500,
         'Installed, but set-up failed',
-        `The app is connected to HubSpot portal ${installation.externalId}, but setting it up failed: ${redactSecrets(
-          err instanceof Error ? err.message : String(err),
-        )}. Open the admin page to retry.`,
+        "The app is connected to HubSpot, but setting it up failed. The details are in the app's log; open the admin page to retry.",
+      );
+      return;
+    }
+    if ((await deps.installations.get(installation.id))?.status === 'pending') {
+      page(
+        res,
+        200,
+        'Installed: waiting for approval',
+        "The app is installed in your HubSpot portal. It starts once the app's operator approves the installation; until then it reads and writes nothing.",
       );
       return;
     }

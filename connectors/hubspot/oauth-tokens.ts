@@ -72,6 +72,9 @@ function pathsOf(cfg: HubSpotOAuthClientConfig) {
 const introspectionSchema = z.looseObject({
   active: z.boolean(),
   hub_id: z.union([z.number(), z.string()]).optional(),
+  /** The installing user's email and the portal's domain, when HubSpot includes them. */
+  user: z.string().optional(),
+  hub_domain: z.string().optional(),
 });
 
 const oauthErrorSchema = z.looseObject({
@@ -168,7 +171,7 @@ export async function refreshHubSpotTokens(
 export async function introspectHubSpotToken(
   cfg: HubSpotOAuthClientConfig,
   accessToken: string,
-): Promise<{ active: boolean; hubId: string | undefined }> {
+): Promise<{ active: boolean; hubId: string | undefined; user?: string; hubDomain?: string }> {
   const body = await postForm(
     cfg,
     pathsOf(cfg).introspect,
@@ -177,7 +180,12 @@ export async function introspectHubSpotToken(
   const parsed = introspectionSchema.safeParse(body);
   if (!parsed.success) throw new HubSpotOAuthError("HubSpot's introspection answer could not be read", 200);
   const hubId = parsed.data.hub_id;
-  return { active: parsed.data.active, hubId: hubId === undefined ? undefined : String(hubId) };
+  return {
+    active: parsed.data.active,
+    hubId: hubId === undefined ? undefined : String(hubId),
+    ...(parsed.data.user ? { user: parsed.data.user } : {}),
+    ...(parsed.data.hub_domain ? { hubDomain: parsed.data.hub_domain } : {}),
+  };
 }
 
 export function isBadRefreshToken(err: HubSpotOAuthError): boolean {

@@ -2,7 +2,7 @@ import { type Request, type Response, Router } from 'express';
 import { OAuth2 } from 'jsforce';
 import { OAuthStateError, type OAuthStateStore } from '../../src/auth/oauth-state.js';
 import type { Installation, InstallationStore } from '../../src/installations/store.js';
-import { type Logger, redactSecrets } from '../../src/log.js';
+import type { Logger } from '../../src/log.js';
 import type { SalesforceSettings } from './config.js';
 import {
   parseIdentityUrl,
@@ -142,10 +142,9 @@ export function createSalesforceOAuthRouter(deps: SalesforceOAuthDeps): Router {
       oauth2.codeVerifier = codeVerifier;
       tokens = tokenResponseSchema.parse(await oauth2.requestToken(code));
     } catch (err) {
-      const message = redactSecrets(err instanceof Error ? `${err.name}: ${err.message}` : String(err));
       deps.logger.warn({ err }, 'salesforce token exchange failed');
       return page(res, 502, 'Salesforce did not complete the install', [
-        `Exchanging the authorization code failed (${message}).`,
+        'Exchanging the authorization code failed: Salesforce did not accept it (it may have expired or been used already).',
         `Start again at ${installLink}.`,
       ]);
     }
@@ -170,6 +169,7 @@ export function createSalesforceOAuthRouter(deps: SalesforceOAuthDeps): Router {
           ...(tokens.refresh_token ? { refreshToken: tokens.refresh_token } : {}),
         },
         instanceUrl: tokens.instance_url,
+        installedBy: identity.userId,
       });
     } catch (err) {
       deps.logger.error({ err, org: identity.orgId }, 'salesforce install: could not store the installation');
@@ -195,8 +195,14 @@ export function createSalesforceOAuthRouter(deps: SalesforceOAuthDeps): Router {
     } catch (err) {
       deps.logger.error({ err, installation: installation.id }, 'salesforce post-install setup failed');
       return page(res, 500, 'Connected, but setup did not finish', [
-        `The Salesforce org ${identity.orgId} is connected, but setting it up failed: ${redactSecrets(err instanceof Error ? err.message : String(err))}`,
+        `The Salesforce org ${identity.orgId} is connected, but setting it up failed. The details are in the app's log.`,
         `Fix the cause and install again at ${installLink}; installing again is safe.`,
+      ]);
+    }
+    if ((await deps.store.get(installation.id))?.status === 'pending') {
+      return page(res, 200, 'Installed: waiting for approval', [
+        `The app is installed in the Salesforce org ${identity.orgId}. It starts once the app's operator approves the installation; until then it reads and writes nothing.`,
+        ...notes,
       ]);
     }
     page(res, 200, 'Salesforce is connected', [

@@ -184,6 +184,16 @@ export class AdminActions {
     return { alertActivity: on };
   }
 
+  /** 409 NOT_PENDING when the installation was already let in. */
+  async approve(installationId: string): Promise<{ approved: string; runId: string }> {
+    await this.installation(installationId);
+    const started = await this.service.approve(installationId);
+    if (!started) {
+      throw new AdminRequestError(409, 'NOT_PENDING', 'This installation is not waiting for approval.');
+    }
+    return { approved: installationId, runId: started.runId };
+  }
+
   async remove(installationId: string): Promise<void> {
     await this.installation(installationId);
     await this.service.remove(installationId);

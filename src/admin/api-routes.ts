@@ -49,6 +49,8 @@ import { readMultipartBody, readUploadForm } from './uploads.js';
  * GET    /admin/api/installations/:id/runs            -> {runs: [RunSummary]} (newest first, up to 20)
  * GET    /admin/api/events?limit=50  (1-500)
  *        -> {events: [{id, source, type, slug, receivedAt, outcome, detail}]}, newest first
+ * POST   /admin/api/installations/:id/approve         -> {approved, runId}: a pending OAuth installation is let in
+ *        (fields, polling, first backfill); 409 NOT_PENDING when it was not waiting.
  * DELETE /admin/api/installations/:id                 -> {removed: id}; jobs stop, tokens, key and index deleted.
  * POST   /admin/api/installations/:id/records/:recordId/request
  *        body {} (JSON) or multipart/form-data with an optional file part `document`
@@ -117,6 +119,10 @@ export function adminApiRouter({ ctx, guard, actions, overview }: ApiRouteDeps):
     const id = installationParam(req);
     await actions.remove(id);
     res.json({ removed: id });
+  });
+
+  router.post('/installations/:id/approve', async (req, res) => {
+    res.json(await actions.approve(installationParam(req)));
   });
 
   router.get('/installations/:id/review', async (req, res) => {

@@ -48,7 +48,7 @@ h3 { font-size: 1.05rem; margin: 0 0 0.25rem; }
 .badge { display: inline-block; font-size: 0.8rem; font-weight: 600; padding: 0.1rem 0.5rem; border-radius: 999px;
   border: 2px solid currentColor; vertical-align: middle; background: var(--paper); }
 .badge-connected { color: var(--good); }
-.badge-disconnected, .badge-key_invalid { color: var(--bad); }
+.badge-disconnected, .badge-key_invalid, .badge-pending { color: var(--bad); }
 .badge-sandbox { color: var(--warn); border-style: dashed; }
 code { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: 0.9em; overflow-wrap: anywhere; }
 button, .button { font: inherit; display: inline-block; cursor: pointer; padding: 0.45rem 1rem; border-radius: 4px;

@@ -46,6 +46,11 @@ export interface InstallationView {
   externalId: string;
   mode: 'oauth' | 'token';
   createdAt: string;
+  /** Who installed it and the portal's or org's name, as the CRM said at install (OAuth). */
+  installedBy: string | null;
+  accountName: string | null;
+  /** Set by the page for the approve form of a pending installation (the CSRF token, or null for none). */
+  approveCsrf?: string | null;
   connection: ConnectionView;
   apiUsage: ApiUsage | null;
   reportKey: ReportKeyView;
@@ -69,7 +74,12 @@ export class AdminOverview {
 
   async list(): Promise<InstallationView[]> {
     const installations = await this.ctx.installations.list();
-    return Promise.all(installations.map((i) => this.view(i)));
+    // Pending installations first: they are the ones waiting for the operator.
+    const ordered = [
+      ...installations.filter((i) => i.status === 'pending'),
+      ...installations.filter((i) => i.status !== 'pending'),
+    ];
+    return Promise.all(ordered.map((i) => this.view(i)));
   }
 
   async view(installation: Installation): Promise<InstallationView> {
@@ -89,6 +99,8 @@ export class AdminOverview {
       externalId: installation.externalId,
       mode: installation.mode,
       createdAt: installation.createdAt,
+      installedBy: installation.installedBy ?? null,
+      accountName: installation.accountName ?? null,
       connection: connectionOf(installation),
       apiUsage,
       reportKey,

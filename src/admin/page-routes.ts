@@ -61,6 +61,7 @@ const DONE_MESSAGES: Record<string, string> = {
     'This record already waits for a requested report: that request stands, nothing new was sent.',
   'alert-activity-on': 'Alert activities are on: each alert also becomes an activity on every linked record.',
   'alert-activity-off': 'Alert activities are off: alerts only set the alert fields.',
+  approved: 'Approved: the installation is set up and its first sync has started.',
   disconnected:
     'The installation was disconnected: its jobs stopped and its tokens, key and link index were deleted.',
   'logged-out': 'You are logged out.',
@@ -149,10 +150,8 @@ export function adminPageRouter(deps: PageRouteDeps): Router {
   pages.use(guard.requirePage(showLogin), pageCsrf);
 
   pages.get('/', async (req, res) => {
-    send(
-      res,
-      dashboardPage({ views: await overview.list(), csrfToken: csrf(res), notice: doneMessage(req) }),
-    );
+    const views = (await overview.list()).map((v) => ({ ...v, approveCsrf: csrf(res) }));
+    send(res, dashboardPage({ views, csrfToken: csrf(res), notice: doneMessage(req) }));
   });
 
   pages.get('/events', async (_req, res) => {
@@ -193,7 +192,7 @@ export function adminPageRouter(deps: PageRouteDeps): Router {
     send(
       res,
       installationPage({
-        view,
+        view: { ...view, approveCsrf: csrf(res) },
         review,
         reviewPage: page,
         runs,
@@ -303,6 +302,11 @@ export function adminPageRouter(deps: PageRouteDeps): Router {
       return installationPath(id, `?done=${on ? 'alert-activity-on' : 'alert-activity-off'}#alerts`);
     }),
   );
+  pages.post('/installations/:id/approve', async (req, res) => {
+    const id = installationId(req);
+    await actions.approve(id);
+    res.redirect(303, installationPath(id, '?done=approved#runs'));
+  });
 
   pages.get('/installations/:id/disconnect', async (req, res) => {
     const installation = await actions.installation(installationId(req));

@@ -25,6 +25,42 @@ export class KeyCheckError extends Error {
 export class InstallationService {
   constructor(private readonly ctx: AppContext) {}
 
+  /**
+   * An OAuth install finished. A pending installation is let in at once when its portal or org is in
+   * INSTALL_ALLOWLIST or it has a report-service key of its own; otherwise it waits for an operator, costing
+   * nothing (no fields created, no backfill, no report read). Returns the first run, or null while pending.
+   */
+  async admit(installation: Installation): Promise<string | null> {
+    let current = installation;
+    if (current.status === 'pending') {
+      const entry = `${current.crm}:${current.externalId}`;
+      const by = this.ctx.config.installAllowlist.includes(entry)
+        ? 'allowlist'
+        : current.hasReportsApiKey
+          ? 'own_key'
+          : null;
+      if (!by) {
+        this.ctx.logger.warn(
+          { installationId: current.id, accountName: current.accountName, installedBy: current.installedBy },
+          'new installation waits for approval on the admin page',
+        );
+        return null;
+      }
+      await this.ctx.installations.approve(current.id, by);
+      current = (await this.ctx.installations.get(current.id)) ?? current;
+    }
+    return (await this.installed(current)).runId;
+  }
+
+  /** An operator lets a pending installation in: then it is set up and backfilled like any other. */
+  async approve(installationId: string): Promise<{ runId: string } | null> {
+    if (!(await this.ctx.installations.approve(installationId, 'admin'))) return null;
+    const installation = await this.ctx.installations.get(installationId);
+    if (!installation) return null;
+    this.ctx.runtime.forget(installationId);
+    return { runId: (await this.installed(installation)).runId };
+  }
+
   /** Creates the connector's fields, schedules polling where the CRM needs it, and starts the first backfill. */
   async installed(installation: Installation): Promise<{ fields: EnsureFieldsResult; runId: string }> {
     const connector = this.ctx.runtime.connectorFor(installation);
@@ -74,6 +110,12 @@ export class InstallationService {
     await this.ctx.installations.setReportsApiKey(installationId, apiKey, { sandbox });
     this.ctx.runtime.forget(installationId);
     let resumedRunId: string | null = null;
+    // A key of its own lets a pending installation in: it no longer spends the operator's quota.
+    if (before?.status === 'pending' && (await this.ctx.installations.approve(installationId, 'own_key'))) {
+      const approved = await this.ctx.installations.get(installationId);
+      if (approved) resumedRunId = (await this.installed(approved)).runId;
+      return { sandbox, resumedRunId };
+    }
     if (before?.status === 'key_invalid') {
       await this.ctx.installations.setStatus(installationId, 'connected');
       resumedRunId = await this.ctx.pipeline.startSync(installationId, 'full');

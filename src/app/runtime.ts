@@ -41,6 +41,10 @@ export class AppRuntime implements InstallationRuntime {
         installation.crm,
       );
     }
+    if (installation.status === 'pending') {
+      // The central gate: every job that would list, read or write opens its installation here first.
+      throw new InstallationStoppedError(installationId, 'it is waiting for approval');
+    }
     if (installation.status === 'key_invalid') {
       throw new InstallationStoppedError(
         installationId,

@@ -10,7 +10,11 @@ import type { SecretBox } from '../util/secretbox.js';
  * AES-256-GCM, bound to the installation id, so nothing readable sits in Redis.
  */
 
-export const installationStatusSchema = z.enum(['connected', 'disconnected', 'key_invalid']);
+/**
+ * `pending`: installed by OAuth from a portal or org not let in yet (not in INSTALL_ALLOWLIST, no key of its
+ * own, not approved by an operator). Nothing runs for it: no backfill, no report read, no CRM call.
+ */
+export const installationStatusSchema = z.enum(['pending', 'connected', 'disconnected', 'key_invalid']);
 export type InstallationStatus = z.infer<typeof installationStatusSchema>;
 
 export const storedTokensSchema = z.object({
@@ -40,7 +44,15 @@ export const installationSchema = z.object({
   reportsKeyCheckedAt: z.string().optional(),
   /** Alerts also become an activity on each linked record (HubSpot note, Salesforce Task). Off by default. */
   alertActivity: z.boolean().optional(),
+  /** The CRM user who installed the app (OAuth), as the CRM names them. */
+  installedBy: z.string().optional(),
+  /** The portal's or org's name (HubSpot hub domain, Salesforce org name), when the CRM said it. */
+  accountName: z.string().optional(),
+  /** Who let it in: `token` (token mode), `allowlist`, `admin` (approved), `own_key` (a key of its own). */
+  approvedBy: z.enum(['token', 'allowlist', 'admin', 'own_key']).optional(),
+  approvedAt: z.string().optional(),
 });
+export type ApprovalSource = NonNullable<z.infer<typeof installationSchema>['approvedBy']>;
 export type Installation = z.infer<typeof installationSchema>;
 
 export function installationId(crm: CrmKind, externalId: string): string {
@@ -73,16 +85,21 @@ export class InstallationStore {
     tokens: StoredTokens;
     instanceUrl?: string;
     timeZone?: string;
+    installedBy?: string;
+    accountName?: string;
   }): Promise<Installation> {
     const id = installationId(input.crm, input.externalId);
     const now = new Date().toISOString();
-    const existing = await this.redis.hget(this.key(id), 'createdAt');
+    const [existing, existingStatus] = await this.redis.hmget(this.key(id), 'createdAt', 'status');
+    // A new OAuth installation waits to be let in; one let in before (reconnecting) stays in, and token mode
+    // is the operator's own.
+    const pending = input.mode === 'oauth' && (existingStatus === null || existingStatus === 'pending');
     const fields: Record<string, string> = {
       id,
       crm: input.crm,
       externalId: input.externalId,
       mode: input.mode,
-      status: 'connected',
+      status: pending ? 'pending' : 'connected',
       statusReason: '',
       createdAt: existing ?? now,
       updatedAt: now,
@@ -90,6 +107,12 @@ export class InstallationStore {
     };
     if (input.instanceUrl) fields.instanceUrl = input.instanceUrl;
     if (input.timeZone) fields.timeZone = input.timeZone;
+    if (input.mode === 'token' && existingStatus === null) {
+      fields.approvedBy = 'token';
+      fields.approvedAt = now;
+    }
+    if (input.installedBy) fields.installedBy = input.installedBy.slice(0, 200);
+    if (input.accountName) fields.accountName = input.accountName.slice(0, 200);
     await this.redis.multi().hset(this.key(id), fields).sadd(this.setKey(), id).exec();
     const saved = await this.get(id);
     if (!saved) throw new Error(`installation ${id} vanished while it was being saved`);
@@ -114,6 +137,10 @@ export class InstallationStore {
       reportsKeySandbox: h.reportsKeySandbox ? h.reportsKeySandbox === 'true' : undefined,
       reportsKeyCheckedAt: h.reportsKeyCheckedAt || undefined,
       alertActivity: h.alertActivity === 'true',
+      installedBy: h.installedBy || undefined,
+      accountName: h.accountName || undefined,
+      approvedBy: h.approvedBy || undefined,
+      approvedAt: h.approvedAt || undefined,
     });
   }
 
@@ -154,6 +181,20 @@ export class InstallationStore {
   async setAlertActivity(id: string, on: boolean): Promise<void> {
     if (!(await this.redis.exists(this.key(id)))) return;
     await this.redis.hset(this.key(id), { alertActivity: String(on), updatedAt: new Date().toISOString() });
+  }
+
+  /** Lets a pending installation in; false when it was not pending (or is gone). */
+  async approve(id: string, by: ApprovalSource): Promise<boolean> {
+    const status = await this.redis.hget(this.key(id), 'status');
+    if (status !== 'pending') return false;
+    const now = new Date().toISOString();
+    await this.redis.hset(this.key(id), {
+      status: 'connected',
+      approvedBy: by,
+      approvedAt: now,
+      updatedAt: now,
+    });
+    return true;
   }
 
   async setReportsApiKey(id: string, apiKey: string, info: { sandbox: boolean }): Promise<void> {

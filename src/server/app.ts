@@ -1,4 +1,5 @@
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
+import helmet from 'helmet';
 import { createAdminRouter } from '../admin/router.js';
 import type { AppContext } from '../app/context.js';
 import { InstallationService } from '../app/installation-service.js';
@@ -33,6 +34,24 @@ export function createServerApp(ctx: AppContext, options: ServerOptions = {}): E
   // Nobody's X-Forwarded-For is believed unless TRUST_PROXY says so: req.ip is the real peer by default.
   app.set('trust proxy', ctx.config.trustProxy);
   const service = new InstallationService(ctx);
+  // Every answer gets strict security headers (the OAuth pages are plain HTML with nothing to load); the admin
+  // router sets its own, looser where its page needs it.
+  app.use(
+    helmet({
+      contentSecurityPolicy: {
+        useDefaults: false,
+        directives: {
+          defaultSrc: ["'none'"],
+          formAction: ["'self'"],
+          frameAncestors: ["'none'"],
+          baseUri: ["'none'"],
+        },
+      },
+      referrerPolicy: { policy: 'no-referrer' },
+      frameguard: { action: 'deny' },
+      strictTransportSecurity: ctx.config.appUrl.startsWith('https:') ? { maxAge: 180 * 24 * 3600 } : false,
+    }),
+  );
   const { config } = ctx;
 
   app.get('/healthz', (_req, res) => {
@@ -108,7 +127,7 @@ export function createServerApp(ctx: AppContext, options: ServerOptions = {}): E
       installations: ctx.installations,
       logger: ctx.logger,
       installed: async (installation) => {
-        await service.installed(installation);
+        await service.admit(installation);
       },
       crmChanged: async (externalId, changes) => {
         const id = installationId(provider.kind, externalId);

@@ -338,6 +338,8 @@ export function createLocalHubSpotApp(ctx: LocalHubSpotContext): Express {
         token_type: 'access_token',
         client_id: body.client_id,
         hub_id: Number(ctx.portalId),
+        user: 'installer@example.test',
+        hub_domain: `portal-${ctx.portalId}.example.test`,
         scope: (info.scopes ?? []).join(' '),
         exp: Math.floor((info.expiresAt ?? 0) / 1000),
       });

@@ -16,6 +16,7 @@ export const MATCH_STATUS_LABELS: Record<MatchStatus, string> = {
 };
 
 export const CONNECTION_LABELS: Record<InstallationStatus, string> = {
+  pending: 'Waiting for approval',
   connected: 'Connected',
   disconnected: 'Disconnected',
   key_invalid: 'Report key refused',

@@ -32,13 +32,24 @@ export function sandboxBadge(v: InstallationView): SafeHtml {
 export function connectionDetails(v: InstallationView): SafeHtml {
   const c = v.connection;
   const state =
-    c.state === 'connected'
-      ? html`<p>Connected. Changes in the CRM and from the report service are being processed.</p>`
-      : c.state === 'disconnected'
-        ? html`<p><strong>Disconnected</strong>${c.reason ? html`: ${c.reason}` : ''}. Nothing is processed until it is reconnected.</p>
+    c.state === 'pending'
+      ? html`<p><strong>Waiting for approval.</strong> Installed by ${v.installedBy ?? 'an unknown user'} in
+          ${providerFor(v.crm).label} ${providerFor(v.crm).accountNoun} ${v.accountName ? html`${v.accountName} (${v.externalId})` : v.externalId}
+          on ${v.createdAt}. Nothing runs for it until it is approved: no sync, no report read, no CRM call.</p>
+          ${
+            v.approveCsrf === undefined
+              ? ''
+              : html`<form method="post" action="${installationPath(v.id, '/approve')}">
+            ${v.approveCsrf ? html`<input type="hidden" name="_csrf" value="${v.approveCsrf}">` : ''}
+            <button type="submit">Approve and start the first sync</button></form>`
+          }`
+      : c.state === 'connected'
+        ? html`<p>Connected. Changes in the CRM and from the report service are being processed.</p>`
+        : c.state === 'disconnected'
+          ? html`<p><strong>Disconnected</strong>${c.reason ? html`: ${c.reason}` : ''}. Nothing is processed until it is reconnected.</p>
             ${c.reconnectUrl ? html`<p><a class="button" href="${c.reconnectUrl}">Reconnect ${providerFor(v.crm).label}</a></p>` : ''}
             ${c.reconnectHint ? html`<p>${c.reconnectHint}</p>` : ''}`
-        : html`<p><strong>Stopped: the report service refused the key</strong>${c.reason ? html` (${c.reason})` : ''}. Enter a working key below; a full sync then starts by itself.</p>`;
+          : html`<p><strong>Stopped: the report service refused the key</strong>${c.reason ? html` (${c.reason})` : ''}. Enter a working key below; a full sync then starts by itself.</p>`;
   const usage = v.apiUsage
     ? html`<p>CRM API usage: ${v.apiUsage.summary}${
         v.apiUsage.used !== undefined && v.apiUsage.limit
