@@ -165,3 +165,33 @@ describe('a slug that could leave the reports path (point 5)', () => {
     }
   });
 });
+
+describe('per-address limits on the unauthenticated routes (point 2, in part)', () => {
+  it('install requests past 30 a minute and webhooks past 60 refusals a minute answer 429', async () => {
+    const server = createServer(createServerApp(system.ctx));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const installs: number[] = [];
+      for (let i = 0; i < 35; i++) {
+        installs.push((await fetch(`${base}/oauth/hubspot/install`, { redirect: 'manual' })).status);
+      }
+      expect(installs.slice(0, 30)).toEqual(Array(30).fill(302));
+      expect(installs.slice(30)).toEqual(Array(5).fill(429));
+      const hooks: number[] = [];
+      for (let i = 0; i < 65; i++) {
+        const res = await fetch(`${base}/webhooks/reports`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: '{"type":"score.changed"}',
+        });
+        hooks.push(res.status);
+      }
+      expect(hooks.slice(0, 60)).toEqual(Array(60).fill(401));
+      expect(hooks.slice(60)).toEqual(Array(5).fill(429));
+    } finally {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    }
+  });
+});

@@ -8,6 +8,13 @@ import type { PipelineWorkers } from '../pipeline/workers.js';
 import { providers } from '../providers.js';
 import { createReportWebhookRouter } from '../webhooks/report-route.js';
 import {
+  AddressWindow,
+  limitRefusals,
+  limitRequests,
+  OAUTH_REQUESTS_PER_MINUTE,
+  WEBHOOK_REFUSALS_PER_MINUTE,
+} from './address-limits.js';
+import {
   isRedisUnavailable,
   REDIS_UNAVAILABLE_CODE,
   REDIS_UNAVAILABLE_MESSAGE,
@@ -107,6 +114,25 @@ export function createServerApp(ctx: AppContext, options: ServerOptions = {}): E
     ctx.metrics.redisUp.set(up ? 1 : 0);
     res.type(ctx.metrics.registry.contentType).send(await ctx.metrics.registry.metrics());
   });
+
+  // Anyone may call these without credentials: per-address limits in memory keep a flood cheap.
+  app.use(
+    '/oauth',
+    limitRequests(new AddressWindow(OAUTH_REQUESTS_PER_MINUTE, 60_000), (res) => {
+      res
+        .type('html')
+        .send(
+          '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Too many attempts</title></head>' +
+            '<body><h1>Too many attempts</h1><p>Too many install requests from this address: wait a minute and try again.</p></body></html>',
+        );
+    }),
+  );
+  app.use(
+    '/webhooks',
+    limitRefusals(new AddressWindow(WEBHOOK_REFUSALS_PER_MINUTE, 60_000), (res) => {
+      res.json({ error: 'too many refused deliveries from this address; retry later' });
+    }),
+  );
 
   app.use(
     createReportWebhookRouter({
