@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import type { CrmKind } from '../crm/connector.js';
 import { Keys } from '../pipeline/keys.js';
+import { providers } from '../providers.js';
 import { deleteByPattern } from '../redis.js';
 import type { SecretBox } from '../util/secretbox.js';
 
@@ -27,7 +28,7 @@ export type StoredTokens = z.infer<typeof storedTokensSchema>;
 
 export const installationSchema = z.object({
   id: z.string().regex(/^[a-z]+-[A-Za-z0-9_-]+$/),
-  crm: z.enum(['hubspot', 'salesforce']),
+  crm: z.enum(providers.map((p) => p.kind) as [CrmKind, ...CrmKind[]]),
   /** HubSpot portal id or Salesforce org id. */
   externalId: z.string().min(1),
   mode: z.enum(['oauth', 'token']),
