@@ -54,6 +54,8 @@ export interface LocalCrmRecord {
   /** The latest alert line and its time (`report_alert`, `report_alert_at`). */
   alert: string | null;
   alertAt: string | null;
+  /** `report_link_source`: who made the link (or, on a `no_match`, who decided there is none). */
+  linkSource: string | null;
 }
 
 export interface LocalCrmView {
@@ -97,6 +99,7 @@ function toLocalRecord(view: LocalRecordView | undefined): LocalCrmRecord | unde
     syncedAt: view.fields.syncedAt ?? null,
     alert: view.fields.alert ?? null,
     alertAt: view.fields.alertAt ?? null,
+    linkSource: view.fields.linkSource ?? null,
   };
 }
 

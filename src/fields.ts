@@ -33,6 +33,8 @@ export const FIELD_KEYS = [
   'syncedAt',
   'alert',
   'alertAt',
+  'linkSource',
+  'scorePrevious',
 ] as const;
 export type FieldKey = (typeof FIELD_KEYS)[number];
 
@@ -46,6 +48,20 @@ export const MATCH_STATUSES = [
   'error',
 ] as const;
 export type MatchStatus = (typeof MATCH_STATUSES)[number];
+
+/**
+ * Who made the record's link: the connector's matching (`auto`), a person in the CRM (`person`), an admin on
+ * the admin page (`admin`), or a report request (`request`). Only `auto` links are ever reconsidered by
+ * matching; on an unlinked `no_match` record a `person`/`admin` source is the decision not to link it.
+ */
+export const LINK_SOURCES = ['auto', 'person', 'admin', 'request'] as const;
+export type LinkSource = (typeof LINK_SOURCES)[number];
+
+export function linkSourceOf(value: unknown): LinkSource | null {
+  return typeof value === 'string' && (LINK_SOURCES as readonly string[]).includes(value)
+    ? (value as LinkSource)
+    : null;
+}
 
 export const HUBSPOT_PROPERTY_GROUP = { name: 'report_scores', label: 'Report scores' } as const;
 
@@ -161,6 +177,24 @@ export const FIELDS: readonly FieldDefinition[] = [
     kind: 'datetime',
     hubspot: 'report_alert_at',
     salesforce: 'Report_Alert_At__c',
+  },
+  {
+    key: 'linkSource',
+    label: 'Report link source',
+    description:
+      'Who made the link: auto (the connector), person, admin or request. Only auto links are ever reconsidered.',
+    kind: 'text',
+    hubspot: 'report_link_source',
+    salesforce: 'Report_Link_Source__c',
+    length: 32,
+  },
+  {
+    key: 'scorePrevious',
+    label: 'Report previous score',
+    description: 'The overall score before its last change.',
+    kind: 'number',
+    hubspot: 'report_score_previous',
+    salesforce: 'Report_Score_Previous__c',
   },
 ];
 

@@ -107,9 +107,9 @@ it('installs through OAuth, creates the fields, reads 1,000 Accounts in pages an
   expect(installs).toHaveLength(1);
   const { installation, fields } = installs[0]!;
   expect(installation.externalId).toBe(local.orgId);
-  expect(fields.created).toHaveLength(11);
+  expect(fields.created).toHaveLength(15);
   expect(fields.problems).toEqual([]);
-  expect(local.customFieldNames()).toHaveLength(11);
+  expect(local.customFieldNames()).toHaveLength(15);
   expect(local.isPermissionSetAssigned('Report_Connector')).toBe(true);
   expect(local.counters()).toEqual({
     'oauth.authorize': 1,

@@ -95,6 +95,33 @@ export class AdminActions {
     };
   }
 
+  /** "This is not the company": the record becomes `no_match` by the admin's decision, written before return. */
+  async unlink(
+    installationId: string,
+    recordId: string,
+  ): Promise<{ recordId: string; status: MatchStatus | null }> {
+    await this.installation(installationId);
+    try {
+      await this.ctx.pipeline.unlinkRecords(installationId, [recordId]);
+    } catch (err) {
+      throw explain(err);
+    }
+    return { recordId, status: await this.ctx.index.statusOf(installationId, recordId) };
+  }
+
+  /** Takes back the auto-links one run made; records touched since keep their link. */
+  async undoRun(
+    installationId: string,
+    runId: string,
+  ): Promise<{ runId: string; unlinked: number; kept: number }> {
+    await this.installation(installationId);
+    try {
+      return { runId, ...(await this.ctx.pipeline.undoRun(installationId, runId)) };
+    } catch (err) {
+      throw explain(err);
+    }
+  }
+
   /** Checked with the service at once; a refused key is explained and not stored. */
   async setReportKey(
     installationId: string,

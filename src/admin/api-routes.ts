@@ -37,6 +37,8 @@ import { readMultipartBody, readUploadForm } from './uploads.js';
  * GET    /admin/api/installations/:id/review
  *        -> {items: [{recordId, name, country, industry, at,
  *                     candidates: [{slug, name, industry, stage, geography, score, why}]}]}
+ * POST   /admin/api/installations/:id/records/:recordId/unlink  -> {recordId, status}: no_match by the admin
+ * POST   /admin/api/installations/:id/runs/:runId/undo  -> {runId, unlinked, kept}: the run's auto-links taken back
  * POST   /admin/api/installations/:id/review/:recordId  body {action: "accept", slug} (one of the candidates),
  *        {action: "set", slug} (any published report) or {action: "reject"} (every candidate)
  *        -> {recordId, action, slug, status}; written to the CRM before the answer. 404 NOT_IN_REVIEW when the
@@ -136,6 +138,18 @@ export function adminApiRouter({ ctx, guard, actions, overview }: ApiRouteDeps):
     const recordId = parse(recordIdSchema, req.params.recordId, 'The record id');
     const decision = parse(reviewDecisionSchema, jsonBody(req), 'The decision');
     res.json(await actions.resolveReview(id, recordId, decision));
+  });
+
+  router.post('/installations/:id/records/:recordId/unlink', async (req, res) => {
+    const id = installationParam(req);
+    const recordId = parse(recordIdSchema, req.params.recordId, 'The record id');
+    res.json(await actions.unlink(id, recordId));
+  });
+
+  router.post('/installations/:id/runs/:runId/undo', async (req, res) => {
+    const id = installationParam(req);
+    const runId = parse(recordIdSchema, req.params.runId, 'The run id');
+    res.json(await actions.undoRun(id, runId));
   });
 
   router.post('/installations/:id/key', async (req, res) => {

@@ -17,6 +17,7 @@ import type { LinkIndex } from './link-index.js';
 import type { MatchingStrategy } from './matching-strategy.js';
 import { lockInstallationRecords } from './record-locks.js';
 import { ReportReader, slugChangeSeqs } from './report-reader.js';
+import { RunLinks } from './run-links.js';
 import type { BatchResult } from './runs.js';
 
 /**
@@ -96,6 +97,8 @@ export async function enrichBatch(
       tally,
     );
     await resolveRequests(deps, installationId, waiting, plans.plans);
+    if (runId)
+      await new RunLinks(deps.redis, deps.keys).add(installationId, runId, newAutoLinks(plans.plans));
     return {
       result: tally.result,
       retryRecordIds: tally.retryRecordIds,
@@ -162,4 +165,12 @@ async function staleSlugsOf(
   }
   const changed = await slugChangeSeqs(deps.redis, deps.keys, [...oldest.keys()]);
   return [...oldest].filter(([slug, seq]) => (changed.get(slug) ?? 0) > seq).map(([slug]) => slug);
+}
+
+function newAutoLinks(plans: Map<string, Plan>): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const [id, plan] of plans) {
+    if (plan.kind === 'linked' && plan.newlyLinked && plan.autoLinked) out.set(id, plan.slug);
+  }
+  return out;
 }

@@ -83,6 +83,12 @@ const batchJobSchema = z.object({
    * `requested` without a search.
    */
   matchRequested: z.boolean().optional(),
+  /** Records whose slug a person just set by hand (the change event said so): their link is the person's. */
+  personSet: z.array(z.string()).optional(),
+  /** Records an admin unlinked (or whose run was undone): `no_match`, source `admin`. */
+  adminUnlink: z.array(z.string()).optional(),
+  /** Records whose person/admin `no_match` is lifted: matched again (a re-match was asked for). */
+  release: z.array(z.string()).optional(),
 });
 export type BatchJob = z.infer<typeof batchJobSchema>;
 

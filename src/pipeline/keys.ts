@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
  *
  * Each group has one owning module, the only one that reads or writes it (README, "Developing and testing"):
  * installations: installations/store.ts · per-record link state: pipeline/link-index.ts · runs and sync
- * history: pipeline/runs.ts · run caches and report sequence: pipeline/report-reader.ts · events:
+ * history: pipeline/runs.ts · links a run made: pipeline/run-links.ts · run caches and report sequence: pipeline/report-reader.ts · events:
  * webhooks/event-log.ts · record locks: pipeline/record-locks.ts · OAuth state: auth/oauth-state.ts ·
  * refresh locks: auth/token-manager.ts · rate gates: ratelimit/redis-gate.ts · admin sessions and logins:
  * admin/session-revocations.ts, admin/login-throttle.ts · report requests: requests/request-store.ts ·
@@ -116,6 +116,13 @@ export class Keys {
 
   recordLock(id: string, recordId: string): string {
     return `${this.inst(id)}:lock:${recordId}`;
+  }
+
+  // ---- links each run made (pipeline/run-links.ts) -----------------------------------------------------
+
+  /** Hash record id -> slug of the auto-links one run made (what `undo` takes back). */
+  runLinks(id: string, runId: string): string {
+    return `${this.inst(id)}:run-links:${runId}`;
   }
 
   // ---- runs and sync history (pipeline/runs.ts) -------------------------------------------------------

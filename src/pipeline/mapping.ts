@@ -15,9 +15,19 @@ import type { Pillar, Report } from '../reports/schemas.js';
 
 export type DesiredValues = Partial<Record<FieldKey, FieldValue>>;
 
-/** The fields that carry report data (everything but the link, the status and the sync stamp). */
+/**
+ * The fields that carry report data: everything but the link and who made it, the status, the sync stamp
+ * and the previous score (history outlives the link it came from).
+ */
+const NOT_REPORT_DATA: readonly FieldKey[] = [
+  'slug',
+  'linkSource',
+  'matchStatus',
+  'syncedAt',
+  'scorePrevious',
+];
 export const REPORT_DATA_KEYS: readonly FieldKey[] = FIELDS.map((f) => f.key).filter(
-  (k) => k !== 'slug' && k !== 'matchStatus' && k !== 'syncedAt',
+  (k) => !NOT_REPORT_DATA.includes(k),
 );
 
 /** "Team 80 (40%); Market 70.5 (35%)": readable in a CRM field, numbers as received. */

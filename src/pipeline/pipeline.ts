@@ -24,6 +24,7 @@ import { fingerprintOf, type LinkIndex, sameFingerprint } from './link-index.js'
 import type { MatchingStrategy } from './matching-strategy.js';
 import { jobIdPart, legacyJobIdPart, type Queues } from './queues.js';
 import { markSlugChanged } from './report-reader.js';
+import { RunLinks } from './run-links.js';
 import type { RunKind, SyncRuns } from './runs.js';
 import { type InstallationRuntime, isPolled } from './runtime.js';
 
@@ -394,9 +395,13 @@ export class Pipeline {
         // Our own write of report_slug comes back as a change event: nothing to do.
         if (ours !== null && ours === change.slug) return;
         await this.deps.index.dropAutoLink(installationId, change.recordId);
+        // A slug set by hand is the person's link; a cleared one is told apart in the batch (plan.ts).
         await this.enrich(
           targets,
-          single([change.recordId], { freshSlugs: change.slug ? [change.slug] : [] }),
+          single(
+            [change.recordId],
+            change.slug ? { freshSlugs: [change.slug], personSet: [change.recordId] } : {},
+          ),
         );
         return;
       }
@@ -507,7 +512,9 @@ export class Pipeline {
     } else {
       // Refuses a slug with no published report before anything is written (ReportNotFoundError).
       await client.getReport(decision.slug);
-      const [result] = await connector.writeCompanies([{ id: recordId, values: { slug: decision.slug } }]);
+      const [result] = await connector.writeCompanies([
+        { id: recordId, values: { slug: decision.slug, linkSource: 'admin' } },
+      ]);
       if (result && !result.ok) throw new ReviewWriteError(result.error.message, result.error.code);
       await index.dropAutoLink(installationId, recordId);
     }
@@ -520,8 +527,51 @@ export class Pipeline {
         mode: 'full',
         recordIds: [recordId],
         freshSlugs: decision.action === 'link' ? [decision.slug] : [],
+        // Rejecting every candidate is the admin's decision that the record has no report.
+        ...(decision.action === 'reject' ? { adminUnlink: [recordId] } : {}),
       },
     );
+  }
+
+  /**
+   * An admin's "this is not the company": each record becomes `no_match` with source `admin` and is never
+   * auto-linked again. Written through the batch path in the CRM's batch size, like any other update.
+   */
+  async unlinkRecords(installationId: string, recordIds: string[]): Promise<void> {
+    if (recordIds.length === 0) return;
+    const targets = await this.deps.runtime.open(installationId, { urgent: true });
+    for (const [i, ids] of chunk(recordIds, targets.connector.limits.readBatchSize).entries()) {
+      await this.enrich(targets, {
+        installationId,
+        runId: null,
+        batchId: `unlink-${i}`,
+        mode: 'full',
+        recordIds: ids,
+        adminUnlink: ids,
+      });
+    }
+  }
+
+  /**
+   * Removes the auto-links one run made. A record is left alone when its link is no longer that run's:
+   * another slug, or a source other than `auto` (a person or an admin touched it since).
+   */
+  async undoRun(installationId: string, runId: string): Promise<{ unlinked: number; kept: number }> {
+    const made = await new RunLinks(this.deps.redis, this.deps.keys).linksOf(installationId, runId);
+    if (made.size === 0) return { unlinked: 0, kept: 0 };
+    const { connector } = await this.deps.runtime.open(installationId, { urgent: true });
+    const ids = [...made.keys()];
+    const still: string[] = [];
+    for (const part of chunk(ids, connector.limits.readBatchSize)) {
+      for (const record of await connector.readCompanies(part)) {
+        const ours =
+          record.fields.slug === made.get(record.id) &&
+          (record.fields.linkSource === 'auto' || record.fields.linkSource == null);
+        if (ours) still.push(record.id);
+      }
+    }
+    await this.unlinkRecords(installationId, still);
+    return { unlinked: still.length, kept: ids.length - still.length };
   }
 
   /** Change polling for CRMs without webhooks (Salesforce), every `everyMs`. */

@@ -2,7 +2,7 @@ import type { StoredAlert } from '../../alerts/alert-store.js';
 import type { CompanyRecord } from '../../crm/connector.js';
 import type { MatchStatus } from '../../fields.js';
 import { fingerprintOf, type RecordState, type ReviewItem } from '../link-index.js';
-import { clearedValues, type DesiredValues, valuesForReport } from '../mapping.js';
+import { clearedValues, type DesiredValues, sameValue, valuesForReport } from '../mapping.js';
 import type { MatchingStrategy } from '../matching-strategy.js';
 import { cleanSlug, type Plan, type Plans } from './plan.js';
 import type { ReportRead } from './report-reads.js';
@@ -93,19 +93,29 @@ function desiredFor(
       state: { ...base, slug: cleanSlug(record.fields.slug), status: 'error' },
     };
   }
+  if (plan.kind === 'held') {
+    // The decision is the person's or the admin's: no name to match a new report against.
+    const values: DesiredValues = { ...clearedValues('no_match'), linkSource: plan.source };
+    if (cleanSlug(record.fields.slug)) values.slug = null;
+    const held = unlinked('no_match', values);
+    return { ...held, state: { ...held.state, unlinkedName: null, review: null } };
+  }
   if (plan.kind === 'review') {
-    const values = clearedValues('needs_review');
+    const values: DesiredValues = { ...clearedValues('needs_review'), linkSource: null };
     // A rename may have invalidated our own link: take it back.
     if (cleanSlug(record.fields.slug)) values.slug = null;
     return unlinked('needs_review', values);
   }
   if (plan.kind === 'no_match' || plan.kind === 'requested') {
-    const values = clearedValues(plan.kind);
+    const values: DesiredValues = { ...clearedValues(plan.kind), linkSource: null };
     if (cleanSlug(record.fields.slug)) values.slug = null;
     return unlinked(plan.kind, values);
   }
   const read = reads.get(plan.slug);
-  const linkValue = plan.newlyLinked ? { slug: plan.slug } : {};
+  const linkValue: DesiredValues = {
+    ...(plan.newlyLinked ? { slug: plan.slug } : {}),
+    linkSource: plan.source,
+  };
   const linkedState = (status: MatchStatus, score: number | null): RecordState => ({
     ...base,
     slug: plan.slug,
@@ -136,8 +146,17 @@ function desiredFor(
       ...valuesForReport(read.report),
       alert: alert?.line ?? null,
       alertAt: alert?.at ?? null,
+      ...previousScore(record, read.report.score.overall),
     },
     seq: read.seq,
     state: linkedState('matched', read.report.score.overall),
   };
+}
+
+/** The score the record held before this one, kept when the score changes (workflows compare the two). */
+function previousScore(record: CompanyRecord, next: number): DesiredValues {
+  const current = record.fields.score;
+  if (current === null || current === undefined || current === '') return {};
+  if (sameValue('score', current, next)) return {};
+  return { scorePrevious: typeof current === 'number' ? current : Number(current) };
 }

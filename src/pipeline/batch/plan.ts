@@ -1,4 +1,5 @@
 import type { CompanyRecord } from '../../crm/connector.js';
+import { type LinkSource, linkSourceOf } from '../../fields.js';
 import {
   ReportBadRequestError,
   ReportGraphQLError,
@@ -12,7 +13,9 @@ import type { MatchOutcome } from '../matching-strategy.js';
 
 /** What the batch does with one record, decided before any report is read. */
 export type Plan =
-  | { kind: 'linked'; slug: string; autoLinked: boolean; newlyLinked: boolean }
+  | { kind: 'linked'; slug: string; source: LinkSource; autoLinked: boolean; newlyLinked: boolean }
+  /** A person or an admin decided the record has no report: `no_match`, never matched again. */
+  | { kind: 'held'; source: HoldSource }
   | { kind: 'review'; outcome: Extract<MatchOutcome, { status: 'needs_review' }> }
   | { kind: 'no_match' }
   /** Waits for a report requested from the service (no published report matches yet). */
@@ -24,6 +27,45 @@ export interface Plans {
   plans: Map<string, Plan>;
   /** The review item of each record left `needs_review`. */
   reviewItems: Map<string, ReviewItem>;
+}
+
+export type HoldSource = Extract<LinkSource, 'person' | 'admin'>;
+
+/** Statuses that say the record held a link when it was last written. */
+const LINKED_STATUSES: readonly unknown[] = ['matched', 'not_published', 'error'];
+
+/**
+ * Who made the link of a record that has a slug. The record's `report_link_source` says, except that a
+ * slug a person set over the connector's own link still carries `auto` until we write it: the change event
+ * (`personSet`) or the index's memory of our own link tells that apart. A record from before the field
+ * existed is ours exactly when the index remembers linking it.
+ */
+function sourceOfLink(
+  record: CompanyRecord,
+  slug: string,
+  autoLink: string | null,
+  personSet: boolean,
+): LinkSource {
+  if (personSet) return 'person';
+  const written = linkSourceOf(record.fields.linkSource);
+  if (written === 'auto') return autoLink !== null && autoLink !== slug ? 'person' : 'auto';
+  if (written) return written;
+  return autoLink === slug ? 'auto' : 'person';
+}
+
+/**
+ * The decision a record without a slug carries, if any. A record whose status still says linked but whose
+ * slug is gone was cleared by a person (the connector clears the source with every slug it takes back): that
+ * is the person's decision. A `no_match` that a person or an admin made stays theirs.
+ */
+function holdOf(record: CompanyRecord): HoldSource | null {
+  const written = linkSourceOf(record.fields.linkSource);
+  if (written === null) return null;
+  if (LINKED_STATUSES.includes(record.fields.matchStatus)) return 'person';
+  if (record.fields.matchStatus === 'no_match' && (written === 'person' || written === 'admin')) {
+    return written;
+  }
+  return null;
 }
 
 /** Matches one record (search for candidates, then decide); see candidate-search.ts. */
@@ -68,20 +110,45 @@ export async function planLinks(
   // A waiting record is searched again only when a report was published or a full run asks for it; any other
   // batch keeps it `requested` without spending a search.
   const matchWaiting = job.matchRequested === true || (job.runId !== null && job.mode === 'full');
+  const personSet = new Set(job.personSet ?? []);
+  const adminUnlink = new Set(job.adminUnlink ?? []);
+  const released = new Set(job.release ?? []);
   const plans = new Map<string, Plan>();
   const reviewItems = new Map<string, ReviewItem>();
   for (const [i, record] of records.entries()) {
     const slug = cleanSlug(record.fields.slug);
     const autoLink = autoLinks[i] ?? null;
-    const ownLinkUnderReview = rematch.has(record.id) && slug !== null && slug === autoLink;
-    const requestedSlug = links[record.id];
-    if (requestedSlug && !slug) {
-      // The service published the report this record asked for: linked as a person's link would be.
-      plans.set(record.id, { kind: 'linked', slug: requestedSlug, autoLinked: false, newlyLinked: true });
+    if (adminUnlink.has(record.id)) {
+      plans.set(record.id, { kind: 'held', source: 'admin' });
       continue;
     }
-    if (slug && !ownLinkUnderReview) {
-      plans.set(record.id, { kind: 'linked', slug, autoLinked: autoLink === slug, newlyLinked: false });
+    const requestedSlug = links[record.id];
+    if (requestedSlug && !slug) {
+      // The service published the report this record asked for: the request's link, never reconsidered.
+      plans.set(record.id, {
+        kind: 'linked',
+        slug: requestedSlug,
+        source: 'request',
+        autoLinked: false,
+        newlyLinked: true,
+      });
+      continue;
+    }
+    const source = slug ? sourceOfLink(record, slug, autoLink, personSet.has(record.id)) : null;
+    const ownLinkUnderReview = rematch.has(record.id) && source === 'auto';
+    if (slug && source && !ownLinkUnderReview) {
+      plans.set(record.id, {
+        kind: 'linked',
+        slug,
+        source,
+        autoLinked: source === 'auto',
+        newlyLinked: false,
+      });
+      continue;
+    }
+    const hold = slug || released.has(record.id) ? null : holdOf(record);
+    if (hold) {
+      plans.set(record.id, { kind: 'held', source: hold });
       continue;
     }
     const isWaiting = waiting.has(record.id);
@@ -93,7 +160,8 @@ export async function planLinks(
       record.fields.matchStatus === 'no_match' ||
       record.fields.matchStatus === 'needs_review' ||
       record.fields.matchStatus === 'requested';
-    if ((job.mode === 'reconcile' || (job.mode === 'incremental' && decided)) && !ownLinkUnderReview) {
+    const asked = ownLinkUnderReview || released.has(record.id);
+    if ((job.mode === 'reconcile' || (job.mode === 'incremental' && decided)) && !asked) {
       plans.set(record.id, { kind: 'skip' });
       continue;
     }
@@ -103,6 +171,7 @@ export async function planLinks(
         plans.set(record.id, {
           kind: 'linked',
           slug: outcome.slug,
+          source: 'auto',
           autoLinked: true,
           newlyLinked: outcome.slug !== slug,
         });
