@@ -84,7 +84,13 @@ export class Pipeline {
     return runId;
   }
 
-  /** A verified report-service event, already deduplicated by the webhook route. */
+  /**
+   * A verified report-service event, already deduplicated by the webhook route. score.changed events on one slug
+   * share a pending job (the job re-reads the report, so the latest event wins): a storm of N events on K
+   * slugs queues about K jobs, and a later event is not queued behind the storm. keepLastIfActive keeps one
+   * more job when an event arrives while that slug's job runs, so no change after a read is lost. Other kinds carry their own
+   * payload (submission, alert line) and keep one job per event.
+   */
   async enqueueReportEvent(event: VerifiedReportEvent): Promise<void> {
     await this.deps.queues.add(
       'realtime',
@@ -96,7 +102,9 @@ export class Pipeline {
         ...(event.submissionId ? { submissionId: event.submissionId } : {}),
         ...(event.alert ? { alert: event.alert } : {}),
       },
-      { jobId: `evt-${jobIdPart(event.id)}` },
+      event.type === 'score.changed'
+        ? { deduplication: { id: `evt-sc-${jobIdPart(event.slug)}`, keepLastIfActive: true } }
+        : { jobId: `evt-${jobIdPart(event.id)}` },
     );
   }
 

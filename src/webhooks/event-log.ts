@@ -50,7 +50,13 @@ export class EventLog {
     return (await this.redis.exists(this.keys.eventSeen(source, eventId))) === 1;
   }
 
-  async markReceived(source: EventSource, eventId: string): Promise<void> {
-    await this.redis.set(this.keys.eventSeen(source, eventId), '1', 'EX', DEDUP_TTL_SECONDS);
+  /** The duplicate marker and the log entry in one round trip: the acknowledgement waits on both. */
+  async record(entry: EventLogEntry): Promise<void> {
+    await this.redis
+      .multi()
+      .set(this.keys.eventSeen(entry.source, entry.id), '1', 'EX', DEDUP_TTL_SECONDS)
+      .lpush(this.keys.events(), JSON.stringify(entry))
+      .ltrim(this.keys.events(), 0, EVENT_LOG_SIZE - 1)
+      .exec();
   }
 }

@@ -193,8 +193,7 @@ export function createReportWebhookRouter(deps: ReportWebhookDeps): Router {
             ...(alert ? { alert: { line: alert.line, at: alert.at } } : {}),
           });
         }
-        await deps.events.markReceived('reports', id);
-        await deps.events.add({
+        await deps.events.record({
           id,
           source: 'reports',
           type: event.type,
