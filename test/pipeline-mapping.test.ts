@@ -93,4 +93,10 @@ describe('changedValues', () => {
     expect(sameValue('verdict', 'x', null)).toBe(false);
     expect(sameValue('score', null, 0)).toBe(false);
   });
+
+  it('compares instants to the second, as Salesforce stores DateTime', () => {
+    expect(sameValue('scoredAt', '2026-10-01T12:00:00.000Z', '2026-10-01T12:00:00.734Z')).toBe(true);
+    expect(sameValue('scoredAt', '2026-10-01T12:00:00.000Z', '2026-10-01T12:00:01.000Z')).toBe(false);
+    expect(sameValue('scoredAt', 'not a time', 'not a time')).toBe(false);
+  });
 });

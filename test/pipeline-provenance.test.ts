@@ -133,12 +133,8 @@ describe.each(['hubspot', 'salesforce'] as CrmKind[])('provenance on %s', (crm) 
     expect(await system.ctx.index.reviewCount(system.installationId)).toBe(0);
     const run = await fullSync(system);
     expect(linkState(system)).toEqual(before);
-    // Salesforce keeps DateTime to the second, so a report timestamp with milliseconds is rewritten by every
-    // full sync, Redis or not (a known gap, not a link change); HubSpot writes nothing at all.
-    if (crm === 'hubspot') {
-      expect(records(system).filter((r, i) => r.syncedAt !== stamps[i])).toEqual([]);
-      expect(run.totals.written).toBe(0);
-    }
+    expect(records(system).filter((r, i) => r.syncedAt !== stamps[i])).toEqual([]);
+    expect(run.totals.written).toBe(0);
     expect(await system.ctx.index.coverage(system.installationId)).toEqual(coverage);
     expect(await system.ctx.index.reviewCount(system.installationId)).toBe(reviewCount);
   }, 120_000);

@@ -69,7 +69,11 @@ export function clearedValues(status: MatchStatus): DesiredValues {
   return values;
 }
 
-/** Equality as the CRM stores it: numbers to Salesforce's 6 decimals, instants regardless of format. */
+/**
+ * Equality as the CRM stores it: numbers to Salesforce's 6 decimals, instants regardless of format and to the
+ * second (Salesforce keeps DateTime to the second, so a report time with milliseconds would otherwise never
+ * read back equal and every sync would rewrite it).
+ */
 export function sameValue(key: FieldKey, current: FieldValue | undefined, desired: FieldValue): boolean {
   const a = current ?? null;
   if (a === null || desired === null) return a === desired || (a === '' && desired === null);
@@ -79,7 +83,11 @@ export function sameValue(key: FieldKey, current: FieldValue | undefined, desire
     const y = typeof desired === 'number' ? desired : Number(desired);
     return Number.isFinite(x) && Number.isFinite(y) && x.toFixed(6) === y.toFixed(6);
   }
-  if (kind === 'datetime') return Date.parse(String(a)) === Date.parse(String(desired));
+  if (kind === 'datetime') {
+    const x = Date.parse(String(a));
+    const y = Date.parse(String(desired));
+    return Number.isFinite(x) && Number.isFinite(y) && Math.floor(x / 1000) === Math.floor(y / 1000);
+  }
   return String(a) === String(desired);
 }
 
