@@ -80,6 +80,8 @@ beforeAll(async () => {
       // What the lead's code does on install: create the fields (then start the backfill).
       onInstalled: async (installation) => {
         installed.push(installation);
+        // As the server does for a portal in INSTALL_ALLOWLIST: let it in, so the callback leads to the admin page.
+        await store.approve(installation.id, 'allowlist');
         fieldSetups.push(await connectorFor(installation.id).ensureFields());
       },
     }),
@@ -150,6 +152,8 @@ describe('HubSpot connector against the local HubSpot', () => {
     expect(stats.calls).toEqual({
       'oauth.authorize': 1,
       'oauth.token': 1,
+      // At install, for who installed it (shown to the operator who approves a pending installation).
+      'oauth.introspect': 1,
       // At install, for the portal's time zone (daily limits reset at its midnight).
       'account.details': 1,
       'properties.groups.create': 1,
