@@ -3,8 +3,12 @@ import { FIELDS } from '../../src/fields.js';
 
 /** End-state checks that go past `wrongRecords`: the written values equal the sandbox's current report. */
 
-const SYNC_STAMP = FIELDS.find((f) => f.key === 'syncedAt')!.hubspot;
-const OWN_PROPERTIES = FIELDS.map((f) => f.hubspot).filter((p) => p !== SYNC_STAMP);
+// Left out of the comparison: when the connector last wrote, and the score before its last change, which is
+// whichever intermediate version a run happened to write while scores moved (history, not end state).
+const RUN_DEPENDENT = new Set(
+  FIELDS.filter((f) => f.key === 'syncedAt' || f.key === 'scorePrevious').map((f) => f.hubspot),
+);
+const OWN_PROPERTIES = FIELDS.map((f) => f.hubspot).filter((p) => !RUN_DEPENDENT.has(p));
 
 /** Records linked to a published report whose score or scored_at differ from what the sandbox serves now. */
 export function staleRecords(system: LocalSystem): string[] {
@@ -28,7 +32,7 @@ export function staleRecords(system: LocalSystem): string[] {
   return stale;
 }
 
-/** The connector's own properties of every record (without the sync stamp), to compare two systems. */
+/** The connector's own properties of every record (without the run-dependent ones), to compare two systems. */
 export function connectorFields(system: LocalSystem): Record<string, Record<string, string>> {
   const out: Record<string, Record<string, string>> = {};
   for (const id of system.recordIds) {
