@@ -35,7 +35,16 @@ beforeAll(async () => {
   system = await startTestSystem({ companies: 40, logLevel: 'silent' });
   token = system.ctx.config.adminToken;
   await runFinished();
-  const ctx = { ...system.ctx, config: { ...system.ctx.config, trustProxy: ['loopback'] } };
+  const { config } = system.ctx;
+  const ctx = {
+    ...system.ctx,
+    config: {
+      ...config,
+      trustProxy: ['loopback'],
+      // Salesforce's install route too (the system's CRM is HubSpot): the route needs only the app's keys.
+      salesforce: { ...config.salesforce, clientId: 'test-consumer-key', clientSecret: 'test-consumer-secret' },
+    },
+  };
   const server = createServer(createServerApp(ctx));
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   proxied = { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
@@ -163,6 +172,34 @@ describe('a slug that could leave the reports path (point 5)', () => {
       expect(res.status, slug).toBe(400);
       expect(await res.json()).toMatchObject({ code: 'BAD_REQUEST' });
     }
+  });
+});
+
+describe('anonymous install requests cost no Redis (point 2)', () => {
+  /** The connector's own keys, without the queues' (workers touch those on their own schedule). */
+  async function connectorKeys(): Promise<string[]> {
+    const prefix = system.ctx.config.redisPrefix;
+    const queues = system.ctx.queues.all().map((q) => `${prefix}:${q.name}:`);
+    const keys = await system.ctx.redis.keys(`${prefix}:*`);
+    return keys.filter((k) => !queues.some((q) => k.startsWith(q))).sort();
+  }
+
+  it('300 installs on each CRM from 300 addresses all start and leave no key behind', async () => {
+    const before = await connectorKeys();
+    const statuses = new Map<number, number>();
+    for (const crm of ['hubspot', 'salesforce']) {
+      for (let i = 0; i < 300; i++) {
+        // Behind the proxy each request comes from its own client: the per-address limit is not what stops them.
+        const res = await fetch(`${proxied.url}/oauth/${crm}/install`, {
+          redirect: 'manual',
+          headers: { 'x-forwarded-for': `10.1.${Math.floor(i / 250)}.${i % 250}` },
+        });
+        statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+        expect(res.headers.getSetCookie().some((c) => c.startsWith(`rc_oauth_${crm}=`)), `${crm} ${res.status}`).toBe(true);
+      }
+    }
+    expect(Object.fromEntries(statuses)).toEqual({ 302: 600 });
+    expect(await connectorKeys()).toEqual(before);
   });
 });
 

@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
-import { AdminAuth, cookieValue, SESSION_TTL_MS } from '../src/admin/admin-auth.js';
+import { AdminAuth, SESSION_TTL_MS } from '../src/admin/admin-auth.js';
 import { html, joinHtml } from '../src/admin/html.js';
 import { LOGIN_FAILURES_PER_WINDOW, LoginThrottle } from '../src/admin/login-throttle.js';
 import { scoreBuckets } from '../src/admin/overview.js';
@@ -8,6 +8,7 @@ import { safeNextPath } from '../src/admin/schemas.js';
 import { SessionRevocations } from '../src/admin/session-revocations.js';
 import { reviewItemView } from '../src/admin/views/parts.js';
 import { closeRedis, createRedis } from '../src/redis.js';
+import { cookieValue } from '../src/util/cookies.js';
 import { REDIS_URL } from './support/redis-url.js';
 
 /** The admin page's building blocks on their own: escaping, sessions and CSRF, buckets, redirects, throttling. */

@@ -24,6 +24,7 @@ import { type Installation, InstallationStore } from '../src/installations/store
 import { RedisRateGate } from '../src/ratelimit/redis-gate.js';
 import { closeRedis, createRedis, deleteByPattern, waitForRedis } from '../src/redis.js';
 import { SecretBox } from '../src/util/secretbox.js';
+import { CookieJar } from './support/cookie-jar.js';
 import { REDIS_URL } from './support/redis-url.js';
 
 /**
@@ -75,7 +76,7 @@ beforeAll(async () => {
       ...oauth,
       appUrl,
       authorizeUrl: `${hubspotServer.url}/oauth/authorize`,
-      states: new OAuthStateStore(redis, randomBytes(32), prefix),
+      states: new OAuthStateStore(randomBytes(32), { secureCookies: false }),
       installations: store,
       // What the lead's code does on install: create the fields (then start the backfill).
       onInstalled: async (installation) => {
@@ -101,9 +102,10 @@ describe('HubSpot connector against the local HubSpot', () => {
     hubspot.seedCompanies(1000);
 
     // Install: the app's redirect, the consent screen's redirect, the callback.
-    const install = await fetch(`${appUrl}/oauth/hubspot/install`, { redirect: 'manual' });
-    const consent = await fetch(install.headers.get('location')!, { redirect: 'manual' });
-    const done = await fetch(consent.headers.get('location')!, { redirect: 'manual' });
+    const browser = new CookieJar();
+    const install = await browser.fetch(`${appUrl}/oauth/hubspot/install`);
+    const consent = await browser.fetch(install.headers.get('location')!);
+    const done = await browser.fetch(consent.headers.get('location')!);
     expect(done.status).toBe(302);
     expect(done.headers.get('location')).toBe(`/admin?installed=hubspot-${hubspot.portalId}`);
     expect(installed).toHaveLength(1);

@@ -15,10 +15,11 @@ import {
 import { createHubSpotOAuthRouter } from '../connectors/hubspot/oauth-routes.js';
 import { exchangeHubSpotCode } from '../connectors/hubspot/oauth-tokens.js';
 import { HUBSPOT_DEFAULT_API_VERSION, hubspotPaths } from '../connectors/hubspot/provider.js';
-import { OAuthStateStore } from '../src/auth/oauth-state.js';
+import { type IssuedOAuthState, OAuthStateStore } from '../src/auth/oauth-state.js';
 import { type Installation, InstallationStore } from '../src/installations/store.js';
 import { closeRedis, createRedis, deleteByPattern, waitForRedis } from '../src/redis.js';
 import { SecretBox } from '../src/util/secretbox.js';
+import { CookieJar } from './support/cookie-jar.js';
 import { REDIS_URL } from './support/redis-url.js';
 
 /** The date-versioned paths the connector calls by default. */
@@ -73,7 +74,12 @@ async function startInstallApp(
   };
 }
 
-const manual = (url: string) => fetch(url, { redirect: 'manual' });
+/** One browser for the whole file: the state cookie an install sets goes back with its callback. */
+const browser = new CookieJar();
+const manual = (url: string) => browser.fetch(url);
+/** A request from a browser holding only the cookie issued with `issued`. */
+const withCookieOf = (url: string, issued: IssuedOAuthState) =>
+  fetch(url, { redirect: 'manual', headers: { cookie: issued.cookie.split(';')[0]! } });
 
 /** Install redirect -> local consent screen -> the callback URL it redirects to. */
 async function callbackUrlFor(app: InstallApp): Promise<string> {
@@ -102,7 +108,7 @@ beforeAll(async () => {
   redis = createRedis(REDIS_URL, 'producer');
   await waitForRedis(redis);
   store = new InstallationStore(redis, new SecretBox(randomBytes(32)), prefix);
-  states = new OAuthStateStore(redis, signingKey, prefix);
+  states = new OAuthStateStore(signingKey, { secureCookies: false });
   hubspot = createLocalHubSpot();
   hubspotServer = await hubspot.listen();
   app = await startInstallApp(hubspotServer);
@@ -132,7 +138,13 @@ describe('GET /oauth/hubspot/install', () => {
       'oauth crm.objects.companies.read crm.objects.companies.write crm.schemas.companies.read crm.schemas.companies.write',
     );
     expect(location).toContain('scope=oauth%20crm.objects.companies.read%20');
-    expect(url.searchParams.get('state')).toMatch(/^[\w-]+\.[\w-]+$/);
+    expect(url.searchParams.get('state')).toMatch(/^[\w-]+\.hubspot\.[\w-]+$/);
+    // The browser's half: HttpOnly, SameSite=Lax, only sent back to the HubSpot OAuth routes, 10 minutes.
+    const cookie = res.headers.getSetCookie().find((c) => c.startsWith('rc_oauth_hubspot='));
+    expect(cookie).toMatch(/; Path=\/oauth\/hubspot;/);
+    expect(cookie).toContain('; Max-Age=600;');
+    expect(cookie).toContain('; HttpOnly');
+    expect(cookie).toContain('; SameSite=Lax');
   });
 });
 
@@ -162,8 +174,9 @@ describe('GET /oauth/hubspot/callback', () => {
     expect(raw).not.toContain(tokens!.accessToken);
     expect(hubspot.stats().calls['oauth.token']).toBe(1);
 
-    // The same callback again: the state was single-use.
-    await expectPage(await manual(callback), 400, 'expired or was already used');
+    // The same callback again: the callback took the browser's half back, so the state is spent.
+    expect(browser.has('rc_oauth_hubspot')).toBe(false);
+    await expectPage(await manual(callback), 400, 'already finished');
     expect(hubspot.stats().calls['oauth.token']).toBe(1);
   });
 
@@ -178,16 +191,37 @@ describe('GET /oauth/hubspot/callback', () => {
 
     await expectPage(await at(), 400, 'state parameter is missing');
     const [nonce] = callback.searchParams.get('state')!.split('.');
-    await expectPage(await at(`${nonce}.AAAAforged`), 400, 'not issued by this app');
-    const otherApp = new OAuthStateStore(redis, randomBytes(32), prefix);
-    await expectPage(await at(await otherApp.issue('hubspot')), 400, 'not issued by this app');
-    await expectPage(await at(await states.issue('salesforce')), 400, 'belongs to another provider');
+    await expectPage(await at(`${nonce}.hubspot.AAAAforged`), 400, 'not issued by this app');
+    const otherApp = new OAuthStateStore(randomBytes(32), { secureCookies: false });
+    await expectPage(await at(otherApp.issue('hubspot').state), 400, 'not issued by this app');
+    await expectPage(await at(states.issue('salesforce').state), 400, 'belongs to another provider');
+    // Issued by this app, but to another browser: this browser's cookie holds another nonce.
+    await expectPage(await at(states.issue('hubspot').state), 400, 'not started in this browser');
+    // The right state with no cookie at all (a link sent to someone else).
+    const stray = states.issue('hubspot');
+    await expectPage(
+      await fetch(
+        `${app.base}/oauth/hubspot/callback?code=${code}&state=${encodeURIComponent(stray.state)}`,
+        {
+          redirect: 'manual',
+        },
+      ),
+      400,
+      'not started in this browser',
+    );
 
-    const shortLived = new OAuthStateStore(redis, signingKey, prefix, 1);
-    const expiring = await shortLived.issue('hubspot');
-    const key = `${prefix}:oauth-state:${expiring.split('.')[0]}`;
-    await expect.poll(() => redis.exists(key), { timeout: 5_000, interval: 100 }).toBe(0);
-    await expectPage(await at(expiring), 400, 'expired or was already used');
+    const issuedLongAgo = new OAuthStateStore(signingKey, {
+      secureCookies: false,
+      now: () => Date.now() - 601_000,
+    }).issue('hubspot');
+    await expectPage(
+      await withCookieOf(
+        `${app.base}/oauth/hubspot/callback?code=${code}&state=${encodeURIComponent(issuedLongAgo.state)}`,
+        issuedLongAgo,
+      ),
+      400,
+      'expired or was already used',
+    );
 
     expect(hubspot.stats().calls['oauth.token'] ?? 0).toBe(0);
   });
@@ -214,8 +248,9 @@ describe('GET /oauth/hubspot/callback', () => {
     const noState = await expectPage(await manual(query(null)), 400, 'state parameter is missing');
     expect(noState).not.toContain('555-0100');
     // A valid state and an error: fixed text only.
+    const issued = states.issue('hubspot');
     const withState = await expectPage(
-      await manual(query(await states.issue('hubspot'))),
+      await withCookieOf(query(issued.state), issued),
       400,
       'HubSpot did not connect',
     );

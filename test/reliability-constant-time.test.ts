@@ -4,9 +4,10 @@ import {
   computeHubSpotSignatureV3,
   verifyHubSpotSignatureV3,
 } from '../connectors/hubspot/webhook-signature.js';
-import { AdminAuth, cookieValue, SESSION_COOKIE } from '../src/admin/admin-auth.js';
+import { AdminAuth, SESSION_COOKIE } from '../src/admin/admin-auth.js';
 import { OAuthStateError, OAuthStateStore } from '../src/auth/oauth-state.js';
 import { closeRedis, createRedis, waitForRedis } from '../src/redis.js';
+import { cookieValue } from '../src/util/cookies.js';
 import { verifyHex, WebhookSignatureError } from '../src/webhooks/report-signature.js';
 import { REDIS_URL } from './support/redis-url.js';
 
@@ -84,13 +85,15 @@ describe('secrets are compared in constant time', () => {
   });
 
   it("the OAuth state's signature", async () => {
-    const store = new OAuthStateStore(redis, randomBytes(32), `rc-test-ct-${randomBytes(4).toString('hex')}`);
-    const [nonce, signature] = (await store.issue('hubspot')).split('.') as [string, string];
+    const store = new OAuthStateStore(randomBytes(32), { secureCookies: false });
+    const issued = store.issue('hubspot');
+    const cookie = issued.cookie.split(';')[0];
+    const [nonce, provider, signature] = issued.state.split('.') as [string, string, string];
     const forged = `${signature.slice(0, -2)}${signature.endsWith('AA') ? 'BB' : 'AA'}`;
-    await expect(store.consume('hubspot', `${nonce}.${forged}`)).rejects.toThrow(OAuthStateError);
+    expect(() => store.consume('hubspot', `${nonce}.${provider}.${forged}`, cookie)).toThrow(OAuthStateError);
     expect(comparedInConstantTime(Buffer.from(forged))).toBe(true);
-    // The real one is consumed (and removed) only after the same comparison.
-    await expect(store.consume('hubspot', `${nonce}.${signature}`)).resolves.toEqual({});
+    // The real one is accepted only after the same comparison.
+    expect(store.consume('hubspot', issued.state, cookie)).toEqual({});
   });
 
   it('the admin token, the session cookie and the CSRF token', () => {

@@ -371,22 +371,31 @@ describe('report client response parsing', () => {
 
 describe('OAuth state consumption', () => {
   it('consume throws only OAuthStateError, whatever the state looks like', async () => {
-    const states = new OAuthStateStore(redis, randomBytes(32), prefix);
-    const issued = await states.issue('hubspot');
-    const [nonce, signature] = issued.split('.') as [string, string];
+    const states = new OAuthStateStore(randomBytes(32), { secureCookies: false });
+    const issued = states.issue('hubspot');
+    const [nonce, , signature] = issued.state.split('.') as [string, string, string];
+    const cookie = issued.cookie.split(';')[0];
     await fc.assert(
       fc.asyncProperty(
         fc.oneof(
           fc.anything(),
           fc.string(),
-          fc.tuple(fc.string(), fc.string()).map(([a, b]) => `${a}.${b}`),
-          fc.string().map((s) => `${nonce}.${s}`),
-          fc.string().map((s) => `${s}.${signature}`),
-          fc.constant(`${issued}.extra`),
+          fc.tuple(fc.string(), fc.string(), fc.string()).map(([a, b, c]) => `${a}.${b}.${c}`),
+          fc.string().map((s) => `${nonce}.hubspot.${s}`),
+          fc.string().map((s) => `${nonce}.${s}.${signature}`),
+          fc.string().map((s) => `${s}.hubspot.${signature}`),
+          fc.constant(`${issued.state}.extra`),
         ),
         fc.constantFrom('hubspot', 'salesforce'),
-        async (state, provider) => {
-          await onlyTypedAsync(() => states.consume(provider, state), OAuthStateError);
+        fc.oneof(
+          fc.constant(undefined),
+          fc.constant(cookie),
+          fc.string(),
+          fc.string().map((s) => `rc_oauth_hubspot=${s}`),
+          fc.string().map((s) => `rc_oauth_hubspot=v1.${s}`),
+        ),
+        async (state, provider, cookieHeader) => {
+          await onlyTypedAsync(async () => states.consume(provider, state, cookieHeader), OAuthStateError);
         },
       ),
       { numRuns: RUNS },

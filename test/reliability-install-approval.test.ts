@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalSystem } from '../local/system.js';
 import { createServerApp } from '../src/server/app.js';
+import { CookieJar } from './support/cookie-jar.js';
 import { installThroughOAuth } from './support/hubspot-install.js';
 import { startTestSystem, stopTestSystem } from './support/local-system.js';
 import { measured } from './support/measured.js';
@@ -129,10 +130,11 @@ describe('an OAuth install from a portal not let in', () => {
     try {
       const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
       // The redirect URI registered with the stand-in is the system's; the callback is sent there by hand.
-      const install = await fetch(`${base}/oauth/hubspot/install`, { redirect: 'manual' });
-      const consent = await fetch(install.headers.get('location')!, { redirect: 'manual' });
+      const browser = new CookieJar();
+      const install = await browser.fetch(`${base}/oauth/hubspot/install`);
+      const consent = await browser.fetch(install.headers.get('location')!);
       const callback = new URL(consent.headers.get('location')!);
-      const done = await fetch(`${base}${callback.pathname}${callback.search}`, { redirect: 'manual' });
+      const done = await browser.fetch(`${base}${callback.pathname}${callback.search}`);
       expect(done.status).toBe(302);
       const installation = await system.ctx.installations.get(id);
       expect(installation).toMatchObject({ status: 'connected', approvedBy: 'allowlist' });

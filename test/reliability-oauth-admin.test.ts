@@ -2,10 +2,10 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalSystem } from '../local/system.js';
 import { OAuthStateStore } from '../src/auth/oauth-state.js';
+import { CookieJar } from './support/cookie-jar.js';
 import { startTestSystem, stopTestSystem } from './support/local-system.js';
 import { measured } from './support/measured.js';
 import { queuesIdle, runEnded } from './support/system-state.js';
-import { waitFor } from './support/wait.js';
 
 /**
  * The OAuth callback and the admin API, end to end through the real server: callbacks with a missing,
@@ -30,50 +30,49 @@ function tokenCalls(): number {
   return system.hubspot.stats().calls['oauth.token'] ?? 0;
 }
 
-async function callback(state: string | null): Promise<{ status: number; text: string }> {
-  // A real, unused authorization code: were the state not checked, the exchange would succeed.
+/** A callback with a real, unused authorization code: were the state not checked, the exchange would succeed. */
+async function callback(state: string | null, cookie?: string): Promise<{ status: number; text: string }> {
   const code = system.hubspot.issueAuthCode({ redirectUri: `${system.appUrl}/oauth/hubspot/callback` });
   const query = new URLSearchParams({ code, ...(state === null ? {} : { state }) });
-  const res = await fetch(`${system.appUrl}/oauth/hubspot/callback?${query}`, { redirect: 'manual' });
+  const res = await fetch(`${system.appUrl}/oauth/hubspot/callback?${query}`, {
+    redirect: 'manual',
+    ...(cookie ? { headers: { cookie } } : {}),
+  });
   return { status: res.status, text: await res.text() };
 }
 
+/** The `name=value` a browser sends back for a `Set-Cookie` line. */
+const sent = (setCookie: string) => setCookie.split(';')[0]!;
+
 describe('OAuth callback state', () => {
-  it('refuses missing, malformed, forged, foreign, other-provider and expired states, without a token call', async () => {
+  it('refuses missing, malformed, forged, foreign, other-provider, other-browser and expired states, without a token call', async () => {
     const before = {
       tokens: tokenCalls(),
       installation: await system.ctx.installations.get(system.installationId),
     };
     const mine = system.ctx.states;
-    const [nonce] = (await mine.issue('hubspot')).split('.');
-    const expiring = await mine.issue('hubspot');
-    await system.ctx.redis.pexpire(
-      `${system.ctx.config.redisPrefix}:oauth-state:${expiring.split('.')[0]}`,
-      1,
-    );
-    await waitFor(
-      'the state to expire',
-      async () =>
-        (await system.ctx.redis.exists(
-          `${system.ctx.config.redisPrefix}:oauth-state:${expiring.split('.')[0]}`,
-        )) === 0
-          ? true
-          : undefined,
-      5_000,
-      10,
-    );
+    const issued = mine.issue('hubspot');
+    const [nonce] = issued.state.split('.');
+    const expired = new OAuthStateStore(system.ctx.config.encryptionKey, {
+      secureCookies: false,
+      now: () => Date.now() - 601_000,
+    }).issue('hubspot');
 
     const answers = {
-      missing: await callback(null),
-      malformed: await callback('not-a-state'),
-      forgedSignature: await callback(`${nonce}.${randomBytes(32).toString('base64url')}`),
-      signedByAnotherApp: await callback(
-        await new OAuthStateStore(system.ctx.redis, randomBytes(32), system.ctx.config.redisPrefix).issue(
-          'hubspot',
-        ),
+      missing: await callback(null, sent(issued.cookie)),
+      malformed: await callback('not-a-state', sent(issued.cookie)),
+      forgedSignature: await callback(
+        `${nonce}.hubspot.${randomBytes(32).toString('base64url')}`,
+        sent(issued.cookie),
       ),
-      issuedForSalesforce: await callback(await mine.issue('salesforce')),
-      expired: await callback(expiring),
+      signedByAnotherApp: await (async () => {
+        const other = new OAuthStateStore(randomBytes(32), { secureCookies: false }).issue('hubspot');
+        return callback(other.state, sent(other.cookie));
+      })(),
+      issuedForSalesforce: await callback(mine.issue('salesforce').state, sent(issued.cookie)),
+      noCookie: await callback(issued.state),
+      anotherBrowsersCookie: await callback(issued.state, sent(mine.issue('hubspot').cookie)),
+      expired: await callback(expired.state, sent(expired.cookie)),
     };
     measured(
       'oauth-state-refusals',
@@ -83,26 +82,30 @@ describe('OAuth callback state', () => {
     );
     for (const answer of Object.values(answers)) expect(answer.status).toBe(400);
     expect(answers.missing.text).toMatch(/missing/);
+    expect(answers.malformed.text).toMatch(/malformed/);
     expect(answers.forgedSignature.text).toMatch(/not issued by this app/);
     expect(answers.signedByAnotherApp.text).toMatch(/not issued by this app/);
     expect(answers.issuedForSalesforce.text).toMatch(/another provider/);
+    expect(answers.noCookie.text).toMatch(/not started in this browser/);
+    expect(answers.anotherBrowsersCookie.text).toMatch(/not started in this browser/);
     expect(answers.expired.text).toMatch(/expired or was already used/);
     expect(tokenCalls()).toBe(before.tokens);
     expect(await system.ctx.installations.get(system.installationId)).toEqual(before.installation);
   });
 
   it('accepts a state once: the same callback replayed is refused and exchanges nothing', async () => {
-    const install = await fetch(`${system.appUrl}/oauth/hubspot/install`, { redirect: 'manual' });
-    const consent = await fetch(install.headers.get('location')!, { redirect: 'manual' });
+    const browser = new CookieJar();
+    const install = await browser.fetch(`${system.appUrl}/oauth/hubspot/install`);
+    const consent = await browser.fetch(install.headers.get('location')!);
     const callbackUrl = consent.headers.get('location')!;
-    const first = await fetch(callbackUrl, { redirect: 'manual' });
+    const first = await browser.fetch(callbackUrl);
     expect(first.status).toBe(302);
     const afterFirst = tokenCalls();
-    const replay = await fetch(callbackUrl, { redirect: 'manual' });
+    const replay = await browser.fetch(callbackUrl);
     const text = await replay.text();
     measured('oauth-state-reused', { first: first.status, replay: replay.status });
     expect(replay.status).toBe(400);
-    expect(text).toMatch(/expired or was already used/);
+    expect(text).toMatch(/already finished/);
     expect(tokenCalls()).toBe(afterFirst);
     await runEnded(system);
   });

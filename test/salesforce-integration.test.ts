@@ -19,6 +19,7 @@ import { createLogger } from '../src/log.js';
 import { RedisRateGate } from '../src/ratelimit/redis-gate.js';
 import { closeRedis, createRedis, waitForRedis } from '../src/redis.js';
 import { SecretBox } from '../src/util/secretbox.js';
+import { CookieJar } from './support/cookie-jar.js';
 import { REDIS_URL } from './support/redis-url.js';
 import { localSalesforceConfig } from './support/salesforce-config.js';
 
@@ -70,7 +71,7 @@ beforeAll(async () => {
   app.use(
     createSalesforceOAuthRouter({
       config,
-      states: new OAuthStateStore(redis, key, prefix),
+      states: new OAuthStateStore(key, { secureCookies: false }),
       store,
       logger,
       onInstalled: async (installation) => {
@@ -89,8 +90,9 @@ afterAll(async () => {
   await closeRedis(redis);
 });
 
+const browser = new CookieJar();
 async function follow(url: string): Promise<Response> {
-  return fetch(url, { redirect: 'manual' });
+  return browser.fetch(url);
 }
 
 it('installs through OAuth, creates the fields, reads 1,000 Accounts in pages and writes them in collections of 200', async () => {

@@ -18,6 +18,7 @@ import { type Installation, InstallationStore } from '../src/installations/store
 import { createLogger } from '../src/log.js';
 import { closeRedis, createRedis, waitForRedis } from '../src/redis.js';
 import { SecretBox } from '../src/util/secretbox.js';
+import { CookieJar } from './support/cookie-jar.js';
 import { REDIS_URL } from './support/redis-url.js';
 import { localSalesforceConfig } from './support/salesforce-config.js';
 
@@ -58,7 +59,8 @@ beforeEach(async () => {
   sf = await local.listen();
   const key = randomBytes(32);
   store = new InstallationStore(redis, new SecretBox(key), prefix);
-  states = new OAuthStateStore(redis, key, prefix);
+  states = new OAuthStateStore(key, { secureCookies: false });
+  browser = new CookieJar();
   installed = [];
   onInstalledError = null;
   config = localSalesforceConfig(appUrl, local, sf.url);
@@ -109,13 +111,11 @@ async function cannedTokenEndpoint(
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
-async function get(url: string): Promise<Response> {
-  return fetch(url, { redirect: 'manual' });
-}
+/** The admin's browser: a fresh one per test. */
+let browser: CookieJar;
 
-async function storedStateData(): Promise<Record<string, string>[]> {
-  const keys = await redis.keys(`${prefix}:oauth-state:*`);
-  return Promise.all(keys.map(async (k) => JSON.parse((await redis.get(k))!).data));
+async function get(url: string): Promise<Response> {
+  return browser.fetch(url);
 }
 
 /** install -> Salesforce authorize -> back to the callback URL (not yet followed). */
@@ -129,7 +129,7 @@ async function authorize(): Promise<{ callback: string; authorizeUrl: URL }> {
 }
 
 describe('install', () => {
-  it('sends the admin to Salesforce with an S256 challenge whose verifier stays in Redis', async () => {
+  it('sends the admin to Salesforce with an S256 challenge whose verifier is sealed in the browser cookie', async () => {
     const install = await get(`${appUrl}/oauth/salesforce/install`);
     expect(install.status).toBe(302);
     const url = new URL(install.headers.get('location')!);
@@ -138,16 +138,22 @@ describe('install', () => {
     expect(url.searchParams.get('client_id')).toBe(local.org.clientId);
     expect(url.searchParams.get('redirect_uri')).toBe(`${appUrl}/oauth/salesforce/callback`);
     expect(url.searchParams.get('scope')).toBe('api refresh_token');
-    expect(url.searchParams.get('state')).toMatch(/^[\w-]+\.[\w-]+$/);
+    const state = url.searchParams.get('state')!;
+    expect(state).toMatch(/^[\w-]+\.salesforce\.[\w-]+$/);
 
-    const [data] = await storedStateData();
-    const verifier = data!.codeVerifier!;
+    const cookie = install.headers.getSetCookie().find((c) => c.startsWith('rc_oauth_salesforce='))!;
+    expect(cookie).toMatch(/; Path=\/oauth\/salesforce;/);
+    expect(cookie).toContain('; HttpOnly');
+    expect(cookie).toContain('; SameSite=Lax');
+    const verifier = states.consume('salesforce', state, cookie.split(';')[0])!.codeVerifier!;
     expect(verifier.length).toBeGreaterThanOrEqual(43);
     expect(url.searchParams.get('code_challenge')).toBe(
       createHash('sha256').update(verifier).digest('base64url'),
     );
     expect(install.headers.get('location')).not.toContain(verifier);
-    expect(install.headers.get('set-cookie')).toBeNull();
+    expect(cookie).not.toContain(verifier);
+    // Nothing was stored for an anonymous install request.
+    expect(await redis.keys(`${prefix}:*`)).toEqual([]);
   });
 
   it('completes: tokens sealed at rest with the instance URL and org id, onInstalled called once', async () => {
@@ -173,17 +179,26 @@ describe('install', () => {
     expect(local.counters()['oauth.token']).toBe(1);
   });
 
-  it('refuses the same callback twice: the state is single-use', async () => {
+  it('refuses the same callback twice: the callback takes back the browser cookie', async () => {
     const { callback } = await authorize();
     expect((await get(callback)).status).toBe(200);
     const again = await get(callback);
     expect(again.status).toBe(400);
-    expect(await again.text()).toMatch(/expired or was already used/);
+    expect(await again.text()).toMatch(/already finished/);
     expect(installed).toHaveLength(1);
   });
 
+  it('refuses a callback in a browser that did not start the install', async () => {
+    const { callback } = await authorize();
+    const elsewhere = await fetch(callback, { redirect: 'manual' });
+    expect(elsewhere.status).toBe(400);
+    expect(await elsewhere.text()).toMatch(/not started in this browser/);
+    expect(local.counters()['oauth.token']).toBeUndefined();
+    expect(installed).toEqual([]);
+  });
+
   it('refuses a state this app did not sign', async () => {
-    const res = await get(`${appUrl}/oauth/salesforce/callback?code=abc&state=forged.signature`);
+    const res = await get(`${appUrl}/oauth/salesforce/callback?code=abc&state=forged.salesforce.signature`);
     expect(res.status).toBe(400);
     expect(await res.text()).toMatch(/not issued by this app/);
     expect(local.counters()['oauth.token']).toBeUndefined();
@@ -234,9 +249,10 @@ describe('install', () => {
 
   it('fails the exchange when the verifier does not match the challenge (PKCE is checked)', async () => {
     const { authorizeUrl } = await authorize();
-    // A state whose server-side verifier is not the one the challenge was made from.
-    const state = await states.issue('salesforce', { codeVerifier: randomBytes(64).toString('base64url') });
-    authorizeUrl.searchParams.set('state', state);
+    // A state whose sealed verifier is not the one the challenge was made from.
+    const issued = states.issue('salesforce', { codeVerifier: randomBytes(64).toString('base64url') });
+    browser.set(issued.cookie);
+    authorizeUrl.searchParams.set('state', issued.state);
     const consent = await get(authorizeUrl.toString());
     const res = await get(consent.headers.get('location')!);
     expect(res.status).toBe(502);
@@ -274,8 +290,11 @@ describe('install', () => {
       token_type: 'Bearer',
     });
     config.salesforce.loginUrl = login;
-    const state = await states.issue('salesforce', { codeVerifier: 'v'.repeat(64) });
-    const res = await get(`${appUrl}/oauth/salesforce/callback?code=abc&state=${encodeURIComponent(state)}`);
+    const issued = states.issue('salesforce', { codeVerifier: 'v'.repeat(64) });
+    browser.set(issued.cookie);
+    const res = await get(
+      `${appUrl}/oauth/salesforce/callback?code=abc&state=${encodeURIComponent(issued.state)}`,
+    );
     expect(res.status).toBe(502);
     expect(await res.text()).toMatch(/signature check/);
     expect(installed).toEqual([]);

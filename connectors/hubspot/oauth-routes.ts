@@ -9,8 +9,8 @@ import { HUBSPOT_NOTE_SCOPES, HUBSPOT_SCOPES, type HubSpotApiVersion } from './p
 import { readHubSpotAccount } from './token-install.js';
 
 /**
- * `GET /oauth/hubspot/install` sends the admin to HubSpot's consent screen with a signed, single-use state;
- * `GET /oauth/hubspot/callback` checks that state, exchanges the code (date-versioned token endpoint), stores the
+ * `GET /oauth/hubspot/install` sends the admin to HubSpot's consent screen with a signed state bound to the
+ * browser by a cookie; `GET /oauth/hubspot/callback` checks that state and cookie, exchanges the code (date-versioned token endpoint), stores the
  * installation with sealed tokens, hands it to `onInstalled` and sends the admin to `/admin?installed=<id>`.
  * Every failure is a short page saying what happened and what to do; no stack trace reaches the browser.
  */
@@ -69,44 +69,29 @@ export function createHubSpotOAuthRouter(deps: HubSpotOAuthRouterDeps): Router {
     ...(deps.apiVersion ? { apiVersion: deps.apiVersion } : {}),
   };
 
-  router.get(HUBSPOT_INSTALL_PATH, async (req: Request, res: Response) => {
-    let state: string;
-    try {
-      state = await deps.states.issue('hubspot');
-    } catch (err) {
-      deps.logger?.error({ err }, 'HubSpot install: could not store the OAuth state');
-      page(
-        res,
-        503,
-        'Install unavailable',
-        'The app could not prepare the install (its database is not reachable). Try again in a minute.',
+  // Nothing is stored: the state's private half travels in the browser's cookie (see auth/oauth-state.ts).
+  router.get(HUBSPOT_INSTALL_PATH, (req: Request, res: Response) => {
+    const { state, cookie } = deps.states.issue('hubspot');
+    res
+      .append('Set-Cookie', cookie)
+      .set('cache-control', 'no-store')
+      .redirect(
+        302,
+        hubspotAuthorizeUrl(deps, state, { alertNotes: req.query[ALERT_NOTES_INSTALL_PARAM] === '1' }),
       );
-      return;
-    }
-    res.redirect(
-      302,
-      hubspotAuthorizeUrl(deps, state, { alertNotes: req.query[ALERT_NOTES_INSTALL_PARAM] === '1' }),
-    );
   });
 
   // The state is checked before anything else is looked at, and every page shows fixed text only: nothing
   // from the query string (error_description, …) or from an upstream error reaches the page.
   router.get(HUBSPOT_CALLBACK_PATH, async (req: Request, res: Response) => {
     const q = req.query;
+    // Whatever happens next, the state was spent: the browser forgets its half.
+    res.append('Set-Cookie', deps.states.clearedCookie('hubspot'));
     try {
-      await deps.states.consume('hubspot', q.state);
+      deps.states.consume('hubspot', q.state, req.get('cookie'));
     } catch (err) {
-      if (err instanceof OAuthStateError) {
-        page(res, 400, 'Install link not valid', `${capitalize(err.message)}.`, true);
-        return;
-      }
-      deps.logger?.error({ err }, 'HubSpot callback: the OAuth state could not be checked');
-      page(
-        res,
-        503,
-        'Install unavailable',
-        'The app could not check the install (its database is not reachable). Try again in a minute.',
-      );
+      if (!(err instanceof OAuthStateError)) throw err;
+      page(res, 400, 'Install link not valid', `${capitalize(err.message)}.`, true);
       return;
     }
 

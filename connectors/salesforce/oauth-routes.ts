@@ -14,8 +14,8 @@ import { refusalPage } from './oauth-refusals.js';
 import { OAUTH_SCOPES, SALESFORCE_PROVIDER } from './provider.js';
 
 /**
- * The OAuth 2.0 web server flow with PKCE. `/install` makes a code verifier, keeps it in the signed
- * single-use state's server-side data (never in the URL or a cookie), and sends the admin to Salesforce with the
+ * The OAuth 2.0 web server flow with PKCE. `/install` makes a code verifier, seals it into the browser's state
+ * cookie (never in the URL, never stored server-side), and sends the admin to Salesforce with the
  * S256 challenge. `/callback` consumes the state, trades the code and verifier for tokens, checks the token
  * response's signature, reads the org and integration user from the identity URL and stores the installation
  * (tokens sealed by the InstallationStore). Every failure ends on a page that says what happened and what to do.
@@ -78,20 +78,14 @@ export function createSalesforceOAuthRouter(deps: SalesforceOAuthDeps): Router {
         `(the app's consumer key and secret, with callback URL ${redirectUri}) and restart it.`,
     ]);
 
-  router.get(SALESFORCE_OAUTH_ROUTES.install, async (_req, res) => {
+  router.get(SALESFORCE_OAUTH_ROUTES.install, (_req, res) => {
     if (!configured()) return notConfigured(res);
     // jsforce makes the verifier (128 random bytes, base64url) and derives the S256 challenge from it.
     const oauth2 = client(true);
-    let state: string;
-    try {
-      state = await deps.states.issue(SALESFORCE_PROVIDER, { codeVerifier: oauth2.codeVerifier! });
-    } catch (err) {
-      deps.logger.error({ err }, 'salesforce install: could not store the OAuth state');
-      return page(res, 503, 'Install could not start', [
-        'The app could not save the install session (its Redis is unavailable). Try again in a minute.',
-      ]);
-    }
+    // The verifier is sealed into the browser's state cookie: nothing is stored (see auth/oauth-state.ts).
+    const { state, cookie } = deps.states.issue(SALESFORCE_PROVIDER, { codeVerifier: oauth2.codeVerifier! });
     res
+      .append('Set-Cookie', cookie)
       .set('cache-control', 'no-store')
       .redirect(302, oauth2.getAuthorizationUrl({ scope: OAUTH_SCOPES.join(' '), state }));
   });
@@ -100,20 +94,17 @@ export function createSalesforceOAuthRouter(deps: SalesforceOAuthDeps): Router {
     if (!configured()) return notConfigured(res);
     const oauth2 = client(false);
 
+    // Whatever happens next, the state was spent: the browser forgets its half.
+    res.append('Set-Cookie', deps.states.clearedCookie(SALESFORCE_PROVIDER));
     let data: Record<string, string>;
     try {
-      data = await deps.states.consume(SALESFORCE_PROVIDER, req.query.state);
+      data = deps.states.consume(SALESFORCE_PROVIDER, req.query.state, req.get('cookie'));
     } catch (err) {
-      if (err instanceof OAuthStateError) {
-        deps.logger.warn({ reason: err.reason }, 'salesforce callback with a bad state');
-        return page(res, 400, 'This install link is not valid', [
-          `${err.message}.`,
-          `Start again at ${installLink}.`,
-        ]);
-      }
-      deps.logger.error({ err }, 'salesforce callback: could not read the OAuth state');
-      return page(res, 503, 'Install could not finish', [
-        'The app could not read the install session. Try again.',
+      if (!(err instanceof OAuthStateError)) throw err;
+      deps.logger.warn({ reason: err.reason }, 'salesforce callback with a bad state');
+      return page(res, 400, 'This install link is not valid', [
+        `${err.message}.`,
+        `Start again at ${installLink}.`,
       ]);
     }
 

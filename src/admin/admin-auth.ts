@@ -1,4 +1,5 @@
 import { createHash, createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
+import { serializeCookie } from '../util/cookies.js';
 
 /**
  * The admin page's credentials: the ADMIN_TOKEN itself (bearer requests and the login form) and a stateless
@@ -114,25 +115,18 @@ export class AdminAuth {
     value: string,
     o: { path: string; maxAge: number; httpOnly: boolean },
   ): string {
-    const attributes = [`${name}=${value}`, `Path=${o.path}`, `Max-Age=${o.maxAge}`, 'SameSite=Strict'];
-    if (o.httpOnly) attributes.push('HttpOnly');
-    if (this.secureCookies) attributes.push('Secure');
-    return attributes.join('; ');
+    return serializeCookie(name, value, {
+      path: o.path,
+      maxAgeSeconds: o.maxAge,
+      httpOnly: o.httpOnly,
+      sameSite: 'Strict',
+      secure: this.secureCookies,
+    });
   }
 
   private mac(key: Buffer, text: string): string {
     return createHmac('sha256', key).update(text).digest('base64url');
   }
-}
-
-/** Reads one cookie from a Cookie header; values we set are plain base64url, so no decoding is needed. */
-export function cookieValue(header: string | undefined, name: string): string | undefined {
-  if (!header) return undefined;
-  for (const part of header.split(';')) {
-    const eq = part.indexOf('=');
-    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
-  }
-  return undefined;
 }
 
 function sha256(text: string): Buffer {

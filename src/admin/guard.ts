@@ -1,5 +1,6 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { type AdminAuth, type AdminSession, cookieValue, SESSION_COOKIE } from './admin-auth.js';
+import { cookieValue } from '../util/cookies.js';
+import { type AdminAuth, type AdminSession, SESSION_COOKIE } from './admin-auth.js';
 import type { LoginThrottle } from './login-throttle.js';
 import type { SessionRevocations } from './session-revocations.js';
 

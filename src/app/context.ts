@@ -91,7 +91,9 @@ export function createAppContext(config: Config, options: ContextOptions): AppCo
       await pipelineRef?.stopInstallation(installationId);
     },
   });
-  const states = new OAuthStateStore(redis, config.encryptionKey, prefix);
+  const states = new OAuthStateStore(config.encryptionKey, {
+    secureCookies: config.appUrl.startsWith('https:'),
+  });
   const runtime = new AppRuntime(config, redis, keys, installations, tokens, metrics);
   const requests = new RequestStore(redis, keys);
   const alerts = new AlertStore(redis, keys);

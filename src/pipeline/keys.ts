@@ -48,12 +48,6 @@ export class Keys {
     return `${this.inst(id)}:refresh-cooldown`;
   }
 
-  // ---- OAuth state (auth/oauth-state.ts) --------------------------------------------------------------
-
-  oauthState(nonce: string): string {
-    return `${this.prefix}:oauth-state:${nonce}`;
-  }
-
   // ---- per-record link state (pipeline/link-index.ts) -------------------------------------------------
 
   /** Set of record ids linked to `slug` in one installation. */
