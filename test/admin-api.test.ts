@@ -605,7 +605,8 @@ describe('disconnect', () => {
       headers: { cookie, 'x-csrf-token': csrf },
     });
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ removed: id });
+    // Token mode: the token is the operator's own, so nothing is revoked in the CRM.
+    expect(res.body).toMatchObject({ removed: id, revocation: { outcome: 'nothing_to_revoke' } });
     expect(await system.ctx.redis.keys(scoped)).toEqual([]);
     expect(await system.ctx.redis.exists(`${system.ctx.config.redisPrefix}:installation:${id}`)).toBe(0);
     // Sync history goes too.

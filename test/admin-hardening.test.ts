@@ -42,7 +42,11 @@ beforeAll(async () => {
       ...config,
       trustProxy: ['loopback'],
       // Salesforce's install route too (the system's CRM is HubSpot): the route needs only the app's keys.
-      salesforce: { ...config.salesforce, clientId: 'test-consumer-key', clientSecret: 'test-consumer-secret' },
+      salesforce: {
+        ...config.salesforce,
+        clientId: 'test-consumer-key',
+        clientSecret: 'test-consumer-secret',
+      },
     },
   };
   const server = createServer(createServerApp(ctx));
@@ -195,7 +199,10 @@ describe('anonymous install requests cost no Redis (point 2)', () => {
           headers: { 'x-forwarded-for': `10.1.${Math.floor(i / 250)}.${i % 250}` },
         });
         statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
-        expect(res.headers.getSetCookie().some((c) => c.startsWith(`rc_oauth_${crm}=`)), `${crm} ${res.status}`).toBe(true);
+        expect(
+          res.headers.getSetCookie().some((c) => c.startsWith(`rc_oauth_${crm}=`)),
+          `${crm} ${res.status}`,
+        ).toBe(true);
       }
     }
     expect(Object.fromEntries(statuses)).toEqual({ 302: 600 });

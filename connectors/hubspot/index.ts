@@ -1,3 +1,4 @@
+import { CrmRevocationError } from '../../src/crm/errors.js';
 import type { CrmProvider } from '../../src/crm/provider.js';
 import { type HubSpotConfig, hubspotEnvSchema, readHubSpotConfig } from './config.js';
 import { createHubSpotConnector } from './create-connector.js';
@@ -6,6 +7,7 @@ import { writeHubSpotManifests } from './manifest.js';
 import { createHubSpotOAuthRouter, HUBSPOT_INSTALL_PATH } from './oauth-routes.js';
 import { createHubSpotTokenRefresher } from './oauth-tokens.js';
 import { HUBSPOT_LIMITS, HUBSPOT_PROVIDER } from './provider.js';
+import { revokeHubSpotInstall } from './revoke.js';
 import { ensureHubSpotPrivateAppInstallation } from './token-install.js';
 import { createHubSpotWebhookRouter } from './webhook-routes.js';
 
@@ -70,6 +72,24 @@ export const hubspotProvider: CrmProvider<typeof HUBSPOT_PROVIDER, HubSpotConfig
       );
     }
     return routers;
+  },
+  revoke: ({ hubspot }, input) => {
+    if (!hubspot.clientId || !hubspot.clientSecret) {
+      throw new CrmRevocationError(
+        'HUBSPOT_CLIENT_ID and HUBSPOT_CLIENT_SECRET are not set, so the app cannot uninstall itself',
+        HUBSPOT_PROVIDER,
+        'Uninstall the app in HubSpot (Settings > Integrations > Connected apps).',
+      );
+    }
+    return revokeHubSpotInstall(
+      {
+        apiUrl: hubspot.apiUrl,
+        apiVersion: hubspot.apiVersion,
+        clientId: hubspot.clientId,
+        clientSecret: hubspot.clientSecret,
+      },
+      input,
+    );
   },
   installFromToken: async ({ hubspot }, installations) =>
     hubspot.accessToken

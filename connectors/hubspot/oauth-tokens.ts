@@ -47,7 +47,8 @@ export function tokenForm(
   grant:
     | { kind: 'authorization_code'; code: string; redirectUri: string }
     | { kind: 'refresh_token'; refreshToken: string }
-    | { kind: 'introspect'; accessToken: string },
+    | { kind: 'introspect'; accessToken: string }
+    | { kind: 'revoke'; refreshToken: string },
 ): Record<string, string> {
   const client = { client_id: cfg.clientId, client_secret: cfg.clientSecret };
   switch (grant.kind) {
@@ -62,6 +63,8 @@ export function tokenForm(
       return { grant_type: 'refresh_token', ...client, refresh_token: grant.refreshToken };
     case 'introspect':
       return { ...client, token: grant.accessToken, token_type_hint: 'access_token' };
+    case 'revoke':
+      return { ...client, token: grant.refreshToken, token_type_hint: 'refresh_token' };
   }
 }
 

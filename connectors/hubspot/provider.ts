@@ -34,6 +34,10 @@ export function hubspotPaths(version: HubSpotApiVersion) {
     token: `/oauth/${version}/token`,
     /** Client id, secret and token in a form-encoded body. */
     introspect: `/oauth/${version}/token/introspect`,
+    /** Revokes a refresh token: client id, secret and token in a form-encoded body. */
+    tokenRevoke: `/oauth/${version}/token/revoke`,
+    /** Uninstalls the app from the portal of the bearer access token (DELETE, 204). */
+    externalInstall: `/appinstalls/${version}/external-install`,
     accountDetails: `/account-info/${version}/details`,
     companies: objects,
     companiesBatchRead: `${objects}/batch/read`,

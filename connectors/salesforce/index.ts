@@ -5,6 +5,7 @@ import type { LocalSalesforce } from './local/server.js';
 import { writeSalesforceManifests } from './manifest.js';
 import { createSalesforceOAuthRouter, SALESFORCE_OAUTH_ROUTES } from './oauth-routes.js';
 import { SALESFORCE_LIMITS, SALESFORCE_PROVIDER } from './provider.js';
+import { revokeSalesforceInstall } from './revoke.js';
 import { ensureSalesforceTokenInstallation } from './token-install.js';
 import { createSalesforceTokenRefresher } from './token-refresher.js';
 import { SalesforceUsageTracker } from './usage.js';
@@ -59,6 +60,7 @@ export const salesforceProvider: CrmProvider<typeof SALESFORCE_PROVIDER, Salesfo
             }),
           ]
         : [],
+    revoke: (config, input) => revokeSalesforceInstall(config, input),
     installFromToken: ensureSalesforceTokenInstallation,
     writeManifests: writeSalesforceManifests,
     startLocal: async (options) => (await import('./local/stand-in.js')).startSalesforceStandIn(options),

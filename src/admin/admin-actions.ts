@@ -1,5 +1,5 @@
 import type { AppContext } from '../app/context.js';
-import type { InstallationService } from '../app/installation-service.js';
+import type { InstallationService, RemovalResult } from '../app/installation-service.js';
 import type { MatchStatus } from '../fields.js';
 import type { Installation } from '../installations/store.js';
 import { ReportWriteScopeError } from '../reports/errors.js';
@@ -221,9 +221,9 @@ export class AdminActions {
     return { approved: installationId, runId: started.runId };
   }
 
-  async remove(installationId: string): Promise<void> {
+  async remove(installationId: string): Promise<RemovalResult> {
     await this.installation(installationId);
-    await this.service.remove(installationId);
+    return this.service.remove(installationId);
   }
 }
 

@@ -53,7 +53,8 @@ import { readMultipartBody, readUploadForm } from './uploads.js';
  *        -> {events: [{id, source, type, slug, receivedAt, outcome, detail}]}, newest first
  * POST   /admin/api/installations/:id/approve         -> {approved, runId}: a pending OAuth installation is let in
  *        (fields, polling, first backfill); 409 NOT_PENDING when it was not waiting.
- * DELETE /admin/api/installations/:id                 -> {removed: id}; jobs stop, tokens, key and index deleted.
+ * DELETE /admin/api/installations/:id                 -> {removed, revocation}; the CRM access revoked, then jobs,
+ *                                                        tokens, key and index deleted here (even when the CRM cannot be reached).
  * POST   /admin/api/installations/:id/records/:recordId/request
  *        body {} (JSON) or multipart/form-data with an optional file part `document`
  *        -> 202 {submissionId, existing, state, requestedAt, document}: the submission is made at the service and
@@ -119,8 +120,7 @@ export function adminApiRouter({ ctx, guard, actions, overview }: ApiRouteDeps):
 
   router.delete('/installations/:id', async (req, res) => {
     const id = installationParam(req);
-    await actions.remove(id);
-    res.json({ removed: id });
+    res.json(await actions.remove(id));
   });
 
   router.post('/installations/:id/approve', async (req, res) => {

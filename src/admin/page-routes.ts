@@ -64,6 +64,8 @@ const DONE_MESSAGES: Record<string, string> = {
   approved: 'Approved: the installation is set up and its first sync has started.',
   disconnected:
     'The installation was disconnected: its jobs stopped and its tokens, key and link index were deleted.',
+  'disconnected-revoked':
+    "The installation was disconnected: the CRM ended the app's access, and its jobs, tokens, key and link index are gone here.",
   'logged-out': 'You are logged out.',
 };
 
@@ -314,8 +316,24 @@ export function adminPageRouter(deps: PageRouteDeps): Router {
   });
 
   pages.post('/installations/:id/disconnect', async (req, res) => {
-    await actions.remove(installationId(req));
-    res.redirect(303, '/admin?done=disconnected');
+    const { revocation } = await actions.remove(installationId(req));
+    if (revocation.outcome !== 'failed') {
+      res.redirect(
+        303,
+        `/admin?done=${revocation.outcome === 'revoked' ? 'disconnected-revoked' : 'disconnected'}`,
+      );
+      return;
+    }
+    // Removed here but still authorised in the CRM: the admin must finish there, so say how.
+    send(
+      res,
+      messagePage({
+        title: 'Disconnected here, still authorised in the CRM',
+        message: `${revocation.message} ${revocation.whatToDo}`,
+        signedIn: true,
+        csrfToken: csrf(res),
+      }),
+    );
   });
 
   pages.use((req, res, next) => {

@@ -1,4 +1,5 @@
 import type { EnsureFieldsResult } from '../crm/connector.js';
+import { CrmRevocationError } from '../crm/errors.js';
 import type { Installation } from '../installations/store.js';
 import { isPolled } from '../pipeline/runtime.js';
 import { providerFor } from '../providers.js';
@@ -123,12 +124,87 @@ export class InstallationService {
     return { sandbox, resumedRunId };
   }
 
-  /** Disconnects: jobs stop, tokens, keys and indexes are deleted. The CRM's data stays as it is. */
-  async remove(installationId: string): Promise<void> {
+  /**
+   * Disconnects: jobs stop, the CRM is asked to end the app's access (OAuth installs), then tokens, keys and
+   * indexes are deleted. The CRM's data stays as it is. The removal here happens whatever the CRM answers; the
+   * result says whether its access ended there too and, if not, what a person must do in the CRM.
+   */
+  async remove(installationId: string): Promise<RemovalResult> {
     await this.ctx.pipeline.stopInstallation(installationId, 'the installation was removed');
+    const revocation = await this.revoke(installationId);
     await this.ctx.index.forgetInstallation(installationId);
     await this.ctx.runs.removeAll(installationId);
     await this.ctx.installations.remove(installationId);
     this.ctx.runtime.forget(installationId);
+    if (revocation.outcome === 'failed') {
+      this.ctx.logger.warn(
+        { installationId, reason: revocation.message },
+        "installation removed, but the CRM's access could not be revoked",
+      );
+    }
+    return { removed: installationId, revocation };
   }
+
+  private async revoke(installationId: string): Promise<Revocation> {
+    const installation = await this.ctx.installations.get(installationId);
+    if (!installation) return { outcome: 'nothing_to_revoke', message: 'The installation was already gone.' };
+    const provider = providerFor(installation.crm);
+    if (installation.mode === 'token') {
+      return {
+        outcome: 'nothing_to_revoke',
+        message: `The token is the operator's own (${provider.tokenVariable}): nothing was revoked.`,
+      };
+    }
+    const tokens = await this.ctx.installations.getTokens(installationId);
+    if (!tokens) {
+      return { outcome: 'nothing_to_revoke', message: `The app held no ${provider.label} tokens any more.` };
+    }
+    const signal = AbortSignal.timeout(REVOKE_TIMEOUT_MS);
+    // The token refresh inside revoke has no signal of its own: the race bounds the whole call.
+    const timedOut = new Promise<never>((_, reject) => {
+      signal.addEventListener('abort', () =>
+        reject(new Error(`${provider.label} did not answer within ${REVOKE_TIMEOUT_MS / 1000} s`)),
+      );
+    });
+    timedOut.catch(() => undefined);
+    try {
+      const outcome = await Promise.race([
+        provider.revoke(this.ctx.config, {
+          installation,
+          tokens,
+          accessToken: this.ctx.tokens.source(installationId),
+          signal,
+        }),
+        timedOut,
+      ]);
+      return outcome === 'revoked'
+        ? { outcome, message: `${provider.label} ended the app's access.` }
+        : {
+            outcome,
+            message: `${provider.label} no longer knew the app's tokens: nothing was left to revoke.`,
+          };
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      return {
+        outcome: 'failed',
+        message: `Removed here, but ${provider.label}'s access was not revoked: ${message}.`,
+        whatToDo:
+          err instanceof CrmRevocationError
+            ? err.whatToDo
+            : `End the app's access in ${provider.label} by hand (uninstall it there).`,
+      };
+    }
+  }
+}
+
+/** How long removal waits for the CRM to revoke; past it the removal completes here and says so. */
+export const REVOKE_TIMEOUT_MS = 10_000;
+
+export type Revocation =
+  | { outcome: 'revoked' | 'already_revoked' | 'nothing_to_revoke'; message: string }
+  | { outcome: 'failed'; message: string; whatToDo: string };
+
+export interface RemovalResult {
+  removed: string;
+  revocation: Revocation;
 }

@@ -11,7 +11,8 @@ export type CrmErrorCode =
   | 'CRM_QUOTA_PAUSED'
   | 'CRM_TRANSIENT'
   | 'CRM_BAD_REQUEST'
-  | 'CRM_FIELDS_MISSING';
+  | 'CRM_FIELDS_MISSING'
+  | 'CRM_REVOCATION_FAILED';
 
 export abstract class CrmError extends Error {
   abstract readonly code: CrmErrorCode;
@@ -95,5 +96,23 @@ export class CrmFieldsMissingError extends CrmError {
     readonly fields: string[],
   ) {
     super(message, provider);
+  }
+}
+
+/**
+ * Removing an installation could not end the app's authorisation in the CRM (unreachable, or it refused). The
+ * installation is removed here all the same; `whatToDo` tells a person how to finish in the CRM.
+ */
+export class CrmRevocationError extends CrmError {
+  readonly code = 'CRM_REVOCATION_FAILED';
+  readonly retryable = false;
+  constructor(
+    message: string,
+    provider: string,
+    readonly whatToDo: string,
+    status?: number,
+    options?: { cause?: unknown },
+  ) {
+    super(message, provider, status, options);
   }
 }

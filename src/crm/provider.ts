@@ -3,7 +3,7 @@ import type { z } from 'zod';
 import type { OAuthStateStore } from '../auth/oauth-state.js';
 import type { AccessTokenSource, TokenRefresher } from '../auth/token-manager.js';
 import type { FieldKey } from '../fields.js';
-import type { Installation, InstallationStore } from '../installations/store.js';
+import type { Installation, InstallationStore, StoredTokens } from '../installations/store.js';
 import type { Logger } from '../log.js';
 import type { CrmChange, CrmConnector, ProviderLimits } from './connector.js';
 import type { RequestGate } from './request-gate.js';
@@ -45,6 +45,15 @@ export interface ProviderHost {
    * queued (or ignored because the installation is unknown or not connected); a throw means "retry later".
    */
   crmChanged(externalId: string, changes: CrmChange[]): Promise<void>;
+}
+
+/** What a provider needs to end an installation's authorisation. */
+export interface RevokeInput {
+  installation: Installation;
+  tokens: StoredTokens;
+  /** A valid access token on demand (refreshed when needed), for a CRM that revokes with one. */
+  accessToken: AccessTokenSource;
+  signal: AbortSignal;
 }
 
 /** A seed company in CRM-neutral terms (the local system's demo and test data). */
@@ -116,6 +125,12 @@ export interface CrmProvider<K extends string, C, H> {
   tokenRefresher(config: ProviderConfig<K, C>): TokenRefresher | null;
   /** OAuth install/callback and inbound webhooks, as far as they are configured. */
   routes(config: ProviderConfig<K, C>, host: ProviderHost): Router[];
+  /**
+   * Ends an OAuth installation's authorisation in the CRM, called when it is removed. Resolves with what the CRM
+   * said (`already_revoked`: it no longer knew the tokens); throws CrmRevocationError when it could not. Bounded
+   * by `signal`.
+   */
+  revoke(config: ProviderConfig<K, C>, input: RevokeInput): Promise<'revoked' | 'already_revoked'>;
   /** The installation of token mode (an access token in the environment), or null when not configured. */
   installFromToken(
     config: ProviderConfig<K, C>,

@@ -345,6 +345,26 @@ export function createLocalHubSpotApp(ctx: LocalHubSpotContext): Express {
       });
     });
 
+    app.post(paths.tokenRevoke, count(ctx, 'oauth.revoke'), form, (req, res) => {
+      const body = objectBody(req);
+      const param = (k: string) => (typeof body[k] === 'string' ? (body[k] as string) : undefined);
+      if (!ctx.tokens.clientMatches(param('client_id'), param('client_secret'))) {
+        res.status(400).json(GRANT_FAILURES.bad_client());
+        return;
+      }
+      if (!ctx.tokens.revokeRefreshToken(param('token'))) {
+        res.status(400).json(GRANT_FAILURES.bad_refresh_token());
+        return;
+      }
+      res.status(204).end();
+    });
+
+    // Uninstalled by the app itself: every OAuth token of the portal stops working.
+    app.delete(paths.externalInstall, ...api(ctx, 'appinstalls.uninstall', ['oauth']), (_req, res) => {
+      ctx.tokens.uninstall();
+      res.status(204).end();
+    });
+
     // ---- account and properties -------------------------------------------------------------------------------
 
     app.get(paths.accountDetails, ...api(ctx, 'account.details', []), (_req, res) => {

@@ -113,6 +113,20 @@ export class LocalTokenRegistry {
     for (const entry of this.refresh.values()) entry.revoked = true;
   }
 
+  /** `token/revoke`: false when the refresh token is unknown or already revoked. */
+  revokeRefreshToken(refreshToken: string | undefined): boolean {
+    const entry = refreshToken ? this.refresh.get(refreshToken) : undefined;
+    if (!entry || entry.revoked) return false;
+    entry.revoked = true;
+    return true;
+  }
+
+  /** The app was uninstalled from the portal: no OAuth token of it works any more. */
+  uninstall(): void {
+    this.revokeRefreshTokens();
+    this.expireAccessTokens();
+  }
+
   /** Every access token issued so far is expired from now on. */
   expireAccessTokens(): void {
     const past = this.options.now() - 1;

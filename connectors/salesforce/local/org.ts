@@ -384,6 +384,27 @@ export class LocalOrg {
     for (const entry of this.refreshTokens.values()) entry.revoked = true;
   }
 
+  /**
+   * `/services/oauth2/revoke`: a refresh token is revoked with every access token of its user (the stand-in does
+   * not track which access token came from which refresh token); an access token alone is expired. False when
+   * the token is unknown or already revoked (Salesforce's 400 `invalid_token`).
+   */
+  revokeToken(token: string): boolean {
+    const refresh = this.refreshTokens.get(token);
+    if (refresh) {
+      if (refresh.revoked) return false;
+      refresh.revoked = true;
+      for (const entry of this.accessTokens.values()) {
+        if (entry.userId === refresh.userId) entry.expired = true;
+      }
+      return true;
+    }
+    const access = this.accessTokens.get(token);
+    if (!access || access.expired) return false;
+    access.expired = true;
+    return true;
+  }
+
   user(userId: string): { Id: string; Username: string; Name: string } | undefined {
     return this.users.find((u) => u.Id === userId);
   }

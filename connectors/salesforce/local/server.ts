@@ -1,6 +1,7 @@
 import { createHmac } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
+import { SALESFORCE_REVOKE_PATH } from '../revoke.js';
 import { BulkJobs } from './bulk-jobs.js';
 import {
   type Faults,
@@ -135,6 +136,11 @@ export class LocalSalesforce {
     return this.org.issueAccessToken();
   }
 
+  /** A refresh token for the integration user, as the OAuth install would leave (tests that skip the consent). */
+  issueRefreshToken(): string {
+    return this.org.issueRefreshToken(this.org.integrationUserId);
+  }
+
   expireAccessTokens(): void {
     this.org.expireAccessTokens();
   }
@@ -254,6 +260,16 @@ export class LocalSalesforce {
         );
       }
       res.redirect(302, back.toString());
+    });
+
+    app.post(SALESFORCE_REVOKE_PATH, (req, res) => {
+      org.count('oauth.revoke');
+      const token = ((req.body ?? {}) as Record<string, string | undefined>).token;
+      if (token && org.revokeToken(token)) {
+        res.status(200).end();
+        return;
+      }
+      res.status(400).json({ error: 'invalid_token', error_description: 'invalid token' });
     });
 
     app.post('/services/oauth2/token', (req, res) => {

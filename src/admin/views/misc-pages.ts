@@ -41,7 +41,9 @@ export function disconnectPage(o: { view: InstallationView; csrfToken: string | 
     html`<h1>Disconnect ${title}?</h1>
       <ul>
         <li>Syncs, updates and change polling for this installation stop.</li>
-        <li>Its CRM tokens, its report-service key and the connector's link index are deleted.</li>
+        <li>An app installed through OAuth is uninstalled from the CRM (its tokens are revoked there); if the CRM
+          cannot be reached, the next page says so and what to do in the CRM.</li>
+        <li>Its CRM tokens, its report-service key and the connector's link index are deleted here.</li>
         <li>The records in the CRM keep the values already written.</li>
         <li>To use the connector again, install the app again.</li>
       </ul>

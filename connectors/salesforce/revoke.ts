@@ -1,0 +1,51 @@
+import { CrmRevocationError } from '../../src/crm/errors.js';
+import type { RevokeInput } from '../../src/crm/provider.js';
+import { redactSecrets } from '../../src/log.js';
+import type { SalesforceSettings } from './config.js';
+import { SALESFORCE_PROVIDER } from './provider.js';
+
+/**
+ * Removing a Salesforce installation revokes its refresh token at `/services/oauth2/revoke`, which revokes every
+ * access token issued from it too (Salesforce's "Revoke OAuth Tokens"). The org's own My Domain URL is asked
+ * first (the instance URL the token response named), as Salesforce recommends; 400 `invalid_token` means the
+ * org no longer knew the token.
+ */
+
+export const SALESFORCE_REVOKE_PATH = '/services/oauth2/revoke';
+
+const WHAT_TO_DO =
+  "Revoke the app's access in Salesforce (Setup > Connected Apps OAuth Usage, or the integration user's OAuth Connected Apps).";
+
+export async function revokeSalesforceInstall(
+  settings: SalesforceSettings,
+  input: RevokeInput,
+): Promise<'revoked' | 'already_revoked'> {
+  const token = input.tokens.refreshToken ?? input.tokens.accessToken;
+  const base = input.installation.instanceUrl ?? settings.salesforce.loginUrl;
+  let res: Response;
+  try {
+    res = await fetch(`${base.replace(/\/+$/, '')}${SALESFORCE_REVOKE_PATH}`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ token }),
+      signal: input.signal,
+    });
+  } catch (err) {
+    throw new CrmRevocationError(
+      `Salesforce could not be reached to revoke the app's tokens: ${redactSecrets(String(err))}`,
+      SALESFORCE_PROVIDER,
+      WHAT_TO_DO,
+      undefined,
+      { cause: err },
+    );
+  }
+  const text = await res.text();
+  if (res.ok) return 'revoked';
+  if (res.status === 400 && /invalid_token/.test(text)) return 'already_revoked';
+  throw new CrmRevocationError(
+    `Salesforce refused to revoke the app's tokens (${res.status})`,
+    SALESFORCE_PROVIDER,
+    WHAT_TO_DO,
+    res.status,
+  );
+}
