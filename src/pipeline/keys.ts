@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto';
  * webhooks/event-log.ts · record locks: pipeline/record-locks.ts · OAuth state: auth/oauth-state.ts ·
  * refresh locks: auth/token-manager.ts · rate gates: ratelimit/redis-gate.ts · admin sessions and logins:
  * admin/session-revocations.ts, admin/login-throttle.ts · report requests: requests/request-store.ts ·
- * alerts: alerts/alert-store.ts. BullMQ builds its own keys under the same prefix.
+ * alerts: alerts/alert-store.ts · decision log: decisions/decision-log.ts. BullMQ builds its own keys under the same prefix.
  */
 export class Keys {
   constructor(readonly prefix: string) {}
@@ -198,6 +198,13 @@ export class Keys {
   /** Held while one request for a record is being made, so two clicks make one submission. */
   requestLock(id: string, recordId: string): string {
     return `${this.inst(id)}:request-lock:${recordId}`;
+  }
+
+  // ---- decision log (decisions/decision-log.ts) ---------------------------------------------------------
+
+  /** Stream of who decided what about records' links, capped (DECISION_LOG_SIZE); deleted with the installation. */
+  decisions(id: string): string {
+    return `${this.inst(id)}:decisions`;
   }
 
   // ---- alerts (alerts/alert-store.ts) -----------------------------------------------------------------
