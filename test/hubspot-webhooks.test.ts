@@ -173,6 +173,8 @@ describe('toCrmChanges', () => {
           subscriptionType: 'company.propertyChange',
           propertyName: 'report_slug',
           propertyValue: 'acme',
+          changeSource: 'CRM_UI',
+          sourceId: 'userId:4242',
         },
         {
           portalId: 2,
@@ -211,7 +213,8 @@ describe('toCrmChanges', () => {
     ]);
     expect(changes.get('2')).toEqual<CrmChange[]>([
       { kind: 'domainChanged', recordId: '12' },
-      { kind: 'slugChanged', recordId: '13', slug: 'acme' },
+      // Who changed it travels with the change, for the decision log.
+      { kind: 'slugChanged', recordId: '13', slug: 'acme', by: 'userId:4242' },
       { kind: 'slugChanged', recordId: '14', slug: null },
       { kind: 'created', recordId: '34' },
     ]);

@@ -26,6 +26,8 @@ export const hubspotEventSchema = z.looseObject({
   propertyName: z.string().optional(),
   propertyValue: z.string().nullable().optional(),
   changeSource: z.string().optional(),
+  /** Who made the change, e.g. `userId:123` for a person in the CRM (the decision log shows it). */
+  sourceId: z.string().optional(),
   primaryObjectId: id.optional(),
   mergedObjectIds: z.array(id).optional(),
   newObjectId: id.optional(),
@@ -83,7 +85,12 @@ function toChange(event: HubSpotEvent): CrmChange | null {
       if (event.propertyName === 'domain') return { kind: 'domainChanged', recordId };
       if (event.propertyName === SLUG_PROPERTY) {
         const value = event.propertyValue ?? '';
-        return { kind: 'slugChanged', recordId, slug: value === '' ? null : value };
+        return {
+          kind: 'slugChanged',
+          recordId,
+          slug: value === '' ? null : value,
+          ...(event.sourceId ? { by: event.sourceId } : {}),
+        };
       }
       return null;
     case 'merge': {

@@ -5,6 +5,7 @@ import { OAuthStateStore } from '../auth/oauth-state.js';
 import { TokenManager, type TokenRefresher } from '../auth/token-manager.js';
 import type { Config } from '../config.js';
 import type { CrmKind } from '../crm/connector.js';
+import { DecisionLog } from '../decisions/decision-log.js';
 import { InstallationStore } from '../installations/store.js';
 import { Metrics } from '../metrics.js';
 import { Keys } from '../pipeline/keys.js';
@@ -49,6 +50,8 @@ export interface AppContext {
   requests: RequestStore;
   reportRequests: ReportRequests;
   alerts: AlertStore;
+  /** Who decided what about records' links (capped per installation). */
+  decisions: DecisionLog;
   /** Starts workers on their own blocking connection. */
   startWorkers(concurrency?: {
     backfill?: number;
@@ -97,12 +100,14 @@ export function createAppContext(config: Config, options: ContextOptions): AppCo
   const runtime = new AppRuntime(config, redis, keys, installations, tokens, metrics);
   const requests = new RequestStore(redis, keys);
   const alerts = new AlertStore(redis, keys);
+  const decisions = new DecisionLog(redis, keys);
   const pipeline = new Pipeline({
     redis,
     keys,
     index,
     requests,
     alerts,
+    decisions,
     runs,
     queues,
     installations,
@@ -140,6 +145,7 @@ export function createAppContext(config: Config, options: ContextOptions): AppCo
     requests,
     reportRequests,
     alerts,
+    decisions,
     async startWorkers(concurrency) {
       const connection = createRedis(config.redisUrl, 'worker', `${prefix}-worker`);
       workerConnections.push(connection);

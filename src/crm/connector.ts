@@ -85,7 +85,13 @@ export type CrmChange =
   | { kind: 'created'; recordId: string }
   | { kind: 'renamed'; recordId: string }
   | { kind: 'domainChanged'; recordId: string }
-  | { kind: 'slugChanged'; recordId: string; slug: string | null }
+  | {
+      kind: 'slugChanged';
+      recordId: string;
+      slug: string | null;
+      /** Who changed it, when the CRM says (a HubSpot `sourceId`, a Salesforce user id): the decision log. */
+      by?: string | null;
+    }
   | { kind: 'deleted'; recordId: string }
   | {
       kind: 'merged';

@@ -34,7 +34,12 @@ const crmChangeSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('created'), recordId: z.string() }),
   z.object({ kind: z.literal('renamed'), recordId: z.string() }),
   z.object({ kind: z.literal('domainChanged'), recordId: z.string() }),
-  z.object({ kind: z.literal('slugChanged'), recordId: z.string(), slug: z.string().nullable() }),
+  z.object({
+    kind: z.literal('slugChanged'),
+    recordId: z.string(),
+    slug: z.string().nullable(),
+    by: z.string().nullish(),
+  }),
   z.object({ kind: z.literal('deleted'), recordId: z.string() }),
   z.object({
     kind: z.literal('merged'),
@@ -85,6 +90,11 @@ const batchJobSchema = z.object({
   matchRequested: z.boolean().optional(),
   /** Records whose slug a person just set by hand (the change event said so): their link is the person's. */
   personSet: z.array(z.string()).optional(),
+  /**
+   * Records an admin linked on the review queue (record id -> slug): linked now with source `admin`, in the
+   * same write as the report's fields.
+   */
+  adminLinks: z.record(z.string(), z.string()).optional(),
   /** Records an admin unlinked (or whose run was undone): `no_match`, source `admin`. */
   adminUnlink: z.array(z.string()).optional(),
   /** Records whose person/admin `no_match` is lifted: matched again (a re-match was asked for). */

@@ -272,6 +272,23 @@ export class LinkIndex {
     );
   }
 
+  /** The review items of these records, in their order; null where a record is not waiting for review. */
+  async reviewItemsOf(installationId: string, recordIds: readonly string[]): Promise<(ReviewItem | null)[]> {
+    if (recordIds.length === 0) return [];
+    const raw = await this.redis.hmget(this.keys.review(installationId), ...recordIds);
+    return raw.map((v) => parseStoredJson(reviewItemSchema, v));
+  }
+
+  /** The match status of each record as last written, in their order (null: not processed). */
+  async statusesOf(installationId: string, recordIds: readonly string[]): Promise<(MatchStatus | null)[]> {
+    if (recordIds.length === 0) return [];
+    const raw = await this.redis.hmget(this.keys.recordStatus(installationId), ...recordIds);
+    return raw.map((v) => {
+      const parsed = matchStatusSchema.safeParse(v);
+      return parsed.success ? parsed.data : null;
+    });
+  }
+
   async reviewCount(installationId: string): Promise<number> {
     return this.redis.hlen(this.keys.review(installationId));
   }

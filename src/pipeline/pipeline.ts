@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { AlertStore } from '../alerts/alert-store.js';
 import type { ChangedRecord, CrmChange, CrmConnector } from '../crm/connector.js';
+import type { DecisionLog } from '../decisions/decision-log.js';
 import type { InstallationStore } from '../installations/store.js';
 import type { Metrics } from '../metrics.js';
 import type { RequestStore } from '../requests/request-store.js';
@@ -51,6 +52,8 @@ export interface PipelineDeps {
   requests: RequestStore;
   /** The latest alert of each report (alerts/alert-store.ts). */
   alerts: AlertStore;
+  /** Who decided what about a link (decisions/decision-log.ts): here, a person's own change in the CRM. */
+  decisions: DecisionLog;
   logger: Logger;
   metrics?: Metrics;
 }
@@ -402,6 +405,8 @@ export class Pipeline {
         const ours = await this.deps.index.autoLinkOf(installationId, change.recordId);
         // Our own write of report_slug comes back as a change event: nothing to do.
         if (ours !== null && ours === change.slug) return;
+        // What we last wrote: a change to anything else is a person's (our own unlink comes back as a clear).
+        const [known = null] = await this.deps.index.slugsOf(installationId, [change.recordId]);
         await this.deps.index.dropAutoLink(installationId, change.recordId);
         // A slug set by hand is the person's link; a cleared one is told apart in the batch (plan.ts).
         await this.enrich(
@@ -411,6 +416,7 @@ export class Pipeline {
             change.slug ? { freshSlugs: [change.slug], personSet: [change.recordId] } : {},
           ),
         );
+        if (known !== change.slug) await this.logPersonChange(installationId, change, known);
         return;
       }
       case 'deleted':
@@ -424,6 +430,24 @@ export class Pipeline {
         return;
       }
     }
+  }
+
+  /** A person's own `report_slug` change, as the decision log keeps it: who, when the CRM says so. */
+  private async logPersonChange(
+    installationId: string,
+    change: Extract<CrmChange, { kind: 'slugChanged' }>,
+    previousSlug: string | null,
+  ): Promise<void> {
+    await this.deps.decisions.add(installationId, [
+      {
+        action: change.slug ? 'set' : 'clear',
+        bulk: false,
+        recordId: change.recordId,
+        slug: change.slug,
+        by: change.by ? { kind: 'crm-user', id: change.by } : { kind: 'crm', id: null },
+        evidence: { previousSlug },
+      },
+    ]);
   }
 
   /**
@@ -546,16 +570,59 @@ export class Pipeline {
    * auto-linked again. Written through the batch path in the CRM's batch size, like any other update.
    */
   async unlinkRecords(installationId: string, recordIds: string[]): Promise<void> {
+    await this.enrichInChunks(installationId, 'unlink', recordIds, (ids) => ({ adminUnlink: ids }));
+  }
+
+  /**
+   * Many review decisions at once (review at scale): accepted links (record id -> slug) become the admin's
+   * links and rejected records (record id -> the candidates rejected) the admin's `no_match`. Both go through
+   * the batch path in the CRM's batch size, so a thousand decisions cost a few batch reads and writes, never
+   * one CRM call per record. A slug whose report is gone by now leaves its record linked and `not_published`,
+   * as any other link.
+   */
+  async resolveReviews(
+    installationId: string,
+    links: ReadonlyMap<string, string>,
+    rejected: ReadonlyMap<string, readonly string[]>,
+  ): Promise<void> {
+    for (const [recordId, slugs] of rejected) {
+      await this.deps.index.addRejectedSlugs(installationId, recordId, [...slugs]);
+    }
+    await this.enrichInChunks(installationId, 'review-bulk', [...links.keys(), ...rejected.keys()], (ids) => {
+      const linked = ids.filter((id) => links.has(id));
+      return {
+        adminLinks: Object.fromEntries(linked.map((id) => [id, links.get(id)!])),
+        adminUnlink: ids.filter((id) => rejected.has(id)),
+        freshSlugs: [...new Set(linked.map((id) => links.get(id)!))],
+      };
+    });
+  }
+
+  /**
+   * A re-match asked for: a person's or an admin's `no_match` is lifted and the records are matched again as
+   * in a full sync (rejected candidates stay rejected). A record holding a link keeps it.
+   */
+  async rematchRecords(installationId: string, recordIds: string[]): Promise<void> {
+    await this.enrichInChunks(installationId, 'rematch', recordIds, (ids) => ({ release: ids }));
+  }
+
+  /** Event-driven batches over many records, in the CRM's read size (each batch reads, then writes in bulk). */
+  private async enrichInChunks(
+    installationId: string,
+    name: string,
+    recordIds: string[],
+    extra: (ids: string[]) => Partial<BatchJob>,
+  ): Promise<void> {
     if (recordIds.length === 0) return;
     const targets = await this.deps.runtime.open(installationId, { urgent: true });
     for (const [i, ids] of chunk(recordIds, targets.connector.limits.readBatchSize).entries()) {
       await this.enrich(targets, {
         installationId,
         runId: null,
-        batchId: `unlink-${i}`,
+        batchId: `${name}-${i}`,
         mode: 'full',
         recordIds: ids,
-        adminUnlink: ids,
+        ...extra(ids),
       });
     }
   }
@@ -564,9 +631,12 @@ export class Pipeline {
    * Removes the auto-links one run made. A record is left alone when its link is no longer that run's:
    * another slug, or a source other than `auto` (a person or an admin touched it since).
    */
-  async undoRun(installationId: string, runId: string): Promise<{ unlinked: number; kept: number }> {
+  async undoRun(
+    installationId: string,
+    runId: string,
+  ): Promise<{ unlinked: number; kept: number; undone: Map<string, string> }> {
     const made = await new RunLinks(this.deps.redis, this.deps.keys).linksOf(installationId, runId);
-    if (made.size === 0) return { unlinked: 0, kept: 0 };
+    if (made.size === 0) return { unlinked: 0, kept: 0, undone: new Map() };
     const { connector } = await this.deps.runtime.open(installationId, { urgent: true });
     const ids = [...made.keys()];
     const still: string[] = [];
@@ -579,7 +649,9 @@ export class Pipeline {
       }
     }
     await this.unlinkRecords(installationId, still);
-    return { unlinked: still.length, kept: ids.length - still.length };
+    // Which link each undone record lost: the decision log's evidence.
+    const undone = new Map(still.map((id) => [id, made.get(id)!]));
+    return { unlinked: still.length, kept: ids.length - still.length, undone };
   }
 
   /** Change polling for CRMs without webhooks (Salesforce), every `everyMs`. */

@@ -30,6 +30,8 @@ import { LocalHubSpotUsageError } from './usage-error.js';
 export const LOCAL_HUBSPOT_CLIENT_ID = 'local-hubspot-client-id';
 export const LOCAL_HUBSPOT_CLIENT_SECRET = 'local-hubspot-client-secret';
 export const LOCAL_HUBSPOT_PORTAL_ID = '62515';
+/** The `sourceId` HubSpot puts on a person's edit: a user of the portal. */
+export const LOCAL_PERSON_SOURCE_ID = 'userId:7001';
 
 export interface LocalHubSpotOptions {
   portalId?: string;
@@ -206,7 +208,11 @@ export class LocalHubSpot {
     const company = this.store.setByPerson(id, name, value);
     if (options.notify) {
       await this.notify([
-        this.event('propertyChange', company.id, { propertyName: name, propertyValue: value }),
+        this.event('propertyChange', company.id, {
+          propertyName: name,
+          propertyValue: value,
+          sourceId: LOCAL_PERSON_SOURCE_ID,
+        }),
       ]);
     }
     return company;

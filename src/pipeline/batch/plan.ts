@@ -113,6 +113,7 @@ export async function planLinks(
   const personSet = new Set(job.personSet ?? []);
   const adminUnlink = new Set(job.adminUnlink ?? []);
   const released = new Set(job.release ?? []);
+  const adminLinks = job.adminLinks ?? {};
   const plans = new Map<string, Plan>();
   const reviewItems = new Map<string, ReviewItem>();
   for (const [i, record] of records.entries()) {
@@ -120,6 +121,18 @@ export async function planLinks(
     const autoLink = autoLinks[i] ?? null;
     if (adminUnlink.has(record.id)) {
       plans.set(record.id, { kind: 'held', source: 'admin' });
+      continue;
+    }
+    const adminSlug = adminLinks[record.id];
+    if (adminSlug) {
+      // The admin's decision on the review queue: their link, whatever matching would say.
+      plans.set(record.id, {
+        kind: 'linked',
+        slug: adminSlug,
+        source: 'admin',
+        autoLinked: false,
+        newlyLinked: adminSlug !== slug,
+      });
       continue;
     }
     const requestedSlug = links[record.id];
