@@ -1,13 +1,15 @@
 import type { AppContext } from '../app/context.js';
 import type { InstallationService, RemovalResult } from '../app/installation-service.js';
+import type { DecisionActor, NewDecision } from '../decisions/decision-log.js';
 import type { MatchStatus } from '../fields.js';
 import type { Installation } from '../installations/store.js';
+import type { ReviewCandidate, ReviewItem } from '../pipeline/link-index.js';
 import { ReportWriteScopeError } from '../reports/errors.js';
 import type { DocumentInput } from '../reports/submissions.js';
 import { ReportRequestError, type RequestOutcome } from '../requests/report-requests.js';
 import { type ReportRequest, RequestLockedError } from '../requests/request-store.js';
 import { AdminRequestError, explain, installationNotFound } from './errors.js';
-import type { ReviewDecision } from './schemas.js';
+import type { BulkReviewDecision, ReviewDecision } from './schemas.js';
 
 /**
  * The changes an admin can make, shared by the HTML forms and the JSON API so both check and word things the
@@ -20,6 +22,25 @@ export interface ReviewOutcome {
   slug: string | null;
   /** The record's match status after the decision was written. */
   status: MatchStatus | null;
+}
+
+/** What became of one record of a bulk review decision. */
+export interface BulkReviewResult {
+  recordId: string;
+  /**
+   * `linked` / `rejected`: done and written; `not_in_review`: it was not waiting (resolved meanwhile);
+   * `no_candidates`: nothing to accept; `failed`: the CRM did not take the write (the item still waits).
+   */
+  outcome: 'linked' | 'rejected' | 'not_in_review' | 'no_candidates' | 'failed';
+  slug: string | null;
+  status: MatchStatus | null;
+}
+
+export interface BulkReviewOutcome {
+  action: BulkReviewDecision['action'];
+  /** How many records were decided (linked or rejected). */
+  done: number;
+  results: BulkReviewResult[];
 }
 
 /** A pending request as the admin page and API show it. */
@@ -60,6 +81,7 @@ export class AdminActions {
     installationId: string,
     recordId: string,
     decision: ReviewDecision,
+    by: DecisionActor,
   ): Promise<ReviewOutcome> {
     await this.installation(installationId);
     const item = await this.ctx.index.reviewItem(installationId, recordId);
@@ -87,39 +109,167 @@ export class AdminActions {
       throw explain(err);
     }
     const status = await this.ctx.index.statusOf(installationId, recordId);
-    return {
-      recordId,
-      action: decision.action,
-      slug: decision.action === 'reject' ? null : decision.slug,
-      status,
-    };
+    const slug = decision.action === 'reject' ? null : decision.slug;
+    const chosen = item.candidates.filter((c) => c.slug === slug);
+    await this.ctx.decisions.add(installationId, [
+      {
+        action: decision.action,
+        bulk: false,
+        recordId,
+        slug,
+        by,
+        evidence: {
+          candidates: evidenceOf(decision.action === 'reject' ? item.candidates : chosen),
+          offered: item.candidates.length,
+        },
+      },
+    ]);
+    return { recordId, action: decision.action, slug, status };
+  }
+
+  /**
+   * Review at scale: accept each record's first candidate, or reject every candidate of each, in one request.
+   * Records not waiting for review (decided meanwhile) and, for accept-first, records without candidates are
+   * left alone and said so. The writes go through the pipeline's batches; each record decided is logged.
+   */
+  async resolveReviews(
+    installationId: string,
+    bulk: BulkReviewDecision,
+    by: DecisionActor,
+  ): Promise<BulkReviewOutcome> {
+    await this.installation(installationId);
+    const ids = [...new Set(bulk.recordIds)];
+    const items = await this.ctx.index.reviewItemsOf(installationId, ids);
+    const waiting = new Map<string, ReviewItem>();
+    const skipped = new Map<string, BulkReviewResult['outcome']>();
+    ids.forEach((id, i) => {
+      const item = items[i];
+      if (!item) skipped.set(id, 'not_in_review');
+      else if (bulk.action === 'accept-first' && item.candidates.length === 0)
+        skipped.set(id, 'no_candidates');
+      else waiting.set(id, item);
+    });
+    const links = new Map<string, string>();
+    const rejected = new Map<string, string[]>();
+    for (const [id, item] of waiting) {
+      const first = item.candidates[0];
+      if (bulk.action === 'accept-first' && first) links.set(id, first.slug);
+      else
+        rejected.set(
+          id,
+          item.candidates.map((c) => c.slug),
+        );
+    }
+    try {
+      await this.ctx.pipeline.resolveReviews(installationId, links, rejected);
+    } catch (err) {
+      throw explain(err);
+    }
+    const statuses = await this.ctx.index.statusesOf(installationId, ids);
+    const results: BulkReviewResult[] = ids.map((recordId, i) => {
+      const status = statuses[i] ?? null;
+      const slug = links.get(recordId) ?? null;
+      const skip = skipped.get(recordId);
+      if (skip) return { recordId, outcome: skip, slug: null, status };
+      // A record still waiting for review was not written (the CRM refused it or asked to retry later).
+      if (status === 'needs_review' || status === null) return { recordId, outcome: 'failed', slug, status };
+      return { recordId, outcome: slug ? 'linked' : 'rejected', slug, status };
+    });
+    const decided = results.filter((r) => r.outcome === 'linked' || r.outcome === 'rejected');
+    await this.ctx.decisions.add(
+      installationId,
+      decided.map((r): NewDecision => {
+        const item = waiting.get(r.recordId);
+        const candidates = item?.candidates ?? [];
+        return {
+          action: r.outcome === 'linked' ? 'accept' : 'reject',
+          bulk: true,
+          recordId: r.recordId,
+          slug: r.slug,
+          by,
+          evidence: {
+            candidates: evidenceOf(r.outcome === 'linked' ? candidates.slice(0, 1) : candidates),
+            offered: candidates.length,
+          },
+        };
+      }),
+    );
+    return { action: bulk.action, done: decided.length, results };
   }
 
   /** "This is not the company": the record becomes `no_match` by the admin's decision, written before return. */
   async unlink(
     installationId: string,
     recordId: string,
+    by: DecisionActor,
   ): Promise<{ recordId: string; status: MatchStatus | null }> {
     await this.installation(installationId);
+    const [previousSlug = null] = await this.ctx.index.slugsOf(installationId, [recordId]);
     try {
       await this.ctx.pipeline.unlinkRecords(installationId, [recordId]);
     } catch (err) {
       throw explain(err);
     }
-    return { recordId, status: await this.ctx.index.statusOf(installationId, recordId) };
+    const status = await this.ctx.index.statusOf(installationId, recordId);
+    if (status === 'no_match') {
+      await this.ctx.decisions.add(installationId, [
+        { action: 'unlink', bulk: false, recordId, slug: null, by, evidence: { previousSlug } },
+      ]);
+    }
+    return { recordId, status };
+  }
+
+  /**
+   * "Match this record again": lifts a person's or an admin's `no_match` (the only way besides a person
+   * setting a slug) and matches the record as a full sync would, written before return.
+   */
+  async rematch(
+    installationId: string,
+    recordId: string,
+    by: DecisionActor,
+  ): Promise<{ recordId: string; status: MatchStatus | null; slug: string | null }> {
+    await this.installation(installationId);
+    try {
+      await this.ctx.pipeline.rematchRecords(installationId, [recordId]);
+    } catch (err) {
+      throw explain(err);
+    }
+    const [status = null] = await this.ctx.index.statusesOf(installationId, [recordId]);
+    const [slug = null] = await this.ctx.index.slugsOf(installationId, [recordId]);
+    if (status === null) {
+      throw new AdminRequestError(404, 'RECORD_NOT_FOUND', `The CRM has no record ${recordId}.`);
+    }
+    await this.ctx.decisions.add(installationId, [
+      { action: 'rematch', bulk: false, recordId, slug, by, evidence: {} },
+    ]);
+    return { recordId, status, slug };
   }
 
   /** Takes back the auto-links one run made; records touched since keep their link. */
   async undoRun(
     installationId: string,
     runId: string,
+    by: DecisionActor,
   ): Promise<{ runId: string; unlinked: number; kept: number }> {
     await this.installation(installationId);
+    let outcome: Awaited<ReturnType<AppContext['pipeline']['undoRun']>>;
     try {
-      return { runId, ...(await this.ctx.pipeline.undoRun(installationId, runId)) };
+      outcome = await this.ctx.pipeline.undoRun(installationId, runId);
     } catch (err) {
       throw explain(err);
     }
+    await this.ctx.decisions.add(
+      installationId,
+      [...outcome.undone].map(([recordId, previousSlug]) => ({
+        action: 'undo' as const,
+        bulk: true,
+        recordId,
+        slug: null,
+        by,
+        evidence: { runId, previousSlug },
+      })),
+    );
+    return { runId, unlinked: outcome.unlinked, kept: outcome.kept };
   }
 
   /** Checked with the service at once; a refused key is explained and not stored. */
@@ -225,6 +375,11 @@ export class AdminActions {
     await this.installation(installationId);
     return this.service.remove(installationId);
   }
+}
+
+/** A candidate as the decision log keeps it: what the admin saw (slug, the report's score, why offered). */
+function evidenceOf(candidates: readonly ReviewCandidate[]) {
+  return candidates.map((c) => ({ slug: c.slug, score: c.score ?? null, why: c.why ?? null }));
 }
 
 function capitalise(text: string): string {

@@ -2,12 +2,15 @@ import express, { type NextFunction, type Request, type Response, Router } from 
 import type { z } from 'zod';
 import type { AppContext } from '../app/context.js';
 import type { AdminActions } from './admin-actions.js';
+import { decisionsCsv, reviewCsv } from './csv.js';
 import { AdminRequestError, badRequest, installationNotFound } from './errors.js';
-import type { AdminGuard } from './guard.js';
+import { type AdminGuard, deciderOf } from './guard.js';
 import { bodyError } from './http-errors.js';
 import type { AdminOverview } from './overview.js';
 import {
   alertActivityBodySchema,
+  bulkReviewSchema,
+  decisionsQuerySchema,
   eventsQuerySchema,
   installationIdSchema,
   recordIdSchema,
@@ -37,7 +40,18 @@ import { readMultipartBody, readUploadForm } from './uploads.js';
  * GET    /admin/api/installations/:id/review
  *        -> {items: [{recordId, name, country, industry, at,
  *                     candidates: [{slug, name, industry, stage, geography, score, why}]}]}
+ * GET    /admin/api/installations/:id/review.csv     -> text/csv, one row per candidate (review-queue.csv)
+ * POST   /admin/api/installations/:id/review/bulk    body {action: "accept-first" | "reject", recordIds: [..]}
+ *        (1-1000) -> {action, done, results: [{recordId, outcome, slug, status}]}; outcome `linked`,
+ *        `rejected`, `not_in_review`, `no_candidates` or `failed`. Written through the batch path before the
+ *        answer; each record decided goes to the decision log.
+ * GET    /admin/api/installations/:id/decisions?limit=100 (1-1000)
+ *        -> {decisions: [{id, at, action, bulk, recordId, slug, by: {kind, id}, evidence}]}, newest first;
+ *        kind `admin-session`, `admin-token`, `crm-user` or `crm`
+ * GET    /admin/api/installations/:id/decisions.csv  -> text/csv, every decision kept (decisions.csv)
  * POST   /admin/api/installations/:id/records/:recordId/unlink  -> {recordId, status}: no_match by the admin
+ * POST   /admin/api/installations/:id/records/:recordId/rematch -> {recordId, status, slug}: a person's or
+ *        admin's no_match lifted, the record matched again at once
  * POST   /admin/api/installations/:id/runs/:runId/undo  -> {runId, unlinked, kept}: the run's auto-links taken back
  * POST   /admin/api/installations/:id/review/:recordId  body {action: "accept", slug} (one of the candidates),
  *        {action: "set", slug} (any published report) or {action: "reject"} (every candidate)
@@ -97,9 +111,21 @@ function installationParam(req: Request): string {
   return result.data;
 }
 
+/** A download: the admin's browser saves it under `filename` (still no-store, as every admin answer). */
+function sendCsv(res: Response, filename: string, body: string): void {
+  res
+    .status(200)
+    .type('text/csv; charset=utf-8')
+    .set('Content-Disposition', `attachment; filename="${filename}"`)
+    .set('X-Content-Type-Options', 'nosniff')
+    .send(body);
+}
+
 export function adminApiRouter({ ctx, guard, actions, overview }: ApiRouteDeps): Router {
   const router = Router();
   router.use(guard.requireApi);
+  // A bulk decision names up to BULK_REVIEW_MAX record ids; every other body stays small.
+  router.use('/installations/:id/review/bulk', express.json({ limit: '96kb' }));
   router.use(express.json({ limit: '16kb' }));
   router.use(
     guard.requireCsrf((_req, res) => {
@@ -133,23 +159,55 @@ export function adminApiRouter({ ctx, guard, actions, overview }: ApiRouteDeps):
     res.json({ items: await ctx.index.reviewItems(id) });
   });
 
+  router.get('/installations/:id/review.csv', async (req, res) => {
+    const id = installationParam(req);
+    await actions.installation(id);
+    sendCsv(res, 'review-queue.csv', reviewCsv(await ctx.index.reviewItems(id)));
+  });
+
+  // Before `/review/:recordId`, which would take `bulk` for a record id.
+  router.post('/installations/:id/review/bulk', async (req, res) => {
+    const id = installationParam(req);
+    const bulk = parse(bulkReviewSchema, jsonBody(req), 'The bulk decision');
+    res.json(await actions.resolveReviews(id, bulk, deciderOf(res)));
+  });
+
   router.post('/installations/:id/review/:recordId', async (req, res) => {
     const id = installationParam(req);
     const recordId = parse(recordIdSchema, req.params.recordId, 'The record id');
     const decision = parse(reviewDecisionSchema, jsonBody(req), 'The decision');
-    res.json(await actions.resolveReview(id, recordId, decision));
+    res.json(await actions.resolveReview(id, recordId, decision, deciderOf(res)));
+  });
+
+  router.get('/installations/:id/decisions', async (req, res) => {
+    const id = installationParam(req);
+    const { limit } = parse(decisionsQuerySchema, req.query, 'The query');
+    await actions.installation(id);
+    res.json({ decisions: await ctx.decisions.latest(id, limit) });
+  });
+
+  router.get('/installations/:id/decisions.csv', async (req, res) => {
+    const id = installationParam(req);
+    await actions.installation(id);
+    sendCsv(res, 'decisions.csv', decisionsCsv(await ctx.decisions.all(id)));
   });
 
   router.post('/installations/:id/records/:recordId/unlink', async (req, res) => {
     const id = installationParam(req);
     const recordId = parse(recordIdSchema, req.params.recordId, 'The record id');
-    res.json(await actions.unlink(id, recordId));
+    res.json(await actions.unlink(id, recordId, deciderOf(res)));
+  });
+
+  router.post('/installations/:id/records/:recordId/rematch', async (req, res) => {
+    const id = installationParam(req);
+    const recordId = parse(recordIdSchema, req.params.recordId, 'The record id');
+    res.json(await actions.rematch(id, recordId, deciderOf(res)));
   });
 
   router.post('/installations/:id/runs/:runId/undo', async (req, res) => {
     const id = installationParam(req);
     const runId = parse(recordIdSchema, req.params.runId, 'The run id');
-    res.json(await actions.undoRun(id, runId));
+    res.json(await actions.undoRun(id, runId, deciderOf(res)));
   });
 
   router.post('/installations/:id/key', async (req, res) => {

@@ -15,6 +15,7 @@ const STYLESHEET = `
   font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; line-height: 1.5; color: var(--ink);
 }
 * { box-sizing: border-box; }
+[hidden] { display: none !important; }
 body { margin: 0; background: var(--canvas); }
 .wrap { max-width: 76rem; margin: 0 auto; padding: 0 1rem; }
 a { color: var(--accent); }
@@ -89,6 +90,13 @@ progress { width: 8rem; vertical-align: middle; }
 .slug-row { display: flex; gap: 0.5rem; flex-wrap: wrap; }
 .slug-row input { width: 16rem; max-width: 100%; }
 .pager { display: flex; gap: 1rem; align-items: center; margin: 0.75rem 0; }
+.bulk-form { position: sticky; top: 0; z-index: 5; display: flex; flex-wrap: wrap; gap: 0.75rem 1.5rem; align-items: center;
+  background: var(--paper); border: 1px solid var(--line); border-radius: 4px; padding: 0.75rem; margin: 0.75rem 0; }
+.review-head { display: flex; gap: 0.75rem; align-items: baseline; }
+.review-head h3 { margin: 0; }
+.select-box input { margin-top: 0.1rem; }
+.plain-list { list-style: none; padding: 0; margin: 0; }
+.plain-list > li + li { margin-top: 0.5rem; }
 @media (max-width: 720px) {
   h1 { font-size: 1.35rem; }
   .card { padding: 0.75rem; }
@@ -156,6 +164,35 @@ const SCRIPT = `'use strict';
 })();
 `;
 
+/**
+ * Review at scale: shows the "select all" box of a bulk form and keeps it, and the count beside it, in step
+ * with the item checkboxes that belong to that form (their `form` attribute names it).
+ */
+const SELECT_SCRIPT = `'use strict';
+(function () {
+  document.querySelectorAll('[data-select-all]').forEach(function (all) {
+    var formId = all.getAttribute('data-select-all');
+    var boxes = Array.prototype.slice.call(
+      document.querySelectorAll('input[type="checkbox"][form="' + CSS.escape(formId) + '"]'));
+    var count = document.querySelector('[data-selected-count="' + CSS.escape(formId) + '"]');
+    function update() {
+      var n = boxes.filter(function (b) { return b.checked; }).length;
+      all.checked = n > 0 && n === boxes.length;
+      all.indeterminate = n > 0 && n < boxes.length;
+      if (count) count.textContent = n === 0 ? 'None selected.' : n + ' selected.';
+    }
+    all.addEventListener('change', function () {
+      boxes.forEach(function (b) { b.checked = all.checked; });
+      update();
+    });
+    boxes.forEach(function (b) { b.addEventListener('change', update); });
+    var box = all.closest('[data-select-all-box]');
+    if (box) box.hidden = false;
+    update();
+  });
+})();
+`;
+
 /** The router is mounted at /admin; the page links to the full paths. */
 const relative = (path: string) => path.replace(/^\/admin/, '');
 
@@ -165,7 +202,10 @@ export function assetsRouter(): Router {
     res.set('Cache-Control', 'public, max-age=300').type('text/css').send(STYLESHEET);
   });
   router.get(relative(ASSET_PATHS.js), (_req, res) => {
-    res.set('Cache-Control', 'public, max-age=300').type('text/javascript').send(SCRIPT);
+    res
+      .set('Cache-Control', 'public, max-age=300')
+      .type('text/javascript')
+      .send(`${SCRIPT}\n${SELECT_SCRIPT}`);
   });
   return router;
 }

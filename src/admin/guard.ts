@@ -1,4 +1,6 @@
+import { createHash } from 'node:crypto';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { DecisionActor } from '../decisions/decision-log.js';
 import { cookieValue } from '../util/cookies.js';
 import { type AdminAuth, type AdminSession, SESSION_COOKIE } from './admin-auth.js';
 import type { LoginThrottle } from './login-throttle.js';
@@ -30,6 +32,20 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 export function adminOf(res: Response): AdminIdentity | null {
   return (res.locals.admin as AdminIdentity | undefined) ?? null;
+}
+
+/**
+ * Who made a change, for the decision log. The admin token is shared, so the best a log can say is which
+ * session (a short hash of its id: the log never holds anything that helps forge a cookie) or that a script
+ * used the bearer token.
+ */
+export function deciderOf(res: Response): DecisionActor {
+  const admin = adminOf(res);
+  if (admin?.via === 'session' && admin.session) {
+    const hash = createHash('sha256').update(admin.session.id).digest('hex').slice(0, 12);
+    return { kind: 'admin-session', id: hash };
+  }
+  return { kind: 'admin-token', id: null };
 }
 
 export class AdminGuard {

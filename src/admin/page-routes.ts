@@ -6,14 +6,16 @@ import { isRedisUnavailable } from '../server/redis-availability.js';
 import type { AdminActions } from './admin-actions.js';
 import type { AdminAuth } from './admin-auth.js';
 import { AdminRequestError, badRequest } from './errors.js';
-import { type AdminGuard, adminOf, clientOf, TOO_MANY_ATTEMPTS_MESSAGE } from './guard.js';
+import { type AdminGuard, adminOf, clientOf, deciderOf, TOO_MANY_ATTEMPTS_MESSAGE } from './guard.js';
 import type { SafeHtml } from './html.js';
 import { bodyError } from './http-errors.js';
 import type { LoginThrottle } from './login-throttle.js';
 import type { AdminOverview } from './overview.js';
 import {
+  bulkReviewSchema,
   installationIdSchema,
   loginFormSchema,
+  REVIEW_PAGE_SIZES,
   recordIdSchema,
   reportKeyBodySchema,
   reviewDecisionSchema,
@@ -22,9 +24,10 @@ import {
 } from './schemas.js';
 import type { SessionRevocations } from './session-revocations.js';
 import { readMultipartBody, readUploadForm } from './uploads.js';
+import { FORM_RECORD, type LinkedItem } from './views/corrections.js';
 import { dashboardPage } from './views/dashboard.js';
 import { installationPath } from './views/format.js';
-import { type InstallationPageInput, installationPage } from './views/installation-page.js';
+import { type InstallationPageInput, installationPage, type PageForm } from './views/installation-page.js';
 import { loginPage } from './views/login.js';
 import { disconnectPage, eventsPage, messagePage } from './views/misc-pages.js';
 import type { NoMatchItem } from './views/requests.js';
@@ -55,6 +58,17 @@ const DONE_MESSAGES: Record<string, string> = {
   'review-linked': 'Linked: the report was written to the CRM record.',
   'review-rejected': 'Rejected: the candidates will not be offered again, and the CRM record was updated.',
   'sync-started': 'A sync has started; its progress shows below.',
+  'review-bulk-linked':
+    'Accepted: each selected record is linked to its first candidate, and the CRM records were updated.',
+  'review-bulk-rejected':
+    'Rejected: the selected records’ candidates will not be offered again, and the CRM records were updated.',
+  'review-bulk-partial':
+    'Some selected records were not decided (resolved meanwhile, no candidate, or refused by the CRM); the rest were written. The decision log shows each record decided.',
+  unlinked:
+    'Unlinked: the record has no report now, by your decision, and will not be linked again by matching.',
+  rematched:
+    'Matched again: the record’s decision was lifted and matching ran; its new state is written to the CRM.',
+  'run-undone': 'Undone: the run’s own links were taken back; records a person changed since kept theirs.',
   'report-requested':
     'Report requested: the record shows "requested" until the report service publishes it, then it is linked and scored.',
   'report-request-pending':
@@ -71,6 +85,8 @@ const DONE_MESSAGES: Record<string, string> = {
 
 const RUNS_SHOWN = 10;
 const NO_MATCH_SHOWN = 20;
+const LINKED_SHOWN = 20;
+const DECISIONS_SHOWN = 20;
 
 /** The file of a request form, read before the CSRF check and kept beside the request it came with. */
 const UPLOADS = new WeakMap<Request, DocumentInput | null>();
@@ -90,6 +106,15 @@ function doneMessage(req: Request): string | null {
 export function adminPageRouter(deps: PageRouteDeps): Router {
   const { ctx, auth, guard, actions, overview, revocations, throttle, showLogin } = deps;
   const router = Router();
+  // The bulk review form sends one field per selected record (up to the largest review page).
+  router.use(
+    '/installations/:id/review/bulk',
+    express.urlencoded({
+      extended: false,
+      limit: '64kb',
+      parameterLimit: Math.max(...REVIEW_PAGE_SIZES) + 5,
+    }),
+  );
   router.use(express.urlencoded({ extended: false, limit: '16kb', parameterLimit: 20 }));
 
   const csrf = (res: Response) => adminOf(res)?.csrfToken ?? null;
@@ -179,14 +204,17 @@ export function adminPageRouter(deps: PageRouteDeps): Router {
     status = 200,
   ) => {
     const installation = await actions.installation(id);
-    const [view, review, runs, pending, noMatch] = await Promise.all([
+    const [view, review, runs, pending, noMatch, linked, decisions, decisionCount] = await Promise.all([
       overview.view(installation),
       ctx.index.reviewItems(id),
       ctx.runs.recent(id, RUNS_SHOWN),
       actions.pendingRequests(id),
       noMatchItems(id),
+      linkedItems(id),
+      ctx.decisions.latest(id, DECISIONS_SHOWN),
+      ctx.decisions.count(id),
     ]);
-    const { page } = reviewPageQuerySchema.parse(req.query);
+    const { page, per } = reviewPageQuerySchema.parse(req.query);
     const reinstallUrl =
       installation.crm === 'hubspot' && installation.mode === 'oauth'
         ? `/oauth/hubspot/install?${ALERT_NOTES_INSTALL_PARAM}=1`
@@ -197,7 +225,11 @@ export function adminPageRouter(deps: PageRouteDeps): Router {
         view: { ...view, approveCsrf: csrf(res) },
         review,
         reviewPage: page,
+        reviewPerPage: per,
         runs,
+        linked,
+        decisions,
+        decisionCount,
         noMatch,
         noMatchTotal: view.coverage.counts.no_match,
         pending,
@@ -227,16 +259,32 @@ export function adminPageRouter(deps: PageRouteDeps): Router {
     return found.map((f) => ({ recordId: f.recordId, name: names.get(f.recordId) ?? f.normalizedName }));
   };
 
+  /** A page of linked records with the CRM's names (as for noMatchItems): each gets an unlink button. */
+  const linkedItems = async (id: string): Promise<LinkedItem[]> => {
+    const found = await ctx.index.recordsWithStatus(id, 'matched', LINKED_SHOWN);
+    const ids = found.map((f) => f.recordId);
+    const slugs = await ctx.index.slugsOf(id, ids);
+    const names = new Map<string, string | null>();
+    try {
+      const { connector } = await ctx.runtime.open(id);
+      for (const record of await connector.readCompanies(ids)) names.set(record.id, record.name);
+    } catch (err) {
+      ctx.logger.debug({ err, installationId: id }, 'names of linked records not read');
+    }
+    return ids.map((recordId, i) => ({
+      recordId,
+      name: names.get(recordId) ?? null,
+      slug: slugs[i] ?? null,
+    }));
+  };
+
   /** Runs a form's change; a refusal renders the installation page again with the reason beside the form. */
   const change =
-    (
-      form: 'key' | 'review' | 'sync' | 'request' | 'alerts',
-      run: (req: Request, id: string) => Promise<string>,
-    ) =>
+    (form: PageForm, run: (req: Request, id: string, res: Response) => Promise<string>) =>
     async (req: Request, res: Response) => {
       const id = installationId(req);
       try {
-        res.redirect(303, await run(req, id));
+        res.redirect(303, await run(req, id, res));
       } catch (err) {
         if (!(err instanceof AdminRequestError) || err.code === 'INSTALLATION_NOT_FOUND') throw err;
         await renderInstallation(req, res, id, { error: { form, message: err.message } }, err.status);
@@ -267,13 +315,29 @@ export function adminPageRouter(deps: PageRouteDeps): Router {
   );
 
   pages.post(
+    '/installations/:id/review/bulk',
+    change('review', async (req, id, res) => {
+      const bulk = bulkReviewSchema.safeParse(req.body ?? {});
+      if (!bulk.success) throw badRequest(bulk.error, 'The selection');
+      const outcome = await actions.resolveReviews(id, bulk.data, deciderOf(res));
+      const done =
+        outcome.done < outcome.results.length
+          ? 'review-bulk-partial'
+          : bulk.data.action === 'reject'
+            ? 'review-bulk-rejected'
+            : 'review-bulk-linked';
+      return installationPath(id, `?done=${done}#review`);
+    }),
+  );
+
+  pages.post(
     '/installations/:id/review/:recordId',
-    change('review', async (req, id) => {
+    change('review', async (req, id, res) => {
       const recordId = recordIdSchema.safeParse(req.params.recordId);
       if (!recordId.success) throw badRequest(recordId.error, 'The record id');
       const decision = reviewDecisionSchema.safeParse(req.body ?? {});
       if (!decision.success) throw badRequest(decision.error, 'The decision');
-      await actions.resolveReview(id, recordId.data, decision.data);
+      await actions.resolveReview(id, recordId.data, decision.data, deciderOf(res));
       return installationPath(
         id,
         `?done=${decision.data.action === 'reject' ? 'review-rejected' : 'review-linked'}#review`,
@@ -292,6 +356,41 @@ export function adminPageRouter(deps: PageRouteDeps): Router {
         id,
         `?done=${outcome.existing ? 'report-request-pending' : 'report-requested'}#requests`,
       );
+    }),
+  );
+
+  /** The record id of a form's action, from the path or (for the look-up forms) from the form's field. */
+  const formRecordId = (req: Request): string => {
+    const body = (req.body ?? {}) as Record<string, unknown>;
+    const raw = req.params.recordId === FORM_RECORD ? body.recordId : req.params.recordId;
+    const recordId = recordIdSchema.safeParse(typeof raw === 'string' ? raw.trim() : raw);
+    if (!recordId.success) throw badRequest(recordId.error, 'The record id');
+    return recordId.data;
+  };
+
+  pages.post(
+    '/installations/:id/records/:recordId/unlink',
+    change('links', async (req, id, res) => {
+      await actions.unlink(id, formRecordId(req), deciderOf(res));
+      return installationPath(id, '?done=unlinked#corrections');
+    }),
+  );
+
+  pages.post(
+    '/installations/:id/records/:recordId/rematch',
+    change('links', async (req, id, res) => {
+      await actions.rematch(id, formRecordId(req), deciderOf(res));
+      return installationPath(id, '?done=rematched#corrections');
+    }),
+  );
+
+  pages.post(
+    '/installations/:id/runs/:runId/undo',
+    change('undo', async (req, id, res) => {
+      const runId = recordIdSchema.safeParse(req.params.runId);
+      if (!runId.success) throw badRequest(runId.error, 'The run id');
+      await actions.undoRun(id, runId.data, deciderOf(res));
+      return installationPath(id, '?done=run-undone#corrections');
     }),
   );
 

@@ -31,6 +31,32 @@ export const reviewDecisionSchema = z.discriminatedUnion(
 );
 export type ReviewDecision = z.infer<typeof reviewDecisionSchema>;
 
+/** Most records one bulk review request may decide: a few batches' worth, answered in seconds. */
+export const BULK_REVIEW_MAX = 1_000;
+
+export const BULK_REVIEW_ACTIONS = ['accept-first', 'reject'] as const;
+
+/**
+ * Review at scale: accept each record's first candidate, or reject every candidate of each record. The page's
+ * form sends one `recordIds` field per checked box, which arrives as a string when only one is checked.
+ */
+export const bulkReviewSchema = z.object({
+  action: z.enum(BULK_REVIEW_ACTIONS, { error: "action must be 'accept-first' or 'reject'" }),
+  recordIds: z.preprocess(
+    (v) => (typeof v === 'string' ? [v] : v),
+    z
+      .array(recordIdSchema, { error: 'recordIds expects a list of record ids' })
+      .min(1, 'select at least one record')
+      .max(BULK_REVIEW_MAX, `at most ${BULK_REVIEW_MAX} records at once`),
+  ),
+});
+export type BulkReviewDecision = z.infer<typeof bulkReviewSchema>;
+
+/** How many of the latest decisions the API returns (the CSV has every one kept). */
+export const decisionsQuerySchema = z.object({
+  limit: z.coerce.number().int().min(1).max(1_000).default(100),
+});
+
 export const reportKeyBodySchema = z.object({
   apiKey: z
     .string({ error: 'expects apiKey, the report-service API key' })
@@ -52,8 +78,16 @@ export const eventsQuerySchema = z.object({
   limit: z.coerce.number().int().min(1).max(500).default(50),
 });
 
+/** Review items a page may show (`?per=`): more per page, more to select at once. */
+export const REVIEW_PAGE_SIZES = [10, 50, 100] as const;
+
 export const reviewPageQuerySchema = z.object({
   page: z.coerce.number().int().min(1).max(10_000).catch(1).default(1),
+  per: z.coerce
+    .number()
+    .refine((n) => (REVIEW_PAGE_SIZES as readonly number[]).includes(n))
+    .catch(REVIEW_PAGE_SIZES[0])
+    .default(REVIEW_PAGE_SIZES[0]),
 });
 
 export const loginFormSchema = z.object({

@@ -1,8 +1,18 @@
+import type { Decision } from '../../decisions/decision-log.js';
+import { DECISION_LOG_SIZE } from '../../decisions/decision-log.js';
 import type { ReviewItem } from '../../pipeline/link-index.js';
 import type { RunSummary } from '../../pipeline/runs.js';
 import type { PendingRequestView } from '../admin-actions.js';
 import { html, type SafeHtml } from '../html.js';
 import type { InstallationView } from '../overview.js';
+import { REVIEW_PAGE_SIZES } from '../schemas.js';
+import {
+  bulkReviewForm,
+  correctionsSection,
+  decisionLogSection,
+  type LinkedItem,
+  reviewPageSizes,
+} from './corrections.js';
 import { installationPath, installationTitle, num } from './format.js';
 import { csrfField, layout, notice, problem } from './layout.js';
 import {
@@ -20,13 +30,21 @@ import { alertSection, type NoMatchItem, noMatchSection, pendingRequestsSection 
 
 /** `/admin/installations/:id`: everything about one installation and every change an admin can make to it. */
 
-export const REVIEW_PAGE_SIZE = 10;
+/** The forms a refusal can be shown beside. */
+export type PageForm = 'key' | 'review' | 'sync' | 'request' | 'alerts' | 'links' | 'undo';
 
 export interface InstallationPageInput {
   view: InstallationView;
   review: readonly ReviewItem[];
   reviewPage: number;
+  /** Review items per page (one of REVIEW_PAGE_SIZES). */
+  reviewPerPage?: number;
   runs: readonly RunSummary[];
+  /** A page of linked records, each with an unlink button. */
+  linked?: readonly LinkedItem[];
+  /** The latest decisions, newest first, and how many the log keeps now. */
+  decisions?: readonly Decision[];
+  decisionCount?: number;
   /** Companies left `no_match` (a page of them) and how many there are. */
   noMatch: readonly NoMatchItem[];
   noMatchTotal: number;
@@ -37,17 +55,19 @@ export interface InstallationPageInput {
   csrfToken: string | null;
   notice?: string | null;
   /** A failed form: which one and why (shown at the top and beside the form). */
-  error?: { form: 'key' | 'review' | 'sync' | 'request' | 'alerts'; message: string } | null;
+  error?: { form: PageForm; message: string } | null;
 }
 
 export function installationPage(o: InstallationPageInput): SafeHtml {
   const { view: v } = o;
   const title = installationTitle(v);
-  const pages = Math.max(1, Math.ceil(o.review.length / REVIEW_PAGE_SIZE));
+  const per = o.reviewPerPage ?? REVIEW_PAGE_SIZES[0];
+  const pages = Math.max(1, Math.ceil(o.review.length / per));
   const page = Math.min(o.reviewPage, pages);
-  const shown = o.review.slice((page - 1) * REVIEW_PAGE_SIZE, page * REVIEW_PAGE_SIZE);
+  const shown = o.review.slice((page - 1) * per, page * per);
+  const perQuery = per === REVIEW_PAGE_SIZES[0] ? '' : `&per=${per}`;
   const pageLink = (n: number, text: string) =>
-    html`<a href="${installationPath(v.id, `?page=${n}#review`)}">${text}</a>`;
+    html`<a href="${installationPath(v.id, `?page=${n}${perQuery}#review`)}">${text}</a>`;
   const pager =
     pages > 1
       ? html`<nav class="pager" aria-label="Review queue pages">
@@ -103,9 +123,24 @@ export function installationPage(o: InstallationPageInput): SafeHtml {
       <section class="card" aria-labelledby="review">
         <h2 id="review">Review queue (${num(o.review.length)})</h2>
         <p>These companies have more than one plausible report. Accept a candidate, reject them all, or type the
-          slug of the right report. Each decision is written to the CRM at once.</p>
-        ${o.review.length === 0 ? html`<p>Nothing waits for review.</p>` : html`${pager}${shown.map((item) => reviewItemView(v.id, item, o.csrfToken))}${pager}`}
+          slug of the right report. Each decision is written to the CRM at once. To decide many at once, select
+          them and accept each one's first candidate or reject them together.</p>
+        ${
+          o.review.length === 0
+            ? html`<p>Nothing waits for review.</p>`
+            : html`${reviewPageSizes(v, REVIEW_PAGE_SIZES, per)}${bulkReviewForm(v, shown.length, o.csrfToken)}${pager}${shown.map((item) => reviewItemView(v.id, item, o.csrfToken))}${pager}`
+        }
       </section>
+
+      ${correctionsSection({
+        view: v,
+        linked: o.linked ?? [],
+        linkedTotal: v.coverage.counts.matched,
+        runs: o.runs,
+        csrf: o.csrfToken,
+        error: o.error?.form === 'links' || o.error?.form === 'undo' ? o.error.message : null,
+      })}
+      ${decisionLogSection({ view: v, decisions: o.decisions ?? [], total: o.decisionCount ?? 0, limit: DECISION_LOG_SIZE })}
 
       ${pendingRequestsSection(o.pending)}
       ${noMatchSection(v, o.noMatch, o.noMatchTotal, o.csrfToken)}

@@ -5,6 +5,7 @@ import { providerFor } from '../../providers.js';
 import { html, type SafeHtml } from '../html.js';
 import type { InstallationView } from '../overview.js';
 import { type Bar, barChart } from './charts.js';
+import { selectBox } from './corrections.js';
 import {
   CONNECTION_LABELS,
   installationPath,
@@ -201,7 +202,7 @@ export function reviewItemView(installationId: string, item: ReviewItem, csrf: s
     </tr>`,
   );
   return html`<article class="review-item" aria-labelledby="${headingId}">
-    <h3 id="${headingId}">${company}</h3>
+    <div class="review-head">${selectBox(item.recordId, who)}<h3 id="${headingId}">${company}</h3></div>
     <p class="hint">Record <code>${item.recordId}</code> · Country: ${item.country ?? '—'} · Industry: ${item.industry ?? '—'} · Queued ${when(item.at)}</p>
     ${
       item.candidates.length > 0

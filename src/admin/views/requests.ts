@@ -1,6 +1,7 @@
 import type { PendingRequestView } from '../admin-actions.js';
 import { html, type SafeHtml } from '../html.js';
 import type { InstallationView } from '../overview.js';
+import { rematchForm } from './corrections.js';
 import { installationPath, num, when } from './format.js';
 import { csrfField } from './layout.js';
 
@@ -49,6 +50,7 @@ export function noMatchSection(
     return html`<li class="no-match-item">
       <p><strong>${company}</strong> <span class="hint">record <code>${item.recordId}</code></span></p>
       ${requestForm(v.id, item.recordId, `${company}, record ${item.recordId}`, csrf)}
+      ${rematchForm(v, item.recordId, `${company}, record ${item.recordId}`, csrf)}
     </li>`;
   });
   return html`<section class="card" aria-labelledby="no-match">
