@@ -1,0 +1,109 @@
+import { mkdirSync } from 'node:fs';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { LocalSystem } from '../local/system.js';
+import type { ReviewItem } from '../src/pipeline/link-index.js';
+import { startTestSystem, stopTestSystem } from './support/local-system.js';
+import { runEnded } from './support/system-state.js';
+
+/**
+ * Review at scale in a real browser (Debian's Chromium): select every review item on a page with "select all",
+ * accept each one's first candidate in one submit, and check every local HubSpot record and the decision log.
+ * The screenshot of the selection is the README's (docs/images/review-bulk.png).
+ */
+
+const CHROMIUM = '/usr/bin/chromium';
+const SCREENSHOT = 'docs/images/review-bulk.png';
+
+let system: LocalSystem;
+let browser: Browser;
+const cspViolations: string[] = [];
+
+async function newPage(width: number, height = 900): Promise<Page> {
+  const page = await browser.newPage({ viewport: { width, height } });
+  page.on('console', (m) => {
+    if (/Content Security Policy/i.test(m.text())) cspViolations.push(m.text());
+  });
+  return page;
+}
+
+async function logIn(page: Page): Promise<void> {
+  await page.goto(`${system.appUrl}/admin/login`);
+  await page.getByLabel('Admin token').fill(system.ctx.config.adminToken);
+  await page.keyboard.press('Enter');
+  await page.waitForURL(`${system.appUrl}/admin`);
+}
+
+beforeAll(async () => {
+  mkdirSync('docs/images', { recursive: true });
+  system = await startTestSystem({ companies: 300 });
+  await runEnded(system);
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+  });
+}, 180_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await stopTestSystem(system);
+});
+
+describe('review at scale in a browser', () => {
+  it('selects every item on the page and accepts each first candidate in one submit', async () => {
+    const queue: ReviewItem[] = await system.ctx.index.reviewItems(system.installationId);
+    expect(queue.length).toBeGreaterThanOrEqual(5);
+    const page = await newPage(1280);
+    await logIn(page);
+    await page.goto(`${system.appUrl}/admin/installations/${system.installationId}?per=50#review`);
+    await page.getByRole('heading', { name: /^Review queue/ }).waitFor();
+
+    const boxes = page.locator('input[type="checkbox"][form="review-bulk"]');
+    const shown = await boxes.count();
+    expect(shown).toBe(Math.min(queue.length, 50));
+    // The script shows "select all" and keeps the count beside it.
+    const all = page.getByLabel(`Select all ${shown} on this page`);
+    await all.check();
+    for (const box of await boxes.all()) expect(await box.isChecked()).toBe(true);
+    await page.getByText(`${shown} selected.`).waitFor();
+    // One box unchecked: "select all" is then neither on nor off.
+    await boxes.first().uncheck();
+    expect(await all.evaluate((el) => (el as unknown as { indeterminate: boolean }).indeterminate)).toBe(
+      true,
+    );
+    await boxes.first().check();
+
+    await page.evaluate('document.getElementById("review").scrollIntoView()');
+    await page.screenshot({ path: SCREENSHOT });
+
+    const selected = await boxes.evaluateAll((els) =>
+      els.map((el) => (el as unknown as { value: string }).value),
+    );
+    await page.getByRole('button', { name: 'Accept the first candidate of each selected' }).click();
+    await page.waitForURL(/done=review-bulk-linked/);
+    await page.getByRole('status').filter({ hasText: 'Accepted' }).first().waitFor();
+
+    for (const recordId of selected) {
+      const item = queue.find((i) => i.recordId === recordId)!;
+      const record = system.hubspot.getCompany(recordId)!.properties;
+      expect(record.report_slug, recordId).toBe(item.candidates[0]!.slug);
+      expect(record.report_link_source, recordId).toBe('admin');
+      expect(record.report_match_status, recordId).toBe('matched');
+    }
+    expect(await page.locator('input[type="checkbox"][form="review-bulk"]').count()).toBe(
+      queue.length - selected.length,
+    );
+
+    // The decision log on the page names each one, as a bulk accept by this session.
+    const log = page.locator('section[aria-labelledby="decisions"]');
+    expect(await log.getByRole('row').filter({ hasText: 'Accepted a candidate (bulk)' }).count()).toBe(
+      Math.min(selected.length, 20),
+    );
+    expect(await log.getByText(/^Admin \(session [0-9a-f]{12}\)$/).count()).toBeGreaterThan(0);
+    await page.close();
+  }, 120_000);
+
+  it('ran without a content security policy violation', () => {
+    expect(cspViolations).toEqual([]);
+  });
+});
