@@ -360,6 +360,32 @@ describe.each(['hubspot', 'salesforce'] as CrmKind[])('review at scale on %s', (
     expect(res.text).toContain('id="corrections-error"');
   });
 
+  it.runIf(crm === 'salesforce')(
+    'logs a person clearing report_slug with the Salesforce user who made the change',
+    async () => {
+      const target = system.recordIds.find((r) => system.crm.record(r)?.status === 'matched')!;
+      const slug = system.crm.record(target)!.slug;
+      system.salesforce!.updateAccountAsPerson(target, { Report_Slug__c: null });
+      const entry = await waitFor(
+        'the person’s clear in the decision log',
+        async () => (await decisions()).find((d) => d.recordId === target && d.action === 'clear'),
+        30_000,
+      );
+      expect(entry).toMatchObject({
+        slug: null,
+        bulk: false,
+        by: { kind: 'crm-user', id: system.salesforce!.personUserId },
+        evidence: { previousSlug: slug },
+      });
+      await waitFor(
+        'the clear to be written as the person’s',
+        () => (system.crm.record(target)?.linkSource === 'person' ? true : undefined),
+        30_000,
+      );
+    },
+    60_000,
+  );
+
   it.runIf(crm === 'hubspot')(
     'logs a person’s own change of report_slug with the CRM user who made it',
     async () => {

@@ -138,6 +138,8 @@ export const ACCOUNT_CHANGE_FIELDS = [
   'SystemModstamp',
   'IsDeleted',
   'MasterRecordId',
+  // Who changed the record: a person's slug change names its user in the decision log.
+  'LastModifiedById',
 ] as const;
 
 /** Bulk API 2.0 CSV: this cell value sets a field to null (an empty cell leaves it unchanged). */

@@ -42,6 +42,7 @@ export const changedAccountRowSchema = accountRowSchema.extend({
   SystemModstamp: z.string(),
   IsDeleted: z.boolean().default(false),
   MasterRecordId: z.string().nullish(),
+  LastModifiedById: z.string().nullish(),
 });
 
 export function accountSelectFields(options: { changes?: boolean } = {}): string[] {
@@ -108,6 +109,7 @@ export function toChangedRecord(row: z.infer<typeof changedAccountRowSchema>): C
     ...toCompanyRecord(row),
     createdAt: normalizeDateTime(row.CreatedDate) ?? row.CreatedDate,
     modifiedAt: normalizeDateTime(row.SystemModstamp) ?? row.SystemModstamp,
+    modifiedBy: row.LastModifiedById ?? null,
   };
 }
 

@@ -138,6 +138,8 @@ export interface ChangedRecord extends CompanyRecord {
   /** ISO timestamps from the CRM. */
   createdAt: string;
   modifiedAt: string;
+  /** The CRM user who last changed the record, when the CRM says (Salesforce `LastModifiedById`). */
+  modifiedBy?: string | null;
 }
 
 /**

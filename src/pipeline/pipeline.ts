@@ -514,9 +514,14 @@ export class Pipeline {
         return;
       }
       if (sameFingerprint(before, now)) return; // our own write, or a field we do not watch
-      if (before.slug !== now.slug)
-        changes.push({ kind: 'slugChanged', recordId: record.id, slug: now.slug || null });
-      else if (before.name !== now.name) changes.push({ kind: 'renamed', recordId: record.id });
+      if (before.slug !== now.slug) {
+        changes.push({
+          kind: 'slugChanged',
+          recordId: record.id,
+          slug: now.slug || null,
+          ...(record.modifiedBy ? { by: record.modifiedBy } : {}),
+        });
+      } else if (before.name !== now.name) changes.push({ kind: 'renamed', recordId: record.id });
       else if (before.domain !== now.domain) changes.push({ kind: 'domainChanged', recordId: record.id });
     });
     return changes;
