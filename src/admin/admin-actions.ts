@@ -234,7 +234,7 @@ export class AdminActions {
     } catch (err) {
       throw explain(err);
     }
-    const [status = null] = await this.ctx.index.statusesOf(installationId, [recordId]);
+    const status = await this.ctx.index.statusOf(installationId, recordId);
     const [slug = null] = await this.ctx.index.slugsOf(installationId, [recordId]);
     if (status === null) {
       throw new AdminRequestError(404, 'RECORD_NOT_FOUND', `The CRM has no record ${recordId}.`);
@@ -252,12 +252,9 @@ export class AdminActions {
     by: DecisionActor,
   ): Promise<{ runId: string; unlinked: number; kept: number }> {
     await this.installation(installationId);
-    let outcome: Awaited<ReturnType<AppContext['pipeline']['undoRun']>>;
-    try {
-      outcome = await this.ctx.pipeline.undoRun(installationId, runId);
-    } catch (err) {
+    const outcome = await this.ctx.pipeline.undoRun(installationId, runId).catch((err: unknown) => {
       throw explain(err);
-    }
+    });
     await this.ctx.decisions.add(
       installationId,
       [...outcome.undone].map(([recordId, previousSlug]) => ({

@@ -204,13 +204,12 @@ export function adminPageRouter(deps: PageRouteDeps): Router {
     status = 200,
   ) => {
     const installation = await actions.installation(id);
-    const [view, review, runs, pending, noMatch, linked, decisions, decisionCount] = await Promise.all([
+    const [view, review, runs, pending, { noMatch, linked }, decisions, decisionCount] = await Promise.all([
       overview.view(installation),
       ctx.index.reviewItems(id),
       ctx.runs.recent(id, RUNS_SHOWN),
       actions.pendingRequests(id),
-      noMatchItems(id),
-      linkedItems(id),
+      recordLists(id),
       ctx.decisions.latest(id, DECISIONS_SHOWN),
       ctx.decisions.count(id),
     ]);
@@ -243,39 +242,43 @@ export function adminPageRouter(deps: PageRouteDeps): Router {
   };
 
   /**
-   * A page of the companies left without a report, with the CRM's names when the CRM answers (the connector
-   * itself keeps only normalised names); the page never fails because the CRM is slow or down.
+   * A page of the companies left without a report and a page of linked ones (each with an unlink button), with
+   * the CRM's names when the CRM answers (the connector itself keeps only normalised names of unlinked
+   * records): one CRM read for both, and the page never fails because the CRM is slow or down.
    */
-  const noMatchItems = async (id: string): Promise<NoMatchItem[]> => {
-    const found = await ctx.index.recordsWithStatus(id, 'no_match', NO_MATCH_SHOWN);
-    const names = new Map<string, string | null>();
-    try {
-      const { connector } = await ctx.runtime.open(id);
-      for (const record of await connector.readCompanies(found.map((f) => f.recordId)))
-        names.set(record.id, record.name);
-    } catch (err) {
-      ctx.logger.debug({ err, installationId: id }, 'names of no_match records not read');
-    }
-    return found.map((f) => ({ recordId: f.recordId, name: names.get(f.recordId) ?? f.normalizedName }));
+  const recordLists = async (id: string): Promise<{ noMatch: NoMatchItem[]; linked: LinkedItem[] }> => {
+    const [unlinked, linkedIds] = await Promise.all([
+      ctx.index.recordsWithStatus(id, 'no_match', NO_MATCH_SHOWN),
+      ctx.index.recordsWithStatus(id, 'matched', LINKED_SHOWN).then((found) => found.map((f) => f.recordId)),
+    ]);
+    const [slugs, names] = await Promise.all([
+      ctx.index.slugsOf(id, linkedIds),
+      crmNames(id, [...unlinked.map((f) => f.recordId), ...linkedIds]),
+    ]);
+    return {
+      noMatch: unlinked.map((f) => ({
+        recordId: f.recordId,
+        name: names.get(f.recordId) ?? f.normalizedName,
+      })),
+      linked: linkedIds.map((recordId, i) => ({
+        recordId,
+        name: names.get(recordId) ?? null,
+        slug: slugs[i] ?? null,
+      })),
+    };
   };
 
-  /** A page of linked records with the CRM's names (as for noMatchItems): each gets an unlink button. */
-  const linkedItems = async (id: string): Promise<LinkedItem[]> => {
-    const found = await ctx.index.recordsWithStatus(id, 'matched', LINKED_SHOWN);
-    const ids = found.map((f) => f.recordId);
-    const slugs = await ctx.index.slugsOf(id, ids);
+  /** The CRM's names of a few records; none when the CRM is slow or down (the page still renders). */
+  const crmNames = async (id: string, recordIds: string[]): Promise<Map<string, string | null>> => {
     const names = new Map<string, string | null>();
+    if (recordIds.length === 0) return names;
     try {
       const { connector } = await ctx.runtime.open(id);
-      for (const record of await connector.readCompanies(ids)) names.set(record.id, record.name);
+      for (const record of await connector.readCompanies(recordIds)) names.set(record.id, record.name);
     } catch (err) {
-      ctx.logger.debug({ err, installationId: id }, 'names of linked records not read');
+      ctx.logger.debug({ err, installationId: id }, 'names of records not read');
     }
-    return ids.map((recordId, i) => ({
-      recordId,
-      name: names.get(recordId) ?? null,
-      slug: slugs[i] ?? null,
-    }));
+    return names;
   };
 
   /** Runs a form's change; a refusal renders the installation page again with the reason beside the form. */

@@ -10,7 +10,8 @@ import { createHash } from 'node:crypto';
  * webhooks/event-log.ts · record locks: pipeline/record-locks.ts · OAuth state: auth/oauth-state.ts ·
  * refresh locks: auth/token-manager.ts · rate gates: ratelimit/redis-gate.ts · admin sessions and logins:
  * admin/session-revocations.ts, admin/login-throttle.ts · report requests: requests/request-store.ts ·
- * alerts: alerts/alert-store.ts · decision log: decisions/decision-log.ts. BullMQ builds its own keys under the same prefix.
+ * alerts: alerts/alert-store.ts · decision log: decisions/decision-log.ts. BullMQ builds its own keys under
+ * the same prefix.
  */
 export class Keys {
   constructor(readonly prefix: string) {}

@@ -294,10 +294,8 @@ export class LinkIndex {
   }
 
   async statusOf(installationId: string, recordId: string): Promise<MatchStatus | null> {
-    const parsed = matchStatusSchema.safeParse(
-      await this.redis.hget(this.keys.recordStatus(installationId), recordId),
-    );
-    return parsed.success ? parsed.data : null;
+    const [status = null] = await this.statusesOf(installationId, [recordId]);
+    return status;
   }
 
   /**
