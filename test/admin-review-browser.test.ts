@@ -36,6 +36,7 @@ async function logIn(page: Page): Promise<void> {
 
 beforeAll(async () => {
   mkdirSync('docs/images', { recursive: true });
+  mkdirSync('test-artifacts', { recursive: true });
   system = await startTestSystem({ companies: 300 });
   await runEnded(system);
   browser = await chromium.launch({
@@ -100,8 +101,22 @@ describe('review at scale in a browser', () => {
       Math.min(selected.length, 20),
     );
     expect(await log.getByText(/^Admin \(session [0-9a-f]{12}\)$/).count()).toBeGreaterThan(0);
+    await page.evaluate('document.getElementById("corrections").scrollIntoView()');
+    await page.screenshot({ path: 'test-artifacts/review-corrections.png' });
     await page.close();
   }, 120_000);
+
+  it('fits a 400 px screen with 50 review items and the new sections', async () => {
+    const page = await newPage(400);
+    await logIn(page);
+    await page.goto(`${system.appUrl}/admin/installations/${system.installationId}?per=50#review`);
+    await page.getByRole('heading', { name: /^Decision log/ }).waitFor();
+    const overflow = await page.evaluate<number>(
+      'document.documentElement.scrollWidth - document.documentElement.clientWidth',
+    );
+    expect(overflow).toBeLessThanOrEqual(0);
+    await page.close();
+  });
 
   it('ran without a content security policy violation', () => {
     expect(cspViolations).toEqual([]);

@@ -358,6 +358,14 @@ describe.each(['hubspot', 'salesforce'] as CrmKind[])('review at scale on %s', (
     });
     expect(res.status).toBe(400);
     expect(res.text).toContain('id="corrections-error"');
+
+    // The bulk form sent with nothing selected.
+    const none = await call(`/admin/installations/${id}/review/bulk`, {
+      form: new URLSearchParams({ _csrf: csrf, action: 'accept-first' }),
+      headers: { cookie },
+    });
+    expect(none.status).toBe(400);
+    expect(none.text).toContain('select at least one record');
   });
 
   it.runIf(crm === 'salesforce')(

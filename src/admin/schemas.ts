@@ -43,7 +43,8 @@ export const BULK_REVIEW_ACTIONS = ['accept-first', 'reject'] as const;
 export const bulkReviewSchema = z.object({
   action: z.enum(BULK_REVIEW_ACTIONS, { error: "action must be 'accept-first' or 'reject'" }),
   recordIds: z.preprocess(
-    (v) => (typeof v === 'string' ? [v] : v),
+    // No box checked sends no field at all: that is an empty selection, not a malformed one.
+    (v) => (typeof v === 'string' ? [v] : (v ?? [])),
     z
       .array(recordIdSchema, { error: 'recordIds expects a list of record ids' })
       .min(1, 'select at least one record')
