@@ -4,6 +4,12 @@
  *
  *   npm run bench:backfill -- [--records 10000] [--reports 5000] [--crm-scale 10] [--reports-per-minute 3000]
  *                             [--skip-naive | --naive] [--timeout-minutes 30] [--timeline] [--log-level error]
+ *   npm run bench:backfill -- --throttled [--records 500] [--reports-per-second 25] [--fail-share 0.02]
+ *
+ * `--throttled`: the same backfill on HubSpot and on Salesforce against throttling, failing upstreams (the
+ * sandbox at a per-second limit with 429 + Retry-After and 2% 503, HubSpot at 110 per 10 s), then a second
+ * sync of the unchanged CRM; prints write calls and sizes, reads per slug and the second sync's writes
+ * (support/throttled-backfill.ts).
  *
  * (`npm run build && node dist/bench/backfill.js ...`: compiled, so that the connector's memory is not
  * inflated by a TypeScript loader.)
@@ -16,6 +22,7 @@ import { parseArgs } from 'node:util';
 import { HUBSPOT_LIMITS, HUBSPOT_RATE_LIMITS } from '../connectors/hubspot/provider.js';
 import { intOption } from '../src/cli/args.js';
 import { UsageError } from '../src/cli/errors.js';
+import type { CrmKind } from '../src/crm/connector.js';
 import { REDIS_URL } from '../test/support/redis-url.js';
 import type { BackfillConnectorProtocol } from './children/backfill-connector.js';
 import type {
@@ -37,6 +44,12 @@ import { describeMachine } from './support/machine.js';
 import { mb } from './support/measure.js';
 import { benchPrefix, deleteKeys } from './support/redis-keys.js';
 import { RpcChild } from './support/rpc.js';
+import {
+  measureThrottledBackfill,
+  THROTTLED_DEFAULTS,
+  type ThrottledFigures,
+  throttledTable,
+} from './support/throttled-backfill.js';
 
 interface BackfillOptions {
   records: number;
@@ -48,6 +61,8 @@ interface BackfillOptions {
   logLevel: string;
   /** Print report-service calls per 5 s to stderr, to see where a run lost pace. */
   timeline: boolean;
+  /** The throttled-upstreams mode instead (issue 13). */
+  throttled: { reportsPerSecond: number; failShare: number; crms: CrmKind[] } | null;
 }
 
 function parseOptions(argv: string[]): BackfillOptions {
@@ -63,9 +78,22 @@ function parseOptions(argv: string[]): BackfillOptions {
       'timeout-minutes': { type: 'string' },
       'log-level': { type: 'string', default: 'error' },
       timeline: { type: 'boolean', default: false },
+      throttled: { type: 'boolean', default: false },
+      'reports-per-second': { type: 'string' },
+      'fail-share': { type: 'string' },
+      crm: { type: 'string' },
     },
   });
-  const records = intOption('records', values.records, 10_000, 1, 1_000_000);
+  const throttled = values.throttled ?? false;
+  const records = intOption(
+    'records',
+    values.records,
+    throttled ? THROTTLED_DEFAULTS.companies : 10_000,
+    1,
+    1_000_000,
+  );
+  const failShare = Number(values['fail-share'] ?? THROTTLED_DEFAULTS.failShare);
+  if (!(failShare >= 0 && failShare < 1)) throw new UsageError('--fail-share must be from 0 to below 1');
   return {
     records,
     extraReports: intOption('reports', values.reports, 5_000, 0, MAX_EXTRA_REPORTS),
@@ -76,7 +104,26 @@ function parseOptions(argv: string[]): BackfillOptions {
     runNaive: values.naive || (!values['skip-naive'] && records <= 20_000),
     logLevel: values['log-level'] ?? 'error',
     timeline: values.timeline ?? false,
+    throttled: throttled
+      ? {
+          reportsPerSecond: intOption(
+            'reports-per-second',
+            values['reports-per-second'],
+            THROTTLED_DEFAULTS.reportsPerSecond,
+            1,
+            100_000,
+          ),
+          failShare,
+          crms: crmsOption(values.crm),
+        }
+      : null,
   };
+}
+
+function crmsOption(value: string | undefined): CrmKind[] {
+  if (value === undefined) return ['hubspot', 'salesforce'];
+  if (value === 'hubspot' || value === 'salesforce') return [value];
+  throw new UsageError('--crm is hubspot or salesforce (both when left out)');
 }
 
 const redisUrl = REDIS_URL;
@@ -173,6 +220,58 @@ function progress(line: string): void {
 
 try {
   const options = parseOptions(process.argv.slice(2));
+  if (options.throttled) await throttledMode(options, options.throttled);
+  else await rateLimitedMode(options);
+} catch (err) {
+  process.stderr.write(`bench:backfill failed: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exitCode = err instanceof UsageError ? 2 : 1;
+}
+
+async function throttledMode(
+  options: BackfillOptions,
+  throttle: { reportsPerSecond: number; failShare: number; crms: CrmKind[] },
+): Promise<void> {
+  const machine = await describeMachine(redisUrl);
+  const figures: ThrottledFigures[] = [];
+  for (const crm of throttle.crms) {
+    progress(`throttled: ${crm}, ${options.records} companies...`);
+    const f = await measureThrottledBackfill({
+      crm,
+      companies: options.records,
+      reportsPerSecond: throttle.reportsPerSecond,
+      failShare: throttle.failShare,
+      reportsPerMinute: options.reportsPerMinute,
+      crmRateLimit: THROTTLED_DEFAULTS.hubspotRateLimit,
+      extraReports: options.extraReports,
+      lockRowShare: THROTTLED_DEFAULTS.lockRowShare,
+      timeoutMs: options.timeoutMs,
+      logLevel: options.logLevel,
+    });
+    progress(`throttled: ${crm} done in ${f.firstSyncSeconds.toFixed(1)} s`);
+    figures.push(f);
+  }
+  const out = [
+    `Machine: ${machine}.`,
+    '',
+    `Throttled upstreams: report sandbox ${throttle.reportsPerSecond} calls per second per key (429 with ` +
+      `Retry-After), ${(throttle.failShare * 100).toFixed(1)}% answered 503, connector paced to ` +
+      `${options.reportsPerMinute.toLocaleString('en-US')} per minute; local HubSpot at ` +
+      `${THROTTLED_DEFAULTS.hubspotRateLimit.max} per ${THROTTLED_DEFAULTS.hubspotRateLimit.intervalMs / 1000} s; ` +
+      `local Salesforce answering ${THROTTLED_DEFAULTS.lockRowShare * 100}% of records in a write ` +
+      'UNABLE_TO_LOCK_ROW (to be tried again). ' +
+      `${options.records} companies. One run.`,
+    '',
+    throttledTable(figures),
+  ];
+  for (const f of figures) {
+    if (f.secondSync.writtenIds.length > 0)
+      out.push('', `Note (${f.crm}): the second sync wrote ${f.secondSync.writtenIds.join(', ')}`);
+    if (f.runTotals.failed > 0) out.push('', `Note (${f.crm}): ${f.runTotals.failed} records failed`);
+  }
+  process.stdout.write(`${out.join('\n')}\n`);
+}
+
+async function rateLimitedMode(options: BackfillOptions): Promise<void> {
   const { extraReports, crmScale, reportsPerMinute } = options;
   const limits = limitsFor(options);
   const machine = await describeMachine(redisUrl);
@@ -199,7 +298,4 @@ try {
     for (const wrong of m.verification.wrongSamples) out.push('', `Wrong record (${m.way}): ${wrong}`);
   }
   process.stdout.write(`${out.join('\n')}\n`);
-} catch (err) {
-  process.stderr.write(`bench:backfill failed: ${err instanceof Error ? err.message : String(err)}\n`);
-  process.exitCode = err instanceof UsageError ? 2 : 1;
 }

@@ -13,7 +13,12 @@ import type { LocalRecordView } from '../src/crm/provider.js';
 import { createLogger } from '../src/log.js';
 import type { PipelineWorkers } from '../src/pipeline/workers.js';
 import { providerFor } from '../src/providers.js';
-import { createSandbox, type FixtureReport, type ReportSandbox } from '../src/sandbox/index.js';
+import {
+  createSandbox,
+  type FaultSettings,
+  type FixtureReport,
+  type ReportSandbox,
+} from '../src/sandbox/index.js';
 import { createServerApp } from '../src/server/app.js';
 import { demoCompanies, type SeedCompanyInput } from './demo-seed.js';
 
@@ -36,6 +41,8 @@ export interface LocalSystemOptions {
   /** Workers in this process (0 for tests that run their own worker processes). */
   workers?: number;
   sandboxRateLimitPerMinute?: number;
+  /** Faults the sandbox has from its start, before the first sync reads anything (a throttle, a failure share). */
+  sandboxFaults?: FaultSettings;
   crmRateLimit?: { max: number; intervalMs: number };
   fixtures?: FixtureReport[];
   /** Extra environment for the connector (REPORTS_RATE_PER_MINUTE, ...). */
@@ -111,6 +118,7 @@ export async function startLocalSystem(options: LocalSystemOptions = {}): Promis
     webhookRetryDelaysMs: [200, 1_000, 5_000],
     ...(options.fixtures ? { fixtures: options.fixtures } : {}),
   });
+  if (options.sandboxFaults) sandbox.setFaults(options.sandboxFaults);
   const sandboxListening = await sandbox.listen(0);
   // The public URL must be known before the configuration is, and the server before its app: listen first.
   const server: Server = createServer();

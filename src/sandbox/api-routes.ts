@@ -38,6 +38,7 @@ function gate(context: SandboxContext, route: RouteLabel, scope: Scope): Request
       key.key,
       key.rateLimitPerMinute ?? faults.rateLimitPerMinute ?? context.rateLimitPerMinute,
     );
+    if (faults.ratePerSecond !== undefined) context.burstLimiter.take(key.key, faults.ratePerSecond);
     requireScope(key, scope);
     res.locals.apiKey = key;
     next();
@@ -92,6 +93,8 @@ export function apiRouter(context: SandboxContext): Router {
 
   router.get('/v1/reports/:slug', gate(context, ROUTES.report, 'read'), (req, res) => {
     const slug = pathParam(req, 'slug');
+    // Counted here, past the gate: only reads that get an answer (the report, or 404 below).
+    context.reads.record(slug);
     const report = context.store.getPublished(slug);
     if (!report) throw new SandboxHttpError(404, 'not_found', `no published report ${slug}`);
     res.json(toPublicReport(report));

@@ -7,6 +7,11 @@ export const faultSettingsSchema = z.strictObject({
   delayMs: z.number().int().min(0).max(120_000).optional(),
   /** Replaces the sandbox-wide rate limit (keys registered with their own limit keep theirs). */
   rateLimitPerMinute: z.number().int().min(1).optional(),
+  /**
+   * Requests per key per second (fixed 1-s windows), on top of the per-minute limit: the burst throttle of a
+   * real service, answered 429 with `Retry-After: 1`.
+   */
+  ratePerSecond: z.number().int().min(1).optional(),
   /** Keys that answer 401 until the faults are cleared. */
   revokedKeys: z.array(z.string()).optional(),
 });
@@ -45,6 +50,10 @@ export class FaultInjector {
 
   get rateLimitPerMinute(): number | undefined {
     return this.settings.rateLimitPerMinute;
+  }
+
+  get ratePerSecond(): number | undefined {
+    return this.settings.ratePerSecond;
   }
 
   get revokedKeys(): ReadonlySet<string> {

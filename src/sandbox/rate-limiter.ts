@@ -7,8 +7,8 @@ interface Window {
 }
 
 /**
- * Requests per key per minute, in fixed windows that start at a key's first request. Simple, and it gives an
- * exact `Retry-After`: the seconds until the key's window ends.
+ * Requests per key per window (a minute unless told), in fixed windows that start at a key's first request.
+ * Simple, and it gives an exact `Retry-After`: the seconds until the key's window ends (at least 1).
  */
 export class FixedWindowRateLimiter {
   private readonly windows = new Map<string, Window>();
@@ -28,7 +28,9 @@ export class FixedWindowRateLimiter {
     }
     if (window.count >= limit) {
       const retryAfter = Math.max(1, Math.ceil((window.startedAt + this.windowMs - now) / 1000));
-      throw new SandboxHttpError(429, 'rate_limited', `rate limit of ${limit} requests per minute reached`, {
+      const per =
+        this.windowMs === 1_000 ? 'second' : this.windowMs === 60_000 ? 'minute' : `${this.windowMs} ms`;
+      throw new SandboxHttpError(429, 'rate_limited', `rate limit of ${limit} requests per ${per} reached`, {
         [RETRY_AFTER_HEADER]: String(retryAfter),
       });
     }

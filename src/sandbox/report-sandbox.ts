@@ -13,7 +13,7 @@ import { errorBody, SandboxHttpError } from './http-error.js';
 import { FixedWindowRateLimiter } from './rate-limiter.js';
 import { ReportStore } from './report-store.js';
 import { applyReportUpdate, type ReportUpdate } from './report-updates.js';
-import { RequestCounter, type RequestFilter } from './request-counter.js';
+import { ReadTally, RequestCounter, type RequestFilter } from './request-counter.js';
 import type { SandboxContext, SandboxLogger } from './sandbox-context.js';
 import {
   API_PREFIX,
@@ -80,8 +80,10 @@ export class ReportSandbox {
       store: new ReportStore(reports),
       keys: new ApiKeyRegistry(),
       limiter: new FixedWindowRateLimiter(),
+      burstLimiter: new FixedWindowRateLimiter(1_000),
       faults: new FaultInjector(),
       requests: new RequestCounter(),
+      reads: new ReadTally(),
       events,
       submissions: new SubmissionStore(),
       rateLimitPerMinute: options.rateLimitPerMinute ?? DEFAULT_RATE_LIMIT_PER_MINUTE,
@@ -221,13 +223,23 @@ export class ReportSandbox {
     return this.context.requests.count(filter);
   }
 
-  resetRequestCounts(): void {
-    this.context.requests.reset();
+  /**
+   * Report reads that were answered (200, or 404 for a slug not published), per slug: what a client spent
+   * reading, without its throttled (429) and failed (5xx) attempts.
+   */
+  answeredReads(): Map<string, number> {
+    return this.context.reads.answered();
   }
 
-  /** Forgets every key's rate-limit window. */
+  resetRequestCounts(): void {
+    this.context.requests.reset();
+    this.context.reads.reset();
+  }
+
+  /** Forgets every key's rate-limit windows. */
   resetRateLimits(): void {
     this.context.limiter.reset();
+    this.context.burstLimiter.reset();
   }
 }
 

@@ -35,3 +35,20 @@ export class RequestCounter {
     this.counts.clear();
   }
 }
+
+/** Answered report reads per slug (see `ReportSandbox.answeredReads`); counts, like the request counter. */
+export class ReadTally {
+  private readonly bySlug = new Map<string, number>();
+
+  record(slug: string): void {
+    this.bySlug.set(slug, (this.bySlug.get(slug) ?? 0) + 1);
+  }
+
+  answered(): Map<string, number> {
+    return new Map(this.bySlug);
+  }
+
+  reset(): void {
+    this.bySlug.clear();
+  }
+}

@@ -4,7 +4,7 @@ import type { EventDispatcher } from './event-dispatcher.js';
 import type { FaultInjector } from './faults.js';
 import type { FixedWindowRateLimiter } from './rate-limiter.js';
 import type { ReportStore } from './report-store.js';
-import type { RequestCounter } from './request-counter.js';
+import type { ReadTally, RequestCounter } from './request-counter.js';
 import type { SubmissionStore } from './submission-store.js';
 
 export type SandboxLogger = Pick<Logger, 'info' | 'warn' | 'error'>;
@@ -14,8 +14,11 @@ export interface SandboxContext {
   store: ReportStore;
   keys: ApiKeyRegistry;
   limiter: FixedWindowRateLimiter;
+  /** The per-second throttle (`ratePerSecond` fault). */
+  burstLimiter: FixedWindowRateLimiter;
   faults: FaultInjector;
   requests: RequestCounter;
+  reads: ReadTally;
   events: EventDispatcher;
   submissions: SubmissionStore;
   /** The sandbox-wide limit per key per minute; a fault-injected limit replaces it, a key's own limit beats both. */

@@ -110,6 +110,8 @@ export class LocalCompanyStore {
   private readonly companies = new Map<string, StoredCompany>();
   private nextId = 1_000_001;
   readonly writes = { batches: 0, records: 0, unchangedRecords: 0, propertyWrites: 0 };
+  /** Records per batch update, in the order they came, since the last reset. */
+  readonly batchSizes: number[] = [];
 
   addNote(input: Omit<LocalNote, 'id'>): LocalNote {
     const note = { id: String(9_000_000_001 + this.notes.length), ...input };

@@ -79,6 +79,8 @@ export interface LocalHubSpotStats {
   calls: Record<string, number>;
   statuses: Record<string, number>;
   writes: { batches: number; records: number; unchangedRecords: number; propertyWrites: number };
+  /** Records written per batch update, in order. */
+  batchSizes: number[];
   webhooksSent: number;
 }
 
@@ -275,6 +277,7 @@ export class LocalHubSpot {
       calls: { ...this.ctx.calls },
       statuses: { ...this.ctx.statuses },
       writes: { ...this.store.writes },
+      batchSizes: [...this.store.batchSizes],
       webhooksSent: this.webhooksSent,
     };
   }
@@ -283,6 +286,7 @@ export class LocalHubSpot {
     for (const k of Object.keys(this.ctx.calls)) delete this.ctx.calls[k];
     for (const k of Object.keys(this.ctx.statuses)) delete this.ctx.statuses[k];
     Object.assign(this.store.writes, { batches: 0, records: 0, unchangedRecords: 0, propertyWrites: 0 });
+    this.store.batchSizes.length = 0;
     this.webhooksSent = 0;
   }
 

@@ -545,6 +545,7 @@ export function createLocalHubSpotApp(ctx: LocalHubSpotContext): Express {
         else planned.push({ company, values: normalized });
       }
       ctx.store.writes.batches++;
+      ctx.store.batchSizes.push(planned.length);
       const results = new Map<string, unknown>();
       for (const { company, values } of planned) {
         const changed = ctx.store.apply(company, values, 'api');

@@ -277,12 +277,16 @@ export class LocalOrg {
     this.counters.set(route, (this.counters.get(route) ?? 0) + 1);
   }
 
+  /** Records per collection write (`composite/sobjects`), in the order they came, since the last reset. */
+  readonly collectionSizes: number[] = [];
+
   counts(): Record<string, number> {
     return Object.fromEntries([...this.counters.entries()].sort(([a], [b]) => a.localeCompare(b)));
   }
 
   resetCounts(): void {
     this.counters.clear();
+    this.collectionSizes.length = 0;
   }
 
   injectFaults(faults: Partial<Faults> & { seed?: number }): void {

@@ -127,6 +127,11 @@ export class LocalSalesforce {
     return this.org.counts();
   }
 
+  /** Records per collection write since the start or the last reset, in order. */
+  collectionSizes(): number[] {
+    return [...this.org.collectionSizes];
+  }
+
   resetCounters(): void {
     this.org.resetCounts();
   }
@@ -492,6 +497,7 @@ export class LocalSalesforce {
             'unable to obtain exclusive access to this record or 200 records',
           );
         }
+        org.collectionSizes.push(records.length);
         const results = records.map((record) => {
           const { attributes, id, ...fields } = record;
           const type = (attributes as { type?: unknown } | undefined)?.type;
