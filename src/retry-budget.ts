@@ -8,7 +8,8 @@
  * | HubSpot client (connectors/hubspot/api-client.ts) | 429 of the per-10-s window; 5xx and network errors | `hubspotHttp` |
  * | Salesforce client (connectors/salesforce/api-client.ts) | REQUEST_LIMIT_EXCEEDED, UNABLE_TO_LOCK_ROW | `salesforceHttp` |
  * | HubSpot batch update (`updateBatch`) | a batch refused for naming missing ids, re-sent without them | `hubspotBatchUpdate` |
- * | pipeline batch (`Pipeline.batch`) | records a write answered RETRYABLE (row locks), as a new batch | `recordRetry` |
+ * | batch write (`writeUpdates`) | records a write answered RETRYABLE (row locks), in a later call of the batch | `recordRetry.inBatch*` |
+ * | pipeline batch (`Pipeline.batch`) | records still RETRYABLE after that, as a new batch (reads from the run's cache) | `recordRetry` |
  * | BullMQ job (queues.ts) | a job that threw anything transient | `job` |
  *
  * Not counted as attempts anywhere: an upstream rate limit or quota pause moves the job to delayed for exactly
@@ -42,6 +43,12 @@ export const RETRY_BUDGET = {
     attempts: 3,
   },
   recordRetry: {
+    /**
+     * Sends of a RETRYABLE record within its own batch after the first, each after `inBatchDelayMs * 2 ** n`:
+     * it rides in the batch's next write call instead of a batch (and a write call) of its own.
+     */
+    inBatchAttempts: 2,
+    inBatchDelayMs: 500,
     /** Re-enqueues of the RETRYABLE records of one batch, each after `baseDelayMs * 2 ** n`. */
     attempts: 5,
     baseDelayMs: 1_000,

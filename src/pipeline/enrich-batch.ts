@@ -66,6 +66,8 @@ export async function enrichBatch(
   const { connector, client } = targets;
   const { index, matching } = deps;
   const { installationId, runId } = job;
+  // Reads and searches go through the run's cache; a retry of a run's records uses the run's.
+  const readScope = runId ?? job.readRunId ?? null;
   const reader = new ReportReader(deps.redis, deps.keys, client);
   const tally = new BatchTally();
 
@@ -81,10 +83,10 @@ export async function enrichBatch(
       index,
       job,
       records,
-      (record) => searchAndDecide({ index, matching, reader, installationId, runId }, record),
+      (record) => searchAndDecide({ index, matching, reader, installationId, runId: readScope }, record),
       new Set(waiting.keys()),
     );
-    const reads = await readLinkedReports(reader, plans.plans.values(), runId, job.freshSlugs ?? []);
+    const reads = await readLinkedReports(reader, plans.plans.values(), readScope, job.freshSlugs ?? []);
     const alerts = await deps.alerts.latest(
       [...plans.plans.values()].flatMap((p) => (p.kind === 'linked' ? [p.slug] : [])),
     );

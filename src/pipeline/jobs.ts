@@ -74,6 +74,11 @@ const batchJobSchema = z.object({
   recordIds: z.array(z.string()),
   /** The records as listed moments ago; saves a batch read. Absent for event-driven batches. */
   records: z.array(companyRecordSchema).optional(),
+  /**
+   * The run whose report and search cache this batch reads through when it belongs to no run itself: records
+   * of a run's batch tried again later read what the run already read, so no slug is read twice in a run.
+   */
+  readRunId: z.string().optional(),
   /** Slugs to read afresh even inside a run (a webhook said they changed). */
   freshSlugs: z.array(z.string()).optional(),
   /** Records whose own auto link should be decided again (renamed). */

@@ -211,6 +211,7 @@ export class Pipeline {
     const { result, retryRecordIds } = await this.enrich({ connector, client }, data);
     if (data.runId) await this.deps.runs.recordBatch(data.runId, data.batchId, result);
     if (retryRecordIds.length > 0) {
+      const readScope = data.runId ?? data.readRunId ?? null;
       const attempt = Number(/-retry(\d+)$/.exec(data.batchId)?.[1] ?? 0) + 1;
       if (attempt <= RETRY_BUDGET.recordRetry.attempts) {
         await this.enqueueBatch(
@@ -218,6 +219,9 @@ export class Pipeline {
           {
             ...data,
             runId: null,
+            // The reports this batch read stay in its run's cache: the retry reads them there, fresh ones too.
+            ...(readScope ? { readRunId: readScope } : {}),
+            freshSlugs: readScope ? undefined : data.freshSlugs,
             batchId: `${data.batchId.replace(/-retry\d+$/, '')}-retry${attempt}`,
             recordIds: retryRecordIds,
             records: undefined,

@@ -1,6 +1,8 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { CompanyRecord, CrmConnector, RecordUpdate } from '../../crm/connector.js';
 import { MATCH_STATUSES, type MatchStatus } from '../../fields.js';
 import type { Metrics } from '../../metrics.js';
+import { RETRY_BUDGET } from '../../retry-budget.js';
 import type { LinkIndex, RecordState } from '../link-index.js';
 import { changedValues } from '../mapping.js';
 import type { Desired } from './desired-values.js';
@@ -53,23 +55,42 @@ export async function keepChanged(
 
 /**
  * Step 5: writes in the CRM's batch size (or its bulk API for a large batch); each result belongs to its
- * record: written (index updated), gone (forgotten), to retry (the caller re-enqueues it) or failed.
+ * record: written (index updated), gone (forgotten), failed, or to try again. A record the CRM asks to try
+ * again (a row lock) goes to the back of this batch's queue and rides in a later write call of the same
+ * batch, after a short wait: it costs no call of its own where the batch has room, and no second read of its
+ * report. What is still refused after `inBatchAttempts` goes back to the caller (`retryRecordIds`).
  */
 export async function writeUpdates(
-  context: { index: LinkIndex; connector: CrmConnector; installationId: string; metrics?: Metrics },
+  context: {
+    index: LinkIndex;
+    connector: CrmConnector;
+    installationId: string;
+    metrics?: Metrics;
+    /** Replaced in tests so the wait before a resend costs no wall time. */
+    sleep?: (ms: number) => Promise<void>;
+  },
   updates: RecordUpdate[],
   desired: Map<string, Desired>,
   tally: BatchTally,
 ): Promise<void> {
   const { index, connector, installationId, metrics } = context;
+  const pause = context.sleep ?? ((ms: number) => sleep(ms));
   const { result } = tally;
-  const bulk =
-    connector.writeCompaniesBulk &&
-    connector.bulkThreshold !== undefined &&
-    updates.length >= connector.bulkThreshold;
-  const chunkSize = bulk ? updates.length : connector.limits.writeBatchSize;
-  for (let i = 0; i < updates.length; i += chunkSize) {
-    const chunk = updates.slice(i, i + chunkSize);
+  const { inBatchAttempts, inBatchDelayMs } = RETRY_BUDGET.recordRetry;
+  const queue = [...updates];
+  /** Sends of each record answered "try again" so far. */
+  const refused = new Map<string, number>();
+  let resendAt = 0;
+  while (queue.length > 0) {
+    const bulk =
+      connector.writeCompaniesBulk !== undefined &&
+      connector.bulkThreshold !== undefined &&
+      queue.length >= connector.bulkThreshold;
+    const chunk = queue.splice(0, bulk ? queue.length : connector.limits.writeBatchSize);
+    if (chunk.some((u) => refused.has(u.id))) {
+      const wait = resendAt - Date.now();
+      if (wait > 0) await pause(wait);
+    }
     const results =
       bulk && connector.writeCompaniesBulk
         ? await connector.writeCompaniesBulk(chunk)
@@ -91,7 +112,14 @@ export async function writeUpdates(
         gone.push(update.id);
         result.skipped += 1;
       } else if (r.error.code === 'RETRYABLE') {
-        tally.retryRecordIds.push(update.id);
+        const sends = (refused.get(update.id) ?? 0) + 1;
+        refused.set(update.id, sends);
+        if (sends <= inBatchAttempts) {
+          queue.push(update);
+          resendAt = Math.max(resendAt, Date.now() + inBatchDelayMs * 2 ** (sends - 1));
+        } else {
+          tally.retryRecordIds.push(update.id);
+        }
       } else {
         tally.fail(update.id, r.error.providerCode ?? r.error.code, r.error.message);
       }
