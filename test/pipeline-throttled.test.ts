@@ -1,0 +1,100 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { LocalSystem } from '../local/system.js';
+import type { CrmKind } from '../src/crm/connector.js';
+import { startTestSystem, stopTestSystem } from './support/local-system.js';
+import { runEnded } from './support/system-state.js';
+import { waitFor } from './support/wait.js';
+
+/**
+ * Issue 13, end to end: a backfill against upstreams that push back. The sandbox throttles the key per second
+ * (429 with Retry-After) and answers 2% of calls 503; the connector paces itself above that throttle, as it
+ * does against a service that publishes no limits. On Salesforce, 5% of the records in a collection write are
+ * refused with UNABLE_TO_LOCK_ROW (seeded, so the same records every run) and must be tried again. Counted at
+ * the services: answered report reads per slug, collection calls and their sizes. No timings are asserted.
+ */
+
+const COMPANIES = 300;
+const THROTTLE = { ratePerSecond: 25, failShare: 0.02 };
+
+let system: LocalSystem | undefined;
+
+afterEach(async () => {
+  await stopTestSystem(system);
+  system = undefined;
+});
+
+async function throttledSystem(crm: CrmKind): Promise<LocalSystem> {
+  system = await startTestSystem({
+    crm,
+    companies: COMPANIES,
+    sandboxRateLimitPerMinute: 3_000,
+    sandboxFaults: THROTTLE,
+  });
+  return system;
+}
+
+/** The run has ended and nothing is left in the work queues (records handed back for another try). */
+async function settled(s: LocalSystem, runId?: string) {
+  const run = await runEnded(s, runId);
+  await waitFor(
+    'the work queues to empty',
+    async () => {
+      const counts = await s.ctx.queues.counts();
+      const busy = [counts.backfill, counts.realtime].some((c) => c.waiting + c.active + c.delayed > 0);
+      return busy ? undefined : true;
+    },
+    60_000,
+  );
+  return run;
+}
+
+function slugsReadMoreThanOnce(s: LocalSystem): [string, number][] {
+  return [...s.sandbox.answeredReads()].filter(([, n]) => n > 1);
+}
+
+describe('a backfill against throttling, failing upstreams', () => {
+  it('Salesforce: row-locked records ride in the batch’s next write call; no slug is read twice', async () => {
+    const s = await throttledSystem('salesforce');
+    const salesforce = s.salesforce!;
+    // Before the first write (the batch first searches and reads for 300 Accounts at 25 calls a second).
+    expect(salesforce.collectionSizes()).toEqual([]);
+    salesforce.injectFaults({ lockRowShare: 0.05, seed: 13 });
+    const run = await settled(s);
+    expect(run.state).toBe('done');
+    expect(s.sandbox.requestCount()).toBeGreaterThan(s.sandbox.answeredReads().size);
+
+    expect(slugsReadMoreThanOnce(s)).toEqual([]);
+    const sizes = salesforce.collectionSizes();
+    const changed = s.recordIds.filter((id) => s.crm.record(id)?.syncedAt).length;
+    expect(changed).toBe(COMPANIES);
+    // 300 records are one batch: 200, then the other 100 with the records the first call had refused.
+    expect(sizes[0]).toBe(200);
+    expect(sizes[1]).toBeGreaterThan(100);
+    expect(sizes[1]).toBeLessThanOrEqual(200);
+    // What the second call had refused once more: at most two resends of it, never a batch per refusal.
+    expect(sizes.length).toBeLessThanOrEqual(Math.ceil(COMPANIES / 200) + 2);
+    expect(sizes.reduce((a, b) => a + b, 0) - COMPANIES).toBeLessThan(COMPANIES * 0.1);
+
+    // A second sync of the unchanged CRM, right after the first, writes nothing.
+    salesforce.clearFaults();
+    salesforce.resetCounters();
+    const second = await s.ctx.pipeline.startSync(s.installationId, 'full');
+    const again = await settled(s, second);
+    expect(again.totals.written).toBe(0);
+    expect(salesforce.collectionSizes()).toEqual([]);
+  });
+
+  it('HubSpot (110 calls per 10 s): full batches of 100, one read per slug, nothing written again', async () => {
+    const s = await throttledSystem('hubspot');
+    const run = await settled(s);
+    expect(run.state).toBe('done');
+    expect(slugsReadMoreThanOnce(s)).toEqual([]);
+    expect(s.hubspot.stats().batchSizes).toEqual([100, 100, 100]);
+
+    s.hubspot.resetStats();
+    const second = await s.ctx.pipeline.startSync(s.installationId, 'full');
+    const again = await settled(s, second);
+    expect(again.totals.written).toBe(0);
+    expect(s.hubspot.stats().batchSizes).toEqual([]);
+  });
+});
