@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
@@ -9,7 +10,9 @@ import type { Keys } from './keys.js';
 
 /**
  * Reads reports for the pipeline. Within one run a slug is read once, however many records and workers want
- * it (a Redis entry per run, with a short fill lock so two workers do not both fetch). Every read carries a
+ * it (a Redis entry per run, with a fill lock so two workers do not both fetch: the filler keeps the lock
+ * alive for as long as its read lasts, throttled reads waiting out `Retry-After` included, and the others
+ * wait while it does; a filler that dies stops renewing and its lock lapses within `fillLockMs`). Every read carries a
  * sequence number from one Redis counter, taken before the request: a write made from an older read never
  * overwrites a write made from a newer one (enrich-batch.ts compares them). Search results are kept per run
  * the same way: many records with one name cost one search.
@@ -28,13 +31,25 @@ const searchHitsSchema = z.array(searchHitSchema);
 
 const RUN_CACHE_TTL_SECONDS = 24 * 3600;
 const FILL_LOCK_MS = 15_000;
+/** A waiter gives up on a filler that is alive but slower than this, and reads the report itself. */
+const FILL_WAIT_MAX_MS = 5 * 60_000;
+
+export interface ReportReaderOptions {
+  /** The fill lock's lifetime without renewal (tests shorten it). */
+  fillLockMs?: number;
+}
 
 export class ReportReader {
+  private readonly fillLockMs: number;
+
   constructor(
     private readonly redis: Redis,
     private readonly keys: Keys,
     private readonly client: ReportClient,
-  ) {}
+    options: ReportReaderOptions = {},
+  ) {
+    this.fillLockMs = options.fillLockMs ?? FILL_LOCK_MS;
+  }
 
   async nextSeq(): Promise<number> {
     return this.redis.incr(this.keys.reportSeq());
@@ -48,21 +63,28 @@ export class ReportReader {
     if (runId === null) return this.fetch(slug);
     const key = this.keys.runReport(runId, slug);
     const lockKey = this.keys.runReportFill(runId, slug);
+    const token = randomUUID();
     if (!options.fresh) {
       const cached = await this.cached(key);
       // A run's copy older than the service's last change event is stale: it is read again and replaced.
       if (cached && cached.seq > (await slugChangeSeq(this.redis, this.keys, slug))) return cached;
-      if (!cached && (await this.redis.set(lockKey, '1', 'PX', FILL_LOCK_MS, 'NX')) !== 'OK') {
+      if (!cached && (await this.redis.set(lockKey, token, 'PX', this.fillLockMs, 'NX')) !== 'OK') {
         const filled = await this.waitForFill(key, lockKey);
         if (filled) return filled;
       }
     }
+    // Renewed while the read lasts: a read that waits out a 429's Retry-After (up to 30 s, three times) must
+    // not let the lock lapse, or a waiter reads the same slug too.
+    const renew = setInterval(() => {
+      this.redis.eval(RENEW_IF_OWNER, 1, lockKey, token, this.fillLockMs).catch(() => undefined);
+    }, this.fillLockMs / 3);
     try {
       const result = await this.fetch(slug);
       await this.redis.set(key, JSON.stringify(result), 'EX', RUN_CACHE_TTL_SECONDS);
       return result;
     } finally {
-      await this.redis.del(lockKey);
+      clearInterval(renew);
+      await this.redis.eval(RELEASE_IF_OWNER, 1, lockKey, token);
     }
   }
 
@@ -110,8 +132,9 @@ export class ReportReader {
     return report.success ? { kind: 'report', report: report.data, seq: parsed.seq } : null;
   }
 
+  /** Waits while the filler holds the lock (it renews it while alive); null: read it yourself. */
   private async waitForFill(key: string, lockKey: string): Promise<ReadReport | null> {
-    const deadline = Date.now() + FILL_LOCK_MS;
+    const deadline = Date.now() + FILL_WAIT_MAX_MS;
     while (Date.now() < deadline) {
       await sleep(25);
       const cached = await this.cached(key);
@@ -148,6 +171,16 @@ export async function slugChangeSeqs(
   const raw = await redis.hmget(keys.slugChanges(), ...slugs);
   return new Map(slugs.map((slug, i) => [slug, Number(raw[i] ?? 0)]));
 }
+
+const RENEW_IF_OWNER = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return 0
+`;
+
+const RELEASE_IF_OWNER = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+`;
 
 const SET_IF_GREATER = `
 local current = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0')

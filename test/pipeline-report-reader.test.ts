@@ -1,0 +1,70 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Keys } from '../src/pipeline/keys.js';
+import { ReportReader } from '../src/pipeline/report-reader.js';
+import { closeRedis, createRedis, deleteKeysWithPrefix } from '../src/redis.js';
+import { ReportClient } from '../src/reports/client.js';
+import { createSandbox, type ListeningSandbox, type ReportSandbox } from '../src/sandbox/index.js';
+import { REDIS_URL } from './support/redis-url.js';
+import { waitFor } from './support/wait.js';
+
+/**
+ * The run cache's fill lock: one worker reads a slug while the others wait for its answer. A read can last far
+ * longer than the lock (a 429 waited out, three times); the filler renews the lock meanwhile, so a waiter
+ * never gives up on a live filler and reads the slug a second time.
+ */
+
+const prefix = `rc-test-reader-${randomUUID().slice(0, 8)}`;
+const redis = createRedis(REDIS_URL, 'worker');
+const keys = new Keys(prefix);
+let sandbox: ReportSandbox;
+let listening: ListeningSandbox;
+
+beforeAll(async () => {
+  sandbox = createSandbox();
+  listening = await sandbox.listen(0);
+});
+
+afterAll(async () => {
+  await listening.close();
+  await deleteKeysWithPrefix(REDIS_URL, prefix);
+  await closeRedis(redis);
+});
+
+function reader(): ReportReader {
+  const client = new ReportClient({ baseUrl: listening.url, apiKey: 'sk_sandbox_read' });
+  return new ReportReader(redis, keys, client, { fillLockMs: 150 });
+}
+
+describe('ReportReader fill lock', () => {
+  it('a read slower than the lock is still read once: the waiter takes the filler’s answer', async () => {
+    const slug = sandbox.listReports().find((r) => r.published)!.slug;
+    const runId = `run-${randomUUID()}`;
+    // Every answer takes ten times the lock's life.
+    sandbox.setFaults({ delayMs: 1_500 });
+    try {
+      const filling = reader().read(slug, runId);
+      await waitFor('the filler to hold the lock', async () =>
+        (await redis.exists(keys.runReportFill(runId, slug))) ? true : undefined,
+      );
+      const waiting = reader().read(slug, runId);
+      const [filled, waited] = await Promise.all([filling, waiting]);
+      expect(sandbox.answeredReads().get(slug)).toBe(1);
+      expect(waited).toEqual(filled);
+      expect(await redis.exists(keys.runReportFill(runId, slug))).toBe(0);
+    } finally {
+      sandbox.clearFaults();
+    }
+  });
+
+  it('a filler that stops renewing (it died) lets the waiter read the slug itself', async () => {
+    const slug = sandbox.listReports().find((r) => r.published)!.slug;
+    const runId = `run-${randomUUID()}`;
+    // A lock left by a killed worker: nobody renews it.
+    await redis.set(keys.runReportFill(runId, slug), 'dead-worker', 'PX', 150);
+    sandbox.resetRequestCounts();
+    const read = await reader().read(slug, runId);
+    expect(read.kind).toBe('report');
+    expect(sandbox.answeredReads().get(slug)).toBe(1);
+  });
+});
