@@ -97,4 +97,17 @@ describe('a backfill against throttling, failing upstreams', () => {
     expect(again.totals.written).toBe(0);
     expect(s.hubspot.stats().batchSizes).toEqual([]);
   });
+
+  it('Salesforce: a batch failing after its first collection is run again without rewriting what it wrote', async () => {
+    const s = await throttledSystem('salesforce');
+    const salesforce = s.salesforce!;
+    expect(salesforce.collectionSizes()).toEqual([]);
+    // The batch's second collection call answers 503: the job fails and BullMQ runs it again.
+    salesforce.injectFaultsAfterCollections(1, { serverErrors: 1 });
+    const run = await settled(s);
+    expect(run.state).toBe('done');
+    expect(s.recordIds.filter((id) => s.crm.record(id)?.syncedAt).length).toBe(COMPANIES);
+    // The 200 the first attempt wrote are not sent again (they were, from the listing's copy: 200, 200, 100).
+    expect(salesforce.collectionSizes()).toEqual([200, 100]);
+  });
 });

@@ -203,7 +203,11 @@ export class Pipeline {
     }
   }
 
-  async batch(data: BatchJob): Promise<void> {
+  async batch(start: BatchJob, job?: RunningJob<BatchJob>): Promise<void> {
+    // A batch run again (a failure, a rate-limit delay, a killed worker) may have written some records
+    // already: the listing's copy would make them look changed and write them again, so the records are read
+    // from the CRM instead.
+    const data: BatchJob = job && job.attemptsStarted > 1 ? { ...start, records: undefined } : start;
     // Batches without a run come from events (retries of webhook work, report.completed): urgent.
     const { connector, client } = await this.deps.runtime.open(data.installationId, {
       urgent: data.runId === null,

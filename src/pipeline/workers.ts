@@ -31,7 +31,7 @@ type Handlers = {
 function handlersOf(p: Pipeline): Handlers {
   return {
     list: (data, job) => p.list(data, job),
-    batch: (data) => p.batch(data),
+    batch: (data, job) => p.batch(data, job),
     'report-event': (data) => p.reportEvent(data),
     'slug-update': (data, job) => p.slugUpdate(data, job),
     'report-completed': (data) => p.reportCompleted(data),

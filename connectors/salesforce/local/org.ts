@@ -279,6 +279,22 @@ export class LocalOrg {
 
   /** Records per collection write (`composite/sobjects`), in the order they came, since the last reset. */
   readonly collectionSizes: number[] = [];
+  /** Faults armed by `injectFaultsAfterCollections`: injected once `collections` more writes have answered. */
+  private armed: { collections: number; faults: Partial<Faults> } | null = null;
+
+  injectFaultsAfterCollections(collections: number, faults: Partial<Faults>): void {
+    this.armed = { collections, faults };
+  }
+
+  /** A collection write answered: counts down to the armed faults. */
+  collectionAnswered(): void {
+    if (!this.armed) return;
+    this.armed.collections -= 1;
+    if (this.armed.collections > 0) return;
+    const { faults } = this.armed;
+    this.armed = null;
+    this.injectFaults(faults);
+  }
 
   counts(): Record<string, number> {
     return Object.fromEntries([...this.counters.entries()].sort(([a], [b]) => a.localeCompare(b)));
@@ -297,6 +313,7 @@ export class LocalOrg {
 
   clearFaults(): void {
     this.faults = { ...NO_FAULTS };
+    this.armed = null;
   }
 
   /** Takes one from a one-shot fault counter; true when the fault fires. */

@@ -110,6 +110,11 @@ export class LocalSalesforce {
     this.org.injectFaults(faults);
   }
 
+  /** Injects `faults` once `collections` more collection writes have been answered (a fault mid-batch). */
+  injectFaultsAfterCollections(collections: number, faults: Partial<Faults>): void {
+    this.org.injectFaultsAfterCollections(collections, faults);
+  }
+
   clearFaults(): void {
     this.org.clearFaults();
   }
@@ -515,6 +520,7 @@ export class LocalSalesforce {
             : { id: String(id), success: true, errors: [] };
         });
         res.json(results);
+        org.collectionAnswered();
       }),
     );
 
