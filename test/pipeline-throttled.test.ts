@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { LocalSystem } from '../local/system.js';
 import type { CrmKind } from '../src/crm/connector.js';
+import { ROUTES } from '../src/sandbox/index.js';
 import { startTestSystem, stopTestSystem } from './support/local-system.js';
 import { runEnded } from './support/system-state.js';
 import { waitFor } from './support/wait.js';
@@ -109,5 +110,29 @@ describe('a backfill against throttling, failing upstreams', () => {
     expect(s.recordIds.filter((id) => s.crm.record(id)?.syncedAt).length).toBe(COMPANIES);
     // The 200 the first attempt wrote are not sent again (they were, from the listing's copy: 200, 200, 100).
     expect(salesforce.collectionSizes()).toEqual([200, 100]);
+  });
+
+  it('HubSpot: a score change whose write fails is written on the job’s rerun without reading the report again', async () => {
+    system = await startTestSystem({ companies: 40 });
+    const s = system;
+    await settled(s);
+    const linked = s.recordIds.map((id) => s.crm.record(id)!).find((r) => r.status === 'matched')!;
+    const slug = linked.slug!;
+    const next = s.sandbox.getReport(slug)!.score.overall + 3.25;
+    s.sandbox.resetRequestCounts();
+    // The read takes a second, long enough to arm the CRM's failures while it is under way.
+    s.sandbox.setFaults({ delayMs: 1_000 });
+    s.sandbox.updateReport(slug, { score: { overall: next } });
+    await waitFor('the slug update to read the report', () =>
+      s.sandbox.requestCount({ route: ROUTES.report }) > 0 ? true : undefined,
+    );
+    // Its write then meets 503s until the client gives up: the job fails and runs again.
+    s.hubspot.injectFaults({ failNext: 5, failStatus: 503 });
+    await waitFor('the new score on the record', () =>
+      s.crm.record(linked.id)?.score === next ? true : undefined,
+    );
+    s.sandbox.clearFaults();
+    expect(s.hubspot.stats().statuses['503']).toBe(5);
+    expect(s.sandbox.answeredReads().get(slug)).toBe(1);
   });
 });

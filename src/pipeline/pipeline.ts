@@ -345,8 +345,10 @@ export class Pipeline {
     const recordIds = await this.deps.index.recordsForSlug(data.installationId, data.slug);
     if (recordIds.length === 0) return;
     const { connector, client } = await this.deps.runtime.open(data.installationId, { urgent: true });
-    // One fresh read for the whole job, shared by its chunks through a job-scoped run cache.
-    const runId = `ev-${job.id}-${job.attemptsStarted}`;
+    // One read for the whole job, shared by its chunks and its reruns through a job-scoped cache. It is fresh
+    // without asking: the event marked the slug changed before this job was queued, so no cached copy
+    // predates it, and a later event marks it again and makes a rerun read anew (report-reader.ts).
+    const runId = `ev-${job.id}`;
     for (const [i, ids] of chunk(recordIds, connector.limits.writeBatchSize).entries()) {
       await this.enrich(
         { connector, client },
@@ -356,7 +358,6 @@ export class Pipeline {
           batchId: `slug-${i}`,
           mode: 'reconcile',
           recordIds: ids,
-          freshSlugs: i === 0 ? [data.slug] : [],
         },
       );
     }
