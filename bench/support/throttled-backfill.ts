@@ -52,7 +52,9 @@ export interface ThrottledFigures {
   recordsChanged: number;
   /** Records sent in all write calls (a record sent twice counts twice). */
   recordsSent: number;
-  /** Write calls per full batch: calls ÷ ceil(records changed ÷ batch size). */
+  /** Salesforce Bulk API ingest jobs (a batch of 2,000 or more), not in `writeSizes`. */
+  bulkJobs: number;
+  /** Write calls per full batch: calls ÷ ceil(records changed ÷ batch size); NaN when bulk jobs wrote some. */
   writeCallsPerFullBatch: number;
   /** Answered report reads (200 or 404) of the first sync. */
   reads: number;
@@ -107,6 +109,7 @@ export async function measureThrottledBackfill(options: ThrottledOptions): Promi
     const first = await runAndSettle(sys, initial.id, timeoutMs);
     const firstSyncSeconds = (Date.now() - started) / 1000;
     const writeSizes = writeCallSizes(sys);
+    const bulkJobs = sys.salesforce?.counters()['bulk.createJob'] ?? 0;
     const changed = sys.recordIds.filter((id) => (sys.crm.record(id)?.syncedAt ?? null) !== null).length;
     const answered = sys.sandbox.answeredReads();
     const reportCalls = sys.sandbox.requestCount();
@@ -128,7 +131,9 @@ export async function measureThrottledBackfill(options: ThrottledOptions): Promi
       writeSizes,
       recordsChanged: changed,
       recordsSent,
-      writeCallsPerFullBatch: writeSizes.length / Math.max(1, Math.ceil(changed / batchSize)),
+      bulkJobs,
+      writeCallsPerFullBatch:
+        bulkJobs > 0 ? Number.NaN : writeSizes.length / Math.max(1, Math.ceil(changed / batchSize)),
       reads,
       distinctSlugsRead: answered.size,
       readsPerSlug: reads / Math.max(1, answered.size),
@@ -212,8 +217,10 @@ export function sizesText(sizes: number[]): string {
 /** The issue's table: one column per CRM, and the target. */
 export function throttledTable(figures: ThrottledFigures[]): string {
   const col = (f: ThrottledFigures): string[] => [
-    `${f.writeSizes.length} (${sizesText(f.writeSizes) || 'none'}) for ${f.recordsChanged} changed records: ` +
-      `${f.writeCallsPerFullBatch.toFixed(2)} per full batch of ${f.batchSize}`,
+    `${f.writeSizes.length} (${sizesText(f.writeSizes) || 'none'})` +
+      (f.bulkJobs > 0 ? ` and ${f.bulkJobs} bulk jobs` : '') +
+      ` for ${f.recordsChanged} changed records` +
+      (f.bulkJobs > 0 ? '' : `: ${f.writeCallsPerFullBatch.toFixed(2)} per full batch of ${f.batchSize}`),
     `${f.reads} for ${f.distinctSlugsRead} slugs (${f.readsPerSlug.toFixed(2)}); ` +
       `most read ${f.mostReadSlug?.reads ?? 0}×; ${f.readAttemptsRefused} attempts refused (429/503)`,
     `${f.secondSync.recordsWritten} records in ${f.secondSync.writeCalls} calls`,
