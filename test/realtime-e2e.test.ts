@@ -29,6 +29,24 @@ async function sendEvent(type: string, slug: string, id = `msg_${randomUUID()}`)
   return postSignedEvent(`${system.appUrl}/webhooks/reports`, secret(), body, { id });
 }
 
+/** Nothing left: no marked score change, no job on the realtime queue or (a storm's updates) the backfill queue. */
+async function allWorkDone(): Promise<void> {
+  await waitFor(
+    'the inbox and the queues to drain',
+    async () => {
+      if ((await system.ctx.pipeline.deps.inbox.waiting()) > 0) return undefined;
+      for (const queue of [system.ctx.queues.realtime, system.ctx.queues.backfill]) {
+        const c = await queue.getJobCounts('active', 'delayed', 'waiting', 'prioritized');
+        if ((c.active ?? 0) + (c.delayed ?? 0) + (c.waiting ?? 0) + (c.prioritized ?? 0) > 0)
+          return undefined;
+      }
+      return true;
+    },
+    60_000,
+    100,
+  );
+}
+
 describe('score.changed end to end', () => {
   it('a score changed in the sandbox reaches every CRM record linked to it', async () => {
     const target = matchedRecords()[0]!;
@@ -105,22 +123,7 @@ describe('score.changed end to end', () => {
     }
     const burstMs = Date.now() - started;
     expect(statuses.every((s) => s === 202)).toBe(true);
-    await waitFor(
-      'the realtime queue to drain',
-      async () => {
-        const c = await system.ctx.queues.realtime.getJobCounts(
-          'active',
-          'delayed',
-          'waiting',
-          'prioritized',
-        );
-        return (c.active ?? 0) + (c.delayed ?? 0) + (c.waiting ?? 0) + (c.prioritized ?? 0) === 0
-          ? true
-          : undefined;
-      },
-      60_000,
-      100,
-    );
+    await allWorkDone();
     const reads = system.sandbox.requestCount({ route: 'GET /v1/reports/:slug' }) - readsBefore;
     // At most one read per slug per coalescing window that the burst spans, and far fewer reads than events.
     const windows = Math.ceil(burstMs / COALESCE_MS) + 1;
@@ -128,6 +131,37 @@ describe('score.changed end to end', () => {
     expect(reads, detail).toBeLessThanOrEqual(50 * windows);
     expect(reads, detail).toBeLessThanOrEqual(250);
     expect(reads).toBeGreaterThanOrEqual(50);
+  });
+
+  it('a storm loses no update: every storm report ends with its last score, and a single change lands too', async () => {
+    const linked = [...new Set(matchedRecords().map((r) => r.slug!))];
+    const storm = linked.slice(60, 70);
+    const single = linked[75]!;
+    const last = new Map<string, number>();
+    const statuses: number[] = [];
+    for (let round = 0; round < 20; round++) {
+      // The service re-scores the storm's reports while it sends far more events than changes.
+      for (const slug of storm) {
+        const score = 20 + round + storm.indexOf(slug) / 10;
+        system.sandbox.updateReport(slug, { score: { overall: score } });
+        last.set(slug, score);
+      }
+      const batch = await Promise.all(
+        Array.from({ length: 40 }, (_, j) => sendEvent('score.changed', storm[j % storm.length]!)),
+      );
+      statuses.push(...batch.map((r) => r.status));
+      if (round === 10) {
+        system.sandbox.updateReport(single, { score: { overall: 77.7 } });
+        last.set(single, 77.7);
+      }
+    }
+    expect(statuses.every((st) => st === 202)).toBe(true);
+    await allWorkDone();
+    for (const [slug, score] of last) {
+      const records = matchedRecords().filter((r) => r.slug === slug);
+      expect(records.length, slug).toBeGreaterThan(0);
+      for (const r of records) expect(system.crm.record(r.id)?.score, `${slug} ${r.id}`).toBe(score);
+    }
   });
 });
 

@@ -95,6 +95,7 @@ beforeAll(async () => {
       secrets: [SECRET],
       hexHeader: 'x-signature',
       enqueue: async () => {},
+      acceptScoreChange: async () => 'accepted',
       logger: pino({ level: 'silent' }),
     }),
   );

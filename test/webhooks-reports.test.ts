@@ -5,6 +5,7 @@ import express from 'express';
 import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Keys } from '../src/pipeline/keys.js';
+import { ScoreChangeInbox } from '../src/pipeline/score-change-inbox.js';
 import { closeRedis, createRedis, waitForRedis } from '../src/redis.js';
 import { EventLog } from '../src/webhooks/event-log.js';
 import { createReportWebhookRouter, type ReportWebhookDeps } from '../src/webhooks/report-route.js';
@@ -133,6 +134,21 @@ describe('hex verification', () => {
   });
 });
 
+/**
+ * The real inbox (its one-round-trip script decides what is a duplicate); what it marks is also noted in
+ * `into`, as the fan-out would take it.
+ */
+function acceptInto(
+  into: { id: string; type: string; slug: string }[],
+): ReportWebhookDeps['acceptScoreChange'] {
+  const inbox = new ScoreChangeInbox(redis, keys);
+  return async (entry) => {
+    if ((await inbox.accept(entry)) === 'duplicate') return 'duplicate';
+    into.push({ id: entry.id, type: entry.type, slug: entry.slug });
+    return 'accepted';
+  };
+}
+
 describe('POST /webhooks/reports', () => {
   let server: Server;
   let url: string;
@@ -150,6 +166,7 @@ describe('POST /webhooks/reports', () => {
       enqueue: async (e) => {
         enqueued.push(e);
       },
+      acceptScoreChange: acceptInto(enqueued),
       logger: pino({ level: 'silent' }),
     };
     const app = express();
@@ -285,7 +302,8 @@ describe('POST /webhooks/reports', () => {
   it('answers 503 when Redis cannot record the event, and the retry is processed, not treated as a duplicate', async () => {
     enqueued.length = 0;
     const body = event('score.changed', 'retry-me');
-    const failing = { ...deps, enqueue: async () => Promise.reject(new Error('Connection is closed')) };
+    const closed = async () => Promise.reject(new Error('Connection is closed'));
+    const failing = { ...deps, enqueue: closed, acceptScoreChange: closed };
     const app = express();
     app.use(createReportWebhookRouter(failing));
     const s = app.listen(0, '127.0.0.1');
@@ -329,6 +347,7 @@ describe('POST /webhooks/reports with the hex scheme: created_at (issue 16, poin
         enqueue: async (e) => {
           enqueued.push(e);
         },
+        acceptScoreChange: acceptInto(enqueued),
         logger: pino({ level: 'silent' }),
       }),
     );

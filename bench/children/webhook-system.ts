@@ -7,6 +7,7 @@
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type LocalSystem, startLocalSystem } from '../../local/system.js';
+import { jobIdPart } from '../../src/pipeline/queues.js';
 import { pollUntil } from '../support/measure.js';
 import { serveRpc } from '../support/rpc.js';
 
@@ -17,6 +18,12 @@ export interface WebhookSystemConfig {
   workers: number;
   logLevel: string;
   timeoutMs: number;
+  /**
+   * The connector's pace for report reads (REPORTS_RATE_PER_MINUTE) and the sandbox's limit; unset, both are
+   * REPORTS_PER_MINUTE. `connectorRatePerMinute: null` leaves the connector at its default, as `start` runs.
+   */
+  connectorRatePerMinute?: number | null;
+  sandboxRatePerMinute?: number;
 }
 
 export interface WebhookSystemReady {
@@ -40,6 +47,16 @@ export type WebhookSystemProtocol = {
   outcomes: { args: null; result: Record<string, number> };
   drain: { args: { timeoutMs: number }; result: { waitedMs: number } };
   eventToCrm: { args: { samples: number; perSampleTimeoutMs: number }; result: EventToCrmResult };
+  /** The realtime queue's job counts by state, and the score changes waiting for their fan-out. */
+  backlog: { args: null; result: Record<string, number> };
+  /** One change on `slug`, with the times (ms after it) at which each stage of its path was first seen. */
+  trace: { args: { slug: string }; result: Record<string, number> };
+  /** Report-service requests and CRM write calls so far. */
+  work: { args: null; result: { reportRequests: number; crmWriteCalls: number } };
+  changesApart: {
+    args: { samples: number; intervalMs: number; slugs: string[]; perSampleTimeoutMs: number };
+    result: EventToCrmResult;
+  };
 };
 
 const POLL_MS = 5;
@@ -101,6 +118,48 @@ async function eventToCrm(
   return { latenciesMs, missed };
 }
 
+/**
+ * `samples` score changes in the sandbox, one every `intervalMs` whatever happened to the earlier ones, each on
+ * the next of `slugs` (linked ones); each is timed until its record shows the new score.
+ */
+async function changesApart(
+  system: LocalSystem,
+  linked: WebhookSystemReady['linked'],
+  args: { samples: number; intervalMs: number; slugs: string[]; perSampleTimeoutMs: number },
+): Promise<EventToCrmResult> {
+  const targets = linked.filter((l) => args.slugs.includes(l.slug));
+  if (targets.length === 0) throw new Error('none of the given slugs is linked');
+  const pending = new Map<number, { recordId: string; overall: number; changedAt: number }>();
+  const latenciesMs: number[] = [];
+  let missed = 0;
+  const started = performance.now();
+  let made = 0;
+  while (made < args.samples || pending.size > 0) {
+    const now = performance.now();
+    if (made < args.samples && now >= started + made * args.intervalMs) {
+      const target = targets[made % targets.length]!;
+      // A record with a change still in flight is not changed again: each sample times one change.
+      if (![...pending.values()].some((p) => p.recordId === target.recordId)) {
+        const overall = nextScore(system.crm.record(target.recordId)?.score ?? null, made + 1_000);
+        system.sandbox.updateReport(target.slug, { score: { overall } });
+        pending.set(made, { recordId: target.recordId, overall, changedAt: performance.now() });
+      }
+      made += 1;
+    }
+    for (const [i, p] of pending) {
+      if (system.crm.record(p.recordId)?.score === p.overall) {
+        latenciesMs.push(performance.now() - p.changedAt);
+        pending.delete(i);
+      } else if (performance.now() - p.changedAt > args.perSampleTimeoutMs) {
+        missed += 1;
+        pending.delete(i);
+      }
+    }
+    await sleep(POLL_MS);
+  }
+  return { latenciesMs, missed };
+}
+
 await serveRpc<WebhookSystemProtocol, WebhookSystemConfig, WebhookSystemReady>(async (config) => {
   const system = await startLocalSystem({
     companies: config.companies,
@@ -108,9 +167,12 @@ await serveRpc<WebhookSystemProtocol, WebhookSystemConfig, WebhookSystemReady>(a
     redisUrl: config.redisUrl,
     workers: config.workers,
     logLevel: config.logLevel,
-    sandboxRateLimitPerMinute: REPORTS_PER_MINUTE,
+    sandboxRateLimitPerMinute: config.sandboxRatePerMinute ?? REPORTS_PER_MINUTE,
     // Paced to the sandbox's limit, as an operator who knows the limit would set it (the default is 600).
-    env: { REPORTS_RATE_PER_MINUTE: String(REPORTS_PER_MINUTE) },
+    env:
+      config.connectorRatePerMinute === null
+        ? {}
+        : { REPORTS_RATE_PER_MINUTE: String(config.connectorRatePerMinute ?? REPORTS_PER_MINUTE) },
   });
   try {
     // The first backfill links the records; the bench starts on a settled system.
@@ -159,6 +221,47 @@ await serveRpc<WebhookSystemProtocol, WebhookSystemConfig, WebhookSystemReady>(a
       drain: ({ timeoutMs }) => drain(system, timeoutMs),
       eventToCrm: ({ samples, perSampleTimeoutMs }) =>
         eventToCrm(system, linked, samples, perSampleTimeoutMs),
+      changesApart: (args) => changesApart(system, linked, args),
+      trace: async ({ slug }) => {
+        const target = linked.find((l) => l.slug === slug)!;
+        const overall = nextScore(system.crm.record(target.recordId)?.score ?? null, 4242);
+        const { redis, keys, config } = system.ctx;
+        const inst = jobIdPart(system.installationId);
+        const realtimeKey = `${config.redisPrefix}:realtime:de:slug-${inst}-${jobIdPart(slug)}`;
+        const backfillKey = `${config.redisPrefix}:backfill:de:slug-${inst}-${jobIdPart(slug)}`;
+        const seen: Record<string, number> = {};
+        const t0 = performance.now();
+        const note = (stage: string) => {
+          if (seen[stage] === undefined) seen[stage] = Math.round(performance.now() - t0);
+        };
+        system.sandbox.updateReport(slug, { score: { overall } });
+        while (performance.now() - t0 < 30_000) {
+          if ((await redis.zscore(keys.scoreInboxOrder(), slug)) !== null) note('marked');
+          else if (seen.marked !== undefined) note('taken');
+          if (await redis.exists(realtimeKey)) note('realtime job');
+          if (await redis.exists(backfillKey)) note('backfill job');
+          const drains = (await system.ctx.queues.realtime.getJobs(['active', 'waiting', 'delayed'])).filter(
+            (j) => j.name === 'score-changes',
+          );
+          for (const j of drains) note(`drain ${await j.getState()}`);
+          if (drains.length === 0 && seen.marked !== undefined && seen.taken === undefined) note('no drain');
+          if ((await redis.exists(keys.scoreInboxKick())) === 0) note('no kick');
+          if (system.crm.record(target.recordId)?.score === overall) {
+            note('in the CRM');
+            break;
+          }
+          await sleep(2);
+        }
+        return seen;
+      },
+      backlog: async () => ({
+        ...(await system.ctx.queues.realtime.getJobCounts('waiting', 'prioritized', 'active', 'delayed')),
+        inbox: await system.ctx.redis.zcard(system.ctx.keys.scoreInboxOrder()),
+      }),
+      work: () => ({
+        reportRequests: system.sandbox.requestCount(),
+        crmWriteCalls: system.hubspot.stats().calls['companies.batchUpdate'] ?? 0,
+      }),
     },
     close: () => system.close(),
   };

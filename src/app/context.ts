@@ -14,6 +14,7 @@ import type { MatchingStrategy } from '../pipeline/matching-strategy.js';
 import { Pipeline } from '../pipeline/pipeline.js';
 import { Queues } from '../pipeline/queues.js';
 import { SyncRuns } from '../pipeline/runs.js';
+import { ScoreChangeInbox } from '../pipeline/score-change-inbox.js';
 import { PipelineWorkers } from '../pipeline/workers.js';
 import { providers } from '../providers.js';
 import { closeRedis, createRedis } from '../redis.js';
@@ -102,6 +103,7 @@ export function createAppContext(config: Config, options: ContextOptions): AppCo
   const alerts = new AlertStore(redis, keys);
   const decisions = new DecisionLog(redis, keys);
   const pipeline = new Pipeline({
+    inbox: new ScoreChangeInbox(redis, keys),
     redis,
     keys,
     index,

@@ -12,6 +12,9 @@ import { providerFor } from '../providers.js';
 import { identityOf, RedisRateGate } from '../ratelimit/redis-gate.js';
 import { ReportClient } from '../reports/client.js';
 
+/** The share of a report key's or a CRM's burst that deferrable work leaves to urgent work. */
+export const DEFERRABLE_RESERVE_SHARE = 0.5;
+
 /**
  * Opens installations for the pipeline. Connectors are kept for a short while per process: they carry the
  * last seen rate-limit headers, which pace the next calls.
@@ -62,7 +65,7 @@ export class AppRuntime implements InstallationRuntime {
     const handle: InstallationHandle = {
       installation,
       connector: this.connectorFor(installation, urgent),
-      client: this.clientForKey(apiKey),
+      client: this.clientForKey(apiKey, urgent),
     };
     this.handles.set(handleKey, { handle, at: Date.now(), keyId });
     return handle;
@@ -71,9 +74,11 @@ export class AppRuntime implements InstallationRuntime {
   connectorFor(installation: Installation, urgent = false): CrmConnector {
     const provider = providerFor(installation.crm);
     const limits = provider.limits;
+    // As for report keys (clientForKey): deferrable work leaves part of the CRM's burst to urgent work.
     const gate = new RedisRateGate(this.redis, this.keys.crmGate(installation.id), {
       max: limits.requestsPerWindow,
       windowMs: limits.windowMs,
+      ...(urgent ? {} : { reserveMs: limits.windowMs * DEFERRABLE_RESERVE_SHARE }),
       onWait: () => this.metrics?.rateLimitWaits.inc({ service: installation.crm }),
     });
     return provider.createConnector({
@@ -85,10 +90,17 @@ export class AppRuntime implements InstallationRuntime {
     });
   }
 
-  clientForKey(apiKey: string): ReportClient {
+  /**
+   * A report-service client for `apiKey`. Urgent work (events, CRM changes, an admin's action) may use the key's
+   * whole burst; other work leaves half of it to urgent work, so a backfill or a storm's repeats never make a
+   * single change wait for the rate limit.
+   */
+  clientForKey(apiKey: string, urgent = true): ReportClient {
+    const windowMs = 60_000;
     const gate = new RedisRateGate(this.redis, this.keys.reportsGate(identityOf(apiKey)), {
       max: this.config.reportsRatePerMinute,
-      windowMs: 60_000,
+      windowMs,
+      ...(urgent ? {} : { reserveMs: windowMs * DEFERRABLE_RESERVE_SHARE }),
       onWait: () => this.metrics?.rateLimitWaits.inc({ service: 'reports' }),
     });
     return new ReportClient({

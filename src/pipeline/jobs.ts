@@ -119,8 +119,17 @@ const reportEventJobSchema = z.object({
 });
 export type ReportEventJob = z.infer<typeof reportEventJobSchema>;
 
+/** The fan-out of marked score changes (pipeline/score-change-inbox.ts): the marks are its work, not the payload. */
+const scoreChangesJobSchema = z.object({});
+export type ScoreChangesJob = z.infer<typeof scoreChangesJobSchema>;
+
 /** Re-read one report and update every record linked to it in one installation. */
-const slugUpdateJobSchema = z.object({ installationId: z.string(), slug: z.string() });
+const slugUpdateJobSchema = z.object({
+  installationId: z.string(),
+  slug: z.string(),
+  /** Asked for again and again (a storm): deferrable, behind single changes (pipeline.ts, enqueueSlugUpdate). */
+  hot: z.boolean().optional(),
+});
 export type SlugUpdateJob = z.infer<typeof slugUpdateJobSchema>;
 
 /** A newly published report, for one installation's unlinked records. */
@@ -159,6 +168,7 @@ export interface JobPayloads {
   list: ListJob;
   batch: BatchJob;
   'report-event': ReportEventJob;
+  'score-changes': ScoreChangesJob;
   'slug-update': SlugUpdateJob;
   'report-completed': ReportCompletedJob;
   'alert-activity': AlertActivityJob;
@@ -174,7 +184,8 @@ export const JOBS = {
   list: { schema: listJobSchema, queues: ['backfill'] },
   batch: { schema: batchJobSchema, queues: ['backfill', 'realtime'] },
   'report-event': { schema: reportEventJobSchema, queues: ['realtime'] },
-  'slug-update': { schema: slugUpdateJobSchema, queues: ['realtime'] },
+  'score-changes': { schema: scoreChangesJobSchema, queues: ['realtime', 'schedule'] },
+  'slug-update': { schema: slugUpdateJobSchema, queues: ['realtime', 'backfill'] },
   'report-completed': { schema: reportCompletedJobSchema, queues: ['realtime'] },
   'alert-activity': { schema: alertActivityJobSchema, queues: ['realtime'] },
   'crm-change': { schema: crmChangeJobSchema, queues: ['realtime'] },
@@ -201,6 +212,7 @@ const payloadSchemas: { [N in JobName]: z.ZodType<JobPayloads[N]> } = {
   list: JOBS.list.schema,
   batch: JOBS.batch.schema,
   'report-event': JOBS['report-event'].schema,
+  'score-changes': JOBS['score-changes'].schema,
   'slug-update': JOBS['slug-update'].schema,
   'report-completed': JOBS['report-completed'].schema,
   'alert-activity': JOBS['alert-activity'].schema,

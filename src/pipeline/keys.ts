@@ -155,6 +155,11 @@ export class Keys {
     return `${this.prefix}:report-seq`;
   }
   /** Hash slug -> report sequence number taken when the service last said the report changed. */
+  /** score.changed events of one slug in the current heat window (written by the inbox's accept script). */
+  slugHeat(slug: string): string {
+    return `${this.prefix}:slug-heat:${slug}`;
+  }
+
   slugChanges(): string {
     return `${this.prefix}:slug-changes`;
   }
@@ -166,6 +171,25 @@ export class Keys {
   }
   reportsGate(keyIdentity: string): string {
     return `${this.prefix}:reports-gate:${keyIdentity}`;
+  }
+
+  // ---- score changes waiting to be fanned out (pipeline/score-change-inbox.ts) --------------------------
+
+  /** Hash slug -> id of the latest score.changed not yet fanned out. */
+  scoreInbox(): string {
+    return `${this.prefix}:score-inbox`;
+  }
+  /** Sorted set slug -> events since it was last taken: the fan-out takes the fewest first. */
+  scoreInboxOrder(): string {
+    return `${this.prefix}:score-inbox:order`;
+  }
+  /** Hash slug -> event id taken by the fan-out and not yet done (a killed fan-out's leftovers). */
+  scoreInboxDraining(): string {
+    return `${this.prefix}:score-inbox:draining`;
+  }
+  /** Set while a fan-out is queued or running, so an ingest adds the fan-out job only when none is. */
+  scoreInboxKick(): string {
+    return `${this.prefix}:score-inbox:kick`;
   }
 
   // ---- events (webhooks/event-log.ts) -----------------------------------------------------------------

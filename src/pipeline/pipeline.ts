@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { AlertStore } from '../alerts/alert-store.js';
@@ -7,6 +8,7 @@ import type { InstallationStore } from '../installations/store.js';
 import type { Metrics } from '../metrics.js';
 import type { RequestStore } from '../requests/request-store.js';
 import { RETRY_BUDGET } from '../retry-budget.js';
+import type { EventLogEntry } from '../webhooks/event-log.js';
 import type { VerifiedReportEvent } from '../webhooks/report-route.js';
 import { type BatchOutcome, type BatchTargets, enrichBatch } from './enrich-batch.js';
 import type {
@@ -28,6 +30,7 @@ import { markSlugChanged } from './report-reader.js';
 import { RunLinks } from './run-links.js';
 import type { RunKind, SyncRuns } from './runs.js';
 import { type InstallationRuntime, isPolled } from './runtime.js';
+import type { MarkedSlug, ScoreChangeInbox } from './score-change-inbox.js';
 
 /**
  * The enrichment pipeline: what each job does. Workers (workers.ts) decide what a failure means for the job;
@@ -38,6 +41,15 @@ import { type InstallationRuntime, isPolled } from './runtime.js';
 export const MAX_OUTSTANDING_BATCHES = 8;
 /** Events for one slug inside this window become one read and one write per record. */
 export const COALESCE_MS = 300;
+const DRAIN_TAKE = 100;
+/**
+ * A hot slug's updates coalesce over this long: a storm on K reports then costs at most K reads (and CRM
+ * reads) per HOT_COALESCE_MS, which leaves most of the report key's and the CRM's budget to single changes.
+ * Its records still end with the storm's last score.
+ */
+export const HOT_COALESCE_MS = 20_000;
+export const SCORE_CHANGES_SWEEP_MS = 30_000;
+const DRAIN_ROUNDS = 50;
 
 export interface PipelineDeps {
   redis: Redis;
@@ -54,6 +66,8 @@ export interface PipelineDeps {
   alerts: AlertStore;
   /** Who decided what about a link (decisions/decision-log.ts): here, a person's own change in the CRM. */
   decisions: DecisionLog;
+  /** Acknowledged score changes waiting for their fan-out. */
+  inbox: ScoreChangeInbox;
   logger: Logger;
   metrics?: Metrics;
 }
@@ -111,6 +125,57 @@ export class Pipeline {
     );
   }
 
+  /**
+   * A verified `score.changed`: recorded and its slug marked in one round trip (see ScoreChangeInbox), then a
+   * fan-out queued when none is. The mark is durable once `accept` returns, so a failure to queue the fan-out
+   * only delays it until the next event or the periodic sweep.
+   */
+  async acceptScoreChange(entry: EventLogEntry & { slug: string }): Promise<'duplicate' | 'accepted'> {
+    const outcome = await this.deps.inbox.accept(entry);
+    if (outcome === 'marked_kick') {
+      await this.kickScoreChanges().catch((err: unknown) => {
+        this.deps.logger.warn({ err }, 'score-change fan-out not queued; the periodic sweep will run it');
+      });
+    }
+    return outcome === 'duplicate' ? 'duplicate' : 'accepted';
+  }
+
+  /**
+   * A new fan-out job. Not deduplicated: the inbox's kick mark already makes this rare (once per idle-to-busy
+   * change, and once per DRAIN_ROUNDS), and a fan-out that is just finishing must never swallow the next one.
+   * Two fan-outs at once are harmless: each take is atomic.
+   */
+  private async kickScoreChanges(): Promise<void> {
+    await this.deps.queues.add('realtime', 'score-changes', {});
+  }
+
+  /**
+   * The fan-out of marked score changes: a killed fan-out's leftovers first, then the marks oldest first, each
+   * through `reportEvent` (one coalesced `slug-update` per installation linked to the slug). After
+   * DRAIN_ROUNDS takes it hands over to a new job, so a continuous storm never keeps one job running forever.
+   */
+  async drainScoreChanges(): Promise<void> {
+    // A take's marks are fanned out together: one after another, each waited its turn behind every request
+    // the storm had queued on this event loop.
+    const fanOut = (marks: MarkedSlug[]) =>
+      Promise.all(
+        marks.map(async (mark) => {
+          await this.reportEvent({ eventId: mark.eventId, type: 'score.changed', slug: mark.slug });
+          await this.deps.inbox.done(mark);
+        }),
+      );
+    await fanOut(await this.deps.inbox.leftovers());
+    for (let round = 0; round < DRAIN_ROUNDS; round++) {
+      const marks = await this.deps.inbox.take(DRAIN_TAKE);
+      if (marks.length === 0) return;
+      await fanOut(marks);
+      // What arrives meanwhile coalesces into one mark per slug: a storm is fanned out a few times a second,
+      // not once per event.
+      await sleep(COALESCE_MS);
+    }
+    await this.kickScoreChanges();
+  }
+
   async enqueueCrmChanges(installationId: string, changes: CrmChange[]): Promise<void> {
     if (changes.length === 0) return;
     await this.deps.queues.addBulk(
@@ -137,13 +202,21 @@ export class Pipeline {
     return outcome;
   }
 
+  /**
+   * A slug asked for again and again (a storm of re-scores) is hot: its update runs on the backfill queue's
+   * workers, by priority behind the backfill's own batches, and reads in the report key's deferrable lane. So a
+   * storm never takes the realtime workers or the key's burst from a single change, and the storm's own updates
+   * still run, coalesced (one pending update per installation and slug), as capacity allows.
+   */
   private async enqueueSlugUpdate(installationId: string, slug: string): Promise<void> {
+    const hot = await this.deps.inbox.isHot(slug);
     await this.deps.queues.add(
-      'realtime',
+      hot ? 'backfill' : 'realtime',
       'slug-update',
-      { installationId, slug },
+      { installationId, slug, ...(hot ? { hot: true } : {}) },
       {
-        delay: COALESCE_MS,
+        delay: hot ? HOT_COALESCE_MS : COALESCE_MS,
+        ...(hot ? { priority: 1 } : {}),
         deduplication: { id: `slug-${jobIdPart(installationId)}-${jobIdPart(slug)}`, keepLastIfActive: true },
       },
     );
@@ -342,9 +415,15 @@ export class Pipeline {
 
   /** Re-reads one report and updates every record linked to it in one installation. */
   async slugUpdate(data: SlugUpdateJob, job: RunningJob<SlugUpdateJob>): Promise<void> {
+    // Queued as a single change, but a storm of the same slug began meanwhile: it waits with the storm's own.
+    if (!data.hot && (await this.deps.inbox.isHot(data.slug))) {
+      await this.enqueueSlugUpdate(data.installationId, data.slug);
+      return;
+    }
     const recordIds = await this.deps.index.recordsForSlug(data.installationId, data.slug);
     if (recordIds.length === 0) return;
-    const { connector, client } = await this.deps.runtime.open(data.installationId, { urgent: true });
+    // A hot slug's update is deferrable: it reads in the lane that leaves the key's burst to single changes.
+    const { connector, client } = await this.deps.runtime.open(data.installationId, { urgent: !data.hot });
     // One read for the whole job, shared by its chunks and its reruns through a job-scoped cache. It is fresh
     // without asking: the event marked the slug changed before this job was queued, so no cached copy
     // predates it, and a later event marks it again and makes a rerun read anew (report-reader.ts).
@@ -678,6 +757,14 @@ export class Pipeline {
   private async removeLegacyPoll(installationId: string): Promise<void> {
     const legacy = `poll-${legacyJobIdPart(installationId)}`;
     if (legacy !== `poll-${jobIdPart(installationId)}`) await this.deps.queues.stopSchedule(legacy);
+  }
+
+  /**
+   * A fan-out of score changes every SCORE_CHANGES_SWEEP_MS whatever arrives: marks left by an ingest that died
+   * before it queued the fan-out are taken up even when no later event comes.
+   */
+  async scheduleScoreChangeSweep(): Promise<void> {
+    await this.deps.queues.every('score-changes', SCORE_CHANGES_SWEEP_MS, 'score-changes', {});
   }
 
   /** The reconcile sweep, every `everyMs` (RECONCILE_HOURS). */

@@ -50,7 +50,7 @@ export class Queues {
   }
 
   /** Runs job `name` every `everyMs` on the schedule queue; one scheduler per id. */
-  async every<N extends 'poll' | 'reconcile'>(
+  async every<N extends 'poll' | 'reconcile' | 'score-changes'>(
     schedulerId: string,
     everyMs: number,
     name: N,

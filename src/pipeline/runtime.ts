@@ -13,7 +13,7 @@ export interface InstallationRuntime {
   /** Throws NoReportKeyError, InstallationNotFoundError or a CRM error for a disconnected installation. */
   open(installationId: string, options?: { urgent?: boolean }): Promise<InstallationHandle>;
   /** A report client for checking a key before it is stored (admin page, doctor). */
-  clientForKey(apiKey: string): ReportClient;
+  clientForKey(apiKey: string, urgent?: boolean): ReportClient;
 }
 
 export function isPolled(connector: CrmConnector): connector is PolledCrmConnector {

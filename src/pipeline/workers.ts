@@ -33,6 +33,7 @@ function handlersOf(p: Pipeline): Handlers {
     list: (data, job) => p.list(data, job),
     batch: (data, job) => p.batch(data, job),
     'report-event': (data) => p.reportEvent(data),
+    'score-changes': () => p.drainScoreChanges(),
     'slug-update': (data, job) => p.slugUpdate(data, job),
     'report-completed': (data) => p.reportCompleted(data),
     'alert-activity': (data) => p.alertActivity(data),

@@ -21,7 +21,7 @@ local window = tonumber(ARGV[2])
 local tat = tonumber(redis.call('GET', KEYS[1]) or now)
 if tat < now then tat = now end
 local nextTat = tat + interval
-local allowAt = nextTat - window
+local allowAt = nextTat - window + tonumber(ARGV[3])
 if allowAt > now then return allowAt - now end
 redis.call('SET', KEYS[1], nextTat, 'PX', window + interval)
 return 0
@@ -41,6 +41,12 @@ export interface RateGateOptions {
   onWait?: (ms: number) => void;
   /** A request that would wait longer than this gives up with `GateTimeoutError`. */
   maxWaitMs?: number;
+  /**
+   * Milliseconds of the burst this gate's callers leave to callers without a reserve on the same identity. A
+   * deferrable lane (backfills, sweeps, a storm's repeats) reserves part of the burst, so urgent requests
+   * still pass at once while it is busy; both lanes get the full steady rate when the other is idle.
+   */
+  reserveMs?: number;
 }
 
 export class GateTimeoutError extends Error {
@@ -79,6 +85,7 @@ export class RedisRateGate implements RequestGate {
           this.keys.pause,
           this.interval,
           this.options.windowMs,
+          Math.min(this.options.reserveMs ?? 0, this.options.windowMs),
         ),
       );
       if (wait <= 0) return;

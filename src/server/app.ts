@@ -141,6 +141,7 @@ export function createServerApp(ctx: AppContext, options: ServerOptions = {}): E
       secrets: config.reports.webhookSecrets,
       hexHeader: config.reports.webhookHeader,
       enqueue: (event) => ctx.pipeline.enqueueReportEvent(event),
+      acceptScoreChange: (entry) => ctx.pipeline.acceptScoreChange(entry),
       logger: ctx.logger,
       metrics: ctx.metrics,
     }),

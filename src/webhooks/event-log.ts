@@ -21,7 +21,7 @@ export type EventLogEntry = z.infer<typeof eventLogEntrySchema>;
 
 export const EVENT_LOG_SIZE = 500;
 /** Kept for the redelivery window and more. */
-const DEDUP_TTL_SECONDS = 48 * 3600;
+export const DEDUP_TTL_SECONDS = 48 * 3600;
 export type EventSource = EventLogEntry['source'];
 
 export class EventLog {

@@ -5,7 +5,7 @@ import { ALERT_EVENT, type Alert, alertFromEvent } from '../alerts/alert-event.j
 import type { Metrics } from '../metrics.js';
 import { ACTIONABLE_REPORT_EVENTS } from '../pipeline/jobs.js';
 import { slugProblem } from '../reports/slug.js';
-import type { EventLog } from './event-log.js';
+import type { EventLog, EventLogEntry } from './event-log.js';
 import { verifyHex, verifyStandard, WebhookSignatureError } from './report-signature.js';
 
 /**
@@ -45,6 +45,10 @@ const alertEnvelopeSchema = z.looseObject({
   data: z.unknown().optional(),
 });
 
+function isAlertBody(body: unknown): boolean {
+  return typeof body === 'object' && body !== null && (body as { type?: unknown }).type === ALERT_EVENT;
+}
+
 /** What the route hands on: verified, deduplicated, of a kind that makes the connector do work. */
 export interface VerifiedReportEvent {
   id: string;
@@ -69,6 +73,11 @@ export interface ReportWebhookDeps {
   hexHeader: string;
   /** Pipeline.enqueueReportEvent, which queues the `report-event` job (pipeline/jobs.ts). */
   enqueue: (event: VerifiedReportEvent) => Promise<void>;
+  /**
+   * Pipeline.acceptScoreChange: a `score.changed` recorded (duplicate marker, event log) and its slug marked
+   * in one round trip; `duplicate` when its id was seen before.
+   */
+  acceptScoreChange: (entry: EventLogEntry & { slug: string }) => Promise<'duplicate' | 'accepted'>;
   logger: Logger;
   metrics?: Metrics;
 }
@@ -137,8 +146,9 @@ export function createReportWebhookRouter(deps: ReportWebhookDeps): Router {
       let alert: Alert | null = null;
       try {
         const body: unknown = JSON.parse(raw.toString('utf8'));
-        const asAlert = alertEnvelopeSchema.safeParse(body);
-        if (asAlert.success) {
+        // Only a body that says it is an alert is read as one: a failed parse costs more than the check.
+        const asAlert = isAlertBody(body) ? alertEnvelopeSchema.safeParse(body) : null;
+        if (asAlert?.success) {
           alert = alertFromEvent(asAlert.data);
           event = {
             id: asAlert.data.id,
@@ -180,6 +190,28 @@ export function createReportWebhookRouter(deps: ReportWebhookDeps): Router {
       if (actionable && !slug)
         return done(res, started, 'malformed', 400, { error: `${event.type} event has no data.slug` });
 
+      const receivedAt = new Date().toISOString();
+      // The common case of a storm: one round trip from verified event to acknowledgement.
+      if (actionable === 'score.changed' && slug && !alert) {
+        try {
+          const accepted = await deps.acceptScoreChange({
+            id,
+            source: 'reports',
+            type: event.type,
+            slug,
+            receivedAt,
+            outcome: 'queued',
+          });
+          if (accepted === 'duplicate')
+            return done(res, started, 'duplicate', 200, { received: true, duplicate: true });
+          return done(res, started, 'accepted', 202, { received: true });
+        } catch (err) {
+          deps.logger.error({ err, eventId: id }, 'report webhook could not be recorded');
+          return done(res, started, 'unavailable', 503, {
+            error: 'temporarily unable to record the event; retry',
+          });
+        }
+      }
       try {
         if (await deps.events.wasReceived('reports', id))
           return done(res, started, 'duplicate', 200, { received: true, duplicate: true });
@@ -198,7 +230,7 @@ export function createReportWebhookRouter(deps: ReportWebhookDeps): Router {
           source: 'reports',
           type: event.type,
           slug: slug ?? null,
-          receivedAt: new Date().toISOString(),
+          receivedAt,
           outcome: actionable ? 'queued' : 'recorded',
           ...(alert
             ? { detail: slug ? alert.line : `no usable data.slug, nothing to update: ${alert.line}` }

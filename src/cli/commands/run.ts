@@ -23,6 +23,7 @@ export async function runCommand(
     if (kind !== 'worker') {
       await ensureTokenModeInstallations(ctx);
       await ctx.pipeline.scheduleReconcile(ctx.config.reconcileHours * 3_600_000);
+      await ctx.pipeline.scheduleScoreChangeSweep();
     }
     if (kind !== 'serve') workers = await ctx.startWorkers();
     if (kind !== 'worker') server = await listen(ctx, workers);

@@ -1,0 +1,109 @@
+import { randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Keys } from '../src/pipeline/keys.js';
+import { ScoreChangeInbox } from '../src/pipeline/score-change-inbox.js';
+import { closeRedis, createRedis, deleteByPattern, waitForRedis } from '../src/redis.js';
+import { EventLog } from '../src/webhooks/event-log.js';
+import { REDIS_URL } from './support/redis-url.js';
+
+/**
+ * Issue 13, "work proportional to reports, not events": the inbox a verified score.changed lands in. Against a
+ * real Redis under a fresh prefix per test.
+ */
+
+let redis: Redis;
+const prefixes: string[] = [];
+
+beforeAll(async () => {
+  redis = createRedis(REDIS_URL, 'producer');
+  await waitForRedis(redis);
+});
+
+afterAll(async () => {
+  for (const p of prefixes) await deleteByPattern(redis, `${p}:*`);
+  await closeRedis(redis);
+});
+
+function fresh(): { inbox: ScoreChangeInbox; events: EventLog } {
+  const prefix = `rc-test-inbox-${randomUUID().slice(0, 8)}`;
+  prefixes.push(prefix);
+  const keys = new Keys(prefix);
+  return { inbox: new ScoreChangeInbox(redis, keys), events: new EventLog(redis, keys) };
+}
+
+const event = (id: string, slug: string) => ({
+  id,
+  source: 'reports' as const,
+  type: 'score.changed',
+  slug,
+  receivedAt: new Date().toISOString(),
+  outcome: 'queued',
+});
+
+describe('ScoreChangeInbox', () => {
+  it('a storm of N events on K slugs leaves K marks, the latest event of each', async () => {
+    const { inbox, events } = fresh();
+    const outcomes: string[] = [];
+    for (let i = 0; i < 300; i++) outcomes.push(await inbox.accept(event(`e${i}`, `slug-${i % 7}`)));
+    // The first event asks for a fan-out; every later one finds one queued.
+    expect(outcomes[0]).toBe('marked_kick');
+    expect(outcomes.slice(1).every((o) => o === 'marked')).toBe(true);
+    expect(await inbox.waiting()).toBe(7);
+    const taken = await inbox.take(100);
+    // 300 = 6 × 43 + 42: slug-6 had 42 events, the others 43 each; fewest first.
+    expect(taken[0]).toEqual({ slug: 'slug-6', eventId: 'e293', events: 42 });
+    // Latest wins: slug-0's last event is e294 (294 % 7 === 0).
+    expect(taken.find((m) => m.slug === 'slug-0')).toEqual({ slug: 'slug-0', eventId: 'e294', events: 43 });
+    expect(taken).toHaveLength(7);
+    // Every event is in the log and its duplicate marker set, in the same step.
+    expect(await events.wasReceived('reports', 'e0')).toBe(true);
+    expect(await events.wasReceived('reports', 'e299')).toBe(true);
+    expect((await events.recent(1))[0]?.id).toBe('e299');
+  });
+
+  it('a single change is taken before a storm that began earlier', async () => {
+    const { inbox } = fresh();
+    for (let i = 0; i < 50; i++) await inbox.accept(event(`s${i}`, `storm-${i % 5}`));
+    await inbox.accept(event('single', 'quiet'));
+    const [first] = await inbox.take(1);
+    expect(first).toEqual({ slug: 'quiet', eventId: 'single', events: 1 });
+  });
+
+  it('a redelivery is a duplicate and marks nothing', async () => {
+    const { inbox } = fresh();
+    expect(await inbox.accept(event('e1', 'a'))).toBe('marked_kick');
+    await inbox.take(10);
+    expect(await inbox.accept(event('e1', 'a'))).toBe('duplicate');
+    expect(await inbox.waiting()).toBe(0);
+  });
+
+  it('a take that finds nothing clears the kick, so the next event queues a fan-out again', async () => {
+    const { inbox } = fresh();
+    expect(await inbox.accept(event('e1', 'a'))).toBe('marked_kick');
+    expect(await inbox.accept(event('e2', 'b'))).toBe('marked');
+    expect((await inbox.take(10)).length).toBe(2);
+    // A mark arriving while the fan-out runs needs no new kick: the running fan-out takes it.
+    expect(await inbox.accept(event('e3', 'c'))).toBe('marked');
+    expect((await inbox.take(10)).map((m) => m.slug)).toEqual(['c']);
+    expect(await inbox.take(10)).toEqual([]);
+    expect(await inbox.accept(event('e4', 'd'))).toBe('marked_kick');
+  });
+
+  it('a fan-out killed after taking leaves its marks for the next one, and done clears only what it took', async () => {
+    const { inbox } = fresh();
+    await inbox.accept(event('e1', 'a'));
+    await inbox.accept(event('e2', 'b'));
+    const taken = await inbox.take(10);
+    // Killed here: nothing done. The next fan-out finds them.
+    expect((await inbox.leftovers()).sort((x, y) => x.slug.localeCompare(y.slug))).toEqual(taken);
+    await inbox.done(taken[0]!);
+    expect(await inbox.leftovers()).toEqual([taken[1]]);
+    // A newer event of b taken meanwhile is not cleared by the older one's done.
+    await inbox.accept(event('e3', 'b'));
+    const newer = await inbox.take(10);
+    expect(newer).toEqual([{ slug: 'b', eventId: 'e3', events: 1 }]);
+    await inbox.done(taken[1]!);
+    expect(await inbox.leftovers()).toEqual([{ slug: 'b', eventId: 'e3', events: 1 }]);
+  });
+});
