@@ -22,7 +22,10 @@ export function staleRecords(system: LocalSystem): string[] {
       return;
     }
     const scoreOk = Number(p.report_score).toFixed(6) === report.score.overall.toFixed(6);
-    const timeOk = Date.parse(p.report_scored_at ?? '') === Date.parse(report.score.scored_at);
+    // To the second, as the connector compares instants (Salesforce keeps DateTime to the second): a re-score
+    // within the same second with the same score is no change to write.
+    const second = (at: string | undefined) => Math.floor(Date.parse(at ?? '') / 1000);
+    const timeOk = second(p.report_scored_at) === second(report.score.scored_at);
     if (!scoreOk || !timeOk) {
       stale.push(
         `${id} (${p.report_slug}): CRM ${p.report_score} @ ${p.report_scored_at}, sandbox ${report.score.overall} @ ${report.score.scored_at}`,
