@@ -30,7 +30,7 @@ import { markSlugChanged } from './report-reader.js';
 import { RunLinks } from './run-links.js';
 import type { RunKind, SyncRuns } from './runs.js';
 import { type InstallationRuntime, isPolled } from './runtime.js';
-import type { MarkedSlug, ScoreChangeInbox } from './score-change-inbox.js';
+import { HOT_EVENTS, type MarkedSlug, type ScoreChangeInbox } from './score-change-inbox.js';
 
 /**
  * The enrichment pipeline: what each job does. Workers (workers.ts) decide what a failure means for the job;
@@ -48,6 +48,7 @@ const DRAIN_TAKE = 100;
  * Its records still end with the storm's last score.
  */
 export const HOT_COALESCE_MS = 20_000;
+const STORM_DRAIN_PAUSE_MS = 1_000;
 export const SCORE_CHANGES_SWEEP_MS = 30_000;
 const DRAIN_ROUNDS = 50;
 
@@ -170,8 +171,10 @@ export class Pipeline {
       if (marks.length === 0) return;
       await fanOut(marks);
       // What arrives meanwhile coalesces into one mark per slug: a storm is fanned out a few times a second,
-      // not once per event.
-      await sleep(COALESCE_MS);
+      // not once per event, and once a second when it was all the take held (its updates wait
+      // HOT_COALESCE_MS anyway), which leaves the event loop to the acknowledgements.
+      const onlyStorm = marks.every((m) => m.events >= HOT_EVENTS);
+      await sleep(onlyStorm ? STORM_DRAIN_PAUSE_MS : COALESCE_MS);
     }
     await this.kickScoreChanges();
   }
