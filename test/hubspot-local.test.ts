@@ -13,6 +13,7 @@ import {
   type LocalHubSpot,
   type LocalHubSpotServer,
 } from '../connectors/hubspot/local/index.js';
+import { LOCAL_PERSON_SOURCE_ID } from '../connectors/hubspot/local/local-hubspot.js';
 import { exchangeHubSpotCode } from '../connectors/hubspot/oauth-tokens.js';
 import { HUBSPOT_DEFAULT_API_VERSION, hubspotPaths } from '../connectors/hubspot/provider.js';
 import { ensureHubSpotPrivateAppInstallation } from '../connectors/hubspot/token-install.js';
@@ -213,7 +214,8 @@ describe('local HubSpot', () => {
     await hubspot.deleteCompany(c!.id, { notify: true });
     await hubspot.mergeCompanies(a!.id, b!.id, { notify: true });
     expect(received.map((r) => r.changes)).toEqual([
-      [{ kind: 'slugChanged', recordId: a!.id, slug: 'acme' }],
+      // The person who made the change, as HubSpot's sourceId names them (the decision log records it).
+      [{ kind: 'slugChanged', recordId: a!.id, slug: 'acme', by: LOCAL_PERSON_SOURCE_ID }],
       [{ kind: 'deleted', recordId: c!.id }],
       [{ kind: 'merged', recordId: a!.id, mergedInto: a!.id, mergedIds: [b!.id] }],
     ]);
