@@ -239,6 +239,29 @@ describe('reads', () => {
     expect(local.counters()).toMatchObject({ query: 1, queryMore: 2 });
   });
 
+  it('reads the Shipping address when Billing is empty, never a mix of the two', async () => {
+    const { local, connector } = await setup();
+    await connector().ensureFields();
+    const [shippingOnly, both, cityOnly] = local.seedAccounts([
+      { Name: 'Shipping Only', ShippingCountry: 'Germany', ShippingCity: 'Hamburg' },
+      {
+        Name: 'Both',
+        BillingCountry: 'France',
+        BillingCity: 'Lyon',
+        ShippingCountry: 'Germany',
+        ShippingCity: 'Hamburg',
+      },
+      { Name: 'Billing City Only', BillingCity: 'Lyon', ShippingCountry: 'Germany', ShippingCity: 'Hamburg' },
+    ]);
+    const byId = new Map(
+      (await connector().readCompanies([shippingOnly!.Id, both!.Id, cityOnly!.Id])).map((r) => [r.id, r]),
+    );
+    expect(byId.get(shippingOnly!.Id)).toMatchObject({ country: 'Germany', city: 'Hamburg' });
+    expect(byId.get(both!.Id)).toMatchObject({ country: 'France', city: 'Lyon' });
+    // Billing names a city: that address is the one, even without its country.
+    expect(byId.get(cityOnly!.Id)).toMatchObject({ country: null, city: 'Lyon' });
+  });
+
   it('continues by Id when the query locator has expired', async () => {
     const { local, connector } = await setup();
     await connector().ensureFields();

@@ -127,6 +127,9 @@ export const ACCOUNT_STANDARD_FIELDS = [
   'Industry',
   'BillingCountry',
   'BillingCity',
+  // The fallback when Billing is empty: many orgs fill only the Shipping address.
+  'ShippingCountry',
+  'ShippingCity',
 ] as const;
 
 /**

@@ -33,6 +33,8 @@ export const accountRowSchema = z
     Industry: nullableString,
     BillingCountry: nullableString,
     BillingCity: nullableString,
+    ShippingCountry: nullableString,
+    ShippingCity: nullableString,
   })
   .catchall(z.unknown());
 export type AccountRow = z.infer<typeof accountRowSchema>;
@@ -90,6 +92,18 @@ export function websiteToDomain(website: string | null): string | null {
   }
 }
 
+function blank(value: string | null): boolean {
+  return value === null || value.trim() === '';
+}
+
+/** The Billing address's country and city, or the Shipping address's when Billing is empty. */
+export function addressOf(row: AccountRow): { country: string | null; city: string | null } {
+  const billingEmpty = blank(row.BillingCountry) && blank(row.BillingCity);
+  return billingEmpty
+    ? { country: row.ShippingCountry, city: row.ShippingCity }
+    : { country: row.BillingCountry, city: row.BillingCity };
+}
+
 export function toCompanyRecord(row: AccountRow): CompanyRecord {
   const fields: Partial<FieldValues> = {};
   for (const field of FIELDS) fields[field.key] = fromSalesforce(field, row[field.salesforce]);
@@ -98,8 +112,8 @@ export function toCompanyRecord(row: AccountRow): CompanyRecord {
     name: row.Name,
     domain: websiteToDomain(row.Website),
     industry: row.Industry,
-    country: row.BillingCountry,
-    city: row.BillingCity,
+    // One address, not a mix: the Shipping address only when Billing names no country and no city.
+    ...addressOf(row),
     fields,
   };
 }

@@ -99,6 +99,8 @@ export interface StoredAccount {
   Industry: string | null;
   BillingCountry: string | null;
   BillingCity: string | null;
+  ShippingCountry: string | null;
+  ShippingCity: string | null;
   CreatedDate: number;
   LastModifiedDate: number;
   SystemModstamp: number;
@@ -115,6 +117,8 @@ export interface SeedAccount {
   Industry?: string | null;
   BillingCountry?: string | null;
   BillingCity?: string | null;
+  ShippingCountry?: string | null;
+  ShippingCity?: string | null;
   /** Custom field values by API name (`Report_Slug__c`); the field must exist. */
   [customField: string]: string | number | null | undefined;
 }
@@ -146,6 +150,8 @@ const STANDARD_ACCOUNT_COLUMNS: Record<string, ColumnKind> = {
   Industry: 'string',
   BillingCountry: 'string',
   BillingCity: 'string',
+  ShippingCountry: 'string',
+  ShippingCity: 'string',
   CreatedDate: 'datetime',
   LastModifiedDate: 'datetime',
   SystemModstamp: 'datetime',
@@ -154,13 +160,23 @@ const STANDARD_ACCOUNT_COLUMNS: Record<string, ColumnKind> = {
   IsDeleted: 'boolean',
   MasterRecordId: 'id',
 };
-const UPDATEABLE_STANDARD = new Set(['Name', 'Website', 'Industry', 'BillingCountry', 'BillingCity']);
+const UPDATEABLE_STANDARD = new Set([
+  'Name',
+  'Website',
+  'Industry',
+  'BillingCountry',
+  'BillingCity',
+  'ShippingCountry',
+  'ShippingCity',
+]);
 const STANDARD_LENGTH: Record<string, number> = {
   Name: 255,
   Website: 255,
   Industry: 255,
   BillingCountry: 80,
   BillingCity: 40,
+  ShippingCountry: 80,
+  ShippingCity: 40,
 };
 
 /** `2024-05-01T12:00:00.000+0000`, whole seconds: how the REST API writes date-times. */
@@ -452,6 +468,8 @@ export class LocalOrg {
         Industry: seed.Industry ?? null,
         BillingCountry: seed.BillingCountry ?? null,
         BillingCity: seed.BillingCity ?? null,
+        ShippingCountry: seed.ShippingCountry ?? null,
+        ShippingCity: seed.ShippingCity ?? null,
         CreatedDate: now,
         LastModifiedDate: now,
         SystemModstamp: now,
@@ -807,7 +825,7 @@ export class LocalOrg {
     for (const p of input.fieldPermissions) {
       if (
         !this.readCustomField(p.field) &&
-        !/^Account\.(Name|Website|Industry|BillingCountry|BillingCity)$/.test(p.field)
+        !/^Account\.(Name|Website|Industry|(Billing|Shipping)(Country|City))$/.test(p.field)
       ) {
         return {
           failure: {
