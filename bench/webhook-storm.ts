@@ -15,8 +15,6 @@
  * Storm events are distinct (each its own id), signed beforehand, spread over `--slugs` linked reports.
  */
 import { parseArgs } from 'node:util';
-import autocannon from 'autocannon';
-import { Webhook } from 'standardwebhooks';
 import { intOption } from '../src/cli/args.js';
 import { UsageError } from '../src/cli/errors.js';
 import { REDIS_URL } from '../test/support/redis-url.js';
@@ -35,6 +33,7 @@ import { describeMachine } from './support/machine.js';
 import { fixed, markdownTable, median, percentile } from './support/measure.js';
 import { benchPrefix, deleteKeys } from './support/redis-keys.js';
 import { RpcChild, siblingModule } from './support/rpc.js';
+import { type LoadResult, postSignedLoad, signedPool } from './support/signed-load.js';
 
 const SYSTEM_MODULE = siblingModule(import.meta.url, './children/webhook-system');
 const REFERENCE_MODULE = siblingModule(import.meta.url, './children/reference-ingest');
@@ -78,74 +77,7 @@ function parseOptions(argv: string[]): StormOptions {
   };
 }
 
-interface SignedRequest {
-  headers: Record<string, string>;
-  body: string;
-}
-
-function signedPool(secret: string, slugs: readonly string[], count: number, tag: string): SignedRequest[] {
-  const signer = new Webhook(secret);
-  const now = new Date();
-  const pool: SignedRequest[] = [];
-  for (let i = 0; i < count; i++) {
-    const id = `msg_storm_${tag}_${i}`;
-    const body = JSON.stringify({
-      id,
-      type: 'score.changed',
-      created_at: now.toISOString(),
-      data: { slug: slugs[i % slugs.length], score: { overall: 50 + (i % 40), band: 'moderate' } },
-    });
-    pool.push({
-      headers: {
-        'content-type': 'application/json',
-        'webhook-id': id,
-        'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
-        'webhook-signature': signer.sign(id, now, body),
-      },
-      body,
-    });
-  }
-  return pool;
-}
-
-interface Storm {
-  ackedPerSecond: number;
-  p50Ms: number;
-  p99Ms: number;
-  non2xx: number;
-  errors: number;
-}
-
-async function storm(
-  url: string,
-  pool: SignedRequest[],
-  connections: number,
-  durationS: number,
-): Promise<Storm> {
-  let next = 0;
-  const result = await autocannon({
-    url,
-    connections,
-    duration: durationS,
-    requests: [
-      {
-        method: 'POST',
-        setupRequest: (request) => {
-          const signed = pool[next++ % pool.length]!;
-          return { ...request, headers: signed.headers, body: signed.body };
-        },
-      },
-    ],
-  });
-  if (next > pool.length) throw new Error(`the pool of ${pool.length} signed events ran out`);
-  return {
-    ackedPerSecond: result['2xx'] / result.duration,
-    p50Ms: result.latency.p50,
-    p99Ms: result.latency.p99,
-    non2xx: result.non2xx,
-    errors: result.errors,
-  };
-}
+type Storm = LoadResult;
 
 function progress(line: string): void {
   process.stderr.write(`${line}\n`);
@@ -201,14 +133,14 @@ async function main(): Promise<void> {
       progress(
         `reference ingest: ${o.durationS} s, ${o.connections} connections, ${stormSlugs.length} slugs`,
       );
-      return storm(
+      return postSignedLoad(
         reference!.ready.url,
         signedPool(system!.ready.secret, stormSlugs, o.durationS * POOL_PER_SECOND, tag),
         o.connections,
         o.durationS,
       );
     };
-    const refBefore = await referenceStorm('ref1');
+    const refBefore = await referenceStorm('storm_ref1');
 
     progress(`connector: the same storm, with one single change a second on other reports`);
     const before = await system.call('work', null);
@@ -217,9 +149,9 @@ async function main(): Promise<void> {
       { samples: o.durationS, intervalMs: 1_000, slugs: singleSlugs, perSampleTimeoutMs: 60_000 },
       (o.durationS + 70) * 1_000,
     );
-    const mine = await storm(
+    const mine = await postSignedLoad(
       `${system.ready.appUrl}/webhooks/reports`,
-      signedPool(system.ready.secret, stormSlugs, o.durationS * POOL_PER_SECOND, 'app'),
+      signedPool(system.ready.secret, stormSlugs, o.durationS * POOL_PER_SECOND, 'storm_app'),
       o.connections,
       o.durationS,
     );
@@ -240,13 +172,14 @@ async function main(): Promise<void> {
     const end = await system.call('work', null);
     const outcomes = await system.call('outcomes', null);
     // The reference again, once the connector is idle: the machine is shared, so its load moves between runs.
-    const refAfter = await referenceStorm('ref2');
+    const refAfter = await referenceStorm('storm_ref2');
     const ref: Storm = {
       ackedPerSecond: (refBefore.ackedPerSecond + refAfter.ackedPerSecond) / 2,
       p50Ms: (refBefore.p50Ms + refAfter.p50Ms) / 2,
       p99Ms: (refBefore.p99Ms + refAfter.p99Ms) / 2,
       non2xx: refBefore.non2xx + refAfter.non2xx,
       errors: refBefore.errors + refAfter.errors,
+      sent: refBefore.sent + refAfter.sent,
     };
     const row = (label: string, r: Storm) => [
       label,

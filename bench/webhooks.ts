@@ -12,8 +12,6 @@
  */
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import autocannon from 'autocannon';
-import { Webhook } from 'standardwebhooks';
 import { intOption } from '../src/cli/args.js';
 import { UsageError } from '../src/cli/errors.js';
 import { REDIS_URL } from '../test/support/redis-url.js';
@@ -26,6 +24,10 @@ import { describeMachine } from './support/machine.js';
 import { fixed, markdownTable, median, percentile } from './support/measure.js';
 import { benchPrefix, deleteKeys } from './support/redis-keys.js';
 import { RpcChild, siblingModule } from './support/rpc.js';
+import { type LoadResult, postSignedLoad, signedPool } from './support/signed-load.js';
+
+/** A fresh id prefix per pool: every event of a run is new to the server. */
+const benchTag = () => `bench_${randomBytes(4).toString('hex')}`;
 
 const SYSTEM_MODULE = siblingModule(import.meta.url, './children/webhook-system');
 /** Signed requests made per second of a round: more than this machine can acknowledge, so none repeats. */
@@ -69,79 +71,7 @@ function parseOptions(argv: string[]): WebhookOptions {
   };
 }
 
-interface SignedRequest {
-  headers: Record<string, string>;
-  body: string;
-}
-
-/** `count` distinct score.changed events over `slugs`, each signed now with the app's secret. */
-function signedPool(secret: string, slugs: readonly string[], count: number): SignedRequest[] {
-  const signer = new Webhook(secret);
-  const now = new Date();
-  const tag = randomBytes(4).toString('hex');
-  const pool: SignedRequest[] = [];
-  for (let i = 0; i < count; i++) {
-    const id = `msg_bench_${tag}_${i}`;
-    const body = JSON.stringify({
-      id,
-      type: 'score.changed',
-      created_at: now.toISOString(),
-      data: { slug: slugs[i % slugs.length], score: { overall: 50 + (i % 40), band: 'moderate' } },
-    });
-    pool.push({
-      headers: {
-        'content-type': 'application/json',
-        'webhook-id': id,
-        'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
-        'webhook-signature': signer.sign(id, now, body),
-      },
-      body,
-    });
-  }
-  return pool;
-}
-
-interface Round {
-  ackedPerSecond: number;
-  p50Ms: number;
-  p99Ms: number;
-  non2xx: number;
-  errors: number;
-  sent: number;
-}
-
-async function load(
-  url: string,
-  pool: SignedRequest[],
-  connections: number,
-  durationS: number,
-): Promise<Round> {
-  let next = 0;
-  const result = await autocannon({
-    url,
-    connections,
-    duration: durationS,
-    requests: [
-      {
-        method: 'POST',
-        setupRequest: (request) => {
-          const signed = pool[next++ % pool.length]!;
-          return { ...request, headers: signed.headers, body: signed.body };
-        },
-      },
-    ],
-  });
-  if (next > pool.length)
-    throw new Error(`the pool of ${pool.length} signed events ran out: raise POOL_PER_SECOND`);
-  return {
-    ackedPerSecond: result['2xx'] / result.duration,
-    p50Ms: result.latency.p50,
-    p99Ms: result.latency.p99,
-    non2xx: result.non2xx,
-    errors: result.errors,
-    sent: result.requests.sent,
-  };
-}
+type Round = LoadResult;
 
 function progress(line: string): void {
   process.stderr.write(`${line}\n`);
@@ -189,9 +119,9 @@ async function main(): Promise<void> {
 
     if (options.warmupS > 0) {
       progress(`warm-up: ${options.warmupS} s`);
-      await load(
+      await postSignedLoad(
         url,
-        signedPool(system.ready.secret, slugs, options.warmupS * POOL_PER_SECOND),
+        signedPool(system.ready.secret, slugs, options.warmupS * POOL_PER_SECOND, benchTag()),
         options.connections,
         options.warmupS,
       );
@@ -199,10 +129,10 @@ async function main(): Promise<void> {
     }
     const rounds: (Round & { drainS: number; accepted: number; duplicates: number })[] = [];
     for (let r = 1; r <= options.rounds; r++) {
-      const pool = signedPool(system.ready.secret, slugs, options.durationS * POOL_PER_SECOND);
+      const pool = signedPool(system.ready.secret, slugs, options.durationS * POOL_PER_SECOND, benchTag());
       progress(`round ${r}/${options.rounds}: ${options.durationS} s, ${options.connections} connections`);
       const before = await system.call('outcomes', null);
-      const round = await load(url, pool, options.connections, options.durationS);
+      const round = await postSignedLoad(url, pool, options.connections, options.durationS);
       // Rounds start with an empty queue: what the workers still had to do is reported, not carried over.
       const { waitedMs } = await system.call('drain', { timeoutMs: 300_000 }, 310_000);
       const after = await system.call('outcomes', null);
