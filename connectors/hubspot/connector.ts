@@ -3,6 +3,7 @@ import type {
   ApiUsage,
   CompanyRecord,
   CrmConnector,
+  CrmEnvironment,
   EnsureFieldsResult,
   Page,
   ProviderLimits,
@@ -15,6 +16,7 @@ import { fieldByKey } from '../../src/fields.js';
 import { RETRY_BUDGET } from '../../src/retry-budget.js';
 import type { HubSpotHttp } from './api-client.js';
 import {
+  accountDetailsRequest,
   type BatchUpdateInput,
   batchReadRequest,
   batchUpdateRequest,
@@ -23,7 +25,13 @@ import {
   searchBySlugRequest,
 } from './endpoints.js';
 import { ensureHubSpotFields } from './ensure-fields.js';
-import { HUBSPOT_ERROR_CATEGORIES, HUBSPOT_LIMITS, HUBSPOT_PROVIDER, HUBSPOT_SIZES } from './provider.js';
+import {
+  HUBSPOT_ERROR_CATEGORIES,
+  HUBSPOT_LIMITS,
+  HUBSPOT_PROVIDER,
+  HUBSPOT_SIZES,
+  isHubSpotTestAccount,
+} from './provider.js';
 import {
   companyReadProperties,
   mapBatchUpdate,
@@ -32,6 +40,7 @@ import {
   toCompanyRecord,
 } from './records.js';
 import {
+  accountDetailsSchema,
   batchResponseSchema,
   type HubSpotErrorBody,
   objectPageSchema,
@@ -127,6 +136,12 @@ export class HubSpotConnector implements CrmConnector {
       after = page.paging?.next?.after;
     } while (after && records.length < HUBSPOT_SIZES.searchMaxResults);
     return records;
+  }
+
+  async environment(): Promise<CrmEnvironment> {
+    const res = await this.http.request(accountDetailsRequest(this.http.paths));
+    const parsed = accountDetailsSchema.safeParse(res.body);
+    return parsed.success && isHubSpotTestAccount(parsed.data.accountType) ? 'test' : 'production';
   }
 
   apiUsage(): ApiUsage | null {

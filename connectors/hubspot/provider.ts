@@ -8,6 +8,15 @@ import type { ProviderLimits } from '../../src/crm/connector.js';
 
 export const HUBSPOT_PROVIDER = 'hubspot';
 
+/**
+ * Account details' `accountType`: `STANDARD` is a production account (HubSpot's docs). Developer test accounts
+ * and sandboxes carry other values; the names are matched loosely (`…TEST…`, `…SANDBOX…`) because only
+ * `STANDARD` was confirmed in the docs, and anything else unknown counts as production (fail safe).
+ */
+export function isHubSpotTestAccount(accountType: string | undefined): boolean {
+  return accountType !== undefined && /TEST|SANDBOX/i.test(accountType);
+}
+
 export const HUBSPOT_DEFAULT_API_URL = 'https://api.hubapi.com';
 export const HUBSPOT_DEFAULT_AUTHORIZE_URL = 'https://app.hubspot.com/oauth/authorize';
 

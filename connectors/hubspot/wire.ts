@@ -84,6 +84,8 @@ export const accountDetailsSchema = z.looseObject({
   portalId: z.union([z.number(), z.string()]).transform(String),
   /** IANA name (`US/Eastern`); daily API limits reset at midnight there. */
   timeZone: z.string().optional(),
+  /** `STANDARD` for a production account; developer test accounts and sandboxes say otherwise. */
+  accountType: z.string().optional(),
 });
 
 /** Best effort: a body that is not a HubSpot error still yields an (empty) error object. */

@@ -6,6 +6,7 @@ import type {
   ChangedRecord,
   CompanyRecord,
   CrmChange,
+  CrmEnvironment,
   EnsureFieldsResult,
   Page,
   PolledCrmConnector,
@@ -108,6 +109,8 @@ export interface SalesforceConnectorDeps {
   sleep?: (ms: number) => Promise<void>;
 }
 
+const organizationRowSchema = z.looseObject({ IsSandbox: z.boolean() });
+
 export class SalesforceConnector implements PolledCrmConnector {
   readonly kind = 'salesforce' as const;
   readonly limits: ProviderLimits = SALESFORCE_LIMITS;
@@ -130,6 +133,12 @@ export class SalesforceConnector implements PolledCrmConnector {
 
   apiUsage(): ApiUsage | null {
     return this.api.usage.snapshot();
+  }
+
+  /** `Organization.IsSandbox`: a sandbox org is for testing; anything else is production. */
+  async environment(): Promise<CrmEnvironment> {
+    const [row] = await this.queryAllPages('SELECT IsSandbox FROM Organization', 'organization kind');
+    return organizationRowSchema.safeParse(row).data?.IsSandbox === true ? 'test' : 'production';
   }
 
   private queryUrl(soql: string, all = false): string {

@@ -351,6 +351,21 @@ export class AdminActions {
       }));
   }
 
+  /**
+   * Lets a sandbox key write fixture scores into this production CRM, or stops it. Allowing starts a full sync,
+   * so the writes refused so far are made.
+   */
+  async setAllowFixtureWrites(
+    installationId: string,
+    allow: boolean,
+  ): Promise<{ allowFixtureWrites: boolean; runId: string | null }> {
+    await this.installation(installationId);
+    await this.ctx.installations.setAllowFixtureWrites(installationId, allow);
+    this.ctx.runtime.forget(installationId);
+    const runId = allow ? await this.ctx.pipeline.startSync(installationId, 'full') : null;
+    return { allowFixtureWrites: allow, runId };
+  }
+
   /** Switches alert activities (HubSpot note, Salesforce Task) on or off. */
   async setAlertActivity(installationId: string, on: boolean): Promise<{ alertActivity: boolean }> {
     await this.installation(installationId);

@@ -12,6 +12,7 @@ import {
   bulkReviewSchema,
   decisionsQuerySchema,
   eventsQuerySchema,
+  fixtureWritesBodySchema,
   installationIdSchema,
   recordIdSchema,
   reportKeyBodySchema,
@@ -80,6 +81,9 @@ import { readMultipartBody, readUploadForm } from './uploads.js';
  *        -> {requests: [{recordId, submissionId, name, requestedAt, ageSeconds, document}]}: pending, oldest first
  * POST   /admin/api/installations/:id/alert-activity  body {on: boolean}
  *        -> {alertActivity}: alerts also become a HubSpot note / Salesforce Task on each linked record
+ * POST   /admin/api/installations/:id/fixture-writes  {allow: boolean}
+ *        -> {allowFixtureWrites, runId}: a sandbox key may (or may no longer) write fixture scores into this
+ *           production CRM; allowing starts a full sync
  */
 
 export interface ApiRouteDeps {
@@ -244,6 +248,12 @@ export function adminApiRouter({ ctx, guard, actions, overview }: ApiRouteDeps):
 
   router.get('/installations/:id/requests', async (req, res) => {
     res.json({ requests: await actions.pendingRequests(installationParam(req)) });
+  });
+
+  router.post('/installations/:id/fixture-writes', async (req, res) => {
+    const id = installationParam(req);
+    const { allow } = parse(fixtureWritesBodySchema, jsonBody(req), 'The setting');
+    res.json(await actions.setAllowFixtureWrites(id, allow));
   });
 
   router.post('/installations/:id/alert-activity', async (req, res) => {

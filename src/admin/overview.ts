@@ -60,6 +60,10 @@ export interface InstallationView {
   /** Reports auto-linked to several records that disagree on domain or country (at most MAX_SHARED_CONFLICTS). */
   sharedLinkConflicts: SharedLinkConflict[];
   lastRun: RunSummary | null;
+  /** Why record writes are refused (a sandbox key on a production CRM); null when they are not. */
+  fixtureRefusal: string | null;
+  /** An operator allowed fixture scores in this production CRM. */
+  allowFixtureWrites: boolean;
 }
 
 export const MAX_SHARED_CONFLICTS = 20;
@@ -109,6 +113,8 @@ export class AdminOverview {
       reviewCount,
       sharedLinkConflicts: conflictingSharedLinks(shared).slice(0, MAX_SHARED_CONFLICTS),
       lastRun: runs[0] ?? null,
+      fixtureRefusal: installation.fixtureRefusal ?? null,
+      allowFixtureWrites: installation.allowFixtureWrites ?? false,
     };
   }
 

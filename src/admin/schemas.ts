@@ -75,6 +75,10 @@ export const alertActivityBodySchema = z.object({
   on: z.boolean({ error: 'on must be true or false' }),
 });
 
+export const fixtureWritesBodySchema = z.object({
+  allow: z.boolean({ error: 'allow must be true or false' }),
+});
+
 export const eventsQuerySchema = z.object({
   limit: z.coerce.number().int().min(1).max(500).default(50),
 });

@@ -11,6 +11,7 @@ import type { InstallationHandle, InstallationRuntime } from '../pipeline/runtim
 import { providerFor } from '../providers.js';
 import { identityOf, RedisRateGate } from '../ratelimit/redis-gate.js';
 import { ReportClient } from '../reports/client.js';
+import { FixtureGuard, guardFixtureWrites } from './fixture-guard.js';
 
 /** The share of a report key's or a CRM's burst that deferrable work leaves to urgent work. */
 export const DEFERRABLE_RESERVE_SHARE = 0.5;
@@ -24,6 +25,7 @@ const HANDLE_TTL_MS = 30_000;
 
 export class AppRuntime implements InstallationRuntime {
   private readonly handles = new Map<string, { handle: InstallationHandle; at: number; keyId: string }>();
+  private readonly fixtures: FixtureGuard;
 
   constructor(
     private readonly config: Config,
@@ -32,7 +34,9 @@ export class AppRuntime implements InstallationRuntime {
     private readonly installations: InstallationStore,
     private readonly tokens: TokenManager,
     private readonly metrics?: Metrics,
-  ) {}
+  ) {
+    this.fixtures = new FixtureGuard({ installations });
+  }
 
   async open(installationId: string, options: { urgent?: boolean } = {}): Promise<InstallationHandle> {
     const urgent = options.urgent ?? false;
@@ -62,10 +66,16 @@ export class AppRuntime implements InstallationRuntime {
     if (cached && cached.keyId === keyId && Date.now() - cached.at < HANDLE_TTL_MS) {
       return { ...cached.handle, installation };
     }
+    const client = this.clientForKey(apiKey, urgent);
+    const connector = this.connectorFor(installation, urgent);
     const handle: InstallationHandle = {
       installation,
-      connector: this.connectorFor(installation, urgent),
-      client: this.clientForKey(apiKey, urgent),
+      connector: guardFixtureWrites(
+        connector,
+        installation.id,
+        this.fixtures.check(installation, keyId, client, connector),
+      ),
+      client,
     };
     this.handles.set(handleKey, { handle, at: Date.now(), keyId });
     return handle;
@@ -120,5 +130,6 @@ export class AppRuntime implements InstallationRuntime {
   forget(installationId: string): void {
     this.handles.delete(`${installationId}:urgent`);
     this.handles.delete(`${installationId}:background`);
+    this.fixtures.forget(installationId);
   }
 }

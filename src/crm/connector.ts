@@ -110,6 +110,8 @@ export interface RecordActivity {
   at: string;
 }
 
+export type CrmEnvironment = 'production' | 'test';
+
 export interface CrmConnector {
   readonly kind: CrmKind;
   readonly limits: ProviderLimits;
@@ -125,6 +127,11 @@ export interface CrmConnector {
   findBySlug(slug: string): Promise<CompanyRecord[]>;
   /** The CRM's API allocation as last seen, for the admin page; null when unknown. */
   apiUsage(): ApiUsage | null;
+  /**
+   * Whether the portal or org holds real data (`production`) or is for testing (a HubSpot developer test
+   * account or sandbox, a Salesforce sandbox). Anything the CRM does not clearly call a test is production.
+   */
+  environment(): Promise<CrmEnvironment>;
   /** From this many updates on, `writeCompaniesBulk` is the cheaper path (Salesforce: Bulk API 2.0). */
   readonly bulkThreshold?: number;
   /** Any number of updates through the CRM's bulk API; one result per update, in order. */

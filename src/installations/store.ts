@@ -52,6 +52,10 @@ export const installationSchema = z.object({
   /** Who let it in: `token` (token mode), `allowlist`, `admin` (approved), `own_key` (a key of its own). */
   approvedBy: z.enum(['token', 'allowlist', 'admin', 'own_key']).optional(),
   approvedAt: z.string().optional(),
+  /** An operator allowed a sandbox report key to write fixture scores into this production CRM. */
+  allowFixtureWrites: z.boolean().optional(),
+  /** Why record writes were last refused (a sandbox key on a production CRM), until allowed or a real key. */
+  fixtureRefusal: z.string().optional(),
 });
 export type ApprovalSource = NonNullable<z.infer<typeof installationSchema>['approvedBy']>;
 export type Installation = z.infer<typeof installationSchema>;
@@ -138,6 +142,8 @@ export class InstallationStore {
       reportsKeySandbox: h.reportsKeySandbox ? h.reportsKeySandbox === 'true' : undefined,
       reportsKeyCheckedAt: h.reportsKeyCheckedAt || undefined,
       alertActivity: h.alertActivity === 'true',
+      allowFixtureWrites: h.allowFixtureWrites === 'true',
+      fixtureRefusal: h.fixtureRefusal || undefined,
       installedBy: h.installedBy || undefined,
       accountName: h.accountName || undefined,
       approvedBy: h.approvedBy || undefined,
@@ -184,6 +190,21 @@ export class InstallationStore {
     await this.redis.hset(this.key(id), { alertActivity: String(on), updatedAt: new Date().toISOString() });
   }
 
+  /** Allows (or stops allowing) fixture scores in a production CRM; either way the last refusal is cleared. */
+  async setAllowFixtureWrites(id: string, allow: boolean): Promise<void> {
+    if (!(await this.redis.exists(this.key(id)))) return;
+    await this.redis
+      .multi()
+      .hset(this.key(id), { allowFixtureWrites: String(allow), updatedAt: new Date().toISOString() })
+      .hdel(this.key(id), 'fixtureRefusal')
+      .exec();
+  }
+
+  async setFixtureRefusal(id: string, reason: string): Promise<void> {
+    if (!(await this.redis.exists(this.key(id)))) return;
+    await this.redis.hset(this.key(id), { fixtureRefusal: reason });
+  }
+
   /** Lets a pending installation in; false when it was not pending (or is gone). */
   async approve(id: string, by: ApprovalSource): Promise<boolean> {
     const status = await this.redis.hget(this.key(id), 'status');
@@ -199,12 +220,17 @@ export class InstallationStore {
   }
 
   async setReportsApiKey(id: string, apiKey: string, info: { sandbox: boolean }): Promise<void> {
-    await this.redis.hset(this.key(id), {
-      reportsApiKey: this.box.seal(apiKey, `${id}:reports`),
-      reportsKeySandbox: String(info.sandbox),
-      reportsKeyCheckedAt: new Date().toISOString(),
-      updatedAt: new Date().toISOString(),
-    });
+    await this.redis
+      .multi()
+      .hset(this.key(id), {
+        reportsApiKey: this.box.seal(apiKey, `${id}:reports`),
+        reportsKeySandbox: String(info.sandbox),
+        reportsKeyCheckedAt: new Date().toISOString(),
+        updatedAt: new Date().toISOString(),
+      })
+      // A new key is asked again before the next write: the last refusal no longer holds.
+      .hdel(this.key(id), 'fixtureRefusal')
+      .exec();
   }
 
   async getReportsApiKey(id: string): Promise<string | null> {

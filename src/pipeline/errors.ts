@@ -8,6 +8,18 @@ export class NoReportKeyError extends Error {
   }
 }
 
+/** A sandbox report key on a production CRM: record writes are refused (app/fixture-guard.ts). */
+export class FixtureWriteRefusedError extends Error {
+  readonly code = 'FIXTURE_WRITE_REFUSED';
+  constructor(
+    message: string,
+    readonly installationId: string,
+  ) {
+    super(message);
+    this.name = 'FixtureWriteRefusedError';
+  }
+}
+
 export class InstallationNotFoundError extends Error {
   readonly code = 'INSTALLATION_NOT_FOUND';
   constructor(readonly installationId: string) {

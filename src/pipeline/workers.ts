@@ -9,7 +9,12 @@ import {
   ReportServiceError,
   ReportUnauthorizedError,
 } from '../reports/errors.js';
-import { InstallationNotFoundError, InstallationStoppedError, NoReportKeyError } from './errors.js';
+import {
+  FixtureWriteRefusedError,
+  InstallationNotFoundError,
+  InstallationStoppedError,
+  NoReportKeyError,
+} from './errors.js';
 import { isJobName, type JobData, type JobName, parseJobData, type RunningJob } from './jobs.js';
 import { type Pipeline, Reschedule } from './pipeline.js';
 import { RecordLockTimeoutError } from './record-locks.js';
@@ -186,6 +191,7 @@ function stopReason(err: unknown): { reason: string; status?: 'disconnected' | '
     };
   }
   if (err instanceof NoReportKeyError) return { reason: err.message, status: 'key_invalid' };
+  if (err instanceof FixtureWriteRefusedError) return { reason: err.message };
   if (err instanceof InstallationNotFoundError || err instanceof InstallationStoppedError)
     return { reason: err.message };
   if (err instanceof CrmError && !err.retryable) {

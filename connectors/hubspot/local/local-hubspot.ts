@@ -32,6 +32,8 @@ export const LOCAL_HUBSPOT_CLIENT_SECRET = 'local-hubspot-client-secret';
 export const LOCAL_HUBSPOT_PORTAL_ID = '62515';
 /** The `sourceId` HubSpot puts on a person's edit: a user of the portal. */
 export const LOCAL_PERSON_SOURCE_ID = 'userId:7001';
+/** The stand-in is a developer test account by default, so fixture scores may be written to it. */
+export const LOCAL_TEST_ACCOUNT_TYPE = 'DEVELOPER_TEST';
 
 export interface LocalHubSpotOptions {
   portalId?: string;
@@ -56,6 +58,8 @@ export interface LocalHubSpotOptions {
   appId?: number;
   /** The portal's time zone in account details; HubSpot's own default is `US/Eastern`. */
   timeZone?: string;
+  /** Account details' `accountType`: a developer test account unless a test asks for a production one. */
+  accountType?: string;
   now?: () => number;
   random?: () => number;
 }
@@ -134,6 +138,7 @@ export class LocalHubSpot {
       calls: {},
       statuses: {},
       timeZone: { value: options.timeZone ?? 'Etc/UTC' },
+      accountType: { value: options.accountType ?? LOCAL_TEST_ACCOUNT_TYPE },
       requiredProperties: new Set(),
     };
     this.app = createLocalHubSpotApp(this.ctx);
@@ -164,6 +169,11 @@ export class LocalHubSpot {
   }
 
   /** Every refresh token is refused from now on (`invalid_grant` / `BAD_REFRESH_TOKEN`). */
+  /** What account details say the portal is (`STANDARD`: production). */
+  setAccountType(accountType: string): void {
+    this.ctx.accountType.value = accountType;
+  }
+
   revokeRefreshTokens(): void {
     this.tokens.revokeRefreshTokens();
   }

@@ -82,6 +82,8 @@ export interface LocalHubSpotContext {
   statuses: Record<string, number>;
   /** Account details `timeZone` (IANA). */
   timeZone: { value: string };
+  /** Account details `accountType`. */
+  accountType: { value: string };
   /** Properties the portal's validation rules require (enforced on writes from API version 2026-09). */
   requiredProperties: Set<string>;
 }
@@ -370,7 +372,7 @@ export function createLocalHubSpotApp(ctx: LocalHubSpotContext): Express {
     app.get(paths.accountDetails, ...api(ctx, 'account.details', []), (_req, res) => {
       res.json({
         portalId: Number(ctx.portalId),
-        accountType: 'STANDARD',
+        accountType: ctx.accountType.value,
         timeZone: ctx.timeZone.value,
         companyCurrency: 'EUR',
         additionalCurrencies: [],

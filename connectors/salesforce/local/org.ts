@@ -28,6 +28,8 @@ export interface LocalSalesforceOptions {
   requirePkce?: boolean;
   /** Rows per query batch; Salesforce's default is 2,000. */
   queryPageSize?: number;
+  /** `Organization.IsSandbox`: a sandbox unless a test asks for a production org. */
+  isSandbox?: boolean;
   /** The rolling 24-hour API allocation reported in Sforce-Limit-Info. */
   dailyApiLimit?: number;
   /** Access tokens stop working after this long (default: never, until `expireAccessTokens`). */
@@ -205,6 +207,8 @@ export class LocalOrg {
   readonly clientId: string;
   readonly clientSecret: string;
   readonly orgId: string;
+  /** `Organization.IsSandbox` (setIsSandbox on the server). */
+  isSandbox: boolean;
   readonly integrationUserId: string;
   readonly personUserId: string;
   readonly options: Required<Omit<LocalSalesforceOptions, 'callbackUrls' | 'accessTokenTtlMs' | 'now'>> &
@@ -266,6 +270,7 @@ export class LocalOrg {
       userinfoAllowed: options.userinfoAllowed ?? true,
       chatterEnabled: options.chatterEnabled ?? true,
       callbackUrls: options.callbackUrls,
+      isSandbox: options.isSandbox ?? true,
       accessTokenTtlMs: options.accessTokenTtlMs,
     };
     this.clientId = this.options.clientId;
@@ -274,6 +279,7 @@ export class LocalOrg {
     this.apiLimit = this.options.dailyApiLimit;
     this.random = seededRandom(this.options.seed);
     this.orgId = this.ids.next(KEY_PREFIX.organization);
+    this.isSandbox = this.options.isSandbox;
     this.integrationUserId = this.ids.next(KEY_PREFIX.user);
     this.personUserId = this.ids.next(KEY_PREFIX.user);
     this.users = [
@@ -973,8 +979,8 @@ export class LocalOrg {
       case 'account':
         return this.accountView();
       case 'organization':
-        return this.simpleView('Organization', { Id: 'id', Name: 'string' }, [
-          { Id: this.orgId, Name: 'Local Salesforce' },
+        return this.simpleView('Organization', { Id: 'id', Name: 'string', IsSandbox: 'boolean' }, [
+          { Id: this.orgId, Name: 'Local Salesforce', IsSandbox: this.isSandbox },
         ]);
       case 'user':
         return this.simpleView('User', { Id: 'id', Username: 'string', Name: 'string' }, this.users);

@@ -159,6 +159,11 @@ export class LocalSalesforce {
     this.org.revokeRefreshTokens();
   }
 
+  /** What `Organization.IsSandbox` answers. */
+  setIsSandbox(isSandbox: boolean): void {
+    this.org.isSandbox = isSandbox;
+  }
+
   expireQueryLocators(): void {
     this.org.expireQueryLocators();
   }

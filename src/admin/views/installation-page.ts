@@ -84,6 +84,7 @@ export function installationPage(o: InstallationPageInput): SafeHtml {
       <h1>${title} ${connectionBadge(v)} ${sandboxBadge(v)}</h1>
       ${notice(o.notice)}
       ${problem(o.error?.message)}
+      ${problem(v.fixtureRefusal ? `Writes refused: ${v.fixtureRefusal}. To allow it: POST /admin/api/installations/${v.id}/fixture-writes with {"allow": true}.` : null)}
 
       <div class="grid-2">
         <section class="card" aria-labelledby="connection">

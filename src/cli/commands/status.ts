@@ -18,6 +18,9 @@ export async function statusCommand(argv: string[], io: CommandIo): Promise<numb
       lines.push('No installations yet: install the app in HubSpot or Salesforce.');
     for (const i of report.installations) {
       lines.push(`${i.id} (${i.crm}, ${i.mode}): ${i.status}${i.statusReason ? ` (${i.statusReason})` : ''}`);
+      if (i.fixtureRefusal) lines.push(`  writes refused: ${i.fixtureRefusal}`);
+      else if (i.allowFixtureWrites)
+        lines.push('  fixture scores allowed in this production CRM by an operator');
       lines.push(
         `  coverage: matched ${i.coverage.matched}, needs review ${i.coverage.needs_review}, no match ${i.coverage.no_match}, not published ${i.coverage.not_published}, error ${i.coverage.error}`,
       );
