@@ -47,6 +47,11 @@ export interface LocalSystemOptions {
   fixtures?: FixtureReport[];
   /** Extra environment for the connector (REPORTS_RATE_PER_MINUTE, ...). */
   env?: Record<string, string>;
+  /**
+   * Starts the installation's first sync (the default). Without it the records are seeded and the fields made,
+   * and nothing is written: a test previews or starts the write itself.
+   */
+  firstSync?: boolean;
 }
 
 /** A CRM-neutral look at a record of the local CRM, in the connector's terms. */
@@ -186,7 +191,7 @@ export async function startLocalSystem(options: LocalSystemOptions = {}): Promis
     const recordIds = await standIn.seed(seed, async () => {
       await ctx.runtime.connectorFor(installation).ensureFields();
     });
-    await new InstallationService(ctx).installed(installation);
+    if (options.firstSync !== false) await new InstallationService(ctx).installed(installation);
 
     const local = standIn;
     const other = (what: string): never => {

@@ -4,6 +4,7 @@ import type { DecisionActor, NewDecision } from '../decisions/decision-log.js';
 import type { MatchStatus } from '../fields.js';
 import type { Installation } from '../installations/store.js';
 import type { ReviewCandidate, ReviewItem } from '../pipeline/link-index.js';
+import type { RunSummary } from '../pipeline/runs.js';
 import { ReportWriteScopeError } from '../reports/errors.js';
 import type { DocumentInput } from '../reports/submissions.js';
 import { ReportRequestError, type RequestOutcome } from '../requests/report-requests.js';
@@ -53,6 +54,9 @@ export interface PendingRequestView {
   ageSeconds: number;
   document: ReportRequest['document'] | null;
 }
+
+/** Runs looked through for the latest preview (the sync history keeps 50). */
+const RUNS_SCANNED_FOR_PREVIEW = 50;
 
 const REQUEST_ERROR_STATUS: Record<ReportRequestError['code'], number> = {
   REQUEST_RECORD_NOT_FOUND: 404,
@@ -371,6 +375,24 @@ export class AdminActions {
     await this.installation(installationId);
     await this.ctx.installations.setAlertActivity(installationId, on);
     return { alertActivity: on };
+  }
+
+  /** Starts a preview: matching without writing (409 PREVIEW_REFUSED when the installation cannot run). */
+  async startPreview(installationId: string): Promise<{ runId: string }> {
+    await this.installation(installationId);
+    return this.service.preview(installationId).catch((err: unknown) => {
+      throw explain(err);
+    });
+  }
+
+  /** The latest preview run (running or finished), or null when none was made. */
+  async latestPreview(installationId: string): Promise<RunSummary | null> {
+    await this.installation(installationId);
+    return (
+      (await this.ctx.runs.recent(installationId, RUNS_SCANNED_FOR_PREVIEW)).find(
+        (r) => r.kind === 'preview',
+      ) ?? null
+    );
   }
 
   /** 409 NOT_PENDING when the installation was already let in. */

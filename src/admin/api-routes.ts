@@ -226,6 +226,22 @@ export function adminApiRouter({ ctx, guard, actions, overview }: ApiRouteDeps):
     res.status(202).json(await actions.startSync(id, full ?? false));
   });
 
+  router.post('/installations/:id/preview', async (req, res) => {
+    res.status(202).json(await actions.startPreview(installationParam(req)));
+  });
+
+  router.get('/installations/:id/preview', async (req, res) => {
+    const preview = await actions.latestPreview(installationParam(req));
+    if (!preview) {
+      res.status(404).json({
+        error: 'No preview was made for this installation: POST to this address to start one.',
+        code: 'NO_PREVIEW',
+      });
+      return;
+    }
+    res.json({ preview });
+  });
+
   router.get('/installations/:id/runs', async (req, res) => {
     const id = installationParam(req);
     await actions.installation(id);

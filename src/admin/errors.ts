@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { KeyCheckError } from '../app/installation-service.js';
+import { KeyCheckError, PreviewRefusedError } from '../app/installation-service.js';
 import { CrmDisconnectedError, CrmError } from '../crm/errors.js';
 import { InstallationNotFoundError, InstallationStoppedError, NoReportKeyError } from '../pipeline/errors.js';
 import { ReviewWriteError } from '../pipeline/pipeline.js';
@@ -38,6 +38,9 @@ export function installationNotFound(id: string): AdminRequestError {
  */
 export function explain(err: unknown): AdminRequestError {
   if (err instanceof AdminRequestError) return err;
+  if (err instanceof PreviewRefusedError) {
+    return new AdminRequestError(409, err.code, `This installation cannot be previewed: ${err.reason}.`);
+  }
   if (err instanceof KeyCheckError) {
     return new AdminRequestError(422, err.code, err.message, { keyStatus: err.status });
   }

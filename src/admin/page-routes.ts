@@ -76,6 +76,11 @@ const DONE_MESSAGES: Record<string, string> = {
   'alert-activity-on': 'Alert activities are on: each alert also becomes an activity on every linked record.',
   'alert-activity-off': 'Alert activities are off: alerts only set the alert fields.',
   approved: 'Approved: the installation is set up and its first sync has started.',
+  'preview-started':
+    'A preview has started: records are matched and nothing is written. Its counts show below when it is done.',
+  'fixture-writes-allowed':
+    'Fixture writes are allowed for this installation: the sandbox key’s scores are written, and a full sync has started.',
+  'fixture-writes-refused': 'Fixture writes are refused again for this installation.',
   disconnected:
     'The installation was disconnected: its jobs stopped and its tokens, key and link index were deleted.',
   'disconnected-revoked':
@@ -204,15 +209,17 @@ export function adminPageRouter(deps: PageRouteDeps): Router {
     status = 200,
   ) => {
     const installation = await actions.installation(id);
-    const [view, review, runs, pending, { noMatch, linked }, decisions, decisionCount] = await Promise.all([
-      overview.view(installation),
-      ctx.index.reviewItems(id),
-      ctx.runs.recent(id, RUNS_SHOWN),
-      actions.pendingRequests(id),
-      recordLists(id),
-      ctx.decisions.latest(id, DECISIONS_SHOWN),
-      ctx.decisions.count(id),
-    ]);
+    const [view, review, runs, pending, { noMatch, linked }, decisions, decisionCount, preview] =
+      await Promise.all([
+        overview.view(installation),
+        ctx.index.reviewItems(id),
+        ctx.runs.recent(id, RUNS_SHOWN),
+        actions.pendingRequests(id),
+        recordLists(id),
+        ctx.decisions.latest(id, DECISIONS_SHOWN),
+        ctx.decisions.count(id),
+        actions.latestPreview(id),
+      ]);
     const { page, per } = reviewPageQuerySchema.parse(req.query);
     const reinstallUrl =
       installation.crm === 'hubspot' && installation.mode === 'oauth'
@@ -229,6 +236,7 @@ export function adminPageRouter(deps: PageRouteDeps): Router {
         linked,
         decisions,
         decisionCount,
+        preview,
         noMatch,
         noMatchTotal: view.coverage.counts.no_match,
         pending,
@@ -406,6 +414,24 @@ export function adminPageRouter(deps: PageRouteDeps): Router {
       return installationPath(id, `?done=${on ? 'alert-activity-on' : 'alert-activity-off'}#alerts`);
     }),
   );
+  pages.post(
+    '/installations/:id/preview',
+    change('preview', async (_req, id) => {
+      await actions.startPreview(id);
+      return installationPath(id, '?done=preview-started#preview');
+    }),
+  );
+
+  pages.post(
+    '/installations/:id/fixture-writes',
+    change('fixtures', async (req, id) => {
+      const body = (req.body ?? {}) as Record<string, unknown>;
+      const allow = body.allow === 'true';
+      await actions.setAllowFixtureWrites(id, allow);
+      return installationPath(id, `?done=${allow ? 'fixture-writes-allowed' : 'fixture-writes-refused'}`);
+    }),
+  );
+
   pages.post('/installations/:id/approve', async (req, res) => {
     const id = installationId(req);
     await actions.approve(id);

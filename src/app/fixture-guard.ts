@@ -13,7 +13,7 @@ import type { ReportClient } from '../reports/client.js';
  */
 
 /** The methods that put report data on CRM records. */
-const DATA_WRITES = new Set<PropertyKey>(['writeCompanies', 'writeCompaniesBulk', 'createActivity']);
+export const DATA_WRITES = new Set<PropertyKey>(['writeCompanies', 'writeCompaniesBulk', 'createActivity']);
 
 /** The reason writes are refused, or null when they may go ahead. */
 export type FixtureCheck = () => Promise<string | null>;

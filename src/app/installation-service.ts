@@ -23,6 +23,18 @@ export class KeyCheckError extends Error {
   }
 }
 
+/** A preview cannot run for this installation now; the message says why. */
+export class PreviewRefusedError extends Error {
+  readonly code = 'PREVIEW_REFUSED';
+  constructor(
+    readonly installationId: string,
+    readonly reason: string,
+  ) {
+    super(`installation ${installationId} cannot be previewed: ${reason}`);
+    this.name = 'PreviewRefusedError';
+  }
+}
+
 export class InstallationService {
   constructor(private readonly ctx: AppContext) {}
 
@@ -60,6 +72,31 @@ export class InstallationService {
     if (!installation) return null;
     this.ctx.runtime.forget(installationId);
     return { runId: (await this.installed(installation)).runId };
+  }
+
+  /**
+   * Matches every record as a full sync would and writes nothing; returns the preview run. A pending
+   * installation may be previewed (its operator is deciding whether to let it in): its fields are created
+   * first, because the listing reads them, and no record is written. Throws PreviewRefusedError for an
+   * installation that cannot run (disconnected, key refused, no key).
+   */
+  async preview(installationId: string): Promise<{ runId: string }> {
+    const installation = await this.ctx.installations.get(installationId);
+    if (!installation) throw new PreviewRefusedError(installationId, 'it does not exist');
+    if (installation.status === 'disconnected' || installation.status === 'key_invalid') {
+      const why = installation.statusReason ? `: ${installation.statusReason}` : '';
+      throw new PreviewRefusedError(installationId, `it is ${installation.status.replace('_', ' ')}${why}`);
+    }
+    if (!installation.hasReportsApiKey && !this.ctx.config.reports.apiKey) {
+      throw new PreviewRefusedError(installationId, 'it has no report-service key: enter one first');
+    }
+    if (installation.status === 'pending') {
+      const fields = await this.ctx.runtime.connectorFor(installation).ensureFields();
+      if (fields.problems.length > 0) {
+        this.ctx.logger.warn({ installationId, problems: fields.problems }, 'some fields need attention');
+      }
+    }
+    return { runId: await this.ctx.pipeline.startSync(installationId, 'preview') };
   }
 
   /** Creates the connector's fields, schedules polling where the CRM needs it, and starts the first backfill. */

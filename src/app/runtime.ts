@@ -7,11 +7,12 @@ import type { Installation, InstallationStore } from '../installations/store.js'
 import type { Metrics } from '../metrics.js';
 import { InstallationNotFoundError, InstallationStoppedError, NoReportKeyError } from '../pipeline/errors.js';
 import type { Keys } from '../pipeline/keys.js';
-import type { InstallationHandle, InstallationRuntime } from '../pipeline/runtime.js';
+import type { InstallationHandle, InstallationRuntime, OpenOptions } from '../pipeline/runtime.js';
 import { providerFor } from '../providers.js';
 import { identityOf, RedisRateGate } from '../ratelimit/redis-gate.js';
 import { ReportClient } from '../reports/client.js';
 import { FixtureGuard, guardFixtureWrites } from './fixture-guard.js';
+import { refuseDataWrites } from './preview-guard.js';
 
 /** The share of a report key's or a CRM's burst that deferrable work leaves to urgent work. */
 export const DEFERRABLE_RESERVE_SHARE = 0.5;
@@ -38,8 +39,9 @@ export class AppRuntime implements InstallationRuntime {
     this.fixtures = new FixtureGuard({ installations });
   }
 
-  async open(installationId: string, options: { urgent?: boolean } = {}): Promise<InstallationHandle> {
+  async open(installationId: string, options: OpenOptions = {}): Promise<InstallationHandle> {
     const urgent = options.urgent ?? false;
+    const preview = options.preview ?? false;
     const installation = await this.installations.get(installationId);
     if (!installation) throw new InstallationNotFoundError(installationId);
     if (installation.status === 'disconnected') {
@@ -48,7 +50,7 @@ export class AppRuntime implements InstallationRuntime {
         installation.crm,
       );
     }
-    if (installation.status === 'pending') {
+    if (installation.status === 'pending' && !preview) {
       // The central gate: every job that would list, read or write opens its installation here first.
       throw new InstallationStoppedError(installationId, 'it is waiting for approval');
     }
@@ -64,7 +66,7 @@ export class AppRuntime implements InstallationRuntime {
     const handleKey = `${installationId}:${urgent ? 'urgent' : 'background'}`;
     const cached = this.handles.get(handleKey);
     if (cached && cached.keyId === keyId && Date.now() - cached.at < HANDLE_TTL_MS) {
-      return { ...cached.handle, installation };
+      return this.forUse({ ...cached.handle, installation }, preview);
     }
     const client = this.clientForKey(apiKey, urgent);
     const connector = this.connectorFor(installation, urgent);
@@ -78,7 +80,13 @@ export class AppRuntime implements InstallationRuntime {
       client,
     };
     this.handles.set(handleKey, { handle, at: Date.now(), keyId });
-    return handle;
+    return this.forUse(handle, preview);
+  }
+
+  private forUse(handle: InstallationHandle, preview: boolean): InstallationHandle {
+    return preview
+      ? { ...handle, connector: refuseDataWrites(handle.connector, handle.installation.id) }
+      : handle;
   }
 
   connectorFor(installation: Installation, urgent = false): CrmConnector {

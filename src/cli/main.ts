@@ -18,8 +18,9 @@ Commands:
   start                       HTTP server and workers in one process
   serve                       HTTP server only
   worker                      workers only (run as many as you like on one Redis)
-  sync [--installation ID] [--full] [--wait]
-                              enqueue a backfill; --wait shows progress and a summary
+  sync [--installation ID] [--full] [--wait] [--preview]
+                              enqueue a backfill; --wait shows progress and a summary;
+                              --preview matches without writing and prints what a write would do
   status [--json]             installations, match coverage, queue depths, last errors
   request --installation ID --record RECORD_ID [--document FILE]
                               ask the service for a report on a company that has none (key needs \`write\`);

@@ -18,7 +18,7 @@ import type { MatchingStrategy } from './matching-strategy.js';
 import { lockInstallationRecords } from './record-locks.js';
 import { ReportReader, slugChangeSeqs } from './report-reader.js';
 import { RunLinks } from './run-links.js';
-import type { BatchResult } from './runs.js';
+import { type BatchResult, PREVIEW_SAMPLES_PER_BATCH, type PreviewSample } from './runs.js';
 
 /**
  * One batch of records, end to end, in named steps (each in ./batch/): load the records, plan each
@@ -91,6 +91,13 @@ export async function enrichBatch(
       [...plans.plans.values()].flatMap((p) => (p.kind === 'linked' ? [p.slug] : [])),
     );
     const desired = desiredValues(records, plans, reads, await reader.nextSeq(), matching, tally, alerts);
+    if (job.preview) {
+      // What the write would do, counted by the same step that decides it; nothing is written or kept.
+      const updates = await keepChanged(index, installationId, records, desired, tally, { dryRun: true });
+      tally.result.wouldWrite = updates.length;
+      tally.result.samples = previewSamples(records, desired);
+      return { result: tally.result, retryRecordIds: [], staleSlugs: [] };
+    }
     const updates = await keepChanged(index, installationId, records, desired, tally);
     await writeUpdates(
       { index, connector, installationId, ...(deps.metrics ? { metrics: deps.metrics } : {}) },
@@ -167,6 +174,27 @@ async function staleSlugsOf(
   }
   const changed = await slugChangeSeqs(deps.redis, deps.keys, [...oldest.keys()]);
   return [...oldest].filter(([slug, seq]) => (changed.get(slug) ?? 0) > seq).map(([slug]) => slug);
+}
+
+/** A few records of each status, as a preview shows them. */
+function previewSamples(records: CompanyRecord[], desired: Map<string, Desired>): PreviewSample[] {
+  const samples: PreviewSample[] = [];
+  const perStatus = new Map<string, number>();
+  for (const record of records) {
+    const state = desired.get(record.id)?.state;
+    if (!state?.status) continue;
+    const n = perStatus.get(state.status) ?? 0;
+    if (n >= PREVIEW_SAMPLES_PER_BATCH) continue;
+    perStatus.set(state.status, n + 1);
+    samples.push({
+      recordId: record.id,
+      name: record.name,
+      status: state.status,
+      slug: state.slug,
+      candidates: (state.review?.candidates ?? []).slice(0, 3).map((c) => c.slug),
+    });
+  }
+  return samples;
 }
 
 function newAutoLinks(plans: Map<string, Plan>): Map<string, string> {

@@ -20,6 +20,18 @@ export class FixtureWriteRefusedError extends Error {
   }
 }
 
+/** A preview asked the CRM to write: a bug, never a partial write (app/preview-guard.ts). */
+export class PreviewWriteError extends Error {
+  readonly code = 'PREVIEW_WRITE';
+  constructor(
+    readonly installationId: string,
+    readonly method: string,
+  ) {
+    super(`a preview of installation ${installationId} tried to write (${method}); nothing was written`);
+    this.name = 'PreviewWriteError';
+  }
+}
+
 export class InstallationNotFoundError extends Error {
   readonly code = 'INSTALLATION_NOT_FOUND';
   constructor(readonly installationId: string) {

@@ -58,6 +58,8 @@ const listJobSchema = z.object({
   cursor: z.string().nullable(),
   page: z.number(),
   batches: z.number(),
+  /** A preview run: its batches match and count, and write nothing (not even the link index). */
+  preview: z.boolean().optional(),
 });
 export type ListJob = z.infer<typeof listJobSchema>;
 
@@ -104,6 +106,8 @@ const batchJobSchema = z.object({
   adminUnlink: z.array(z.string()).optional(),
   /** Records whose person/admin `no_match` is lifted: matched again (a re-match was asked for). */
   release: z.array(z.string()).optional(),
+  /** Matches and counts what a write would do, writes nothing: no CRM write, no index change. */
+  preview: z.boolean().optional(),
 });
 export type BatchJob = z.infer<typeof batchJobSchema>;
 

@@ -87,16 +87,20 @@ export class Pipeline {
 
   // ---- enqueueing -------------------------------------------------------------------------------------
 
-  /** Starts a sync run; returns its id. A full run also matches unlinked records. */
+  /**
+   * Starts a sync run; returns its id. A full run also matches unlinked records; a preview matches as a full
+   * run does and writes nothing.
+   */
   async startSync(installationId: string, kind: RunKind): Promise<string> {
     const runId = await this.deps.runs.start(installationId, kind);
     const data: ListJob = {
       installationId,
       runId,
-      mode: kind === 'initial' ? 'full' : kind,
+      mode: kind === 'initial' || kind === 'preview' ? 'full' : kind,
       cursor: null,
       page: 0,
       batches: 0,
+      ...(kind === 'preview' ? { preview: true } : {}),
     };
     await this.deps.queues.add('backfill', 'list', data, { jobId: `list-${jobIdPart(runId)}` });
     return runId;
@@ -238,7 +242,9 @@ export class Pipeline {
   /** Lists one page at a time and turns it into batch jobs, keeping a bounded number outstanding. */
   async list(start: ListJob, job: RunningJob<ListJob>): Promise<Reschedule<ListJob> | undefined> {
     let data = start;
-    const { connector } = await this.deps.runtime.open(data.installationId);
+    const { connector } = await this.deps.runtime.open(data.installationId, {
+      preview: data.preview === true,
+    });
     for (;;) {
       const outstanding = data.batches - (await this.deps.runs.batchesDone(data.runId));
       if (outstanding >= MAX_OUTSTANDING_BATCHES) return new Reschedule(250, data);
@@ -259,6 +265,7 @@ export class Pipeline {
             mode: data.mode,
             recordIds: records.map((r) => r.id),
             records,
+            ...(data.preview ? { preview: true } : {}),
           },
           { jobId: `batch-${jobIdPart(data.runId)}-${batchId}` },
         );
@@ -287,6 +294,7 @@ export class Pipeline {
     // Batches without a run come from events (retries of webhook work, report.completed): urgent.
     const { connector, client } = await this.deps.runtime.open(data.installationId, {
       urgent: data.runId === null,
+      preview: data.preview === true,
     });
     const { result, retryRecordIds } = await this.enrich({ connector, client }, data);
     if (data.runId) await this.deps.runs.recordBatch(data.runId, data.batchId, result);

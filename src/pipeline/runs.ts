@@ -11,7 +11,8 @@ import type { Keys } from './keys.js';
  * id, so a batch that runs twice (retry, killed worker) overwrites rather than double-counts; totals are sums.
  */
 
-export const RUN_KINDS = ['initial', 'full', 'incremental', 'reconcile'] as const;
+/** `preview` matches like a full run and writes nothing: its counts and samples say what a write would do. */
+export const RUN_KINDS = ['initial', 'full', 'incremental', 'reconcile', 'preview'] as const;
 export type RunKind = (typeof RUN_KINDS)[number];
 
 const statusCounts = z.object(
@@ -23,30 +24,50 @@ const statusCounts = z.object(
 export const recordFailureSchema = z.object({ recordId: z.string(), code: z.string(), message: z.string() });
 export type RecordFailure = z.infer<typeof recordFailureSchema>;
 
+/** One record as a preview shows it: what it would hold after the write. */
+export const previewSampleSchema = z.object({
+  recordId: z.string(),
+  name: z.string().nullable(),
+  status: z.enum(MATCH_STATUSES),
+  slug: z.string().nullable(),
+  /** The first review candidates, for `needs_review`. */
+  candidates: z.array(z.string()).default([]),
+});
+export type PreviewSample = z.infer<typeof previewSampleSchema>;
+
 export const batchResultSchema = z.object({
   records: z.number(),
   linked: z.number(),
   written: z.number(),
+  /** A preview's records that a write would change (nothing is written in a preview). */
+  wouldWrite: z.number().default(0),
   unchanged: z.number(),
   skipped: z.number(),
   failed: z.number(),
   statuses: statusCounts,
   errors: z.array(recordFailureSchema),
+  /** A preview's samples: at most PREVIEW_SAMPLES_PER_BATCH per status. */
+  samples: z.array(previewSampleSchema).default([]),
 });
 export type BatchResult = z.infer<typeof batchResultSchema>;
 
 export const MAX_ERRORS_PER_BATCH = 20;
+export const PREVIEW_SAMPLES_PER_BATCH = 3;
+/** Samples per status a preview shows in all. */
+export const PREVIEW_SAMPLES_PER_STATUS = 10;
 
 export function emptyBatchResult(): BatchResult {
   return {
     records: 0,
     linked: 0,
     written: 0,
+    wouldWrite: 0,
     unchanged: 0,
     skipped: 0,
     failed: 0,
     statuses: statusCounts.parse({}),
     errors: [],
+    samples: [],
   };
 }
 
@@ -77,8 +98,10 @@ export interface RunSummary {
   recordsListed: number;
   batchesTotal: number | null;
   batchesDone: number;
-  totals: Omit<BatchResult, 'errors'>;
+  totals: Omit<BatchResult, 'errors' | 'samples'>;
   errors: RecordFailure[];
+  /** A preview's samples, at most PREVIEW_SAMPLES_PER_STATUS per status; empty for other runs. */
+  samples: PreviewSample[];
 }
 
 export class SyncRuns {
@@ -149,19 +172,28 @@ export class SyncRuns {
     const batches = await this.redis.hvals(this.keys.runBatches(runId));
     const totals = emptyBatchResult();
     const errors: RecordFailure[] = [];
+    const samples: PreviewSample[] = [];
+    const sampled = new Map<string, number>();
     for (const raw of batches) {
       const b = parseStoredJson(batchResultSchema, raw);
       if (b === null) continue;
       totals.records += b.records;
       totals.linked += b.linked;
       totals.written += b.written;
+      totals.wouldWrite += b.wouldWrite;
+      for (const sample of b.samples) {
+        const n = sampled.get(sample.status) ?? 0;
+        if (n >= PREVIEW_SAMPLES_PER_STATUS) continue;
+        sampled.set(sample.status, n + 1);
+        samples.push(sample);
+      }
       totals.unchanged += b.unchanged;
       totals.skipped += b.skipped;
       totals.failed += b.failed;
       for (const s of MATCH_STATUSES) totals.statuses[s] += b.statuses[s];
       if (errors.length < 200) errors.push(...b.errors.slice(0, 200 - errors.length));
     }
-    const { errors: _ignored, ...sums } = totals;
+    const { errors: _errors, samples: _samples, ...sums } = totals;
     return {
       id: h.id,
       installationId: h.installationId,
@@ -175,6 +207,7 @@ export class SyncRuns {
       batchesDone: batches.length,
       totals: sums,
       errors,
+      samples,
     };
   }
 

@@ -9,9 +9,18 @@ export interface InstallationHandle {
   client: ReportClient;
 }
 
+export interface OpenOptions {
+  urgent?: boolean;
+  /**
+   * For a preview: a pending installation opens too (an operator asked to see what its first write would
+   * do), and the connector refuses every write (PreviewWriteError).
+   */
+  preview?: boolean;
+}
+
 export interface InstallationRuntime {
   /** Throws NoReportKeyError, InstallationNotFoundError or a CRM error for a disconnected installation. */
-  open(installationId: string, options?: { urgent?: boolean }): Promise<InstallationHandle>;
+  open(installationId: string, options?: OpenOptions): Promise<InstallationHandle>;
   /** A report client for checking a key before it is stored (admin page, doctor). */
   clientForKey(apiKey: string, urgent?: boolean): ReportClient;
 }

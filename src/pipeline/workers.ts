@@ -14,6 +14,7 @@ import {
   InstallationNotFoundError,
   InstallationStoppedError,
   NoReportKeyError,
+  PreviewWriteError,
 } from './errors.js';
 import { isJobName, type JobData, type JobName, parseJobData, type RunningJob } from './jobs.js';
 import { type Pipeline, Reschedule } from './pipeline.js';
@@ -191,7 +192,8 @@ function stopReason(err: unknown): { reason: string; status?: 'disconnected' | '
     };
   }
   if (err instanceof NoReportKeyError) return { reason: err.message, status: 'key_invalid' };
-  if (err instanceof FixtureWriteRefusedError) return { reason: err.message };
+  if (err instanceof FixtureWriteRefusedError || err instanceof PreviewWriteError)
+    return { reason: err.message };
   if (err instanceof InstallationNotFoundError || err instanceof InstallationStoppedError)
     return { reason: err.message };
   if (err instanceof CrmError && !err.retryable) {

@@ -27,6 +27,7 @@ export const RUN_KIND_LABELS: Record<RunSummary['kind'], string> = {
   full: 'Full sync',
   incremental: 'Sync',
   reconcile: 'Daily re-read',
+  preview: 'Preview',
 };
 
 export const RUN_STATE_LABELS: Record<RunSummary['state'], string> = {

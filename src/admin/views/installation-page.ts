@@ -26,12 +26,22 @@ import {
   sandboxBadge,
   scoreChart,
 } from './parts.js';
+import { previewSection } from './preview.js';
 import { alertSection, type NoMatchItem, noMatchSection, pendingRequestsSection } from './requests.js';
 
 /** `/admin/installations/:id`: everything about one installation and every change an admin can make to it. */
 
 /** The forms a refusal can be shown beside. */
-export type PageForm = 'key' | 'review' | 'sync' | 'request' | 'alerts' | 'links' | 'undo';
+export type PageForm =
+  | 'key'
+  | 'review'
+  | 'sync'
+  | 'request'
+  | 'alerts'
+  | 'links'
+  | 'undo'
+  | 'preview'
+  | 'fixtures';
 
 export interface InstallationPageInput {
   view: InstallationView;
@@ -45,6 +55,8 @@ export interface InstallationPageInput {
   /** The latest decisions, newest first, and how many the log keeps now. */
   decisions?: readonly Decision[];
   decisionCount?: number;
+  /** The latest preview run, or null when none was made. */
+  preview?: RunSummary | null;
   /** Companies left `no_match` (a page of them) and how many there are. */
   noMatch: readonly NoMatchItem[];
   noMatchTotal: number;
@@ -84,7 +96,7 @@ export function installationPage(o: InstallationPageInput): SafeHtml {
       <h1>${title} ${connectionBadge(v)} ${sandboxBadge(v)}</h1>
       ${notice(o.notice)}
       ${problem(o.error?.message)}
-      ${problem(v.fixtureRefusal ? `Writes refused: ${v.fixtureRefusal}. To allow it: POST /admin/api/installations/${v.id}/fixture-writes with {"allow": true}.` : null)}
+      ${fixtureRefusal(v, o.csrfToken, o.error?.form === 'fixtures' ? o.error.message : null)}
 
       <div class="grid-2">
         <section class="card" aria-labelledby="connection">
@@ -97,6 +109,8 @@ export function installationPage(o: InstallationPageInput): SafeHtml {
           ${keyForm(v, o.csrfToken, o.error?.form === 'key' ? o.error.message : null)}
         </section>
       </div>
+
+      ${previewSection({ view: v, preview: o.preview ?? null, csrf: o.csrfToken, error: o.error?.form === 'preview' ? o.error.message : null })}
 
       <section class="card" aria-labelledby="coverage">
         <h2 id="coverage">Matching</h2>
@@ -154,6 +168,27 @@ export function installationPage(o: InstallationPageInput): SafeHtml {
         <p><a class="button danger" href="${installationPath(v.id, '/disconnect')}">Disconnect ${title}…</a></p>
       </section>`,
   );
+}
+
+/**
+ * A sandbox key on a production CRM: writes are refused until an operator allows fixture scores for this
+ * installation (or enters a real key).
+ */
+function fixtureRefusal(
+  v: Pick<InstallationView, 'id' | 'fixtureRefusal'>,
+  csrf: string | null,
+  error: string | null,
+): SafeHtml | string {
+  if (!v.fixtureRefusal) return '';
+  return html`<div class="problem" role="alert" id="fixtures">
+    <p><strong>Writes refused:</strong> ${v.fixtureRefusal}. Enter a production report-service key below, or
+      allow the sandbox key's fixture scores to be written into this CRM.</p>
+    ${error ? html`<p>${error}</p>` : ''}
+    <form method="post" action="${installationPath(v.id, '/fixture-writes')}" class="inline-form">
+      ${csrfField(csrf)}<input type="hidden" name="allow" value="true">
+      <button type="submit" class="danger">Allow fixture scores in this CRM</button>
+    </form>
+  </div>`;
 }
 
 /** Reports the connector linked to several records that disagree on domain or country: a person should look. */

@@ -36,7 +36,8 @@ export function connectionDetails(v: InstallationView): SafeHtml {
     c.state === 'pending'
       ? html`<p><strong>Waiting for approval.</strong> Installed by ${v.installedBy ?? 'an unknown user'} in
           ${providerFor(v.crm).label} ${providerFor(v.crm).accountNoun} ${v.accountName ? html`${v.accountName} (${v.externalId})` : v.externalId}
-          on ${v.createdAt}. Nothing runs for it until it is approved: no sync, no report read, no CRM call.</p>
+          on ${v.createdAt}. Nothing runs for it until it is approved: no sync, no report read, no CRM call. A preview (below)
+          shows what its first write would do, and writes nothing.</p>
           ${
             v.approveCsrf === undefined
               ? ''

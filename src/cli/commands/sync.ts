@@ -1,19 +1,28 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import cliProgress from 'cli-progress';
 import type { AppContext } from '../../app/context.js';
+import { InstallationService, PreviewRefusedError } from '../../app/installation-service.js';
+import { MATCH_STATUSES } from '../../fields.js';
 import type { RunSummary } from '../../pipeline/runs.js';
 import { parseCommandArgs } from '../args.js';
 import { CommandFailedError } from '../errors.js';
 import type { CommandIo } from '../io.js';
 import { openContext } from './context.js';
 
-/** `sync [--installation ID] [--full] [--wait]`: enqueue a backfill; with --wait, follow it to the end. */
+/**
+ * `sync [--installation ID] [--full] [--wait] [--preview]`: enqueue a backfill; with --wait, follow it to the
+ * end. `--preview` matches as a full sync would, writes nothing, waits for the result and prints it; a pending
+ * installation may be previewed when named with --installation.
+ */
 export async function syncCommand(argv: string[], io: CommandIo): Promise<number> {
   const { values } = parseCommandArgs('sync', argv, {
     installation: { type: 'string' },
     full: { type: 'boolean', default: false },
     wait: { type: 'boolean', default: false },
+    preview: { type: 'boolean', default: false },
   });
+  if (values.preview && values.full)
+    throw new CommandFailedError('--preview already matches as a full sync does: leave out --full');
   const ctx = await openContext(io);
   try {
     const all = await ctx.installations.list();
@@ -29,22 +38,31 @@ export async function syncCommand(argv: string[], io: CommandIo): Promise<number
       throw new CommandFailedError(
         'no connected installation: install the app in HubSpot or Salesforce first',
       );
+    const waits = values.wait || values.preview;
+    // A preview is worth nothing unqueued: check for a worker before starting anything.
+    if (waits) await requireWorker(ctx);
     const runIds: string[] = [];
+    const service = new InstallationService(ctx);
     for (const installation of targets) {
-      runIds.push(await ctx.pipeline.startSync(installation.id, values.full ? 'full' : 'incremental'));
-      io.err(`Sync queued for ${installation.id}`);
+      if (values.preview) {
+        try {
+          runIds.push((await service.preview(installation.id)).runId);
+        } catch (err) {
+          if (err instanceof PreviewRefusedError) throw new CommandFailedError(err.message);
+          throw err;
+        }
+        io.err(`Preview queued for ${installation.id}: nothing will be written`);
+      } else {
+        runIds.push(await ctx.pipeline.startSync(installation.id, values.full ? 'full' : 'incremental'));
+        io.err(`Sync queued for ${installation.id}`);
+      }
     }
-    if (!values.wait) return 0;
-    const workers = (await Promise.all(ctx.queues.all().map((q) => q.getWorkersCount()))).reduce(
-      (a, b) => a + b,
-      0,
-    );
-    if (workers === 0)
-      throw new CommandFailedError(
-        'no worker is running: start `report-connector start` or `report-connector worker`',
-      );
+    if (!waits) return 0;
     const runs = await followRuns(ctx, runIds, io);
-    for (const run of runs) io.err(summaryLine(run));
+    for (const run of runs) {
+      if (values.preview) io.out(previewReport(run));
+      else io.err(summaryLine(run));
+    }
     return runs.every((r) => r.state === 'done') ? 0 : 1;
   } finally {
     await ctx.close();
@@ -97,6 +115,37 @@ export async function followRuns(
     bars.stop();
   }
   return runIds.map((id) => final.get(id)!);
+}
+
+async function requireWorker(ctx: AppContext): Promise<void> {
+  const workers = (await Promise.all(ctx.queues.all().map((q) => q.getWorkersCount()))).reduce(
+    (a, b) => a + b,
+    0,
+  );
+  if (workers === 0)
+    throw new CommandFailedError(
+      'no worker is running: start `report-connector start` or `report-connector worker`',
+    );
+}
+
+/** What a write would do, as a preview found it: counts per status, then a few records of each. */
+export function previewReport(run: RunSummary): string {
+  const t = run.totals;
+  const head =
+    run.state === 'done'
+      ? `Preview of ${run.installationId} (nothing was written): ${t.records} records; a write would change ${t.wouldWrite}, leave ${t.unchanged} unchanged, fail on ${t.failed}`
+      : `Preview of ${run.installationId} stopped (${run.stoppedReason ?? 'unknown reason'}) after ${t.records} records`;
+  const lines = [head];
+  for (const status of MATCH_STATUSES) {
+    const samples = run.samples.filter((s) => s.status === status);
+    if (t.statuses[status] === 0 && samples.length === 0) continue;
+    lines.push(`  ${status}: ${t.statuses[status]}`);
+    for (const s of samples) {
+      const what = s.slug ?? (s.candidates.length > 0 ? `candidates ${s.candidates.join(', ')}` : '');
+      lines.push(`    ${s.recordId}  ${s.name ?? '(no name)'}${what ? `  -> ${what}` : ''}`);
+    }
+  }
+  return lines.join('\n');
 }
 
 export function summaryLine(run: RunSummary): string {

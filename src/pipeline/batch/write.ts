@@ -10,7 +10,8 @@ import type { BatchTally } from './tally.js';
 
 /**
  * Step 4: drops what is stale (a fresher report was already written to the record) or unchanged (its index
- * state is kept now, as nothing will be written); returns the updates left to write.
+ * state is kept now, as nothing will be written); returns the updates left to write. A dry run (a preview)
+ * counts the same and keeps nothing.
  */
 export async function keepChanged(
   index: LinkIndex,
@@ -18,6 +19,7 @@ export async function keepChanged(
   records: CompanyRecord[],
   desired: Map<string, Desired>,
   tally: BatchTally,
+  options: { dryRun?: boolean } = {},
 ): Promise<RecordUpdate[]> {
   const { result } = tally;
   const ids = [...desired.keys()];
@@ -46,7 +48,7 @@ export async function keepChanged(
     }
     updates.push({ id, values: { ...changes, syncedAt: now } });
   });
-  if (states.length > 0) {
+  if (states.length > 0 && !options.dryRun) {
     await index.apply(installationId, states);
     await index.setWrittenSeqs(installationId, seqs);
   }
