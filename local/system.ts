@@ -242,6 +242,9 @@ export function workerEnvFor(
   const env: Record<string, string> = {
     PATH: process.env.PATH ?? '',
     REDIS_URL: c.redisUrl,
+    ...(c.redisClusterNodes
+      ? { REDIS_CLUSTER_NODES: c.redisClusterNodes.map((n) => `${n.host}:${n.port}`).join(',') }
+      : {}),
     REDIS_PREFIX: c.redisPrefix,
     ENCRYPTION_KEY: c.encryptionKey.toString('base64'),
     ADMIN_TOKEN: c.adminToken,

@@ -2,7 +2,15 @@ import { existsSync, readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { parse as parseDotenv } from 'dotenv';
 import { z } from 'zod';
-import { ConfigError, httpUrl, optionalText, positiveNumber, readEnvSection, urlWith } from './env-schema.js';
+import {
+  ConfigError,
+  hostPortList,
+  httpUrl,
+  optionalText,
+  positiveNumber,
+  readEnvSection,
+  urlWith,
+} from './env-schema.js';
 import { type ProviderConfigs, providers } from './providers.js';
 
 export { ConfigError } from './env-schema.js';
@@ -77,6 +85,7 @@ export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', '
 
 const envSchema = z.object({
   REDIS_URL: redisUrl.default('redis://127.0.0.1:6379'),
+  REDIS_CLUSTER_NODES: hostPortList,
   PORT: z.coerce
     .number({ error: 'expects a TCP port number' })
     .int('expects a whole port number')
@@ -127,6 +136,8 @@ const envSchema = z.object({
 /** The application's own settings; each provider adds its section (see ProviderConfigs). */
 export interface BaseConfig {
   redisUrl: string;
+  /** Seed nodes of a Redis Cluster (REDIS_CLUSTER_NODES): when set, used instead of `redisUrl`. */
+  redisClusterNodes: { host: string; port: number }[] | null;
   port: number;
   appUrl: string;
   /** 32-byte key for AES-256-GCM; generated per process in demo mode. */
@@ -201,6 +212,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, options: LoadCo
 
   return {
     redisUrl: e.REDIS_URL,
+    redisClusterNodes: e.REDIS_CLUSTER_NODES,
     port: e.PORT,
     appUrl: e.APP_URL ?? `http://localhost:${e.PORT}`,
     encryptionKey,

@@ -63,6 +63,31 @@ export function readEnvSection<S extends z.ZodObject>(
   return parsed.data;
 }
 
+/**
+ * A comma-separated list of `host:port` (REDIS_CLUSTER_NODES); empty or unset is no list. An IPv6 address is
+ * written in brackets (`[::1]:7000`).
+ */
+export const hostPortList = z
+  .string()
+  .trim()
+  .default('')
+  .transform((v, ctx): { host: string; port: number }[] | null => {
+    const entries = v
+      .split(',')
+      .map((e) => e.trim())
+      .filter((e) => e.length > 0);
+    if (entries.length === 0) return null;
+    const nodes = entries.map((e) => /^(?:\[([0-9A-Fa-f:.]+)\]|([A-Za-z0-9.-]+)):(\d{1,5})$/.exec(e));
+    if (nodes.every((m) => m !== null && Number(m[3]) > 0 && Number(m[3]) <= 65535)) {
+      return nodes.map((m) => ({ host: (m?.[1] ?? m?.[2])!, port: Number(m?.[3]) }));
+    }
+    ctx.addIssue({
+      code: 'custom',
+      message: 'expects a comma-separated list of host:port (10.0.0.5:7000,10.0.0.6:7000)',
+    });
+    return z.NEVER;
+  });
+
 /** `a` set without `b` is a configuration error naming `b`. */
 export function requireTogether(a: [string, unknown], b: [string, unknown]): void {
   if (a[1] && !b[1]) throw new ConfigError(b[0], `is required when ${a[0]} is set`);

@@ -1,13 +1,30 @@
-import { Redis, type RedisOptions } from 'ioredis';
+import { Cluster, type ClusterOptions, Redis, type RedisOptions } from 'ioredis';
 import { Keys } from './pipeline/keys.js';
 
 /**
  * Redis connections. BullMQ workers need `maxRetriesPerRequest: null` (a blocked command must wait out a
  * restart, not fail); producers and request handlers fail fast instead (`enableOfflineQueue: false`) so a
  * webhook can answer 503 while Redis is away rather than hang.
+ *
+ * One Redis (`REDIS_URL`) or a Redis Cluster (`REDIS_CLUSTER_NODES`): every module takes a `RedisClient`, which
+ * is either, and builds its keys in pipeline/keys.ts, whose hash tags keep what one script or transaction touches
+ * in one slot.
  */
 
 export type RedisRole = 'worker' | 'producer';
+
+/** A connection to one Redis or to a Redis Cluster: the commands the connector uses are the same on both. */
+export type RedisClient = Redis | Cluster;
+
+export interface RedisNode {
+  host: string;
+  port: number;
+}
+
+/** Where Redis is: the configuration's two settings (config.ts), or a bare URL (tests, benches). */
+export type RedisTarget =
+  | string
+  | { readonly redisUrl: string; readonly redisClusterNodes: readonly RedisNode[] | null };
 
 export function redisOptions(role: RedisRole): RedisOptions {
   const common: RedisOptions = {
@@ -20,8 +37,53 @@ export function redisOptions(role: RedisRole): RedisOptions {
     : { ...common, maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 5_000 };
 }
 
-export function createRedis(url: string, role: RedisRole, name?: string): Redis {
-  const client = new Redis(url, { ...redisOptions(role), ...(name ? { connectionName: name } : {}) });
+/**
+ * The same roles on a cluster. The retry and offline-queue settings live at the cluster level there (ioredis
+ * ignores them per node); a worker also waits out a failover (`retryDelayOnFailover`, `retryDelayOnClusterDown`)
+ * instead of failing its command.
+ */
+export function clusterOptions(role: RedisRole, name?: string): ClusterOptions {
+  const node: ClusterOptions['redisOptions'] = {
+    ...(name ? { connectionName: name } : {}),
+    ...(role === 'worker'
+      ? { maxRetriesPerRequest: null }
+      : { maxRetriesPerRequest: 1, connectTimeout: 5_000 }),
+  };
+  return {
+    clusterRetryStrategy: (attempt) => Math.min(200 * attempt, 2_000),
+    lazyConnect: false,
+    enableReadyCheck: true,
+    retryDelayOnFailover: 200,
+    retryDelayOnClusterDown: 300,
+    retryDelayOnTryAgain: 200,
+    ...(role === 'worker' ? { enableOfflineQueue: true } : { enableOfflineQueue: false }),
+    redisOptions: node,
+  };
+}
+
+export function isCluster(client: RedisClient): client is Cluster {
+  return client instanceof Cluster;
+}
+
+/** `host:port,host:port` as REDIS_CLUSTER_NODES names them; null when not a cluster. */
+export function clusterNodesOf(target: RedisTarget): readonly RedisNode[] | null {
+  if (typeof target === 'string') return null;
+  return target.redisClusterNodes && target.redisClusterNodes.length > 0 ? target.redisClusterNodes : null;
+}
+
+export function createRedis(target: string, role: RedisRole, name?: string): Redis;
+export function createRedis(target: RedisTarget, role: RedisRole, name?: string): RedisClient;
+export function createRedis(target: RedisTarget, role: RedisRole, name?: string): RedisClient {
+  const nodes = clusterNodesOf(target);
+  const client: RedisClient = nodes
+    ? new Cluster(
+        nodes.map((n) => ({ host: n.host, port: n.port })),
+        clusterOptions(role, name),
+      )
+    : new Redis(typeof target === 'string' ? target : target.redisUrl, {
+        ...redisOptions(role),
+        ...(name ? { connectionName: name } : {}),
+      });
   // An 'error' listener keeps ioredis from printing every reconnect attempt as an unhandled error; the
   // caller's readiness check and job failures report the outage instead.
   client.on('error', () => {});
@@ -29,7 +91,7 @@ export function createRedis(url: string, role: RedisRole, name?: string): Redis 
 }
 
 /** Waits until the client is ready, or throws after `timeoutMs`. */
-export async function waitForRedis(client: Redis, timeoutMs = 5_000): Promise<void> {
+export async function waitForRedis(client: RedisClient, timeoutMs = 5_000): Promise<void> {
   if (client.status === 'ready') return;
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => {
@@ -48,7 +110,7 @@ export async function waitForRedis(client: Redis, timeoutMs = 5_000): Promise<vo
   });
 }
 
-export async function closeRedis(...clients: Redis[]): Promise<void> {
+export async function closeRedis(...clients: RedisClient[]): Promise<void> {
   await Promise.all(
     clients.map(async (c) => {
       try {
@@ -60,21 +122,48 @@ export async function closeRedis(...clients: Redis[]): Promise<void> {
   );
 }
 
-/** Deletes every key matching `pattern` (SCAN + UNLINK, so a large keyspace never blocks Redis). */
-export async function deleteByPattern(client: Redis, pattern: string): Promise<number> {
-  let cursor = '0';
+/**
+ * The connections to scan for keys: the client itself on one Redis, every master on a cluster (each master
+ * answers SCAN only for its own slots).
+ */
+export async function scanTargets(client: RedisClient): Promise<Redis[]> {
+  if (!isCluster(client)) return [client];
+  await waitForRedis(client, 10_000);
+  return client.nodes('master');
+}
+
+/**
+ * Deletes every key matching `pattern` (SCAN + UNLINK, so a large keyspace never blocks Redis). On a cluster
+ * each master is scanned, and each key is unlinked by itself (in one pipeline per page): keys of one page may
+ * lie in different slots, which one multi-key UNLINK refuses.
+ */
+export async function deleteByPattern(client: RedisClient, pattern: string): Promise<number> {
   let deleted = 0;
-  do {
-    const [next, keys] = await client.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
-    cursor = next;
-    if (keys.length > 0) deleted += await client.unlink(...keys);
-  } while (cursor !== '0');
+  const cluster = isCluster(client);
+  for (const node of await scanTargets(client)) {
+    let cursor = '0';
+    do {
+      const [next, keys] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+      cursor = next;
+      if (keys.length === 0) continue;
+      if (!cluster) {
+        deleted += await node.unlink(...keys);
+        continue;
+      }
+      const pipeline = node.pipeline();
+      for (const key of keys) pipeline.unlink(key);
+      for (const [err, n] of (await pipeline.exec()) ?? []) {
+        if (err) throw err;
+        deleted += Number(n);
+      }
+    } while (cursor !== '0');
+  }
   return deleted;
 }
 
 /** Opens a short-lived connection and deletes every key under `${prefix}:`; returns how many were deleted. */
-export async function deleteKeysWithPrefix(redisUrl: string, prefix: string): Promise<number> {
-  const client = createRedis(redisUrl, 'worker', `${prefix}-cleanup`);
+export async function deleteKeysWithPrefix(target: RedisTarget, prefix: string): Promise<number> {
+  const client = createRedis(target, 'worker', `${prefix}-cleanup`);
   try {
     return await deleteByPattern(client, new Keys(prefix).everything());
   } finally {

@@ -407,7 +407,7 @@ describe('the report-service key', () => {
     expect((await system.ctx.installations.get(id))?.status).toBe('connected');
     expect((await runFinished(res.body.resumedRunId!)).kind).toBe('full');
     expect(await system.ctx.installations.getReportsApiKey(id)).toBe('sk_sandbox_read');
-    const raw = await system.ctx.redis.hgetall(`${system.ctx.config.redisPrefix}:installation:${id}`);
+    const raw = await system.ctx.redis.hgetall(system.ctx.keys.installation(id));
     expect(JSON.stringify(raw)).not.toContain('sk_sandbox_read');
 
     const list = await call<Installations>('/admin/api/installations', { headers: bearer() });
@@ -594,11 +594,9 @@ describe('disconnect', () => {
 
   it('removes the installation and every key it had in Redis', async () => {
     const { cookie, csrf } = await login();
-    const scoped = `${system.ctx.config.redisPrefix}:inst:${id}:*`;
+    const scoped = system.ctx.keys.instPattern(id);
     expect((await system.ctx.redis.keys(scoped)).length).toBeGreaterThan(0);
-    const runKeys = (await system.ctx.runs.recent(id, 50)).map(
-      (r) => `${system.ctx.config.redisPrefix}:run:${r.id}`,
-    );
+    const runKeys = (await system.ctx.runs.recent(id, 50)).map((r) => system.ctx.keys.run(r.id));
     expect(runKeys.length).toBeGreaterThan(0);
     const res = await call(`/admin/api/installations/${id}`, {
       method: 'DELETE',
@@ -608,7 +606,7 @@ describe('disconnect', () => {
     // Token mode: the token is the operator's own, so nothing is revoked in the CRM.
     expect(res.body).toMatchObject({ removed: id, revocation: { outcome: 'nothing_to_revoke' } });
     expect(await system.ctx.redis.keys(scoped)).toEqual([]);
-    expect(await system.ctx.redis.exists(`${system.ctx.config.redisPrefix}:installation:${id}`)).toBe(0);
+    expect(await system.ctx.redis.exists(system.ctx.keys.installation(id))).toBe(0);
     // Sync history goes too.
     expect(await system.ctx.redis.exists(...runKeys)).toBe(0);
     expect(

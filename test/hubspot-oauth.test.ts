@@ -17,6 +17,7 @@ import { exchangeHubSpotCode } from '../connectors/hubspot/oauth-tokens.js';
 import { HUBSPOT_DEFAULT_API_VERSION, hubspotPaths } from '../connectors/hubspot/provider.js';
 import { type IssuedOAuthState, OAuthStateStore } from '../src/auth/oauth-state.js';
 import { type Installation, InstallationStore } from '../src/installations/store.js';
+import { Keys } from '../src/pipeline/keys.js';
 import { closeRedis, createRedis, deleteByPattern, waitForRedis } from '../src/redis.js';
 import { SecretBox } from '../src/util/secretbox.js';
 import { CookieJar } from './support/cookie-jar.js';
@@ -170,7 +171,7 @@ describe('GET /oauth/hubspot/callback', () => {
     expect(tokens?.refreshToken).toMatch(/^local-rt-/);
     expect(tokens!.expiresAt! - before).toBeGreaterThan(1790_000);
     expect(tokens!.expiresAt! - before).toBeLessThanOrEqual(1800_000 + (Date.now() - before));
-    const raw = await redis.hget(`${prefix}:installation:hubspot-62515`, 'tokens');
+    const raw = await redis.hget(new Keys(prefix).installation('hubspot-62515'), 'tokens');
     expect(raw).not.toContain(tokens!.accessToken);
     expect(hubspot.stats().calls['oauth.token']).toBe(1);
 

@@ -16,6 +16,7 @@ import { CrmDisconnectedError, CrmUnauthorizedError } from '../src/crm/errors.js
 import { OPEN_GATE } from '../src/crm/request-gate.js';
 import { type Installation, InstallationStore } from '../src/installations/store.js';
 import { createLogger } from '../src/log.js';
+import { Keys } from '../src/pipeline/keys.js';
 import { closeRedis, createRedis, waitForRedis } from '../src/redis.js';
 import { SecretBox } from '../src/util/secretbox.js';
 import { CookieJar } from './support/cookie-jar.js';
@@ -173,7 +174,7 @@ describe('install', () => {
     const tokens = await store.getTokens(inst.id);
     expect(tokens?.accessToken).toMatch(new RegExp(`^${local.orgId}!`));
     expect(tokens?.refreshToken).toBeTruthy();
-    const raw = await redis.hget(`${prefix}:installation:${inst.id}`, 'tokens');
+    const raw = await redis.hget(new Keys(prefix).installation(inst.id), 'tokens');
     expect(raw).not.toContain(tokens!.accessToken);
     expect(raw).not.toContain(tokens!.refreshToken!);
     expect(local.counters()['oauth.token']).toBe(1);

@@ -1,5 +1,5 @@
-import type { Redis } from 'ioredis';
 import { Keys } from '../pipeline/keys.js';
+import type { RedisClient } from '../redis.js';
 
 /** Failed logins allowed per client address in one window; a guessing script is slowed to a crawl. */
 export const LOGIN_FAILURES_PER_WINDOW = 10;
@@ -14,7 +14,7 @@ export class LoginThrottle {
   private readonly keys: Keys;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     prefix: string,
   ) {
     this.keys = new Keys(prefix);

@@ -1,5 +1,5 @@
-import type { Redis } from 'ioredis';
 import { Keys } from '../pipeline/keys.js';
+import type { RedisClient } from '../redis.js';
 
 /**
  * Sessions ended by "Log out" before their expiry. The cookie itself is stateless, so a copied cookie would
@@ -9,7 +9,7 @@ export class SessionRevocations {
   private readonly keys: Keys;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     prefix: string,
   ) {
     this.keys = new Keys(prefix);

@@ -1,6 +1,6 @@
-import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import type { Keys } from '../pipeline/keys.js';
+import type { RedisClient } from '../redis.js';
 
 /**
  * The latest `alert.fired` per report: the only module that reads or writes it. The record fields
@@ -29,7 +29,7 @@ return 1
 
 export class AlertStore {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: Keys,
   ) {}
 

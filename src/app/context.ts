@@ -1,4 +1,3 @@
-import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { AlertStore } from '../alerts/alert-store.js';
 import { OAuthStateStore } from '../auth/oauth-state.js';
@@ -17,7 +16,7 @@ import { SyncRuns } from '../pipeline/runs.js';
 import { ScoreChangeInbox } from '../pipeline/score-change-inbox.js';
 import { PipelineWorkers } from '../pipeline/workers.js';
 import { providers } from '../providers.js';
-import { closeRedis, createRedis } from '../redis.js';
+import { closeRedis, createRedis, type RedisClient } from '../redis.js';
 import { ReportRequests } from '../requests/report-requests.js';
 import { RequestStore } from '../requests/request-store.js';
 import { SecretBox } from '../util/secretbox.js';
@@ -35,7 +34,7 @@ export interface AppContext {
   logger: Logger;
   metrics: Metrics;
   /** Fail-fast connection for request handlers and producers. */
-  redis: Redis;
+  redis: RedisClient;
   keys: Keys;
   box: SecretBox;
   installations: InstallationStore;
@@ -72,10 +71,10 @@ export function createAppContext(config: Config, options: ContextOptions): AppCo
   const { logger } = options;
   const metrics = options.metrics ?? new Metrics();
   const prefix = config.redisPrefix;
-  const redis = createRedis(config.redisUrl, 'producer', `${prefix}-app`);
+  const redis = createRedis(config, 'producer', `${prefix}-app`);
   // BullMQ's queues block on nothing, but a lost connection must not fail enqueues made while reconnecting
   // in workers; request handlers use `redis` above and fail fast instead.
-  const queueRedis = createRedis(config.redisUrl, 'worker', `${prefix}-queues`);
+  const queueRedis = createRedis(config, 'worker', `${prefix}-queues`);
   const keys = new Keys(prefix);
   const box = new SecretBox(config.encryptionKey);
   const installations = new InstallationStore(redis, box, prefix);
@@ -126,7 +125,7 @@ export function createAppContext(config: Config, options: ContextOptions): AppCo
     logger,
   });
   const workerSets: PipelineWorkers[] = [];
-  const workerConnections: Redis[] = [];
+  const workerConnections: RedisClient[] = [];
 
   return {
     config,
@@ -149,7 +148,7 @@ export function createAppContext(config: Config, options: ContextOptions): AppCo
     alerts,
     decisions,
     async startWorkers(concurrency) {
-      const connection = createRedis(config.redisUrl, 'worker', `${prefix}-worker`);
+      const connection = createRedis(config, 'worker', `${prefix}-worker`);
       workerConnections.push(connection);
       const workers = new PipelineWorkers(pipeline, {
         connection,

@@ -1,4 +1,3 @@
-import type { Redis } from 'ioredis';
 import type { TokenManager } from '../auth/token-manager.js';
 import type { Config } from '../config.js';
 import type { CrmConnector } from '../crm/connector.js';
@@ -10,6 +9,7 @@ import type { Keys } from '../pipeline/keys.js';
 import type { InstallationHandle, InstallationRuntime, OpenOptions } from '../pipeline/runtime.js';
 import { providerFor } from '../providers.js';
 import { identityOf, RedisRateGate } from '../ratelimit/redis-gate.js';
+import type { RedisClient } from '../redis.js';
 import { ReportClient } from '../reports/client.js';
 import { FixtureGuard, guardFixtureWrites } from './fixture-guard.js';
 import { refuseDataWrites } from './preview-guard.js';
@@ -30,7 +30,7 @@ export class AppRuntime implements InstallationRuntime {
 
   constructor(
     private readonly config: Config,
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: Keys,
     private readonly installations: InstallationStore,
     private readonly tokens: TokenManager,

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
 import { CrmDisconnectedError, CrmTransientError, CrmUnauthorizedError } from '../crm/errors.js';
 import type { Installation, InstallationStore, StoredTokens } from '../installations/store.js';
+import type { RedisClient } from '../redis.js';
 
 /**
  * Token refresh done once per installation across every process: an in-process promise so concurrent
@@ -51,7 +51,7 @@ export class TokenManager {
 
   constructor(
     private readonly store: InstallationStore,
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly refreshers: Partial<Record<Installation['crm'], TokenRefresher>>,
     private readonly options: TokenManagerOptions = {},
   ) {

@@ -1,6 +1,6 @@
-import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import type { Keys } from '../pipeline/keys.js';
+import type { RedisClient } from '../redis.js';
 import { parseStoredJson } from '../util/json.js';
 
 /**
@@ -75,7 +75,7 @@ const storedSchema = decisionSchema.omit({ id: true });
 
 export class DecisionLog {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: Keys,
     private readonly size = DECISION_LOG_SIZE,
   ) {}

@@ -1,8 +1,8 @@
-import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import type { CrmKind } from '../crm/connector.js';
 import { Keys } from '../pipeline/keys.js';
 import { providers } from '../providers.js';
+import type { RedisClient } from '../redis.js';
 import { deleteByPattern } from '../redis.js';
 import type { SecretBox } from '../util/secretbox.js';
 
@@ -68,7 +68,7 @@ export class InstallationStore {
   readonly keys: Keys;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly box: SecretBox,
     readonly prefix = 'rc',
   ) {
@@ -118,7 +118,10 @@ export class InstallationStore {
     }
     if (input.installedBy) fields.installedBy = input.installedBy.slice(0, 200);
     if (input.accountName) fields.accountName = input.accountName.slice(0, 200);
-    await this.redis.multi().hset(this.key(id), fields).sadd(this.setKey(), id).exec();
+    // Two commands, not one transaction: the set of ids and each installation's hash lie in different slots on
+    // a Redis Cluster. The id goes in first; `list` skips an id whose hash is not there (yet).
+    await this.redis.sadd(this.setKey(), id);
+    await this.redis.hset(this.key(id), fields);
     const saved = await this.get(id);
     if (!saved) throw new Error(`installation ${id} vanished while it was being saved`);
     return saved;
@@ -241,6 +244,8 @@ export class InstallationStore {
   /** Deletes the installation and every key scoped to it. The CRM's own data is not touched. */
   async remove(id: string): Promise<void> {
     await deleteByPattern(this.redis, this.keys.instPattern(id));
-    await this.redis.multi().unlink(this.key(id)).srem(this.setKey(), id).exec();
+    // The hash first (a cluster cannot remove both at once): an id left in the set without it is skipped by `list`.
+    await this.redis.unlink(this.key(id));
+    await this.redis.srem(this.setKey(), id);
   }
 }

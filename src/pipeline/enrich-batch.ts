@@ -1,8 +1,8 @@
-import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { AlertStore } from '../alerts/alert-store.js';
 import type { CompanyRecord, CrmConnector } from '../crm/connector.js';
 import type { Metrics } from '../metrics.js';
+import type { RedisClient } from '../redis.js';
 import type { ReportClient } from '../reports/client.js';
 import type { ReportRequest, RequestStore } from '../requests/request-store.js';
 import { searchAndDecide } from './batch/candidate-search.js';
@@ -30,7 +30,7 @@ import { type BatchResult, PREVIEW_SAMPLES_PER_BATCH, type PreviewSample } from 
  */
 
 export interface BatchDeps {
-  redis: Redis;
+  redis: RedisClient;
   keys: Keys;
   index: LinkIndex;
   matching: MatchingStrategy;

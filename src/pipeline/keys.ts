@@ -2,7 +2,14 @@ import { createHash } from 'node:crypto';
 
 /**
  * Every Redis key the connector uses, in one place; no other module builds one. Keys scoped to an installation
- * start with `${prefix}:inst:${id}:` so that removing an installation can delete them by pattern.
+ * start with `${prefix}:inst:{${id}}:` so that removing an installation can delete them by pattern.
+ *
+ * Hash tags (the `{…}` part) decide a key's slot on a Redis Cluster: every key one Lua script or MULTI touches
+ * carries the same tag. One installation's keys share its id as tag (its link state is written in one
+ * transaction), so installations spread over the masters; one run's keys share the run id; the inbound-event
+ * keys (event log, duplicate marks, the score-change inbox) share `{inbox}`, since one script accepts an event
+ * into all of them; each rate gate's two keys share its identity; each BullMQ queue has its own tagged prefix
+ * (`queuePrefix`). Keys used only one at a time carry no tag. On one Redis tags change nothing.
  *
  * Each group has one owning module, the only one that reads or writes it (README, "Developing and testing"):
  * installations: installations/store.ts · per-record link state: pipeline/link-index.ts · runs and sync
@@ -21,18 +28,29 @@ export class Keys {
     return `${this.prefix}:*`;
   }
 
+  // ---- BullMQ (pipeline/queues.ts, pipeline/workers.ts) -------------------------------------------------
+
+  /**
+   * BullMQ's prefix for one queue. Its scripts touch many keys of a queue at once, so a queue's keys share a
+   * hash tag; each queue has its own, so the three queues can live on different masters.
+   */
+  queuePrefix(queue: string): string {
+    return `${this.prefix}:${tag(queue)}`;
+  }
+
   // ---- installations (installations/store.ts) ---------------------------------------------------------
 
   /** Hash of one installation: its fields and its sealed tokens and report-service key. */
   installation(id: string): string {
-    return `${this.prefix}:installation:${id}`;
+    return `${this.prefix}:installation:${tag(id)}`;
   }
   /** Set of every installation id. */
   installations(): string {
     return `${this.prefix}:installations`;
   }
+  /** Stem of every key scoped to one installation: its id is the hash tag. */
   inst(id: string): string {
-    return `${this.prefix}:inst:${id}`;
+    return `${this.prefix}:inst:${tag(id)}`;
   }
   /** Pattern of every key scoped to one installation (deleted with it). */
   instPattern(id: string): string {
@@ -126,11 +144,12 @@ export class Keys {
   runs(id: string): string {
     return `${this.inst(id)}:runs`;
   }
+  /** Hash of one run; every key of the run starts with it (the run id is their hash tag). */
   run(runId: string): string {
-    return `${this.prefix}:run:${runId}`;
+    return `${this.prefix}:run:${tag(runId)}`;
   }
   runBatches(runId: string): string {
-    return `${this.prefix}:run:${runId}:batches`;
+    return `${this.run(runId)}:batches`;
   }
   /** Pattern of every key of one run, its caches included. */
   runPattern(runId: string): string {
@@ -140,7 +159,7 @@ export class Keys {
   // ---- run caches and the report sequence (pipeline/report-reader.ts) ---------------------------------
 
   runReport(runId: string, slug: string): string {
-    return `${this.prefix}:run:${runId}:report:${slug}`;
+    return `${this.run(runId)}:report:${slug}`;
   }
   /** Held by the one worker filling a run's copy of a report. */
   runReportFill(runId: string, slug: string): string {
@@ -149,17 +168,17 @@ export class Keys {
   /** A run's cached search results for query `q` (hashed: queries are free text of any length). */
   runSearch(runId: string, q: string): string {
     const qHash = createHash('sha256').update(q).digest('hex').slice(0, 24);
-    return `${this.prefix}:run:${runId}:search:${qHash}`;
+    return `${this.run(runId)}:search:${qHash}`;
   }
   reportSeq(): string {
     return `${this.prefix}:report-seq`;
   }
-  /** Hash slug -> report sequence number taken when the service last said the report changed. */
   /** score.changed events of one slug in the current heat window (written by the inbox's accept script). */
   slugHeat(slug: string): string {
-    return `${this.prefix}:slug-heat:${slug}`;
+    return `${this.inbox()}:slug-heat:${slug}`;
   }
 
+  /** Hash slug -> report sequence number taken when the service last said the report changed. */
   slugChanges(): string {
     return `${this.prefix}:slug-changes`;
   }
@@ -170,35 +189,40 @@ export class Keys {
     return `${this.inst(id)}:gate`;
   }
   reportsGate(keyIdentity: string): string {
-    return `${this.prefix}:reports-gate:${keyIdentity}`;
+    return `${this.prefix}:reports-gate:${tag(keyIdentity)}`;
+  }
+
+  /** Stem of the keys the score-change accept script touches together: events, their marks, the inbox. */
+  private inbox(): string {
+    return `${this.prefix}:{inbox}`;
   }
 
   // ---- score changes waiting to be fanned out (pipeline/score-change-inbox.ts) --------------------------
 
   /** Hash slug -> id of the latest score.changed not yet fanned out. */
   scoreInbox(): string {
-    return `${this.prefix}:score-inbox`;
+    return `${this.inbox()}:score-inbox`;
   }
   /** Sorted set slug -> events since it was last taken: the fan-out takes the fewest first. */
   scoreInboxOrder(): string {
-    return `${this.prefix}:score-inbox:order`;
+    return `${this.inbox()}:score-inbox:order`;
   }
   /** Hash slug -> event id taken by the fan-out and not yet done (a killed fan-out's leftovers). */
   scoreInboxDraining(): string {
-    return `${this.prefix}:score-inbox:draining`;
+    return `${this.inbox()}:score-inbox:draining`;
   }
   /** Set while a fan-out is queued or running, so an ingest adds the fan-out job only when none is. */
   scoreInboxKick(): string {
-    return `${this.prefix}:score-inbox:kick`;
+    return `${this.inbox()}:score-inbox:kick`;
   }
 
   // ---- events (webhooks/event-log.ts) -----------------------------------------------------------------
 
   events(): string {
-    return `${this.prefix}:events`;
+    return `${this.inbox()}:events`;
   }
   eventSeen(source: string, eventId: string): string {
-    return `${this.prefix}:event-seen:${source}:${eventId}`;
+    return `${this.inbox()}:event-seen:${source}:${eventId}`;
   }
 
   // ---- admin (admin/login-throttle.ts, admin/session-revocations.ts) ----------------------------------
@@ -242,6 +266,11 @@ export class Keys {
   alertActivities(id: string, eventId: string): string {
     return `${this.inst(id)}:alert-activities:${eventId}`;
   }
+}
+
+/** A hash tag: on a Redis Cluster, keys with the same tag live in the same slot. */
+function tag(value: string): string {
+  return `{${value}}`;
 }
 
 /** The two keys of one rate gate, from its stem (`Keys.crmGate`, `Keys.reportsGate`, or a test's own). */

@@ -1,6 +1,6 @@
-import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import { MATCH_STATUSES, type MatchStatus } from '../fields.js';
+import type { RedisClient } from '../redis.js';
 import { parseStoredJson } from '../util/json.js';
 import type { Keys } from './keys.js';
 
@@ -82,7 +82,7 @@ export interface PollCursor {
 
 export class LinkIndex {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: Keys,
   ) {}
 
@@ -91,6 +91,11 @@ export class LinkIndex {
     if (states.length === 0) return;
     const k = this.keys;
     const previous = await this.redis.hmget(k.recordSlug(installationId), ...states.map((s) => s.recordId));
+    // The slug -> installations index is global (one key per slug, any slot), so it is written before the
+    // installation's own transaction rather than in it: a fan-out between the two finds this installation
+    // with no record on the slug yet, never a linked record missing from the index.
+    const linkedSlugs = [...new Set(states.flatMap((s) => (s.slug ? [s.slug] : [])))];
+    await Promise.all(linkedSlugs.map((slug) => this.redis.sadd(k.slugInstallations(slug), installationId)));
     const tx = this.redis.multi();
     states.forEach((s, i) => {
       const before = previous[i] ?? null;
@@ -98,7 +103,6 @@ export class LinkIndex {
       if (s.slug) {
         tx.hset(k.recordSlug(installationId), s.recordId, s.slug);
         tx.sadd(k.slugMembers(installationId, s.slug), s.recordId);
-        tx.sadd(k.slugInstallations(s.slug), installationId);
       } else {
         tx.hdel(k.recordSlug(installationId), s.recordId);
       }

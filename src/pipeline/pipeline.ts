@@ -1,11 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { AlertStore } from '../alerts/alert-store.js';
 import type { ChangedRecord, CrmChange, CrmConnector } from '../crm/connector.js';
 import type { DecisionLog } from '../decisions/decision-log.js';
 import type { InstallationStore } from '../installations/store.js';
 import type { Metrics } from '../metrics.js';
+import type { RedisClient } from '../redis.js';
 import type { RequestStore } from '../requests/request-store.js';
 import { RETRY_BUDGET } from '../retry-budget.js';
 import type { EventLogEntry } from '../webhooks/event-log.js';
@@ -53,7 +53,7 @@ export const SCORE_CHANGES_SWEEP_MS = 30_000;
 const DRAIN_ROUNDS = 50;
 
 export interface PipelineDeps {
-  redis: Redis;
+  redis: RedisClient;
   keys: Keys;
   index: LinkIndex;
   runs: SyncRuns;

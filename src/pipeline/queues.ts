@@ -1,7 +1,8 @@
 import { type JobsOptions, Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis.js';
 import { RETRY_BUDGET } from '../retry-budget.js';
 import type { JobData, JobName, JobQueue, JobToAdd } from './jobs.js';
+import { Keys } from './keys.js';
 
 /**
  * Three queues so that bulk work never holds back urgent work: `backfill` (listing pages and their batches),
@@ -26,13 +27,18 @@ export class Queues {
 
   constructor(
     /** The queues' own connection (it queues commands while reconnecting): probes check it before use. */
-    readonly connection: Redis,
+    readonly connection: RedisClient,
     readonly prefix: string,
   ) {
-    const opts = { connection, prefix, defaultJobOptions: DEFAULT_JOB_OPTIONS };
-    this.backfill = new Queue('backfill', opts);
-    this.realtime = new Queue('realtime', opts);
-    this.schedule = new Queue('schedule', opts);
+    const keys = new Keys(prefix);
+    const opts = (name: QueueName) => ({
+      connection,
+      prefix: keys.queuePrefix(name),
+      defaultJobOptions: DEFAULT_JOB_OPTIONS,
+    });
+    this.backfill = new Queue('backfill', opts('backfill'));
+    this.realtime = new Queue('realtime', opts('realtime'));
+    this.schedule = new Queue('schedule', opts('schedule'));
   }
 
   /** Adds job `name` (pipeline/jobs.ts) to one of the queues it runs on. */

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis.js';
 import type { Keys } from './keys.js';
 
 /**
@@ -40,7 +40,7 @@ export interface HeldLocks {
 
 /** Locks records of one installation (the pipeline's entry point; `lockRecords` takes the keys themselves). */
 export function lockInstallationRecords(
-  redis: Redis,
+  redis: RedisClient,
   keys: Keys,
   installationId: string,
   recordIds: string[],
@@ -54,7 +54,7 @@ export function lockInstallationRecords(
 }
 
 export async function lockRecords(
-  redis: Redis,
+  redis: RedisClient,
   keys: string[],
   options: { ttlMs?: number; waitMs?: number } = {},
 ): Promise<HeldLocks> {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Redis } from 'ioredis';
 import { z } from 'zod';
+import type { RedisClient } from '../redis.js';
 import type { ReportClient } from '../reports/client.js';
 import { ReportNotFoundError } from '../reports/errors.js';
 import { type Report, reportSchema, type SearchHit, searchHitSchema } from '../reports/schemas.js';
@@ -43,7 +43,7 @@ export class ReportReader {
   private readonly fillLockMs: number;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: Keys,
     private readonly client: ReportClient,
     options: ReportReaderOptions = {},
@@ -150,20 +150,20 @@ export class ReportReader {
  * The service said `slug` changed (score.changed): from now on, a read of it that started earlier is stale.
  * The sequence number comes from the same counter as reads, and the stored value only ever grows.
  */
-export async function markSlugChanged(redis: Redis, keys: Keys, slug: string): Promise<number> {
+export async function markSlugChanged(redis: RedisClient, keys: Keys, slug: string): Promise<number> {
   const seq = await redis.incr(keys.reportSeq());
   await redis.eval(SET_IF_GREATER, 1, keys.slugChanges(), slug, seq);
   return seq;
 }
 
 /** Sequence number of the last change event of `slug` (0 when none). */
-export async function slugChangeSeq(redis: Redis, keys: Keys, slug: string): Promise<number> {
+export async function slugChangeSeq(redis: RedisClient, keys: Keys, slug: string): Promise<number> {
   return Number((await redis.hget(keys.slugChanges(), slug)) ?? 0);
 }
 
 /** The same for several slugs at once. */
 export async function slugChangeSeqs(
-  redis: Redis,
+  redis: RedisClient,
   keys: Keys,
   slugs: string[],
 ): Promise<Map<string, number>> {

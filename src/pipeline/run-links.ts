@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis.js';
 import type { Keys } from './keys.js';
 
 /**
@@ -10,7 +10,7 @@ const KEEP_SECONDS = 30 * 24 * 3600;
 
 export class RunLinks {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: Keys,
   ) {}
 

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import { MATCH_STATUSES } from '../fields.js';
+import type { RedisClient } from '../redis.js';
 import { deleteByPattern } from '../redis.js';
 import { parseStoredJson } from '../util/json.js';
 import type { Keys } from './keys.js';
@@ -106,22 +106,24 @@ export interface RunSummary {
 
 export class SyncRuns {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: Keys,
   ) {}
 
   async start(installationId: string, kind: RunKind): Promise<string> {
     const id = `${kind}-${installationId}-${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`;
+    // The run's hash, then its place in the installation's history: the two lie in different slots on a
+    // cluster, so they are two commands; a run not yet in the list is only missing from `recent`.
+    await this.redis.hset(this.keys.run(id), {
+      id,
+      installationId,
+      kind,
+      state: 'listing',
+      startedAt: new Date().toISOString(),
+      recordsListed: '0',
+    });
     await this.redis
       .multi()
-      .hset(this.keys.run(id), {
-        id,
-        installationId,
-        kind,
-        state: 'listing',
-        startedAt: new Date().toISOString(),
-        recordsListed: '0',
-      })
       .lpush(this.keys.runs(installationId), id)
       .ltrim(this.keys.runs(installationId), 0, 49)
       .exec();

@@ -1,5 +1,5 @@
-import type { Redis } from 'ioredis';
 import { z } from 'zod';
+import type { RedisClient } from '../redis.js';
 import { RedisScript } from '../util/redis-script.js';
 import { DEDUP_TTL_SECONDS, EVENT_LOG_SIZE, type EventLogEntry } from '../webhooks/event-log.js';
 import type { Keys } from './keys.js';
@@ -68,7 +68,7 @@ export interface MarkedSlug {
 
 export class ScoreChangeInbox {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: Keys,
   ) {}
 

@@ -1,8 +1,8 @@
 import { DelayedError, type Job, UnrecoverableError, Worker } from 'bullmq';
-import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import { CrmError, CrmQuotaPausedError, CrmRateLimitedError } from '../crm/errors.js';
 import { GateTimeoutError } from '../ratelimit/redis-gate.js';
+import type { RedisClient } from '../redis.js';
 import {
   ReportForbiddenError,
   ReportRateLimitedError,
@@ -17,6 +17,7 @@ import {
   PreviewWriteError,
 } from './errors.js';
 import { isJobName, type JobData, type JobName, parseJobData, type RunningJob } from './jobs.js';
+import { Keys } from './keys.js';
 import { type Pipeline, Reschedule } from './pipeline.js';
 import { RecordLockTimeoutError } from './record-locks.js';
 
@@ -56,7 +57,7 @@ const stopScopeSchema = z.object({
 });
 
 export interface WorkerOptions {
-  connection: Redis;
+  connection: RedisClient;
   prefix: string;
   concurrency?: { backfill?: number; realtime?: number; schedule?: number };
 }
@@ -70,9 +71,9 @@ export class PipelineWorkers {
     options: WorkerOptions,
   ) {
     this.handlers = handlersOf(pipeline);
+    const keys = new Keys(options.prefix);
     const common = {
       connection: options.connection,
-      prefix: options.prefix,
       // A worker killed twice in a row must not fail the job: it is at-least-once and idempotent.
       maxStalledCount: 10,
       // Completed jobs vanish fast; the run hash keeps the numbers.
@@ -81,14 +82,17 @@ export class PipelineWorkers {
     this.workers = [
       new Worker('backfill', (job, token) => this.run(job, token), {
         ...common,
+        prefix: keys.queuePrefix('backfill'),
         concurrency: options.concurrency?.backfill ?? 4,
       }),
       new Worker('realtime', (job, token) => this.run(job, token), {
         ...common,
+        prefix: keys.queuePrefix('realtime'),
         concurrency: options.concurrency?.realtime ?? 8,
       }),
       new Worker('schedule', (job, token) => this.run(job, token), {
         ...common,
+        prefix: keys.queuePrefix('schedule'),
         concurrency: options.concurrency?.schedule ?? 2,
       }),
     ];

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Redis } from 'ioredis';
 import type { RequestGate } from '../crm/request-gate.js';
 import { gateKeys } from '../pipeline/keys.js';
+import type { RedisClient } from '../redis.js';
 
 /**
  * A rate gate for one upstream identity, shared by every process through Redis. It uses GCRA (one key holding
@@ -65,7 +65,7 @@ export class RedisRateGate implements RequestGate {
   private readonly keys: { tat: string; pause: string };
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     /** Redis key stem; never a secret (hash API keys with `identityOf`). */
     readonly identity: string,
     private readonly options: RateGateOptions,

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import type { Keys } from '../pipeline/keys.js';
+import type { RedisClient } from '../redis.js';
 
 /**
  * Report requests: the only module that reads or writes them. One entry per record (its latest request) and
@@ -65,7 +65,7 @@ export class RequestLockedError extends Error {
 
 export class RequestStore {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: Keys,
   ) {}
 
@@ -117,15 +117,15 @@ export class RequestStore {
 
   async save(request: ReportRequest): Promise<void> {
     const valid = reportRequestSchema.parse(request);
-    await this.redis
-      .multi()
-      .hset(this.keys.requests(valid.installationId), valid.recordId, JSON.stringify(valid))
-      .hset(
-        this.keys.requestSubmissions(),
-        valid.submissionId,
-        JSON.stringify({ installationId: valid.installationId, recordId: valid.recordId }),
-      )
-      .exec();
+    // Two commands (the installation's hash and the global submission index lie in different slots on a
+    // cluster). The index first: until the request itself is saved, `bySubmission` finds a request without this
+    // submission id and answers null, as it does for an index entry nobody wrote.
+    await this.redis.hset(
+      this.keys.requestSubmissions(),
+      valid.submissionId,
+      JSON.stringify({ installationId: valid.installationId, recordId: valid.recordId }),
+    );
+    await this.redis.hset(this.keys.requests(valid.installationId), valid.recordId, JSON.stringify(valid));
   }
 
   /** Ends a pending request (linked, sent to review, or cancelled); a request already ended stays as it is. */

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis.js';
 
 /**
  * Whether Redis can answer now, and what to say when it cannot. Request handlers never wait for Redis to come
@@ -11,7 +11,7 @@ export const REDIS_UNAVAILABLE_MESSAGE =
   'Redis is unreachable, so the connector cannot do this now. It reconnects by itself: try again in a moment.';
 
 /** The connection is up; false while it connects or reconnects. */
-export function redisReady(redis: Redis): boolean {
+export function redisReady(redis: RedisClient): boolean {
   return redis.status === 'ready';
 }
 
@@ -20,7 +20,7 @@ const UNAVAILABLE_MESSAGES =
   /Stream isn't writeable|Connection is closed|max retries per request|Command timed out|ECONNREFUSED|ECONNRESET|ETIMEDOUT/i;
 
 /** A failure caused by Redis being away rather than by the request or by our code. */
-export function isRedisUnavailable(err: unknown, redis: Redis): boolean {
+export function isRedisUnavailable(err: unknown, redis: RedisClient): boolean {
   if (!redisReady(redis)) return true;
   return err instanceof Error && UNAVAILABLE_MESSAGES.test(err.message);
 }

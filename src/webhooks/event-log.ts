@@ -1,6 +1,6 @@
-import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import type { Keys } from '../pipeline/keys.js';
+import type { RedisClient } from '../redis.js';
 import { parseStoredJson } from '../util/json.js';
 
 /**
@@ -26,7 +26,7 @@ export type EventSource = EventLogEntry['source'];
 
 export class EventLog {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: Keys,
   ) {}
 

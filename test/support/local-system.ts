@@ -16,5 +16,5 @@ export async function startTestSystem(
 export async function stopTestSystem(system: LocalSystem | undefined): Promise<void> {
   if (!system) return;
   await system.close();
-  await deleteKeysWithPrefix(system.ctx.config.redisUrl, system.ctx.config.redisPrefix);
+  await deleteKeysWithPrefix(system.ctx.config, system.ctx.config.redisPrefix);
 }

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../src/redis.js';
 import { keysWithPrefix } from './system-state.js';
 
 /**
@@ -6,7 +6,7 @@ import { keysWithPrefix } from './system-state.js';
  * type), and finds which of a list of secrets occur in it or in any other captured text.
  */
 
-export async function dumpPrefix(redis: Redis, prefix: string): Promise<Map<string, string>> {
+export async function dumpPrefix(redis: RedisClient, prefix: string): Promise<Map<string, string>> {
   const out = new Map<string, string>();
   for (const key of await keysWithPrefix(redis, prefix)) {
     const type = await redis.type(key);

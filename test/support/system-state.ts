@@ -1,6 +1,6 @@
-import type { Redis } from 'ioredis';
 import type { LocalSystem } from '../../local/system.js';
 import type { RunSummary } from '../../src/pipeline/runs.js';
+import { type RedisClient, scanTargets } from '../../src/redis.js';
 import { waitFor } from './wait.js';
 
 /** Polls for the end states a reliability test checks: a run that ended, queues with nothing left to do. */
@@ -46,14 +46,17 @@ export async function failedJobs(system: LocalSystem): Promise<number> {
 }
 
 /** Every key under `${prefix}:` (BullMQ's and ours), for a final scan or clean-up. */
-export async function keysWithPrefix(redis: Redis, prefix: string): Promise<string[]> {
+export async function keysWithPrefix(redis: RedisClient, prefix: string): Promise<string[]> {
   const found: string[] = [];
-  let cursor = '0';
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-    cursor = next;
-    found.push(...keys);
-  } while (cursor !== '0');
+  // Every master of a cluster: each answers SCAN for its own slots only.
+  for (const node of await scanTargets(redis)) {
+    let cursor = '0';
+    do {
+      const [next, keys] = await node.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+      cursor = next;
+      found.push(...keys);
+    } while (cursor !== '0');
+  }
   return found;
 }
 

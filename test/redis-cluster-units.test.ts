@@ -1,0 +1,119 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../src/config.js';
+import { gateKeys, Keys } from '../src/pipeline/keys.js';
+
+/** REDIS_CLUSTER_NODES and the hash tags that keep what one script or transaction touches in one slot. */
+
+const base = {
+  ENCRYPTION_KEY: Buffer.alloc(32, 7).toString('base64'),
+  ADMIN_TOKEN: 'an-admin-token-of-some-length',
+  REPORTS_API_URL: 'http://127.0.0.1:4010/api',
+};
+const load = (extra: Record<string, string>) => loadConfig({ ...base, ...extra }, { envFile: null });
+
+/** What Redis Cluster hashes: the text of the first non-empty `{…}`, or the whole key (cluster spec). */
+function hashed(key: string): string {
+  const open = key.indexOf('{');
+  if (open < 0) return key;
+  const close = key.indexOf('}', open + 1);
+  if (close < 0 || close === open + 1) return key;
+  return key.slice(open + 1, close);
+}
+
+describe('REDIS_CLUSTER_NODES', () => {
+  it('is off by default and when empty', () => {
+    expect(load({}).redisClusterNodes).toBeNull();
+    expect(load({ REDIS_CLUSTER_NODES: ' ' }).redisClusterNodes).toBeNull();
+  });
+
+  it('takes host:port pairs, IPv6 in brackets', () => {
+    expect(
+      load({ REDIS_CLUSTER_NODES: '10.0.0.5:7000, redis-b.internal:7001,[::1]:7002' }).redisClusterNodes,
+    ).toEqual([
+      { host: '10.0.0.5', port: 7000 },
+      { host: 'redis-b.internal', port: 7001 },
+      { host: '::1', port: 7002 },
+    ]);
+  });
+
+  it('refuses anything else with a message naming the variable', () => {
+    for (const bad of ['10.0.0.5', 'redis://10.0.0.5:7000', '10.0.0.5:0', '10.0.0.5:70000', 'a:1,,b']) {
+      try {
+        const nodes = load({ REDIS_CLUSTER_NODES: bad }).redisClusterNodes;
+        // 'a:1,,b' has an empty entry, skipped, and 'b' without a port: refused.
+        expect.unreachable(`${bad} was taken as ${JSON.stringify(nodes)}`);
+      } catch (err) {
+        expect(err, bad).toBeInstanceOf(ConfigError);
+        expect((err as ConfigError).variable).toBe('REDIS_CLUSTER_NODES');
+      }
+    }
+  });
+});
+
+describe('hash tags', () => {
+  const keys = new Keys('rc');
+
+  it("puts every key of one installation, its hash included, in the installation's slot", () => {
+    const id = 'hubspot-123';
+    const all = [
+      keys.installation(id),
+      keys.recordSlug(id),
+      keys.slugMembers(id, 'acme'),
+      keys.recordStatus(id),
+      keys.recordScore(id),
+      keys.autoLinks(id),
+      keys.autoLinkPlaces(id),
+      keys.review(id),
+      keys.unlinked(id),
+      keys.rejected(id),
+      keys.seen(id),
+      keys.writtenSeq(id),
+      keys.pollCursor(id),
+      keys.recordLock(id, '7'),
+      keys.recordLock(id, '8'),
+      keys.runs(id),
+      keys.runLinks(id, 'run-1'),
+      keys.requests(id),
+      keys.requestLock(id, '7'),
+      keys.decisions(id),
+      keys.alertActivities(id, 'evt'),
+      keys.refreshLock(id),
+      keys.refreshCooldown(id),
+      ...Object.values(gateKeys(keys.crmGate(id))),
+    ];
+    expect(new Set(all.map(hashed))).toEqual(new Set([id]));
+    expect(hashed(keys.recordSlug('salesforce-00D1'))).not.toBe(hashed(keys.recordSlug(id)));
+    // The removal pattern still matches them all.
+    expect(keys.instPattern(id)).toBe(`${keys.inst(id)}:*`);
+  });
+
+  it('puts the event log, duplicate marks and score-change inbox in one slot (one script accepts an event)', () => {
+    const all = [
+      keys.events(),
+      keys.eventSeen('reports', 'msg_1'),
+      keys.eventSeen('hubspot', '42'),
+      keys.scoreInbox(),
+      keys.scoreInboxOrder(),
+      keys.scoreInboxDraining(),
+      keys.scoreInboxKick(),
+      keys.slugHeat('acme'),
+    ];
+    expect(new Set(all.map(hashed)).size).toBe(1);
+  });
+
+  it("puts one run's keys in one slot, each rate gate's two keys together, each queue apart", () => {
+    const run = [keys.run('r1'), keys.runBatches('r1'), keys.runReport('r1', 's'), keys.runSearch('r1', 'q')];
+    expect(new Set(run.map(hashed))).toEqual(new Set(['r1']));
+    expect(keys.runReportFill('r1', 's').startsWith(keys.run('r1'))).toBe(true);
+    const gate = gateKeys(keys.reportsGate('abc'));
+    expect(hashed(gate.tat)).toBe(hashed(gate.pause));
+    const queues = ['backfill', 'realtime', 'schedule'].map((q) =>
+      hashed(`${keys.queuePrefix(q)}:${q}:wait`),
+    );
+    expect(new Set(queues).size).toBe(3);
+    // Everything stays under the deployment's prefix (clean-up, `everything()`).
+    for (const k of [...run, gate.tat, keys.queuePrefix('backfill'), keys.events()]) {
+      expect(k.startsWith('rc:')).toBe(true);
+    }
+  });
+});
