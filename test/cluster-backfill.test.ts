@@ -1,0 +1,105 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { LocalSystem } from '../local/system.js';
+import { scanTargets } from '../src/redis.js';
+import { wrongRecords } from './support/expectations.js';
+import { startTestSystem, stopTestSystem } from './support/local-system.js';
+import { LocalRedisCluster } from './support/redis-cluster.js';
+import { postSignedEvent } from './support/report-webhooks.js';
+import { keysWithPrefix, runEnded } from './support/system-state.js';
+import { waitFor } from './support/wait.js';
+
+/**
+ * The product on a three-master Redis Cluster (REDIS_CLUSTER_NODES): a backfill of 1,000 companies and a burst
+ * of score changes end as they do on one Redis, and the state spreads over the masters.
+ */
+
+let cluster: LocalRedisCluster;
+let system: LocalSystem;
+
+beforeAll(async () => {
+  cluster = await LocalRedisCluster.start({ masters: 3 });
+  system = await startTestSystem({ companies: 1000, env: { REDIS_CLUSTER_NODES: cluster.nodesEnv } });
+}, 120_000);
+
+afterAll(async () => {
+  await stopTestSystem(system);
+  await cluster?.stop();
+});
+
+function matchedRecords() {
+  return system.recordIds.map((id) => system.crm.record(id)!).filter((r) => r.status === 'matched' && r.slug);
+}
+
+describe('on a three-master Redis Cluster', () => {
+  it('a backfill of 1,000 companies ends with every record in its right state', async () => {
+    const run = await runEnded(system);
+    expect(run.state).toBe('done');
+    expect(run.recordsListed).toBe(1000);
+    expect(run.totals.failed).toBe(0);
+    expect(wrongRecords(system)).toEqual([]);
+  });
+
+  it('keeps its state on every master, each installation in one slot', async () => {
+    const masters = await scanTargets(system.ctx.redis);
+    expect(masters).toHaveLength(3);
+    const prefix = system.ctx.config.redisPrefix;
+    const perMaster = await Promise.all(
+      masters.map(async (m) => {
+        const keys: string[] = [];
+        let cursor = '0';
+        do {
+          const [next, page] = await m.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+          cursor = next;
+          keys.push(...page);
+        } while (cursor !== '0');
+        return keys;
+      }),
+    );
+    // The three queues, the run, the inbox and the installation do not all sit on one master.
+    expect(perMaster.filter((keys) => keys.length > 0).length).toBeGreaterThanOrEqual(2);
+    const all = await keysWithPrefix(system.ctx.redis, prefix);
+    const instKeys = all.filter((k) => k.startsWith(`${system.ctx.keys.inst(system.installationId)}:`));
+    expect(instKeys.length).toBeGreaterThan(5);
+    const slots = new Set(
+      await Promise.all(instKeys.map((k) => system.ctx.redis.call('CLUSTER', 'KEYSLOT', k))),
+    );
+    expect(slots.size).toBe(1);
+  });
+
+  it('a burst of 1,000 score changes on 50 reports is accepted and reaches the records', async () => {
+    const slugs = [...new Set(matchedRecords().map((r) => r.slug!))].slice(0, 50);
+    expect(slugs.length).toBe(50);
+    const next = new Map(slugs.map((s, i) => [s, 60 + i / 4]));
+    for (const [slug, score] of next) system.sandbox.updateReport(slug, { score: { overall: score } });
+    const secret = system.ctx.config.reports.webhookSecrets[0]!;
+    const statuses: number[] = [];
+    for (let i = 0; i < 1000; i += 50) {
+      const batch = await Promise.all(
+        Array.from({ length: 50 }, (_, j) => {
+          const id = `msg_${randomUUID()}`;
+          const body = JSON.stringify({
+            id,
+            type: 'score.changed',
+            created_at: new Date().toISOString(),
+            data: { slug: slugs[(i + j) % 50] },
+          });
+          return postSignedEvent(`${system.appUrl}/webhooks/reports`, secret, body, { id });
+        }),
+      );
+      statuses.push(...batch.map((r) => r.status));
+    }
+    expect(statuses.filter((s) => s !== 202)).toEqual([]);
+    await waitFor(
+      'every linked record of the 50 reports to carry its new score',
+      () =>
+        matchedRecords()
+          .filter((r) => next.has(r.slug!))
+          .every((r) => system.crm.record(r.id)?.score === next.get(r.slug!))
+          ? true
+          : undefined,
+      60_000,
+      200,
+    );
+  });
+});

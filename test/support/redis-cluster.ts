@@ -1,0 +1,230 @@
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { Redis } from 'ioredis';
+import { waitFor } from './wait.js';
+
+/**
+ * A Redis Cluster of the test's own: `masters` masters (and `replicasPerMaster` replicas each) on free loopback
+ * ports, each a `redis-server --cluster-enabled yes` child process without persistence, joined by
+ * `redis-cli --cluster create`. `stop()` kills them and removes their folder. `REDIS_SERVER_BIN` and
+ * `REDIS_CLI_BIN` name the binaries when they are not on the PATH.
+ */
+
+const run = promisify(execFile);
+
+export interface ClusterNodeProcess {
+  port: number;
+  child: ChildProcess | null;
+  log: string;
+}
+
+export interface LocalClusterOptions {
+  masters?: number;
+  replicasPerMaster?: number;
+  /** `cluster-node-timeout`: how long a silent master takes to be failed over (short keeps a test short). */
+  nodeTimeoutMs?: number;
+}
+
+export class LocalRedisCluster {
+  readonly dir: string;
+  readonly nodes: ClusterNodeProcess[] = [];
+
+  private constructor(private readonly options: Required<LocalClusterOptions>) {
+    this.dir = mkdtempSync(join(tmpdir(), 'rc-cluster-'));
+  }
+
+  static async start(options: LocalClusterOptions = {}): Promise<LocalRedisCluster> {
+    const cluster = new LocalRedisCluster({
+      masters: options.masters ?? 3,
+      replicasPerMaster: options.replicasPerMaster ?? 0,
+      nodeTimeoutMs: options.nodeTimeoutMs ?? 2_000,
+    });
+    try {
+      await cluster.create();
+    } catch (err) {
+      await cluster.stop();
+      throw err;
+    }
+    return cluster;
+  }
+
+  /** `host:port,…` of every node, as REDIS_CLUSTER_NODES takes it. */
+  get nodesEnv(): string {
+    return this.nodes.map((n) => `127.0.0.1:${n.port}`).join(',');
+  }
+
+  private async create(): Promise<void> {
+    const total = this.options.masters * (1 + this.options.replicasPerMaster);
+    const ports = await freeClusterPorts(total);
+    for (const port of ports) {
+      const node: ClusterNodeProcess = { port, child: null, log: '' };
+      this.nodes.push(node);
+      await this.spawnNode(node);
+    }
+    const cli = process.env.REDIS_CLI_BIN ?? 'redis-cli';
+    await run(
+      cli,
+      [
+        '--cluster',
+        'create',
+        ...ports.map((p) => `127.0.0.1:${p}`),
+        '--cluster-replicas',
+        String(this.options.replicasPerMaster),
+        '--cluster-yes',
+      ],
+      { timeout: 60_000 },
+    );
+    await this.waitHealthy();
+  }
+
+  private async spawnNode(node: ClusterNodeProcess): Promise<void> {
+    const bin = process.env.REDIS_SERVER_BIN ?? 'redis-server';
+    const child = spawn(
+      bin,
+      [
+        '--port',
+        String(node.port),
+        '--bind',
+        '127.0.0.1',
+        '--cluster-enabled',
+        'yes',
+        '--cluster-config-file',
+        join(this.dir, `nodes-${node.port}.conf`),
+        '--cluster-node-timeout',
+        String(this.options.nodeTimeoutMs),
+        '--dir',
+        this.dir,
+        '--save',
+        '',
+        '--appendonly',
+        'no',
+        '--daemonize',
+        'no',
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    node.child = child;
+    node.log = '';
+    let failed: Error | null = null;
+    child.once('error', (err) => {
+      failed = new Error(
+        `${bin} could not be started (${err.message}): install Redis or set REDIS_SERVER_BIN`,
+      );
+    });
+    child.once('exit', () => {
+      if (node.child === child) node.child = null;
+    });
+    const collect = (chunk: Buffer) => {
+      node.log = (node.log + chunk.toString('utf8')).slice(-20_000);
+    };
+    child.stdout?.on('data', collect);
+    child.stderr?.on('data', collect);
+    await waitFor(
+      `cluster node on port ${node.port} to accept connections`,
+      () => {
+        if (failed) throw failed;
+        if (node.child !== child) throw new Error(`redis-server exited at start: ${node.log}`);
+        return /Ready to accept connections/.test(node.log) ? true : undefined;
+      },
+      20_000,
+      25,
+    );
+  }
+
+  /** Every live node says `cluster_state:ok` and every slot is served. */
+  async waitHealthy(timeoutMs = 30_000): Promise<void> {
+    await waitFor(
+      'the cluster to be ok on every node',
+      async () => {
+        for (const node of this.nodes.filter((n) => n.child)) {
+          const info = await this.command(node.port, ['CLUSTER', 'INFO']);
+          if (!/cluster_state:ok/.test(String(info)) || !/cluster_slots_ok:16384/.test(String(info))) {
+            return undefined;
+          }
+        }
+        return true;
+      },
+      timeoutMs,
+      100,
+    );
+  }
+
+  /** One command on one node, on a short-lived plain connection. */
+  async command(port: number, args: string[]): Promise<unknown> {
+    const client = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0 });
+    client.on('error', () => {});
+    try {
+      await client.connect();
+      const [name, ...rest] = args as [string, ...string[]];
+      return await client.call(name, ...rest);
+    } finally {
+      client.disconnect();
+    }
+  }
+
+  /** The port of each master and the ports of its replicas, as the cluster sees it now. */
+  async topology(): Promise<{ master: number; replicas: number[] }[]> {
+    const live = this.nodes.find((n) => n.child);
+    if (!live) throw new Error('no cluster node is running');
+    const raw = String(await this.command(live.port, ['CLUSTER', 'NODES']));
+    const rows = raw
+      .trim()
+      .split('\n')
+      .map((line) => line.split(' '))
+      .map(([id, addr, flags, masterId]) => ({
+        id: id!,
+        port: Number(addr!.split('@')[0]!.split(':')[1]),
+        master: flags!.includes('master') && !flags!.includes('fail'),
+        replicaOf: masterId === '-' ? null : masterId!,
+        failed: flags!.includes('fail'),
+      }));
+    return rows
+      .filter((r) => r.master)
+      .map((m) => ({
+        master: m.port,
+        replicas: rows.filter((r) => r.replicaOf === m.id && !r.failed).map((r) => r.port),
+      }));
+  }
+
+  /** SIGKILL one node: no goodbye, its replica (if any) takes over after the node timeout. */
+  async kill(port: number): Promise<void> {
+    const node = this.nodes.find((n) => n.port === port);
+    const child = node?.child;
+    if (!node || !child) return;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGKILL');
+    await exited;
+    node.child = null;
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.nodes.map((n) => this.kill(n.port)));
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * `count` ports that are free and whose cluster bus port (port + 10000) is free too: a node listens on both.
+ * Random, so test files started together do not race for the same ones.
+ */
+async function freeClusterPorts(count: number): Promise<number[]> {
+  const out: number[] = [];
+  while (out.length < count) {
+    const port = 20_000 + Math.floor(Math.random() * 10_000);
+    if (out.includes(port)) continue;
+    if ((await portFree(port)) && (await portFree(port + 10_000))) out.push(port);
+  }
+  return out;
+}
+
+function portFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+}
