@@ -262,6 +262,60 @@ describe('reads', () => {
     expect(byId.get(cityOnly!.Id)).toMatchObject({ country: null, city: 'Lyon' });
   });
 
+  it('with country picklists on, reads the ISO code (Billing, else Shipping); without them never asks for it', async () => {
+    const on = await setup({ countryPicklists: true });
+    await on.connector().ensureFields();
+    const [renamed, shippingOnly, noCode] = on.local.seedAccounts([
+      // An org may relabel a picklist value; its code stays what every org agrees on.
+      {
+        Name: 'Relabelled',
+        BillingCountry: 'Federal Republic',
+        BillingCountryCode: 'DE',
+        BillingCity: 'Bonn',
+      },
+      // A bare code that reads as a US state too (Georgia): handed on as the country's name.
+      {
+        Name: 'Shipping Only',
+        ShippingCountry: 'Sakartvelo',
+        ShippingCountryCode: 'GE',
+        ShippingCity: 'Tbilisi',
+      },
+      { Name: 'Name Only', BillingCountry: 'Austria', BillingCity: 'Graz' },
+    ]);
+    const byId = new Map(
+      (await on.connector().readCompanies([renamed!.Id, shippingOnly!.Id, noCode!.Id])).map((r) => [r.id, r]),
+    );
+    expect(byId.get(renamed!.Id)).toMatchObject({ country: 'Germany', city: 'Bonn' });
+    expect(byId.get(shippingOnly!.Id)).toMatchObject({ country: 'Georgia', city: 'Tbilisi' });
+    expect(byId.get(noCode!.Id)).toMatchObject({ country: 'Austria', city: 'Graz' });
+
+    // Without the picklists the code fields do not exist: selecting them would fail the whole query.
+    const off = await setup();
+    await off.connector().ensureFields();
+    const [plain] = off.local.seedAccounts([{ Name: 'Plain', BillingCountry: 'Spain', BillingCity: 'Vigo' }]);
+    expect(await off.connector().readCompanies([plain!.Id])).toMatchObject([
+      { country: 'Spain', city: 'Vigo' },
+    ]);
+  });
+
+  it('tells whether the integration user reads every Account (org-wide default, View All, View All Data)', async () => {
+    const publicOrg = await setup();
+    expect(await publicOrg.connector().readAccess()).toMatchObject({ complete: true });
+
+    const privateOrg = await setup({ accountSharing: 'None' });
+    const partial = await privateOrg.connector().readAccess();
+    expect(partial.complete).toBe(false);
+    expect(partial.detail).toMatch(/neither View All on Account nor View All Data/);
+
+    const viewAll = await setup({ accountSharing: 'None', integrationUserAccess: 'view-all-accounts' });
+    expect(await viewAll.connector().readAccess()).toEqual({ complete: true, detail: 'View All on Account' });
+    const allData = await setup({ accountSharing: 'None', integrationUserAccess: 'view-all-data' });
+    expect(await allData.connector().readAccess()).toMatchObject({
+      complete: true,
+      detail: expect.stringMatching(/View All Data/),
+    });
+  });
+
   it('continues by Id when the query locator has expired', async () => {
     const { local, connector } = await setup();
     await connector().ensureFields();
@@ -570,7 +624,8 @@ describe('whole-call errors', () => {
     let cursor: string | null = null;
     do cursor = (await connector().listCompanies(cursor)).nextCursor;
     while (cursor);
-    expect(gate.acquired - before).toBe(3);
+    // Three pages and the org's one describe of Account (are country picklists on?).
+    expect(gate.acquired - before).toBe(4);
   });
 });
 
@@ -586,8 +641,9 @@ describe('daily API usage', () => {
 
     local.setApiUsage(850);
     await urgent.readCompanies([a!.Id]);
-    expect(urgent.apiUsage()).toMatchObject({ used: 851, limit: 1000 });
-    expect(background.apiUsage()?.summary).toMatch(/851 of 1,000.*paused/);
+    // Two calls: the org's first read also describes Account once (are country picklists on?).
+    expect(urgent.apiUsage()).toMatchObject({ used: 852, limit: 1000 });
+    expect(background.apiUsage()?.summary).toMatch(/852 of 1,000.*paused/);
 
     local.resetCounters();
     const paused = await background

@@ -11,6 +11,7 @@ import type {
   Page,
   PolledCrmConnector,
   ProviderLimits,
+  ReadAccess,
   RecordActivity,
   RecordUpdate,
   WriteResult,
@@ -42,7 +43,9 @@ import {
   SALESFORCE_LIMITS,
   SALESFORCE_PROVIDER,
 } from './provider.js';
+import { accountReadAccess } from './read-access.js';
 import {
+  ACCOUNT_COUNTRY_CODE_FIELDS,
   accountRowSchema,
   accountSelectFields,
   changedAccountRowSchema,
@@ -80,6 +83,15 @@ const collectionResultSchema = z.array(
       .default([]),
   }),
 );
+
+const accountDescribeSchema = z.object({ fields: z.array(z.object({ name: z.string() })) });
+
+/**
+ * Whether each org has State and Country/Territory Picklists on (its Account has `BillingCountryCode`), per
+ * process: one describe per org an hour, not one per connector (connectors are made every few seconds).
+ */
+const ACCOUNT_SHAPE_TTL_MS = 60 * 60_000;
+const accountShapes = new Map<string, { at: number; countryCodes: Promise<boolean> }>();
 
 const mergedRowSchema = z.object({ Id: z.string(), MasterRecordId: z.string().nullish() });
 
@@ -135,6 +147,11 @@ export class SalesforceConnector implements PolledCrmConnector {
     return this.api.usage.snapshot();
   }
 
+  /** Whether the integration user can read every Account (read-access.ts). */
+  readAccess(): Promise<ReadAccess> {
+    return accountReadAccess(this.api);
+  }
+
   /** `Organization.IsSandbox`: a sandbox org is for testing; anything else is production. */
   async environment(): Promise<CrmEnvironment> {
     const [row] = await this.queryAllPages('SELECT IsSandbox FROM Organization', 'organization kind');
@@ -166,15 +183,36 @@ export class SalesforceConnector implements PolledCrmConnector {
     return rows;
   }
 
-  private selectAccounts(where: string, orderBy: string, options: { changes?: boolean } = {}): string {
-    const fields = accountSelectFields(options).join(', ');
+  /** Whether the org's Account has the picklists' ISO code fields (asked once an hour per org). */
+  private hasCountryCodes(): Promise<boolean> {
+    const key = `${this.deps.installation.id}|${this.deps.installation.instanceUrl ?? ''}`;
+    const known = accountShapes.get(key);
+    if (known && Date.now() - known.at < ACCOUNT_SHAPE_TTL_MS) return known.countryCodes;
+    const countryCodes = this.api
+      .rest<unknown>(this.priority, { method: 'GET', url: `/sobjects/${ACCOUNT_SOBJECT}/describe` })
+      .then((raw) => {
+        const names = new Set(accountDescribeSchema.parse(raw).fields.map((f) => f.name));
+        return ACCOUNT_COUNTRY_CODE_FIELDS.every((f) => names.has(f));
+      });
+    accountShapes.set(key, { at: Date.now(), countryCodes });
+    // A failed describe is asked again by the next listing, not remembered for an hour.
+    countryCodes.catch(() => accountShapes.delete(key));
+    return countryCodes;
+  }
+
+  private async selectAccounts(
+    where: string,
+    orderBy: string,
+    options: { changes?: boolean } = {},
+  ): Promise<string> {
+    const fields = accountSelectFields({ ...options, countryCodes: await this.hasCountryCodes() }).join(', ');
     return `SELECT ${fields} FROM ${ACCOUNT_SOBJECT}${where ? ` WHERE ${where}` : ''}${orderBy ? ` ORDER BY ${orderBy}` : ''}`;
   }
 
   async listCompanies(cursor: string | null): Promise<Page<CompanyRecord>> {
     let page: QueryResult;
     if (cursor === null) {
-      page = await this.query(this.selectAccounts('', 'Id'), 'list accounts');
+      page = await this.query(await this.selectAccounts('', 'Id'), 'list accounts');
     } else {
       const position = decodeListCursor(cursor);
       try {
@@ -185,7 +223,10 @@ export class SalesforceConnector implements PolledCrmConnector {
           { installation: this.deps.installation.id },
           'query locator expired; continuing by Id',
         );
-        page = await this.query(this.selectAccounts(`Id > ${soqlQuote(position.a)}`, 'Id'), 'list accounts');
+        page = await this.query(
+          await this.selectAccounts(`Id > ${soqlQuote(position.a)}`, 'Id'),
+          'list accounts',
+        );
       }
     }
     const records = page.records.map((r) => toCompanyRecord(accountRowSchema.parse(r)));
@@ -204,7 +245,7 @@ export class SalesforceConnector implements PolledCrmConnector {
     for (let i = 0; i < wanted.length; i += this.limits.readBatchSize) {
       const chunk = wanted.slice(i, i + this.limits.readBatchSize);
       const rows = await this.queryAllPages(
-        this.selectAccounts(`Id IN ${soqlIdList(chunk)}`, ''),
+        await this.selectAccounts(`Id IN ${soqlIdList(chunk)}`, ''),
         'read accounts',
       );
       for (const row of rows) {
@@ -217,7 +258,7 @@ export class SalesforceConnector implements PolledCrmConnector {
 
   async findBySlug(slug: string): Promise<CompanyRecord[]> {
     const where = `${fieldByKey('slug').salesforce} = ${soqlQuote(slug)}`;
-    const rows = await this.queryAllPages(this.selectAccounts(where, 'Id'), 'find accounts by slug');
+    const rows = await this.queryAllPages(await this.selectAccounts(where, 'Id'), 'find accounts by slug');
     return rows.map((r) => toCompanyRecord(accountRowSchema.parse(r)));
   }
 
@@ -391,7 +432,7 @@ export class SalesforceConnector implements PolledCrmConnector {
     const where = from.i
       ? `SystemModstamp > ${literal} OR (SystemModstamp = ${literal} AND Id > ${soqlQuote(from.i)})`
       : `SystemModstamp >= ${literal}`;
-    const soql = this.selectAccounts(where, 'SystemModstamp, Id', { changes: true });
+    const soql = await this.selectAccounts(where, 'SystemModstamp, Id', { changes: true });
     const max = this.deps.maxChangesPerPoll ?? CHANGE_POLL.maxChangesPerPoll;
     const fromMs = Date.parse(from.s);
     const records: ChangedRecord[] = [];

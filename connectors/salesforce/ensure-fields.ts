@@ -53,7 +53,7 @@ function chunks<T>(items: readonly T[], size: number): T[][] {
 }
 
 /** A refusal a person must resolve; anything retryable or auth-related propagates to the caller instead. */
-function isRefusal(err: unknown): err is Error {
+export function isRefusal(err: unknown): err is Error {
   return err instanceof CrmBadRequestError || err instanceof CrmForbiddenError;
 }
 
@@ -149,7 +149,7 @@ async function upsertPermissionSet(api: SalesforceApi, result: EnsureFieldsResul
  * userinfo endpoint is the fallback for orgs with Chatter turned off (it may refuse a token without the `id`
  * scope, and may do so with a 401, which is why it is not asked first).
  */
-async function integrationUserId(api: SalesforceApi): Promise<string | { reason: string }> {
+export async function integrationUserId(api: SalesforceApi): Promise<string | { reason: string }> {
   const reasons: string[] = [];
   try {
     return chatterUserSchema.parse(

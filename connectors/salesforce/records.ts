@@ -35,6 +35,9 @@ export const accountRowSchema = z
     BillingCity: nullableString,
     ShippingCountry: nullableString,
     ShippingCity: nullableString,
+    // Only in an org with State and Country/Territory Picklists on (and selected only then).
+    BillingCountryCode: nullableString.optional(),
+    ShippingCountryCode: nullableString.optional(),
   })
   .catchall(z.unknown());
 export type AccountRow = z.infer<typeof accountRowSchema>;
@@ -47,9 +50,13 @@ export const changedAccountRowSchema = accountRowSchema.extend({
   LastModifiedById: z.string().nullish(),
 });
 
-export function accountSelectFields(options: { changes?: boolean } = {}): string[] {
+/** The ISO code fields an org has when State and Country/Territory Picklists are on. */
+export const ACCOUNT_COUNTRY_CODE_FIELDS = ['BillingCountryCode', 'ShippingCountryCode'] as const;
+
+export function accountSelectFields(options: { changes?: boolean; countryCodes?: boolean } = {}): string[] {
   return [
     ...ACCOUNT_STANDARD_FIELDS,
+    ...(options.countryCodes ? ACCOUNT_COUNTRY_CODE_FIELDS : []),
     ...(options.changes ? ACCOUNT_CHANGE_FIELDS : []),
     ...FIELDS.map((f) => f.salesforce),
   ];
@@ -96,12 +103,26 @@ function blank(value: string | null): boolean {
   return value === null || value.trim() === '';
 }
 
-/** The Billing address's country and city, or the Shipping address's when Billing is empty. */
+/**
+ * The Billing address's country and city, or the Shipping address's when Billing is empty. With State and
+ * Country/Territory Picklists on, the country comes from the ISO code (`BillingCountryCode`): the picklist's
+ * label is whatever the org renamed it to, the code is what every org agrees on. It is handed on as the
+ * country's English name, because a bare code can read as a US state to matching ("GA", "PA").
+ */
 export function addressOf(row: AccountRow): { country: string | null; city: string | null } {
-  const billingEmpty = blank(row.BillingCountry) && blank(row.BillingCity);
+  const billing = countryOf(row.BillingCountryCode, row.BillingCountry);
+  const billingEmpty = billing === null && blank(row.BillingCity);
   return billingEmpty
-    ? { country: row.ShippingCountry, city: row.ShippingCity }
-    : { country: row.BillingCountry, city: row.BillingCity };
+    ? { country: countryOf(row.ShippingCountryCode, row.ShippingCountry), city: row.ShippingCity }
+    : { country: billing, city: row.BillingCity };
+}
+
+const REGION_NAMES = new Intl.DisplayNames(['en'], { type: 'region', fallback: 'none' });
+
+function countryOf(code: string | null | undefined, name: string | null): string | null {
+  const iso = code?.trim().toUpperCase();
+  if (iso && /^[A-Z]{2}$/.test(iso)) return REGION_NAMES.of(iso) ?? iso;
+  return blank(name) ? null : name;
 }
 
 export function toCompanyRecord(row: AccountRow): CompanyRecord {

@@ -112,6 +112,15 @@ export interface RecordActivity {
 
 export type CrmEnvironment = 'production' | 'test';
 
+/**
+ * Whether the connector's user can read every company record: `complete` true (it can), false (it sees only
+ * some, so a backfill would be silently partial) or null (the CRM would not say). `detail` says why.
+ */
+export interface ReadAccess {
+  complete: boolean | null;
+  detail: string;
+}
+
 export interface CrmConnector {
   readonly kind: CrmKind;
   readonly limits: ProviderLimits;
@@ -138,6 +147,8 @@ export interface CrmConnector {
   writeCompaniesBulk?(updates: RecordUpdate[]): Promise<WriteResult[]>;
   /** Puts an activity on the record's timeline (alerts, when the installation switched it on). */
   createActivity?(recordId: string, activity: RecordActivity): Promise<void>;
+  /** For CRMs whose sharing rules may hide records from the connector's user (Salesforce); `doctor` asks. */
+  readAccess?(): Promise<ReadAccess>;
 }
 
 /** A record seen by a change poll. */

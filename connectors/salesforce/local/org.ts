@@ -30,6 +30,15 @@ export interface LocalSalesforceOptions {
   queryPageSize?: number;
   /** `Organization.IsSandbox`: a sandbox unless a test asks for a production org. */
   isSandbox?: boolean;
+  /**
+   * State and Country/Territory Picklists (default off): Account then has `BillingCountryCode` and
+   * `ShippingCountryCode`; without them, selecting those fields is INVALID_FIELD, as in Salesforce.
+   */
+  countryPicklists?: boolean;
+  /** Account's org-wide default (`Organization.DefaultAccountAccess`); default `Edit` (public read/write). */
+  accountSharing?: AccountSharing;
+  /** What the integration user's profile grants beyond reading its own Accounts (default nothing more). */
+  integrationUserAccess?: IntegrationUserAccess;
   /** The rolling 24-hour API allocation reported in Sforce-Limit-Info. */
   dailyApiLimit?: number;
   /** Access tokens stop working after this long (default: never, until `expireAccessTokens`). */
@@ -48,6 +57,14 @@ export interface LocalSalesforceOptions {
   seed?: number;
   now?: () => number;
 }
+
+export type AccountSharing = 'None' | 'Read' | 'Edit';
+export type IntegrationUserAccess = 'own' | 'view-all-accounts' | 'view-all-data';
+
+/** The permission set that stands for the integration user's profile (Salesforce gives every profile one). */
+const PROFILE_PERMISSION_SET_ID = toId18('0PS5gPROFILE001');
+const PROFILE_ASSIGNMENT_ID = toId18('0Pa5gPROFILE001');
+const PROFILE_ACCOUNT_PERMISSION_ID = toId18('1105gPROFILE001');
 
 export interface Faults {
   /** Share of records in a write that fail with FIELD_CUSTOM_VALIDATION_EXCEPTION. */
@@ -103,6 +120,8 @@ export interface StoredAccount {
   BillingCity: string | null;
   ShippingCountry: string | null;
   ShippingCity: string | null;
+  BillingCountryCode: string | null;
+  ShippingCountryCode: string | null;
   CreatedDate: number;
   LastModifiedDate: number;
   SystemModstamp: number;
@@ -121,6 +140,9 @@ export interface SeedAccount {
   BillingCity?: string | null;
   ShippingCountry?: string | null;
   ShippingCity?: string | null;
+  /** With country picklists on: the ISO codes beside the names. */
+  BillingCountryCode?: string | null;
+  ShippingCountryCode?: string | null;
   /** Custom field values by API name (`Report_Slug__c`); the field must exist. */
   [customField: string]: string | number | null | undefined;
 }
@@ -154,6 +176,8 @@ const STANDARD_ACCOUNT_COLUMNS: Record<string, ColumnKind> = {
   BillingCity: 'string',
   ShippingCountry: 'string',
   ShippingCity: 'string',
+  BillingCountryCode: 'string',
+  ShippingCountryCode: 'string',
   CreatedDate: 'datetime',
   LastModifiedDate: 'datetime',
   SystemModstamp: 'datetime',
@@ -170,7 +194,11 @@ const UPDATEABLE_STANDARD = new Set([
   'BillingCity',
   'ShippingCountry',
   'ShippingCity',
+  'BillingCountryCode',
+  'ShippingCountryCode',
 ]);
+/** Account's columns that exist only with State and Country/Territory Picklists on. */
+const PICKLIST_ONLY_COLUMNS = new Set(['BillingCountryCode', 'ShippingCountryCode']);
 const STANDARD_LENGTH: Record<string, number> = {
   Name: 255,
   Website: 255,
@@ -179,6 +207,8 @@ const STANDARD_LENGTH: Record<string, number> = {
   BillingCity: 40,
   ShippingCountry: 80,
   ShippingCity: 40,
+  BillingCountryCode: 10,
+  ShippingCountryCode: 10,
 };
 
 /** `2024-05-01T12:00:00.000+0000`, whole seconds: how the REST API writes date-times. */
@@ -209,6 +239,11 @@ export class LocalOrg {
   readonly orgId: string;
   /** `Organization.IsSandbox` (setIsSandbox on the server). */
   isSandbox: boolean;
+  /** State and Country/Territory Picklists on (setCountryPicklists on the server). */
+  countryPicklists: boolean;
+  /** Account's org-wide default and what the integration user may see beyond it (setAccountVisibility). */
+  accountSharing: AccountSharing;
+  integrationUserAccess: IntegrationUserAccess;
   readonly integrationUserId: string;
   readonly personUserId: string;
   readonly options: Required<Omit<LocalSalesforceOptions, 'callbackUrls' | 'accessTokenTtlMs' | 'now'>> &
@@ -271,6 +306,9 @@ export class LocalOrg {
       chatterEnabled: options.chatterEnabled ?? true,
       callbackUrls: options.callbackUrls,
       isSandbox: options.isSandbox ?? true,
+      countryPicklists: options.countryPicklists ?? false,
+      accountSharing: options.accountSharing ?? 'Edit',
+      integrationUserAccess: options.integrationUserAccess ?? 'own',
       accessTokenTtlMs: options.accessTokenTtlMs,
     };
     this.clientId = this.options.clientId;
@@ -280,6 +318,9 @@ export class LocalOrg {
     this.random = seededRandom(this.options.seed);
     this.orgId = this.ids.next(KEY_PREFIX.organization);
     this.isSandbox = this.options.isSandbox;
+    this.countryPicklists = this.options.countryPicklists;
+    this.accountSharing = this.options.accountSharing;
+    this.integrationUserAccess = this.options.integrationUserAccess;
     this.integrationUserId = this.ids.next(KEY_PREFIX.user);
     this.personUserId = this.ids.next(KEY_PREFIX.user);
     this.users = [
@@ -476,6 +517,8 @@ export class LocalOrg {
         BillingCity: seed.BillingCity ?? null,
         ShippingCountry: seed.ShippingCountry ?? null,
         ShippingCity: seed.ShippingCity ?? null,
+        BillingCountryCode: seed.BillingCountryCode ?? null,
+        ShippingCountryCode: seed.ShippingCountryCode ?? null,
         CreatedDate: now,
         LastModifiedDate: now,
         SystemModstamp: now,
@@ -604,10 +647,19 @@ export class LocalOrg {
     });
   }
 
+  /** The standard Account fields this org has (the picklists' code fields only when they are on). */
+  accountStandardFields(): string[] {
+    return Object.keys(STANDARD_ACCOUNT_COLUMNS).filter(
+      (name) => this.countryPicklists || !PICKLIST_ONLY_COLUMNS.has(name),
+    );
+  }
+
   /** Throws SalesforceApiError(INVALID_FIELD) for a field Account does not have, as a whole-call error. */
   checkFieldsExist(names: Iterable<string>): void {
     for (const name of names) {
-      if (name === 'Id' || name in STANDARD_ACCOUNT_COLUMNS || this.customFields.has(name)) continue;
+      if (this.countryPicklists || !PICKLIST_ONLY_COLUMNS.has(name)) {
+        if (name === 'Id' || name in STANDARD_ACCOUNT_COLUMNS || this.customFields.has(name)) continue;
+      }
       throw new SalesforceApiError(
         400,
         'INVALID_FIELD',
@@ -931,8 +983,10 @@ export class LocalOrg {
 
   private accountView(): ObjectView {
     const columns = new Map<string, { name: string; kind: ColumnKind }>();
-    for (const [name, kind] of Object.entries(STANDARD_ACCOUNT_COLUMNS))
+    for (const [name, kind] of Object.entries(STANDARD_ACCOUNT_COLUMNS)) {
+      if (!this.countryPicklists && PICKLIST_ONLY_COLUMNS.has(name)) continue;
       columns.set(name.toLowerCase(), { name, kind });
+    }
     for (const [name, def] of this.customFields) {
       const kind: ColumnKind =
         def.type === 'Number' ? 'number' : def.type === 'DateTime' ? 'datetime' : 'string';
@@ -979,26 +1033,83 @@ export class LocalOrg {
       case 'account':
         return this.accountView();
       case 'organization':
-        return this.simpleView('Organization', { Id: 'id', Name: 'string', IsSandbox: 'boolean' }, [
-          { Id: this.orgId, Name: 'Local Salesforce', IsSandbox: this.isSandbox },
-        ]);
+        return this.simpleView(
+          'Organization',
+          { Id: 'id', Name: 'string', IsSandbox: 'boolean', DefaultAccountAccess: 'string' },
+          [
+            {
+              Id: this.orgId,
+              Name: 'Local Salesforce',
+              IsSandbox: this.isSandbox,
+              DefaultAccountAccess: this.accountSharing,
+            },
+          ],
+        );
       case 'user':
         return this.simpleView('User', { Id: 'id', Username: 'string', Name: 'string' }, this.users);
       case 'permissionset':
         return this.simpleView(
           'PermissionSet',
-          { Id: 'id', Name: 'string', Label: 'string' },
-          [...this.permissionSets.values()].map((p) => ({ Id: p.id, Name: p.name, Label: p.label })),
+          {
+            Id: 'id',
+            Name: 'string',
+            Label: 'string',
+            IsOwnedByProfile: 'boolean',
+            PermissionsViewAllData: 'boolean',
+          },
+          [
+            {
+              Id: PROFILE_PERMISSION_SET_ID,
+              Name: 'X00e5g000000Integration',
+              Label: 'Integration user profile',
+              IsOwnedByProfile: true,
+              PermissionsViewAllData: this.integrationUserAccess === 'view-all-data',
+            },
+            ...[...this.permissionSets.values()].map((p) => ({
+              Id: p.id,
+              Name: p.name,
+              Label: p.label,
+              IsOwnedByProfile: false,
+              PermissionsViewAllData: false,
+            })),
+          ],
+        );
+      case 'objectpermissions':
+        return this.simpleView(
+          'ObjectPermissions',
+          {
+            Id: 'id',
+            ParentId: 'id',
+            SobjectType: 'string',
+            PermissionsRead: 'boolean',
+            PermissionsViewAllRecords: 'boolean',
+          },
+          [
+            {
+              Id: PROFILE_ACCOUNT_PERMISSION_ID,
+              ParentId: PROFILE_PERMISSION_SET_ID,
+              SobjectType: 'Account',
+              PermissionsRead: true,
+              PermissionsViewAllRecords: this.integrationUserAccess !== 'own',
+            },
+          ],
         );
       case 'permissionsetassignment':
         return this.simpleView(
           'PermissionSetAssignment',
           { Id: 'id', AssigneeId: 'id', PermissionSetId: 'id' },
-          this.assignments.map((a) => ({
-            Id: a.id,
-            AssigneeId: a.assigneeId,
-            PermissionSetId: a.permissionSetId,
-          })),
+          [
+            {
+              Id: PROFILE_ASSIGNMENT_ID,
+              AssigneeId: this.integrationUserId,
+              PermissionSetId: PROFILE_PERMISSION_SET_ID,
+            },
+            ...this.assignments.map((a) => ({
+              Id: a.id,
+              AssigneeId: a.assigneeId,
+              PermissionSetId: a.permissionSetId,
+            })),
+          ],
         );
       default:
         throw new SoqlError('INVALID_TYPE', `sObject type '${object}' is not supported.`);

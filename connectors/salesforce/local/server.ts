@@ -4,7 +4,9 @@ import express, { type Express, type NextFunction, type Request, type Response }
 import { SALESFORCE_REVOKE_PATH } from '../revoke.js';
 import { BulkJobs } from './bulk-jobs.js';
 import {
+  type AccountSharing,
   type Faults,
+  type IntegrationUserAccess,
   type LocalConsent,
   LocalOrg,
   type LocalSalesforceOptions,
@@ -162,6 +164,17 @@ export class LocalSalesforce {
   /** What `Organization.IsSandbox` answers. */
   setIsSandbox(isSandbox: boolean): void {
     this.org.isSandbox = isSandbox;
+  }
+
+  /** Account's org-wide default, and what the integration user's profile adds (View All on Account, View All Data). */
+  setAccountVisibility(sharing: AccountSharing, access: IntegrationUserAccess): void {
+    this.org.accountSharing = sharing;
+    this.org.integrationUserAccess = access;
+  }
+
+  /** Turns State and Country/Territory Picklists on or off (Account's `…CountryCode` fields). */
+  setCountryPicklists(on: boolean): void {
+    this.org.countryPicklists = on;
   }
 
   expireQueryLocators(): void {
@@ -583,7 +596,21 @@ export class LocalSalesforce {
           custom: true,
           updateable: true,
         }));
-        res.json({ name: 'Account', label: 'Account', updateable: true, queryable: true, fields: custom });
+        // The standard fields the connector reads, the picklists' code fields among them when they are on.
+        const standard = org.accountStandardFields().map((name) => ({
+          name,
+          label: name,
+          type: name.endsWith('CountryCode') ? 'picklist' : 'string',
+          custom: false,
+          updateable: name !== 'Id',
+        }));
+        res.json({
+          name: 'Account',
+          label: 'Account',
+          updateable: true,
+          queryable: true,
+          fields: [...standard, ...custom],
+        });
       }),
     );
 

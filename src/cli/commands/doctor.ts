@@ -9,6 +9,8 @@ import { openContext } from './context.js';
 interface Check {
   name: string;
   ok: boolean;
+  /** Worth a person's look, but nothing is broken: printed as WARN, does not fail the exit status. */
+  warn?: boolean;
   detail: string;
   fix?: string;
 }
@@ -25,7 +27,8 @@ export async function doctorCommand(argv: string[], io: CommandIo): Promise<numb
     if (values.json) io.out(JSON.stringify({ ok: checks.every((c) => c.ok), checks }, null, 2));
     else {
       for (const c of checks) {
-        io.out(`${c.ok ? 'ok  ' : 'FAIL'} ${c.name}: ${c.detail}${c.fix ? `\n     fix: ${c.fix}` : ''}`);
+        const mark = !c.ok ? 'FAIL' : c.warn ? 'WARN' : 'ok  ';
+        io.out(`${mark} ${c.name}: ${c.detail}${c.fix ? `\n     fix: ${c.fix}` : ''}`);
       }
     }
     return checks.every((c) => c.ok) ? 0 : 1;
@@ -151,6 +154,20 @@ async function installationChecks(ctx: AppContext): Promise<Check[]> {
             : `${fields.existing.length + fields.created.length} present${fields.created.length ? ` (${fields.created.length} created now)` : ''}`,
         fix: 'give the integration user permission to manage and edit the connector fields',
       });
+      if (connector.readAccess) {
+        const access = await connector.readAccess();
+        checks.push({
+          name: `${installation.id} read access`,
+          ok: true,
+          ...(access.complete === true ? {} : { warn: true }),
+          detail: access.detail,
+          ...(access.complete === false
+            ? {
+                fix: 'give the integration user View All on Account (a permission set), or accept a partial backfill',
+              }
+            : {}),
+        });
+      }
     } catch (err) {
       checks.push({
         name: `${installation.id} CRM`,

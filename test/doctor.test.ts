@@ -1,0 +1,68 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type LocalSystem, workerEnvFor } from '../local/system.js';
+import { main } from '../src/cli/main.js';
+import { startTestSystem, stopTestSystem } from './support/local-system.js';
+
+/**
+ * `doctor` against a local Salesforce org: Redis, the report service and the installation pass; when Account is
+ * private and the integration user has no View All, it warns that a backfill would be partial (without failing
+ * the exit status), and the warning goes once the user is given View All on Account.
+ */
+
+interface DoctorReport {
+  ok: boolean;
+  checks: { name: string; ok: boolean; warn?: boolean; detail: string; fix?: string }[];
+}
+
+let system: LocalSystem;
+
+async function doctor(): Promise<{ code: number; report: DoctorReport }> {
+  const stdout: string[] = [];
+  const stderr: string[] = [];
+  const code = await main(['doctor', '--json'], {
+    out: (t) => stdout.push(t),
+    err: (t) => stderr.push(t),
+    env: { ...workerEnvFor(system), LOG_LEVEL: 'silent' },
+    isTTY: false,
+    untilStopped: () => Promise.resolve(),
+  });
+  return { code, report: JSON.parse(stdout.join('\n')) as DoctorReport };
+}
+
+beforeAll(async () => {
+  system = await startTestSystem({ crm: 'salesforce', companies: 5, firstSync: false, logLevel: 'silent' });
+}, 120_000);
+
+afterAll(async () => {
+  await stopTestSystem(system);
+});
+
+describe('doctor on Salesforce', () => {
+  it('warns when the integration user cannot see every Account, and not once it can', async () => {
+    const readAccess = (r: DoctorReport) =>
+      r.checks.find((c) => c.name === `${system.installationId} read access`);
+
+    const open = await doctor();
+    expect(readAccess(open.report)).toMatchObject({
+      ok: true,
+      detail: expect.stringMatching(/org-wide default/),
+    });
+    expect(readAccess(open.report)?.warn).toBeUndefined();
+
+    system.salesforce!.setAccountVisibility('None', 'own');
+    const partial = await doctor();
+    expect(readAccess(partial.report)).toMatchObject({
+      ok: true,
+      warn: true,
+      detail: expect.stringMatching(/sees only the Accounts shared with it/),
+      fix: expect.stringMatching(/View All on Account/),
+    });
+    // A warning, not a failure: the exit status is what the other checks make it.
+    expect(partial.code).toBe(open.code);
+
+    system.salesforce!.setAccountVisibility('None', 'view-all-accounts');
+    const granted = await doctor();
+    expect(readAccess(granted.report)).toMatchObject({ ok: true, detail: 'View All on Account' });
+    expect(readAccess(granted.report)?.warn).toBeUndefined();
+  }, 120_000);
+});
