@@ -39,8 +39,10 @@ export function redisOptions(role: RedisRole): RedisOptions {
 
 /**
  * The same roles on a cluster. The retry and offline-queue settings live at the cluster level there (ioredis
- * ignores them per node); a worker also waits out a failover (`retryDelayOnFailover`, `retryDelayOnClusterDown`)
- * instead of failing its command.
+ * ignores them per node). While a master fails over, a command to its slots is tried again every 300 ms, at most
+ * `maxRedirections` times: a worker waits out ~30 s (a replica takes over after `cluster-node-timeout`, 15 s by
+ * default, plus its election) rather than fail its job; a producer gives up after ~5 s, so a webhook answers 503
+ * and is sent again.
  */
 export function clusterOptions(role: RedisRole, name?: string): ClusterOptions {
   const node: ClusterOptions['redisOptions'] = {
@@ -53,9 +55,11 @@ export function clusterOptions(role: RedisRole, name?: string): ClusterOptions {
     clusterRetryStrategy: (attempt) => Math.min(200 * attempt, 2_000),
     lazyConnect: false,
     enableReadyCheck: true,
-    retryDelayOnFailover: 200,
+    retryDelayOnFailover: 300,
     retryDelayOnClusterDown: 300,
-    retryDelayOnTryAgain: 200,
+    retryDelayOnTryAgain: 300,
+    retryDelayOnMoved: 50,
+    maxRedirections: role === 'worker' ? 100 : 16,
     ...(role === 'worker' ? { enableOfflineQueue: true } : { enableOfflineQueue: false }),
     redisOptions: node,
   };

@@ -2,24 +2,34 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalSystem } from '../local/system.js';
 import { scanTargets } from '../src/redis.js';
-import { wrongRecords } from './support/expectations.js';
+import { backfillWhile, expectRightEndState, slowDown } from './support/cluster-backfill.js';
 import { startTestSystem, stopTestSystem } from './support/local-system.js';
+import { measured } from './support/measured.js';
 import { LocalRedisCluster } from './support/redis-cluster.js';
 import { postSignedEvent } from './support/report-webhooks.js';
-import { keysWithPrefix, runEnded } from './support/system-state.js';
+import type { ScoreVersions } from './support/score-versions.js';
+import { keysWithPrefix } from './support/system-state.js';
 import { waitFor } from './support/wait.js';
 
 /**
- * The product on a three-master Redis Cluster (REDIS_CLUSTER_NODES): a backfill of 1,000 companies and a burst
- * of score changes end as they do on one Redis, and the state spreads over the masters.
+ * The product on a Redis Cluster of three masters with one replica each (REDIS_CLUSTER_NODES): a backfill of
+ * 1,000 companies while reports are re-scored and every master fails over to its replica in turn (CLUSTER
+ * FAILOVER: the replica catches up, then takes the slots over), then a burst of score changes. Each ends as on
+ * one Redis, and the state spreads over the masters.
  */
 
 let cluster: LocalRedisCluster;
 let system: LocalSystem;
+let versions: ScoreVersions;
 
 beforeAll(async () => {
-  cluster = await LocalRedisCluster.start({ masters: 3 });
-  system = await startTestSystem({ companies: 1000, env: { REDIS_CLUSTER_NODES: cluster.nodesEnv } });
+  cluster = await LocalRedisCluster.start({ masters: 3, replicasPerMaster: 1 });
+  system = await startTestSystem({
+    companies: 1000,
+    workers: 0,
+    env: { REDIS_CLUSTER_NODES: cluster.nodesEnv },
+  });
+  versions = slowDown(system);
 }, 120_000);
 
 afterAll(async () => {
@@ -32,13 +42,39 @@ function matchedRecords() {
 }
 
 describe('on a three-master Redis Cluster', () => {
-  it('a backfill of 1,000 companies ends with every record in its right state', async () => {
-    const run = await runEnded(system);
-    expect(run.state).toBe('done');
-    expect(run.recordsListed).toBe(1000);
-    expect(run.totals.failed).toBe(0);
-    expect(wrongRecords(system)).toEqual([]);
-  });
+  it('a backfill of 1,000 companies while every master fails over: every record right, nothing stale', async () => {
+    // Started only now, after the slow-down, and two batches at a time: the ten batches take five rounds, long
+    // enough for three failovers (a run's totals move only when batches end, so time is the trigger).
+    await system.ctx.startWorkers({ backfill: 2 });
+    const before = await cluster.topology();
+    expect(before).toHaveLength(3);
+    const failovers: { recordsDone: number; from: number; to: number; ms: number }[] = [];
+    let since = 0;
+    await backfillWhile(system, versions, async (done, state) => {
+      if (!state || failovers.length === before.length) return;
+      since ||= Date.now();
+      // One failover every 600 ms once the run is under way (batches run while the listing goes on).
+      if (Date.now() - since < 300 + failovers.length * 600) return;
+      const shard = before[failovers.length]!;
+      const replica = shard.replicas[0]!;
+      const started = Date.now();
+      await cluster.command(replica, ['CLUSTER', 'FAILOVER']);
+      await waitFor(
+        `port ${replica} to become a master`,
+        async () => ((await cluster.topology()).some((s) => s.master === replica) ? true : undefined),
+        30_000,
+        50,
+      );
+      await cluster.waitHealthy();
+      failovers.push({ recordsDone: done, from: shard.master, to: replica, ms: Date.now() - started });
+    });
+    const context = `failovers ${JSON.stringify(failovers)}`;
+    expect(failovers, context).toHaveLength(3);
+    const after = await cluster.topology();
+    expect(after.map((s) => s.master).sort(), context).toEqual(failovers.map((f) => f.to).sort());
+    await expectRightEndState(system, versions, context);
+    measured('cluster-failover', { failovers, versions: versions.versionCount });
+  }, 180_000);
 
   it('keeps its state on every master, each installation in one slot', async () => {
     const masters = await scanTargets(system.ctx.redis);
@@ -68,6 +104,8 @@ describe('on a three-master Redis Cluster', () => {
   });
 
   it('a burst of 1,000 score changes on 50 reports is accepted and reaches the records', async () => {
+    system.hubspot.injectFaults({ latencyMs: 0 });
+    system.sandbox.setFaults({ delayMs: 0 });
     const slugs = [...new Set(matchedRecords().map((r) => r.slug!))].slice(0, 50);
     expect(slugs.length).toBe(50);
     const next = new Map(slugs.map((s, i) => [s, 60 + i / 4]));

@@ -79,6 +79,19 @@ export class LocalRedisCluster {
       { timeout: 60_000 },
     );
     await this.waitHealthy();
+    // The replicas' roles travel by gossip: wait until every node agrees on who replicates whom.
+    await waitFor(
+      'every master to have its replicas',
+      async () => {
+        const shards = await this.topology();
+        return shards.length === this.options.masters &&
+          shards.every((s) => s.replicas.length === this.options.replicasPerMaster)
+          ? true
+          : undefined;
+      },
+      30_000,
+      100,
+    );
   }
 
   private async spawnNode(node: ClusterNodeProcess): Promise<void> {
@@ -166,8 +179,8 @@ export class LocalRedisCluster {
     }
   }
 
-  /** The port of each master and the ports of its replicas, as the cluster sees it now. */
-  async topology(): Promise<{ master: number; replicas: number[] }[]> {
+  /** The port of each master, its slot ranges and the ports of its replicas, as the cluster sees it now. */
+  async topology(): Promise<{ master: number; slots: [number, number][]; replicas: number[] }[]> {
     const live = this.nodes.find((n) => n.child);
     if (!live) throw new Error('no cluster node is running');
     const raw = String(await this.command(live.port, ['CLUSTER', 'NODES']));
@@ -175,17 +188,25 @@ export class LocalRedisCluster {
       .trim()
       .split('\n')
       .map((line) => line.split(' '))
-      .map(([id, addr, flags, masterId]) => ({
+      .map(([id, addr, flags, masterId, , , , , ...slots]) => ({
         id: id!,
+        slots: slots
+          .filter((r) => !r.startsWith('['))
+          .map((r): [number, number] => {
+            const [from, to = from] = r.split('-').map(Number) as [number, number?];
+            return [from, to!];
+          }),
         port: Number(addr!.split('@')[0]!.split(':')[1]),
         master: flags!.includes('master') && !flags!.includes('fail'),
         replicaOf: masterId === '-' ? null : masterId!,
         failed: flags!.includes('fail'),
       }));
+    // A master without slots is a node not yet told it is a replica (right after `--cluster create`).
     return rows
-      .filter((r) => r.master)
+      .filter((r) => r.master && r.slots.length > 0)
       .map((m) => ({
         master: m.port,
+        slots: m.slots,
         replicas: rows.filter((r) => r.replicaOf === m.id && !r.failed).map((r) => r.port),
       }));
   }
