@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LocalSystem } from '../local/system.js';
+import { type LocalSystem, workerEnvFor } from '../local/system.js';
+import { main } from '../src/cli/main.js';
 import { scanTargets } from '../src/redis.js';
 import { backfillWhile, expectRightEndState, slowDown } from './support/cluster-backfill.js';
 import { startTestSystem, stopTestSystem } from './support/local-system.js';
@@ -139,5 +140,48 @@ describe('on a three-master Redis Cluster', () => {
       60_000,
       200,
     );
+  });
+
+  it('doctor says it is a cluster of three masters and checks each one', async () => {
+    const doctor = async () => {
+      const stdout: string[] = [];
+      const code = await main(['doctor', '--json'], {
+        out: (t) => stdout.push(t),
+        err: () => {},
+        env: { ...workerEnvFor(system), LOG_LEVEL: 'silent' },
+        isTTY: false,
+        untilStopped: () => Promise.resolve(),
+      });
+      const report = JSON.parse(stdout.join('\n')) as {
+        checks: { name: string; ok: boolean; detail: string; fix?: string }[];
+      };
+      return { code, checks: report.checks.filter((c) => c.name.startsWith('Redis')) };
+    };
+    const healthy = await doctor();
+    expect(healthy.checks.find((c) => c.name === 'Redis mode')?.detail).toMatch(
+      /^Redis Cluster, 3 masters: /,
+    );
+    const masters = (await cluster.topology()).map((s) => `127.0.0.1:${s.master}`).sort();
+    for (const what of ['Redis Cluster state', 'Redis eviction policy', 'Redis version']) {
+      const rows = healthy.checks.filter((c) => c.name.startsWith(`${what} (`));
+      expect(rows.map((c) => /\((.+)\)$/.exec(c.name)?.[1]).sort(), what).toEqual(masters);
+      expect(
+        rows.every((c) => c.ok),
+        what,
+      ).toBe(true);
+    }
+
+    // One master with an evicting policy fails its own line, and doctor's exit status.
+    const port = Number(masters[1]!.split(':')[1]);
+    await cluster.command(port, ['CONFIG', 'SET', 'maxmemory-policy', 'allkeys-lru']);
+    try {
+      const evicting = await doctor();
+      const bad = evicting.checks.filter((c) => !c.ok);
+      expect(bad.map((c) => c.name)).toEqual([`Redis eviction policy (127.0.0.1:${port})`]);
+      expect(bad[0]?.detail).toBe('allkeys-lru');
+      expect(evicting.code).toBe(1);
+    } finally {
+      await cluster.command(port, ['CONFIG', 'SET', 'maxmemory-policy', 'noeviction']);
+    }
   });
 });

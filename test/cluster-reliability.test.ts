@@ -53,6 +53,8 @@ describe('on a Redis Cluster (three masters, one replica each)', () => {
     };
     await startOne();
     await startOne();
+    // Start-up says which mode it runs in.
+    expect(pool[0]!.output).toContain('"msg":"Redis: Redis Cluster, 3 masters"');
 
     // The master serving the installation's link state: its loss hurts the most.
     const slot = Number(

@@ -43,6 +43,10 @@ describe('doctor on Salesforce', () => {
       r.checks.find((c) => c.name === `${system.installationId} read access`);
 
     const open = await doctor();
+    expect(open.report.checks.find((c) => c.name === 'Redis mode')).toMatchObject({
+      ok: true,
+      detail: 'one Redis (REDIS_URL)',
+    });
     expect(readAccess(open.report)).toMatchObject({
       ok: true,
       detail: expect.stringMatching(/org-wide default/),

@@ -1,6 +1,7 @@
 import type { Installation } from '../installations/store.js';
 import { providers } from '../providers.js';
-import { waitForRedis } from '../redis.js';
+import { clusterNodesOf, waitForRedis } from '../redis.js';
+import { describeRedisMode, inspectRedis } from '../redis-health.js';
 import type { AppContext } from './context.js';
 import { InstallationService } from './installation-service.js';
 
@@ -8,8 +9,12 @@ import { InstallationService } from './installation-service.js';
 
 export class RedisUnavailableError extends Error {
   readonly code = 'REDIS_UNAVAILABLE';
-  constructor(url: string) {
-    super(`Redis does not answer at ${redactUrl(url)}: start Redis or set REDIS_URL`);
+  constructor(url: string, clusterNodes?: string) {
+    super(
+      clusterNodes
+        ? `Redis Cluster does not answer at ${clusterNodes}, or its state is not ok: start it or set REDIS_CLUSTER_NODES`
+        : `Redis does not answer at ${redactUrl(url)}: start Redis or set REDIS_URL`,
+    );
     this.name = 'RedisUnavailableError';
   }
 }
@@ -25,21 +30,40 @@ function redactUrl(url: string): string {
 }
 
 export async function checkRedis(ctx: AppContext, timeoutMs = 5_000): Promise<void> {
+  const cluster = clusterNodesOf(ctx.config);
   try {
     await waitForRedis(ctx.redis, timeoutMs);
   } catch {
-    throw new RedisUnavailableError(ctx.config.redisUrl);
+    throw new RedisUnavailableError(
+      ctx.config.redisUrl,
+      cluster?.map((n) => `${n.host}:${n.port}`).join(','),
+    );
   }
+  // Which mode, and each master's state and eviction policy: a warning, not a refusal (doctor fails on them).
+  let health: Awaited<ReturnType<typeof inspectRedis>>;
   try {
-    const policy = (await ctx.redis.call('CONFIG', 'GET', 'maxmemory-policy')) as string[];
-    if (policy[1] && policy[1] !== 'noeviction') {
+    health = await inspectRedis(ctx.redis);
+  } catch (err) {
+    ctx.logger.warn({ err }, 'could not inspect Redis (mode, cluster state, eviction policy); run doctor');
+    return;
+  }
+  ctx.logger.info(
+    { redisMode: health.mode, masters: health.nodes.map((n) => n.address) },
+    `Redis: ${describeRedisMode(health)}`,
+  );
+  for (const node of health.nodes) {
+    if (node.clusterState !== null && node.clusterState !== 'ok') {
       ctx.logger.warn(
-        { maxmemoryPolicy: policy[1] },
-        `Redis maxmemory-policy is ${policy[1]}: queued jobs and state may be evicted; set it to noeviction`,
+        { node: node.address, clusterState: node.clusterState },
+        `Redis Cluster master ${node.address} says cluster_state:${node.clusterState}: some slots are not served`,
       );
     }
-  } catch {
-    // Managed Redis services often forbid CONFIG; the doctor command says so.
+    if (node.maxmemoryPolicy !== null && node.maxmemoryPolicy !== 'noeviction') {
+      ctx.logger.warn(
+        { node: node.address, maxmemoryPolicy: node.maxmemoryPolicy },
+        `Redis maxmemory-policy is ${node.maxmemoryPolicy} on ${node.address}: queued jobs and state may be evicted; set it to noeviction`,
+      );
+    }
   }
 }
 

@@ -1,4 +1,5 @@
 import type { AppContext } from '../../app/context.js';
+import { describeRedisMode, inspectRedis, versionSupported } from '../../redis-health.js';
 import { ReportForbiddenError, ReportServiceError, ReportUnauthorizedError } from '../../reports/errors.js';
 import { parseCommandArgs } from '../args.js';
 import type { CommandIo } from '../io.js';
@@ -38,31 +39,48 @@ export async function doctorCommand(argv: string[], io: CommandIo): Promise<numb
 }
 
 async function redisChecks(ctx: AppContext): Promise<Check[]> {
-  const info = await ctx.redis.info('server');
-  const version = /redis_version:([\d.]+)/.exec(info)?.[1] ?? 'unknown';
-  const [major = 0, minor = 0] = version.split('.').map(Number);
+  const health = await inspectRedis(ctx.redis);
+  const cluster = health.mode === 'cluster';
+  // On one Redis the lines read as before; on a cluster each names its master.
+  const on = (address: string) => (cluster ? ` (${address})` : '');
   const checks: Check[] = [
     {
-      name: 'Redis version',
-      ok: major > 6 || (major === 6 && minor >= 2),
-      detail: version,
-      fix: 'use Redis 6.2 or newer (BullMQ needs it)',
+      name: 'Redis mode',
+      ok: true,
+      detail: cluster
+        ? `${describeRedisMode(health)}: ${health.nodes.map((n) => n.address).join(', ')} (REDIS_CLUSTER_NODES)`
+        : `${describeRedisMode(health)} (REDIS_URL)`,
     },
   ];
-  try {
-    const policy = ((await ctx.redis.call('CONFIG', 'GET', 'maxmemory-policy')) as string[])[1] ?? 'unknown';
+  for (const node of health.nodes) {
     checks.push({
-      name: 'Redis eviction policy',
-      ok: policy === 'noeviction',
-      detail: policy,
-      fix: 'set maxmemory-policy noeviction: any other policy can silently drop queued jobs',
+      name: `Redis version${on(node.address)}`,
+      ok: versionSupported(node.version),
+      detail: node.version,
+      fix: 'use Redis 6.2 or newer (BullMQ needs it)',
     });
-  } catch {
-    checks.push({
-      name: 'Redis eviction policy',
-      ok: true,
-      detail: 'CONFIG is not allowed here; check that the policy is noeviction',
-    });
+    if (node.clusterState !== null) {
+      checks.push({
+        name: `Redis Cluster state${on(node.address)}`,
+        ok: node.clusterState === 'ok',
+        detail: `cluster_state:${node.clusterState}`,
+        fix: 'every slot must be served by a reachable master: check CLUSTER INFO and CLUSTER NODES',
+      });
+    }
+    checks.push(
+      node.maxmemoryPolicy === null
+        ? {
+            name: `Redis eviction policy${on(node.address)}`,
+            ok: true,
+            detail: 'CONFIG is not allowed here; check that the policy is noeviction',
+          }
+        : {
+            name: `Redis eviction policy${on(node.address)}`,
+            ok: node.maxmemoryPolicy === 'noeviction',
+            detail: node.maxmemoryPolicy,
+            fix: 'set maxmemory-policy noeviction: any other policy can silently drop queued jobs',
+          },
+    );
   }
   return checks.map((c) => (c.ok ? { ...c, fix: undefined } : c)) as Check[];
 }
