@@ -104,6 +104,9 @@ export interface RunSummary {
   samples: PreviewSample[];
 }
 
+/** Runs kept in an installation's history (`recent`); older ones are deleted as new ones start. */
+export const KEPT_RUNS = 50;
+
 export class SyncRuns {
   constructor(
     private readonly redis: RedisClient,
@@ -122,11 +125,18 @@ export class SyncRuns {
       startedAt: new Date().toISOString(),
       recordsListed: '0',
     });
-    await this.redis
+    const [, dropped] = ((await this.redis
       .multi()
       .lpush(this.keys.runs(installationId), id)
-      .ltrim(this.keys.runs(installationId), 0, 49)
-      .exec();
+      .lrange(this.keys.runs(installationId), KEPT_RUNS, -1)
+      .ltrim(this.keys.runs(installationId), 0, KEPT_RUNS - 1)
+      .exec()) ?? []) as [unknown, [Error | null, string[]] | undefined];
+    // A run that falls out of the history takes its keys along: the history is bounded by count (each run's
+    // batches hash grows with the CRM), not kept forever. One command per run: each run is its own slot.
+    for (const old of dropped?.[1] ?? []) {
+      await this.redis.unlink(this.keys.run(old));
+      await this.redis.unlink(this.keys.runBatches(old));
+    }
     return id;
   }
 
