@@ -5,6 +5,7 @@
  *   npm run bench:backfill -- [--records 10000] [--reports 5000] [--crm-scale 10] [--reports-per-minute 3000]
  *                             [--skip-naive | --naive] [--timeout-minutes 30] [--timeline] [--log-level error]
  *   npm run bench:backfill -- --throttled [--records 500] [--reports-per-second 25] [--fail-share 0.02]
+ *                             [--rate-headers ietf|x-ratelimit]
  *
  * `--throttled`: the same backfill on HubSpot and on Salesforce against throttling, failing upstreams (the
  * sandbox at a per-second limit with 429 + Retry-After and 2% 503, HubSpot at 110 per 10 s), then a second
@@ -62,7 +63,13 @@ interface BackfillOptions {
   /** Print report-service calls per 5 s to stderr, to see where a run lost pace. */
   timeline: boolean;
   /** The throttled-upstreams mode instead (issue 13). */
-  throttled: { reportsPerSecond: number; failShare: number; crms: CrmKind[] } | null;
+  throttled: {
+    reportsPerSecond: number;
+    failShare: number;
+    crms: CrmKind[];
+    /** The sandbox sends rate-limit headers in this style (none by default, like the service). */
+    rateHeaders?: 'ietf' | 'x-ratelimit';
+  } | null;
 }
 
 function parseOptions(argv: string[]): BackfillOptions {
@@ -82,6 +89,7 @@ function parseOptions(argv: string[]): BackfillOptions {
       'reports-per-second': { type: 'string' },
       'fail-share': { type: 'string' },
       crm: { type: 'string' },
+      'rate-headers': { type: 'string' },
     },
   });
   const throttled = values.throttled ?? false;
@@ -115,9 +123,16 @@ function parseOptions(argv: string[]): BackfillOptions {
           ),
           failShare,
           crms: crmsOption(values.crm),
+          ...rateHeadersOption(values['rate-headers']),
         }
       : null,
   };
+}
+
+function rateHeadersOption(value: string | undefined): { rateHeaders?: 'ietf' | 'x-ratelimit' } {
+  if (value === undefined) return {};
+  if (value === 'ietf' || value === 'x-ratelimit') return { rateHeaders: value };
+  throw new UsageError('--rate-headers is ietf or x-ratelimit (none when left out)');
 }
 
 function crmsOption(value: string | undefined): CrmKind[] {
@@ -229,7 +244,7 @@ try {
 
 async function throttledMode(
   options: BackfillOptions,
-  throttle: { reportsPerSecond: number; failShare: number; crms: CrmKind[] },
+  throttle: NonNullable<BackfillOptions['throttled']>,
 ): Promise<void> {
   const machine = await describeMachine(redisUrl);
   const figures: ThrottledFigures[] = [];
@@ -240,6 +255,7 @@ async function throttledMode(
       companies: options.records,
       reportsPerSecond: throttle.reportsPerSecond,
       failShare: throttle.failShare,
+      ...(throttle.rateHeaders ? { rateHeaders: throttle.rateHeaders } : {}),
       reportsPerMinute: options.reportsPerMinute,
       crmRateLimit: THROTTLED_DEFAULTS.hubspotRateLimit,
       extraReports: options.extraReports,
@@ -254,7 +270,8 @@ async function throttledMode(
     `Machine: ${machine}.`,
     '',
     `Throttled upstreams: report sandbox ${throttle.reportsPerSecond} calls per second per key (429 with ` +
-      `Retry-After), ${(throttle.failShare * 100).toFixed(1)}% answered 503, connector paced to ` +
+      `Retry-After${throttle.rateHeaders ? `, ${throttle.rateHeaders} rate-limit headers` : ''}), ` +
+      `${(throttle.failShare * 100).toFixed(1)}% answered 503, connector's ceiling ` +
       `${options.reportsPerMinute.toLocaleString('en-US')} per minute; local HubSpot at ` +
       `${THROTTLED_DEFAULTS.hubspotRateLimit.max} per ${THROTTLED_DEFAULTS.hubspotRateLimit.intervalMs / 1000} s; ` +
       `local Salesforce answering ${THROTTLED_DEFAULTS.lockRowShare * 100}% of records in a write ` +

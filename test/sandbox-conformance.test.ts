@@ -566,6 +566,38 @@ describe('rate limit', () => {
   });
 });
 
+describe('rate-limit headers (option)', () => {
+  it('sends none unless asked, like the service; then the limit nearest to running out, on 429s too', async () => {
+    const sandbox = createSandbox({ rateLimitPerMinute: 100 });
+    const listening = await sandbox.listen(0);
+    try {
+      const plain = await call(listening.url, '/v1/search', { key: READ });
+      expect(plain.headers.get('ratelimit-limit')).toBeNull();
+      expect(plain.headers.get('x-ratelimit-limit')).toBeNull();
+
+      sandbox.setFaults({ ratePerSecond: 2, rateLimitHeaders: 'ietf' });
+      sandbox.resetRateLimits();
+      const answers = [];
+      for (let i = 0; i < 3; i += 1) answers.push(await call(listening.url, '/v1/search', { key: READ }));
+      expect(answers.map((a) => a.status)).toEqual([200, 200, 429]);
+      expect(answers.map((a) => a.headers.get('ratelimit-remaining'))).toEqual(['1', '0', '0']);
+      expect(answers[0]!.headers.get('ratelimit-limit')).toBe('2');
+      expect(answers[0]!.headers.get('ratelimit-policy')).toBe('2;w=1');
+      expect(answers[2]!.headers.get('ratelimit-reset')).toBe('1');
+      expect(answers[2]!.headers.get('retry-after')).toBe('1');
+
+      sandbox.setFaults({ ratePerSecond: 50, rateLimitHeaders: 'x-ratelimit' });
+      sandbox.resetRateLimits();
+      const x = await call(listening.url, '/v1/search', { key: READ });
+      expect(x.headers.get('x-ratelimit-limit')).toBe('50');
+      expect(x.headers.get('x-ratelimit-remaining')).toBe('49');
+      expect(Number(x.headers.get('x-ratelimit-reset'))).toBeGreaterThan(Date.now() / 1000);
+    } finally {
+      await listening.close();
+    }
+  });
+});
+
 describe('request counters', () => {
   it('counts arrivals per route and per key', async () => {
     const key = sandbox.registerKey({ scopes: ['read'] }).key;

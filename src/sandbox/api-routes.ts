@@ -11,6 +11,7 @@ import { isPlainObject } from './deep-merge.js';
 import { toPublicReport } from './fixtures.js';
 import { runGraphql } from './graphql-api.js';
 import { SandboxHttpError } from './http-error.js';
+import type { QuotaState } from './rate-limiter.js';
 import type { SandboxContext } from './sandbox-context.js';
 import { MAX_DOCUMENT_BYTES, ROUTES, type RouteLabel, type Scope } from './sandbox-facts.js';
 import { parseSearchParams, searchReports } from './search.js';
@@ -30,18 +31,51 @@ function keyOf(res: Response): ApiKey {
 function gate(context: SandboxContext, route: RouteLabel, scope: Scope): RequestHandler {
   return async (req: Request, res: Response, next: NextFunction) => {
     context.requests.record(route, bearerToken(req.get('authorization')) ?? null);
+    res.on('finish', () => context.answers.record(res.statusCode));
     const { faults } = context;
     if (faults.delayMs > 0) await sleep(faults.delayMs);
     if (faults.shouldFail()) throw new SandboxHttpError(503, 'unavailable', 'injected failure: try again');
     const key = context.keys.authenticate(req.get('authorization'), faults.revokedKeys);
-    context.limiter.take(
+    const style = faults.rateLimitHeaders;
+    const minute = context.limiter.take(
       key.key,
       key.rateLimitPerMinute ?? faults.rateLimitPerMinute ?? context.rateLimitPerMinute,
+      style && ((state) => rateLimitHeaders(style, state)),
     );
-    if (faults.ratePerSecond !== undefined) context.burstLimiter.take(key.key, faults.ratePerSecond);
+    const second =
+      faults.ratePerSecond === undefined
+        ? undefined
+        : context.burstLimiter.take(
+            key.key,
+            faults.ratePerSecond,
+            style && ((state) => rateLimitHeaders(style, nearer(minute, state))),
+          );
+    if (style) res.set(rateLimitHeaders(style, second ? nearer(minute, second) : minute));
     requireScope(key, scope);
     res.locals.apiKey = key;
     next();
+  };
+}
+
+/** The limit nearer to running out (fewest requests left; the shorter window on a tie). */
+function nearer(a: QuotaState, b: QuotaState): QuotaState {
+  if (a.remaining !== b.remaining) return a.remaining < b.remaining ? a : b;
+  return a.windowMs <= b.windowMs ? a : b;
+}
+
+function rateLimitHeaders(style: 'ietf' | 'x-ratelimit', q: QuotaState): Record<string, string> {
+  if (style === 'ietf') {
+    return {
+      'ratelimit-limit': String(q.limit),
+      'ratelimit-remaining': String(q.remaining),
+      'ratelimit-reset': String(Math.ceil(q.resetMs / 1000)),
+      'ratelimit-policy': `${q.limit};w=${Math.ceil(q.windowMs / 1000)}`,
+    };
+  }
+  return {
+    'x-ratelimit-limit': String(q.limit),
+    'x-ratelimit-remaining': String(q.remaining),
+    'x-ratelimit-reset': String(Math.ceil((Date.now() + q.resetMs) / 1000)),
   };
 }
 

@@ -12,6 +12,13 @@ export const faultSettingsSchema = z.strictObject({
    * real service, answered 429 with `Retry-After: 1`.
    */
   ratePerSecond: z.number().int().min(1).optional(),
+  /**
+   * Rate-limit headers on every API answer (429s included), for the limit nearest to running out: `ietf`
+   * sends `RateLimit-Limit`, `-Remaining`, `-Reset` (seconds) and `RateLimit-Policy` (`25;w=1`), as in the
+   * IETF draft; `x-ratelimit` sends `X-RateLimit-Limit`, `-Remaining` and `-Reset` (Unix seconds, as GitHub
+   * does). The interface publishes no such headers: without this the sandbox sends none, like the service.
+   */
+  rateLimitHeaders: z.enum(['ietf', 'x-ratelimit']).optional(),
   /** Keys that answer 401 until the faults are cleared. */
   revokedKeys: z.array(z.string()).optional(),
 });
@@ -54,6 +61,10 @@ export class FaultInjector {
 
   get ratePerSecond(): number | undefined {
     return this.settings.ratePerSecond;
+  }
+
+  get rateLimitHeaders(): FaultSettings['rateLimitHeaders'] {
+    return this.settings.rateLimitHeaders;
   }
 
   get revokedKeys(): ReadonlySet<string> {

@@ -17,7 +17,7 @@ export {
   type SandboxOptions,
 } from './report-sandbox.js';
 export type { ReportUpdate } from './report-updates.js';
-export type { RequestFilter } from './request-counter.js';
+export type { AnswerCounts, RequestFilter } from './request-counter.js';
 export type { SandboxLogger } from './sandbox-context.js';
 export { BUILT_IN_KEYS, DEFAULT_PORT, DEFAULT_RATE_LIMIT_PER_MINUTE, ROUTES } from './sandbox-facts.js';
 export type { SubmissionPublication } from './submission-publication.js';

@@ -13,7 +13,13 @@ import { errorBody, SandboxHttpError } from './http-error.js';
 import { FixedWindowRateLimiter } from './rate-limiter.js';
 import { ReportStore } from './report-store.js';
 import { applyReportUpdate, type ReportUpdate } from './report-updates.js';
-import { ReadTally, RequestCounter, type RequestFilter } from './request-counter.js';
+import {
+  type AnswerCounts,
+  AnswerTally,
+  ReadTally,
+  RequestCounter,
+  type RequestFilter,
+} from './request-counter.js';
 import type { SandboxContext, SandboxLogger } from './sandbox-context.js';
 import {
   API_PREFIX,
@@ -84,6 +90,7 @@ export class ReportSandbox {
       faults: new FaultInjector(),
       requests: new RequestCounter(),
       reads: new ReadTally(),
+      answers: new AnswerTally(),
       events,
       submissions: new SubmissionStore(),
       rateLimitPerMinute: options.rateLimitPerMinute ?? DEFAULT_RATE_LIMIT_PER_MINUTE,
@@ -231,9 +238,15 @@ export class ReportSandbox {
     return this.context.reads.answered();
   }
 
+  /** API answers by status since the last reset (429s and injected 503s included), and their first and last time. */
+  answerCounts(): AnswerCounts {
+    return this.context.answers.counts();
+  }
+
   resetRequestCounts(): void {
     this.context.requests.reset();
     this.context.reads.reset();
+    this.context.answers.reset();
   }
 
   /** Forgets every key's rate-limit windows. */

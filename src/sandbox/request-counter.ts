@@ -52,3 +52,37 @@ export class ReadTally {
     this.bySlug.clear();
   }
 }
+
+/** Answers by HTTP status, and when the first and the last were sent (`Date.now()`), for throttling figures. */
+export interface AnswerCounts {
+  byStatus: Record<string, number>;
+  firstAt: number | null;
+  lastAt: number | null;
+}
+
+/** API answers by status (429s included), counted when each answer is sent; counts, like the others. */
+export class AnswerTally {
+  private byStatus = new Map<number, number>();
+  private firstAt: number | null = null;
+  private lastAt: number | null = null;
+
+  record(status: number, at = Date.now()): void {
+    this.byStatus.set(status, (this.byStatus.get(status) ?? 0) + 1);
+    this.firstAt ??= at;
+    this.lastAt = at;
+  }
+
+  counts(): AnswerCounts {
+    return {
+      byStatus: Object.fromEntries([...this.byStatus].map(([status, n]) => [String(status), n])),
+      firstAt: this.firstAt,
+      lastAt: this.lastAt,
+    };
+  }
+
+  reset(): void {
+    this.byStatus.clear();
+    this.firstAt = null;
+    this.lastAt = null;
+  }
+}

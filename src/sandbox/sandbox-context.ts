@@ -4,7 +4,7 @@ import type { EventDispatcher } from './event-dispatcher.js';
 import type { FaultInjector } from './faults.js';
 import type { FixedWindowRateLimiter } from './rate-limiter.js';
 import type { ReportStore } from './report-store.js';
-import type { ReadTally, RequestCounter } from './request-counter.js';
+import type { AnswerTally, ReadTally, RequestCounter } from './request-counter.js';
 import type { SubmissionStore } from './submission-store.js';
 
 export type SandboxLogger = Pick<Logger, 'info' | 'warn' | 'error'>;
@@ -19,6 +19,7 @@ export interface SandboxContext {
   faults: FaultInjector;
   requests: RequestCounter;
   reads: ReadTally;
+  answers: AnswerTally;
   events: EventDispatcher;
   submissions: SubmissionStore;
   /** The sandbox-wide limit per key per minute; a fault-injected limit replaces it, a key's own limit beats both. */
