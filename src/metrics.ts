@@ -15,6 +15,12 @@ export class Metrics {
     labelNames: ['service'] as const,
     registers: [this.registry],
   });
+  readonly rateLimitCuts = new Counter({
+    name: 'report_connector_rate_limit_cuts_total',
+    help: "Times a 429 lowered an identity's learnt rate (report-service keys)",
+    labelNames: ['service'] as const,
+    registers: [this.registry],
+  });
   readonly webhookEvents = new Counter({
     name: 'report_connector_webhook_events_total',
     help: 'Inbound webhook requests by source and outcome (accepted, duplicate, bad_signature, ...)',

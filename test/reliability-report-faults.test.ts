@@ -2,6 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalSystem } from '../local/system.js';
 import { InstallationService } from '../src/app/installation-service.js';
+import { gateKeys } from '../src/pipeline/keys.js';
+import { identityOf } from '../src/ratelimit/redis-gate.js';
 import { ROUTES } from '../src/sandbox/index.js';
 import { staleRecords } from './support/end-state.js';
 import { wrongRecords } from './support/expectations.js';
@@ -199,8 +201,20 @@ describe('the report service failing during a full sync', () => {
       expect(dueInMs).toBeGreaterThan(30_000);
       expect(dueInMs).toBeLessThanOrEqual(40_500);
       expect((await runOf(system, runId))?.state).not.toBe('done');
-      // Forty seconds pass: promoted instead of waited for.
-      for (const j of delayed) await j.promote();
+      // The key's gate holds every caller off for the same 40 s (the service refuses the key meanwhile).
+      const pause = gateKeys(keys.reportsGate(identityOf(system.ctx.config.reports.apiKey!))).pause;
+      expect(await redis.pttl(pause)).toBeGreaterThan(30_000);
+      // Forty seconds pass: the pause ends, and the jobs it delayed (the one refused and any that met the
+      // pause) are promoted instead of waited for.
+      await redis.del(pause);
+      await waitFor(
+        'the run to end',
+        async () => {
+          for (const j of await queues.backfill.getDelayed()) await j.promote();
+          return (await runOf(system, runId))?.state === 'done' ? true : undefined;
+        },
+        30_000,
+      );
       await expectRightAfter(runId);
     } finally {
       proxy.rules.splice(proxy.rules.indexOf(rule), 1);

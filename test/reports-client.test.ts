@@ -2,6 +2,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import nock from 'nock';
 import { describe, expect, it } from 'vitest';
+import type { AdaptiveGate } from '../src/crm/request-gate.js';
 import { GRAPHQL_SEARCH_QUERY, parseRetryAfter, ReportClient } from '../src/reports/client.js';
 import {
   ReportBadRequestError,
@@ -264,6 +265,55 @@ describe('the error table', () => {
     expect(err).toBeInstanceOf(ReportRateLimitedError);
     expect(err.retryAfterMs).toBeUndefined();
     expect(sleeps).toHaveLength(1);
+  });
+
+  it('tells an adaptive gate of a 429 (admission time, Retry-After, stated quota) and of quota headers', async () => {
+    const calls: unknown[][] = [];
+    const gate: AdaptiveGate = {
+      acquire: async () => {},
+      pause: async (ms) => void calls.push(['pause', ms]),
+      admit: async () => 1_000 + calls.length,
+      refused: async (...args) => void calls.push(['refused', ...args]),
+      quota: async (q) => void calls.push(['quota', q]),
+    };
+    nock(BASE)
+      .get('/v1/reports/x')
+      .reply(
+        429,
+        { message: 'slow down' },
+        {
+          'retry-after': '2',
+          'ratelimit-limit': '25',
+          'ratelimit-remaining': '0',
+          'ratelimit-reset': '2',
+          'ratelimit-policy': '25;w=1',
+        },
+      )
+      .get('/v1/reports/x')
+      .reply(200, report({ slug: 'x' }), {
+        'x-ratelimit-limit': '25',
+        'x-ratelimit-remaining': '24',
+        'x-ratelimit-reset': '1',
+      });
+    const { c, sleeps } = client({ gate });
+    expect((await c.getReport('x')).slug).toBe('x');
+    expect(sleeps).toEqual([2000]);
+    expect(calls).toEqual([
+      ['refused', 1_000, 2_000, { limit: 25, remaining: 0, resetMs: 2_000, windowMs: 1_000 }],
+      ['quota', { limit: 25, remaining: 24, resetMs: 1_000 }],
+    ]);
+  });
+
+  it('pauses the gate for a Retry-After longer than it may wait before throwing it', async () => {
+    const paused: number[] = [];
+    nock(BASE).get('/v1/reports/x').reply(429, '', { 'retry-after': '120' });
+    const { c, sleeps } = client({
+      maxRetryAfterMs: 30_000,
+      gate: { acquire: async () => {}, pause: async (ms) => void paused.push(ms) },
+    });
+    await expect(c.getReport('x')).rejects.toBeInstanceOf(ReportRateLimitedError);
+    expect(paused).toEqual([120_000]);
+    expect(sleeps).toEqual([]);
   });
 
   it('reports an unlisted status as unexpected, without retrying', async () => {

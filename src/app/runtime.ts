@@ -11,6 +11,7 @@ import { providerFor } from '../providers.js';
 import { identityOf, RedisRateGate } from '../ratelimit/redis-gate.js';
 import type { RedisClient } from '../redis.js';
 import { ReportClient } from '../reports/client.js';
+import { RETRY_BUDGET } from '../retry-budget.js';
 import { FixtureGuard, guardFixtureWrites } from './fixture-guard.js';
 import { refuseDataWrites } from './preview-guard.js';
 
@@ -111,7 +112,8 @@ export class AppRuntime implements InstallationRuntime {
   /**
    * A report-service client for `apiKey`. Urgent work (events, CRM changes, an admin's action) may use the key's
    * whole burst; other work leaves half of it to urgent work, so a backfill or a storm's repeats never make a
-   * single change wait for the rate limit.
+   * single change wait for the rate limit. The service publishes no limits: the key's gate learns its rate
+   * from 429s and any rate-limit headers, shared in Redis, with REPORTS_RATE_PER_MINUTE as the ceiling.
    */
   clientForKey(apiKey: string, urgent = true): ReportClient {
     const windowMs = 60_000;
@@ -119,7 +121,12 @@ export class AppRuntime implements InstallationRuntime {
       max: this.config.reportsRatePerMinute,
       windowMs,
       ...(urgent ? {} : { reserveMs: windowMs * DEFERRABLE_RESERVE_SHARE }),
+      adaptive: {},
+      // A 429's long Retry-After pauses the key for everyone: a job meeting that pause is delayed by it (as the
+      // job that got the 429 is) instead of holding its worker.
+      maxWaitMs: RETRY_BUDGET.reportsHttp.maxRetryAfterMs,
       onWait: () => this.metrics?.rateLimitWaits.inc({ service: 'reports' }),
+      onCut: () => this.metrics?.rateLimitCuts.inc({ service: 'reports' }),
     });
     return new ReportClient({
       baseUrl: this.config.reports.apiUrl,

@@ -273,7 +273,11 @@ function tag(value: string): string {
   return `{${value}}`;
 }
 
-/** The two keys of one rate gate, from its stem (`Keys.crmGate`, `Keys.reportsGate`, or a test's own). */
-export function gateKeys(stem: string): { tat: string; pause: string } {
-  return { tat: `${stem}:tat`, pause: `${stem}:pause` };
+/**
+ * The keys of one rate gate, from its stem (`Keys.crmGate`, `Keys.reportsGate`, or a test's own): the GCRA's
+ * arrival time, the pause a 429 sets, and the rate an adaptive gate has learnt. One stem, so that a script
+ * touching all three stays in one Redis Cluster slot when the stem carries a hash tag.
+ */
+export function gateKeys(stem: string): { tat: string; pause: string; rate: string } {
+  return { tat: `${stem}:tat`, pause: `${stem}:pause`, rate: `${stem}:rate` };
 }

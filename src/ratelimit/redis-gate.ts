@@ -1,40 +1,177 @@
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { RequestGate } from '../crm/request-gate.js';
+import type { AdaptiveGate } from '../crm/request-gate.js';
 import { gateKeys } from '../pipeline/keys.js';
 import type { RedisClient } from '../redis.js';
+import type { RateQuota } from './quota-headers.js';
 
 /**
  * A rate gate for one upstream identity, shared by every process through Redis. It uses GCRA (one key holding
  * the theoretical arrival time), which allows a burst of `max` and then spaces requests evenly, plus a pause
  * key that a 429 sets so that everyone sharing the identity holds off, not just the caller that was refused.
  * Both decisions run in one Lua script with Redis's clock, so process clocks never disagree.
+ *
+ * An adaptive gate (`adaptive`, the report service's keys: the service publishes no limits) also keeps the
+ * rate it has learnt in Redis, next to the arrival time, and the GCRA takes its spacing and burst from there,
+ * never faster than `max` per `windowMs` (the operator's ceiling, and the rate while no 429 was seen):
+ *
+ * - a 429 pauses everyone for its Retry-After, cuts the rate (`cut`, once for every request admitted before the
+ *   cut, and at most once every `cutIntervalMs`: a burst of 429s is one signal) and takes away the burst: requests go evenly spaced, because a service
+ *   with fixed windows refuses a burst on top of a steady rate near its limit;
+ * - each `quietMs` without a 429 raises the rate by `raiseShare` of the ceiling and doubles the burst, up to
+ *   the ceiling, so a service that allows more gets it back;
+ * - rate-limit headers, when the service sends them, set the rate to their limit per window directly (never
+ *   above the ceiling, and raises stop there), evenly spaced; a 429 that states its quota pauses everyone until
+ *   the window resets (Retry-After, or the stated reset) without a cut, since the rate is known.
  */
 
+/** Keys: tat, pause, rate. ARGV: ceiling interval, window, reserve share, adaptive, quiet ms, raise share, ttl. */
 const ACQUIRE = `
 local pause = redis.call('PTTL', KEYS[2])
-if pause > 0 then return pause end
+if pause > 0 then return {pause, 0} end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local interval = tonumber(ARGV[1])
+local ceilIv = tonumber(ARGV[1])
+local interval = ceilIv
 local window = tonumber(ARGV[2])
+if ARGV[4] == '1' then
+  local st = redis.call('HMGET', KEYS[3], 'iv', 'tol', 'at', 'hint')
+  if st[1] then
+    interval = math.max(ceilIv, tonumber(st[1]))
+    local tol = math.min(window, tonumber(st[2]))
+    local floorIv = math.max(ceilIv, tonumber(st[4] or 0))
+    if now - tonumber(st[3]) >= tonumber(ARGV[5]) and (interval > floorIv or tol < window) then
+      local perMin = 60000 / interval + tonumber(ARGV[6]) * 60000 / ceilIv
+      interval = math.max(floorIv, 60000 / perMin)
+      tol = math.min(window, math.max(tol * 2, 1000))
+      redis.call('HSET', KEYS[3], 'iv', interval, 'tol', tol, 'at', now)
+      redis.call('PEXPIRE', KEYS[3], ARGV[7])
+    end
+    window = math.max(tol, interval)
+  end
+end
+-- The reserve is a share of the burst: with no burst (evenly spaced) there is nothing to keep back, and a
+-- reserve of a whole interval or more would never let the deferrable lane through.
+local reserve = (window - interval) * tonumber(ARGV[3])
 local tat = tonumber(redis.call('GET', KEYS[1]) or now)
 if tat < now then tat = now end
+-- A burst that shrank (or a pause that ended early) leaves no debt beyond one window; stored, or a caller
+-- would be told to wait one interval again and again.
+if tat > now + window then
+  tat = now + window
+  redis.call('SET', KEYS[1], string.format('%.3f', tat), 'PX', math.ceil(window + interval))
+end
 local nextTat = tat + interval
-local allowAt = nextTat - window + tonumber(ARGV[3])
-if allowAt > now then return allowAt - now end
-redis.call('SET', KEYS[1], nextTat, 'PX', window + interval)
-return 0
+local allowAt = nextTat - window + reserve
+if allowAt > now then return {math.ceil(allowAt - now), 0} end
+redis.call('SET', KEYS[1], string.format('%.3f', nextTat), 'PX', math.ceil(window + interval))
+return {0, now}
 `;
 
+/** Keys: pause. ARGV: ms. */
 const PAUSE = `
 local current = redis.call('PTTL', KEYS[1])
 if current < tonumber(ARGV[1]) then redis.call('SET', KEYS[1], '1', 'PX', ARGV[1]) end
 return 0
 `;
 
+/**
+ * Keys: tat, pause, rate. ARGV: pause ms, admitted at, ceiling interval, window, cut, floor share, least burst
+ * ms, ttl, whether to cut (0 when headers stated the quota: the rate is known, the pause is enough), least ms
+ * between cuts.
+ */
+const REFUSED = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local pauseMs = tonumber(ARGV[1])
+if pauseMs > 0 and redis.call('PTTL', KEYS[2]) < pauseMs then
+  redis.call('SET', KEYS[2], '1', 'PX', math.ceil(pauseMs))
+end
+if ARGV[9] ~= '1' then return 0 end
+local st = redis.call('HMGET', KEYS[3], 'iv', 'tol', 'cut')
+local ceilIv = tonumber(ARGV[3])
+local window = tonumber(ARGV[4])
+local lastCut = tonumber(st[3] or -1)
+if tonumber(ARGV[2]) <= lastCut or (lastCut >= 0 and now - lastCut < tonumber(ARGV[10])) then return 0 end
+local iv = math.max(ceilIv, tonumber(st[1] or ceilIv))
+local tol = math.min(window, tonumber(st[2] or window))
+local perMin = math.max(60000 / ceilIv * tonumber(ARGV[6]), 60000 / iv * tonumber(ARGV[5]))
+iv = 60000 / perMin
+-- No burst after a cut: a service with fixed windows refuses a burst on top of a steady rate near its limit.
+tol = math.max(iv, math.min(tol, tonumber(ARGV[7])))
+redis.call('HSET', KEYS[3], 'iv', iv, 'tol', tol, 'at', now, 'cut', now)
+redis.call('PEXPIRE', KEYS[3], ARGV[8])
+-- After the pause the first request goes at once and the rest at the new spacing: no burst into a window
+-- that just refused one.
+local tat = now + pauseMs + math.max(tol, iv) - iv
+redis.call('SET', KEYS[1], string.format('%.3f', tat), 'PX', math.ceil(pauseMs + math.max(tol, iv)))
+return 1
+`;
+
+/**
+ * Keys: rate. ARGV: limit, reset ms, window ms (0: not stated), ceiling interval, gate window, ttl, margin.
+ * A stated quota is paced evenly (no burst), a little under the limit (`margin`): requests leave the gate
+ * spaced exactly but reach the service with some jitter, and a fixed window refuses the one that comes early.
+ */
+const QUOTA = `
+local limit = tonumber(ARGV[1])
+local resetMs = tonumber(ARGV[2])
+local ceilIv = tonumber(ARGV[4])
+local win = tonumber(ARGV[3])
+if win <= 0 then
+  -- Not stated: the longest reset seen is the least the window can be.
+  local seen = tonumber(redis.call('HGET', KEYS[1], 'hwin') or 0)
+  win = math.max(seen, math.ceil(resetMs / 1000) * 1000, 1000)
+end
+local iv = math.max(ceilIv, win / limit * (1 + tonumber(ARGV[7])))
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('HSET', KEYS[1], 'iv', iv, 'tol', iv, 'hint', iv, 'hwin', win, 'at', now)
+redis.call('PEXPIRE', KEYS[1], ARGV[6])
+return 0
+`;
+
+export interface AdaptiveRateOptions {
+  /** Factor of the rate after a 429. */
+  cut?: number;
+  /** Share of the ceiling added after each quiet period. */
+  raiseShare?: number;
+  /** Time without a 429 (or any other change) before the rate is raised. */
+  quietMs?: number;
+  /** The rate never goes below this share of the ceiling. */
+  floorShare?: number;
+  /** The burst a cut leaves, in ms of the rate (0: none, requests evenly spaced). */
+  minBurstMs?: number;
+  /**
+   * Least time between two cuts. A service that refuses everything for a while (Retry-After short or absent)
+   * is not telling the rate apart at every pause: without this a two-second storm of 429s cut eight times.
+   */
+  cutIntervalMs?: number;
+  /** How long the learnt rate is kept in Redis after its last change; then the ceiling again. */
+  ttlMs?: number;
+}
+
+export const ADAPTIVE_DEFAULTS: Required<AdaptiveRateOptions> = {
+  cut: 0.7,
+  raiseShare: 0.1,
+  quietMs: 60_000,
+  floorShare: 0.05,
+  minBurstMs: 0,
+  cutIntervalMs: 2_000,
+  ttlMs: 60 * 60_000,
+};
+
+/** The longest a caller sleeps before asking the gate again. */
+const MAX_SLEEP_MS = 1_000;
+
+/** A stated quota is paced this share under its limit (see QUOTA). */
+const STATED_QUOTA_MARGIN = 0.02;
+
+/** Headers with the same limit and window are sent to Redis at most this often (they set the same state). */
+const QUOTA_REFRESH_MS = 30_000;
+
 export interface RateGateOptions {
-  /** Requests allowed per window. */
+  /** Requests allowed per window: for an adaptive gate, the ceiling. */
   max: number;
   windowMs: number;
   /** Reported once per wait, for metrics. */
@@ -44,9 +181,14 @@ export interface RateGateOptions {
   /**
    * Milliseconds of the burst this gate's callers leave to callers without a reserve on the same identity. A
    * deferrable lane (backfills, sweeps, a storm's repeats) reserves part of the burst, so urgent requests
-   * still pass at once while it is busy; both lanes get the full steady rate when the other is idle.
+   * still pass at once while it is busy; both lanes get the full steady rate when the other is idle. An
+   * adaptive gate keeps the same share of whatever burst it has learnt.
    */
   reserveMs?: number;
+  /** Learn the upstream's rate below `max` (see above). */
+  adaptive?: AdaptiveRateOptions;
+  /** Told when this gate's cut lowered the rate, for metrics and logs. */
+  onCut?: () => void;
 }
 
 export class GateTimeoutError extends Error {
@@ -60,9 +202,13 @@ export class GateTimeoutError extends Error {
   }
 }
 
-export class RedisRateGate implements RequestGate {
+export class RedisRateGate implements AdaptiveGate {
+  /** The ceiling's spacing, in (fractional) milliseconds. */
   private readonly interval: number;
-  private readonly keys: { tat: string; pause: string };
+  private readonly reserveShare: number;
+  private readonly adaptive: Required<AdaptiveRateOptions> | null;
+  private readonly keys: { tat: string; pause: string; rate: string };
+  private lastQuota: { limit: number; windowMs: number; at: number } | null = null;
 
   constructor(
     private readonly redis: RedisClient,
@@ -70,31 +216,42 @@ export class RedisRateGate implements RequestGate {
     readonly identity: string,
     private readonly options: RateGateOptions,
   ) {
-    this.interval = Math.max(1, Math.floor(options.windowMs / options.max));
+    this.interval = options.windowMs / options.max;
+    this.reserveShare = Math.min(1, Math.max(0, (options.reserveMs ?? 0) / options.windowMs));
+    this.adaptive = options.adaptive ? { ...ADAPTIVE_DEFAULTS, ...options.adaptive } : null;
     this.keys = gateKeys(identity);
   }
 
   async acquire(): Promise<void> {
+    await this.admit();
+  }
+
+  async admit(): Promise<number> {
     let waited = 0;
     for (;;) {
-      const wait = Number(
-        await this.redis.eval(
-          ACQUIRE,
-          2,
-          this.keys.tat,
-          this.keys.pause,
-          this.interval,
-          this.options.windowMs,
-          Math.min(this.options.reserveMs ?? 0, this.options.windowMs),
-        ),
-      );
-      if (wait <= 0) return;
+      const [wait, admittedAt] = (await this.redis.eval(
+        ACQUIRE,
+        3,
+        this.keys.tat,
+        this.keys.pause,
+        this.keys.rate,
+        this.interval,
+        this.options.windowMs,
+        this.reserveShare,
+        this.adaptive ? 1 : 0,
+        this.adaptive?.quietMs ?? 0,
+        this.adaptive?.raiseShare ?? 0,
+        this.adaptive?.ttlMs ?? 0,
+      )) as [number, number];
+      if (wait <= 0) return admittedAt;
       if (this.options.maxWaitMs !== undefined && waited + wait > this.options.maxWaitMs) {
         throw new GateTimeoutError(this.identity, wait);
       }
-      this.options.onWait?.(wait);
-      // A little jitter so processes released together do not collide on the same slot.
-      const delay = wait + Math.floor(Math.random() * Math.min(20, this.interval));
+      if (waited === 0) this.options.onWait?.(wait);
+      // A little jitter so processes released together do not collide on the same slot; a long wait (a pause)
+      // is looked at again every second, so a rate or pause that changed meanwhile applies at once.
+      const delay =
+        Math.min(wait, MAX_SLEEP_MS) + Math.floor(Math.random() * Math.min(20, Math.max(1, this.interval)));
       waited += delay;
       await sleep(delay);
     }
@@ -103,6 +260,69 @@ export class RedisRateGate implements RequestGate {
   async pause(ms: number): Promise<void> {
     if (ms <= 0) return;
     await this.redis.eval(PAUSE, 1, this.keys.pause, Math.ceil(ms));
+  }
+
+  async refused(admittedAt: number, pauseMs: number, quota?: RateQuota): Promise<void> {
+    if (!this.adaptive) return this.pause(pauseMs);
+    const cut = await this.redis.eval(
+      REFUSED,
+      3,
+      this.keys.tat,
+      this.keys.pause,
+      this.keys.rate,
+      Math.max(0, Math.ceil(pauseMs)),
+      admittedAt,
+      this.interval,
+      this.options.windowMs,
+      this.adaptive.cut,
+      this.adaptive.floorShare,
+      this.adaptive.minBurstMs,
+      this.adaptive.ttlMs,
+      quota ? 0 : 1,
+      this.adaptive.cutIntervalMs,
+    );
+    if (quota) await this.quota(quota);
+    if (Number(cut) === 1) this.options.onCut?.();
+  }
+
+  async quota(quota: RateQuota): Promise<void> {
+    if (!this.adaptive || quota.limit <= 0) return;
+    // The longest reset seen stands for an unstated window (the script keeps the same maximum in Redis).
+    const windowMs = quota.windowMs ?? Math.max(1_000, Math.ceil(quota.resetMs / 1000) * 1000);
+    const last = this.lastQuota;
+    const now = Date.now();
+    const same =
+      last !== null &&
+      last.limit === quota.limit &&
+      last.windowMs >= windowMs &&
+      now - last.at < QUOTA_REFRESH_MS;
+    if (same) return;
+    if (!same)
+      this.lastQuota = { limit: quota.limit, windowMs: Math.max(windowMs, last?.windowMs ?? 0), at: now };
+    await this.redis.eval(
+      QUOTA,
+      1,
+      this.keys.rate,
+      quota.limit,
+      quota.resetMs,
+      quota.windowMs ?? 0,
+      this.interval,
+      this.options.windowMs,
+      this.adaptive.ttlMs,
+      STATED_QUOTA_MARGIN,
+    );
+  }
+
+  /** The rate in force now, per minute, and its burst in ms (for status pages and tests). */
+  async current(): Promise<{ perMinute: number; burstMs: number; learnt: boolean }> {
+    const [iv, tol] = await this.redis.hmget(this.keys.rate, 'iv', 'tol');
+    const ceiling = { perMinute: 60_000 / this.interval, burstMs: this.options.windowMs, learnt: false };
+    if (!this.adaptive || iv === null || tol === null) return ceiling;
+    return {
+      perMinute: 60_000 / Math.max(this.interval, Number(iv)),
+      burstMs: Math.min(this.options.windowMs, Number(tol)),
+      learnt: true,
+    };
   }
 }
 

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
-import { OPEN_GATE, type RequestGate } from '../crm/request-gate.js';
+import { type AdaptiveGate, isAdaptiveGate, OPEN_GATE, type RequestGate } from '../crm/request-gate.js';
+import { parseQuotaHeaders, type RateQuota } from '../ratelimit/quota-headers.js';
 import { RETRY_BUDGET } from '../retry-budget.js';
 import {
   ReportBadRequestError,
@@ -68,7 +69,10 @@ export interface ReportClientOptions {
    * job instead of holding a worker.
    */
   maxRetryAfterMs?: number;
-  /** Shared pacing for this key (all processes). */
+  /**
+   * Shared pacing for this key (all processes). An adaptive gate is told of every 429 and of any rate-limit
+   * headers, and learns the key's rate from them.
+   */
   gate?: RequestGate;
   onCall?: (observation: CallObservation) => void;
   fetch?: typeof fetch;
@@ -118,6 +122,7 @@ export class ReportClient {
   private readonly maxDelayMs: number;
   private readonly maxRetryAfterMs: number;
   private readonly gate: RequestGate;
+  private readonly adaptive: AdaptiveGate | null;
   private readonly fetchImpl: typeof fetch;
   private readonly sleep: (ms: number) => Promise<void>;
   private readonly random: () => number;
@@ -130,6 +135,7 @@ export class ReportClient {
     this.maxDelayMs = options.maxDelayMs ?? RETRY_BUDGET.reportsHttp.maxDelayMs;
     this.maxRetryAfterMs = options.maxRetryAfterMs ?? RETRY_BUDGET.reportsHttp.maxRetryAfterMs;
     this.gate = options.gate ?? OPEN_GATE;
+    this.adaptive = isAdaptiveGate(this.gate) ? this.gate : null;
     this.fetchImpl = options.fetch ?? globalThis.fetch;
     this.sleep = options.sleep ?? ((ms) => sleep(ms));
     this.random = options.random ?? Math.random;
@@ -267,18 +273,16 @@ export class ReportClient {
   private async send(attempt: Attempt): Promise<unknown> {
     for (let n = 0; ; n++) {
       try {
-        return await this.once(attempt);
+        return await this.once(attempt, n);
       } catch (err) {
         const e = err as ReportServiceError;
         if (!e.retryable || n >= this.maxRetries) throw e;
         if (attempt.write && e instanceof ReportNetworkError) throw e;
         let delay = this.backoff(n);
-        if (e instanceof ReportRateLimitedError) {
-          if (e.retryAfterMs !== undefined) {
-            if (e.retryAfterMs > this.maxRetryAfterMs) throw e;
-            delay = e.retryAfterMs;
-          }
-          await this.gate.pause(delay);
+        // The gate was paused for the whole wait when the 429 arrived (once), however long it is.
+        if (e instanceof ReportRateLimitedError && e.retryAfterMs !== undefined) {
+          if (e.retryAfterMs > this.maxRetryAfterMs) throw e;
+          delay = e.retryAfterMs;
         }
         await this.sleep(delay);
       }
@@ -291,8 +295,10 @@ export class ReportClient {
     return Math.round(ceiling / 2 + (this.random() * ceiling) / 2);
   }
 
-  private async once(attempt: Attempt): Promise<unknown> {
-    await this.gate.acquire();
+  private async once(attempt: Attempt, n: number): Promise<unknown> {
+    let admittedAt = 0;
+    if (this.adaptive) admittedAt = await this.adaptive.admit();
+    else await this.gate.acquire();
     const url = `${this.baseUrl}${attempt.path}${attempt.query && [...attempt.query].length > 0 ? `?${attempt.query}` : ''}`;
     const started = performance.now();
     let response: Response;
@@ -325,6 +331,13 @@ export class ReportClient {
     }
     this.observe(attempt.endpoint, response.status, started);
     const body = parseBody(text, response.headers.get('content-type'));
+    const quota = parseQuotaHeaders(response.headers);
+    if (response.status === 429) {
+      const err = statusError(response, body.value, attempt.endpoint, attempt.write === true);
+      await this.throttled(err, admittedAt, n, quota);
+      throw err;
+    }
+    if (quota) await this.tellQuota(quota);
     if (response.ok) {
       if (attempt.emptyOk && body.kind !== 'json') return undefined;
       if (body.kind !== 'json') {
@@ -342,6 +355,31 @@ export class ReportClient {
       return body.value;
     }
     throw statusError(response, body.value, attempt.endpoint, attempt.write === true);
+  }
+
+  /**
+   * Everyone on this key holds off for the service's Retry-After (or, without one, this caller's backoff),
+   * however long: the job may give up and be delayed, the others should not spend the key meanwhile.
+   */
+  private async throttled(
+    err: ReportServiceError,
+    admittedAt: number,
+    n: number,
+    quota: RateQuota | undefined,
+  ): Promise<void> {
+    const retryAfterMs = err instanceof ReportRateLimitedError ? err.retryAfterMs : undefined;
+    const pauseMs = retryAfterMs ?? (quota && quota.remaining <= 0 ? quota.resetMs : this.backoff(n));
+    if (this.adaptive) await this.adaptive.refused(admittedAt, pauseMs, quota);
+    else await this.gate.pause(pauseMs);
+  }
+
+  /** Rate-limit headers are advice for the gate: a failure to record them never fails the call. */
+  private async tellQuota(quota: RateQuota): Promise<void> {
+    try {
+      await this.adaptive?.quota(quota);
+    } catch {
+      // The next answer carries them again.
+    }
   }
 
   private observe(endpoint: string, outcome: number | 'network', started: number): void {
