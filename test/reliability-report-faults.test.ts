@@ -194,7 +194,7 @@ describe('the report service failing during a full sync', () => {
         30_000,
       );
       const [job] = delayed;
-      const score = Number(await redis.zscore(`${keys.prefix}:backfill:delayed`, job!.id!));
+      const score = Number(await redis.zscore(queues.backfill.keys.delayed!, job!.id!));
       // BullMQ keeps the due time in the score's high bits (times 4096).
       const dueInMs = Math.floor(score / 4096) - Date.now();
       measured('reports-429-long-retry-after', { dueInMs });
