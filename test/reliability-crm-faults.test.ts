@@ -99,7 +99,7 @@ describe('the CRM failing during a full sync', () => {
     );
     const callsAtDelay = calls();
     const dueAt = Math.floor(
-      Number(await redis.zscore(`${keys.prefix}:backfill:delayed`, delayed[0]!.id!)) / 4096,
+      Number(await redis.zscore(queues.backfill.keys.delayed!, delayed[0]!.id!)) / 4096,
     );
     // The next UTC midnight, as seen before the sync or now (the test may straddle one).
     const midnights = [midnightBefore, nextMidnight(new Date())];
