@@ -133,6 +133,30 @@ describe('score.changed end to end', () => {
     expect(reads).toBeGreaterThanOrEqual(50);
   });
 
+  it('changes on many reports at once are written together, in full CRM batches', async () => {
+    await allWorkDone();
+    const linked = matchedRecords();
+    const slugs = [...new Set(linked.map((r) => r.slug!))].slice(0, 80);
+    const records = linked.filter((r) => slugs.includes(r.slug!));
+    for (const [i, slug] of slugs.entries())
+      system.sandbox.updateReport(slug, { score: { overall: 30 + i / 10 } });
+    system.hubspot.resetStats();
+    // One event per report, all at once: single changes, none of them hot.
+    const sent = await Promise.all(slugs.map((slug) => sendEvent('score.changed', slug)));
+    expect(sent.every((r) => r.status === 202)).toBe(true);
+    await allWorkDone();
+    for (const r of records) expect(system.crm.record(r.id)?.score).toBe(30 + slugs.indexOf(r.slug!) / 10);
+    const { batchSizes } = system.hubspot.stats();
+    const detail = `${records.length} records of ${slugs.length} reports written in batches of ${batchSizes.join(', ')}`;
+    // One write per report would be 80 calls; gathered, a few full batches and a remainder or two (the events
+    // reach the fan-out over more than one coalescing window).
+    expect(
+      batchSizes.reduce((a, b) => a + b, 0),
+      detail,
+    ).toBe(records.length);
+    expect(batchSizes.length, detail).toBeLessThanOrEqual(Math.ceil(records.length / 100) + 3);
+  });
+
   it('a storm loses no update: every storm report ends with its last score, and a single change lands too', async () => {
     const linked = [...new Set(matchedRecords().map((r) => r.slug!))];
     const storm = linked.slice(60, 70);

@@ -127,10 +127,13 @@ export type ReportEventJob = z.infer<typeof reportEventJobSchema>;
 const scoreChangesJobSchema = z.object({});
 export type ScoreChangesJob = z.infer<typeof scoreChangesJobSchema>;
 
-/** Re-read one report and update every record linked to it in one installation. */
+/**
+ * Re-read the reports marked for one installation (pipeline/pending-slugs.ts) and update every record linked
+ * to them. `slug`: a job queued before the marks existed names its one report.
+ */
 const slugUpdateJobSchema = z.object({
   installationId: z.string(),
-  slug: z.string(),
+  slug: z.string().optional(),
   /** Asked for again and again (a storm): deferrable, behind single changes (pipeline.ts, enqueueSlugUpdate). */
   hot: z.boolean().optional(),
 });

@@ -14,7 +14,7 @@ import { createHash } from 'node:crypto';
  * Each group has one owning module, the only one that reads or writes it (README, "Developing and testing"):
  * installations: installations/store.ts · per-record link state: pipeline/link-index.ts · runs and sync
  * history: pipeline/runs.ts · links a run made: pipeline/run-links.ts · run caches and report sequence: pipeline/report-reader.ts · events:
- * webhooks/event-log.ts · record locks: pipeline/record-locks.ts · OAuth state: auth/oauth-state.ts ·
+ * webhooks/event-log.ts · record locks: pipeline/record-locks.ts · pending slug updates: pipeline/pending-slugs.ts · OAuth state: auth/oauth-state.ts ·
  * refresh locks: auth/token-manager.ts · rate gates: ratelimit/redis-gate.ts · admin sessions and logins:
  * admin/session-revocations.ts, admin/login-throttle.ts · report requests: requests/request-store.ts ·
  * alerts: alerts/alert-store.ts · decision log: decisions/decision-log.ts. BullMQ builds its own keys under
@@ -123,6 +123,17 @@ export class Keys {
   /** Set of installation ids that have at least one record linked to `slug` (fan-out of score.changed). */
   slugInstallations(slug: string): string {
     return `${this.prefix}:slug-installations:${slug}`;
+  }
+
+  // ---- reports whose records wait for an update (pipeline/pending-slugs.ts) ----------------------------
+
+  /** Sorted set slug -> mark number, per lane (`urgent`, `hot`): what the installation's slug-update takes. */
+  pendingSlugs(id: string, lane: string): string {
+    return `${this.inst(id)}:pending-slugs:${lane}`;
+  }
+  /** The installation's mark counter: a slug marked again gets a higher number. */
+  pendingSlugSeq(id: string): string {
+    return `${this.inst(id)}:pending-slugs:seq`;
   }
 
   // ---- record locks (pipeline/record-locks.ts) --------------------------------------------------------

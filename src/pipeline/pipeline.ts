@@ -25,6 +25,7 @@ import type {
 import type { Keys } from './keys.js';
 import { fingerprintOf, type LinkIndex, sameFingerprint } from './link-index.js';
 import type { MatchingStrategy } from './matching-strategy.js';
+import { PendingSlugs } from './pending-slugs.js';
 import { jobIdPart, legacyJobIdPart, type Queues } from './queues.js';
 import { markSlugChanged } from './report-reader.js';
 import { RunLinks } from './run-links.js';
@@ -51,6 +52,8 @@ export const HOT_COALESCE_MS = 20_000;
 const STORM_DRAIN_PAUSE_MS = 1_000;
 export const SCORE_CHANGES_SWEEP_MS = 30_000;
 const DRAIN_ROUNDS = 50;
+/** Slugs one update job takes; more are left to the next job, queued at its end. */
+const SLUGS_PER_UPDATE = 500;
 
 export interface PipelineDeps {
   redis: RedisClient;
@@ -83,7 +86,12 @@ export class Reschedule<D = unknown> {
 }
 
 export class Pipeline {
-  constructor(readonly deps: PipelineDeps) {}
+  /** Reports whose records wait for an update, per installation (what `slug-update` jobs take). */
+  readonly pendingSlugs: PendingSlugs;
+
+  constructor(readonly deps: PipelineDeps) {
+    this.pendingSlugs = new PendingSlugs(deps.redis, deps.keys);
+  }
 
   // ---- enqueueing -------------------------------------------------------------------------------------
 
@@ -210,21 +218,33 @@ export class Pipeline {
   }
 
   /**
-   * A slug asked for again and again (a storm of re-scores) is hot: its update runs on the backfill queue's
-   * workers, by priority behind the backfill's own batches, and reads in the report key's deferrable lane. So a
-   * storm never takes the realtime workers or the key's burst from a single change, and the storm's own updates
-   * still run, coalesced (one pending update per installation and slug), as capacity allows.
+   * Marks a slug's linked records for an update and makes sure the installation's update job is queued. The
+   * job takes every slug marked by then and writes their records together, in full CRM batches: a burst of
+   * changes on many reports costs about one write per 100 (HubSpot) or 200 (Salesforce) records, not one per
+   * report. A slug asked for again and again (a storm of re-scores) is hot: it waits in its own lane, whose job
+   * runs on the backfill queue's workers behind the backfill's own batches and reads in the report key's
+   * deferrable lane, so a storm never takes the realtime workers or the key's burst from a single change.
    */
   private async enqueueSlugUpdate(installationId: string, slug: string): Promise<void> {
     const hot = await this.deps.inbox.isHot(slug);
+    await this.pendingSlugs.mark(installationId, slug, hot ? 'hot' : 'urgent');
+    await this.queueSlugUpdate(installationId, hot);
+  }
+
+  private async queueSlugUpdate(installationId: string, hot: boolean): Promise<void> {
     await this.deps.queues.add(
       hot ? 'backfill' : 'realtime',
       'slug-update',
-      { installationId, slug, ...(hot ? { hot: true } : {}) },
+      { installationId, ...(hot ? { hot: true } : {}) },
       {
         delay: hot ? HOT_COALESCE_MS : COALESCE_MS,
         ...(hot ? { priority: 1 } : {}),
-        deduplication: { id: `slug-${jobIdPart(installationId)}-${jobIdPart(slug)}`, keepLastIfActive: true },
+        // One pending job per installation and lane; one more when it is already running, for marks made
+        // after it took its own.
+        deduplication: {
+          id: `slugs-${jobIdPart(installationId)}-${hot ? 'hot' : 'urgent'}`,
+          keepLastIfActive: true,
+        },
       },
     );
   }
@@ -424,33 +444,50 @@ export class Pipeline {
     }
   }
 
-  /** Re-reads one report and updates every record linked to it in one installation. */
+  /**
+   * Re-reads the reports marked for one installation (PendingSlugs) and updates every record linked to them,
+   * gathered across the reports and written in the CRM's batch size. Each report is read once for the whole
+   * job, shared by its batches and its reruns through a job-scoped cache; it is fresh without asking: every
+   * change marks the slug changed before it is marked here, so no cached copy predates it, and a later change
+   * marks it again and makes a rerun read anew (report-reader.ts). Marks are cleared only once the writes are
+   * done, so a killed job's reports are updated by its rerun.
+   */
   async slugUpdate(data: SlugUpdateJob, job: RunningJob<SlugUpdateJob>): Promise<void> {
-    // Queued as a single change, but a storm of the same slug began meanwhile: it waits with the storm's own.
-    if (!data.hot && (await this.deps.inbox.isHot(data.slug))) {
-      await this.enqueueSlugUpdate(data.installationId, data.slug);
-      return;
+    const lane = data.hot ? 'hot' : 'urgent';
+    const { installationId } = data;
+    // A job queued before the marks existed names its one slug.
+    if (data.slug) await this.pendingSlugs.mark(installationId, data.slug, lane);
+    const taken = await this.pendingSlugs.take(installationId, lane, SLUGS_PER_UPDATE);
+    if (taken.length === 0) return;
+    let work = taken;
+    if (!data.hot) {
+      // Marked as single changes, but a storm of the same report began meanwhile: they wait with the storm's.
+      const hot = await Promise.all(taken.map((t) => this.deps.inbox.isHot(t.slug)));
+      work = taken.filter((_, i) => !hot[i]);
+      for (const t of taken.filter((_, i) => hot[i]))
+        await this.pendingSlugs.mark(installationId, t.slug, 'hot');
+      if (work.length < taken.length) await this.queueSlugUpdate(installationId, true);
     }
-    const recordIds = await this.deps.index.recordsForSlug(data.installationId, data.slug);
-    if (recordIds.length === 0) return;
-    // A hot slug's update is deferrable: it reads in the lane that leaves the key's burst to single changes.
-    const { connector, client } = await this.deps.runtime.open(data.installationId, { urgent: !data.hot });
-    // One read for the whole job, shared by its chunks and its reruns through a job-scoped cache. It is fresh
-    // without asking: the event marked the slug changed before this job was queued, so no cached copy
-    // predates it, and a later event marks it again and makes a rerun read anew (report-reader.ts).
-    const runId = `ev-${job.id}`;
-    for (const [i, ids] of chunk(recordIds, connector.limits.writeBatchSize).entries()) {
-      await this.enrich(
-        { connector, client },
-        {
-          installationId: data.installationId,
+    const recordIds = new Set<string>();
+    for (const { slug } of work) {
+      for (const id of await this.deps.index.recordsForSlug(installationId, slug)) recordIds.add(id);
+    }
+    if (recordIds.size > 0) {
+      // A hot update is deferrable: it reads in the lane that leaves the key's burst to single changes.
+      const targets = await this.deps.runtime.open(installationId, { urgent: !data.hot });
+      const runId = `ev-${job.id}`;
+      for (const [i, ids] of chunk([...recordIds], targets.connector.limits.writeBatchSize).entries()) {
+        await this.enrich(targets, {
+          installationId,
           runId,
           batchId: `slug-${i}`,
           mode: 'reconcile',
           recordIds: ids,
-        },
-      );
+        });
+      }
     }
+    await this.pendingSlugs.done(installationId, lane, taken);
+    if (taken.length === SLUGS_PER_UPDATE) await this.queueSlugUpdate(installationId, data.hot === true);
   }
 
   /** A newly published report may resolve records that had no match or were waiting for review. */

@@ -1,0 +1,72 @@
+import { randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Keys } from '../src/pipeline/keys.js';
+import { PendingSlugs } from '../src/pipeline/pending-slugs.js';
+import { closeRedis, createRedis, deleteByPattern, waitForRedis } from '../src/redis.js';
+import { REDIS_URL } from './support/redis-url.js';
+
+/**
+ * Issue 13, write coalescing: the reports whose records wait for an update, per installation. Against a real
+ * Redis under a fresh prefix per test.
+ */
+
+let redis: Redis;
+const prefixes: string[] = [];
+
+beforeAll(async () => {
+  redis = createRedis(REDIS_URL, 'producer');
+  await waitForRedis(redis);
+});
+
+afterAll(async () => {
+  for (const p of prefixes) await deleteByPattern(redis, `${p}:*`);
+  await closeRedis(redis);
+});
+
+function fresh(): PendingSlugs {
+  const prefix = `rc-test-pending-${randomUUID().slice(0, 8)}`;
+  prefixes.push(prefix);
+  return new PendingSlugs(redis, new Keys(prefix));
+}
+
+describe('PendingSlugs', () => {
+  it('many marks of one slug are one entry; lanes and installations are apart', async () => {
+    const pending = fresh();
+    for (let i = 0; i < 5; i++) await pending.mark('hubspot-1', 'acme', 'urgent');
+    await pending.mark('hubspot-1', 'globex', 'urgent');
+    await pending.mark('hubspot-1', 'initech', 'hot');
+    await pending.mark('hubspot-2', 'acme', 'urgent');
+    expect((await pending.take('hubspot-1', 'urgent', 10)).map((t) => t.slug).sort()).toEqual([
+      'acme',
+      'globex',
+    ]);
+    expect((await pending.take('hubspot-1', 'hot', 10)).map((t) => t.slug)).toEqual(['initech']);
+    expect(await pending.count('hubspot-2', 'urgent')).toBe(1);
+  });
+
+  it('takes the oldest marks first, at most as many as asked', async () => {
+    const pending = fresh();
+    for (const slug of ['a', 'b', 'c']) await pending.mark('hubspot-1', slug, 'urgent');
+    await pending.mark('hubspot-1', 'a', 'urgent'); // marked again: now the newest
+    expect((await pending.take('hubspot-1', 'urgent', 2)).map((t) => t.slug)).toEqual(['b', 'c']);
+  });
+
+  it('done clears what was taken, but not a slug marked again while its update ran', async () => {
+    const pending = fresh();
+    await pending.mark('hubspot-1', 'acme', 'urgent');
+    await pending.mark('hubspot-1', 'globex', 'urgent');
+    const taken = await pending.take('hubspot-1', 'urgent', 10);
+    await pending.mark('hubspot-1', 'acme', 'urgent'); // a change arrives mid-update
+    await pending.done('hubspot-1', 'urgent', taken);
+    expect((await pending.take('hubspot-1', 'urgent', 10)).map((t) => t.slug)).toEqual(['acme']);
+  });
+
+  it('a killed update leaves its marks for the rerun', async () => {
+    const pending = fresh();
+    await pending.mark('hubspot-1', 'acme', 'hot');
+    const first = await pending.take('hubspot-1', 'hot', 10);
+    // No done: the worker died. The rerun finds the same mark.
+    expect(await pending.take('hubspot-1', 'hot', 10)).toEqual(first);
+  });
+});
