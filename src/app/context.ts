@@ -75,6 +75,9 @@ export function createAppContext(config: Config, options: ContextOptions): AppCo
   // BullMQ's queues block on nothing, but a lost connection must not fail enqueues made while reconnecting
   // in workers; request handlers use `redis` above and fail fast instead.
   const queueRedis = createRedis(config, 'worker', `${prefix}-queues`);
+  // Acknowledging a score change is one script on a connection of its own: in `start` the workers' bursts of
+  // index reads and writes on `redis` would otherwise queue ahead of it and hold up every acknowledgement.
+  const ingestRedis = createRedis(config, 'producer', `${prefix}-ingest`);
   const keys = new Keys(prefix);
   const box = new SecretBox(config.encryptionKey);
   const installations = new InstallationStore(redis, box, prefix);
@@ -102,7 +105,7 @@ export function createAppContext(config: Config, options: ContextOptions): AppCo
   const alerts = new AlertStore(redis, keys);
   const decisions = new DecisionLog(redis, keys);
   const pipeline = new Pipeline({
-    inbox: new ScoreChangeInbox(redis, keys),
+    inbox: new ScoreChangeInbox(ingestRedis, keys),
     redis,
     keys,
     index,
@@ -162,7 +165,7 @@ export function createAppContext(config: Config, options: ContextOptions): AppCo
     async close() {
       await Promise.all(workerSets.map((w) => w.close()));
       await queues.close();
-      await closeRedis(redis, queueRedis, ...workerConnections);
+      await closeRedis(redis, queueRedis, ingestRedis, ...workerConnections);
     },
   };
 }
