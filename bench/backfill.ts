@@ -5,7 +5,7 @@
  *   npm run bench:backfill -- [--records 10000] [--reports 5000] [--crm-scale 10] [--reports-per-minute 3000]
  *                             [--skip-naive | --naive] [--timeout-minutes 30] [--timeline] [--log-level error]
  *   npm run bench:backfill -- --throttled [--records 500] [--reports-per-second 25] [--fail-share 0.02]
- *                             [--rate-headers ietf|x-ratelimit]
+ *                             [--rate-headers ietf|x-ratelimit] [--lock-share 0.05]
  *
  * `--throttled`: the same backfill on HubSpot and on Salesforce against throttling, failing upstreams (the
  * sandbox at a per-second limit with 429 + Retry-After and 2% 503, HubSpot at 110 per 10 s), then a second
@@ -69,6 +69,8 @@ interface BackfillOptions {
     crms: CrmKind[];
     /** The sandbox sends rate-limit headers in this style (none by default, like the service). */
     rateHeaders?: 'ietf' | 'x-ratelimit';
+    /** Share of records in a Salesforce write refused with UNABLE_TO_LOCK_ROW (the issue's own run had none). */
+    lockShare: number;
   } | null;
 }
 
@@ -90,6 +92,7 @@ function parseOptions(argv: string[]): BackfillOptions {
       'fail-share': { type: 'string' },
       crm: { type: 'string' },
       'rate-headers': { type: 'string' },
+      'lock-share': { type: 'string' },
     },
   });
   const throttled = values.throttled ?? false;
@@ -102,6 +105,8 @@ function parseOptions(argv: string[]): BackfillOptions {
   );
   const failShare = Number(values['fail-share'] ?? THROTTLED_DEFAULTS.failShare);
   if (!(failShare >= 0 && failShare < 1)) throw new UsageError('--fail-share must be from 0 to below 1');
+  const lockShare = Number(values['lock-share'] ?? THROTTLED_DEFAULTS.lockRowShare);
+  if (!(lockShare >= 0 && lockShare < 1)) throw new UsageError('--lock-share must be from 0 to below 1');
   return {
     records,
     extraReports: intOption('reports', values.reports, 5_000, 0, MAX_EXTRA_REPORTS),
@@ -122,6 +127,7 @@ function parseOptions(argv: string[]): BackfillOptions {
             100_000,
           ),
           failShare,
+          lockShare,
           crms: crmsOption(values.crm),
           ...rateHeadersOption(values['rate-headers']),
         }
@@ -259,7 +265,7 @@ async function throttledMode(
       reportsPerMinute: options.reportsPerMinute,
       crmRateLimit: THROTTLED_DEFAULTS.hubspotRateLimit,
       extraReports: options.extraReports,
-      lockRowShare: THROTTLED_DEFAULTS.lockRowShare,
+      lockRowShare: throttle.lockShare,
       timeoutMs: options.timeoutMs,
       logLevel: options.logLevel,
     });
@@ -274,7 +280,7 @@ async function throttledMode(
       `${(throttle.failShare * 100).toFixed(1)}% answered 503, connector's ceiling ` +
       `${options.reportsPerMinute.toLocaleString('en-US')} per minute; local HubSpot at ` +
       `${THROTTLED_DEFAULTS.hubspotRateLimit.max} per ${THROTTLED_DEFAULTS.hubspotRateLimit.intervalMs / 1000} s; ` +
-      `local Salesforce answering ${THROTTLED_DEFAULTS.lockRowShare * 100}% of records in a write ` +
+      `local Salesforce answering ${throttle.lockShare * 100}% of records in a write ` +
       'UNABLE_TO_LOCK_ROW (to be tried again). ' +
       `${options.records} companies. One run.`,
     '',
