@@ -88,7 +88,7 @@ describe('the CRM failing during a full sync', () => {
     const nextMidnight = (t: Date) => Date.UTC(t.getUTCFullYear(), t.getUTCMonth(), t.getUTCDate() + 1);
     const midnightBefore = nextMidnight(new Date());
     const runId = await fullSync();
-    const { queues, redis, keys } = system.ctx;
+    const { queues, redis } = system.ctx;
     const delayed = await waitFor(
       'the listing to be put off',
       async () => {
