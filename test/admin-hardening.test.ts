@@ -183,7 +183,7 @@ describe('anonymous install requests cost no Redis (point 2)', () => {
   /** The connector's own keys, without the queues' (workers touch those on their own schedule). */
   async function connectorKeys(): Promise<string[]> {
     const prefix = system.ctx.config.redisPrefix;
-    const queues = system.ctx.queues.all().map((q) => `${prefix}:${q.name}:`);
+    const queues = system.ctx.queues.all().map((q) => `${q.qualifiedName}:`);
     const keys = await system.ctx.redis.keys(`${prefix}:*`);
     return keys.filter((k) => !queues.some((q) => k.startsWith(q))).sort();
   }

@@ -225,10 +225,10 @@ await serveRpc<WebhookSystemProtocol, WebhookSystemConfig, WebhookSystemReady>(a
       trace: async ({ slug }) => {
         const target = linked.find((l) => l.slug === slug)!;
         const overall = nextScore(system.crm.record(target.recordId)?.score ?? null, 4242);
-        const { redis, keys, config } = system.ctx;
+        const { redis, keys } = system.ctx;
         const inst = jobIdPart(system.installationId);
-        const realtimeKey = `${config.redisPrefix}:realtime:de:slug-${inst}-${jobIdPart(slug)}`;
-        const backfillKey = `${config.redisPrefix}:backfill:de:slug-${inst}-${jobIdPart(slug)}`;
+        const realtimeKey = `${keys.queuePrefix('realtime')}:realtime:de:slug-${inst}-${jobIdPart(slug)}`;
+        const backfillKey = `${keys.queuePrefix('backfill')}:backfill:de:slug-${inst}-${jobIdPart(slug)}`;
         const seen: Record<string, number> = {};
         const t0 = performance.now();
         const note = (stage: string) => {
