@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { LocalSystem } from '../local/system.js';
 import { wrongRecords } from './support/expectations.js';
 import { startTestSystem, stopTestSystem } from './support/local-system.js';
-import { runEnded } from './support/system-state.js';
+import { keysWithPrefix, runEnded } from './support/system-state.js';
 
 let started: LocalSystem | undefined;
 
@@ -29,6 +29,10 @@ describe('backfill of 1,000 companies against the local HubSpot and the sandbox'
     expect(run.recordsListed).toBe(1000);
     expect(wrongRecords(system)).toEqual([]);
     expect(run.totals.failed).toBe(0);
+    // The run's cached reports and searches went with its end (the history stays).
+    const left = await keysWithPrefix(system.ctx.redis, system.ctx.config.redisPrefix);
+    const ofRun = left.filter((k) => k.startsWith(`${system.ctx.keys.run(run.id)}:`));
+    expect(ofRun).toEqual([system.ctx.keys.runBatches(run.id)]);
   });
 
   it('writes in batches of 100 and reads each distinct slug once', async () => {

@@ -169,6 +169,10 @@ export class Keys {
 
   // ---- run caches and the report sequence (pipeline/report-reader.ts) ---------------------------------
 
+  /** Set of a run's cached reports and searches: dropped with them when the run is done. */
+  runCached(runId: string): string {
+    return `${this.run(runId)}:cached`;
+  }
   runReport(runId: string, slug: string): string {
     return `${this.run(runId)}:report:${slug}`;
   }

@@ -80,7 +80,7 @@ export class ReportReader {
     }, this.fillLockMs / 3);
     try {
       const result = await this.fetch(slug);
-      await this.redis.set(key, JSON.stringify(result), 'EX', RUN_CACHE_TTL_SECONDS);
+      await this.store(runId, key, JSON.stringify(result));
       return result;
     } finally {
       clearInterval(renew);
@@ -96,7 +96,7 @@ export class ReportReader {
       if (cached) return cached;
     }
     const { hits } = await this.client.search({ q, limit });
-    if (key) await this.redis.set(key, JSON.stringify(hits), 'EX', RUN_CACHE_TTL_SECONDS);
+    if (key && runId !== null) await this.store(runId, key, JSON.stringify(hits));
     return hits;
   }
 
@@ -105,13 +105,21 @@ export class ReportReader {
     if (runId === null) return;
     const seq = await this.nextSeq();
     const entry: ReadReport = { kind: 'report', report, seq };
-    await this.redis.set(
-      this.keys.runReport(runId, report.slug),
-      JSON.stringify(entry),
-      'EX',
-      RUN_CACHE_TTL_SECONDS,
-      'NX',
-    );
+    await this.store(runId, this.keys.runReport(runId, report.slug), JSON.stringify(entry), {
+      onlyNew: true,
+    });
+  }
+
+  /**
+   * One cache entry of a run, and its name in the run's list of entries (`dropRunCaches` empties both when the
+   * run is done). One transaction: every key of a run shares its hash tag, so this is one slot on a cluster.
+   */
+  private async store(runId: string, key: string, value: string, options: { onlyNew?: boolean } = {}) {
+    const index = this.keys.runCached(runId);
+    const tx = this.redis.multi();
+    if (options.onlyNew) tx.set(key, value, 'EX', RUN_CACHE_TTL_SECONDS, 'NX');
+    else tx.set(key, value, 'EX', RUN_CACHE_TTL_SECONDS);
+    await tx.sadd(index, key).expire(index, RUN_CACHE_TTL_SECONDS).exec();
   }
 
   private async fetch(slug: string): Promise<ReadReport> {
@@ -150,6 +158,18 @@ export class ReportReader {
  * The service said `slug` changed (score.changed): from now on, a read of it that started earlier is stale.
  * The sequence number comes from the same counter as reads, and the stored value only ever grows.
  */
+/**
+ * Deletes a finished run's cached reports and searches. They expire within a day anyway, but a daily sweep
+ * would keep a day of them, about as much memory as the link state itself; nothing reads them after the run.
+ * All of a run's keys share its hash tag (one slot on a cluster), so one UNLINK takes many.
+ */
+export async function dropRunCaches(redis: RedisClient, keys: Keys, runId: string): Promise<void> {
+  const index = keys.runCached(runId);
+  const cached = await redis.smembers(index);
+  for (let i = 0; i < cached.length; i += 500) await redis.unlink(...cached.slice(i, i + 500));
+  await redis.unlink(index);
+}
+
 export async function markSlugChanged(redis: RedisClient, keys: Keys, slug: string): Promise<number> {
   const seq = await redis.incr(keys.reportSeq());
   await redis.eval(SET_IF_GREATER, 1, keys.slugChanges(), slug, seq);

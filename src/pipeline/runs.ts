@@ -5,6 +5,7 @@ import type { RedisClient } from '../redis.js';
 import { deleteByPattern } from '../redis.js';
 import { parseStoredJson } from '../util/json.js';
 import type { Keys } from './keys.js';
+import { dropRunCaches } from './report-reader.js';
 
 /**
  * Sync runs: what `sync --wait`, `status` and the admin page show. Each batch stores its own result under its
@@ -174,6 +175,7 @@ export class SyncRuns {
     if (total === null || state !== 'processing') return;
     if ((await this.batchesDone(runId)) >= Number(total)) {
       await this.redis.hset(this.keys.run(runId), { state: 'done', finishedAt: new Date().toISOString() });
+      await dropRunCaches(this.redis, this.keys, runId);
     }
   }
 
