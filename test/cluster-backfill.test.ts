@@ -75,7 +75,7 @@ describe('on a three-master Redis Cluster', () => {
     expect(after.map((s) => s.master).sort(), context).toEqual(failovers.map((f) => f.to).sort());
     await expectRightEndState(system, versions, context);
     measured('cluster-failover', { failovers, versions: versions.versionCount });
-  }, 180_000);
+  }, 400_000);
 
   it('keeps its state on every master, each installation in one slot', async () => {
     const masters = await scanTargets(system.ctx.redis);
