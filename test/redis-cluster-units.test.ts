@@ -107,6 +107,8 @@ describe('hash tags', () => {
     expect(keys.runReportFill('r1', 's').startsWith(keys.run('r1'))).toBe(true);
     const gate = gateKeys(keys.reportsGate('abc'));
     expect(hashed(gate.tat)).toBe(hashed(gate.pause));
+    // The learnt rate too: the gate's scripts read and write all three together.
+    expect(hashed(gate.rate)).toBe(hashed(gate.tat));
     const queues = ['backfill', 'realtime', 'schedule'].map((q) =>
       hashed(`${keys.queuePrefix(q)}:${q}:wait`),
     );
