@@ -4,10 +4,13 @@
  * run's prefix, grouped by kind. "Steady state" is what stays: keys without a TTL (the run caches, locks and
  * duplicate marks expire within a day; BullMQ keeps at most 1,000 completed jobs per queue).
  *
- *   npm run bench:memory -- [--records 10000,100000] [--cluster] [--log-level error]
+ *   npm run bench:memory -- [--records 10000,100000] [--cluster | --compare] [--burst 2000] [--log-level error]
  *
  * `--cluster` runs the same on a local three-master Redis Cluster (started and stopped here) and adds keys and
- * bytes per master. Tables go to stdout as markdown; progress to stderr.
+ * bytes per master; `--compare` runs each size on one Redis and then on the cluster, and prints the ratios.
+ * After each backfill a burst of `--burst` signed score.changed events (on 200 reports, 50 at a time) measures
+ * how fast they are acknowledged and how long until every one is written. Tables go to stdout as markdown;
+ * progress to stderr.
  */
 import { parseArgs } from 'node:util';
 import type { Redis } from 'ioredis';
@@ -16,6 +19,7 @@ import { deleteKeysWithPrefix, type RedisClient, scanTargets } from '../src/redi
 import { loadFixtureReports } from '../src/sandbox/index.js';
 import { LocalRedisCluster } from '../test/support/redis-cluster.js';
 import { REDIS_URL } from '../test/support/redis-url.js';
+import { postSignedEvent } from '../test/support/report-webhooks.js';
 import { MAX_EXTRA_REPORTS, withExtraReports } from './support/fixture-reports.js';
 import { describeMachine } from './support/machine.js';
 import { benchPrefix } from './support/redis-keys.js';
@@ -39,6 +43,7 @@ export interface MemoryFigures {
   backfillCommands: number;
   reconcileCommands: number;
   reconcileSeconds: number;
+  burst: { events: number; acceptedPerSecond: number; drainSeconds: number; refused: number } | null;
   perNode: { node: string; keys: number; bytes: number }[];
 }
 
@@ -141,10 +146,64 @@ async function waitUntil(what: string, check: () => Promise<boolean>, timeoutMs:
   }
 }
 
+/**
+ * `events` signed score.changed events on up to 200 linked reports, 50 in flight, each report re-scored first;
+ * then the time until the inbox and the queues are empty again.
+ */
+async function burst(system: LocalSystem, events: number): Promise<MemoryFigures['burst']> {
+  if (events <= 0) return null;
+  const linked = new Set<string>();
+  for (const id of system.recordIds) {
+    const r = system.crm.record(id);
+    if (r?.status === 'matched' && r.slug) linked.add(r.slug);
+    if (linked.size >= 200) break;
+  }
+  const slugs = [...linked];
+  for (const [i, slug] of slugs.entries()) {
+    system.sandbox.updateReport(slug, { score: { overall: 50 + (i % 40) / 4 } });
+  }
+  const secret = system.ctx.config.reports.webhookSecrets[0]!;
+  const started = Date.now();
+  let refused = 0;
+  for (let i = 0; i < events; i += 50) {
+    const answers = await Promise.all(
+      Array.from({ length: Math.min(50, events - i) }, (_, j) => {
+        const id = `msg_bench_${i + j}_${Date.now()}`;
+        const body = JSON.stringify({
+          id,
+          type: 'score.changed',
+          created_at: new Date().toISOString(),
+          data: { slug: slugs[(i + j) % slugs.length] },
+        });
+        return postSignedEvent(`${system.appUrl}/webhooks/reports`, secret, body, { id });
+      }),
+    );
+    refused += answers.filter((a) => a.status !== 202).length;
+  }
+  const acceptedMs = Date.now() - started;
+  await waitUntil(
+    'the burst to be written',
+    async () => (await system.ctx.pipeline.deps.inbox.waiting()) === 0 && (await idleNow(system)),
+    600_000,
+  );
+  return {
+    events,
+    acceptedPerSecond: events / (acceptedMs / 1000),
+    drainSeconds: (Date.now() - started) / 1000,
+    refused,
+  };
+}
+
+async function idleNow(system: LocalSystem): Promise<boolean> {
+  const counts = await system.ctx.queues.counts();
+  return Object.values(counts).every((c) => c.waiting + c.active + c.delayed === 0);
+}
+
 async function measureOne(
   records: number,
   clusterNodes: string | null,
   logLevel: string,
+  burstEvents: number,
 ): Promise<MemoryFigures> {
   const prefix = benchPrefix('memory');
   // One report per company where the generator has enough (each linked record its own report, as in a real CRM).
@@ -202,6 +261,7 @@ async function measureOne(
     const reconcileSeconds = (Date.now() - sweepStarted) / 1000;
     const reconcileCommands = (await commandsProcessed(s.ctx.redis)) - beforeSweep;
     process.stderr.write(`  reconcile sweep done in ${reconcileSeconds.toFixed(0)} s\n`);
+    const burstFigures = await burst(s, burstEvents);
     const byKind = new Map<string, { kind: string; keys: number; bytes: number; ttl: boolean }>();
     for (const k of keys) {
       const kind = kindOf(prefix, k.key);
@@ -229,6 +289,7 @@ async function measureOne(
       backfillCommands,
       reconcileCommands,
       reconcileSeconds,
+      burst: burstFigures,
     };
   } finally {
     process.stderr.write(`  (${((Date.now() - started) / 1000).toFixed(0)} s in all) cleaning up\n`);
@@ -266,6 +327,13 @@ function table(f: MemoryFigures, mode: string): string {
       `${(f.backfillCommands / f.backfillSeconds).toFixed(0)}/s); reconcile sweep ${f.reconcileCommands.toLocaleString('en')} ` +
       `(${(f.reconcileCommands / f.records).toFixed(1)} per record) in ${f.reconcileSeconds.toFixed(0)} s` +
       (f.perNode.length > 1 ? '.' : " (a shared Redis: other clients' commands are counted too)."),
+    ...(f.burst
+      ? [
+          '',
+          `Burst: ${f.burst.events.toLocaleString('en')} score.changed events acknowledged at ${f.burst.acceptedPerSecond.toFixed(0)}/s ` +
+            `(${f.burst.refused} refused), all written ${f.burst.drainSeconds.toFixed(1)} s after the first.`,
+        ]
+      : []),
     '',
     '| key kind | expires | keys | bytes | bytes per linked record |',
     '|---|---|---:|---:|---:|',
@@ -284,25 +352,70 @@ function table(f: MemoryFigures, mode: string): string {
   return lines.join('\n');
 }
 
+/** Cluster against one Redis, same machine, same data: above 1 means the cluster has more of it. */
+function ratios(single: MemoryFigures, cluster: MemoryFigures): string {
+  const steady = (f: MemoryFigures) =>
+    f.steadyBytes -
+    f.groups.filter((g) => g.kind.startsWith('bullmq:') && !g.ttl).reduce((a, g) => a + g.bytes, 0);
+  const rows: [string, number, number][] = [
+    [
+      'backfill, records per second',
+      single.records / single.backfillSeconds,
+      cluster.records / cluster.backfillSeconds,
+    ],
+    [
+      'steady bytes per linked record (BullMQ jobs aside)',
+      steady(single) / single.linked,
+      steady(cluster) / cluster.linked,
+    ],
+    ['reconcile sweep, seconds', single.reconcileSeconds, cluster.reconcileSeconds],
+  ];
+  if (single.burst && cluster.burst) {
+    rows.push([
+      'burst, events acknowledged per second',
+      single.burst.acceptedPerSecond,
+      cluster.burst.acceptedPerSecond,
+    ]);
+    rows.push(['burst, seconds until all written', single.burst.drainSeconds, cluster.burst.drainSeconds]);
+  }
+  return [
+    `### ${single.records.toLocaleString('en')} records: the cluster beside one Redis`,
+    '',
+    '| | one Redis | cluster | cluster / one |',
+    '|---|---:|---:|---:|',
+    ...rows.map(([what, a, b]) => `| ${what} | ${a.toFixed(1)} | ${b.toFixed(1)} | ${(b / a).toFixed(2)} |`),
+  ].join('\n');
+}
+
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
       records: { type: 'string', default: '10000' },
       cluster: { type: 'boolean', default: false },
+      compare: { type: 'boolean', default: false },
+      burst: { type: 'string', default: '2000' },
       'log-level': { type: 'string', default: 'error' },
     },
   });
   const sizes = values.records.split(',').map((v) => Number(v.trim()));
   if (sizes.some((n) => !Number.isInteger(n) || n <= 0))
     throw new Error('--records takes whole numbers, comma-separated');
+  const burstEvents = Number(values.burst);
   let cluster: LocalRedisCluster | undefined;
   try {
-    if (values.cluster) cluster = await LocalRedisCluster.start({ masters: 3 });
-    const mode = cluster ? 'a local three-master Redis Cluster' : 'one Redis';
+    if (values.cluster || values.compare) cluster = await LocalRedisCluster.start({ masters: 3 });
+    const modes: { name: string; nodes: string | null }[] = [];
+    if (!values.cluster) modes.push({ name: 'one Redis', nodes: null });
+    if (cluster) modes.push({ name: 'a local three-master Redis Cluster', nodes: cluster.nodesEnv });
     process.stdout.write(`Machine: ${await describeMachine(REDIS_URL)}\n\n`);
     for (const n of sizes) {
-      const figures = await measureOne(n, cluster?.nodesEnv ?? null, values['log-level']);
-      process.stdout.write(`${table(figures, mode)}\n\n`);
+      const byMode: MemoryFigures[] = [];
+      for (const mode of modes) {
+        const figures = await measureOne(n, mode.nodes, values['log-level'], burstEvents);
+        byMode.push(figures);
+        process.stdout.write(`${table(figures, mode.name)}\n\n`);
+      }
+      if (byMode.length === 2) process.stdout.write(`${ratios(byMode[0]!, byMode[1]!)}\n\n`);
     }
   } finally {
     await cluster?.stop();
