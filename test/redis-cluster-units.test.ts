@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
 import { gateKeys, Keys } from '../src/pipeline/keys.js';
+import { closeRedis, createRedis, waitForRedis } from '../src/redis.js';
+import { isRedisUnavailable } from '../src/server/redis-availability.js';
+import { REDIS_URL } from './support/redis-url.js';
 
 /** REDIS_CLUSTER_NODES and the hash tags that keep what one script or transaction touches in one slot. */
 
@@ -116,6 +119,26 @@ describe('hash tags', () => {
     // Everything stays under the deployment's prefix (clean-up, `everything()`).
     for (const k of [...run, gate.tat, keys.queuePrefix('backfill'), keys.events()]) {
       expect(k.startsWith('rc:')).toBe(true);
+    }
+  });
+});
+
+describe('a cluster failing over', () => {
+  it("counts as Redis being away (a webhook answers 503 and is sent again), not as the request's fault", async () => {
+    const redis = createRedis(REDIS_URL, 'producer');
+    try {
+      await waitForRedis(redis);
+      for (const message of [
+        'CLUSTERDOWN The cluster is down',
+        'TRYAGAIN Multiple keys request during rehashing of slot',
+        'Too many Cluster redirections. Last error: Error: Connection is closed.',
+        'Failed to refresh slots cache.',
+      ]) {
+        expect(isRedisUnavailable(new Error(message), redis), message).toBe(true);
+      }
+      expect(isRedisUnavailable(new Error('WRONGTYPE Operation against a key'), redis)).toBe(false);
+    } finally {
+      await closeRedis(redis);
     }
   });
 });

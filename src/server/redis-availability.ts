@@ -15,9 +15,10 @@ export function redisReady(redis: RedisClient): boolean {
   return redis.status === 'ready';
 }
 
-// ioredis's own words for "no connection" (offline queue off, socket closed, retries spent, command timeout).
+// ioredis's own words for "no connection" (offline queue off, socket closed, retries spent, command timeout),
+// and a Redis Cluster's while a master fails over (slots not served, redirections spent, slot map unreadable).
 const UNAVAILABLE_MESSAGES =
-  /Stream isn't writeable|Connection is closed|max retries per request|Command timed out|ECONNREFUSED|ECONNRESET|ETIMEDOUT/i;
+  /Stream isn't writeable|Connection is closed|max retries per request|Command timed out|ECONNREFUSED|ECONNRESET|ETIMEDOUT|CLUSTERDOWN|TRYAGAIN|Too many Cluster redirections|Failed to refresh slots cache|None of startup nodes is available|Cluster isn't ready/i;
 
 /** A failure caused by Redis being away rather than by the request or by our code. */
 export function isRedisUnavailable(err: unknown, redis: RedisClient): boolean {
