@@ -5,6 +5,7 @@ import type { BulkReviewOutcome } from '../src/admin/admin-actions.js';
 import type { CrmKind } from '../src/crm/connector.js';
 import type { Decision } from '../src/decisions/decision-log.js';
 import type { ReviewItem } from '../src/pipeline/link-index.js';
+import { adminLogin } from './support/admin-login.js';
 import { startTestSystem, stopTestSystem } from './support/local-system.js';
 import { queuesIdle, runEnded } from './support/system-state.js';
 import { waitFor } from './support/wait.js';
@@ -48,21 +49,6 @@ function client(system: LocalSystem) {
     const json = (res.headers.get('content-type') ?? '').includes('json') ? JSON.parse(text) : null;
     return { status: res.status, headers: res.headers, body: json as T, text };
   };
-}
-
-async function login(system: LocalSystem): Promise<{ cookie: string; csrf: string }> {
-  const res = await fetch(`${system.appUrl}/admin/login`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ token: system.ctx.config.adminToken, next: '/admin' }).toString(),
-    redirect: 'manual',
-  });
-  const cookie = res.headers
-    .getSetCookie()
-    .find((c) => c.startsWith('rc_admin_session='))!
-    .split(';')[0]!;
-  const page = await (await fetch(`${system.appUrl}/admin`, { headers: { cookie } })).text();
-  return { cookie, csrf: /name="_csrf" value="([^"]+)"/.exec(page)![1]! };
 }
 
 /** Parses the connector's CSV (RFC 4180) back into rows, quotes and doubled quotes included. */
@@ -276,7 +262,7 @@ describe.each(['hubspot', 'salesforce'] as CrmKind[])('review at scale on %s', (
   });
 
   it('unlinks, re-matches and undoes from the page forms, with the CSRF token, and logs the session', async () => {
-    const { cookie, csrf } = await login(system);
+    const { cookie, csrf } = await adminLogin(system);
     const page = await call(`/admin/installations/${id}`, { headers: { cookie } });
     expect(page.text).toContain('id="corrections"');
     expect(page.text).toContain('id="decisions"');
@@ -351,7 +337,7 @@ describe.each(['hubspot', 'salesforce'] as CrmKind[])('review at scale on %s', (
   }, 120_000);
 
   it('a page form that cannot be done says why beside the form', async () => {
-    const { cookie, csrf } = await login(system);
+    const { cookie, csrf } = await adminLogin(system);
     const res = await call(`/admin/installations/${id}/records/by-id/unlink`, {
       form: new URLSearchParams({ _csrf: csrf, recordId: 'not a record' }),
       headers: { cookie },

@@ -1,33 +1,17 @@
-import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Keys } from '../src/pipeline/keys.js';
 import { PendingSlugs } from '../src/pipeline/pending-slugs.js';
-import { closeRedis, createRedis, deleteByPattern, waitForRedis } from '../src/redis.js';
-import { REDIS_URL } from './support/redis-url.js';
+import { redisWithFreshPrefixes } from './support/redis-prefixes.js';
 
 /**
  * Issue 13, write coalescing: the reports whose records wait for an update, per installation. Against a real
  * Redis under a fresh prefix per test.
  */
 
-let redis: Redis;
-const prefixes: string[] = [];
-
-beforeAll(async () => {
-  redis = createRedis(REDIS_URL, 'producer');
-  await waitForRedis(redis);
-});
-
-afterAll(async () => {
-  for (const p of prefixes) await deleteByPattern(redis, `${p}:*`);
-  await closeRedis(redis);
-});
+const { redis, freshPrefix } = redisWithFreshPrefixes('pending');
 
 function fresh(): PendingSlugs {
-  const prefix = `rc-test-pending-${randomUUID().slice(0, 8)}`;
-  prefixes.push(prefix);
-  return new PendingSlugs(redis, new Keys(prefix));
+  return new PendingSlugs(redis(), new Keys(freshPrefix()));
 }
 
 describe('PendingSlugs', () => {

@@ -3,6 +3,7 @@ import { type LocalCrmRecord, type LocalSystem, workerEnvFor } from '../local/sy
 import { main } from '../src/cli/main.js';
 import { MATCH_STATUSES, type MatchStatus } from '../src/fields.js';
 import type { RunSummary } from '../src/pipeline/runs.js';
+import { adminLogin } from './support/admin-login.js';
 import { startTestSystem, stopTestSystem } from './support/local-system.js';
 import { runEnded } from './support/system-state.js';
 
@@ -145,16 +146,7 @@ describe.each(['hubspot', 'salesforce'] as const)('a preview on %s', (crm) => {
   }, 120_000);
 
   it('the installation page starts a preview with its form and shows the counts and the write button', async () => {
-    const login = await fetch(`${system.appUrl}/admin/login`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ token: system.ctx.config.adminToken, next: '/admin' }).toString(),
-      redirect: 'manual',
-    });
-    const cookie = login.headers
-      .getSetCookie()
-      .find((c) => c.startsWith('rc_admin_session='))!
-      .split(';')[0]!;
+    const { cookie } = await adminLogin(system);
     const pagePath = `${system.appUrl}/admin/installations/${system.installationId}`;
     const page = await (await fetch(pagePath, { headers: { cookie } })).text();
     const csrf = /name="_csrf" value="([^"]+)"/.exec(page)![1]!;

@@ -1,35 +1,19 @@
-import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Keys } from '../src/pipeline/keys.js';
 import { ScoreChangeInbox } from '../src/pipeline/score-change-inbox.js';
-import { closeRedis, createRedis, deleteByPattern, waitForRedis } from '../src/redis.js';
 import { EventLog } from '../src/webhooks/event-log.js';
-import { REDIS_URL } from './support/redis-url.js';
+import { redisWithFreshPrefixes } from './support/redis-prefixes.js';
 
 /**
  * Issue 13, "work proportional to reports, not events": the inbox a verified score.changed lands in. Against a
  * real Redis under a fresh prefix per test.
  */
 
-let redis: Redis;
-const prefixes: string[] = [];
-
-beforeAll(async () => {
-  redis = createRedis(REDIS_URL, 'producer');
-  await waitForRedis(redis);
-});
-
-afterAll(async () => {
-  for (const p of prefixes) await deleteByPattern(redis, `${p}:*`);
-  await closeRedis(redis);
-});
+const { redis, freshPrefix } = redisWithFreshPrefixes('inbox');
 
 function fresh(): { inbox: ScoreChangeInbox; events: EventLog } {
-  const prefix = `rc-test-inbox-${randomUUID().slice(0, 8)}`;
-  prefixes.push(prefix);
-  const keys = new Keys(prefix);
-  return { inbox: new ScoreChangeInbox(redis, keys), events: new EventLog(redis, keys) };
+  const keys = new Keys(freshPrefix());
+  return { inbox: new ScoreChangeInbox(redis(), keys), events: new EventLog(redis(), keys) };
 }
 
 const event = (id: string, slug: string) => ({

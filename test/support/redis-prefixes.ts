@@ -1,0 +1,34 @@
+import { randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import { afterAll, beforeAll } from 'vitest';
+import { closeRedis, createRedis, deleteByPattern, waitForRedis } from '../../src/redis.js';
+import { REDIS_URL } from './redis-url.js';
+
+/**
+ * A test file's connection to the real Redis and a fresh key prefix per test: registers the hooks that open the
+ * connection and, at the end, delete every key under the prefixes handed out and close it.
+ */
+export function redisWithFreshPrefixes(tag: string): { redis: () => Redis; freshPrefix: () => string } {
+  let redis: Redis | undefined;
+  const prefixes: string[] = [];
+  beforeAll(async () => {
+    redis = createRedis(REDIS_URL, 'producer');
+    await waitForRedis(redis);
+  });
+  afterAll(async () => {
+    if (!redis) return;
+    for (const p of prefixes) await deleteByPattern(redis, `${p}:*`);
+    await closeRedis(redis);
+  });
+  return {
+    redis: () => {
+      if (!redis) throw new Error('Redis is opened in beforeAll');
+      return redis;
+    },
+    freshPrefix: () => {
+      const prefix = `rc-test-${tag}-${randomUUID().slice(0, 8)}`;
+      prefixes.push(prefix);
+      return prefix;
+    },
+  };
+}
