@@ -6,6 +6,7 @@ import type { ReviewItem } from '../src/pipeline/link-index.js';
 import type { RunSummary } from '../src/pipeline/runs.js';
 import type { EventLogEntry } from '../src/webhooks/event-log.js';
 import { startTestSystem, stopTestSystem } from './support/local-system.js';
+import { queuesIdle } from './support/system-state.js';
 import { waitFor } from './support/wait.js';
 
 /**
@@ -593,6 +594,16 @@ describe('disconnect', () => {
   });
 
   it('removes the installation and every key it had in Redis', async () => {
+    // The events posted above are still being worked through: a batch in flight when the installation goes may
+    // write its records' index state after the removal (a known gap, see the issue notes); this checks the
+    // removal itself, once that work is done.
+    await waitFor(
+      'the score-change inbox to drain',
+      async () => ((await system.ctx.pipeline.deps.inbox.waiting()) === 0 ? true : undefined),
+      30_000,
+      100,
+    );
+    await queuesIdle(system);
     const { cookie, csrf } = await login();
     const scoped = system.ctx.keys.instPattern(id);
     expect((await system.ctx.redis.keys(scoped)).length).toBeGreaterThan(0);
