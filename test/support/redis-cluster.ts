@@ -16,6 +16,15 @@ import { waitFor } from './wait.js';
 
 const run = promisify(execFile);
 
+/**
+ * Every node process still running, killed when this process exits: a test file that times out in its
+ * teardown must not leave a cluster behind (its children would outlive the test worker otherwise).
+ */
+const live = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of live) child.kill('SIGKILL');
+});
+
 export interface ClusterNodeProcess {
   port: number;
   child: ChildProcess | null;
@@ -121,6 +130,7 @@ export class LocalRedisCluster {
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
     node.child = child;
+    live.add(child);
     node.log = '';
     let failed: Error | null = null;
     child.once('error', (err) => {
@@ -129,6 +139,7 @@ export class LocalRedisCluster {
       );
     });
     child.once('exit', () => {
+      live.delete(child);
       if (node.child === child) node.child = null;
     });
     const collect = (chunk: Buffer) => {
