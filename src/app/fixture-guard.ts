@@ -3,6 +3,7 @@ import type { Installation, InstallationStore } from '../installations/store.js'
 import { FixtureWriteRefusedError } from '../pipeline/errors.js';
 import { providerFor } from '../providers.js';
 import type { ReportClient } from '../reports/client.js';
+import { guardDataWrites } from './data-write-guard.js';
 
 /**
  * Fixture scores never reach a production CRM by accident. A sandbox report-service key (`me { sandbox }`)
@@ -11,9 +12,6 @@ import type { ReportClient } from '../reports/client.js';
  * the installation for the admin page and `status`, and the run stops saying why, until an operator allows
  * fixture writes for that installation. Nothing is asked of the CRM while the key is a real one.
  */
-
-/** The methods that put report data on CRM records. */
-export const DATA_WRITES = new Set<PropertyKey>(['writeCompanies', 'writeCompaniesBulk', 'createActivity']);
 
 /** The reason writes are refused, or null when they may go ahead. */
 export type FixtureCheck = () => Promise<string | null>;
@@ -24,16 +22,9 @@ export function guardFixtureWrites<C extends CrmConnector>(
   installationId: string,
   check: FixtureCheck,
 ): C {
-  return new Proxy(connector, {
-    get(target, prop, receiver) {
-      const value: unknown = Reflect.get(target, prop, receiver);
-      if (!DATA_WRITES.has(prop) || typeof value !== 'function') return value;
-      return async (...args: unknown[]) => {
-        const refusal = await check();
-        if (refusal) throw new FixtureWriteRefusedError(refusal, installationId);
-        return Reflect.apply(value, target, args);
-      };
-    },
+  return guardDataWrites(connector, async () => {
+    const refusal = await check();
+    return refusal ? new FixtureWriteRefusedError(refusal, installationId) : null;
   });
 }
 

@@ -1,6 +1,6 @@
 import type { CrmConnector } from '../crm/connector.js';
 import { PreviewWriteError } from '../pipeline/errors.js';
-import { DATA_WRITES } from './fixture-guard.js';
+import { guardDataWrites } from './data-write-guard.js';
 
 /**
  * A preview promises to write nothing. The batch path already stops before its write step in a preview; this
@@ -8,13 +8,5 @@ import { DATA_WRITES } from './fixture-guard.js';
  * the CRM.
  */
 export function refuseDataWrites<C extends CrmConnector>(connector: C, installationId: string): C {
-  return new Proxy(connector, {
-    get(target, prop, receiver) {
-      const value: unknown = Reflect.get(target, prop, receiver);
-      if (!DATA_WRITES.has(prop) || typeof value !== 'function') return value;
-      return async () => {
-        throw new PreviewWriteError(installationId, String(prop));
-      };
-    },
-  });
+  return guardDataWrites(connector, async (method) => new PreviewWriteError(installationId, method));
 }
