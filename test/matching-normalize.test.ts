@@ -133,6 +133,14 @@ describe('normalizeCompanyName', () => {
     expect(normalizeCompanyName('1234')).toBe('1234');
   });
 
+  it.each([
+    ['an attached form leaving initials behind', '주식회사I/S'],
+    ['an attached form at the end, leaving initials', 'A/B株式会社'],
+  ])('is idempotent where a cut leaves a new word: %s', (_what, name) => {
+    const once = normalizeCompanyName(name);
+    expect(normalizeCompanyName(once)).toBe(once);
+  });
+
   it('is idempotent and never throws', () => {
     fc.assert(
       fc.property(anyText, (name) => {

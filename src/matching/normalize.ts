@@ -115,11 +115,20 @@ function attachedStrip(tokens: string[]): string[] | null {
   if (first === undefined || last === undefined) return null;
   for (const form of ATTACHED_FORMS) {
     if (last.length > form.length && last.endsWith(form))
-      return [...tokens.slice(0, -1), last.slice(0, -form.length)];
+      return retokenize([...tokens.slice(0, -1), last.slice(0, -form.length)]);
     if (first.length > form.length && first.startsWith(form))
-      return [first.slice(form.length), ...tokens.slice(1)];
+      return retokenize([first.slice(form.length), ...tokens.slice(1)]);
   }
   return null;
+}
+
+/**
+ * What is left of a word once an attached form is cut off is a new word: it is spelt out and joined to
+ * neighbouring initials as rawNameTokens would have done ("주식회사I/S" -> "i s" -> "is"), or normalising the
+ * result again would change it.
+ */
+function retokenize(tokens: string[]): string[] {
+  return joinInitials(tokens.map((token) => ABBREVIATIONS[token] ?? token));
 }
 
 /** The words of a name as the matcher compares them: legal forms, articles and punctuation gone. */
