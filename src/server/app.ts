@@ -1,12 +1,14 @@
-import express, { type Express, type NextFunction, type Request, type Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import express, { type NextFunction, type Request, type Response } from 'express';
 import helmet from 'helmet';
+import proxyaddr from 'proxy-addr';
 import { createAdminRouter } from '../admin/router.js';
 import type { AppContext } from '../app/context.js';
 import { InstallationService } from '../app/installation-service.js';
 import { installationId } from '../installations/store.js';
 import type { PipelineWorkers } from '../pipeline/workers.js';
 import { providers } from '../providers.js';
-import { createReportWebhookRouter } from '../webhooks/report-route.js';
+import { createReportWebhookRouter, ReportWebhookHandler } from '../webhooks/report-route.js';
 import {
   AddressWindow,
   limitRefusals,
@@ -21,6 +23,7 @@ import {
   redisReady,
   within,
 } from './redis-availability.js';
+import { takesRequest, WebhookFastPath } from './webhook-fast-path.js';
 
 /**
  * The HTTP server: health, metrics, OAuth installs, inbound webhooks and the admin page. It only enqueues;
@@ -35,7 +38,13 @@ export interface ServerOptions {
   workers?: PipelineWorkers;
 }
 
-export function createServerApp(ctx: AppContext, options: ServerOptions = {}): Express {
+/** What node:http calls for each request (`http.createServer(handler)`). */
+export type ServerHandler = (req: IncomingMessage, res: ServerResponse) => void;
+
+/** Express's compiled TRUST_PROXY, as `proxy-addr` takes it. */
+type TrustFn = (address: string, hop: number) => boolean;
+
+export function createServerApp(ctx: AppContext, options: ServerOptions = {}): ServerHandler {
   const app = express();
   app.disable('x-powered-by');
   // Nobody's X-Forwarded-For is believed unless TRUST_PROXY says so: req.ip is the real peer by default.
@@ -43,22 +52,21 @@ export function createServerApp(ctx: AppContext, options: ServerOptions = {}): E
   const service = new InstallationService(ctx);
   // Every answer gets strict security headers (the OAuth pages are plain HTML with nothing to load); the admin
   // router sets its own, looser where its page needs it.
-  app.use(
-    helmet({
-      contentSecurityPolicy: {
-        useDefaults: false,
-        directives: {
-          defaultSrc: ["'none'"],
-          formAction: ["'self'"],
-          frameAncestors: ["'none'"],
-          baseUri: ["'none'"],
-        },
+  const securityHeaders = helmet({
+    contentSecurityPolicy: {
+      useDefaults: false,
+      directives: {
+        defaultSrc: ["'none'"],
+        formAction: ["'self'"],
+        frameAncestors: ["'none'"],
+        baseUri: ["'none'"],
       },
-      referrerPolicy: { policy: 'no-referrer' },
-      frameguard: { action: 'deny' },
-      strictTransportSecurity: ctx.config.appUrl.startsWith('https:') ? { maxAge: 180 * 24 * 3600 } : false,
-    }),
-  );
+    },
+    referrerPolicy: { policy: 'no-referrer' },
+    frameguard: { action: 'deny' },
+    strictTransportSecurity: ctx.config.appUrl.startsWith('https:') ? { maxAge: 180 * 24 * 3600 } : false,
+  });
+  app.use(securityHeaders);
   const { config } = ctx;
 
   app.get('/healthz', (_req, res) => {
@@ -127,25 +135,25 @@ export function createServerApp(ctx: AppContext, options: ServerOptions = {}): E
         );
     }),
   );
+  const webhookRefusals = new AddressWindow(WEBHOOK_REFUSALS_PER_MINUTE, 60_000);
   app.use(
     '/webhooks',
-    limitRefusals(new AddressWindow(WEBHOOK_REFUSALS_PER_MINUTE, 60_000), (res) => {
+    limitRefusals(webhookRefusals, (res) => {
       res.json({ error: 'too many refused deliveries from this address; retry later' });
     }),
   );
 
-  app.use(
-    createReportWebhookRouter({
-      events: ctx.events,
-      scheme: config.reports.webhookScheme,
-      secrets: config.reports.webhookSecrets,
-      hexHeader: config.reports.webhookHeader,
-      enqueue: (event) => ctx.pipeline.enqueueReportEvent(event),
-      acceptScoreChange: (entry) => ctx.pipeline.acceptScoreChange(entry),
-      logger: ctx.logger,
-      metrics: ctx.metrics,
-    }),
-  );
+  const reportWebhooks = new ReportWebhookHandler({
+    events: ctx.events,
+    scheme: config.reports.webhookScheme,
+    secrets: config.reports.webhookSecrets,
+    hexHeader: config.reports.webhookHeader,
+    enqueue: (event) => ctx.pipeline.enqueueReportEvent(event),
+    acceptScoreChange: (entry) => ctx.pipeline.acceptScoreChange(entry),
+    logger: ctx.logger,
+    metrics: ctx.metrics,
+  });
+  app.use(createReportWebhookRouter(reportWebhooks));
 
   // Each CRM's OAuth install and callback, and its inbound webhooks, as far as they are configured.
   for (const provider of providers) {
@@ -190,5 +198,18 @@ export function createServerApp(ctx: AppContext, options: ServerOptions = {}): E
     const status = (err as { status?: number }).status;
     res.status(status && status >= 400 && status < 600 ? status : 500).json({ error: 'internal error' });
   });
-  return app;
+
+  const trust = app.get('trust proxy fn') as TrustFn;
+  const fastPath = new WebhookFastPath({
+    handler: reportWebhooks,
+    refusals: webhookRefusals,
+    addressOf: (req) => proxyaddr(req, trust),
+    securityHeaders: (req, res) => securityHeaders(req, res, () => {}),
+    logger: ctx.logger,
+    redisUnavailable: (err) => isRedisUnavailable(err, ctx.redis),
+  });
+  return (req, res) => {
+    if (takesRequest(req)) fastPath.handle(req, res);
+    else app(req, res);
+  };
 }

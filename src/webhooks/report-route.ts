@@ -1,3 +1,4 @@
+import type { IncomingHttpHeaders } from 'node:http';
 import express, { type NextFunction, type Request, type Response, Router } from 'express';
 import type { Logger } from 'pino';
 import { z } from 'zod';
@@ -82,7 +83,7 @@ export interface ReportWebhookDeps {
   metrics?: Metrics;
 }
 
-type Outcome =
+export type Outcome =
   | 'accepted'
   | 'duplicate'
   | 'ignored'
@@ -93,21 +94,180 @@ type Outcome =
   | 'wrong_content_type';
 type SignatureOutcome = `signature_${string}`;
 
-export function createReportWebhookRouter(deps: ReportWebhookDeps): Router {
-  const router = Router();
-  const done = (
-    res: Response,
-    started: bigint,
-    outcome: Outcome,
-    status: number,
-    body: Record<string, unknown>,
-  ) => {
-    deps.metrics?.webhookEvents.inc({ source: 'reports', outcome });
-    deps.metrics?.webhookAckSeconds.observe(
+/** What to answer a delivery: its status, JSON body and the outcome counted in the metrics. */
+export interface WebhookAnswer {
+  status: number;
+  body: Record<string, unknown>;
+  outcome: Outcome;
+}
+
+/** A delivery as read off the wire, whatever server read it. */
+export interface WebhookDelivery {
+  raw: Buffer;
+  headers: IncomingHttpHeaders;
+  /** The sender's address as the server believes it (TRUST_PROXY), for the refusal log. */
+  ip: string | undefined;
+}
+
+/**
+ * The route's work without its HTTP framework: the Express route below and the server's direct path for this
+ * route (server/webhook-fast-path.ts) both hand it the raw body and headers and send what it answers.
+ */
+export class ReportWebhookHandler {
+  constructor(private readonly deps: ReportWebhookDeps) {}
+
+  /** Counts an answer that has left, with the time since the request arrived. */
+  observe(started: bigint, outcome: Outcome): void {
+    this.deps.metrics?.webhookEvents.inc({ source: 'reports', outcome });
+    this.deps.metrics?.webhookAckSeconds.observe(
       { source: 'reports' },
       Number(process.hrtime.bigint() - started) / 1e9,
     );
-    res.status(status).json(body);
+  }
+
+  /** An unreadable body (body-parser's 4xx): 413 when over the limit, else 400-range as given. */
+  unreadable(status: number): WebhookAnswer {
+    return status === 413
+      ? { status, outcome: 'too_large', body: { error: 'event body over 1 MB' } }
+      : { status, outcome: 'malformed', body: { error: 'unreadable body' } };
+  }
+
+  async handle({ raw, headers, ip }: WebhookDelivery): Promise<WebhookAnswer> {
+    const { deps } = this;
+    const answer = (outcome: Outcome, status: number, body: Record<string, unknown>): WebhookAnswer => ({
+      outcome,
+      status,
+      body,
+    });
+    let eventId: string | undefined;
+    try {
+      if (deps.scheme === 'standard') eventId = verifyStandard(deps.secrets, headers, raw).id;
+      else verifyHex(deps.secrets, headers, deps.hexHeader, raw);
+    } catch (err) {
+      if (!(err instanceof WebhookSignatureError)) throw err;
+      deps.logger.warn({ reason: err.reason, bytes: raw.length, ip }, 'report webhook refused');
+      return answer(`signature_${err.reason}`, err.reason === 'not_configured' ? 503 : 401, {
+        error:
+          err.reason === 'not_configured'
+            ? 'webhooks are not configured on this connector'
+            : 'invalid signature',
+        reason: err.reason,
+      });
+    }
+
+    const contentType = headers['content-type'];
+    if (contentType !== undefined && !/^application\/([\w.+-]+\+)?json\b/i.test(contentType)) {
+      return answer('wrong_content_type', 415, { error: 'content type must be application/json' });
+    }
+    let event: ReportEvent;
+    let alert: Alert | null = null;
+    try {
+      const body: unknown = JSON.parse(raw.toString('utf8'));
+      // Only a body that says it is an alert is read as one: a failed parse costs more than the check.
+      const asAlert = isAlertBody(body) ? alertEnvelopeSchema.safeParse(body) : null;
+      if (asAlert?.success) {
+        alert = alertFromEvent(asAlert.data);
+        event = {
+          id: asAlert.data.id,
+          type: ALERT_EVENT,
+          ...(alert.slug ? { data: { slug: alert.slug } } : {}),
+        };
+      } else {
+        const parsed = reportEventSchema.safeParse(body);
+        if (!parsed.success) throw new Error(parsed.error.issues[0]?.message ?? 'invalid event');
+        event = parsed.data;
+      }
+    } catch (err) {
+      deps.logger.warn({ bytes: raw.length, problem: (err as Error).message }, 'report webhook malformed');
+      return answer('malformed', 400, { error: 'malformed event body' });
+    }
+    if (deps.scheme === 'hex') {
+      // The hex signature covers no timestamp of its own: the payload's created_at stands in for one.
+      const age = payloadAge(event.created_at, Date.now());
+      if (age === 'unreadable') return answer('malformed', 400, { error: 'created_at is not a timestamp' });
+      if (age !== 'absent' && Math.abs(age) > HEX_TOLERANCE_MS) {
+        const reason = age > 0 ? 'timestamp_too_old' : 'timestamp_too_new';
+        deps.logger.warn({ reason, ip }, 'report webhook refused');
+        return answer(`signature_${reason}`, 401, { error: 'stale or future event', reason });
+      }
+    }
+    const id = eventId ?? event.id;
+    let slug = event.data?.slug;
+    // An alert names its report loosely: an unusable slug is treated as none. An alert without one names no
+    // record: acknowledged and recorded, never refused (a refusal would have the sender retry something no
+    // retry can fix).
+    if (slug !== undefined && slugProblem(slug) !== null) {
+      if (!alert) return answer('malformed', 400, { error: 'data.slug is not a valid report slug' });
+      slug = undefined;
+    }
+    const actionable = alert && !slug ? undefined : ACTIONABLE_REPORT_EVENTS.find((t) => t === event.type);
+    if (!id) return answer('malformed', 400, { error: 'event has no id' });
+    if (actionable && !slug)
+      return answer('malformed', 400, { error: `${event.type} event has no data.slug` });
+
+    const receivedAt = new Date().toISOString();
+    const unavailable = (err: unknown): WebhookAnswer => {
+      deps.logger.error({ err, eventId: id }, 'report webhook could not be recorded');
+      return answer('unavailable', 503, { error: 'temporarily unable to record the event; retry' });
+    };
+    // The common case of a storm: one round trip from verified event to acknowledgement.
+    if (actionable === 'score.changed' && slug && !alert) {
+      try {
+        const accepted = await deps.acceptScoreChange({
+          id,
+          source: 'reports',
+          type: event.type,
+          slug,
+          receivedAt,
+          outcome: 'queued',
+        });
+        if (accepted === 'duplicate') return answer('duplicate', 200, { received: true, duplicate: true });
+        return answer('accepted', 202, { received: true });
+      } catch (err) {
+        return unavailable(err);
+      }
+    }
+    try {
+      if (await deps.events.wasReceived('reports', id))
+        return answer('duplicate', 200, { received: true, duplicate: true });
+      if (actionable && slug) {
+        const submissionId = submissionIdOf(event.data);
+        await deps.enqueue({
+          id,
+          type: actionable,
+          slug,
+          ...(submissionId && actionable === 'report.completed' ? { submissionId } : {}),
+          ...(alert ? { alert: { line: alert.line, at: alert.at } } : {}),
+        });
+      }
+      await deps.events.record({
+        id,
+        source: 'reports',
+        type: event.type,
+        slug: slug ?? null,
+        receivedAt,
+        outcome: actionable ? 'queued' : 'recorded',
+        ...(alert
+          ? { detail: slug ? alert.line : `no usable data.slug, nothing to update: ${alert.line}` }
+          : {}),
+      });
+    } catch (err) {
+      return unavailable(err);
+    }
+    return answer(actionable ? 'accepted' : 'ignored', 202, { received: true });
+  }
+}
+
+/**
+ * The route in Express, for every delivery the server's direct path leaves to it (a compressed body, a path
+ * written differently) and for tests that mount the router alone.
+ */
+export function createReportWebhookRouter(deps: ReportWebhookDeps | ReportWebhookHandler): Router {
+  const handler = deps instanceof ReportWebhookHandler ? deps : new ReportWebhookHandler(deps);
+  const router = Router();
+  const send = (res: Response, started: bigint, answer: WebhookAnswer) => {
+    handler.observe(started, answer.outcome);
+    res.status(answer.status).json(answer.body);
   };
 
   router.post(
@@ -118,140 +278,15 @@ export function createReportWebhookRouter(deps: ReportWebhookDeps): Router {
     },
     express.raw({ type: () => true, limit: MAX_WEBHOOK_BYTES }),
     async (req: Request, res: Response) => {
-      const started = startOf(req);
       const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-      let eventId: string | undefined;
-      try {
-        if (deps.scheme === 'standard') eventId = verifyStandard(deps.secrets, req.headers, raw).id;
-        else verifyHex(deps.secrets, req.headers, deps.hexHeader, raw);
-      } catch (err) {
-        if (!(err instanceof WebhookSignatureError)) throw err;
-        deps.logger.warn({ reason: err.reason, bytes: raw.length, ip: req.ip }, 'report webhook refused');
-        return done(res, started, `signature_${err.reason}`, err.reason === 'not_configured' ? 503 : 401, {
-          error:
-            err.reason === 'not_configured'
-              ? 'webhooks are not configured on this connector'
-              : 'invalid signature',
-          reason: err.reason,
-        });
-      }
-
-      const contentType = req.headers['content-type'];
-      if (contentType !== undefined && !/^application\/([\w.+-]+\+)?json\b/i.test(contentType)) {
-        return done(res, started, 'wrong_content_type', 415, {
-          error: 'content type must be application/json',
-        });
-      }
-      let event: ReportEvent;
-      let alert: Alert | null = null;
-      try {
-        const body: unknown = JSON.parse(raw.toString('utf8'));
-        // Only a body that says it is an alert is read as one: a failed parse costs more than the check.
-        const asAlert = isAlertBody(body) ? alertEnvelopeSchema.safeParse(body) : null;
-        if (asAlert?.success) {
-          alert = alertFromEvent(asAlert.data);
-          event = {
-            id: asAlert.data.id,
-            type: ALERT_EVENT,
-            ...(alert.slug ? { data: { slug: alert.slug } } : {}),
-          };
-        } else {
-          const parsed = reportEventSchema.safeParse(body);
-          if (!parsed.success) throw new Error(parsed.error.issues[0]?.message ?? 'invalid event');
-          event = parsed.data;
-        }
-      } catch (err) {
-        deps.logger.warn({ bytes: raw.length, problem: (err as Error).message }, 'report webhook malformed');
-        return done(res, started, 'malformed', 400, { error: 'malformed event body' });
-      }
-      if (deps.scheme === 'hex') {
-        // The hex signature covers no timestamp of its own: the payload's created_at stands in for one.
-        const age = payloadAge(event.created_at, Date.now());
-        if (age === 'unreadable')
-          return done(res, started, 'malformed', 400, { error: 'created_at is not a timestamp' });
-        if (age !== 'absent' && Math.abs(age) > HEX_TOLERANCE_MS) {
-          const reason = age > 0 ? 'timestamp_too_old' : 'timestamp_too_new';
-          deps.logger.warn({ reason, ip: req.ip }, 'report webhook refused');
-          return done(res, started, `signature_${reason}`, 401, { error: 'stale or future event', reason });
-        }
-      }
-      const id = eventId ?? event.id;
-      let slug = event.data?.slug;
-      // An alert names its report loosely: an unusable slug is treated as none. An alert without one names no
-      // record: acknowledged and recorded, never refused (a refusal would have the sender retry something no
-      // retry can fix).
-      if (slug !== undefined && slugProblem(slug) !== null) {
-        if (!alert)
-          return done(res, started, 'malformed', 400, { error: 'data.slug is not a valid report slug' });
-        slug = undefined;
-      }
-      const actionable = alert && !slug ? undefined : ACTIONABLE_REPORT_EVENTS.find((t) => t === event.type);
-      if (!id) return done(res, started, 'malformed', 400, { error: 'event has no id' });
-      if (actionable && !slug)
-        return done(res, started, 'malformed', 400, { error: `${event.type} event has no data.slug` });
-
-      const receivedAt = new Date().toISOString();
-      // The common case of a storm: one round trip from verified event to acknowledgement.
-      if (actionable === 'score.changed' && slug && !alert) {
-        try {
-          const accepted = await deps.acceptScoreChange({
-            id,
-            source: 'reports',
-            type: event.type,
-            slug,
-            receivedAt,
-            outcome: 'queued',
-          });
-          if (accepted === 'duplicate')
-            return done(res, started, 'duplicate', 200, { received: true, duplicate: true });
-          return done(res, started, 'accepted', 202, { received: true });
-        } catch (err) {
-          deps.logger.error({ err, eventId: id }, 'report webhook could not be recorded');
-          return done(res, started, 'unavailable', 503, {
-            error: 'temporarily unable to record the event; retry',
-          });
-        }
-      }
-      try {
-        if (await deps.events.wasReceived('reports', id))
-          return done(res, started, 'duplicate', 200, { received: true, duplicate: true });
-        if (actionable && slug) {
-          const submissionId = submissionIdOf(event.data);
-          await deps.enqueue({
-            id,
-            type: actionable,
-            slug,
-            ...(submissionId && actionable === 'report.completed' ? { submissionId } : {}),
-            ...(alert ? { alert: { line: alert.line, at: alert.at } } : {}),
-          });
-        }
-        await deps.events.record({
-          id,
-          source: 'reports',
-          type: event.type,
-          slug: slug ?? null,
-          receivedAt,
-          outcome: actionable ? 'queued' : 'recorded',
-          ...(alert
-            ? { detail: slug ? alert.line : `no usable data.slug, nothing to update: ${alert.line}` }
-            : {}),
-        });
-      } catch (err) {
-        deps.logger.error({ err, eventId: id }, 'report webhook could not be recorded');
-        return done(res, started, 'unavailable', 503, {
-          error: 'temporarily unable to record the event; retry',
-        });
-      }
-      return done(res, started, actionable ? 'accepted' : 'ignored', 202, { received: true });
+      send(res, startOf(req), await handler.handle({ raw, headers: req.headers, ip: req.ip }));
     },
   );
 
   // Body-parser errors (too large, aborted) for this route only.
   router.use('/webhooks/reports', (err: unknown, req: Request, res: Response, next: NextFunction) => {
     const status = (err as { status?: number }).status;
-    if (status === 413) return done(res, startOf(req), 'too_large', 413, { error: 'event body over 1 MB' });
-    if (status && status >= 400 && status < 500)
-      return done(res, startOf(req), 'malformed', status, { error: 'unreadable body' });
+    if (status && status >= 400 && status < 500) return send(res, startOf(req), handler.unreadable(status));
     next(err);
   });
   return router;

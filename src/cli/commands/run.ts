@@ -1,4 +1,4 @@
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import { ensureTokenModeInstallations } from '../../app/bootstrap.js';
 import type { AppContext } from '../../app/context.js';
 import type { PipelineWorkers } from '../../pipeline/workers.js';
@@ -38,9 +38,9 @@ export async function runCommand(
 }
 
 export function listen(ctx: AppContext, workers?: PipelineWorkers): Promise<Server> {
-  const app = createServerApp(ctx, workers ? { workers } : {});
+  const server = createServer(createServerApp(ctx, workers ? { workers } : {}));
   return new Promise((resolve, reject) => {
-    const server = app.listen(ctx.config.port);
+    server.listen(ctx.config.port);
     server.once('listening', () => resolve(server));
     server.once('error', (err: NodeJS.ErrnoException) =>
       reject(

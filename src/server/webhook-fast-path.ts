@@ -1,0 +1,119 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Logger } from 'pino';
+import {
+  MAX_WEBHOOK_BYTES,
+  type ReportWebhookHandler,
+  type WebhookAnswer,
+} from '../webhooks/report-route.js';
+import type { AddressWindow } from './address-limits.js';
+import { REDIS_UNAVAILABLE_CODE, REDIS_UNAVAILABLE_MESSAGE } from './redis-availability.js';
+
+/**
+ * `POST /webhooks/reports` straight off node:http, around Express. In a storm this one route carries nearly
+ * every request, and Express's stack (routing through every middleware, body-parser's content negotiation)
+ * cost more than the route's own work: the acknowledgement rate was half a bare server's (issue 13). What the
+ * stack did for this route is done here too: the same security headers, the same per-address refusal limit
+ * (the window is shared with the Express path), the same 1 MB limit and error answers. Anything unusual (a
+ * compressed body, another spelling of the path) is left to the Express route, which does the same work by
+ * the same handler.
+ */
+
+export const REPORT_WEBHOOK_PATH = '/webhooks/reports';
+
+export interface WebhookFastPathDeps {
+  handler: ReportWebhookHandler;
+  /** The window of refused deliveries per address, the one the Express `/webhooks` limiter counts in. */
+  refusals: AddressWindow;
+  /** The sender's address as Express would see it (TRUST_PROXY). */
+  addressOf: (req: IncomingMessage) => string;
+  /** Sets the security headers every answer of the server carries. */
+  securityHeaders: (req: IncomingMessage, res: ServerResponse) => void;
+  logger: Logger;
+  /** Is this error Redis being away (answered 503 with Retry-After, as the server's error handler does)? */
+  redisUnavailable?: (err: unknown) => boolean;
+}
+
+/** Whether the direct path takes this request; false leaves it to Express. */
+export function takesRequest(req: IncomingMessage): boolean {
+  if (req.method !== 'POST') return false;
+  const url = req.url ?? '';
+  const path = url.indexOf('?') >= 0 ? url.slice(0, url.indexOf('?')) : url;
+  if (path !== REPORT_WEBHOOK_PATH) return false;
+  const encoding = req.headers['content-encoding'];
+  return encoding === undefined || encoding.toLowerCase() === 'identity';
+}
+
+export class WebhookFastPath {
+  constructor(private readonly deps: WebhookFastPathDeps) {}
+
+  /** Handles a request `takesRequest` accepted; never throws (every failure is an answer). */
+  handle(req: IncomingMessage, res: ServerResponse): void {
+    const started = process.hrtime.bigint();
+    const { deps } = this;
+    deps.securityHeaders(req, res);
+    const address = deps.addressOf(req);
+    if (deps.refusals.count(address) >= deps.refusals.max) {
+      res.setHeader('Retry-After', String(deps.refusals.retryAfterSeconds(address)));
+      sendJson(res, 429, { error: 'too many refused deliveries from this address; retry later' });
+      return;
+    }
+    const answer = (result: WebhookAnswer) => {
+      if (result.status === 401) deps.refusals.hit(address);
+      deps.handler.observe(started, result.outcome);
+      sendJson(res, result.status, result.body);
+    };
+    const declared = Number(req.headers['content-length']);
+    if (Number.isFinite(declared) && declared > MAX_WEBHOOK_BYTES) {
+      answer(deps.handler.unreadable(413));
+      req.resume();
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let refused = false;
+    req.on('data', (chunk: Buffer) => {
+      if (refused) return;
+      size += chunk.length;
+      if (size > MAX_WEBHOOK_BYTES) {
+        refused = true;
+        chunks.length = 0;
+        answer(deps.handler.unreadable(413));
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => {
+      if (refused) return;
+      const raw = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
+      deps.handler
+        .handle({ raw, headers: req.headers, ip: address })
+        .then(answer)
+        .catch((err: unknown) => this.failed(res, err));
+    });
+    // An aborted request has nobody to answer; the socket is gone with it.
+    req.on('error', () => {
+      refused = true;
+    });
+  }
+
+  private failed(res: ServerResponse, err: unknown): void {
+    if (res.headersSent) return;
+    if (this.deps.redisUnavailable?.(err)) {
+      this.deps.logger.warn({ err }, 'request refused: Redis is unreachable');
+      res.setHeader('Retry-After', '5');
+      sendJson(res, 503, { error: REDIS_UNAVAILABLE_MESSAGE, code: REDIS_UNAVAILABLE_CODE });
+      return;
+    }
+    this.deps.logger.error({ err }, 'request failed');
+    sendJson(res, 500, { error: 'internal error' });
+  }
+}
+
+function sendJson(res: ServerResponse, status: number, body: Record<string, unknown>): void {
+  if (res.headersSent) return;
+  const text = JSON.stringify(body);
+  res.statusCode = status;
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', Buffer.byteLength(text));
+  res.end(text);
+}
