@@ -42,6 +42,17 @@ export interface StandardVerified {
   timestamp: number;
 }
 
+/** One verifier per configured secret: decoding the key on every delivery is measurable in a storm. */
+const verifiers = new Map<string, Webhook>();
+function verifierFor(secret: string): Webhook {
+  let verifier = verifiers.get(secret);
+  if (!verifier) {
+    verifier = new Webhook(standardKey(secret), { format: 'raw' });
+    verifiers.set(secret, verifier);
+  }
+  return verifier;
+}
+
 /** Standard Webhooks: `webhook-id`, `webhook-timestamp`, `webhook-signature` (`v1,<base64>`, space separated). */
 export function verifyStandard(secrets: string[], headers: Headers, rawBody: Buffer): StandardVerified {
   if (secrets.length === 0) throw new WebhookSignatureError('not_configured');
@@ -53,7 +64,7 @@ export function verifyStandard(secrets: string[], headers: Headers, rawBody: Buf
   let failure: SignatureFailure = 'bad_signature';
   for (const secret of secrets) {
     try {
-      new Webhook(standardKey(secret), { format: 'raw' }).verify(rawBody, plain, { jsonParse: false });
+      verifierFor(secret).verify(rawBody, plain, { jsonParse: false });
       return { id, timestamp: Number(timestamp) };
     } catch (err) {
       if (!(err instanceof WebhookVerificationError)) throw err;
