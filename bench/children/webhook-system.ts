@@ -8,6 +8,7 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type LocalSystem, startLocalSystem } from '../../local/system.js';
 import { jobIdPart } from '../../src/pipeline/queues.js';
+import { scanTargets } from '../../src/redis.js';
 import { pollUntil } from '../support/measure.js';
 import { serveRpc } from '../support/rpc.js';
 
@@ -24,6 +25,8 @@ export interface WebhookSystemConfig {
    */
   connectorRatePerMinute?: number | null;
   sandboxRatePerMinute?: number;
+  /** `host:port,…` of a Redis Cluster (REDIS_CLUSTER_NODES): the connector runs on it instead of `redisUrl`. */
+  clusterNodes?: string | null;
 }
 
 export interface WebhookSystemReady {
@@ -43,6 +46,15 @@ export interface EventToCrmResult {
   missed: number;
 }
 
+/** One Redis (or one master of a cluster): the keys of this system's prefix on it, and its command count. */
+export interface NodeFigures {
+  node: string;
+  /** Keys under the system's prefix; null when not counted (counting scans the whole node). */
+  keys: number | null;
+  /** INFO `total_commands_processed`: every client's commands, so on a shared Redis more than ours. */
+  commands: number;
+}
+
 export type WebhookSystemProtocol = {
   outcomes: { args: null; result: Record<string, number> };
   drain: { args: { timeoutMs: number }; result: { waitedMs: number } };
@@ -57,6 +69,8 @@ export type WebhookSystemProtocol = {
     args: { samples: number; intervalMs: number; slugs: string[]; perSampleTimeoutMs: number };
     result: EventToCrmResult;
   };
+  /** Each node the connector's keys live on (the one Redis, or every master), optionally with its key count. */
+  nodes: { args: { keys: boolean }; result: NodeFigures[] };
 };
 
 const POLL_MS = 5;
@@ -70,6 +84,26 @@ async function outcomes(system: LocalSystem): Promise<Record<string, number>> {
     if (v.labels.source !== 'reports') continue;
     const outcome = String(v.labels.outcome);
     out[outcome] = (out[outcome] ?? 0) + v.value;
+  }
+  return out;
+}
+
+async function nodeFigures(system: LocalSystem, countKeys: boolean): Promise<NodeFigures[]> {
+  const out: NodeFigures[] = [];
+  for (const node of await scanTargets(system.ctx.redis)) {
+    const info = await node.info('stats');
+    const commands = Number(/total_commands_processed:(\d+)/.exec(info)?.[1] ?? 0);
+    let keys: number | null = null;
+    if (countKeys) {
+      keys = 0;
+      let cursor = '0';
+      do {
+        const [next, page] = await node.scan(cursor, 'MATCH', system.ctx.keys.everything(), 'COUNT', 1000);
+        cursor = next;
+        keys += page.length;
+      } while (cursor !== '0');
+    }
+    out.push({ node: `${node.options.host}:${node.options.port}`, keys, commands });
   }
   return out;
 }
@@ -169,10 +203,13 @@ await serveRpc<WebhookSystemProtocol, WebhookSystemConfig, WebhookSystemReady>(a
     logLevel: config.logLevel,
     sandboxRateLimitPerMinute: config.sandboxRatePerMinute ?? REPORTS_PER_MINUTE,
     // Paced to the sandbox's limit, as an operator who knows the limit would set it (the default is 600).
-    env:
-      config.connectorRatePerMinute === null
+    env: {
+      ...(config.connectorRatePerMinute === null
         ? {}
-        : { REPORTS_RATE_PER_MINUTE: String(config.connectorRatePerMinute ?? REPORTS_PER_MINUTE) },
+        : { REPORTS_RATE_PER_MINUTE: String(config.connectorRatePerMinute ?? REPORTS_PER_MINUTE) }),
+      // As an operator sets it: every connection of the process goes to the cluster, none to `redisUrl`.
+      ...(config.clusterNodes ? { REDIS_CLUSTER_NODES: config.clusterNodes } : {}),
+    },
   });
   try {
     // The first backfill links the records; the bench starts on a settled system.
@@ -222,6 +259,7 @@ await serveRpc<WebhookSystemProtocol, WebhookSystemConfig, WebhookSystemReady>(a
       eventToCrm: ({ samples, perSampleTimeoutMs }) =>
         eventToCrm(system, linked, samples, perSampleTimeoutMs),
       changesApart: (args) => changesApart(system, linked, args),
+      nodes: ({ keys }) => nodeFigures(system, keys),
       trace: async ({ slug }) => {
         const target = linked.find((l) => l.slug === slug)!;
         const overall = nextScore(system.crm.record(target.recordId)?.score ?? null, 4242);
