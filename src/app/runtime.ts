@@ -8,7 +8,7 @@ import { InstallationNotFoundError, InstallationStoppedError, NoReportKeyError }
 import type { Keys } from '../pipeline/keys.js';
 import type { InstallationHandle, InstallationRuntime, OpenOptions } from '../pipeline/runtime.js';
 import { providerFor } from '../providers.js';
-import { identityOf, RedisRateGate } from '../ratelimit/redis-gate.js';
+import { type GateState, identityOf, RedisRateGate } from '../ratelimit/redis-gate.js';
 import type { RedisClient } from '../redis.js';
 import { ReportClient } from '../reports/client.js';
 import { RETRY_BUDGET } from '../retry-budget.js';
@@ -24,6 +24,11 @@ export const DEFERRABLE_RESERVE_SHARE = 0.5;
  */
 
 const HANDLE_TTL_MS = 30_000;
+
+/** A report key's rate as its gate stores it, with the key's non-reversible name (two installations may share one). */
+export interface ReportRateView extends GateState {
+  keyId: string;
+}
 
 export class AppRuntime implements InstallationRuntime {
   private readonly handles = new Map<string, { handle: InstallationHandle; at: number; keyId: string }>();
@@ -116,18 +121,7 @@ export class AppRuntime implements InstallationRuntime {
    * from 429s and any rate-limit headers, shared in Redis, with REPORTS_RATE_PER_MINUTE as the ceiling.
    */
   clientForKey(apiKey: string, urgent = true): ReportClient {
-    const windowMs = 60_000;
-    const gate = new RedisRateGate(this.redis, this.keys.reportsGate(identityOf(apiKey)), {
-      max: this.config.reportsRatePerMinute,
-      windowMs,
-      ...(urgent ? {} : { reserveMs: windowMs * DEFERRABLE_RESERVE_SHARE }),
-      adaptive: {},
-      // A 429's long Retry-After pauses the key for everyone: a job meeting that pause is delayed by it (as the
-      // job that got the 429 is) instead of holding its worker.
-      maxWaitMs: RETRY_BUDGET.reportsHttp.maxRetryAfterMs,
-      onWait: () => this.metrics?.rateLimitWaits.inc({ service: 'reports' }),
-      onCut: () => this.metrics?.rateLimitCuts.inc({ service: 'reports' }),
-    });
+    const gate = this.reportsGate(apiKey, urgent);
     return new ReportClient({
       baseUrl: this.config.reports.apiUrl,
       apiKey,
@@ -139,6 +133,33 @@ export class AppRuntime implements InstallationRuntime {
           endpoint: o.endpoint,
           outcome: String(o.outcome),
         }),
+    });
+  }
+
+  /**
+   * The report-service rate of the key `installation` reads with (its own, else the server's), as the key's gate
+   * keeps it in Redis: the learnt rate, the ceiling, the last cut. Null when there is no key. Read only.
+   */
+  async reportRate(installation: Installation): Promise<ReportRateView | null> {
+    const apiKey = (await this.installations.getReportsApiKey(installation.id)) ?? this.config.reports.apiKey;
+    if (!apiKey) return null;
+    const keyId = identityOf(apiKey);
+    return { keyId, ...(await this.reportsGate(apiKey, true).state()) };
+  }
+
+  /** The gate of one report key; every client of the key, in every process, shares its state in Redis. */
+  private reportsGate(apiKey: string, urgent: boolean): RedisRateGate {
+    const windowMs = 60_000;
+    return new RedisRateGate(this.redis, this.keys.reportsGate(identityOf(apiKey)), {
+      max: this.config.reportsRatePerMinute,
+      windowMs,
+      ...(urgent ? {} : { reserveMs: windowMs * DEFERRABLE_RESERVE_SHARE }),
+      adaptive: {},
+      // A 429's long Retry-After pauses the key for everyone: a job meeting that pause is delayed by it (as the
+      // job that got the 429 is) instead of holding its worker.
+      maxWaitMs: RETRY_BUDGET.reportsHttp.maxRetryAfterMs,
+      onWait: () => this.metrics?.rateLimitWaits.inc({ service: 'reports' }),
+      onCut: () => this.metrics?.rateLimitCuts.inc({ service: 'reports' }),
     });
   }
 

@@ -191,6 +191,34 @@ export interface RateGateOptions {
   onCut?: () => void;
 }
 
+/**
+ * What an adaptive gate has learnt, as stored in Redis, for status pages: read only, nothing is written. Times
+ * are Redis's clock (the scripts use it), as ISO strings.
+ */
+export interface GateState {
+  /** The rate in force now, per minute: the learnt one, or the ceiling when nothing is learnt. */
+  perMinute: number;
+  /** The operator's ceiling (`max` per `windowMs`), per minute. */
+  ceilingPerMinute: number;
+  /** The burst allowed on top of the steady rate, in ms of it. */
+  burstMs: number;
+  /** False when nothing is stored: no 429 or stated quota in the last `ttlMs`, the gate runs at its ceiling. */
+  learnt: boolean;
+  /** When the stored rate last changed (a cut, a raise after a quiet period, a stated quota). */
+  changedAt: string | null;
+  /**
+   * The last cut. Only a 429 without a stated quota cuts (REFUSED), so the reason is known without being
+   * stored; a 429 that states its quota pauses without a cut and shows as `statedQuota` instead.
+   */
+  lastCut: { at: string; reason: string } | null;
+  /** The rate the service's rate-limit headers stated, when it sent any: the learnt rate stops there. */
+  statedQuota: { perMinute: number; windowMs: number } | null;
+  /** When the learnt rate lapses back to the ceiling if nothing changes it meanwhile. */
+  keptUntil: string | null;
+}
+
+export const CUT_REASON = 'the report service answered 429 Too Many Requests';
+
 export class GateTimeoutError extends Error {
   readonly code = 'GATE_TIMEOUT';
   constructor(
@@ -322,6 +350,45 @@ export class RedisRateGate implements AdaptiveGate {
       perMinute: 60_000 / Math.max(this.interval, Number(iv)),
       burstMs: Math.min(this.options.windowMs, Number(tol)),
       learnt: true,
+    };
+  }
+
+  /** Everything stored about the learnt rate (see GateState); one read, no write. */
+  async state(): Promise<GateState> {
+    const [iv, tol, at, cut, hint, hwin] = await this.redis.hmget(
+      this.keys.rate,
+      'iv',
+      'tol',
+      'at',
+      'cut',
+      'hint',
+      'hwin',
+    );
+    const ceilingPerMinute = 60_000 / this.interval;
+    const iso = (ms: string | null | undefined) => (ms ? new Date(Number(ms)).toISOString() : null);
+    if (!this.adaptive || iv === null || iv === undefined) {
+      return {
+        perMinute: ceilingPerMinute,
+        ceilingPerMinute,
+        burstMs: this.options.windowMs,
+        learnt: false,
+        changedAt: null,
+        lastCut: null,
+        statedQuota: null,
+        keptUntil: null,
+      };
+    }
+    const changedAt = iso(at);
+    return {
+      perMinute: 60_000 / Math.max(this.interval, Number(iv)),
+      ceilingPerMinute,
+      burstMs: Math.min(this.options.windowMs, Number(tol ?? this.options.windowMs)),
+      learnt: true,
+      changedAt,
+      lastCut: cut ? { at: iso(cut)!, reason: CUT_REASON } : null,
+      statedQuota: hint ? { perMinute: 60_000 / Number(hint), windowMs: Number(hwin ?? 0) } : null,
+      // Every script that changes the rate sets `at` and the key's TTL together: the TTL runs from `at`.
+      keptUntil: at ? new Date(Number(at) + this.adaptive.ttlMs).toISOString() : null,
     };
   }
 }
