@@ -1,4 +1,5 @@
 import type { AppContext } from '../app/context.js';
+import type { ReportRateView } from '../app/runtime.js';
 import type { ApiUsage, CrmKind } from '../crm/connector.js';
 import { CrmDisconnectedError } from '../crm/errors.js';
 import { MATCH_STATUSES, type MatchStatus } from '../fields.js';
@@ -12,7 +13,7 @@ import type { EnvKeyCheck } from './env-key-check.js';
 /**
  * Everything the admin page and `GET /admin/api/installations` show about one installation, gathered from
  * Redis only (no CRM call): connection state, API usage as last seen, the report-service key, match coverage,
- * the score distribution, the review queue's length and the last run.
+ * the score distribution, the review queue's length, the last run and the report key's learnt rate.
  */
 
 export interface ScoreBucket {
@@ -54,6 +55,8 @@ export interface InstallationView {
   connection: ConnectionView;
   apiUsage: ApiUsage | null;
   reportKey: ReportKeyView;
+  /** The report key's rate as learnt from the service's 429s and headers (stored in Redis); null without a key. */
+  reportRate: ReportRateView | null;
   coverage: { counts: Record<MatchStatus, number>; total: number };
   scores: { count: number; buckets: ScoreBucket[] };
   reviewCount: number;
@@ -88,7 +91,7 @@ export class AdminOverview {
 
   async view(installation: Installation): Promise<InstallationView> {
     const { ctx } = this;
-    const [counts, scores, reviewCount, runs, reportKey, apiUsage, shared] = await Promise.all([
+    const [counts, scores, reviewCount, runs, reportKey, apiUsage, shared, reportRate] = await Promise.all([
       ctx.index.coverage(installation.id),
       ctx.index.scores(installation.id),
       ctx.index.reviewCount(installation.id),
@@ -96,6 +99,7 @@ export class AdminOverview {
       this.reportKey(installation),
       this.apiUsage(installation),
       ctx.index.sharedAutoLinks(installation.id),
+      ctx.runtime.reportRate(installation),
     ]);
     return {
       id: installation.id,
@@ -108,6 +112,7 @@ export class AdminOverview {
       connection: connectionOf(installation),
       apiUsage,
       reportKey,
+      reportRate,
       coverage: { counts, total: MATCH_STATUSES.reduce((sum, s) => sum + counts[s], 0) },
       scores: { count: scores.length, buckets: scoreBuckets(scores, SCORE_BUCKETS) },
       reviewCount,

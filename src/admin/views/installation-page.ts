@@ -21,6 +21,7 @@ import {
   coverageChart,
   keyDetails,
   keyForm,
+  rateDetails,
   reviewItemView,
   runsTable,
   sandboxBadge,
@@ -106,6 +107,7 @@ export function installationPage(o: InstallationPageInput): SafeHtml {
         <section class="card" aria-labelledby="key">
           <h2 id="key">Report-service key</h2>
           ${keyDetails(v)}
+          ${rateDetails(v)}
           ${keyForm(v, o.csrfToken, o.error?.form === 'key' ? o.error.message : null)}
         </section>
       </div>

@@ -75,6 +75,29 @@ export function keyDetails(v: InstallationView): SafeHtml {
     ${k.problem ? html`<p class="problem-text"><strong>Problem:</strong> ${k.problem}</p>` : ''}`;
 }
 
+/** Requests a minute, as a person reads them: whole numbers, one decimal under ten. */
+function perMinute(n: number): string {
+  return n >= 10 ? num(Math.round(n)) : n.toFixed(1);
+}
+
+/**
+ * The key's rate as its gate keeps it in Redis: what the connector allows itself now, the ceiling, and why it
+ * is lower (the last 429 cut, or the quota the service's headers state).
+ */
+export function rateDetails(v: InstallationView): SafeHtml {
+  const r = v.reportRate;
+  if (!r) return html``;
+  const ceiling = html`ceiling ${perMinute(r.ceilingPerMinute)} (<code>REPORTS_RATE_PER_MINUTE</code>)`;
+  if (!r.learnt) {
+    return html`<p id="report-rate">Rate: <strong>${perMinute(r.perMinute)} requests a minute</strong>, the ${ceiling}: nothing learnt, no 429 or stated quota lately.</p>`;
+  }
+  const why = r.statedQuota
+    ? html`as the service's rate-limit headers state (${perMinute(r.statedQuota.perMinute)} a minute)`
+    : html`learnt from the service's answers`;
+  return html`<p id="report-rate">Rate: <strong>${perMinute(r.perMinute)} requests a minute</strong> now, ${why}; ${ceiling}.</p>
+    <p class="hint">${r.lastCut ? html`Last cut ${when(r.lastCut.at)}: ${r.lastCut.reason}. ` : ''}Last changed ${when(r.changedAt)}; raised again after each quiet minute, and back to the ceiling ${when(r.keptUntil)} unless it changes meanwhile. Key <code>${r.keyId}</code>.</p>`;
+}
+
 export function keyForm(v: InstallationView, csrf: string | null, error: string | null): SafeHtml {
   return html`<form method="post" action="${installationPath(v.id, '/key')}" class="stack">
     ${csrfField(csrf)}

@@ -1,9 +1,10 @@
 import type { AppContext } from '../../app/context.js';
+import type { ReportRateView } from '../../app/runtime.js';
 import { parseCommandArgs } from '../args.js';
 import type { CommandIo } from '../io.js';
 import { openContext } from './context.js';
 
-/** `status [--json]`: installations, match coverage, queue depths, last errors. */
+/** `status [--json]`: installations, match coverage, the report key's rate, queue depths, last errors. */
 export async function statusCommand(argv: string[], io: CommandIo): Promise<number> {
   const { values } = parseCommandArgs('status', argv, { json: { type: 'boolean', default: false } });
   const ctx = await openContext(io);
@@ -24,6 +25,7 @@ export async function statusCommand(argv: string[], io: CommandIo): Promise<numb
       lines.push(
         `  coverage: matched ${i.coverage.matched}, needs review ${i.coverage.needs_review}, no match ${i.coverage.no_match}, not published ${i.coverage.not_published}, error ${i.coverage.error}`,
       );
+      if (i.reportRate) lines.push(`  ${rateLine(i.reportRate)}`);
       if (i.lastRun) {
         const t = i.lastRun.totals;
         lines.push(
@@ -46,6 +48,15 @@ export async function statusCommand(argv: string[], io: CommandIo): Promise<numb
   }
 }
 
+/** One line: the rate the key's gate allows now, its ceiling, and the last cut when one is stored. */
+function rateLine(r: ReportRateView): string {
+  const n = (v: number) => (v >= 10 ? String(Math.round(v)) : v.toFixed(1));
+  if (!r.learnt) return `report-service rate: ${n(r.perMinute)}/min, the ceiling (nothing learnt)`;
+  const quota = r.statedQuota ? `, stated by the service's headers ${n(r.statedQuota.perMinute)}/min` : '';
+  const cut = r.lastCut ? `; last cut ${r.lastCut.at} (${r.lastCut.reason})` : '';
+  return `report-service rate: ${n(r.perMinute)}/min learnt (ceiling ${n(r.ceilingPerMinute)}${quota})${cut}; back to the ceiling at ${r.keptUntil ?? '-'} unless it changes`;
+}
+
 export async function collectStatus(ctx: AppContext) {
   const installations = await ctx.installations.list();
   return {
@@ -55,6 +66,7 @@ export async function collectStatus(ctx: AppContext) {
         return {
           ...i,
           coverage: await ctx.index.coverage(i.id),
+          reportRate: await ctx.runtime.reportRate(i),
           lastRun: lastRun ?? null,
         };
       }),

@@ -1,0 +1,83 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type LocalSystem, workerEnvFor } from '../local/system.js';
+import type { InstallationView } from '../src/admin/overview.js';
+import { main } from '../src/cli/main.js';
+import { adminLogin } from './support/admin-login.js';
+import { startTestSystem, stopTestSystem } from './support/local-system.js';
+import { waitFor } from './support/wait.js';
+
+/**
+ * The report key's learnt rate is shown where an operator looks (issue 13): the admin API's installation, its
+ * page and `status`. A throttled sandbox answers the first sync with 429s, the key's gate cuts its rate in
+ * Redis, and each of the three reads it back from there.
+ */
+
+let system: LocalSystem;
+
+beforeAll(async () => {
+  // Two requests a second per key: the first sync's reads meet 429s at once.
+  system = await startTestSystem({ companies: 30, sandboxFaults: { ratePerSecond: 2 } });
+}, 60_000);
+
+afterAll(async () => {
+  await stopTestSystem(system);
+});
+
+async function apiView(): Promise<InstallationView> {
+  const res = await fetch(`${system.appUrl}/admin/api/installations/${system.installationId}`, {
+    headers: { authorization: `Bearer ${system.ctx.config.adminToken}` },
+  });
+  expect(res.status).toBe(200);
+  return (await res.json()) as InstallationView;
+}
+
+describe('the learnt report-service rate', () => {
+  it('is shown with its ceiling and last cut in the admin API, the admin page and `status`', async () => {
+    await waitFor(
+      'a 429 to cut the key rate',
+      async () => ((await apiView()).reportRate?.lastCut ? true : undefined),
+      30_000,
+      100,
+    );
+    // No more 429s, so no more cuts; a raise comes only after a quiet minute: the rate holds still from here.
+    system.sandbox.clearFaults();
+    await new Promise((r) => setTimeout(r, 2_500));
+
+    const rate = (await apiView()).reportRate;
+    expect(rate).not.toBeNull();
+    const ceiling = system.ctx.config.reportsRatePerMinute;
+    expect(rate).toMatchObject({
+      learnt: true,
+      ceilingPerMinute: ceiling,
+      lastCut: { reason: expect.stringMatching(/429/) },
+    });
+    expect(rate!.perMinute).toBeLessThan(ceiling);
+    expect(rate!.keyId).toMatch(/^[0-9a-f]{16}$/);
+    expect(Date.parse(rate!.keptUntil!)).toBeGreaterThan(Date.parse(rate!.lastCut!.at));
+    const shown = String(Math.round(rate!.perMinute));
+
+    const { cookie } = await adminLogin(system);
+    const page = await (
+      await fetch(`${system.appUrl}/admin/installations/${system.installationId}`, { headers: { cookie } })
+    ).text();
+    const paragraph = /<p id="report-rate">[\s\S]*?<\/p>\s*<p class="hint">[\s\S]*?<\/p>/.exec(page)?.[0];
+    expect(paragraph).toBeDefined();
+    expect(paragraph).toContain(`${Number(shown).toLocaleString('en')} requests a minute`);
+    expect(paragraph).toContain(`ceiling ${ceiling.toLocaleString('en')}`);
+    expect(paragraph).toMatch(/Last cut \d{4}-\d\d-\d\d \d\d:\d\d UTC: the report service answered 429/);
+
+    const stdout: string[] = [];
+    const env = { ...workerEnvFor(system), LOG_LEVEL: 'silent' };
+    const code = await main(['status'], {
+      out: (t) => stdout.push(t),
+      err: () => {},
+      env,
+      isTTY: false,
+      untilStopped: () => Promise.resolve(),
+    });
+    expect(code).toBe(0);
+    expect(stdout.join('\n')).toContain(
+      `report-service rate: ${shown}/min learnt (ceiling ${ceiling}); last cut ${rate!.lastCut!.at}`,
+    );
+  }, 90_000);
+});
