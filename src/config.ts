@@ -12,6 +12,7 @@ import {
   urlWith,
 } from './env-schema.js';
 import { type ProviderConfigs, providers } from './providers.js';
+import type { RedisClusterAuth } from './redis.js';
 
 export { ConfigError } from './env-schema.js';
 
@@ -86,6 +87,13 @@ export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', '
 const envSchema = z.object({
   REDIS_URL: redisUrl.default('redis://127.0.0.1:6379'),
   REDIS_CLUSTER_NODES: hostPortList,
+  REDIS_CLUSTER_USERNAME: optionalText,
+  REDIS_CLUSTER_PASSWORD: optionalText,
+  REDIS_CLUSTER_TLS: z
+    .enum(['true', 'false', ''], { error: 'expects true or false' })
+    .default('false')
+    .transform((v) => v === 'true'),
+  REDIS_CLUSTER_TLS_CA_FILE: optionalText,
   PORT: z.coerce
     .number({ error: 'expects a TCP port number' })
     .int('expects a whole port number')
@@ -133,11 +141,27 @@ const envSchema = z.object({
   LOG_LEVEL: z.enum(LOG_LEVELS, { error: `expects one of ${LOG_LEVELS.join(', ')}` }).default('info'),
 });
 
+/** Read at start-up so that a wrong path fails there, naming the variable, not at the first connection. */
+function readCaFile(path: string): string {
+  try {
+    const pem = readFileSync(path, 'utf8');
+    if (!pem.includes('-----BEGIN CERTIFICATE-----')) throw new Error('no PEM certificate in it');
+    return pem;
+  } catch (err) {
+    throw new ConfigError(
+      'REDIS_CLUSTER_TLS_CA_FILE',
+      `cannot be read as a PEM CA bundle: ${(err as Error).message}`,
+    );
+  }
+}
+
 /** The application's own settings; each provider adds its section (see ProviderConfigs). */
 export interface BaseConfig {
   redisUrl: string;
   /** Seed nodes of a Redis Cluster (REDIS_CLUSTER_NODES): when set, used instead of `redisUrl`. */
   redisClusterNodes: { host: string; port: number }[] | null;
+  /** How every node of that cluster is reached: ACL user and password, TLS and the CA it trusts. */
+  redisClusterAuth: RedisClusterAuth;
   port: number;
   appUrl: string;
   /** 32-byte key for AES-256-GCM; generated per process in demo mode. */
@@ -213,6 +237,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, options: LoadCo
   return {
     redisUrl: e.REDIS_URL,
     redisClusterNodes: e.REDIS_CLUSTER_NODES,
+    redisClusterAuth: {
+      username: e.REDIS_CLUSTER_USERNAME ?? null,
+      password: e.REDIS_CLUSTER_PASSWORD ?? null,
+      tls: e.REDIS_CLUSTER_TLS || e.REDIS_CLUSTER_TLS_CA_FILE !== undefined,
+      tlsCa: e.REDIS_CLUSTER_TLS_CA_FILE ? readCaFile(e.REDIS_CLUSTER_TLS_CA_FILE) : null,
+    },
     port: e.PORT,
     appUrl: e.APP_URL ?? `http://localhost:${e.PORT}`,
     encryptionKey,

@@ -21,10 +21,27 @@ export interface RedisNode {
   port: number;
 }
 
-/** Where Redis is: the configuration's two settings (config.ts), or a bare URL (tests, benches). */
+/**
+ * How a cluster's nodes are reached (REDIS_CLUSTER_USERNAME, _PASSWORD, _TLS, _TLS_CA_FILE). One Redis takes all
+ * of this in its URL (`rediss://user:password@host:6379`); a cluster's nodes are discovered, so it is said once
+ * for all of them.
+ */
+export interface RedisClusterAuth {
+  username: string | null;
+  password: string | null;
+  tls: boolean;
+  /** PEM bundle of the CA the nodes' certificates are checked against; null: the system's CAs. */
+  tlsCa: string | null;
+}
+
+/** Where Redis is: the configuration's settings (config.ts), or a bare URL (tests, benches). */
 export type RedisTarget =
   | string
-  | { readonly redisUrl: string; readonly redisClusterNodes: readonly RedisNode[] | null };
+  | {
+      readonly redisUrl: string;
+      readonly redisClusterNodes: readonly RedisNode[] | null;
+      readonly redisClusterAuth?: RedisClusterAuth;
+    };
 
 export function redisOptions(role: RedisRole): RedisOptions {
   const common: RedisOptions = {
@@ -44,9 +61,12 @@ export function redisOptions(role: RedisRole): RedisOptions {
  * default, plus its election) rather than fail its job; a producer gives up after ~5 s, so a webhook answers 503
  * and is sent again.
  */
-export function clusterOptions(role: RedisRole, name?: string): ClusterOptions {
+export function clusterOptions(role: RedisRole, name?: string, auth?: RedisClusterAuth): ClusterOptions {
   const node: ClusterOptions['redisOptions'] = {
     ...(name ? { connectionName: name } : {}),
+    ...(auth?.username ? { username: auth.username } : {}),
+    ...(auth?.password ? { password: auth.password } : {}),
+    ...(auth?.tls ? { tls: auth.tlsCa ? { ca: auth.tlsCa } : {} } : {}),
     ...(role === 'worker'
       ? { maxRetriesPerRequest: null }
       : { maxRetriesPerRequest: 1, connectTimeout: 5_000 }),
@@ -61,6 +81,10 @@ export function clusterOptions(role: RedisRole, name?: string): ClusterOptions {
     retryDelayOnMoved: 50,
     maxRedirections: role === 'worker' ? 100 : 16,
     ...(role === 'worker' ? { enableOfflineQueue: true } : { enableOfflineQueue: false }),
+    // With TLS the certificate names the host as configured: ioredis must not swap the name for its address.
+    ...(auth?.tls
+      ? { dnsLookup: (address: string, done: (err: null, a: string) => void) => done(null, address) }
+      : {}),
     redisOptions: node,
   };
 }
@@ -82,7 +106,7 @@ export function createRedis(target: RedisTarget, role: RedisRole, name?: string)
   const client: RedisClient = nodes
     ? new Cluster(
         nodes.map((n) => ({ host: n.host, port: n.port })),
-        clusterOptions(role, name),
+        clusterOptions(role, name, typeof target === 'string' ? undefined : target.redisClusterAuth),
       )
     : new Redis(typeof target === 'string' ? target : target.redisUrl, {
         ...redisOptions(role),
@@ -98,19 +122,36 @@ export function createRedis(target: RedisTarget, role: RedisRole, name?: string)
 export async function waitForRedis(client: RedisClient, timeoutMs = 5_000): Promise<void> {
   if (client.status === 'ready') return;
   await new Promise<void>((resolve, reject) => {
+    // The connection's last error says why it is not ready (refused, WRONGPASS, a certificate not trusted).
+    let lastError: string | null = null;
+    // A cluster's own error is often only "Connection is closed."; the node's says why (a certificate refused).
+    let lastNodeError: string | null = null;
     const timer = setTimeout(() => {
       cleanup();
-      reject(new Error(`Redis did not answer within ${timeoutMs} ms`));
+      const why = [lastError, lastNodeError && lastNodeError !== lastError ? lastNodeError : null]
+        .filter((m) => m !== null)
+        .join('; ');
+      reject(new Error(`Redis did not answer within ${timeoutMs} ms${why ? `: ${why}` : ''}`));
     }, timeoutMs);
     const onReady = () => {
       cleanup();
       resolve();
     };
+    const onError = (err: Error & { lastNodeError?: Error }) => {
+      lastError = (err.lastNodeError ?? err).message;
+    };
+    const onNodeError = (err: Error, address: string) => {
+      lastNodeError = `node ${address}: ${err.message}`;
+    };
     const cleanup = () => {
       clearTimeout(timer);
       client.off('ready', onReady);
+      client.off('error', onError);
+      client.off('node error', onNodeError);
     };
     client.on('ready', onReady);
+    client.on('error', onError);
+    client.on('node error', onNodeError);
   });
 }
 

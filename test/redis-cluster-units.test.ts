@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
 import { gateKeys, Keys } from '../src/pipeline/keys.js';
@@ -49,6 +52,53 @@ describe('REDIS_CLUSTER_NODES', () => {
         expect(err, bad).toBeInstanceOf(ConfigError);
         expect((err as ConfigError).variable).toBe('REDIS_CLUSTER_NODES');
       }
+    }
+  });
+});
+
+describe('REDIS_CLUSTER_PASSWORD, _USERNAME, _TLS, _TLS_CA_FILE', () => {
+  it('are off by default', () => {
+    expect(load({}).redisClusterAuth).toEqual({ username: null, password: null, tls: false, tlsCa: null });
+  });
+
+  it('take a user, a password and TLS; a CA file implies TLS and is read at start-up', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rc-ca-'));
+    const ca = join(dir, 'ca.pem');
+    writeFileSync(ca, '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n');
+    try {
+      expect(
+        load({ REDIS_CLUSTER_USERNAME: 'app', REDIS_CLUSTER_PASSWORD: 's3cret', REDIS_CLUSTER_TLS: 'true' })
+          .redisClusterAuth,
+      ).toEqual({ username: 'app', password: 's3cret', tls: true, tlsCa: null });
+      const withCa = load({ REDIS_CLUSTER_TLS_CA_FILE: ca }).redisClusterAuth;
+      expect(withCa.tls).toBe(true);
+      expect(withCa.tlsCa).toContain('BEGIN CERTIFICATE');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses a TLS value other than true or false, and a CA file that is missing or not PEM', () => {
+    const variableOf = (extra: Record<string, string>) => {
+      try {
+        load(extra);
+        return null;
+      } catch (err) {
+        return err instanceof ConfigError ? err.variable : String(err);
+      }
+    };
+    expect(variableOf({ REDIS_CLUSTER_TLS: 'yes' })).toBe('REDIS_CLUSTER_TLS');
+    expect(variableOf({ REDIS_CLUSTER_TLS_CA_FILE: '/nonexistent/ca.pem' })).toBe(
+      'REDIS_CLUSTER_TLS_CA_FILE',
+    );
+    const dir = mkdtempSync(join(tmpdir(), 'rc-ca-'));
+    try {
+      writeFileSync(join(dir, 'key.txt'), 'not a certificate\n');
+      expect(variableOf({ REDIS_CLUSTER_TLS_CA_FILE: join(dir, 'key.txt') })).toBe(
+        'REDIS_CLUSTER_TLS_CA_FILE',
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

@@ -1,5 +1,5 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -36,6 +36,13 @@ export interface LocalClusterOptions {
   replicasPerMaster?: number;
   /** `cluster-node-timeout`: how long a silent master takes to be failed over (short keeps a test short). */
   nodeTimeoutMs?: number;
+  /** `requirepass` (and `masterauth`) on every node; none by default. */
+  password?: string | null;
+  /**
+   * TLS only (`--port 0`, TLS on the client port, the cluster bus and replication), with a CA and a certificate
+   * for 127.0.0.1 made here by `openssl`; `caFile` is the CA's PEM.
+   */
+  tls?: boolean;
 }
 
 export class LocalRedisCluster {
@@ -51,6 +58,8 @@ export class LocalRedisCluster {
       masters: options.masters ?? 3,
       replicasPerMaster: options.replicasPerMaster ?? 0,
       nodeTimeoutMs: options.nodeTimeoutMs ?? 2_000,
+      password: options.password ?? null,
+      tls: options.tls ?? false,
     });
     try {
       await cluster.create();
@@ -66,7 +75,70 @@ export class LocalRedisCluster {
     return this.nodes.map((n) => `127.0.0.1:${n.port}`).join(',');
   }
 
+  /** The CA's PEM file when the cluster speaks TLS. */
+  get caFile(): string {
+    return join(this.dir, 'ca.crt');
+  }
+
+  /** A CA and a certificate for 127.0.0.1 signed by it, for a TLS cluster: test material, valid two days. */
+  private async makeCertificates(): Promise<void> {
+    const at = (name: string) => join(this.dir, name);
+    const subject = (cn: string) => ['-subj', `/CN=${cn}`];
+    await run('openssl', [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-days',
+      '2',
+      '-keyout',
+      at('ca.key'),
+      '-out',
+      at('ca.crt'),
+      ...subject('report-connector test CA'),
+    ]);
+    await run('openssl', [
+      'req',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      at('node.key'),
+      '-out',
+      at('node.csr'),
+      ...subject('127.0.0.1'),
+    ]);
+    writeFileSync(at('node.ext'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\n');
+    await run('openssl', [
+      'x509',
+      '-req',
+      '-days',
+      '2',
+      '-in',
+      at('node.csr'),
+      '-CA',
+      at('ca.crt'),
+      '-CAkey',
+      at('ca.key'),
+      '-CAcreateserial',
+      '-extfile',
+      at('node.ext'),
+      '-out',
+      at('node.crt'),
+    ]);
+  }
+
+  /** redis-cli's options to reach a node of this cluster (TLS, password). */
+  private cliAuth(): string[] {
+    return [
+      ...(this.options.tls ? ['--tls', '--cacert', this.caFile] : []),
+      ...(this.options.password ? ['-a', this.options.password, '--no-auth-warning'] : []),
+    ];
+  }
+
   private async create(): Promise<void> {
+    if (this.options.tls) await this.makeCertificates();
     const total = this.options.masters * (1 + this.options.replicasPerMaster);
     const ports = await freeClusterPorts(total);
     for (const port of ports) {
@@ -78,6 +150,7 @@ export class LocalRedisCluster {
     await run(
       cli,
       [
+        ...this.cliAuth(),
         '--cluster',
         'create',
         ...ports.map((p) => `127.0.0.1:${p}`),
@@ -105,11 +178,34 @@ export class LocalRedisCluster {
 
   private async spawnNode(node: ClusterNodeProcess): Promise<void> {
     const bin = process.env.REDIS_SERVER_BIN ?? 'redis-server';
+    const { password, tls } = this.options;
+    const secured = [
+      ...(password ? ['--requirepass', password, '--masterauth', password] : []),
+      ...(tls
+        ? [
+            '--port',
+            '0',
+            '--tls-port',
+            String(node.port),
+            '--tls-cluster',
+            'yes',
+            '--tls-replication',
+            'yes',
+            '--tls-cert-file',
+            join(this.dir, 'node.crt'),
+            '--tls-key-file',
+            join(this.dir, 'node.key'),
+            '--tls-ca-cert-file',
+            this.caFile,
+            '--tls-auth-clients',
+            'no',
+          ]
+        : ['--port', String(node.port)]),
+    ];
     const child = spawn(
       bin,
       [
-        '--port',
-        String(node.port),
+        ...secured,
         '--bind',
         '127.0.0.1',
         '--cluster-enabled',
@@ -179,7 +275,14 @@ export class LocalRedisCluster {
 
   /** One command on one node, on a short-lived plain connection. */
   async command(port: number, args: string[]): Promise<unknown> {
-    const client = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0 });
+    const client = new Redis({
+      port,
+      host: '127.0.0.1',
+      lazyConnect: true,
+      maxRetriesPerRequest: 0,
+      ...(this.options.password ? { password: this.options.password } : {}),
+      ...(this.options.tls ? { tls: { ca: readFileSync(this.caFile, 'utf8') } } : {}),
+    });
     client.on('error', () => {});
     try {
       await client.connect();
