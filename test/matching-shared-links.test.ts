@@ -66,6 +66,8 @@ describe('auto links shared by several records', () => {
   });
 
   it('keeps the places of auto-linked records and groups them by report', async () => {
+    // The index writes only for an installation that exists.
+    await redis.hset(new Keys(prefix).installation('inst'), 'id', 'inst');
     await index.apply('inst', [
       linked('a', 'r1', 'quessly.com', 'DE'),
       linked('b', 'r1', 'quessly.fr', 'FR'),

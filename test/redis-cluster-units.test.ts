@@ -110,17 +110,14 @@ describe('hash tags', () => {
     const id = 'hubspot-123';
     const all = [
       keys.installation(id),
-      keys.recordSlug(id),
-      keys.slugMembers(id, 'acme'),
-      keys.recordStatus(id),
-      keys.recordScore(id),
-      keys.autoLinks(id),
-      keys.autoLinkPlaces(id),
+      keys.recordStates(id),
+      `${keys.recordStates(id)}:17`,
+      `${keys.recordStates(id)}:big`,
+      keys.recordPlaces(id),
+      keys.slugRecords(id),
       keys.review(id),
-      keys.unlinked(id),
+      keys.reviewCandidates(id),
       keys.rejected(id),
-      keys.seen(id),
-      keys.writtenSeq(id),
       keys.pollCursor(id),
       keys.recordLock(id, '7'),
       keys.recordLock(id, '8'),
@@ -135,7 +132,7 @@ describe('hash tags', () => {
       ...Object.values(gateKeys(keys.crmGate(id))),
     ];
     expect(new Set(all.map(hashed))).toEqual(new Set([id]));
-    expect(hashed(keys.recordSlug('salesforce-00D1'))).not.toBe(hashed(keys.recordSlug(id)));
+    expect(hashed(keys.recordStates('salesforce-00D1'))).not.toBe(hashed(keys.recordStates(id)));
     // The removal pattern still matches them all.
     expect(keys.instPattern(id)).toBe(`${keys.inst(id)}:*`);
   });

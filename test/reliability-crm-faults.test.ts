@@ -169,9 +169,7 @@ describe('the CRM failing during a full sync', () => {
     measured('crm-record-deleted', { deleted, totals: run.totals });
     expect(run.totals.skipped).toBeGreaterThanOrEqual(deleted.length);
     expect(historyAfter.flat()).toEqual([]);
-    expect(await ctx.redis.hmget(ctx.keys.recordSlug(installationId), ...deleted)).toEqual(
-      deleted.map(() => null),
-    );
+    expect(await ctx.index.slugsOf(installationId, deleted)).toEqual(deleted.map(() => null));
     await expectRightAfter(runId);
   });
 

@@ -67,62 +67,51 @@ export class Keys {
     return `${this.inst(id)}:refresh-cooldown`;
   }
 
-  // ---- per-record link state (pipeline/link-index.ts) -------------------------------------------------
+  // ---- per-record link state (pipeline/link-index.ts, bucketed by pipeline/linear-hash.ts) --------------
 
-  /** Set of record ids linked to `slug` in one installation. */
-  slugMembers(id: string, slug: string): string {
-    return `${this.inst(id)}:slug:${slug}`;
-  }
-  /** Hash record id -> slug, the reverse of slugMembers. */
-  recordSlug(id: string): string {
-    return `${this.inst(id)}:record-slug`;
-  }
-  /** Hash record id -> match status. */
-  recordStatus(id: string): string {
-    return `${this.inst(id)}:record-status`;
-  }
-  /** Hash record id -> overall score, for the distribution chart. */
-  recordScore(id: string): string {
-    return `${this.inst(id)}:record-score`;
-  }
-  /** Hash record id -> slug the connector linked by itself (a person's link is never in here). */
-  autoLinks(id: string): string {
-    return `${this.inst(id)}:autolinks`;
-  }
   /**
-   * Hash record id -> JSON `[domain, country]` of an auto-linked record as it was when linked: the admin page
-   * shows reports auto-linked to records that disagree on them.
+   * Stem of the linear-hash map record id -> the record's packed state (`seq|slug|status|score|auto|fingerprint|
+   * unlinked name`, link-index.ts). The stem itself is the map's meta hash (level, split pointer, count); its
+   * buckets are `<stem>:<n>` and its values too long for a compact bucket live in `<stem>:big`. Buckets stay
+   * small enough for Redis's listpack encoding, so a record costs its bytes, not a hash table entry per field.
    */
-  autoLinkPlaces(id: string): string {
-    return `${this.inst(id)}:autolink-places`;
+  recordStates(id: string): string {
+    return `${this.inst(id)}:rec`;
   }
-  /** Hash record id -> JSON of the review candidates. */
+  /** Stem of the linear-hash map record id -> `domain|country` of an auto-linked record as it was when linked. */
+  recordPlaces(id: string): string {
+    return `${this.inst(id)}:place`;
+  }
+  /** Stem of the linear-hash map slug digest -> space-joined ids of the records linked to that slug. */
+  slugRecords(id: string): string {
+    return `${this.inst(id)}:by-slug`;
+  }
+  /** Hash record id -> compact JSON of the review item (link-index.ts, `storeReview`). */
   review(id: string): string {
     return `${this.inst(id)}:review`;
   }
-  /** Hash record id -> normalised name, for records without a link (report.completed re-matches them). */
-  unlinked(id: string): string {
-    return `${this.inst(id)}:unlinked`;
+  /**
+   * Hash slug -> compact JSON of a review candidate's report (name, industry, stage, geography), shared by every
+   * review item offering it, and `#slug` -> how many items do (the entry goes with the last).
+   */
+  reviewCandidates(id: string): string {
+    return `${this.inst(id)}:review-cand`;
   }
   /** Hash record id -> JSON list of slugs a person rejected for that record (never offered again). */
   rejected(id: string): string {
     return `${this.inst(id)}:rejected`;
   }
-  /** Hash record id -> fingerprint of name/domain/slug last seen (the Salesforce poll compares it). */
-  seen(id: string): string {
-    return `${this.inst(id)}:seen`;
-  }
-  /** Hash record id -> report sequence number last written (no stale write after a fresher one). */
-  writtenSeq(id: string): string {
-    return `${this.inst(id)}:written-seq`;
-  }
   /** Hash with the change poll's cursor and the time of its first poll. */
   pollCursor(id: string): string {
     return `${this.inst(id)}:poll-cursor`;
   }
-  /** Set of installation ids that have at least one record linked to `slug` (fan-out of score.changed). */
-  slugInstallations(slug: string): string {
-    return `${this.prefix}:slug-installations:${slug}`;
+  /**
+   * Stem of one shard of the global linear-hash map slug digest -> space-joined installation ids that have a
+   * record on the slug (fan-out of score.changed). A fixed number of shards, each its own hash tag, so a small
+   * deployment pays a few compact buckets instead of one key per slug, and a large one spreads over masters.
+   */
+  slugInstallationsShard(shard: number): string {
+    return `${this.prefix}:${tag(`slug-inst-${shard}`)}`;
   }
 
   // ---- reports whose records wait for an update (pipeline/pending-slugs.ts) ----------------------------

@@ -1,8 +1,12 @@
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { MATCH_STATUSES, type MatchStatus } from '../fields.js';
 import type { RedisClient } from '../redis.js';
 import { parseStoredJson } from '../util/json.js';
+import { RedisScript } from '../util/redis-script.js';
 import type { Keys } from './keys.js';
+import { LINEAR_HASH_LUA, scanLinearHash } from './linear-hash.js';
+import { SlugFanout, slugDigest } from './slug-fanout.js';
 
 /**
  * What the connector remembers about each record besides the CRM itself: which slug it is linked to (and the
@@ -11,11 +15,17 @@ import type { Keys } from './keys.js';
  * change poll compares (and where that poll stopped), and the report sequence last written. This module is the
  * only one that reads or writes those keys. Everything here but the rejections can be rebuilt from the CRM by
  * a full sync: the record's `report_slug` is the source of truth.
+ *
+ * Storage (issue 15: at most 150 bytes of Redis per linked record). A record's state is one short string,
+ * `seq|slug|status|score|auto|fingerprint|unlinked name` (`packState`), in a linear-hash map of compact buckets
+ * (linear-hash.ts); an auto-link's place (`domain|country`) in a second one, only while the link is the
+ * connector's own; the reverse index slug digest -> record ids in a third; the deployment's slug ->
+ * installations fan-out in slug-fanout.ts. Every write is a Lua script that first checks the installation's
+ * hash still exists (same hash tag): a batch still running when its installation is removed writes nothing
+ * after the removal deleted the hash. Review items are compact JSON arrays whose candidates' report details are
+ * kept once per slug (`reviewCandidates`).
  */
 
-const matchStatusSchema = z.enum(MATCH_STATUSES);
-/** Stored as a JSON array `[name, domain, slug]`; the order is the stored format, kept as it was. */
-const storedFingerprintSchema = z.tuple([z.string(), z.string(), z.string()]);
 const rejectedSlugsSchema = z.array(z.string());
 
 export const reviewCandidateSchema = z.object({
@@ -65,10 +75,18 @@ export interface AutoLinkGroup {
   records: Array<{ recordId: string } & LinkPlace>;
 }
 
-const storedPlaceSchema = z.tuple([z.string().nullable(), z.string().nullable()]);
-
 /** What the change poll compares to tell a rename or a hand-set slug from the connector's own writes. */
 export interface Fingerprint {
+  name: string;
+  domain: string;
+  slug: string;
+}
+
+/**
+ * A fingerprint as kept: a short digest of each part (4 base64url characters, 24 bits, of its SHA-1). The poll
+ * only asks whether each part changed; a change goes unseen when its two digests collide, one in 16.7 million.
+ */
+export interface FingerprintDigest {
   name: string;
   domain: string;
   slug: string;
@@ -80,145 +98,353 @@ export interface PollCursor {
   since: number;
 }
 
+/** One character per status in the packed state. */
+const STATUS_CODES: Record<MatchStatus, string> = {
+  matched: 'm',
+  needs_review: 'r',
+  no_match: 'n',
+  not_published: 'p',
+  requested: 'q',
+  error: 'e',
+};
+const STATUS_OF_CODE = new Map(Object.entries(STATUS_CODES).map(([s, c]) => [c, s as MatchStatus]));
+
+/** A record's packed state, parsed (`packState` writes it). */
+interface StoredState {
+  seq: number;
+  slug: string | null;
+  status: MatchStatus | null;
+  score: number | null;
+  /** The slug the connector linked itself, when it did. */
+  autoSlug: string | null;
+  fingerprint: FingerprintDigest | null;
+  unlinkedName: string | null;
+}
+
+// ---- Lua ------------------------------------------------------------------------------------------------
+
+/**
+ * Shared by the write scripts: the packed state's first two parts (seq, slug), and the reverse index slug
+ * digest -> space-joined record ids. The digest is `slugDigest` (slug-fanout.ts) computed here.
+ */
+const RECORD_LUA = `${LINEAR_HASH_LUA}
+local function seq_of(v) return string.match(v, '^([^|]*)') end
+local function slug_of(v) return string.match(v, '^[^|]*|([^|]*)') or '' end
+local function rest_of(v) return string.match(v, '^[^|]*|(.*)$') or '' end
+local function digest(slug) return string.sub(redis.sha1hex(slug), 1, 10) end
+local function parts(v)
+  local t = {}
+  for s in string.gmatch(v .. '|', '([^|]*)|') do t[#t + 1] = s end
+  return t
+end
+local function join(t)
+  local n = #t
+  while n > 1 and t[n] == '' do n = n - 1 end
+  return table.concat(t, '|', 1, n)
+end
+local function by_slug_add(B, slug, id)
+  local d = digest(slug)
+  local v = lh_get(B, d)
+  if not v then lh_set(B, d, id)
+  elseif not string.find(' ' .. v .. ' ', ' ' .. id .. ' ', 1, true) then lh_set(B, d, v .. ' ' .. id) end
+end
+local function by_slug_remove(B, slug, id)
+  local d = digest(slug)
+  local v = lh_get(B, d)
+  if not v then return end
+  local kept = {}
+  for member in string.gmatch(v, '%S+') do
+    if member ~= id then kept[#kept + 1] = member end
+  end
+  if #kept == 0 then lh_del(B, d) else lh_set(B, d, table.concat(kept, ' ')) end
+end
+-- Review items: the candidates' details are shared per slug, with a count of the items offering each.
+local function review_slugs(raw)
+  local out = {}
+  if not raw then return out end
+  local ok, item = pcall(cjson.decode, raw)
+  if ok and type(item) == 'table' and type(item[5]) == 'table' then
+    for _, c in ipairs(item[5]) do
+      if type(c) == 'table' and type(c[1]) == 'string' then out[#out + 1] = c[1] end
+    end
+  end
+  return out
+end
+local function review_set(reviewKey, candKey, id, raw, cands)
+  local old = redis.call('HGET', reviewKey, id)
+  if raw ~= '' then
+    local details = cjson.decode(cands)
+    for _, slug in ipairs(review_slugs(raw)) do
+      redis.call('HINCRBY', candKey, '#' .. slug, 1)
+      if details[slug] then redis.call('HSET', candKey, slug, details[slug]) end
+    end
+    redis.call('HSET', reviewKey, id, raw)
+  elseif old then
+    redis.call('HDEL', reviewKey, id)
+  end
+  for _, slug in ipairs(review_slugs(old)) do
+    if redis.call('HINCRBY', candKey, '#' .. slug, -1) <= 0 then redis.call('HDEL', candKey, slug, '#' .. slug) end
+  end
+end
+`;
+
+/**
+ * KEYS: installation hash, records, places, by-slug, review, review candidates. ARGV: then six per record:
+ * id, packed state without its seq, stored slug, place, review item, its candidates' details (JSON object).
+ * The record's written seq is kept; an empty place or review item deletes it. 0 when the installation is gone.
+ */
+const APPLY = new RedisScript(`${RECORD_LUA}
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+local R, P, B = lh_open(KEYS[2]), lh_open(KEYS[3]), lh_open(KEYS[4])
+for i = 1, #ARGV, 6 do
+  local id, rest, slug, place, review, cands = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4], ARGV[i + 5]
+  local old = lh_get(R, id)
+  local before = old and slug_of(old) or ''
+  if before ~= slug then
+    if before ~= '' then by_slug_remove(B, before, id) end
+    if slug ~= '' then by_slug_add(B, slug, id) end
+  end
+  lh_set(R, id, (old and seq_of(old) or '') .. '|' .. rest)
+  if place ~= '' then lh_set(P, id, place) else lh_del(P, id) end
+  review_set(KEYS[5], KEYS[6], id, review, cands)
+end
+lh_close(R)
+lh_close(P)
+lh_close(B)
+return 1
+`);
+
+/** KEYS: installation hash, records, places, by-slug, review, review candidates. ARGV: record ids. */
+const FORGET = new RedisScript(`${RECORD_LUA}
+local R, P, B = lh_open(KEYS[2]), lh_open(KEYS[3]), lh_open(KEYS[4])
+for _, id in ipairs(ARGV) do
+  local old = lh_get(R, id)
+  if old then
+    local slug = slug_of(old)
+    if slug ~= '' then by_slug_remove(B, slug, id) end
+    lh_del(R, id)
+  end
+  lh_del(P, id)
+  review_set(KEYS[5], KEYS[6], id, '', '')
+end
+lh_close(R)
+lh_close(P)
+lh_close(B)
+return 1
+`);
+
+/** KEYS: installation hash, records. ARGV: pairs of record id, seq (base 36). */
+const SET_SEQS = new RedisScript(`${RECORD_LUA}
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+local R = lh_open(KEYS[2])
+for i = 1, #ARGV, 2 do
+  local old = lh_get(R, ARGV[i])
+  local rest = old and rest_of(old) or ''
+  if rest ~= '' then lh_set(R, ARGV[i], ARGV[i + 1] .. '|' .. rest) else lh_set(R, ARGV[i], ARGV[i + 1]) end
+end
+lh_close(R)
+return 1
+`);
+
+/**
+ * KEYS: installation hash, records, places. ARGV: record id, stored slug or '' (drop the auto-link and its place).
+ * Part 5 of the state is '*' for an auto-link to the record's own slug, '=<slug>' for another slug.
+ */
+const SET_AUTO = new RedisScript(`${RECORD_LUA}
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+local R = lh_open(KEYS[2])
+local id, slug = ARGV[1], ARGV[2]
+local old = lh_get(R, id)
+local t = parts(old or '')
+for i = #t + 1, 5 do t[i] = '' end
+if slug == '' then
+  t[5] = ''
+  local P = lh_open(KEYS[3])
+  lh_del(P, id)
+  lh_close(P)
+  if not old then return 1 end
+elseif t[2] == slug then t[5] = '*'
+else t[5] = '=' .. slug end
+lh_set(R, id, join(t))
+lh_close(R)
+return 1
+`);
+
+/** KEYS: one map's stem. ARGV: fields. Their values, nil where absent. */
+const GET_MANY = new RedisScript(`${LINEAR_HASH_LUA}
+local M = lh_open(KEYS[1])
+local out = {}
+for i, f in ipairs(ARGV) do out[i] = lh_get(M, f) end
+return out
+`);
+
+/** KEYS: by-slug, records. ARGV: stored slug. The ids on the slug's digest whose own slug is that slug. */
+const RECORDS_FOR_SLUG = new RedisScript(`${RECORD_LUA}
+local B, R = lh_open(KEYS[1]), lh_open(KEYS[2])
+local v = lh_get(B, digest(ARGV[1]))
+local out = {}
+if not v then return out end
+for id in string.gmatch(v, '%S+') do
+  local state = lh_get(R, id)
+  if state and slug_of(state) == ARGV[1] then out[#out + 1] = id end
+end
+return out
+`);
+
+/** KEYS: installation hash, a hash. ARGV: field/value pairs, written only while the installation exists. */
+const HSET_IF_INSTALLED = new RedisScript(`
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+redis.call('HSET', KEYS[2], unpack(ARGV))
+return 1
+`);
+
+/** Scripts take at most this many records per call, so that none holds Redis for long. */
+const RECORDS_PER_CALL = 500;
+
 export class LinkIndex {
+  private readonly fanout: SlugFanout;
+
   constructor(
     private readonly redis: RedisClient,
     private readonly keys: Keys,
-  ) {}
+  ) {
+    this.fanout = new SlugFanout(redis, keys);
+  }
 
-  /** Applies the state of many records in one round trip; moving a record between slugs is atomic. */
+  /**
+   * Applies the state of many records; moving a record between slugs is atomic. Writes nothing once the
+   * installation is removed.
+   */
   async apply(installationId: string, states: RecordState[]): Promise<void> {
     if (states.length === 0) return;
+    // The slug -> installations fan-out is global (its own slots), so it is written before the installation's
+    // own script rather than in it: a fan-out between the two finds this installation with no record on the
+    // slug yet, never a linked record missing from the fan-out.
+    const digests = [...new Set(states.flatMap((s) => (s.slug ? [slugDigest(escapePart(s.slug))] : [])))];
+    await this.fanout.add(installationId, digests);
     const k = this.keys;
-    const previous = await this.redis.hmget(k.recordSlug(installationId), ...states.map((s) => s.recordId));
-    // The slug -> installations index is global (one key per slug, any slot), so it is written before the
-    // installation's own transaction rather than in it: a fan-out between the two finds this installation
-    // with no record on the slug yet, never a linked record missing from the index.
-    const linkedSlugs = [...new Set(states.flatMap((s) => (s.slug ? [s.slug] : [])))];
-    await Promise.all(linkedSlugs.map((slug) => this.redis.sadd(k.slugInstallations(slug), installationId)));
-    const tx = this.redis.multi();
-    states.forEach((s, i) => {
-      const before = previous[i] ?? null;
-      if (before && before !== s.slug) tx.srem(k.slugMembers(installationId, before), s.recordId);
-      if (s.slug) {
-        tx.hset(k.recordSlug(installationId), s.recordId, s.slug);
-        tx.sadd(k.slugMembers(installationId, s.slug), s.recordId);
-      } else {
-        tx.hdel(k.recordSlug(installationId), s.recordId);
-      }
-      if (s.status) tx.hset(k.recordStatus(installationId), s.recordId, s.status);
-      else tx.hdel(k.recordStatus(installationId), s.recordId);
-      if (s.score !== null) tx.hset(k.recordScore(installationId), s.recordId, String(s.score));
-      else tx.hdel(k.recordScore(installationId), s.recordId);
-      if (s.autoLinked && s.slug) tx.hset(k.autoLinks(installationId), s.recordId, s.slug);
-      else tx.hdel(k.autoLinks(installationId), s.recordId);
-      if (s.autoLinked && s.slug && s.place) {
-        tx.hset(
-          k.autoLinkPlaces(installationId),
+    const keys = [
+      k.installation(installationId),
+      k.recordStates(installationId),
+      k.recordPlaces(installationId),
+      k.slugRecords(installationId),
+      k.review(installationId),
+      k.reviewCandidates(installationId),
+    ];
+    for (let i = 0; i < states.length; i += RECORDS_PER_CALL) {
+      const args = states.slice(i, i + RECORDS_PER_CALL).flatMap((s) => {
+        const review = s.review ? storeReview(s.review) : null;
+        return [
           s.recordId,
-          JSON.stringify([s.place.domain, s.place.country]),
-        );
-      } else {
-        tx.hdel(k.autoLinkPlaces(installationId), s.recordId);
+          packState(s),
+          s.slug ? escapePart(s.slug) : '',
+          s.autoLinked && s.slug && s.place ? packPlace(s.place) : '',
+          review?.item ?? '',
+          review?.candidates ?? '',
+        ];
+      });
+      if ((await APPLY.run(this.redis, keys, args)) === 0) {
+        // Removed meanwhile: take back what was just added to the fan-out (the removal may have read the
+        // installation's slugs before it).
+        await this.fanout.remove(installationId, digests);
+        return;
       }
-      if (s.unlinkedName) tx.hset(k.unlinked(installationId), s.recordId, s.unlinkedName);
-      else tx.hdel(k.unlinked(installationId), s.recordId);
-      if (s.review) tx.hset(k.review(installationId), s.recordId, JSON.stringify(s.review));
-      else tx.hdel(k.review(installationId), s.recordId);
-      tx.hset(k.seen(installationId), s.recordId, storeFingerprint(s.fingerprint));
-    });
-    await tx.exec();
+    }
   }
 
   /** Forgets records that were deleted or merged away. */
   async forget(installationId: string, recordIds: string[]): Promise<void> {
-    if (recordIds.length === 0) return;
     const k = this.keys;
-    const slugs = await this.redis.hmget(k.recordSlug(installationId), ...recordIds);
-    const tx = this.redis.multi();
-    recordIds.forEach((id, i) => {
-      const slug = slugs[i];
-      if (slug) tx.srem(k.slugMembers(installationId, slug), id);
-    });
-    for (const hash of [
-      k.recordSlug(installationId),
-      k.recordStatus(installationId),
-      k.recordScore(installationId),
-      k.autoLinks(installationId),
-      k.autoLinkPlaces(installationId),
+    const keys = [
+      k.installation(installationId),
+      k.recordStates(installationId),
+      k.recordPlaces(installationId),
+      k.slugRecords(installationId),
       k.review(installationId),
-      k.unlinked(installationId),
-      k.seen(installationId),
-      k.writtenSeq(installationId),
-    ]) {
-      tx.hdel(hash, ...recordIds);
+      k.reviewCandidates(installationId),
+    ];
+    for (let i = 0; i < recordIds.length; i += RECORDS_PER_CALL) {
+      await FORGET.run(this.redis, keys, recordIds.slice(i, i + RECORDS_PER_CALL));
     }
-    await tx.exec();
   }
 
   async recordsForSlug(installationId: string, slug: string): Promise<string[]> {
-    return (await this.redis.smembers(this.keys.slugMembers(installationId, slug))).sort();
+    const ids = (await RECORDS_FOR_SLUG.run(
+      this.redis,
+      [this.keys.slugRecords(installationId), this.keys.recordStates(installationId)],
+      [escapePart(slug)],
+    )) as string[];
+    return ids.sort();
   }
 
+  /**
+   * Installations with a record on the slug, or that had one: an installation is not taken out when its last
+   * record leaves a slug, and two slugs may share a digest (slug-fanout.ts). The fan-out finds no record there.
+   */
   async installationsForSlug(slug: string): Promise<string[]> {
-    return (await this.redis.smembers(this.keys.slugInstallations(slug))).sort();
+    return (await this.fanout.installations(slugDigest(escapePart(slug)))).sort();
   }
 
   /** The slug each record is linked to, as last written; null where none. */
   async slugsOf(installationId: string, recordIds: string[]): Promise<(string | null)[]> {
-    if (recordIds.length === 0) return [];
-    return this.redis.hmget(this.keys.recordSlug(installationId), ...recordIds);
+    return (await this.states(installationId, recordIds)).map((s) => s?.slug ?? null);
   }
 
   /** Records that the connector made this link itself (a merge survivor inheriting an auto-link). */
   async markAutoLink(installationId: string, recordId: string, slug: string): Promise<void> {
-    await this.redis.hset(this.keys.autoLinks(installationId), recordId, slug);
+    await this.setAuto(installationId, recordId, escapePart(slug));
   }
 
-  /** Before an installation is removed: it no longer takes part in any slug's fan-out. */
+  /**
+   * Before an installation is removed (and after its hash is deleted, so that no batch adds to the index any
+   * more): it no longer takes part in any slug's fan-out.
+   */
   async forgetInstallation(installationId: string): Promise<void> {
-    const slugs = new Set(await this.redis.hvals(this.keys.recordSlug(installationId)));
-    for (const slug of slugs) await this.redis.srem(this.keys.slugInstallations(slug), installationId);
+    const digests = new Set<string>();
+    await scanLinearHash(this.redis, this.keys.slugRecords(installationId), (digest) => {
+      digests.add(digest);
+      return true;
+    });
+    await this.fanout.remove(installationId, [...digests]);
   }
 
   async autoLinkOf(installationId: string, recordId: string): Promise<string | null> {
-    return this.redis.hget(this.keys.autoLinks(installationId), recordId);
+    const [slug = null] = await this.autoLinksOf(installationId, [recordId]);
+    return slug;
   }
 
   /** The link is no longer the connector's own (a person set or confirmed it). */
   async dropAutoLink(installationId: string, recordId: string): Promise<void> {
-    await this.redis
-      .multi()
-      .hdel(this.keys.autoLinks(installationId), recordId)
-      .hdel(this.keys.autoLinkPlaces(installationId), recordId)
-      .exec();
+    await this.setAuto(installationId, recordId, '');
   }
 
   /** Reports the connector linked to more than one record by itself, with those records' places. */
   async sharedAutoLinks(installationId: string): Promise<AutoLinkGroup[]> {
-    const [links, places] = await Promise.all([
-      this.redis.hgetall(this.keys.autoLinks(installationId)),
-      this.redis.hgetall(this.keys.autoLinkPlaces(installationId)),
-    ]);
-    const bySlug = new Map<string, AutoLinkGroup['records']>();
-    for (const [recordId, slug] of Object.entries(links)) {
-      const place = parseStoredJson(storedPlaceSchema, places[recordId] ?? null) ?? [null, null];
-      const records = bySlug.get(slug) ?? [];
-      records.push({ recordId, domain: place[0], country: place[1] });
-      bySlug.set(slug, records);
-    }
-    return [...bySlug]
-      .filter(([, records]) => records.length > 1)
+    const bySlug = new Map<string, Map<string, LinkPlace>>();
+    await this.scanStates(installationId, (recordId, state) => {
+      if (!state.autoSlug) return true;
+      const records = bySlug.get(state.autoSlug) ?? new Map<string, LinkPlace>();
+      records.set(recordId, { domain: null, country: null });
+      bySlug.set(state.autoSlug, records);
+      return true;
+    });
+    const shared = [...bySlug].filter(([, records]) => records.size > 1);
+    if (shared.length === 0) return [];
+    const ids = shared.flatMap(([, records]) => [...records.keys()]);
+    const places = await this.getMany(this.keys.recordPlaces(installationId), ids);
+    const placeOf = new Map(ids.map((id, i) => [id, unpackPlace(places[i] ?? null)]));
+    return shared
       .map(([slug, records]) => ({
         slug,
-        records: records.sort((a, b) => a.recordId.localeCompare(b.recordId)),
+        records: [...records.keys()]
+          .map((recordId) => ({ recordId, ...(placeOf.get(recordId) ?? { domain: null, country: null }) }))
+          .sort((a, b) => a.recordId.localeCompare(b.recordId)),
       }))
       .sort((a, b) => a.slug.localeCompare(b.slug));
   }
 
   async autoLinksOf(installationId: string, recordIds: string[]): Promise<(string | null)[]> {
-    if (recordIds.length === 0) return [];
-    return this.redis.hmget(this.keys.autoLinks(installationId), ...recordIds);
+    return (await this.states(installationId, recordIds)).map((s) => s?.autoSlug ?? null);
   }
 
   /** Slugs a person rejected for this record: never offered again. */
@@ -230,17 +456,16 @@ export class LinkIndex {
   async addRejectedSlugs(installationId: string, recordId: string, slugs: string[]): Promise<void> {
     const rejected = await this.rejectedSlugs(installationId, recordId);
     for (const slug of slugs) rejected.add(slug);
-    await this.redis.hset(this.keys.rejected(installationId), recordId, JSON.stringify([...rejected]));
+    await HSET_IF_INSTALLED.run(
+      this.redis,
+      [this.keys.installation(installationId), this.keys.rejected(installationId)],
+      [recordId, JSON.stringify([...rejected])],
+    );
   }
 
-  /** The fingerprint last seen per record; null when never seen. */
-  async fingerprints(installationId: string, recordIds: string[]): Promise<(Fingerprint | null)[]> {
-    if (recordIds.length === 0) return [];
-    const raw = await this.redis.hmget(this.keys.seen(installationId), ...recordIds);
-    return raw.map((v) => {
-      const tuple = parseStoredJson(storedFingerprintSchema, v);
-      return tuple ? { name: tuple[0], domain: tuple[1], slug: tuple[2] } : null;
-    });
+  /** The fingerprint last seen per record, as digests (compare with `digestFingerprint`); null when never seen. */
+  async fingerprints(installationId: string, recordIds: string[]): Promise<(FingerprintDigest | null)[]> {
+    return (await this.states(installationId, recordIds)).map((s) => s?.fingerprint ?? null);
   }
 
   async pollCursor(installationId: string): Promise<PollCursor | null> {
@@ -251,46 +476,47 @@ export class LinkIndex {
 
   /** The time of the first poll, once set, stays. */
   async setPollCursor(installationId: string, cursor: PollCursor): Promise<void> {
-    await this.redis.hset(this.keys.pollCursor(installationId), {
-      cursor: cursor.cursor,
-      since: String(cursor.since),
-    });
+    await HSET_IF_INSTALLED.run(
+      this.redis,
+      [this.keys.installation(installationId), this.keys.pollCursor(installationId)],
+      ['cursor', cursor.cursor, 'since', String(cursor.since)],
+    );
   }
 
   async unlinkedNames(installationId: string): Promise<Map<string, string>> {
-    return new Map(Object.entries(await this.redis.hgetall(this.keys.unlinked(installationId))));
+    const names = new Map<string, string>();
+    await this.scanStates(installationId, (recordId, state) => {
+      if (state.unlinkedName !== null) names.set(recordId, state.unlinkedName);
+      else names.delete(recordId);
+      return true;
+    });
+    return names;
   }
 
   async reviewItems(installationId: string): Promise<ReviewItem[]> {
     const raw = await this.redis.hgetall(this.keys.review(installationId));
-    return Object.values(raw)
-      .map((v) => parseStoredJson(reviewItemSchema, v))
-      .filter((r) => r !== null)
-      .sort((a, b) => (a.name ?? '').localeCompare(b.name ?? ''));
+    const items = await this.readReviews(installationId, Object.entries(raw));
+    return items.filter((r) => r !== null).sort((a, b) => (a.name ?? '').localeCompare(b.name ?? ''));
   }
 
   async reviewItem(installationId: string, recordId: string): Promise<ReviewItem | null> {
-    return parseStoredJson(
-      reviewItemSchema,
-      await this.redis.hget(this.keys.review(installationId), recordId),
-    );
+    const [item = null] = await this.reviewItemsOf(installationId, [recordId]);
+    return item;
   }
 
   /** The review items of these records, in their order; null where a record is not waiting for review. */
   async reviewItemsOf(installationId: string, recordIds: readonly string[]): Promise<(ReviewItem | null)[]> {
     if (recordIds.length === 0) return [];
     const raw = await this.redis.hmget(this.keys.review(installationId), ...recordIds);
-    return raw.map((v) => parseStoredJson(reviewItemSchema, v));
+    return this.readReviews(
+      installationId,
+      recordIds.map((id, i) => [id, raw[i] ?? null]),
+    );
   }
 
   /** The match status of each record as last written, in their order (null: not processed). */
   async statusesOf(installationId: string, recordIds: readonly string[]): Promise<(MatchStatus | null)[]> {
-    if (recordIds.length === 0) return [];
-    const raw = await this.redis.hmget(this.keys.recordStatus(installationId), ...recordIds);
-    return raw.map((v) => {
-      const parsed = matchStatusSchema.safeParse(v);
-      return parsed.success ? parsed.data : null;
-    });
+    return (await this.states(installationId, recordIds)).map((s) => s?.status ?? null);
   }
 
   async reviewCount(installationId: string): Promise<number> {
@@ -303,63 +529,258 @@ export class LinkIndex {
   }
 
   /**
-   * Up to `limit` records in one status with their normalised names (from the unlinked hash), for the admin
-   * page's list of companies without a report. Scans the status hash in pages, never all at once.
+   * Up to `limit` records in one status with their normalised names, for the admin page's list of companies
+   * without a report. Scans the records' states a page of buckets at a time, never all at once.
    */
   async recordsWithStatus(
     installationId: string,
     status: MatchStatus,
     limit: number,
   ): Promise<{ recordId: string; normalizedName: string | null }[]> {
-    const ids: string[] = [];
-    let cursor = '0';
-    do {
-      const [next, flat] = await this.redis.hscan(
-        this.keys.recordStatus(installationId),
-        cursor,
-        'COUNT',
-        500,
-      );
-      cursor = next;
-      for (let i = 0; i + 1 < flat.length && ids.length < limit; i += 2) {
-        if (flat[i + 1] === status) ids.push(flat[i]!);
-      }
-    } while (cursor !== '0' && ids.length < limit);
-    if (ids.length === 0) return [];
-    const names = await this.redis.hmget(this.keys.unlinked(installationId), ...ids);
-    return ids.map((recordId, i) => ({ recordId, normalizedName: names[i] ?? null }));
+    const found = new Map<string, string | null>();
+    if (limit <= 0) return [];
+    await this.scanStates(installationId, (recordId, state) => {
+      if (state.status === status) found.set(recordId, state.unlinkedName);
+      return found.size < limit;
+    });
+    return [...found].map(([recordId, normalizedName]) => ({ recordId, normalizedName }));
   }
 
   async coverage(installationId: string): Promise<Record<MatchStatus, number>> {
     const counts = Object.fromEntries(MATCH_STATUSES.map((s) => [s, 0])) as Record<MatchStatus, number>;
-    const statuses = await this.redis.hvals(this.keys.recordStatus(installationId));
-    for (const s of statuses) {
-      const parsed = matchStatusSchema.safeParse(s);
-      if (parsed.success) counts[parsed.data] += 1;
+    for (const state of (await this.allStates(installationId)).values()) {
+      if (state.status) counts[state.status] += 1;
     }
     return counts;
   }
 
   async scores(installationId: string): Promise<number[]> {
-    return (await this.redis.hvals(this.keys.recordScore(installationId)))
-      .map(Number)
-      .filter(Number.isFinite);
+    return [...(await this.allStates(installationId)).values()].flatMap((s) =>
+      s.score !== null ? [s.score] : [],
+    );
   }
 
   /** Highest report sequence already written per record (0 when none). */
   async writtenSeqs(installationId: string, recordIds: string[]): Promise<number[]> {
-    if (recordIds.length === 0) return [];
-    const raw = await this.redis.hmget(this.keys.writtenSeq(installationId), ...recordIds);
-    return raw.map((v) => (v ? Number(v) : 0));
+    return (await this.states(installationId, recordIds)).map((s) => s?.seq ?? 0);
   }
 
   async setWrittenSeqs(installationId: string, seqs: Map<string, number>): Promise<void> {
-    if (seqs.size === 0) return;
-    await this.redis.hset(
-      this.keys.writtenSeq(installationId),
-      Object.fromEntries([...seqs].map(([k, v]) => [k, String(v)])),
+    const entries = [...seqs];
+    for (let i = 0; i < entries.length; i += RECORDS_PER_CALL) {
+      await SET_SEQS.run(
+        this.redis,
+        [this.keys.installation(installationId), this.keys.recordStates(installationId)],
+        entries.slice(i, i + RECORDS_PER_CALL).flatMap(([id, seq]) => [id, seq > 0 ? seq.toString(36) : '']),
+      );
+    }
+  }
+
+  private async setAuto(installationId: string, recordId: string, storedSlug: string): Promise<void> {
+    const k = this.keys;
+    await SET_AUTO.run(
+      this.redis,
+      [k.installation(installationId), k.recordStates(installationId), k.recordPlaces(installationId)],
+      [recordId, storedSlug],
     );
   }
+
+  private async getMany(stem: string, fields: readonly string[]): Promise<(string | null)[]> {
+    const out: (string | null)[] = [];
+    for (let i = 0; i < fields.length; i += RECORDS_PER_CALL) {
+      const some = fields.slice(i, i + RECORDS_PER_CALL);
+      const raw = (await GET_MANY.run(this.redis, [stem], some)) as (string | null)[];
+      out.push(...some.map((_, j) => raw[j] ?? null));
+    }
+    return out;
+  }
+
+  private async states(
+    installationId: string,
+    recordIds: readonly string[],
+  ): Promise<(StoredState | null)[]> {
+    if (recordIds.length === 0) return [];
+    const raw = await this.getMany(this.keys.recordStates(installationId), recordIds);
+    return raw.map((v) => (v === null ? null : unpackState(v)));
+  }
+
+  private async scanStates(
+    installationId: string,
+    visit: (recordId: string, state: StoredState) => boolean,
+  ): Promise<void> {
+    await scanLinearHash(this.redis, this.keys.recordStates(installationId), (recordId, value) =>
+      visit(recordId, unpackState(value)),
+    );
+  }
+
+  /** Every record's state, each once (a split during the scan may show a record twice). */
+  private async allStates(installationId: string): Promise<Map<string, StoredState>> {
+    const all = new Map<string, StoredState>();
+    await this.scanStates(installationId, (recordId, state) => {
+      all.set(recordId, state);
+      return true;
+    });
+    return all;
+  }
+
+  private async readReviews(
+    installationId: string,
+    raw: readonly (readonly [string, string | null])[],
+  ): Promise<(ReviewItem | null)[]> {
+    const stored = raw.map(([id, v]) => [id, parseStoredJson(storedReviewSchema, v)] as const);
+    const slugs = [...new Set(stored.flatMap(([, s]) => (s ? s[4].map((c) => c[0]) : [])))];
+    const details =
+      slugs.length > 0 ? await this.redis.hmget(this.keys.reviewCandidates(installationId), ...slugs) : [];
+    const detailsOf = new Map(
+      slugs.map((slug, i) => [slug, parseStoredJson(storedCandidateSchema, details[i])]),
+    );
+    return stored.map(([recordId, s]) => (s ? unpackReview(recordId, s, detailsOf) : null));
+  }
+}
+
+// ---- the packed state -----------------------------------------------------------------------------------
+
+/** `|` separates the parts, so a free-text part (slug, name, domain) has `%` and `|` escaped. */
+function escapePart(value: string): string {
+  return value.replace(/%/g, '%25').replace(/\|/g, '%7C');
+}
+
+function unescapePart(value: string): string {
+  return value.replace(/%7C/g, '|').replace(/%25/g, '%');
+}
+
+function shortDigest(value: string): string {
+  return createHash('sha1').update(value).digest('base64url').slice(0, 4);
+}
+
+export function digestFingerprint(f: Fingerprint): FingerprintDigest {
+  return { name: shortDigest(f.name), domain: shortDigest(f.domain), slug: shortDigest(f.slug) };
+}
+
+/**
+ * Everything but the seq (the script keeps the stored one): `slug|status|score|auto|fingerprint|name`, empty
+ * parts at the end left out. The fingerprint is the name's and domain's digests, then the slug's only when it
+ * is not the record's linked slug (it nearly always is, or both are empty).
+ */
+function packState(s: RecordState): string {
+  const slug = s.slug ? escapePart(s.slug) : '';
+  const fp = digestFingerprint(s.fingerprint);
+  const parts = [
+    slug,
+    s.status ? STATUS_CODES[s.status] : '',
+    s.score !== null ? String(s.score) : '',
+    s.autoLinked && s.slug ? '*' : '',
+    fp.name + fp.domain + (s.fingerprint.slug === (s.slug ?? '') ? '' : fp.slug),
+    s.unlinkedName !== null ? escapePart(s.unlinkedName) : '',
+  ];
+  while (parts.length > 0 && parts[parts.length - 1] === '') parts.pop();
+  return parts.join('|');
+}
+
+function unpackState(value: string): StoredState {
+  const [seq = '', slugPart = '', status = '', score = '', auto = '', fp = '', name] = value.split('|');
+  const slug = slugPart ? unescapePart(slugPart) : null;
+  const scoreNumber = score === '' ? Number.NaN : Number(score);
+  return {
+    seq: seq ? Number.parseInt(seq, 36) : 0,
+    slug,
+    status: STATUS_OF_CODE.get(status) ?? null,
+    score: Number.isFinite(scoreNumber) ? scoreNumber : null,
+    autoSlug: auto === '*' ? slug : auto.startsWith('=') ? unescapePart(auto.slice(1)) : null,
+    fingerprint:
+      fp.length >= 8
+        ? { name: fp.slice(0, 4), domain: fp.slice(4, 8), slug: fp.slice(8) || shortDigest(slug ?? '') }
+        : null,
+    unlinkedName: name !== undefined ? unescapePart(name) : null,
+  };
+}
+
+function packPlace(place: LinkPlace): string {
+  // `~` for null: a record without a domain is not one with an empty domain.
+  const part = (v: string | null) => (v === null ? '~' : escapePart(v));
+  return `${part(place.domain)}|${part(place.country)}`;
+}
+
+function unpackPlace(value: string | null): LinkPlace {
+  if (value === null) return { domain: null, country: null };
+  const [domain = '~', country = '~'] = value.split('|');
+  const part = (v: string) => (v === '~' ? null : unescapePart(v));
+  return { domain: part(domain), country: part(country) };
+}
+
+// ---- review items ---------------------------------------------------------------------------------------
+
+/** `false` stands for a field that was not there (undefined), so that it reads back absent, not null. */
+const absent = z.literal(false);
+const optionalText = z.union([z.string(), z.null(), absent]);
+/** `[name, country, industry, at, [[slug, score, why], ...]]`; `at` as epoch ms when it was an ISO time. */
+const storedReviewSchema = z.tuple([
+  z.string().nullable(),
+  optionalText,
+  optionalText,
+  z.union([z.number(), z.string()]),
+  z.array(z.tuple([z.string(), z.union([z.number(), z.null(), absent]), z.union([z.string(), absent])])),
+]);
+/** A candidate's report, shared by the items offering it: `[name, industry, stage, geography]`. */
+const storedCandidateSchema = z.tuple([z.string(), optionalText, optionalText, optionalText]);
+
+function kept<T>(value: T | undefined): T | false {
+  return value === undefined ? false : value;
+}
+
+function given<T>(value: T | false): T | undefined {
+  return value === false ? undefined : value;
+}
+
+function storeReview(item: ReviewItem): { item: string; candidates: string } {
+  const at = new Date(item.at);
+  const stored: z.infer<typeof storedReviewSchema> = [
+    item.name,
+    kept(item.country),
+    kept(item.industry),
+    !Number.isNaN(at.getTime()) && at.toISOString() === item.at ? at.getTime() : item.at,
+    item.candidates.map((c) => [c.slug, kept(c.score), kept(c.why)]),
+  ];
+  const candidates = Object.fromEntries(
+    item.candidates.map((c) => [
+      c.slug,
+      JSON.stringify([c.name, kept(c.industry), kept(c.stage), kept(c.geography)] satisfies z.infer<
+        typeof storedCandidateSchema
+      >),
+    ]),
+  );
+  return { item: JSON.stringify(stored), candidates: JSON.stringify(candidates) };
+}
+
+function unpackReview(
+  recordId: string,
+  [name, country, industry, at, candidates]: z.infer<typeof storedReviewSchema>,
+  detailsOf: ReadonlyMap<string, z.infer<typeof storedCandidateSchema> | null>,
+): ReviewItem {
+  return stripUndefined({
+    recordId,
+    name,
+    country: given(country),
+    industry: given(industry),
+    candidates: candidates.map(([slug, score, why]) => {
+      const [cName, cIndustry, stage, geography] = detailsOf.get(slug) ?? [slug, false, false, false];
+      return stripUndefined({
+        slug,
+        name: cName,
+        industry: given(cIndustry),
+        stage: given(stage),
+        geography: given(geography),
+        score: given(score),
+        why: given(why),
+      });
+    }),
+    at: typeof at === 'number' ? new Date(at).toISOString() : at,
+  });
+}
+
+/** Leaves out the keys whose value is undefined, as the JSON it was read from did. */
+function stripUndefined<T extends object>(value: T): T {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
 }
 
 export function fingerprintOf(record: {
@@ -374,10 +795,6 @@ export function fingerprintOf(record: {
   };
 }
 
-export function sameFingerprint(a: Fingerprint, b: Fingerprint): boolean {
+export function sameFingerprint(a: FingerprintDigest, b: FingerprintDigest): boolean {
   return a.name === b.name && a.domain === b.domain && a.slug === b.slug;
-}
-
-function storeFingerprint(f: Fingerprint): string {
-  return JSON.stringify([f.name, f.domain, f.slug] satisfies z.infer<typeof storedFingerprintSchema>);
 }

@@ -23,7 +23,7 @@ import type {
   SlugUpdateJob,
 } from './jobs.js';
 import type { Keys } from './keys.js';
-import { fingerprintOf, type LinkIndex, sameFingerprint } from './link-index.js';
+import { digestFingerprint, fingerprintOf, type LinkIndex, sameFingerprint } from './link-index.js';
 import type { MatchingStrategy } from './matching-strategy.js';
 import { PendingSlugs } from './pending-slugs.js';
 import { jobIdPart, legacyJobIdPart, type Queues } from './queues.js';
@@ -649,16 +649,19 @@ export class Pipeline {
           changes.push({ kind: 'created', recordId: record.id });
         return;
       }
-      if (sameFingerprint(before, now)) return; // our own write, or a field we do not watch
-      if (before.slug !== now.slug) {
+      // The index keeps a digest of each part: enough to tell which one changed.
+      const nowDigest = digestFingerprint(now);
+      if (sameFingerprint(before, nowDigest)) return; // our own write, or a field we do not watch
+      if (before.slug !== nowDigest.slug) {
         changes.push({
           kind: 'slugChanged',
           recordId: record.id,
           slug: now.slug || null,
           ...(record.modifiedBy ? { by: record.modifiedBy } : {}),
         });
-      } else if (before.name !== now.name) changes.push({ kind: 'renamed', recordId: record.id });
-      else if (before.domain !== now.domain) changes.push({ kind: 'domainChanged', recordId: record.id });
+      } else if (before.name !== nowDigest.name) changes.push({ kind: 'renamed', recordId: record.id });
+      else if (before.domain !== nowDigest.domain)
+        changes.push({ kind: 'domainChanged', recordId: record.id });
     });
     return changes;
   }

@@ -1,0 +1,113 @@
+import { createHash } from 'node:crypto';
+import type { RedisClient } from '../redis.js';
+import { RedisScript } from '../util/redis-script.js';
+import type { Keys } from './keys.js';
+import { LINEAR_HASH_LUA } from './linear-hash.js';
+
+/**
+ * Which installations have a record on a slug (the fan-out of score.changed), for the whole deployment. It was
+ * one set per slug: a key, its dict and a hash-table entry per slug, about 240 bytes for a report one record
+ * links to. Now it is SHARDS linear-hash maps (linear-hash.ts), each under a hash tag of its own, field the
+ * slug's digest, value the installation ids: a few bytes more than the digest and the ids.
+ *
+ * The field is a 40-bit digest of the slug, not the slug: shorter, and every slug's field is the same length.
+ * Two slugs with the same digest (about one pair in a million slugs) share their entry: a fan-out then looks
+ * at an installation that has no record on the slug and finds none (LinkIndex.recordsForSlug checks the
+ * records' own slug), which an entry left after the last record moved away did already.
+ */
+
+/** Fixed, so that a slug's shard never moves; 16 tags spread over the masters of a cluster. */
+export const SLUG_FANOUT_SHARDS = 16;
+
+/**
+ * The slug's digest: 10 hex digits of SHA-1 over its stored (escaped) form. The same in Lua
+ * (`string.sub(redis.sha1hex(slug), 1, 10)` in link-index.ts) and here.
+ */
+export function slugDigest(storedSlug: string): string {
+  return createHash('sha1').update(storedSlug).digest('hex').slice(0, 10);
+}
+
+function shardOf(digest: string): number {
+  return Number.parseInt(digest.slice(0, 2), 16) % SLUG_FANOUT_SHARDS;
+}
+
+/** KEYS[1] the shard's stem; ARGV installation id, then digests: adds the installation to each. */
+const ADD = new RedisScript(`${LINEAR_HASH_LUA}
+local M = lh_open(KEYS[1])
+local id = ARGV[1]
+for i = 2, #ARGV do
+  local v = lh_get(M, ARGV[i])
+  if not v then
+    lh_set(M, ARGV[i], id)
+  elseif not string.find(' ' .. v .. ' ', ' ' .. id .. ' ', 1, true) then
+    lh_set(M, ARGV[i], v .. ' ' .. id)
+  end
+end
+lh_close(M)
+return 1
+`);
+
+/** KEYS[1] the shard's stem; ARGV installation id, then digests: takes the installation out of each. */
+const REMOVE = new RedisScript(`${LINEAR_HASH_LUA}
+local M = lh_open(KEYS[1])
+local id = ARGV[1]
+for i = 2, #ARGV do
+  local v = lh_get(M, ARGV[i])
+  if v then
+    local kept = {}
+    for member in string.gmatch(v, '%S+') do
+      if member ~= id then kept[#kept + 1] = member end
+    end
+    if #kept == 0 then lh_del(M, ARGV[i]) else lh_set(M, ARGV[i], table.concat(kept, ' ')) end
+  end
+end
+lh_close(M)
+return 1
+`);
+
+/** KEYS[1] the shard's stem; ARGV the digest. */
+const GET = new RedisScript(`${LINEAR_HASH_LUA}
+return lh_get(lh_open(KEYS[1]), ARGV[1])
+`);
+
+export class SlugFanout {
+  constructor(
+    private readonly redis: RedisClient,
+    private readonly keys: Keys,
+  ) {}
+
+  async add(installationId: string, digests: readonly string[]): Promise<void> {
+    await this.eachShard(digests, (stem, some) => ADD.run(this.redis, [stem], [installationId, ...some]));
+  }
+
+  async remove(installationId: string, digests: readonly string[]): Promise<void> {
+    await this.eachShard(digests, (stem, some) => REMOVE.run(this.redis, [stem], [installationId, ...some]));
+  }
+
+  /** The installations listed for the slug's digest (see above: possibly one with no record on it). */
+  async installations(digest: string): Promise<string[]> {
+    const stem = this.keys.slugInstallationsShard(shardOf(digest));
+    const raw = (await GET.run(this.redis, [stem], [digest])) as string | null;
+    return raw ? raw.split(' ') : [];
+  }
+
+  private async eachShard(
+    digests: readonly string[],
+    run: (stem: string, digests: string[]) => Promise<unknown>,
+  ): Promise<void> {
+    const byShard = new Map<number, string[]>();
+    for (const d of new Set(digests)) {
+      const list = byShard.get(shardOf(d)) ?? [];
+      list.push(d);
+      byShard.set(shardOf(d), list);
+    }
+    // One script per shard, at most 500 digests each, so that no call holds Redis long.
+    const calls: Promise<unknown>[] = [];
+    for (const [shard, list] of byShard) {
+      for (let i = 0; i < list.length; i += 500) {
+        calls.push(run(this.keys.slugInstallationsShard(shard), list.slice(i, i + 500)));
+      }
+    }
+    await Promise.all(calls);
+  }
+}
