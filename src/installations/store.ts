@@ -241,11 +241,21 @@ export class InstallationStore {
     return sealed ? this.box.open(sealed, `${id}:reports`) : null;
   }
 
+  /**
+   * Deletes the installation's hash, and with it the right to write its index: the link index's write scripts
+   * do nothing once the hash is gone (same hash tag), so a batch still running cannot write state back after
+   * `remove` deleted it. The first step of a removal; `remove` then deletes the rest.
+   */
+  async retire(id: string): Promise<void> {
+    await this.redis.unlink(this.key(id));
+  }
+
   /** Deletes the installation and every key scoped to it. The CRM's own data is not touched. */
   async remove(id: string): Promise<void> {
+    // The hash first: no index write lands after it (see `retire`); and a cluster cannot remove the hash and
+    // the set entry at once: an id left in the set without its hash is skipped by `list`.
+    await this.retire(id);
     await deleteByPattern(this.redis, this.keys.instPattern(id));
-    // The hash first (a cluster cannot remove both at once): an id left in the set without it is skipped by `list`.
-    await this.redis.unlink(this.key(id));
     await this.redis.srem(this.setKey(), id);
   }
 }
