@@ -131,7 +131,7 @@ const RECORD_LUA = `${LINEAR_HASH_LUA}
 local function seq_of(v) return string.match(v, '^([^|]*)') end
 local function slug_of(v) return string.match(v, '^[^|]*|([^|]*)') or '' end
 local function rest_of(v) return string.match(v, '^[^|]*|(.*)$') or '' end
-local function digest(slug) return string.sub(redis.sha1hex(slug), 1, 10) end
+local function digest(slug) return string.sub(redis.sha1hex(slug), 1, 8) end
 local function parts(v)
   local t = {}
   for s in string.gmatch(v .. '|', '([^|]*)|') do t[#t + 1] = s end

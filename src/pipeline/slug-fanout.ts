@@ -10,8 +10,8 @@ import { LINEAR_HASH_LUA } from './linear-hash.js';
  * links to. Now it is SHARDS linear-hash maps (linear-hash.ts), each under a hash tag of its own, field the
  * slug's digest, value the installation ids: a few bytes more than the digest and the ids.
  *
- * The field is a 40-bit digest of the slug, not the slug: shorter, and every slug's field is the same length.
- * Two slugs with the same digest (about one pair in a million slugs) share their entry: a fan-out then looks
+ * The field is a 32-bit digest of the slug, not the slug: shorter, and every slug's field is the same length.
+ * Two slugs with the same digest (about one pair among 100,000 slugs) share their entry: a fan-out then looks
  * at an installation that has no record on the slug and finds none (LinkIndex.recordsForSlug checks the
  * records' own slug), which an entry left after the last record moved away did already.
  */
@@ -20,11 +20,11 @@ import { LINEAR_HASH_LUA } from './linear-hash.js';
 export const SLUG_FANOUT_SHARDS = 16;
 
 /**
- * The slug's digest: 10 hex digits of SHA-1 over its stored (escaped) form. The same in Lua
- * (`string.sub(redis.sha1hex(slug), 1, 10)` in link-index.ts) and here.
+ * The slug's digest: 8 hex digits (32 bits) of SHA-1 over its stored (escaped) form. The same in Lua
+ * (`string.sub(redis.sha1hex(slug), 1, 8)` in link-index.ts) and here.
  */
 export function slugDigest(storedSlug: string): string {
-  return createHash('sha1').update(storedSlug).digest('hex').slice(0, 10);
+  return createHash('sha1').update(storedSlug).digest('hex').slice(0, 8);
 }
 
 function shardOf(digest: string): number {
