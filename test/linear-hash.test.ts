@@ -251,7 +251,7 @@ describe('LinkIndex on linear-hash buckets', () => {
           industry: 'Automation',
           stage: null,
           score: 30.2,
-          why: 'same name',
+          why: 'same name; same country, DE ~ 100%',
         },
         { slug: 'acme-us', name: 'Acme', geography: 'Austin, United States' },
       ],
@@ -272,6 +272,16 @@ describe('LinkIndex on linear-hash buckets', () => {
       { ...unlinked, recordId: 'r2', review: { ...review, recordId: 'r2' } },
     ]);
     expect(await index.reviewItem('i2', 'r1')).toEqual(review);
+    const odd = {
+      recordId: 'r9',
+      name: null,
+      industry: '',
+      candidates: [{ slug: 'a,b;c|d%', name: 'Odd', score: null }],
+      at: 'not a time',
+    };
+    await index.apply('i2', [{ ...unlinked, recordId: 'r9', review: odd }]);
+    expect(await index.reviewItem('i2', 'r9')).toEqual(odd);
+    await index.forget('i2', ['r9']);
     expect(await index.reviewItems('i2')).toHaveLength(2);
     expect(await index.unlinkedNames('i2')).toEqual(
       new Map([

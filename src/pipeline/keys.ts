@@ -96,9 +96,12 @@ export class Keys {
   slugRecords(id: string): string {
     return `${this.inst(id)}:by-slug`;
   }
-  /** Hash record id -> compact JSON of the review item (link-index.ts, `storeReview`). */
+  /**
+   * Hash record id -> the review item as a short string (link-index.ts, `storeReview`). Named anew with that
+   * format: the JSON items of `inst:{id}:review` are not read any more (a full sync writes them again here).
+   */
   review(id: string): string {
-    return `${this.inst(id)}:review`;
+    return `${this.inst(id)}:review-items`;
   }
   /**
    * Hash slug -> compact JSON of a review candidate's report (name, industry, stage, geography), shared by every

@@ -23,8 +23,8 @@ import { SlugFanout, slugDigest } from './slug-fanout.js';
  * digest -> record ids in another; the deployment's slug ->
  * installations fan-out in slug-fanout.ts. Every write is a Lua script that first checks the installation's
  * hash still exists (same hash tag): a batch still running when its installation is removed writes nothing
- * after the removal deleted the hash. Review items are compact JSON arrays whose candidates' report details are
- * kept once per slug (`reviewCandidates`).
+ * after the removal deleted the hash. Review items are short strings (`storeReview`) whose candidates' report
+ * details are kept once per slug (`reviewCandidates`).
  */
 
 const rejectedSlugsSchema = z.array(z.string());
@@ -180,13 +180,9 @@ end
 -- Review items: the candidates' details are shared per slug, with a count of the items offering each.
 local function review_slugs(raw)
   local out = {}
-  if not raw then return out end
-  local ok, item = pcall(cjson.decode, raw)
-  if ok and type(item) == 'table' and type(item[5]) == 'table' then
-    for _, c in ipairs(item[5]) do
-      if type(c) == 'table' and type(c[1]) == 'string' then out[#out + 1] = c[1] end
-    end
-  end
+  local cands = raw and string.match(raw, '^[^|]*|[^|]*|[^|]*|[^|]*|(.*)$')
+  if not cands then return out end
+  for c in string.gmatch(cands, '[^;]+') do out[#out + 1] = string.match(c, '^([^,]*)') end
   return out
 end
 local function review_set(reviewKey, candKey, id, raw, cands)
@@ -664,8 +660,8 @@ export class LinkIndex {
     installationId: string,
     raw: readonly (readonly [string, string | null])[],
   ): Promise<(ReviewItem | null)[]> {
-    const stored = raw.map(([id, v]) => [id, parseStoredJson(storedReviewSchema, v)] as const);
-    const slugs = [...new Set(stored.flatMap(([, s]) => (s ? s[4].map((c) => c[0]) : [])))];
+    const stored = raw.map(([id, v]) => [id, v === null ? null : parseReview(v)] as const);
+    const slugs = [...new Set(stored.flatMap(([, s]) => (s ? s.candidates.map((c) => c.slug) : [])))];
     const details =
       slugs.length > 0 ? await this.redis.hmget(this.keys.reviewCandidates(installationId), ...slugs) : [];
     const detailsOf = new Map(
@@ -748,19 +744,39 @@ function unpackPlace(value: string | null): LinkPlace {
 
 // ---- review items ---------------------------------------------------------------------------------------
 
+/**
+ * A review item, stored as `name|country|industry|at|slug,score,why;slug,score,why...`: each text part
+ * escaped (`reviewText`), `at` in base 36 epoch ms when it was an ISO time (else `=` and the text). The slugs are
+ * the stored (escaped) ones, which key the candidates' details.
+ */
+interface StoredReview {
+  name: string | null | undefined;
+  country: string | null | undefined;
+  industry: string | null | undefined;
+  at: string;
+  candidates: { slug: string; score: number | null | undefined; why: string | undefined }[];
+}
+
 /** `false` stands for a field that was not there (undefined), so that it reads back absent, not null. */
 const absent = z.literal(false);
 const optionalText = z.union([z.string(), z.null(), absent]);
-/** `[name, country, industry, at, [[slug, score, why], ...]]`; `at` as epoch ms when it was an ISO time. */
-const storedReviewSchema = z.tuple([
-  z.string().nullable(),
-  optionalText,
-  optionalText,
-  z.union([z.number(), z.string()]),
-  z.array(z.tuple([z.string(), z.union([z.number(), z.null(), absent]), z.union([z.string(), absent])])),
-]);
-/** A candidate's report, shared by the items offering it: `[name, industry, stage, geography]`. */
+/** A candidate's report, shared by the items offering it: JSON `[name, industry, stage, geography]`. */
 const storedCandidateSchema = z.tuple([z.string(), optionalText, optionalText, optionalText]);
+
+/** Text in a review item: undefined is empty, null `~`, the empty string `%`; `%|,;~` escaped. */
+function reviewText(value: string | null | undefined): string {
+  if (value === undefined) return '';
+  if (value === null) return '~';
+  if (value === '') return '%';
+  return value.replace(/[%|,;~]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+}
+
+function readReviewText(part: string): string | null | undefined {
+  if (part === '') return undefined;
+  if (part === '~') return null;
+  if (part === '%') return '';
+  return part.replace(/%([0-9A-F]{2})/g, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)));
+}
 
 function kept<T>(value: T | undefined): T | false {
   return value === undefined ? false : value;
@@ -772,47 +788,90 @@ function given<T>(value: T | false): T | undefined {
 
 function storeReview(item: ReviewItem): { item: string; candidates: string } {
   const at = new Date(item.at);
-  const stored: z.infer<typeof storedReviewSchema> = [
-    item.name,
-    kept(item.country),
-    kept(item.industry),
-    !Number.isNaN(at.getTime()) && at.toISOString() === item.at ? at.getTime() : item.at,
-    item.candidates.map((c) => [c.slug, kept(c.score), kept(c.why)]),
+  const stamp =
+    !Number.isNaN(at.getTime()) && at.toISOString() === item.at
+      ? at.getTime().toString(36)
+      : `=${reviewText(item.at)}`;
+  const candidates = item.candidates
+    .map((c) => {
+      const score = c.score === undefined ? '' : c.score === null ? '~' : String(c.score);
+      return `${storedCandidateSlug(c.slug)},${score},${reviewText(c.why)}`;
+    })
+    .join(';');
+  const stored = [
+    reviewText(item.name),
+    reviewText(item.country),
+    reviewText(item.industry),
+    stamp,
+    candidates,
   ];
-  const candidates = Object.fromEntries(
+  const details = Object.fromEntries(
     item.candidates.map((c) => [
-      c.slug,
+      storedCandidateSlug(c.slug),
       JSON.stringify([c.name, kept(c.industry), kept(c.stage), kept(c.geography)] satisfies z.infer<
         typeof storedCandidateSchema
       >),
     ]),
   );
-  return { item: JSON.stringify(stored), candidates: JSON.stringify(candidates) };
+  return { item: stored.join('|'), candidates: JSON.stringify(details) };
+}
+
+/** A candidate's slug as the item keeps it: `|` and `%` escaped as in the state, `,` and `;` too. */
+function storedCandidateSlug(slug: string): string {
+  return escapePart(slug).replace(/[,;]/g, (ch) => (ch === ',' ? '%2C' : '%3B'));
+}
+
+function parseReview(value: string): StoredReview | null {
+  const parts = value.split('|');
+  if (parts.length !== 5) return null;
+  const [name = '', country = '', industry = '', stamp = '', candidates = ''] = parts;
+  const at = stamp.startsWith('=')
+    ? readReviewText(stamp.slice(1))
+    : new Date(Number.parseInt(stamp, 36)).toISOString();
+  if (typeof at !== 'string') return null;
+  return {
+    name: readReviewText(name),
+    country: readReviewText(country),
+    industry: readReviewText(industry),
+    at,
+    candidates: candidates
+      .split(';')
+      .filter((c) => c !== '')
+      .map((c) => {
+        const [slug = '', score = '', why = ''] = c.split(',');
+        return {
+          slug,
+          score: score === '' ? undefined : score === '~' ? null : Number(score),
+          why: readReviewText(why) ?? undefined,
+        };
+      }),
+  };
 }
 
 function unpackReview(
   recordId: string,
-  [name, country, industry, at, candidates]: z.infer<typeof storedReviewSchema>,
+  stored: StoredReview,
   detailsOf: ReadonlyMap<string, z.infer<typeof storedCandidateSchema> | null>,
 ): ReviewItem {
   return stripUndefined({
     recordId,
-    name,
-    country: given(country),
-    industry: given(industry),
-    candidates: candidates.map(([slug, score, why]) => {
-      const [cName, cIndustry, stage, geography] = detailsOf.get(slug) ?? [slug, false, false, false];
+    name: stored.name ?? null,
+    country: stored.country,
+    industry: stored.industry,
+    candidates: stored.candidates.map(({ slug, score, why }) => {
+      const plain = unescapePart(slug.replace(/%2C/g, ',').replace(/%3B/g, ';'));
+      const [cName, cIndustry, stage, geography] = detailsOf.get(slug) ?? [plain, false, false, false];
       return stripUndefined({
-        slug,
+        slug: plain,
         name: cName,
         industry: given(cIndustry),
         stage: given(stage),
         geography: given(geography),
-        score: given(score),
-        why: given(why),
+        score,
+        why,
       });
     }),
-    at: typeof at === 'number' ? new Date(at).toISOString() : at,
+    at: stored.at,
   });
 }
 
