@@ -58,10 +58,10 @@ export function kindOf(prefix: string, key: string): string {
   if (seg[0] === 'run') return `run:{id}${seg[2] ? `:${seg[2]}${more(3)}` : ''}`;
   if (seg[0] === 'installation') return 'installation:{id}';
   if (seg[0] === '{inbox}') return `{inbox}:${seg[1]}${more(2)}`;
-  // The slug -> installations fan-out's shards (pipeline/slug-fanout.ts), each under a tag of its own.
-  if (/^\{slug-inst-\d+\}$/.test(key.slice(prefix.length + 1).split(':')[0] ?? '')) {
-    return `{slug-inst-*}${more(1)}`;
-  }
+  // The slug -> installations fan-out (pipeline/slug-fanout.ts): its shards, each under a tag of its own, and
+  // the installations' numbers.
+  const fanoutTag = /^\{slug-inst(-\d+)?\}$/.exec(key.slice(prefix.length + 1).split(':')[0] ?? '');
+  if (fanoutTag) return fanoutTag[1] ? `{slug-inst-*}${more(1)}` : `{slug-inst}${more(1)}`;
   if (seg[0] === '{…}') {
     // BullMQ: `<prefix>:{queue}:<queue>:<suffix>`; a job is `<queue>:<job id>` (and `:logs`, `:lock`, ...).
     const known = new Set([

@@ -126,6 +126,14 @@ export class Keys {
   slugInstallationsShard(shard: number): string {
     return `${this.prefix}:${tag(`slug-inst-${shard}`)}`;
   }
+  /**
+   * Hash of the fan-out's installation numbers: `i:<id>` -> number, `n:<number>` -> id, `#` the last number.
+   * The shards list an installation by its number (a byte or two), not its id. Entries stay when an
+   * installation is removed: one installed again gets its number back.
+   */
+  slugInstallationNumbers(): string {
+    return `${this.prefix}:${tag('slug-inst')}:numbers`;
+  }
 
   // ---- reports whose records wait for an update (pipeline/pending-slugs.ts) ----------------------------
 

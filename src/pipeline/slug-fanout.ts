@@ -8,7 +8,8 @@ import { LINEAR_HASH_LUA } from './linear-hash.js';
  * Which installations have a record on a slug (the fan-out of score.changed), for the whole deployment. It was
  * one set per slug: a key, its dict and a hash-table entry per slug, about 240 bytes for a report one record
  * links to. Now it is SHARDS linear-hash maps (linear-hash.ts), each under a hash tag of its own, field the
- * slug's digest, value the installation ids: a few bytes more than the digest and the ids.
+ * slug's digest, value the numbers of the installations (`Keys.slugInstallationNumbers`): a few bytes more than
+ * the digest and a byte or two per installation.
  *
  * The field is a 32-bit digest of the slug, not the slug: shorter, and every slug's field is the same length.
  * Two slugs with the same digest (about one pair among 100,000 slugs) share their entry: a fan-out then looks
@@ -31,7 +32,7 @@ function shardOf(digest: string): number {
   return Number.parseInt(digest.slice(0, 2), 16) % SLUG_FANOUT_SHARDS;
 }
 
-/** KEYS[1] the shard's stem; ARGV installation id, then digests: adds the installation to each. */
+/** KEYS[1] the shard's stem; ARGV installation number, then digests: adds the installation to each. */
 const ADD = new RedisScript(`${LINEAR_HASH_LUA}
 local M = lh_open(KEYS[1])
 local id = ARGV[1]
@@ -47,7 +48,7 @@ lh_close(M)
 return 1
 `);
 
-/** KEYS[1] the shard's stem; ARGV installation id, then digests: takes the installation out of each. */
+/** KEYS[1] the shard's stem; ARGV installation number, then digests: takes the installation out of each. */
 const REMOVE = new RedisScript(`${LINEAR_HASH_LUA}
 local M = lh_open(KEYS[1])
 local id = ARGV[1]
@@ -70,25 +71,54 @@ const GET = new RedisScript(`${LINEAR_HASH_LUA}
 return lh_get(lh_open(KEYS[1]), ARGV[1])
 `);
 
+/** KEYS[1] the numbers hash; ARGV the installation id. Its number, given now if it had none. */
+const NUMBER = new RedisScript(`
+local n = redis.call('HGET', KEYS[1], 'i:' .. ARGV[1])
+if n then return tonumber(n) end
+n = redis.call('HINCRBY', KEYS[1], '#', 1)
+redis.call('HSET', KEYS[1], 'i:' .. ARGV[1], n, 'n:' .. n, ARGV[1])
+return n
+`);
+
 export class SlugFanout {
+  /** Installation id -> its number: a number, once given, never changes. */
+  private readonly numbers = new Map<string, string>();
+
   constructor(
     private readonly redis: RedisClient,
     private readonly keys: Keys,
   ) {}
 
   async add(installationId: string, digests: readonly string[]): Promise<void> {
-    await this.eachShard(digests, (stem, some) => ADD.run(this.redis, [stem], [installationId, ...some]));
+    if (digests.length === 0) return;
+    const n = await this.numberOf(installationId);
+    await this.eachShard(digests, (stem, some) => ADD.run(this.redis, [stem], [n, ...some]));
   }
 
   async remove(installationId: string, digests: readonly string[]): Promise<void> {
-    await this.eachShard(digests, (stem, some) => REMOVE.run(this.redis, [stem], [installationId, ...some]));
+    if (digests.length === 0) return;
+    const n = await this.numberOf(installationId);
+    await this.eachShard(digests, (stem, some) => REMOVE.run(this.redis, [stem], [n, ...some]));
   }
 
   /** The installations listed for the slug's digest (see above: possibly one with no record on it). */
   async installations(digest: string): Promise<string[]> {
     const stem = this.keys.slugInstallationsShard(shardOf(digest));
     const raw = (await GET.run(this.redis, [stem], [digest])) as string | null;
-    return raw ? raw.split(' ') : [];
+    if (!raw) return [];
+    const ids = await this.redis.hmget(
+      this.keys.slugInstallationNumbers(),
+      ...raw.split(' ').map((n) => `n:${n}`),
+    );
+    return ids.filter((id): id is string => id !== null);
+  }
+
+  private async numberOf(installationId: string): Promise<string> {
+    const known = this.numbers.get(installationId);
+    if (known) return known;
+    const n = String(await NUMBER.run(this.redis, [this.keys.slugInstallationNumbers()], [installationId]));
+    this.numbers.set(installationId, n);
+    return n;
   }
 
   private async eachShard(
