@@ -2,7 +2,6 @@ import { describe, expect, it } from 'vitest';
 import { Keys } from '../src/pipeline/keys.js';
 import { LINEAR_HASH_LOAD, LINEAR_HASH_LUA, scanLinearHash } from '../src/pipeline/linear-hash.js';
 import { fingerprintOf, LinkIndex, type RecordState } from '../src/pipeline/link-index.js';
-import { slugDigest } from '../src/pipeline/slug-fanout.js';
 import { RedisScript } from '../src/util/redis-script.js';
 import { redisWithFreshPrefixes } from './support/redis-prefixes.js';
 
@@ -195,46 +194,6 @@ describe('LinkIndex on linear-hash buckets', () => {
     expect(group?.records.length).toBeGreaterThan(1);
     expect(group?.records[0]).toEqual({ recordId: '9000000', domain: 'c0.example', country: null });
     expect(group?.records[1]).toEqual({ recordId: '9000700', domain: 'c700.example', country: 'Germany' });
-  });
-
-  it("keeps a report's place once when its auto-linked records agree, and a differing record's own", async () => {
-    const prefix = freshPrefix();
-    const keys = new Keys(prefix);
-    const index = await installed(prefix, 'i3');
-    const at = (recordId: string, domain: string, country: string | null): RecordState => ({
-      ...linked(recordId, 'acme', 0),
-      place: { domain, country },
-    });
-    await index.apply('i3', [
-      at('1', 'acme.com', 'Germany'),
-      at('2', 'acme.com', 'Germany'),
-      at('3', 'acme.fr', null),
-    ]);
-    expect(await redis().hgetall(`${keys.recordPlaces('i3')}:0`)).toEqual({ '3': 'acme.fr|~' });
-    expect(await redis().hgetall(`${keys.slugPlaces('i3')}:0`)).toEqual({
-      [slugDigest('acme')]: 'acme.com|Germany',
-    });
-    // The first record leaves: the others still read the report's place.
-    await index.forget('i3', ['1']);
-    expect(await index.sharedAutoLinks('i3')).toEqual([
-      {
-        slug: 'acme',
-        records: [
-          { recordId: '2', domain: 'acme.com', country: 'Germany' },
-          { recordId: '3', domain: 'acme.fr', country: null },
-        ],
-      },
-    ]);
-    // A merge survivor marked auto-linked has no place; the last record gone takes the report's place with it.
-    await index.apply('i3', [{ ...at('4', 'x', null), autoLinked: false, place: undefined }]);
-    await index.markAutoLink('i3', '4', 'acme');
-    expect((await index.sharedAutoLinks('i3'))[0]?.records).toContainEqual({
-      recordId: '4',
-      domain: null,
-      country: null,
-    });
-    await index.forget('i3', ['2', '3', '4']);
-    expect(await redis().hlen(`${keys.slugPlaces('i3')}:0`)).toBe(0);
   });
 
   it('reads back fingerprints, review items and unlinked names as they were written', async () => {

@@ -78,19 +78,9 @@ export class Keys {
   recordStates(id: string): string {
     return `${this.inst(id)}:rec`;
   }
-  /**
-   * Stem of the linear-hash map record id -> `domain|country` of an auto-linked record as it was when linked,
-   * only where it is not its slug's (`slugPlaces`): records linked to one report mostly agree.
-   */
+  /** Stem of the linear-hash map record id -> `domain|country` of an auto-linked record as it was when linked. */
   recordPlaces(id: string): string {
     return `${this.inst(id)}:place`;
-  }
-  /**
-   * Stem of the linear-hash map slug digest -> `domain|country` of the slug's first auto-linked record: the
-   * place of every record auto-linked to the slug that has no entry of its own in `recordPlaces`.
-   */
-  slugPlaces(id: string): string {
-    return `${this.inst(id)}:slug-place`;
   }
   /** Stem of the linear-hash map slug digest -> space-joined ids of the records linked to that slug. */
   slugRecords(id: string): string {

@@ -18,9 +18,8 @@ import { SlugFanout, slugDigest } from './slug-fanout.js';
  *
  * Storage (issue 15: at most 150 bytes of Redis per linked record). A record's state is one short string,
  * `seq|slug|status|score|auto|fingerprint|unlinked name` (`packState`), in a linear-hash map of compact buckets
- * (linear-hash.ts); an auto-link's place (`domain|country`), only while the link is the connector's own, once
- * per slug where the slug's auto-linked records agree, per record where one differs; the reverse index slug
- * digest -> record ids in another; the deployment's slug ->
+ * (linear-hash.ts); an auto-link's place (`domain|country`) in a second one, only while the link is the
+ * connector's own; the reverse index slug digest -> record ids in a third; the deployment's slug ->
  * installations fan-out in slug-fanout.ts. Every write is a Lua script that first checks the installation's
  * hash still exists (same hash tag): a batch still running when its installation is removed writes nothing
  * after the removal deleted the hash. Review items are short strings (`storeReview`) whose candidates' report
@@ -118,8 +117,6 @@ interface StoredState {
   score: number | null;
   /** The slug the connector linked itself, when it did. */
   autoSlug: string | null;
-  /** The auto-link's place is kept: the record's own entry, or its slug's. */
-  autoPlace: boolean;
   fingerprint: FingerprintDigest | null;
   unlinkedName: string | null;
 }
@@ -151,7 +148,7 @@ local function by_slug_add(B, slug, id)
   if not v then lh_set(B, d, id)
   elseif not string.find(' ' .. v .. ' ', ' ' .. id .. ' ', 1, true) then lh_set(B, d, v .. ' ' .. id) end
 end
-local function by_slug_remove(B, S, slug, id)
+local function by_slug_remove(B, slug, id)
   local d = digest(slug)
   local v = lh_get(B, d)
   if not v then return end
@@ -159,23 +156,7 @@ local function by_slug_remove(B, S, slug, id)
   for member in string.gmatch(v, '%S+') do
     if member ~= id then kept[#kept + 1] = member end
   end
-  if #kept == 0 then
-    lh_del(B, d)
-    lh_del(S, d)
-  else
-    lh_set(B, d, table.concat(kept, ' '))
-  end
-end
--- An auto-linked record's place: the slug's when it agrees (or is the first), else its own entry.
-local function place_set(P, S, id, slug, place)
-  if place == '' then
-    lh_del(P, id)
-    return
-  end
-  local d = digest(slug)
-  local shared = lh_get(S, d)
-  if not shared then lh_set(S, d, place) end
-  if not shared or shared == place then lh_del(P, id) else lh_set(P, id, place) end
+  if #kept == 0 then lh_del(B, d) else lh_set(B, d, table.concat(kept, ' ')) end
 end
 -- Review items: the candidates' details are shared per slug, with a count of the items offering each.
 local function review_slugs(raw)
@@ -204,40 +185,39 @@ end
 `;
 
 /**
- * KEYS: installation hash, records, places, by-slug, review, review candidates, slug places. ARGV: six per record:
+ * KEYS: installation hash, records, places, by-slug, review, review candidates. ARGV: then six per record:
  * id, packed state without its seq, stored slug, place, review item, its candidates' details (JSON object).
  * The record's written seq is kept; an empty place or review item deletes it. 0 when the installation is gone.
  */
 const APPLY = new RedisScript(`${RECORD_LUA}
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-local R, P, B, S = lh_open(KEYS[2]), lh_open(KEYS[3]), lh_open(KEYS[4]), lh_open(KEYS[7])
+local R, P, B = lh_open(KEYS[2]), lh_open(KEYS[3]), lh_open(KEYS[4])
 for i = 1, #ARGV, 6 do
   local id, rest, slug, place, review, cands = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4], ARGV[i + 5]
   local old = lh_get(R, id)
   local before = old and slug_of(old) or ''
   if before ~= slug then
-    if before ~= '' then by_slug_remove(B, S, before, id) end
+    if before ~= '' then by_slug_remove(B, before, id) end
     if slug ~= '' then by_slug_add(B, slug, id) end
   end
   lh_set(R, id, (old and seq_of(old) or '') .. '|' .. rest)
-  place_set(P, S, id, slug, place)
+  if place ~= '' then lh_set(P, id, place) else lh_del(P, id) end
   review_set(KEYS[5], KEYS[6], id, review, cands)
 end
 lh_close(R)
 lh_close(P)
 lh_close(B)
-lh_close(S)
 return 1
 `);
 
-/** KEYS: installation hash, records, places, by-slug, review, review candidates, slug places. ARGV: record ids. */
+/** KEYS: installation hash, records, places, by-slug, review, review candidates. ARGV: record ids. */
 const FORGET = new RedisScript(`${RECORD_LUA}
-local R, P, B, S = lh_open(KEYS[2]), lh_open(KEYS[3]), lh_open(KEYS[4]), lh_open(KEYS[7])
+local R, P, B = lh_open(KEYS[2]), lh_open(KEYS[3]), lh_open(KEYS[4])
 for _, id in ipairs(ARGV) do
   local old = lh_get(R, id)
   if old then
     local slug = slug_of(old)
-    if slug ~= '' then by_slug_remove(B, S, slug, id) end
+    if slug ~= '' then by_slug_remove(B, slug, id) end
     lh_del(R, id)
   end
   lh_del(P, id)
@@ -246,7 +226,6 @@ end
 lh_close(R)
 lh_close(P)
 lh_close(B)
-lh_close(S)
 return 1
 `);
 
@@ -265,8 +244,7 @@ return 1
 
 /**
  * KEYS: installation hash, records, places. ARGV: record id, stored slug or '' (drop the auto-link and its place).
- * Part 5 of the state is '*' for an auto-link to the record's own slug with its place kept, '+' for one without
- * a place (a merge survivor's), '=<slug>' for another slug.
+ * Part 5 of the state is '*' for an auto-link to the record's own slug, '=<slug>' for another slug.
  */
 const SET_AUTO = new RedisScript(`${RECORD_LUA}
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
@@ -281,8 +259,7 @@ if slug == '' then
   lh_del(P, id)
   lh_close(P)
   if not old then return 1 end
-elseif t[2] == slug then
-  if t[5] ~= '*' then t[5] = '+' end
+elseif t[2] == slug then t[5] = '*'
 else t[5] = '=' .. slug end
 lh_set(R, id, join(t))
 lh_close(R)
@@ -349,7 +326,6 @@ export class LinkIndex {
       k.slugRecords(installationId),
       k.review(installationId),
       k.reviewCandidates(installationId),
-      k.slugPlaces(installationId),
     ];
     for (let i = 0; i < states.length; i += RECORDS_PER_CALL) {
       const args = states.slice(i, i + RECORDS_PER_CALL).flatMap((s) => {
@@ -382,7 +358,6 @@ export class LinkIndex {
       k.slugRecords(installationId),
       k.review(installationId),
       k.reviewCandidates(installationId),
-      k.slugPlaces(installationId),
     ];
     for (let i = 0; i < recordIds.length; i += RECORDS_PER_CALL) {
       await FORGET.run(this.redis, keys, recordIds.slice(i, i + RECORDS_PER_CALL));
@@ -441,36 +416,24 @@ export class LinkIndex {
 
   /** Reports the connector linked to more than one record by itself, with those records' places. */
   async sharedAutoLinks(installationId: string): Promise<AutoLinkGroup[]> {
-    /** Auto-linked records by slug, each with whether its slug's place is its own when it has no entry. */
-    const bySlug = new Map<string, Map<string, boolean>>();
+    const bySlug = new Map<string, Map<string, LinkPlace>>();
     await this.scanStates(installationId, (recordId, state) => {
       if (!state.autoSlug) return true;
-      const records = bySlug.get(state.autoSlug) ?? new Map<string, boolean>();
-      records.set(recordId, state.autoPlace && state.slug === state.autoSlug);
+      const records = bySlug.get(state.autoSlug) ?? new Map<string, LinkPlace>();
+      records.set(recordId, { domain: null, country: null });
       bySlug.set(state.autoSlug, records);
       return true;
     });
     const shared = [...bySlug].filter(([, records]) => records.size > 1);
     if (shared.length === 0) return [];
     const ids = shared.flatMap(([, records]) => [...records.keys()]);
-    const slugs = shared.map(([slug]) => slug);
-    const [own, ofSlug] = await Promise.all([
-      this.getMany(this.keys.recordPlaces(installationId), ids),
-      this.getMany(
-        this.keys.slugPlaces(installationId),
-        slugs.map((slug) => slugDigest(escapePart(slug))),
-      ),
-    ]);
-    const ownOf = new Map(ids.map((id, i) => [id, own[i] ?? null]));
-    const slugPlaceOf = new Map(slugs.map((slug, i) => [slug, ofSlug[i] ?? null]));
+    const places = await this.getMany(this.keys.recordPlaces(installationId), ids);
+    const placeOf = new Map(ids.map((id, i) => [id, unpackPlace(places[i] ?? null)]));
     return shared
       .map(([slug, records]) => ({
         slug,
-        records: [...records]
-          .map(([recordId, slugsPlace]) => ({
-            recordId,
-            ...unpackPlace(ownOf.get(recordId) ?? (slugsPlace ? (slugPlaceOf.get(slug) ?? null) : null)),
-          }))
+        records: [...records.keys()]
+          .map((recordId) => ({ recordId, ...(placeOf.get(recordId) ?? { domain: null, country: null }) }))
           .sort((a, b) => a.recordId.localeCompare(b.recordId)),
       }))
       .sort((a, b) => a.slug.localeCompare(b.slug));
@@ -702,7 +665,7 @@ function packState(s: RecordState): string {
     slug,
     s.status ? STATUS_CODES[s.status] : '',
     s.score !== null ? String(s.score) : '',
-    s.autoLinked && s.slug ? (s.place ? '*' : '+') : '',
+    s.autoLinked && s.slug ? '*' : '',
     fp.name + fp.domain + (s.fingerprint.slug === (s.slug ?? '') ? '' : fp.slug),
     s.unlinkedName !== null ? escapePart(s.unlinkedName) : '',
   ];
@@ -719,8 +682,7 @@ function unpackState(value: string): StoredState {
     slug,
     status: STATUS_OF_CODE.get(status) ?? null,
     score: Number.isFinite(scoreNumber) ? scoreNumber : null,
-    autoSlug: auto === '*' || auto === '+' ? slug : auto.startsWith('=') ? unescapePart(auto.slice(1)) : null,
-    autoPlace: auto === '*',
+    autoSlug: auto === '*' ? slug : auto.startsWith('=') ? unescapePart(auto.slice(1)) : null,
     fingerprint:
       fp.length >= 8
         ? { name: fp.slice(0, 4), domain: fp.slice(4, 8), slug: fp.slice(8) || shortDigest(slug ?? '') }
