@@ -594,9 +594,10 @@ describe('disconnect', () => {
   });
 
   it('removes the installation and every key it had in Redis', async () => {
-    // The events posted above are still being worked through: a batch in flight when the installation goes may
-    // write its records' index state after the removal (a known gap, see the issue notes); this checks the
-    // removal itself, once that work is done.
+    // The events posted above are still being worked through. The link index writes nothing once the
+    // installation's hash is gone (linear-hash.test.ts checks that), but a batch in flight may still write its
+    // run's other keys (the links it made, pending slugs) after the removal: this checks the removal itself,
+    // once that work is done.
     await waitFor(
       'the score-change inbox to drain',
       async () => ((await system.ctx.pipeline.deps.inbox.waiting()) === 0 ? true : undefined),
