@@ -104,6 +104,36 @@ export class Keys {
   rejected(id: string): string {
     return `${this.inst(id)}:rejected`;
   }
+  /**
+   * The link index's keys before its bucketed storage (a hash per field, a set per slug): read by nobody, deleted
+   * by the start-up upgrade (app/index-upgrade.ts) once the installation's full sync is queued.
+   */
+  legacyIndexKeys(id: string): string[] {
+    return [
+      'record-slug',
+      'record-status',
+      'record-score',
+      'autolinks',
+      'autolink-places',
+      'review',
+      'unlinked',
+      'seen',
+      'written-seq',
+    ].map((name) => `${this.inst(id)}:${name}`);
+  }
+  /** The old per-slug record sets of one installation (`inst:{id}:slug:<slug>`). */
+  legacySlugMembersPattern(id: string): string {
+    return `${this.inst(id)}:slug:*`;
+  }
+  /** The old global fan-out, one set per slug. */
+  legacySlugInstallationsPattern(): string {
+    return `${this.prefix}:slug-installations:*`;
+  }
+  /** Held while one process upgrades an installation's index, so two starting at once queue one sync. */
+  indexUpgradeLock(id: string): string {
+    return `${this.inst(id)}:index-upgrade`;
+  }
+
   /** Hash with the change poll's cursor and the time of its first poll. */
   pollCursor(id: string): string {
     return `${this.inst(id)}:poll-cursor`;

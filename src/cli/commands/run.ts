@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import { ensureTokenModeInstallations } from '../../app/bootstrap.js';
 import type { AppContext } from '../../app/context.js';
+import { upgradeLinkIndex } from '../../app/index-upgrade.js';
 import type { PipelineWorkers } from '../../pipeline/workers.js';
 import { createServerApp } from '../../server/app.js';
 import { parseCommandArgs } from '../args.js';
@@ -22,6 +23,7 @@ export async function runCommand(
   try {
     if (kind !== 'worker') {
       await ensureTokenModeInstallations(ctx);
+      await upgradeLinkIndex(ctx);
       await ctx.pipeline.scheduleReconcile(ctx.config.reconcileHours * 3_600_000);
       await ctx.pipeline.scheduleScoreChangeSweep();
     }

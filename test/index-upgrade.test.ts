@@ -1,0 +1,79 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { LocalSystem } from '../local/system.js';
+import { upgradeLinkIndex } from '../src/app/index-upgrade.js';
+import { deleteByPattern } from '../src/redis.js';
+import { startTestSystem, stopTestSystem } from './support/local-system.js';
+import { keysWithPrefix, runEnded } from './support/system-state.js';
+
+/**
+ * A deployment upgraded from the link index's old storage (a hash per field, a set per slug) has only old keys,
+ * which nothing reads: until a full sync writes the new index, a score change finds no record. Start-up finds
+ * such installations, queues their full sync once and deletes the old keys.
+ */
+
+let system: LocalSystem;
+
+beforeAll(async () => {
+  system = await startTestSystem({ companies: 30, logLevel: 'silent' });
+  await runEnded(system);
+}, 120_000);
+
+afterAll(async () => {
+  await stopTestSystem(system);
+});
+
+/**
+ * The index as an older version left it: its keys only, the bucketed ones absent (the fan-out's installation
+ * numbers are kept: this process remembers its number, as one that never had them would make it anew).
+ */
+async function leaveOnlyTheOldIndex(slug: string, recordId: string): Promise<void> {
+  const { redis, config } = system.ctx;
+  const id = system.installationId;
+  const inst = `${config.redisPrefix}:inst:{${id}}`;
+  for (const pattern of [
+    `${inst}:rec*`,
+    `${inst}:by-slug*`,
+    `${inst}:place*`,
+    `${config.redisPrefix}:{slug-inst-*`,
+  ])
+    await deleteByPattern(redis, pattern);
+  await redis.hset(`${inst}:record-slug`, recordId, slug);
+  await redis.hset(`${inst}:seen`, recordId, JSON.stringify(['name', 'example.com', slug]));
+  await redis.sadd(`${inst}:slug:${slug}`, recordId);
+  await redis.sadd(`${config.redisPrefix}:slug-installations:${slug}`, id);
+}
+
+describe('start-up upgrade of the link index', () => {
+  it('queues one full sync for an installation with the old keys, deletes them, and fan-out finds it again', async () => {
+    const linked = system.recordIds
+      .map((id) => ({ id, p: system.hubspot.getCompany(id)?.properties ?? {} }))
+      .find(({ p }) => p.report_match_status === 'matched' && p.report_slug);
+    if (!linked) throw new Error('no record was linked by the first sync');
+    const slug = linked.p.report_slug!;
+    await leaveOnlyTheOldIndex(slug, linked.id);
+    expect(await system.ctx.index.installationsForSlug(slug)).toEqual([]);
+
+    const upgraded = await upgradeLinkIndex(system.ctx);
+    expect(upgraded).toHaveLength(1);
+    expect(upgraded[0]).toMatchObject({ installationId: system.installationId, skipped: null });
+    // Another process starting at the same time, or a later start: nothing more to do.
+    expect(await upgradeLinkIndex(system.ctx)).toEqual([]);
+
+    const run = await runEnded(system, upgraded[0]!.runId!);
+    expect(run.state).toBe('done');
+    expect(await system.ctx.index.installationsForSlug(slug)).toEqual([system.installationId]);
+    expect(await system.ctx.index.recordsForSlug(system.installationId, slug)).toContain(linked.id);
+
+    const prefix = system.ctx.config.redisPrefix;
+    const left = (await keysWithPrefix(system.ctx.redis, prefix)).filter(
+      (k) =>
+        k.startsWith(`${prefix}:slug-installations:`) ||
+        /:inst:\{[^}]+\}:(slug:|record-slug$|seen$|record-status$|written-seq$)/.test(k),
+    );
+    expect(left).toEqual([]);
+  }, 120_000);
+
+  it('does nothing on a deployment that never had the old index', async () => {
+    expect(await upgradeLinkIndex(system.ctx)).toEqual([]);
+  });
+});
