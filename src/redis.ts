@@ -99,18 +99,47 @@ export function clusterNodesOf(target: RedisTarget): readonly RedisNode[] | null
   return target.redisClusterNodes && target.redisClusterNodes.length > 0 ? target.redisClusterNodes : null;
 }
 
-export function createRedis(target: string, role: RedisRole, name?: string): Redis;
-export function createRedis(target: RedisTarget, role: RedisRole, name?: string): RedisClient;
-export function createRedis(target: RedisTarget, role: RedisRole, name?: string): RedisClient {
+/**
+ * `autoPipelining`: commands issued in one turn of the event loop leave in one write. For a connection that
+ * carries many small independent commands at once (the score-change acknowledgements of a storm), where a
+ * socket write per command costs more than the command.
+ */
+export interface ConnectionOptions {
+  autoPipelining?: boolean;
+}
+
+export function createRedis(
+  target: string,
+  role: RedisRole,
+  name?: string,
+  options?: ConnectionOptions,
+): Redis;
+export function createRedis(
+  target: RedisTarget,
+  role: RedisRole,
+  name?: string,
+  options?: ConnectionOptions,
+): RedisClient;
+export function createRedis(
+  target: RedisTarget,
+  role: RedisRole,
+  name?: string,
+  options: ConnectionOptions = {},
+): RedisClient {
   const nodes = clusterNodesOf(target);
+  const pipelining = options.autoPipelining ? { enableAutoPipelining: true } : {};
   const client: RedisClient = nodes
     ? new Cluster(
         nodes.map((n) => ({ host: n.host, port: n.port })),
-        clusterOptions(role, name, typeof target === 'string' ? undefined : target.redisClusterAuth),
+        {
+          ...clusterOptions(role, name, typeof target === 'string' ? undefined : target.redisClusterAuth),
+          ...pipelining,
+        },
       )
     : new Redis(typeof target === 'string' ? target : target.redisUrl, {
         ...redisOptions(role),
         ...(name ? { connectionName: name } : {}),
+        ...pipelining,
       });
   // An 'error' listener keeps ioredis from printing every reconnect attempt as an unhandled error; the
   // caller's readiness check and job failures report the outage instead.
