@@ -23,7 +23,7 @@ import {
   redisReady,
   within,
 } from './redis-availability.js';
-import { takesRequest, WebhookFastPath } from './webhook-fast-path.js';
+import { headersSetBy, takesRequest, WebhookFastPath } from './webhook-fast-path.js';
 
 /**
  * The HTTP server: health, metrics, OAuth installs, inbound webhooks and the admin page. It only enqueues;
@@ -204,7 +204,7 @@ export function createServerApp(ctx: AppContext, options: ServerOptions = {}): S
     handler: reportWebhooks,
     refusals: webhookRefusals,
     addressOf: (req) => proxyaddr(req, trust),
-    securityHeaders: (req, res) => securityHeaders(req, res, () => {}),
+    securityHeaders: headersSetBy(securityHeaders),
     logger: ctx.logger,
     redisUnavailable: (err) => isRedisUnavailable(err, ctx.redis),
   });

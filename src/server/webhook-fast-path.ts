@@ -1,4 +1,5 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { IncomingMessage, type OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import {
   MAX_WEBHOOK_BYTES,
@@ -26,8 +27,8 @@ export interface WebhookFastPathDeps {
   refusals: AddressWindow;
   /** The sender's address as Express would see it (TRUST_PROXY). */
   addressOf: (req: IncomingMessage) => string;
-  /** Sets the security headers every answer of the server carries. */
-  securityHeaders: (req: IncomingMessage, res: ServerResponse) => void;
+  /** The security headers every answer of the server carries (the same for every request: see app.ts). */
+  securityHeaders: Readonly<OutgoingHttpHeaders>;
   logger: Logger;
   /** Is this error Redis being away (answered 503 with Retry-After, as the server's error handler does)? */
   redisUnavailable?: (err: unknown) => boolean;
@@ -50,17 +51,21 @@ export class WebhookFastPath {
   handle(req: IncomingMessage, res: ServerResponse): void {
     const started = process.hrtime.bigint();
     const { deps } = this;
-    deps.securityHeaders(req, res);
     const address = deps.addressOf(req);
+    const send = (status: number, body: Record<string, unknown>, extra?: OutgoingHttpHeaders) =>
+      sendJson(res, status, body, deps.securityHeaders, extra);
     if (deps.refusals.count(address) >= deps.refusals.max) {
-      res.setHeader('Retry-After', String(deps.refusals.retryAfterSeconds(address)));
-      sendJson(res, 429, { error: 'too many refused deliveries from this address; retry later' });
+      send(
+        429,
+        { error: 'too many refused deliveries from this address; retry later' },
+        { 'Retry-After': String(deps.refusals.retryAfterSeconds(address)) },
+      );
       return;
     }
     const answer = (result: WebhookAnswer) => {
       if (result.status === 401) deps.refusals.hit(address);
       deps.handler.observe(started, result.outcome);
-      sendJson(res, result.status, result.body);
+      send(result.status, result.body);
     };
     const declared = Number(req.headers['content-length']);
     if (Number.isFinite(declared) && declared > MAX_WEBHOOK_BYTES) {
@@ -88,7 +93,7 @@ export class WebhookFastPath {
       deps.handler
         .handle({ raw, headers: req.headers, ip: address })
         .then(answer)
-        .catch((err: unknown) => this.failed(res, err));
+        .catch((err: unknown) => this.failed(res, err, send));
     });
     // An aborted request has nobody to answer; the socket is gone with it.
     req.on('error', () => {
@@ -96,24 +101,54 @@ export class WebhookFastPath {
     });
   }
 
-  private failed(res: ServerResponse, err: unknown): void {
+  private failed(
+    res: ServerResponse,
+    err: unknown,
+    send: (status: number, body: Record<string, unknown>, extra?: OutgoingHttpHeaders) => void,
+  ): void {
     if (res.headersSent) return;
     if (this.deps.redisUnavailable?.(err)) {
       this.deps.logger.warn({ err }, 'request refused: Redis is unreachable');
-      res.setHeader('Retry-After', '5');
-      sendJson(res, 503, { error: REDIS_UNAVAILABLE_MESSAGE, code: REDIS_UNAVAILABLE_CODE });
+      send(503, { error: REDIS_UNAVAILABLE_MESSAGE, code: REDIS_UNAVAILABLE_CODE }, { 'Retry-After': '5' });
       return;
     }
     this.deps.logger.error({ err }, 'request failed');
-    sendJson(res, 500, { error: 'internal error' });
+    send(500, { error: 'internal error' });
   }
 }
 
-function sendJson(res: ServerResponse, status: number, body: Record<string, unknown>): void {
+/** Headers go in one writeHead: no header map is built and checked per answer, as setHeader would. */
+function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: Record<string, unknown>,
+  base: Readonly<OutgoingHttpHeaders>,
+  extra?: OutgoingHttpHeaders,
+): void {
   if (res.headersSent) return;
   const text = JSON.stringify(body);
-  res.statusCode = status;
-  res.setHeader('Content-Type', 'application/json; charset=utf-8');
-  res.setHeader('Content-Length', Buffer.byteLength(text));
+  res.writeHead(status, {
+    ...base,
+    ...extra,
+    'Content-Type': 'application/json; charset=utf-8',
+    'Content-Length': Buffer.byteLength(text),
+  });
   res.end(text);
+}
+
+/**
+ * The headers a connect-style middleware sets on an answer, taken once from a response that is never sent. For
+ * helmet with a fixed configuration they are the same for every request.
+ */
+export function headersSetBy(
+  middleware: (req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => void,
+): OutgoingHttpHeaders {
+  const req = new IncomingMessage(new Socket());
+  const res = new ServerResponse(req);
+  let failed: unknown = null;
+  middleware(req, res, (err) => {
+    failed = err ?? null;
+  });
+  if (failed) throw failed;
+  return res.getHeaders();
 }
