@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalSystem } from '../local/system.js';
 import { upgradeLinkIndex } from '../src/app/index-upgrade.js';
+import { scanLinearHash } from '../src/pipeline/linear-hash.js';
 import { deleteByPattern } from '../src/redis.js';
 import { startTestSystem, stopTestSystem } from './support/local-system.js';
 import { keysWithPrefix, runEnded } from './support/system-state.js';
@@ -71,6 +72,47 @@ describe('start-up upgrade of the link index', () => {
         /:inst:\{[^}]+\}:(slug:|record-slug$|seen$|record-status$|written-seq$)/.test(k),
     );
     expect(left).toEqual([]);
+  }, 120_000);
+
+  it("treats the bucketed index's place map as old: one full sync gives the records their place digests", async () => {
+    const { redis, config } = system.ctx;
+    const id = system.installationId;
+    const inst = `${config.redisPrefix}:inst:{${id}}`;
+    const auto = await system.ctx.index.autoLinksOf(id, system.recordIds);
+    const autoLinked = system.recordIds.find((_, i) => auto[i] !== null);
+    if (!autoLinked) throw new Error('no record was auto-linked by the first sync');
+    const stateOf = async (): Promise<string | undefined> => {
+      let found: string | undefined;
+      await scanLinearHash(redis, system.ctx.keys.recordStates(id), (recordId, value) => {
+        if (recordId === autoLinked) found = value;
+        return found === undefined;
+      });
+      return found;
+    };
+    const slug = auto[system.recordIds.indexOf(autoLinked)]!;
+    // Marking an auto-link again keeps the digests its state has.
+    const before = await stateOf();
+    expect(before).toMatch(/\|\*[A-Za-z0-9_~-]{5}(\||$)/);
+    await system.ctx.index.markAutoLink(id, autoLinked, slug);
+    expect(await stateOf()).toBe(before);
+    // The previous format's state: `*` alone for the auto-link.
+    await system.ctx.index.dropAutoLink(id, autoLinked);
+    await system.ctx.index.markAutoLink(id, autoLinked, slug);
+    expect(await stateOf()).toMatch(/\|\*(\||$)/);
+    // The previous format: a place map of its own, and an auto-link without digests in the record's state.
+    await redis.hset(`${inst}:place`, 'k', '0', 'p', '0', 'n', '1');
+    await redis.hset(`${inst}:place:0`, autoLinked, 'example.com|DE');
+    await redis.del(system.ctx.keys.indexUpgradeLock(id)); // a start after the first upgrade's lock expired
+
+    const upgraded = await upgradeLinkIndex(system.ctx);
+    expect(upgraded).toHaveLength(1);
+    expect(upgraded[0]).toMatchObject({ installationId: id, skipped: null });
+    expect(await upgradeLinkIndex(system.ctx)).toEqual([]);
+    const run = await runEnded(system, upgraded[0]!.runId!);
+    expect(run.state).toBe('done');
+    expect(await redis.keys(`${inst}:place*`)).toEqual([]);
+    // The record's state carries the digests of its domain and country now (`*` then 5 characters).
+    expect(await stateOf()).toMatch(/^[^|]*\|[^|]*\|[^|]*\|[^|]*\|\*[A-Za-z0-9_~-]{5}(\||$)/);
   }, 120_000);
 
   it('does nothing on a deployment that never had the old index', async () => {

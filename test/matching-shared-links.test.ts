@@ -1,7 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import { sharedLinks } from '../src/admin/views/installation-page.js';
-import { conflictingSharedLinks } from '../src/matching/shared-links.js';
+import {
+  conflictingPlaceDigests,
+  conflictingSharedLinks,
+  placeDigest,
+} from '../src/matching/shared-links.js';
 import { Keys } from '../src/pipeline/keys.js';
 import { fingerprintOf, LinkIndex, type RecordState } from '../src/pipeline/link-index.js';
 import { closeRedis, createRedis } from '../src/redis.js';
@@ -65,30 +69,60 @@ describe('auto links shared by several records', () => {
     await closeRedis(redis);
   });
 
-  it('keeps the places of auto-linked records and groups them by report', async () => {
+  it('keeps digests of the places of auto-linked records and groups them by report', async () => {
     // The index writes only for an installation that exists.
     await redis.hset(new Keys(prefix).installation('inst'), 'id', 'inst');
     await index.apply('inst', [
       linked('a', 'r1', 'quessly.com', 'DE'),
       linked('b', 'r1', 'quessly.fr', 'FR'),
       linked('c', 'r2', 'solo.com', null),
+      // The same company as `a`, written otherwise: its digests are `a`'s (they are of the normalised values).
+      linked('d', 'r3', 'https://www.quessly.com/', 'Germany'),
+      linked('e', 'r3', 'quessly.com', null),
+      linked('f', 'r3', null, null),
     ]);
-    expect(await index.sharedAutoLinks('inst')).toEqual([
+    const groups = await index.sharedAutoLinks('inst');
+    expect(groups).toEqual([
       {
         slug: 'r1',
         records: [
-          { recordId: 'a', domain: 'quessly.com', country: 'DE' },
-          { recordId: 'b', domain: 'quessly.fr', country: 'FR' },
+          { recordId: 'a', place: placeDigest({ domain: 'quessly.com', country: 'DE' }) },
+          { recordId: 'b', place: placeDigest({ domain: 'quessly.fr', country: 'FR' }) },
+        ],
+      },
+      {
+        slug: 'r3',
+        records: [
+          { recordId: 'd', place: placeDigest({ domain: 'quessly.com', country: 'DE' }) },
+          {
+            recordId: 'e',
+            place: { domain: placeDigest({ domain: 'quessly.com', country: null }).domain, country: null },
+          },
+          // Neither known: nothing kept beyond the auto-link itself.
+          { recordId: 'f', place: null },
         ],
       },
     ]);
+    expect(placeDigest({ domain: 'quessly.com', country: 'DE' }).domain).toMatch(/^[A-Za-z0-9_-]{3}$/);
+    expect(conflictingPlaceDigests(groups)).toEqual([
+      { slug: 'r1', recordIds: ['a', 'b'], differs: ['domain', 'country'] },
+    ]);
+    // A merge survivor inheriting the auto-link keeps the digests it had.
+    await index.markAutoLink('inst', 'a', 'r1');
+    expect((await index.sharedAutoLinks('inst'))[0]?.records[0]).toEqual({
+      recordId: 'a',
+      place: placeDigest({ domain: 'quessly.com', country: 'DE' }),
+    });
+    // No place map any more: the digests are in the record's state.
+    expect(await redis.keys(`${prefix}:inst:{inst}:place*`)).toEqual([]);
     // A person's link is not the connector's: it leaves the group.
     await index.dropAutoLink('inst', 'b');
-    expect(await index.sharedAutoLinks('inst')).toEqual([]);
+    expect((await index.sharedAutoLinks('inst')).map((g) => g.slug)).toEqual(['r3']);
   });
 
   it('shows them on the installation page, escaped', () => {
     const page = sharedLinks({
+      sharedLinkPlacesProblem: null,
       sharedLinkConflicts: [
         {
           slug: 'r1',
@@ -103,6 +137,25 @@ describe('auto links shared by several records', () => {
     expect(page).toContain('<code>r1</code> (country differs)');
     expect(page).toContain('&lt;b&gt;x.com');
     expect(page).toContain('record b (no domain, FR)');
-    expect(sharedLinks({ sharedLinkConflicts: [] }).toString()).toBe('');
+    expect(sharedLinks({ sharedLinkConflicts: [], sharedLinkPlacesProblem: null }).toString()).toBe('');
+  });
+
+  it('says why the values are missing when the CRM could not be read', () => {
+    const page = sharedLinks({
+      sharedLinkPlacesProblem: 'the CRM could not be read (<down>)',
+      sharedLinkConflicts: [
+        {
+          slug: 'r1',
+          differs: ['domain'],
+          records: [
+            { recordId: 'a', domain: null, country: null },
+            { recordId: 'b', domain: null, country: null },
+          ],
+        },
+      ],
+    }).toString();
+    expect(page).toContain('not shown: the CRM could not be read (&lt;down&gt;)');
+    expect(page).toContain('record a; record b');
+    expect(page).not.toContain('no domain');
   });
 });

@@ -113,7 +113,7 @@ describe('hash tags', () => {
       keys.recordStates(id),
       `${keys.recordStates(id)}:17`,
       `${keys.recordStates(id)}:big`,
-      keys.recordPlaces(id),
+      ...keys.legacyPlaceKeys(id),
       keys.slugRecords(id),
       keys.review(id),
       keys.reviewCandidates(id),

@@ -38,7 +38,9 @@ import { readMultipartBody, readUploadForm } from './uploads.js';
  *           statedQuota {perMinute, windowMs}, keptUntil} | null (the key's learnt rate, as stored in Redis),
  *           coverage {counts: {matched, needs_review, no_match, not_published, error}, total},
  *           scores {count, buckets: [{from, to, count}]}, reviewCount, sharedLinkConflicts [{slug, differs,
- *           records: [{recordId, domain, country}]}] (auto links that disagree), lastRun (RunSummary | null).
+ *           records: [{recordId, domain, country}]}] (auto links that disagree; domain and country read from
+ *           the CRM), sharedLinkPlacesProblem (why they are null: the CRM could not be read) | null,
+ *           lastRun (RunSummary | null).
  * GET    /admin/api/installations/:id                 -> InstallationView
  * GET    /admin/api/installations/:id/review
  *        -> {items: [{recordId, name, country, industry, at,

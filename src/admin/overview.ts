@@ -4,16 +4,22 @@ import type { ApiUsage, CrmKind } from '../crm/connector.js';
 import { CrmDisconnectedError } from '../crm/errors.js';
 import { MATCH_STATUSES, type MatchStatus } from '../fields.js';
 import type { Installation, InstallationStatus } from '../installations/store.js';
-import { conflictingSharedLinks, type SharedLinkConflict } from '../matching/shared-links.js';
+import {
+  conflictingPlaceDigests,
+  type DigestConflict,
+  type SharedLinkConflict,
+} from '../matching/shared-links.js';
 import { InstallationNotFoundError, InstallationStoppedError, NoReportKeyError } from '../pipeline/errors.js';
 import type { RunSummary } from '../pipeline/runs.js';
 import { providerFor } from '../providers.js';
 import type { EnvKeyCheck } from './env-key-check.js';
 
 /**
- * Everything the admin page and `GET /admin/api/installations` show about one installation, gathered from
- * Redis only (no CRM call): connection state, API usage as last seen, the report-service key, match coverage,
- * the score distribution, the review queue's length, the last run and the report key's learnt rate.
+ * Everything the admin page and `GET /admin/api/installations` show about one installation: connection state,
+ * API usage as last seen, the report-service key, match coverage, the score distribution, the review queue's
+ * length, the last run and the report key's learnt rate, all from Redis. One CRM read, only when there is
+ * something to show: the domain and country of the records on reports whose auto-links disagree (Redis keeps
+ * only digests of them, issue 15). That read failing leaves the values out; it never fails the page.
  */
 
 export interface ScoreBucket {
@@ -60,8 +66,16 @@ export interface InstallationView {
   coverage: { counts: Record<MatchStatus, number>; total: number };
   scores: { count: number; buckets: ScoreBucket[] };
   reviewCount: number;
-  /** Reports auto-linked to several records that disagree on domain or country (at most MAX_SHARED_CONFLICTS). */
+  /**
+   * Reports auto-linked to several records that disagree on domain or country (at most MAX_SHARED_CONFLICTS),
+   * with the records' domain and country as the CRM has them now.
+   */
   sharedLinkConflicts: SharedLinkConflict[];
+  /**
+   * Why the records' domain and country are not shown (null when they are, or when there is no conflict): the
+   * CRM could not be read. The conflicts are listed anyway, their records' values null.
+   */
+  sharedLinkPlacesProblem: string | null;
   lastRun: RunSummary | null;
   /** Why record writes are refused (a sandbox key on a production CRM); null when they are not. */
   fixtureRefusal: string | null;
@@ -101,6 +115,8 @@ export class AdminOverview {
       ctx.index.sharedAutoLinks(installation.id),
       ctx.runtime.reportRate(installation),
     ]);
+    const conflicts = conflictingPlaceDigests(shared).slice(0, MAX_SHARED_CONFLICTS);
+    const places = await this.sharedLinkPlaces(installation, conflicts);
     return {
       id: installation.id,
       crm: installation.crm,
@@ -116,10 +132,56 @@ export class AdminOverview {
       coverage: { counts, total: MATCH_STATUSES.reduce((sum, s) => sum + counts[s], 0) },
       scores: { count: scores.length, buckets: scoreBuckets(scores, SCORE_BUCKETS) },
       reviewCount,
-      sharedLinkConflicts: conflictingSharedLinks(shared).slice(0, MAX_SHARED_CONFLICTS),
+      sharedLinkConflicts: places.conflicts,
+      sharedLinkPlacesProblem: places.problem,
       lastRun: runs[0] ?? null,
       fixtureRefusal: installation.fixtureRefusal ?? null,
       allowFixtureWrites: installation.allowFixtureWrites ?? false,
+    };
+  }
+
+  /**
+   * The conflicts with their records' domain and country read from the CRM (at most MAX_SHARED_CONFLICTS
+   * reports' records, one read). Any failure (CRM down, disconnected, installation stopped) leaves the values
+   * null and says why: the list of conflicts still helps, and the page must not fail for it.
+   */
+  private async sharedLinkPlaces(
+    installation: Installation,
+    conflicts: DigestConflict[],
+  ): Promise<{ conflicts: SharedLinkConflict[]; problem: string | null }> {
+    const unknown = (problem: string | null) => ({
+      conflicts: conflicts.map((c) => ({
+        slug: c.slug,
+        differs: c.differs,
+        records: c.recordIds.map((recordId) => ({ recordId, domain: null, country: null })),
+      })),
+      problem,
+    });
+    if (conflicts.length === 0) return unknown(null);
+    const ids = [...new Set(conflicts.flatMap((c) => c.recordIds))];
+    let read: Map<string, { domain: string | null; country: string | null }>;
+    try {
+      const { connector } = await this.ctx.runtime.open(installation.id, { urgent: true, preview: true });
+      const companies = await connector.readCompanies(ids);
+      read = new Map(companies.map((c) => [c.id, { domain: c.domain, country: c.country }]));
+    } catch (err) {
+      const reason = err instanceof Error ? err.message : String(err);
+      this.ctx.logger.warn(
+        { installationId: installation.id, err: reason },
+        'shared auto-links: could not read the records from the CRM',
+      );
+      return unknown(`the CRM could not be read (${reason})`);
+    }
+    return {
+      conflicts: conflicts.map((c) => ({
+        slug: c.slug,
+        differs: c.differs,
+        records: c.recordIds.map((recordId) => ({
+          recordId,
+          ...(read.get(recordId) ?? { domain: null, country: null }),
+        })),
+      })),
+      problem: null,
     };
   }
 

@@ -8,6 +8,10 @@ import type { AppContext } from './context.js';
  * record to update. So at start-up every installation that still has old keys gets that full sync queued (once,
  * whichever process starts first) and its old keys deleted; a deployment installed on the new storage has none
  * and nothing happens.
+ *
+ * The same holds for the bucketed index's first format, which kept an auto-link's domain and country in a map
+ * of their own (`inst:{id}:place*`): the record's state now carries a digest of each instead, which only a write
+ * of the record puts there. An installation with that map gets the same full sync, and the map is deleted.
  */
 
 export interface IndexUpgrade {
@@ -28,7 +32,8 @@ export async function upgradeLinkIndex(ctx: AppContext): Promise<IndexUpgrade[]>
     const id = installation.id;
     const legacy = keys.legacyIndexKeys(id);
     // The fixed-name hashes say whether the old index exists: every linked or seen record had an entry in them.
-    if ((await redis.exists(...legacy)) === 0) continue;
+    // The place map's stem (its meta hash), first bucket or `big` hash says whether it does.
+    if ((await redis.exists(...legacy, ...keys.legacyPlaceKeys(id))) === 0) continue;
     if ((await redis.set(keys.indexUpgradeLock(id), '1', 'EX', LOCK_SECONDS, 'NX')) === null) continue;
     let runId: string | null = null;
     let skipped: string | null = null;
@@ -36,6 +41,7 @@ export async function upgradeLinkIndex(ctx: AppContext): Promise<IndexUpgrade[]>
     else skipped = `installation is ${installation.status}`;
     await redis.unlink(...legacy);
     await deleteByPattern(redis, keys.legacySlugMembersPattern(id));
+    await deleteByPattern(redis, keys.legacyPlacePattern(id));
     ctx.logger.info(
       { installationId: id, runId, skipped },
       runId

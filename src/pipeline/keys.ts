@@ -78,10 +78,6 @@ export class Keys {
   recordStates(id: string): string {
     return `${this.inst(id)}:rec`;
   }
-  /** Stem of the linear-hash map record id -> `domain|country` of an auto-linked record as it was when linked. */
-  recordPlaces(id: string): string {
-    return `${this.inst(id)}:place`;
-  }
   /** Stem of the linear-hash map slug digest -> space-joined ids of the records linked to that slug. */
   slugRecords(id: string): string {
     return `${this.inst(id)}:by-slug`;
@@ -120,6 +116,18 @@ export class Keys {
       'seen',
       'written-seq',
     ].map((name) => `${this.inst(id)}:${name}`);
+  }
+  /**
+   * The bucketed map record id -> `domain|country` of an auto-linked record (`inst:{id}:place`, its buckets
+   * `place:<n>` and `place:big`), replaced by a digest of each in the record's state: read by nobody, deleted by
+   * the start-up upgrade, whose full sync writes the digests.
+   */
+  legacyPlaceKeys(id: string): string[] {
+    return [`${this.inst(id)}:place`, `${this.inst(id)}:place:0`, `${this.inst(id)}:place:big`];
+  }
+  /** Every key of that place map. */
+  legacyPlacePattern(id: string): string {
+    return `${this.inst(id)}:place*`;
   }
   /** The old per-slug record sets of one installation (`inst:{id}:slug:<slug>`). */
   legacySlugMembersPattern(id: string): string {

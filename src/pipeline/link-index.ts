@@ -1,6 +1,12 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { MATCH_STATUSES, type MatchStatus } from '../fields.js';
+import {
+  COUNTRY_DIGEST_LENGTH,
+  DOMAIN_DIGEST_LENGTH,
+  type PlaceDigest,
+  placeDigest,
+} from '../matching/shared-links.js';
 import type { RedisClient } from '../redis.js';
 import { parseStoredJson } from '../util/json.js';
 import { RedisScript } from '../util/redis-script.js';
@@ -18,8 +24,9 @@ import { SlugFanout, slugDigest } from './slug-fanout.js';
  *
  * Storage (issue 15: at most 150 bytes of Redis per linked record). A record's state is one short string,
  * `seq|slug|status|score|auto|fingerprint|unlinked name` (`packState`), in a linear-hash map of compact buckets
- * (linear-hash.ts); an auto-link's place (`domain|country`) in a second one, only while the link is the
- * connector's own; the reverse index slug digest -> record ids in a third; the deployment's slug ->
+ * (linear-hash.ts); an auto-link keeps in its `auto` part a digest of the record's domain and country when
+ * linked (`placeDigest`, what tells records on one report apart), not the values; the reverse index slug
+ * digest -> record ids in a second map; the deployment's slug ->
  * installations fan-out in slug-fanout.ts. Every write is a Lua script that first checks the installation's
  * hash still exists (same hash tag): a batch still running when its installation is removed writes nothing
  * after the removal deleted the hash. Review items are short strings (`storeReview`) whose candidates' report
@@ -60,7 +67,7 @@ export interface RecordState {
   review: ReviewItem | null;
   /** name/domain/slug fingerprint for change polling. */
   fingerprint: Fingerprint;
-  /** The record's domain and country, kept while the link is the connector's own. */
+  /** The record's domain and country: a digest of each is kept while the link is the connector's own. */
   place?: LinkPlace;
 }
 
@@ -69,10 +76,13 @@ export interface LinkPlace {
   country: string | null;
 }
 
-/** The records the connector itself linked to one report, with their places as they were when linked. */
+/**
+ * The records the connector itself linked to one report, with the digests of their places as they were when
+ * linked (null: not known, a link made before the digests were kept or inherited in a merge).
+ */
 export interface AutoLinkGroup {
   slug: string;
-  records: Array<{ recordId: string } & LinkPlace>;
+  records: Array<{ recordId: string; place: PlaceDigest | null }>;
 }
 
 /** What the change poll compares to tell a rename or a hand-set slug from the connector's own writes. */
@@ -117,6 +127,8 @@ interface StoredState {
   score: number | null;
   /** The slug the connector linked itself, when it did. */
   autoSlug: string | null;
+  /** The digests of the auto-linked record's place when linked; null when not known. */
+  place: PlaceDigest | null;
   fingerprint: FingerprintDigest | null;
   unlinkedName: string | null;
 }
@@ -185,15 +197,15 @@ end
 `;
 
 /**
- * KEYS: installation hash, records, places, by-slug, review, review candidates. ARGV: then six per record:
- * id, packed state without its seq, stored slug, place, review item, its candidates' details (JSON object).
- * The record's written seq is kept; an empty place or review item deletes it. 0 when the installation is gone.
+ * KEYS: installation hash, records, by-slug, review, review candidates. ARGV: then five per record: id, packed
+ * state without its seq, stored slug, review item, its candidates' details (JSON object). The record's written
+ * seq is kept; an empty review item deletes it. 0 when the installation is gone.
  */
 const APPLY = new RedisScript(`${RECORD_LUA}
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-local R, P, B = lh_open(KEYS[2]), lh_open(KEYS[3]), lh_open(KEYS[4])
-for i = 1, #ARGV, 6 do
-  local id, rest, slug, place, review, cands = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4], ARGV[i + 5]
+local R, B = lh_open(KEYS[2]), lh_open(KEYS[3])
+for i = 1, #ARGV, 5 do
+  local id, rest, slug, review, cands = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4]
   local old = lh_get(R, id)
   local before = old and slug_of(old) or ''
   if before ~= slug then
@@ -201,18 +213,16 @@ for i = 1, #ARGV, 6 do
     if slug ~= '' then by_slug_add(B, slug, id) end
   end
   lh_set(R, id, (old and seq_of(old) or '') .. '|' .. rest)
-  if place ~= '' then lh_set(P, id, place) else lh_del(P, id) end
-  review_set(KEYS[5], KEYS[6], id, review, cands)
+  review_set(KEYS[4], KEYS[5], id, review, cands)
 end
 lh_close(R)
-lh_close(P)
 lh_close(B)
 return 1
 `);
 
-/** KEYS: installation hash, records, places, by-slug, review, review candidates. ARGV: record ids. */
+/** KEYS: installation hash, records, by-slug, review, review candidates. ARGV: record ids. */
 const FORGET = new RedisScript(`${RECORD_LUA}
-local R, P, B = lh_open(KEYS[2]), lh_open(KEYS[3]), lh_open(KEYS[4])
+local R, B = lh_open(KEYS[2]), lh_open(KEYS[3])
 for _, id in ipairs(ARGV) do
   local old = lh_get(R, id)
   if old then
@@ -220,11 +230,9 @@ for _, id in ipairs(ARGV) do
     if slug ~= '' then by_slug_remove(B, slug, id) end
     lh_del(R, id)
   end
-  lh_del(P, id)
-  review_set(KEYS[5], KEYS[6], id, '', '')
+  review_set(KEYS[4], KEYS[5], id, '', '')
 end
 lh_close(R)
-lh_close(P)
 lh_close(B)
 return 1
 `);
@@ -243,8 +251,9 @@ return 1
 `);
 
 /**
- * KEYS: installation hash, records, places. ARGV: record id, stored slug or '' (drop the auto-link and its place).
- * Part 5 of the state is '*' for an auto-link to the record's own slug, '=<slug>' for another slug.
+ * KEYS: installation hash, records. ARGV: record id, stored slug or '' (drop the auto-link and its place digest).
+ * Part 5 of the state is '*' (and the place digest, `packAuto`) for an auto-link to the record's own slug,
+ * '=<slug>' for another slug. An auto-link already there keeps its place digest.
  */
 const SET_AUTO = new RedisScript(`${RECORD_LUA}
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
@@ -255,11 +264,9 @@ local t = parts(old or '')
 for i = #t + 1, 5 do t[i] = '' end
 if slug == '' then
   t[5] = ''
-  local P = lh_open(KEYS[3])
-  lh_del(P, id)
-  lh_close(P)
   if not old then return 1 end
-elseif t[2] == slug then t[5] = '*'
+elseif t[2] == slug then
+  if string.sub(t[5], 1, 1) ~= '*' then t[5] = '*' end
 else t[5] = '=' .. slug end
 lh_set(R, id, join(t))
 lh_close(R)
@@ -322,7 +329,6 @@ export class LinkIndex {
     const keys = [
       k.installation(installationId),
       k.recordStates(installationId),
-      k.recordPlaces(installationId),
       k.slugRecords(installationId),
       k.review(installationId),
       k.reviewCandidates(installationId),
@@ -334,7 +340,6 @@ export class LinkIndex {
           s.recordId,
           packState(s),
           s.slug ? escapePart(s.slug) : '',
-          s.autoLinked && s.slug && s.place ? packPlace(s.place) : '',
           review?.item ?? '',
           review?.candidates ?? '',
         ];
@@ -354,7 +359,6 @@ export class LinkIndex {
     const keys = [
       k.installation(installationId),
       k.recordStates(installationId),
-      k.recordPlaces(installationId),
       k.slugRecords(installationId),
       k.review(installationId),
       k.reviewCandidates(installationId),
@@ -414,26 +418,22 @@ export class LinkIndex {
     await this.setAuto(installationId, recordId, '');
   }
 
-  /** Reports the connector linked to more than one record by itself, with those records' places. */
+  /** Reports the connector linked to more than one record by itself, with the digests of those records' places. */
   async sharedAutoLinks(installationId: string): Promise<AutoLinkGroup[]> {
-    const bySlug = new Map<string, Map<string, LinkPlace>>();
+    const bySlug = new Map<string, Map<string, PlaceDigest | null>>();
     await this.scanStates(installationId, (recordId, state) => {
       if (!state.autoSlug) return true;
-      const records = bySlug.get(state.autoSlug) ?? new Map<string, LinkPlace>();
-      records.set(recordId, { domain: null, country: null });
+      const records = bySlug.get(state.autoSlug) ?? new Map<string, PlaceDigest | null>();
+      records.set(recordId, state.place);
       bySlug.set(state.autoSlug, records);
       return true;
     });
-    const shared = [...bySlug].filter(([, records]) => records.size > 1);
-    if (shared.length === 0) return [];
-    const ids = shared.flatMap(([, records]) => [...records.keys()]);
-    const places = await this.getMany(this.keys.recordPlaces(installationId), ids);
-    const placeOf = new Map(ids.map((id, i) => [id, unpackPlace(places[i] ?? null)]));
-    return shared
+    return [...bySlug]
+      .filter(([, records]) => records.size > 1)
       .map(([slug, records]) => ({
         slug,
-        records: [...records.keys()]
-          .map((recordId) => ({ recordId, ...(placeOf.get(recordId) ?? { domain: null, country: null }) }))
+        records: [...records]
+          .map(([recordId, place]) => ({ recordId, place }))
           .sort((a, b) => a.recordId.localeCompare(b.recordId)),
       }))
       .sort((a, b) => a.slug.localeCompare(b.slug));
@@ -576,7 +576,7 @@ export class LinkIndex {
     const k = this.keys;
     await SET_AUTO.run(
       this.redis,
-      [k.installation(installationId), k.recordStates(installationId), k.recordPlaces(installationId)],
+      [k.installation(installationId), k.recordStates(installationId)],
       [recordId, storedSlug],
     );
   }
@@ -665,7 +665,7 @@ function packState(s: RecordState): string {
     slug,
     s.status ? STATUS_CODES[s.status] : '',
     s.score !== null ? String(s.score) : '',
-    s.autoLinked && s.slug ? '*' : '',
+    s.autoLinked && s.slug ? packAuto(s.place) : '',
     fp.name + fp.domain + (s.fingerprint.slug === (s.slug ?? '') ? '' : fp.slug),
     s.unlinkedName !== null ? escapePart(s.unlinkedName) : '',
   ];
@@ -677,12 +677,14 @@ function unpackState(value: string): StoredState {
   const [seq = '', slugPart = '', status = '', score = '', auto = '', fp = '', name] = value.split('|');
   const slug = slugPart ? unescapePart(slugPart) : null;
   const scoreNumber = score === '' ? Number.NaN : Number(score);
+  const own = OWN_AUTO_LINK.exec(auto);
   return {
     seq: seq ? Number.parseInt(seq, 36) : 0,
     slug,
     status: STATUS_OF_CODE.get(status) ?? null,
     score: Number.isFinite(scoreNumber) ? scoreNumber : null,
-    autoSlug: auto === '*' ? slug : auto.startsWith('=') ? unescapePart(auto.slice(1)) : null,
+    autoSlug: own ? slug : auto.startsWith('=') ? unescapePart(auto.slice(1)) : null,
+    place: own?.[1] && own[2] ? { domain: unknownDigest(own[1]), country: unknownDigest(own[2]) } : null,
     fingerprint:
       fp.length >= 8
         ? { name: fp.slice(0, 4), domain: fp.slice(4, 8), slug: fp.slice(8) || shortDigest(slug ?? '') }
@@ -691,17 +693,23 @@ function unpackState(value: string): StoredState {
   };
 }
 
-function packPlace(place: LinkPlace): string {
-  // `~` for null: a record without a domain is not one with an empty domain.
-  const part = (v: string | null) => (v === null ? '~' : escapePart(v));
-  return `${part(place.domain)}|${part(place.country)}`;
+/**
+ * The `auto` part of an auto-link to the record's own slug: `*`, then the place's digests (`placeDigest`, fixed
+ * lengths, `~` for an unknown value) unless both are unknown (a place known on neither part disagrees with none).
+ */
+function packAuto(place: LinkPlace | undefined): string {
+  const digest = place ? placeDigest(place) : { domain: null, country: null };
+  if (digest.domain === null && digest.country === null) return '*';
+  return `*${digest.domain ?? '~'.repeat(DOMAIN_DIGEST_LENGTH)}${digest.country ?? '~'.repeat(COUNTRY_DIGEST_LENGTH)}`;
 }
 
-function unpackPlace(value: string | null): LinkPlace {
-  if (value === null) return { domain: null, country: null };
-  const [domain = '~', country = '~'] = value.split('|');
-  const part = (v: string) => (v === '~' ? null : unescapePart(v));
-  return { domain: part(domain), country: part(country) };
+/** `*` alone, or `*` and both digests; anything else is not an auto-link to the record's own slug. */
+const OWN_AUTO_LINK = new RegExp(
+  `^\\*(?:([A-Za-z0-9_-]{${DOMAIN_DIGEST_LENGTH}}|~{${DOMAIN_DIGEST_LENGTH}})([A-Za-z0-9_-]{${COUNTRY_DIGEST_LENGTH}}|~{${COUNTRY_DIGEST_LENGTH}}))?$`,
+);
+
+function unknownDigest(part: string): string | null {
+  return part.startsWith('~') ? null : part;
 }
 
 // ---- review items ---------------------------------------------------------------------------------------

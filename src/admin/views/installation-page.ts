@@ -193,18 +193,26 @@ function fixtureRefusal(
   </div>`;
 }
 
-/** Reports the connector linked to several records that disagree on domain or country: a person should look. */
-export function sharedLinks(v: Pick<InstallationView, 'sharedLinkConflicts'>): SafeHtml | string {
+/**
+ * Reports the connector linked to several records that disagree on domain or country: a person should look.
+ * Which records disagree comes from Redis (digests of their places when linked); the domains and countries
+ * shown are read from the CRM, and left out, saying why, when it could not be read.
+ */
+export function sharedLinks(
+  v: Pick<InstallationView, 'sharedLinkConflicts' | 'sharedLinkPlacesProblem'>,
+): SafeHtml | string {
   if (v.sharedLinkConflicts.length === 0) return '';
+  const problem = v.sharedLinkPlacesProblem;
   return html`<h3 id="shared-links">One report, records that disagree</h3>
-    <p>The connector linked each of these reports to several records whose domain or country differ. One of them
-      may be a namesake: check the records and correct the slug in the CRM if so.</p>
+    <p>The connector linked each of these reports to several records whose domain or country differed when they
+      were linked. One of them may be a namesake: check the records and correct the slug in the CRM if so.</p>
+    ${problem ? html`<p class="shared-links-problem">Their domains and countries are not shown: ${problem}.</p>` : ''}
     <ul class="shared-links">
       ${v.sharedLinkConflicts.map(
         (
           c,
         ) => html`<li><code>${c.slug}</code> (${c.differs.join(' and ')} ${c.differs.length === 1 ? 'differs' : 'differ'}):
-          ${c.records.map((r, i) => html`${i > 0 ? '; ' : ''}record ${r.recordId} (${r.domain ?? 'no domain'}, ${r.country ?? 'no country'})`)}</li>`,
+          ${c.records.map((r, i) => html`${i > 0 ? '; ' : ''}record ${r.recordId}${problem ? '' : html` (${r.domain ?? 'no domain'}, ${r.country ?? 'no country'})`}`)}</li>`,
       )}
     </ul>`;
 }
