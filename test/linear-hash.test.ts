@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { placeDigest } from '../src/matching/shared-links.js';
 import { Keys } from '../src/pipeline/keys.js';
 import { LINEAR_HASH_LOAD, LINEAR_HASH_LUA, scanLinearHash } from '../src/pipeline/linear-hash.js';
 import { fingerprintOf, LinkIndex, type RecordState } from '../src/pipeline/link-index.js';
@@ -192,8 +193,15 @@ describe('LinkIndex on linear-hash buckets', () => {
     const shared = await index.sharedAutoLinks('i1');
     const group = shared.find((g) => g.slug === 'report-0');
     expect(group?.records.length).toBeGreaterThan(1);
-    expect(group?.records[0]).toEqual({ recordId: '9000000', domain: 'c0.example', country: null });
-    expect(group?.records[1]).toEqual({ recordId: '9000700', domain: 'c700.example', country: 'Germany' });
+    // The digests of each record's place (the values are the CRM's: the admin page reads them there).
+    expect(group?.records[0]).toEqual({
+      recordId: '9000000',
+      place: placeDigest({ domain: 'c0.example', country: null }),
+    });
+    expect(group?.records[1]).toEqual({
+      recordId: '9000700',
+      place: placeDigest({ domain: 'c700.example', country: 'Germany' }),
+    });
   });
 
   it('reads back fingerprints, review items and unlinked names as they were written', async () => {
