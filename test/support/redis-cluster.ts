@@ -174,6 +174,21 @@ export class LocalRedisCluster {
       30_000,
       100,
     );
+    // A replica that never finished its first sync cannot take over (its data is too old to be trusted), so a
+    // master killed right after start would have no successor: wait until every replica's link is up.
+    for (const shard of await this.topology()) {
+      for (const replica of shard.replicas) {
+        await waitFor(
+          `the replica on port ${replica} to finish its first sync`,
+          async () =>
+            /master_link_status:up/.test(String(await this.command(replica, ['INFO', 'replication'])))
+              ? true
+              : undefined,
+          30_000,
+          100,
+        );
+      }
+    }
   }
 
   private async spawnNode(node: ClusterNodeProcess): Promise<void> {
@@ -220,6 +235,9 @@ export class LocalRedisCluster {
         '',
         '--appendonly',
         'no',
+        // A replica's first sync starts at once instead of after the default 5 s wait for other replicas.
+        '--repl-diskless-sync-delay',
+        '0',
         '--daemonize',
         'no',
       ],
