@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalSystem } from '../local/system.js';
 import type { InstallationView } from '../src/admin/overview.js';
-import { fingerprintOf, type RecordState } from '../src/pipeline/link-index.js';
+import { autoLinkedState } from './support/link-states.js';
 import { startTestSystem, stopTestSystem } from './support/local-system.js';
 import { runEnded } from './support/system-state.js';
 
@@ -22,20 +22,6 @@ afterAll(async () => {
   await stopTestSystem(system);
 });
 
-function autoLinked(recordId: string, slug: string, domain: string, country: string): RecordState {
-  return {
-    recordId,
-    slug,
-    status: 'matched',
-    score: 70,
-    autoLinked: true,
-    unlinkedName: null,
-    review: null,
-    fingerprint: fingerprintOf({ name: recordId, domain, fields: { slug } }),
-    place: { domain, country },
-  };
-}
-
 async function view(): Promise<InstallationView> {
   const res = await fetch(`${system.appUrl}/admin/api/installations/${system.installationId}`, {
     headers: { authorization: `Bearer ${system.ctx.config.adminToken}` },
@@ -54,8 +40,8 @@ describe('reports auto-linked to records that disagree', () => {
     await system.hubspot.setCompanyProperty(b, 'domain', 'quessly.fr');
     await system.hubspot.setCompanyProperty(b, 'country', 'France');
     await system.ctx.index.apply(system.installationId, [
-      autoLinked(a, slug, 'quessly.com', 'Germany'),
-      autoLinked(b, slug, 'quessly.fr', 'France'),
+      autoLinkedState(a, slug, 'quessly.com', 'Germany'),
+      autoLinkedState(b, slug, 'quessly.fr', 'France'),
     ]);
 
     const shown = await view();

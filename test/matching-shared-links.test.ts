@@ -7,23 +7,10 @@ import {
   placeDigest,
 } from '../src/matching/shared-links.js';
 import { Keys } from '../src/pipeline/keys.js';
-import { fingerprintOf, LinkIndex, type RecordState } from '../src/pipeline/link-index.js';
+import { LinkIndex } from '../src/pipeline/link-index.js';
 import { closeRedis, createRedis } from '../src/redis.js';
+import { autoLinkedState } from './support/link-states.js';
 import { REDIS_URL } from './support/redis-url.js';
-
-function linked(recordId: string, slug: string, domain: string | null, country: string | null): RecordState {
-  return {
-    recordId,
-    slug,
-    status: 'matched',
-    score: 70,
-    autoLinked: true,
-    unlinkedName: null,
-    review: null,
-    fingerprint: fingerprintOf({ name: recordId, domain, fields: { slug } }),
-    place: { domain, country },
-  };
-}
 
 describe('conflictingSharedLinks', () => {
   it('lists a report whose auto-linked records disagree on domain or country, not the same company twice', () => {
@@ -73,13 +60,13 @@ describe('auto links shared by several records', () => {
     // The index writes only for an installation that exists.
     await redis.hset(new Keys(prefix).installation('inst'), 'id', 'inst');
     await index.apply('inst', [
-      linked('a', 'r1', 'quessly.com', 'DE'),
-      linked('b', 'r1', 'quessly.fr', 'FR'),
-      linked('c', 'r2', 'solo.com', null),
+      autoLinkedState('a', 'r1', 'quessly.com', 'DE'),
+      autoLinkedState('b', 'r1', 'quessly.fr', 'FR'),
+      autoLinkedState('c', 'r2', 'solo.com', null),
       // The same company as `a`, written otherwise: its digests are `a`'s (they are of the normalised values).
-      linked('d', 'r3', 'https://www.quessly.com/', 'Germany'),
-      linked('e', 'r3', 'quessly.com', null),
-      linked('f', 'r3', null, null),
+      autoLinkedState('d', 'r3', 'https://www.quessly.com/', 'Germany'),
+      autoLinkedState('e', 'r3', 'quessly.com', null),
+      autoLinkedState('f', 'r3', null, null),
     ]);
     const groups = await index.sharedAutoLinks('inst');
     expect(groups).toEqual([
