@@ -60,8 +60,8 @@ export function kindOf(prefix: string, key: string): string {
   if (seg[0] === '{inbox}') return `{inbox}:${seg[1]}${more(2)}`;
   // The slug -> installations fan-out (pipeline/slug-fanout.ts): its shards, each under a tag of its own, and
   // the installations' numbers.
-  const fanoutTag = /^\{slug-inst(-\d+)?\}$/.exec(key.slice(prefix.length + 1).split(':')[0] ?? '');
-  if (fanoutTag) return fanoutTag[1] ? `{slug-inst-*}${more(1)}` : `{slug-inst}${more(1)}`;
+  const fanoutTag = /^\{slug-(?:inst|fan-\d+)\}$/.exec(key.slice(prefix.length + 1).split(':')[0] ?? '');
+  if (fanoutTag) return fanoutTag[0] === '{slug-inst}' ? `{slug-inst}${more(1)}` : `{slug-fan-*}${more(1)}`;
   if (seg[0] === '{…}') {
     // BullMQ: `<prefix>:{queue}:<queue>:<suffix>`; a job is `<queue>:<job id>` (and `:logs`, `:lock`, ...).
     const known = new Set([

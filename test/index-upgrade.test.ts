@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalSystem } from '../local/system.js';
 import { upgradeLinkIndex } from '../src/app/index-upgrade.js';
@@ -33,9 +34,9 @@ async function leaveOnlyTheOldIndex(slug: string, recordId: string): Promise<voi
   const inst = `${config.redisPrefix}:inst:{${id}}`;
   for (const pattern of [
     `${inst}:rec*`,
-    `${inst}:by-slug*`,
+    `${inst}:slug-recs*`,
     `${inst}:place*`,
-    `${config.redisPrefix}:{slug-inst-*`,
+    `${config.redisPrefix}:{slug-fan-*`,
   ])
     await deleteByPattern(redis, pattern);
   await redis.hset(`${inst}:record-slug`, recordId, slug);
@@ -56,7 +57,11 @@ describe('start-up upgrade of the link index', () => {
 
     const upgraded = await upgradeLinkIndex(system.ctx);
     expect(upgraded).toHaveLength(1);
-    expect(upgraded[0]).toMatchObject({ installationId: system.installationId, skipped: null });
+    expect(upgraded[0]).toMatchObject({
+      installationId: system.installationId,
+      skipped: null,
+      slugIndexRebuilt: null,
+    });
     // Another process starting at the same time, or a later start: nothing more to do.
     expect(await upgradeLinkIndex(system.ctx)).toEqual([]);
 
@@ -114,6 +119,41 @@ describe('start-up upgrade of the link index', () => {
     // The record's state carries the digests of its domain and country now (`*` then 5 characters).
     expect(await stateOf()).toMatch(/^[^|]*\|[^|]*\|[^|]*\|[^|]*\|\*[A-Za-z0-9_~-]{5}(\||$)/);
   }, 120_000);
+
+  it('writes the slug index and the fan-out anew from the records when their digests were hex, without a sync', async () => {
+    const { redis, config, index } = system.ctx;
+    const id = system.installationId;
+    const keys = system.ctx.keys;
+    const slugs = await index.slugsOf(id, system.recordIds);
+    const linked = system.recordIds.flatMap((recordId, i) =>
+      slugs[i] ? [{ recordId, slug: slugs[i]! }] : [],
+    );
+    expect(linked.length).toBeGreaterThan(1);
+    // The previous format: 8 hex digits of the slug's SHA-1 as the field, in the map and in a fan-out shard.
+    const hex = (slug: string) => createHash('sha1').update(slug).digest('hex').slice(0, 8);
+    await deleteByPattern(redis, `${keys.slugRecords(id)}*`);
+    await deleteByPattern(redis, `${config.redisPrefix}:{slug-fan-*`);
+    const old = keys.legacySlugRecords(id);
+    await redis.hset(old, 'k', '0', 'p', '0', 'n', String(linked.length));
+    for (const { recordId, slug } of linked) await redis.hset(`${old}:0`, hex(slug), recordId);
+    const oldShard = keys.legacySlugInstallationsShard(3);
+    await redis.hset(oldShard, 'k', '0', 'p', '0', 'n', '1');
+    await redis.hset(`${oldShard}:0`, hex(linked[0]!.slug), '1');
+    for (const { slug } of linked) expect(await index.installationsForSlug(slug)).toEqual([]);
+    await redis.del(keys.indexUpgradeLock(id));
+
+    const upgraded = await upgradeLinkIndex(system.ctx);
+    expect(upgraded).toEqual([
+      { installationId: id, runId: null, skipped: null, slugIndexRebuilt: linked.length },
+    ]);
+    for (const { recordId, slug } of linked) {
+      expect(await index.installationsForSlug(slug)).toEqual([id]);
+      expect(await index.recordsForSlug(id, slug)).toContain(recordId);
+    }
+    expect(await redis.keys(`${old}*`)).toEqual([]);
+    expect(await redis.keys(`${oldShard}*`)).toEqual([]);
+    expect(await upgradeLinkIndex(system.ctx)).toEqual([]);
+  });
 
   it('does nothing on a deployment that never had the old index', async () => {
     expect(await upgradeLinkIndex(system.ctx)).toEqual([]);

@@ -1,3 +1,5 @@
+import { deleteLinearHash } from '../pipeline/linear-hash.js';
+import { SLUG_FANOUT_SHARDS } from '../pipeline/slug-fanout.js';
 import { deleteByPattern } from '../redis.js';
 import type { AppContext } from './context.js';
 
@@ -12,14 +14,20 @@ import type { AppContext } from './context.js';
  * The same holds for the bucketed index's first format, which kept an auto-link's domain and country in a map
  * of their own (`inst:{id}:place*`): the record's state now carries a digest of each instead, which only a write
  * of the record puts there. An installation with that map gets the same full sync, and the map is deleted.
+ *
+ * The slug digests of the slug -> records map and the fan-out changed form (hex to decimal, issue 15's bytes per
+ * record): those are written anew from the records' states, which hold the slugs, without a sync; the old map
+ * and the old fan-out shards are then deleted.
  */
 
 export interface IndexUpgrade {
   installationId: string;
-  /** The full sync queued to write the new index; null when the installation cannot sync now. */
+  /** The full sync queued to write the new index; null when none was needed or the installation cannot sync now. */
   runId: string | null;
-  /** Why no sync was queued (pending, disconnected, ...): its next full sync or reconcile writes the index. */
+  /** Why no sync was queued although one was needed (pending, disconnected, ...): its next full sync or reconcile writes the index. */
   skipped: string | null;
+  /** Linked records put in the slug -> records map written anew from their states; null when it was not. */
+  slugIndexRebuilt: number | null;
 }
 
 /** How long one process holds an installation's upgrade: longer than queuing a sync and deleting keys takes. */
@@ -33,24 +41,46 @@ export async function upgradeLinkIndex(ctx: AppContext): Promise<IndexUpgrade[]>
     const legacy = keys.legacyIndexKeys(id);
     // The fixed-name hashes say whether the old index exists: every linked or seen record had an entry in them.
     // The place map's stem (its meta hash), first bucket or `big` hash says whether it does.
-    if ((await redis.exists(...legacy, ...keys.legacyPlaceKeys(id))) === 0) continue;
+    const needsSync = (await redis.exists(...legacy, ...keys.legacyPlaceKeys(id))) > 0;
+    // The meta hash of the slug -> records map with hex digests: deleted last (deleteLinearHash).
+    const needsSlugIndex = (await redis.exists(keys.legacySlugRecords(id))) > 0;
+    if (!needsSync && !needsSlugIndex) continue;
     if ((await redis.set(keys.indexUpgradeLock(id), '1', 'EX', LOCK_SECONDS, 'NX')) === null) continue;
+    let slugIndexRebuilt: number | null = null;
+    if (needsSlugIndex) {
+      // The records' states hold their slugs: no CRM call needed, and score changes find the records again
+      // as soon as this is done.
+      slugIndexRebuilt = await ctx.index.rebuildSlugIndex(id);
+      await deleteLinearHash(redis, keys.legacySlugRecords(id));
+    }
     let runId: string | null = null;
     let skipped: string | null = null;
-    if (installation.status === 'connected') runId = await ctx.pipeline.startSync(id, 'full');
-    else skipped = `installation is ${installation.status}`;
-    await redis.unlink(...legacy);
-    await deleteByPattern(redis, keys.legacySlugMembersPattern(id));
-    await deleteByPattern(redis, keys.legacyPlacePattern(id));
+    if (needsSync) {
+      if (installation.status === 'connected') runId = await ctx.pipeline.startSync(id, 'full');
+      else skipped = `installation is ${installation.status}`;
+      await redis.unlink(...legacy);
+      await deleteByPattern(redis, keys.legacySlugMembersPattern(id));
+      await deleteByPattern(redis, keys.legacyPlacePattern(id));
+    }
     ctx.logger.info(
-      { installationId: id, runId, skipped },
+      { installationId: id, runId, skipped, slugIndexRebuilt },
       runId
         ? 'link index upgraded: a full sync writes it anew'
-        : 'link index upgraded: its next full sync or reconcile writes it anew',
+        : needsSync
+          ? 'link index upgraded: its next full sync or reconcile writes it anew'
+          : 'link index upgraded: the slug index was written anew from the records',
     );
-    done.push({ installationId: id, runId, skipped });
+    done.push({ installationId: id, runId, skipped, slugIndexRebuilt });
   }
   // The old fan-out is global; a deployment that had any upgraded installation has it.
-  if (done.length > 0) await deleteByPattern(redis, keys.legacySlugInstallationsPattern());
+  if (done.some((d) => d.runId !== null || d.skipped !== null)) {
+    await deleteByPattern(redis, keys.legacySlugInstallationsPattern());
+  }
+  // The fan-out's shards with hex digests: nothing reads them once every installation's slugs are in the new
+  // ones. Sixteen fixed names, so looking costs sixteen EXISTS, not a scan.
+  for (let shard = 0; shard < SLUG_FANOUT_SHARDS; shard += 1) {
+    const stem = keys.legacySlugInstallationsShard(shard);
+    if ((await redis.exists(stem)) > 0) await deleteLinearHash(redis, stem);
+  }
   return done;
 }

@@ -78,8 +78,18 @@ export class Keys {
   recordStates(id: string): string {
     return `${this.inst(id)}:rec`;
   }
-  /** Stem of the linear-hash map slug digest -> space-joined ids of the records linked to that slug. */
+  /**
+   * Stem of the linear-hash map slug digest -> space-joined ids of the records linked to that slug. The digest
+   * is a decimal number (`slugDigest`), which a compact bucket keeps as an integer of 4 bytes.
+   */
   slugRecords(id: string): string {
+    return `${this.inst(id)}:slug-recs`;
+  }
+  /**
+   * The same map when its digest was 8 hex digits (kept as a string of 8 bytes): rebuilt from the records' states
+   * under `slugRecords` by the start-up upgrade (app/index-upgrade.ts), then deleted.
+   */
+  legacySlugRecords(id: string): string {
     return `${this.inst(id)}:by-slug`;
   }
   /**
@@ -152,6 +162,13 @@ export class Keys {
    * deployment pays a few compact buckets instead of one key per slug, and a large one spreads over masters.
    */
   slugInstallationsShard(shard: number): string {
+    return `${this.prefix}:${tag(`slug-fan-${shard}`)}`;
+  }
+  /**
+   * A shard of that map when its digest was 8 hex digits: rebuilt under `slugInstallationsShard` from the
+   * installations' records by the start-up upgrade, then deleted.
+   */
+  legacySlugInstallationsShard(shard: number): string {
     return `${this.prefix}:${tag(`slug-inst-${shard}`)}`;
   }
   /**

@@ -153,3 +153,15 @@ export async function scanLinearHash(
     if (from > total) return;
   }
 }
+
+/**
+ * Deletes one map: its buckets a thousand at a time (one slot: they share the stem's hash tag), then its meta
+ * hash, last, so that a map still there says a deletion cut short is not done.
+ */
+export async function deleteLinearHash(redis: RedisClient, stem: string): Promise<void> {
+  const [k, p] = await redis.hmget(stem, 'k', 'p');
+  const buckets = 2 ** Number(k ?? 0) + Number(p ?? 0);
+  const keys = [`${stem}:big`, ...Array.from({ length: buckets }, (_, b) => `${stem}:${b}`)];
+  for (let i = 0; i < keys.length; i += 1000) await redis.unlink(...keys.slice(i, i + 1000));
+  await redis.unlink(stem);
+}

@@ -12,7 +12,7 @@ import { parseStoredJson } from '../util/json.js';
 import { RedisScript } from '../util/redis-script.js';
 import type { Keys } from './keys.js';
 import { LINEAR_HASH_LUA, scanLinearHash } from './linear-hash.js';
-import { SlugFanout, slugDigest } from './slug-fanout.js';
+import { SLUG_DIGEST_LUA, SlugFanout, slugDigest } from './slug-fanout.js';
 
 /**
  * What the connector remembers about each record besides the CRM itself: which slug it is linked to (and the
@@ -139,11 +139,10 @@ interface StoredState {
  * Shared by the write scripts: the packed state's first two parts (seq, slug), and the reverse index slug
  * digest -> space-joined record ids. The digest is `slugDigest` (slug-fanout.ts) computed here.
  */
-const RECORD_LUA = `${LINEAR_HASH_LUA}
+const RECORD_LUA = `${LINEAR_HASH_LUA}${SLUG_DIGEST_LUA}
 local function seq_of(v) return string.match(v, '^([^|]*)') end
 local function slug_of(v) return string.match(v, '^[^|]*|([^|]*)') or '' end
 local function rest_of(v) return string.match(v, '^[^|]*|(.*)$') or '' end
-local function digest(slug) return string.sub(redis.sha1hex(slug), 1, 8) end
 local function parts(v)
   local t = {}
   for s in string.gmatch(v .. '|', '([^|]*)|') do t[#t + 1] = s end
@@ -155,13 +154,13 @@ local function join(t)
   return table.concat(t, '|', 1, n)
 end
 local function by_slug_add(B, slug, id)
-  local d = digest(slug)
+  local d = slug_digest(slug)
   local v = lh_get(B, d)
   if not v then lh_set(B, d, id)
   elseif not string.find(' ' .. v .. ' ', ' ' .. id .. ' ', 1, true) then lh_set(B, d, v .. ' ' .. id) end
 end
 local function by_slug_remove(B, slug, id)
-  local d = digest(slug)
+  local d = slug_digest(slug)
   local v = lh_get(B, d)
   if not v then return end
   local kept = {}
@@ -284,7 +283,7 @@ return out
 /** KEYS: by-slug, records. ARGV: stored slug. The ids on the slug's digest whose own slug is that slug. */
 const RECORDS_FOR_SLUG = new RedisScript(`${RECORD_LUA}
 local B, R = lh_open(KEYS[1]), lh_open(KEYS[2])
-local v = lh_get(B, digest(ARGV[1]))
+local v = lh_get(B, slug_digest(ARGV[1]))
 local out = {}
 if not v then return out end
 for id in string.gmatch(v, '%S+') do
@@ -292,6 +291,22 @@ for id in string.gmatch(v, '%S+') do
   if state and slug_of(state) == ARGV[1] then out[#out + 1] = id end
 end
 return out
+`);
+
+/**
+ * KEYS: installation hash, records, by-slug. ARGV: record ids. Puts each record under its state's slug in the
+ * by-slug map (a record already there is left as it is).
+ */
+const REINDEX = new RedisScript(`${RECORD_LUA}
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+local R, B = lh_open(KEYS[2]), lh_open(KEYS[3])
+for _, id in ipairs(ARGV) do
+  local state = lh_get(R, id)
+  local slug = state and slug_of(state) or ''
+  if slug ~= '' then by_slug_add(B, slug, id) end
+end
+lh_close(B)
+return 1
 `);
 
 /** KEYS: installation hash, a hash. ARGV: field/value pairs, written only while the installation exists. */
@@ -388,6 +403,32 @@ export class LinkIndex {
   /** The slug each record is linked to, as last written; null where none. */
   async slugsOf(installationId: string, recordIds: string[]): Promise<(string | null)[]> {
     return (await this.states(installationId, recordIds)).map((s) => s?.slug ?? null);
+  }
+
+  /**
+   * Writes the slug -> records map and this installation's part of the fan-out again from the records' states:
+   * the start-up upgrade when their digests changed form. Adding is idempotent, and the fan-out is written
+   * first as in `apply`. Returns how many linked records it found.
+   */
+  async rebuildSlugIndex(installationId: string): Promise<number> {
+    const linked = new Map<string, string>();
+    await this.scanStates(installationId, (recordId, state) => {
+      if (state.slug) linked.set(recordId, escapePart(state.slug));
+      else linked.delete(recordId);
+      return true;
+    });
+    await this.fanout.add(installationId, [...new Set([...linked.values()].map(slugDigest))]);
+    const ids = [...linked.keys()];
+    const k = this.keys;
+    for (let i = 0; i < ids.length; i += RECORDS_PER_CALL) {
+      const keys = [
+        k.installation(installationId),
+        k.recordStates(installationId),
+        k.slugRecords(installationId),
+      ];
+      if ((await REINDEX.run(this.redis, keys, ids.slice(i, i + RECORDS_PER_CALL))) === 0) break;
+    }
+    return linked.size;
   }
 
   /** Records that the connector made this link itself (a merge survivor inheriting an auto-link). */
