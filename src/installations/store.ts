@@ -250,11 +250,14 @@ export class InstallationStore {
     await this.redis.unlink(this.key(id));
   }
 
-  /** Deletes the installation and every key scoped to it. The CRM's own data is not touched. */
+  /**
+   * The last step of a removal, after `retire`: deletes every key scoped to the installation and its entry in
+   * the set of ids. The hash is not deleted here: `retire` did that before the index and the sync history were
+   * cleared (InstallationService.remove), so that no write lands after them. The CRM's own data is not touched.
+   */
   async remove(id: string): Promise<void> {
-    // The hash first: no index write lands after it (see `retire`); and a cluster cannot remove the hash and
-    // the set entry at once: an id left in the set without its hash is skipped by `list`.
-    await this.retire(id);
+    // A cluster cannot remove the hash and the set entry at once: an id left in the set without its hash (between
+    // `retire` and here) is skipped by `list`.
     await deleteByPattern(this.redis, this.keys.instPattern(id));
     await this.redis.srem(this.setKey(), id);
   }
