@@ -66,20 +66,31 @@ export function limitRequests(window: AddressWindow, refuse: (res: Response) => 
 }
 
 /**
- * Refuses an address that had `window.max` refused (401) answers in its window, before any verification
- * work; the count grows when an answer of 401 leaves.
+ * The refusal rule of the webhook routes, one for the Express limiter below and the direct path
+ * (webhook-fast-path.ts), which share one window: an address that had `window.max` refused (401) answers in its
+ * window is refused before any verification work. Returns the seconds it must wait (for `Retry-After`), or null
+ * when its request may be handled.
  */
+export function refusalWait(window: AddressWindow, address: string): number | null {
+  return window.count(address) >= window.max ? window.retryAfterSeconds(address) : null;
+}
+
+/** The other half of the rule: an answer to `address` counts in its window when it refused the delivery (401). */
+export function countAnswer(window: AddressWindow, address: string, status: number): void {
+  if (status === 401) window.hit(address);
+}
+
+/** `refusalWait` and `countAnswer` as Express middleware: the count grows when an answer of 401 leaves. */
 export function limitRefusals(window: AddressWindow, refuse: (res: Response) => void): RequestHandler {
   return (req, res, next) => {
     const address = addressOf(req);
-    if (window.count(address) >= window.max) {
-      res.status(429).set('Retry-After', String(window.retryAfterSeconds(address)));
+    const wait = refusalWait(window, address);
+    if (wait !== null) {
+      res.status(429).set('Retry-After', String(wait));
       refuse(res);
       return;
     }
-    res.on('finish', () => {
-      if (res.statusCode === 401) window.hit(address);
-    });
+    res.on('finish', () => countAnswer(window, address, res.statusCode));
     next();
   };
 }

@@ -6,7 +6,7 @@ import {
   type ReportWebhookHandler,
   type WebhookAnswer,
 } from '../webhooks/report-route.js';
-import type { AddressWindow } from './address-limits.js';
+import { type AddressWindow, countAnswer, refusalWait } from './address-limits.js';
 import { REDIS_UNAVAILABLE_CODE, REDIS_UNAVAILABLE_MESSAGE } from './redis-availability.js';
 
 /**
@@ -14,9 +14,9 @@ import { REDIS_UNAVAILABLE_CODE, REDIS_UNAVAILABLE_MESSAGE } from './redis-avail
  * every request, and Express's stack (routing through every middleware, body-parser's content negotiation)
  * cost more than the route's own work: the acknowledgement rate was half a bare server's (issue 13). What the
  * stack did for this route is done here too: the same security headers, the same per-address refusal limit
- * (the window is shared with the Express path), the same 1 MB limit and error answers. Anything unusual (a
- * compressed body, another spelling of the path) is left to the Express route, which does the same work by
- * the same handler.
+ * (its window and its rule, `refusalWait` and `countAnswer`, are the Express path's own), the same 1 MB limit
+ * and error answers. Anything unusual (a compressed body, another spelling of the path) is left to the Express
+ * route, which does the same work by the same handler.
  */
 
 export const REPORT_WEBHOOK_PATH = '/webhooks/reports';
@@ -54,16 +54,17 @@ export class WebhookFastPath {
     const address = deps.addressOf(req);
     const send = (status: number, body: Record<string, unknown>, extra?: OutgoingHttpHeaders) =>
       sendJson(res, status, body, deps.securityHeaders, extra);
-    if (deps.refusals.count(address) >= deps.refusals.max) {
+    const wait = refusalWait(deps.refusals, address);
+    if (wait !== null) {
       send(
         429,
         { error: 'too many refused deliveries from this address; retry later' },
-        { 'Retry-After': String(deps.refusals.retryAfterSeconds(address)) },
+        { 'Retry-After': String(wait) },
       );
       return;
     }
     const answer = (result: WebhookAnswer) => {
-      if (result.status === 401) deps.refusals.hit(address);
+      countAnswer(deps.refusals, address, result.status);
       deps.handler.observe(started, result.outcome);
       send(result.status, result.body);
     };
