@@ -594,10 +594,11 @@ describe('disconnect', () => {
   });
 
   it('removes the installation and every key it had in Redis', async () => {
-    // The events posted above are still being worked through. The link index writes nothing once the
-    // installation's hash is gone (linear-hash.test.ts checks that), but a batch in flight may still write its
-    // run's other keys (the links it made, pending slugs) after the removal: this checks the removal itself,
-    // once that work is done.
+    // The events posted above are still being worked through. The link index, the links a run made and the
+    // pending slugs are written by nothing once the installation's hash is gone (linear-hash.test.ts and
+    // installation-removal.test.ts check that), but a batch in flight may still write other keys of the
+    // installation (its record locks, the CRM rate gate, a report request it resolves) after the removal: this
+    // checks the removal itself, once that work is done.
     await waitFor(
       'the score-change inbox to drain',
       async () => ((await system.ctx.pipeline.deps.inbox.waiting()) === 0 ? true : undefined),

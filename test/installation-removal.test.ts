@@ -6,7 +6,9 @@ import { InstallationService } from '../src/app/installation-service.js';
 import type { AppRuntime } from '../src/app/runtime.js';
 import { InstallationStore } from '../src/installations/store.js';
 import { LinkIndex } from '../src/pipeline/link-index.js';
+import { PendingSlugs } from '../src/pipeline/pending-slugs.js';
 import type { Pipeline } from '../src/pipeline/pipeline.js';
+import { RunLinks } from '../src/pipeline/run-links.js';
 import { SyncRuns } from '../src/pipeline/runs.js';
 import { SecretBox } from '../src/util/secretbox.js';
 import { redisWithFreshPrefixes } from './support/redis-prefixes.js';
@@ -79,5 +81,28 @@ describe('InstallationService.remove', () => {
     expect(await redis().keys(store.keys.instPattern(id))).toEqual([]);
     expect(await redis().sismember(store.keys.installations(), id)).toBe(0);
     expect(await store.list()).toEqual([]);
+  });
+
+  it('leaves nothing a batch still in flight writes after it: no run-links, no pending slugs', async () => {
+    const { store, runs, service } = removal();
+    const id = await installed(store);
+    const runId = await runs.start(id, 'initial');
+    const links = new RunLinks(redis(), store.keys);
+    const pending = new PendingSlugs(redis(), store.keys);
+    // While the installation exists both are written as ever.
+    await links.add(id, runId, new Map([['101', 'acme']]));
+    await pending.mark(id, 'acme', 'urgent');
+    expect(await links.linksOf(id, runId)).toEqual(new Map([['101', 'acme']]));
+    expect(await pending.count(id, 'urgent')).toBe(1);
+
+    await service.remove(id);
+    // The batch ends after the removal: its auto-links and the slugs it found stale arrive too late.
+    await links.add(id, runId, new Map([['102', 'globex']]));
+    await pending.mark(id, 'globex', 'urgent');
+    await pending.mark(id, 'initech', 'hot');
+
+    expect(await redis().keys(store.keys.instPattern(id))).toEqual([]);
+    expect(await links.linksOf(id, runId)).toEqual(new Map());
+    expect(await pending.take(id, 'urgent', 10)).toEqual([]);
   });
 });

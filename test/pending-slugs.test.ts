@@ -10,13 +10,16 @@ import { redisWithFreshPrefixes } from './support/redis-prefixes.js';
 
 const { redis, freshPrefix } = redisWithFreshPrefixes('pending');
 
-function fresh(): PendingSlugs {
-  return new PendingSlugs(redis(), new Keys(freshPrefix()));
+/** Marks are kept only for an installation that exists: these tests' two installations do. */
+async function fresh(): Promise<PendingSlugs> {
+  const keys = new Keys(freshPrefix());
+  for (const id of ['hubspot-1', 'hubspot-2']) await redis().hset(keys.installation(id), 'id', id);
+  return new PendingSlugs(redis(), keys);
 }
 
 describe('PendingSlugs', () => {
   it('many marks of one slug are one entry; lanes and installations are apart', async () => {
-    const pending = fresh();
+    const pending = await fresh();
     for (let i = 0; i < 5; i++) await pending.mark('hubspot-1', 'acme', 'urgent');
     await pending.mark('hubspot-1', 'globex', 'urgent');
     await pending.mark('hubspot-1', 'initech', 'hot');
@@ -30,14 +33,14 @@ describe('PendingSlugs', () => {
   });
 
   it('takes the oldest marks first, at most as many as asked', async () => {
-    const pending = fresh();
+    const pending = await fresh();
     for (const slug of ['a', 'b', 'c']) await pending.mark('hubspot-1', slug, 'urgent');
     await pending.mark('hubspot-1', 'a', 'urgent'); // marked again: now the newest
     expect((await pending.take('hubspot-1', 'urgent', 2)).map((t) => t.slug)).toEqual(['b', 'c']);
   });
 
   it('done clears what was taken, but not a slug marked again while its update ran', async () => {
-    const pending = fresh();
+    const pending = await fresh();
     await pending.mark('hubspot-1', 'acme', 'urgent');
     await pending.mark('hubspot-1', 'globex', 'urgent');
     const taken = await pending.take('hubspot-1', 'urgent', 10);
@@ -47,7 +50,7 @@ describe('PendingSlugs', () => {
   });
 
   it('a killed update leaves its marks for the rerun', async () => {
-    const pending = fresh();
+    const pending = await fresh();
     await pending.mark('hubspot-1', 'acme', 'hot');
     const first = await pending.take('hubspot-1', 'hot', 10);
     // No done: the worker died. The rerun finds the same mark.

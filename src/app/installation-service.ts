@@ -170,8 +170,8 @@ export class InstallationService {
     await this.ctx.pipeline.stopInstallation(installationId, 'the installation was removed');
     const revocation = await this.revoke(installationId);
     // The hash goes first, and only here (`installations.remove` below deletes the rest, not the hash again):
-    // from then on a batch still in flight writes no index state (the index's scripts check it), so none is
-    // left behind when the installation's keys are deleted below.
+    // from then on a batch still in flight writes no index state, run-links or pending slugs (their scripts
+    // check it), so none is left behind when the installation's keys are deleted below.
     await this.ctx.installations.retire(installationId);
     await this.ctx.index.forgetInstallation(installationId);
     await this.ctx.runs.removeAll(installationId);

@@ -242,9 +242,10 @@ export class InstallationStore {
   }
 
   /**
-   * Deletes the installation's hash, and with it the right to write its index: the link index's write scripts
-   * do nothing once the hash is gone (same hash tag), so a batch still running cannot write state back after
-   * `remove` deleted it. The first step of a removal; `remove` then deletes the rest.
+   * Deletes the installation's hash, and with it the right to write its index, its runs' links and its pending
+   * slugs: their write scripts (link-index.ts, run-links.ts, pending-slugs.ts) do nothing once the hash is gone
+   * (same hash tag), so a batch still running cannot write state back after `remove` deleted it. The first step
+   * of a removal; `remove` then deletes the rest.
    */
   async retire(id: string): Promise<void> {
     await this.redis.unlink(this.key(id));

@@ -21,9 +21,15 @@ export interface PendingSlug {
   mark: number;
 }
 
+/**
+ * KEYS: installation hash, the lane's marks, the mark counter. Marks only while the installation exists (same
+ * hash tag): a batch still in flight when its installation is removed leaves no marks behind after the removal
+ * deleted its keys (InstallationStore.retire). Returns the mark, or 0 when the installation is gone.
+ */
 const MARK = new RedisScript(`
-local n = redis.call('INCR', KEYS[2])
-redis.call('ZADD', KEYS[1], n, ARGV[1])
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+local n = redis.call('INCR', KEYS[3])
+redis.call('ZADD', KEYS[2], n, ARGV[1])
 return n`);
 
 // Removes each taken slug only while it still holds the mark that was taken.
@@ -46,10 +52,15 @@ export class PendingSlugs {
     private readonly keys: Keys,
   ) {}
 
+  /** Marks nothing once the installation is removed (see MARK). */
   async mark(installationId: string, slug: string, lane: SlugLane): Promise<void> {
     await MARK.run(
       this.redis,
-      [this.keys.pendingSlugs(installationId, lane), this.keys.pendingSlugSeq(installationId)],
+      [
+        this.keys.installation(installationId),
+        this.keys.pendingSlugs(installationId, lane),
+        this.keys.pendingSlugSeq(installationId),
+      ],
       [slug],
     );
   }

@@ -1,4 +1,5 @@
 import type { RedisClient } from '../redis.js';
+import { RedisScript } from '../util/redis-script.js';
 import type { Keys } from './keys.js';
 
 /**
@@ -8,16 +9,33 @@ import type { Keys } from './keys.js';
  */
 const KEEP_SECONDS = 30 * 24 * 3600;
 
+/**
+ * KEYS: installation hash, the run's links. ARGV: seconds to keep, then record id / slug pairs. Written only
+ * while the installation exists (same hash tag): a batch still in flight when its installation is removed
+ * leaves no links behind after the removal deleted its keys (InstallationStore.retire).
+ */
+const ADD_IF_INSTALLED = new RedisScript(`
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+for i = 2, #ARGV, 2 do
+  redis.call('HSET', KEYS[2], ARGV[i], ARGV[i + 1])
+end
+redis.call('EXPIRE', KEYS[2], ARGV[1])
+return 1`);
+
 export class RunLinks {
   constructor(
     private readonly redis: RedisClient,
     private readonly keys: Keys,
   ) {}
 
+  /** Keeps nothing once the installation is removed (see ADD_IF_INSTALLED). */
   async add(installationId: string, runId: string, links: Map<string, string>): Promise<void> {
     if (links.size === 0) return;
-    const key = this.keys.runLinks(installationId, runId);
-    await this.redis.multi().hset(key, Object.fromEntries(links)).expire(key, KEEP_SECONDS).exec();
+    await ADD_IF_INSTALLED.run(
+      this.redis,
+      [this.keys.installation(installationId), this.keys.runLinks(installationId, runId)],
+      [KEEP_SECONDS, ...[...links].flat()],
+    );
   }
 
   /** record id -> slug */
