@@ -120,6 +120,26 @@ describe('start-up upgrade of the link index', () => {
     expect(await stateOf()).toMatch(/^[^|]*\|[^|]*\|[^|]*\|[^|]*\|\*[A-Za-z0-9_~-]{5}(\||$)/);
   }, 120_000);
 
+  it('treats review items that name their candidates by slug as old: a full sync writes them anew', async () => {
+    const { redis, config, index } = system.ctx;
+    const id = system.installationId;
+    const inst = `${config.redisPrefix}:inst:{${id}}`;
+    const waiting = await index.reviewItems(id);
+    // The format before: the candidates by slug, their details under the slug.
+    await redis.del(system.ctx.keys.review(id), system.ctx.keys.reviewCandidates(id));
+    await redis.hset(`${inst}:review-items`, '1', 'Old|~|~|mwx1ogzd|old-slug,30.2,same name');
+    await redis.hset(`${inst}:review-cand`, 'old-slug', '["Old",false,false,false]', '#old-slug', '1');
+    await redis.del(system.ctx.keys.indexUpgradeLock(id));
+
+    const upgraded = await upgradeLinkIndex(system.ctx);
+    expect(upgraded).toHaveLength(1);
+    expect(upgraded[0]).toMatchObject({ installationId: id, skipped: null, slugIndexRebuilt: null });
+    const run = await runEnded(system, upgraded[0]!.runId!);
+    expect(run.state).toBe('done');
+    expect(await redis.exists(`${inst}:review-items`, `${inst}:review-cand`)).toBe(0);
+    expect(await index.reviewItems(id)).toEqual(waiting.map((item) => ({ ...item, at: expect.any(String) })));
+  }, 120_000);
+
   it('writes the slug index and the fan-out anew from the records when their digests were hex, without a sync', async () => {
     const { redis, config, index } = system.ctx;
     const id = system.installationId;

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { placeDigest } from '../src/matching/shared-links.js';
 import { Keys } from '../src/pipeline/keys.js';
@@ -265,6 +266,62 @@ describe('LinkIndex on linear-hash buckets', () => {
     expect(await index.reviewItem('i2', 'r2')).toEqual({ ...review, recordId: 'r2' });
     await index.forget('i2', ['r2']);
     expect(await redis().hlen(new Keys(prefix).reviewCandidates('i2'))).toBe(0);
+  });
+
+  it('keeps review reasons word for word and tells apart two candidates whose slugs share a reference', async () => {
+    const prefix = freshPrefix();
+    const keys = new Keys(prefix);
+    const index = await installed(prefix, 'i3');
+    // Two slugs whose SHA-1 begin with the same 5 hex digits: the first reference either would get.
+    const seen = new Map<string, string>();
+    let clash: [string, string] | null = null;
+    for (let i = 0; clash === null; i += 1) {
+      const slug = `clash-${i}`;
+      const ref = createHash('sha1').update(slug).digest('hex').slice(0, 5);
+      const other = seen.get(ref);
+      if (other) clash = [other, slug];
+      seen.set(ref, slug);
+    }
+    const reasons = [
+      'same name written with different spacing; same country, city, industry',
+      "one name is the initials of the other; in DE, the record says FR; in FR, where the record's domain ends",
+      "in another city; in another industry; spells the record's domain; in US, the record's domain ends in DE",
+      'control \u0001 and \u001f characters, 100% ~ | ; , kept',
+      '',
+    ];
+    const item = (recordId: string, slugs: string[]) => ({
+      recordId,
+      name: `Company ${recordId}`,
+      candidates: slugs.map((slug, i) => ({
+        slug,
+        name: `Report ${slug}`,
+        score: i,
+        why: reasons[i % reasons.length],
+      })),
+      at: '2026-11-26T04:00:00.000Z',
+    });
+    const state = (review: ReturnType<typeof item>): RecordState => ({
+      recordId: review.recordId,
+      slug: null,
+      status: 'needs_review',
+      score: null,
+      autoLinked: false,
+      unlinkedName: review.name.toLowerCase(),
+      review,
+      fingerprint: fingerprintOf({ name: review.name, domain: '', fields: {} }),
+    });
+    const first = item('r1', [clash[0], 'shared', 'a', 'b', 'c']);
+    const second = item('r2', [clash[1], 'shared']);
+    await index.apply('i3', [state(first), state(second)]);
+    expect(await index.reviewItemsOf('i3', ['r1', 'r2'])).toEqual([first, second]);
+    // The reasons' usual phrases take a character each: the first item is far shorter than its text.
+    const stored = await redis().hget(keys.review('i3'), 'r1');
+    expect(stored!.length).toBeLessThan(JSON.stringify(first.candidates.map((c) => [c.score, c.why])).length);
+    // The shared candidate and the clashing one stay while an item names them.
+    await index.forget('i3', ['r1']);
+    expect(await index.reviewItem('i3', 'r2')).toEqual(second);
+    await index.forget('i3', ['r2']);
+    expect(await redis().hlen(keys.reviewCandidates('i3'))).toBe(0);
   });
 
   it('writes nothing for an installation removed while a batch was still running', async () => {

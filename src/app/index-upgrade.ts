@@ -13,7 +13,8 @@ import type { AppContext } from './context.js';
  *
  * The same holds for the bucketed index's first format, which kept an auto-link's domain and country in a map
  * of their own (`inst:{id}:place*`): the record's state now carries a digest of each instead, which only a write
- * of the record puts there. An installation with that map gets the same full sync, and the map is deleted.
+ * of the record puts there. An installation with that map gets the same full sync, and the map is deleted; so
+ * does one with the review items of the format before (candidates named by slug, `inst:{id}:review-items`).
  *
  * The slug digests of the slug -> records map and the fan-out changed form (hex to decimal, issue 15's bytes per
  * record): those are written anew from the records' states, which hold the slugs, without a sync; the old map

@@ -93,26 +93,29 @@ export class Keys {
     return `${this.inst(id)}:by-slug`;
   }
   /**
-   * Hash record id -> the review item as a short string (link-index.ts, `storeReview`). Named anew with that
-   * format: the JSON items of `inst:{id}:review` are not read any more (a full sync writes them again here).
+   * Hash record id -> the review item as a short string (link-index.ts, `storeReview`), its candidates named by a
+   * short reference into `reviewCandidates`. Named anew with each format: `inst:{id}:review` (JSON) and
+   * `inst:{id}:review-items` (candidates by slug) are not read any more (a full sync writes the items again).
    */
   review(id: string): string {
-    return `${this.inst(id)}:review-items`;
+    return `${this.inst(id)}:reviews`;
   }
   /**
-   * Hash slug -> compact JSON of a review candidate's report (name, industry, stage, geography), shared by every
-   * review item offering it, and `#slug` -> how many items do (the entry goes with the last).
+   * Hash reference -> compact JSON of a review candidate's report (slug, name, industry, stage, geography),
+   * shared by every review item offering it, and `#reference` -> how many items do (the entry goes with the
+   * last). The reference is a digest of the slug (link-index.ts).
    */
   reviewCandidates(id: string): string {
-    return `${this.inst(id)}:review-cand`;
+    return `${this.inst(id)}:review-cands`;
   }
   /** Hash record id -> JSON list of slugs a person rejected for that record (never offered again). */
   rejected(id: string): string {
     return `${this.inst(id)}:rejected`;
   }
   /**
-   * The link index's keys before its bucketed storage (a hash per field, a set per slug): read by nobody, deleted
-   * by the start-up upgrade (app/index-upgrade.ts) once the installation's full sync is queued.
+   * The link index's keys before its bucketed storage (a hash per field, a set per slug), and the review items of
+   * the formats before the present one: read by nobody, deleted by the start-up upgrade (app/index-upgrade.ts)
+   * once the installation's full sync is queued.
    */
   legacyIndexKeys(id: string): string[] {
     return [
@@ -125,6 +128,8 @@ export class Keys {
       'unlinked',
       'seen',
       'written-seq',
+      'review-items',
+      'review-cand',
     ].map((name) => `${this.inst(id)}:${name}`);
   }
   /**

@@ -169,28 +169,44 @@ local function by_slug_remove(B, slug, id)
   end
   if #kept == 0 then lh_del(B, d) else lh_set(B, d, table.concat(kept, ' ')) end
 end
--- Review items: the candidates' details are shared per slug, with a count of the items offering each.
-local function review_slugs(raw)
+-- Review items: a candidate is named in the item by a reference, a digest of its slug (5 hex digits; on a
+-- clash with another slug, of the slug and a counter, longer after a few tries), under which its report's details
+-- are kept once with a count of the items naming it.
+local function cand_ref(candKey, slug)
+  for i = 0, 64 do
+    local ref = string.sub(redis.sha1hex(i == 0 and slug or (slug .. '#' .. i)), 1, i < 8 and 5 or 12)
+    local d = redis.call('HGET', candKey, ref)
+    if not d or cjson.decode(d)[1] == slug then return ref end
+  end
+  return redis.error_reply('no free review candidate reference for ' .. slug)
+end
+local function review_refs(stored)
   local out = {}
-  local cands = raw and string.match(raw, '^[^|]*|[^|]*|[^|]*|[^|]*|(.*)$')
-  if not cands then return out end
-  for c in string.gmatch(cands, '[^;]+') do out[#out + 1] = string.match(c, '^([^,]*)') end
+  local list = stored and string.match(stored, '^[^|]*|[^|]*|[^|]*|[^|]*|(.*)$')
+  if not list then return out end
+  for c in string.gmatch(list, '[^;]+') do out[#out + 1] = string.match(c, '^([^,]*)') end
   return out
 end
 local function review_set(reviewKey, candKey, id, raw, cands)
   local old = redis.call('HGET', reviewKey, id)
   if raw ~= '' then
+    local head, list = string.match(raw, '^([^|]*|[^|]*|[^|]*|[^|]*|)(.*)$')
     local details = cjson.decode(cands)
-    for _, slug in ipairs(review_slugs(raw)) do
-      redis.call('HINCRBY', candKey, '#' .. slug, 1)
-      if details[slug] then redis.call('HSET', candKey, slug, details[slug]) end
+    local out = {}
+    for c in string.gmatch(list, '[^;]+') do
+      local slug, tail = string.match(c, '^([^,]*)(.*)$')
+      local ref = cand_ref(candKey, slug)
+      redis.call('HINCRBY', candKey, '#' .. ref, 1)
+      if details[slug] then redis.call('HSET', candKey, ref, details[slug])
+      else redis.call('HSETNX', candKey, ref, cjson.encode({ slug, slug, false, false, false })) end
+      out[#out + 1] = ref .. tail
     end
-    redis.call('HSET', reviewKey, id, raw)
+    redis.call('HSET', reviewKey, id, head .. table.concat(out, ';'))
   elseif old then
     redis.call('HDEL', reviewKey, id)
   end
-  for _, slug in ipairs(review_slugs(old)) do
-    if redis.call('HINCRBY', candKey, '#' .. slug, -1) <= 0 then redis.call('HDEL', candKey, slug, '#' .. slug) end
+  for _, ref in ipairs(review_refs(old)) do
+    if redis.call('HINCRBY', candKey, '#' .. ref, -1) <= 0 then redis.call('HDEL', candKey, ref, '#' .. ref) end
   end
 end
 `;
@@ -665,11 +681,11 @@ export class LinkIndex {
     raw: readonly (readonly [string, string | null])[],
   ): Promise<(ReviewItem | null)[]> {
     const stored = raw.map(([id, v]) => [id, v === null ? null : parseReview(v)] as const);
-    const slugs = [...new Set(stored.flatMap(([, s]) => (s ? s.candidates.map((c) => c.slug) : [])))];
+    const refs = [...new Set(stored.flatMap(([, s]) => (s ? s.candidates.map((c) => c.ref) : [])))];
     const details =
-      slugs.length > 0 ? await this.redis.hmget(this.keys.reviewCandidates(installationId), ...slugs) : [];
+      refs.length > 0 ? await this.redis.hmget(this.keys.reviewCandidates(installationId), ...refs) : [];
     const detailsOf = new Map(
-      slugs.map((slug, i) => [slug, parseStoredJson(storedCandidateSchema, details[i])]),
+      refs.map((ref, i) => [ref, parseStoredJson(storedCandidateSchema, details[i])]),
     );
     return stored.map(([recordId, s]) => (s ? unpackReview(recordId, s, detailsOf) : null));
   }
@@ -756,30 +772,39 @@ function unknownDigest(part: string): string | null {
 // ---- review items ---------------------------------------------------------------------------------------
 
 /**
- * A review item, stored as `name|country|industry|at|slug,score,why;slug,score,why...`: each text part
- * escaped (`reviewText`), `at` in base 36 epoch ms when it was an ISO time (else `=` and the text). The slugs are
- * the stored (escaped) ones, which key the candidates' details.
+ * A review item, stored as `name|country|industry|at|ref,score,why;ref,score,why...`: each text part escaped
+ * (`reviewText`), `at` in base 36 epoch ms when it was an ISO time (else `=` and the text), each reason with its
+ * usual phrases as one character each (`packWhy`). The item as written names each candidate by its stored
+ * (escaped) slug; the write script puts the candidate's reference in its place (`cand_ref`), under which the
+ * candidate's report details are kept once for every item naming it.
  */
 interface StoredReview {
   name: string | null | undefined;
   country: string | null | undefined;
   industry: string | null | undefined;
   at: string;
-  candidates: { slug: string; score: number | null | undefined; why: string | undefined }[];
+  candidates: { ref: string; score: number | null | undefined; why: string | undefined }[];
 }
 
 /** `false` stands for a field that was not there (undefined), so that it reads back absent, not null. */
 const absent = z.literal(false);
 const optionalText = z.union([z.string(), z.null(), absent]);
-/** A candidate's report, shared by the items offering it: JSON `[name, industry, stage, geography]`. */
-const storedCandidateSchema = z.tuple([z.string(), optionalText, optionalText, optionalText]);
+/**
+ * A candidate's report, shared by the items naming it: JSON `[stored slug, name, industry, stage, geography]`.
+ * The stored slug comes first: the write script compares it to tell two slugs with one reference apart.
+ */
+const storedCandidateSchema = z.tuple([z.string(), z.string(), optionalText, optionalText, optionalText]);
 
-/** Text in a review item: undefined is empty, null `~`, the empty string `%`; `%|,;~` escaped. */
+/** Text in a review item: undefined is empty, null `~`, the empty string `%`; `%|,;~` and control characters escaped. */
 function reviewText(value: string | null | undefined): string {
   if (value === undefined) return '';
   if (value === null) return '~';
   if (value === '') return '%';
-  return value.replace(/[%|,;~]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+  return value.replace(
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are escaped so that they can stand for phrases
+    /[%|,;~\x00-\x1f]/g,
+    (c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`,
+  );
 }
 
 function readReviewText(part: string): string | null | undefined {
@@ -787,6 +812,58 @@ function readReviewText(part: string): string | null | undefined {
   if (part === '~') return null;
   if (part === '%') return '';
   return part.replace(/%([0-9A-F]{2})/g, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)));
+}
+
+/**
+ * What the matcher's reasons are made of (matching/decide.ts, matching/similarity.ts). A stored reason keeps
+ * each as one control character, the phrase's place in this list plus one: append only, never reorder, or
+ * stored items would read as other words. A reason that no longer uses a phrase is merely stored longer.
+ */
+const WHY_PHRASES = [
+  'same name written with different spacing',
+  'same words in a different order',
+  'name differs by a small spelling difference',
+  'one name is the other with words added or changed',
+  'one name is the initials of the other',
+  'same name',
+  'same ',
+  'country',
+  'city',
+  'industry',
+  'in another city',
+  'in another industry',
+  ', the record says ',
+  ", where the record's domain ends",
+  ", the record's domain ends in ",
+  ", where the record's legal form is used",
+  "spells the record's domain",
+  '; ',
+  'in ',
+] as const;
+/** The phrases as they read in escaped text, longest first so that the longer one wins where both start. */
+const ESCAPED_PHRASES = WHY_PHRASES.map((phrase, i) => ({
+  text: reviewText(phrase),
+  code: String.fromCharCode(i + 1),
+}));
+const PHRASE_PATTERN = new RegExp(
+  [...ESCAPED_PHRASES]
+    .sort((a, b) => b.text.length - a.text.length)
+    .map((p) => p.text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+    .join('|'),
+  'g',
+);
+const CODE_OF = new Map(ESCAPED_PHRASES.map((p) => [p.text, p.code]));
+const PHRASE_OF = new Map(ESCAPED_PHRASES.map((p) => [p.code, p.text]));
+
+function packWhy(why: string | undefined): string {
+  const text = reviewText(why);
+  return text === '%' ? text : text.replace(PHRASE_PATTERN, (m) => CODE_OF.get(m) ?? m);
+}
+
+function readWhy(part: string): string | undefined {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: a phrase's code
+  const text = part.replace(/[\x01-\x1f]/g, (c) => PHRASE_OF.get(c) ?? c);
+  return readReviewText(text) ?? undefined;
 }
 
 function kept<T>(value: T | undefined): T | false {
@@ -806,7 +883,7 @@ function storeReview(item: ReviewItem): { item: string; candidates: string } {
   const candidates = item.candidates
     .map((c) => {
       const score = c.score === undefined ? '' : c.score === null ? '~' : String(c.score);
-      return `${storedCandidateSlug(c.slug)},${score},${reviewText(c.why)}`;
+      return `${storedCandidateSlug(c.slug)},${score},${packWhy(c.why)}`;
     })
     .join(';');
   const stored = [
@@ -817,12 +894,15 @@ function storeReview(item: ReviewItem): { item: string; candidates: string } {
     candidates,
   ];
   const details = Object.fromEntries(
-    item.candidates.map((c) => [
-      storedCandidateSlug(c.slug),
-      JSON.stringify([c.name, kept(c.industry), kept(c.stage), kept(c.geography)] satisfies z.infer<
-        typeof storedCandidateSchema
-      >),
-    ]),
+    item.candidates.map((c) => {
+      const slug = storedCandidateSlug(c.slug);
+      return [
+        slug,
+        JSON.stringify([slug, c.name, kept(c.industry), kept(c.stage), kept(c.geography)] satisfies z.infer<
+          typeof storedCandidateSchema
+        >),
+      ];
+    }),
   );
   return { item: stored.join('|'), candidates: JSON.stringify(details) };
 }
@@ -830,6 +910,10 @@ function storeReview(item: ReviewItem): { item: string; candidates: string } {
 /** A candidate's slug as the item keeps it: `|` and `%` escaped as in the state, `,` and `;` too. */
 function storedCandidateSlug(slug: string): string {
   return escapePart(slug).replace(/[,;]/g, (ch) => (ch === ',' ? '%2C' : '%3B'));
+}
+
+function plainCandidateSlug(stored: string): string {
+  return unescapePart(stored.replace(/%2C/g, ',').replace(/%3B/g, ';'));
 }
 
 function parseReview(value: string): StoredReview | null {
@@ -849,16 +933,17 @@ function parseReview(value: string): StoredReview | null {
       .split(';')
       .filter((c) => c !== '')
       .map((c) => {
-        const [slug = '', score = '', why = ''] = c.split(',');
+        const [ref = '', score = '', why = ''] = c.split(',');
         return {
-          slug,
+          ref,
           score: score === '' ? undefined : score === '~' ? null : Number(score),
-          why: readReviewText(why) ?? undefined,
+          why: readWhy(why),
         };
       }),
   };
 }
 
+/** A candidate whose details are gone (which a write never leaves) cannot be named, so it is left out. */
 function unpackReview(
   recordId: string,
   stored: StoredReview,
@@ -869,18 +954,21 @@ function unpackReview(
     name: stored.name ?? null,
     country: stored.country,
     industry: stored.industry,
-    candidates: stored.candidates.map(({ slug, score, why }) => {
-      const plain = unescapePart(slug.replace(/%2C/g, ',').replace(/%3B/g, ';'));
-      const [cName, cIndustry, stage, geography] = detailsOf.get(slug) ?? [plain, false, false, false];
-      return stripUndefined({
-        slug: plain,
-        name: cName,
-        industry: given(cIndustry),
-        stage: given(stage),
-        geography: given(geography),
-        score,
-        why,
-      });
+    candidates: stored.candidates.flatMap(({ ref, score, why }) => {
+      const details = detailsOf.get(ref);
+      if (!details) return [];
+      const [slug, cName, cIndustry, stage, geography] = details;
+      return [
+        stripUndefined({
+          slug: plainCandidateSlug(slug),
+          name: cName,
+          industry: given(cIndustry),
+          stage: given(stage),
+          geography: given(geography),
+          score,
+          why,
+        }),
+      ];
     }),
     at: stored.at,
   });
