@@ -126,7 +126,8 @@ describe('start-up upgrade of the link index', () => {
     const inst = `${config.redisPrefix}:inst:{${id}}`;
     const waiting = await index.reviewItems(id);
     // The format before: the candidates by slug, their details under the slug.
-    await redis.del(system.ctx.keys.review(id), system.ctx.keys.reviewCandidates(id));
+    await deleteByPattern(redis, `${system.ctx.keys.review(id)}*`);
+    await redis.del(system.ctx.keys.reviewCandidates(id));
     await redis.hset(`${inst}:review-items`, '1', 'Old|~|~|mwx1ogzd|old-slug,30.2,same name');
     await redis.hset(`${inst}:review-cand`, 'old-slug', '["Old",false,false,false]', '#old-slug', '1');
     await redis.del(system.ctx.keys.indexUpgradeLock(id));

@@ -315,7 +315,11 @@ describe('LinkIndex on linear-hash buckets', () => {
     await index.apply('i3', [state(first), state(second)]);
     expect(await index.reviewItemsOf('i3', ['r1', 'r2'])).toEqual([first, second]);
     // The reasons' usual phrases take a character each: the first item is far shorter than its text.
-    const stored = await redis().hget(keys.review('i3'), 'r1');
+    let stored: string | undefined;
+    await scanLinearHash(redis(), keys.review('i3'), (recordId, value) => {
+      if (recordId === 'r1') stored = value;
+      return stored === undefined;
+    });
     expect(stored!.length).toBeLessThan(JSON.stringify(first.candidates.map((c) => [c.score, c.why])).length);
     // The shared candidate and the clashing one stay while an item names them.
     await index.forget('i3', ['r1']);

@@ -93,8 +93,9 @@ export class Keys {
     return `${this.inst(id)}:by-slug`;
   }
   /**
-   * Hash record id -> the review item as a short string (link-index.ts, `storeReview`), its candidates named by a
-   * short reference into `reviewCandidates`. Named anew with each format: `inst:{id}:review` (JSON) and
+   * Stem of the linear-hash map record id -> the review item as a short string (link-index.ts, `storeReview`), its
+   * candidates named by a short reference into `reviewCandidates`; an item of up to 64 bytes is kept in a compact
+   * bucket, a longer one in the map's `big` hash. Named anew with each format: `inst:{id}:review` (JSON) and
    * `inst:{id}:review-items` (candidates by slug) are not read any more (a full sync writes the items again).
    */
   review(id: string): string {

@@ -132,6 +132,16 @@ return { total, out }
 
 const BUCKETS_PER_PAGE = 50;
 
+/** KEYS[1] the stem. The fields in buckets (the meta hash counts them) and those in `<stem>:big`. */
+const SIZE = new RedisScript(`
+return (tonumber(redis.call('HGET', KEYS[1], 'n')) or 0) + redis.call('HLEN', KEYS[1] .. ':big')
+`);
+
+/** How many fields one map holds. */
+export async function linearHashSize(redis: RedisClient, stem: string): Promise<number> {
+  return Number(await SIZE.run(redis, [stem], []));
+}
+
 /**
  * Every field and value of one map, a page of buckets (about 2,000 fields) per call, never all at once. Like
  * HSCAN it is no snapshot: a field written meanwhile may or may not be seen. A split meanwhile can move fields

@@ -11,7 +11,7 @@ import type { RedisClient } from '../redis.js';
 import { parseStoredJson } from '../util/json.js';
 import { RedisScript } from '../util/redis-script.js';
 import type { Keys } from './keys.js';
-import { LINEAR_HASH_LUA, scanLinearHash } from './linear-hash.js';
+import { LINEAR_HASH_LUA, linearHashSize, scanLinearHash } from './linear-hash.js';
 import { SLUG_DIGEST_LUA, SlugFanout, slugDigest } from './slug-fanout.js';
 
 /**
@@ -29,8 +29,9 @@ import { SLUG_DIGEST_LUA, SlugFanout, slugDigest } from './slug-fanout.js';
  * digest -> record ids in a second map; the deployment's slug ->
  * installations fan-out in slug-fanout.ts. Every write is a Lua script that first checks the installation's
  * hash still exists (same hash tag): a batch still running when its installation is removed writes nothing
- * after the removal deleted the hash. Review items are short strings (`storeReview`) whose candidates' report
- * details are kept once per slug (`reviewCandidates`).
+ * after the removal deleted the hash. Review items are short strings (`storeReview`) in a linear-hash map of their
+ * own, their candidates named by a short reference under which each report's details are kept once
+ * (`reviewCandidates`).
  */
 
 const rejectedSlugsSchema = z.array(z.string());
@@ -187,8 +188,8 @@ local function review_refs(stored)
   for c in string.gmatch(list, '[^;]+') do out[#out + 1] = string.match(c, '^([^,]*)') end
   return out
 end
-local function review_set(reviewKey, candKey, id, raw, cands)
-  local old = redis.call('HGET', reviewKey, id)
+local function review_set(RV, candKey, id, raw, cands)
+  local old = lh_get(RV, id)
   if raw ~= '' then
     local head, list = string.match(raw, '^([^|]*|[^|]*|[^|]*|[^|]*|)(.*)$')
     local details = cjson.decode(cands)
@@ -201,9 +202,9 @@ local function review_set(reviewKey, candKey, id, raw, cands)
       else redis.call('HSETNX', candKey, ref, cjson.encode({ slug, slug, false, false, false })) end
       out[#out + 1] = ref .. tail
     end
-    redis.call('HSET', reviewKey, id, head .. table.concat(out, ';'))
+    lh_set(RV, id, head .. table.concat(out, ';'))
   elseif old then
-    redis.call('HDEL', reviewKey, id)
+    lh_del(RV, id)
   end
   for _, ref in ipairs(review_refs(old)) do
     if redis.call('HINCRBY', candKey, '#' .. ref, -1) <= 0 then redis.call('HDEL', candKey, ref, '#' .. ref) end
@@ -218,7 +219,7 @@ end
  */
 const APPLY = new RedisScript(`${RECORD_LUA}
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-local R, B = lh_open(KEYS[2]), lh_open(KEYS[3])
+local R, B, RV = lh_open(KEYS[2]), lh_open(KEYS[3]), lh_open(KEYS[4])
 for i = 1, #ARGV, 5 do
   local id, rest, slug, review, cands = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4]
   local old = lh_get(R, id)
@@ -228,16 +229,17 @@ for i = 1, #ARGV, 5 do
     if slug ~= '' then by_slug_add(B, slug, id) end
   end
   lh_set(R, id, (old and seq_of(old) or '') .. '|' .. rest)
-  review_set(KEYS[4], KEYS[5], id, review, cands)
+  review_set(RV, KEYS[5], id, review, cands)
 end
 lh_close(R)
 lh_close(B)
+lh_close(RV)
 return 1
 `);
 
 /** KEYS: installation hash, records, by-slug, review, review candidates. ARGV: record ids. */
 const FORGET = new RedisScript(`${RECORD_LUA}
-local R, B = lh_open(KEYS[2]), lh_open(KEYS[3])
+local R, B, RV = lh_open(KEYS[2]), lh_open(KEYS[3]), lh_open(KEYS[4])
 for _, id in ipairs(ARGV) do
   local old = lh_get(R, id)
   if old then
@@ -245,10 +247,11 @@ for _, id in ipairs(ARGV) do
     if slug ~= '' then by_slug_remove(B, slug, id) end
     lh_del(R, id)
   end
-  review_set(KEYS[4], KEYS[5], id, '', '')
+  review_set(RV, KEYS[5], id, '', '')
 end
 lh_close(R)
 lh_close(B)
+lh_close(RV)
 return 1
 `);
 
@@ -547,8 +550,12 @@ export class LinkIndex {
   }
 
   async reviewItems(installationId: string): Promise<ReviewItem[]> {
-    const raw = await this.redis.hgetall(this.keys.review(installationId));
-    const items = await this.readReviews(installationId, Object.entries(raw));
+    const raw = new Map<string, string>();
+    await scanLinearHash(this.redis, this.keys.review(installationId), (recordId, value) => {
+      raw.set(recordId, value);
+      return true;
+    });
+    const items = await this.readReviews(installationId, [...raw]);
     return items.filter((r) => r !== null).sort((a, b) => (a.name ?? '').localeCompare(b.name ?? ''));
   }
 
@@ -560,7 +567,7 @@ export class LinkIndex {
   /** The review items of these records, in their order; null where a record is not waiting for review. */
   async reviewItemsOf(installationId: string, recordIds: readonly string[]): Promise<(ReviewItem | null)[]> {
     if (recordIds.length === 0) return [];
-    const raw = await this.redis.hmget(this.keys.review(installationId), ...recordIds);
+    const raw = await this.getMany(this.keys.review(installationId), recordIds);
     return this.readReviews(
       installationId,
       recordIds.map((id, i) => [id, raw[i] ?? null]),
@@ -573,7 +580,7 @@ export class LinkIndex {
   }
 
   async reviewCount(installationId: string): Promise<number> {
-    return this.redis.hlen(this.keys.review(installationId));
+    return linearHashSize(this.redis, this.keys.review(installationId));
   }
 
   async statusOf(installationId: string, recordId: string): Promise<MatchStatus | null> {
