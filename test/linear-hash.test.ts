@@ -3,7 +3,13 @@ import { describe, expect, it } from 'vitest';
 import { placeDigest } from '../src/matching/shared-links.js';
 import { Keys } from '../src/pipeline/keys.js';
 import { LINEAR_HASH_LOAD, LINEAR_HASH_LUA, scanLinearHash } from '../src/pipeline/linear-hash.js';
-import { fingerprintOf, LinkIndex, type RecordState } from '../src/pipeline/link-index.js';
+import {
+  digestFingerprint,
+  fingerprintOf,
+  LinkIndex,
+  type RecordState,
+  sameFingerprint,
+} from '../src/pipeline/link-index.js';
 import { RedisScript } from '../src/util/redis-script.js';
 import { redisWithFreshPrefixes } from './support/redis-prefixes.js';
 
@@ -326,6 +332,46 @@ describe('LinkIndex on linear-hash buckets', () => {
     expect(await index.reviewItem('i3', 'r2')).toEqual(second);
     await index.forget('i3', ['r2']);
     expect(await redis().hlen(keys.reviewCandidates('i3'))).toBe(0);
+  });
+
+  it('reads fingerprints of both digest lengths as the same as the present digests of the same values', async () => {
+    const prefix = freshPrefix();
+    const keys = new Keys(prefix);
+    const index = await installed(prefix, 'i4');
+    const old = (value: string) => createHash('sha1').update(value).digest('base64url').slice(0, 4);
+    const values = [
+      { name: 'Acme', domain: 'acme.example', fields: { slug: 'acme' } },
+      { name: 'Acme', domain: '', fields: { slug: 'acme' } },
+      { name: '', domain: '', fields: {} },
+      { name: 'Acme', domain: 'acme.example', fields: { slug: 'set-by-hand' } },
+    ];
+    // Written by the version before: 4 characters a part, the slug's only when it is not the state's.
+    await set(keys.recordStates('i4'), [
+      ['1', `1|acme|m|||${old('Acme')}${old('acme.example')}`],
+      ['2', `1|acme|m|||${old('Acme')}${old('')}`],
+      ['3', `1||n|||${old('')}${old('')}`],
+      ['4', `1|acme|m|||${old('Acme')}${old('acme.example')}${old('set-by-hand')}`],
+    ]);
+    const read = await index.fingerprints('i4', ['1', '2', '3', '4']);
+    expect(read).toEqual(values.map((v) => digestFingerprint(fingerprintOf(v))));
+    // Written now: the same digests read back, and a part that changes is told.
+    await index.apply(
+      'i4',
+      values.map((v, i) => ({
+        recordId: String(i + 1),
+        slug: i === 2 ? null : 'acme',
+        status: i === 2 ? 'no_match' : 'matched',
+        score: null,
+        autoLinked: false,
+        unlinkedName: null,
+        review: null,
+        fingerprint: fingerprintOf(v),
+      })),
+    );
+    expect(await index.fingerprints('i4', ['1', '2', '3', '4'])).toEqual(read);
+    const renamed = digestFingerprint(fingerprintOf({ ...values[1]!, name: 'Acme Robotics' }));
+    expect(sameFingerprint(read[1]!, renamed)).toBe(false);
+    expect(read[1]!.domain).toBe(renamed.domain);
   });
 
   it('writes nothing for an installation removed while a batch was still running', async () => {

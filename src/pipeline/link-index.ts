@@ -94,8 +94,9 @@ export interface Fingerprint {
 }
 
 /**
- * A fingerprint as kept: a short digest of each part (4 base64url characters, 24 bits, of its SHA-1). The poll
- * only asks whether each part changed; a change goes unseen when its two digests collide, one in 16.7 million.
+ * A fingerprint as kept: a short digest of each part (3 base64url characters, 18 bits, of its SHA-1; `.` for an
+ * empty part, which many records' domains are). The poll only asks whether each part changed; a change goes
+ * unseen when its two digests collide, one in 262,144 changes, and the daily reconcile then writes the record.
  */
 export interface FingerprintDigest {
   name: string;
@@ -709,8 +710,42 @@ function unescapePart(value: string): string {
   return value.replace(/%7C/g, '|').replace(/%25/g, '%');
 }
 
+const FINGERPRINT_DIGEST_LENGTH = 3;
+/** A fingerprint part's digest when empty. */
+const EMPTY_PART = '.';
+/** What an empty part's digest was before the fingerprints' digests were 3 characters: the first 4 of its SHA-1. */
+const OLD_EMPTY_PART = createHash('sha1').update('').digest('base64url').slice(0, 4);
+
 function shortDigest(value: string): string {
-  return createHash('sha1').update(value).digest('base64url').slice(0, 4);
+  if (value === '') return EMPTY_PART;
+  return createHash('sha1').update(value).digest('base64url').slice(0, FINGERPRINT_DIGEST_LENGTH);
+}
+
+/**
+ * The stored fingerprint: the name's and the domain's digests, then the slug's when it is not the state's slug.
+ * A state written before the digests were 3 characters has 4 each (8 or 12 in all, a length the present form
+ * never has): those read as their first 3, which is what the present form keeps of the same SHA-1.
+ */
+function readFingerprint(fp: string, stateSlug: string): FingerprintDigest | null {
+  if (fp.length === 8 || fp.length === 12) {
+    const old = (part: string) =>
+      part === OLD_EMPTY_PART ? EMPTY_PART : part.slice(0, FINGERPRINT_DIGEST_LENGTH);
+    return {
+      name: old(fp.slice(0, 4)),
+      domain: old(fp.slice(4, 8)),
+      slug: fp.length === 12 ? old(fp.slice(8)) : shortDigest(stateSlug),
+    };
+  }
+  const parts: string[] = [];
+  let at = 0;
+  for (let i = 0; i < 3 && at < fp.length; i += 1) {
+    const size = fp[at] === EMPTY_PART ? 1 : FINGERPRINT_DIGEST_LENGTH;
+    parts.push(fp.slice(at, at + size));
+    at += size;
+  }
+  const [name, domain, slug] = parts;
+  if (name === undefined || domain === undefined || at !== fp.length) return null;
+  return { name, domain, slug: slug ?? shortDigest(stateSlug) };
 }
 
 export function digestFingerprint(f: Fingerprint): FingerprintDigest {
@@ -749,10 +784,7 @@ function unpackState(value: string): StoredState {
     score: Number.isFinite(scoreNumber) ? scoreNumber : null,
     autoSlug: own ? slug : auto.startsWith('=') ? unescapePart(auto.slice(1)) : null,
     place: own?.[1] && own[2] ? { domain: unknownDigest(own[1]), country: unknownDigest(own[2]) } : null,
-    fingerprint:
-      fp.length >= 8
-        ? { name: fp.slice(0, 4), domain: fp.slice(4, 8), slug: fp.slice(8) || shortDigest(slug ?? '') }
-        : null,
+    fingerprint: readFingerprint(fp, slug ?? ''),
     unlinkedName: name !== undefined ? unescapePart(name) : null,
   };
 }
