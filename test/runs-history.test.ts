@@ -35,6 +35,60 @@ describe('sync history', () => {
     for (const old of ids.slice(0, 2)) {
       expect(await redis.exists(keys.run(old), keys.runBatches(old)), old).toBe(0);
     }
-    expect(await redis.exists(keys.run(ids[2]!), keys.runBatches(ids[2]!))).toBe(2);
+    // A kept run that is done keeps its summary, not its batches.
+    expect(await redis.exists(keys.run(ids[2]!))).toBe(1);
+    expect(await redis.exists(keys.runBatches(ids[2]!))).toBe(0);
+  });
+
+  it("folds a done run's batches into its summary: the same totals, errors and samples, whatever the run's size", async () => {
+    const runs = new SyncRuns(redis, keys);
+    const memory = async (key: string) => Number(await redis.call('MEMORY', 'USAGE', key, 'SAMPLES', '0'));
+    let batchesBytes = 0;
+    let runBytes = 0;
+    for (const batches of [10, 400]) {
+      const id = await runs.start('hubspot-2', 'full');
+      await runs.listingDone(id, batches);
+      for (let b = 0; b < batches; b++) {
+        const result = emptyBatchResult();
+        result.records = 100;
+        result.written = b % 3;
+        result.failed = 1;
+        result.statuses.matched = 70;
+        result.statuses.no_match = 30;
+        result.errors = [{ recordId: `r${b}`, code: 'CRM_REJECTED', message: `batch ${b}` }];
+        result.samples = [
+          { recordId: `s${b}`, name: null, status: 'matched', slug: `slug-${b}`, candidates: [] },
+        ];
+        // One batch retried: its result is counted once.
+        if (b === 1) await runs.recordBatch(id, `b${b}`, result);
+        await runs.recordBatch(id, `b${b}`, result);
+        if (b === batches - 2) {
+          const before = await runs.get(id);
+          expect(before?.state).toBe('processing');
+          expect(before?.batchesDone).toBe(batches - 1);
+          batchesBytes = await memory(keys.runBatches(id));
+        }
+      }
+      const run = await runs.get(id);
+      expect(run).toMatchObject({ state: 'done', batchesTotal: batches, batchesDone: batches });
+      let written = 0;
+      for (let b = 0; b < batches; b++) written += b % 3;
+      expect(run?.totals).toMatchObject({
+        records: 100 * batches,
+        written,
+        failed: batches,
+        statuses: { matched: 70 * batches, no_match: 30 * batches },
+      });
+      expect(run?.errors).toHaveLength(Math.min(batches, 200));
+      if (batches <= 200) {
+        expect(run?.errors).toContainEqual({ recordId: 'r0', code: 'CRM_REJECTED', message: 'batch 0' });
+      }
+      expect(run?.samples).toHaveLength(10);
+      expect(await runs.batchesDone(id)).toBe(batches);
+      expect(await redis.exists(keys.runBatches(id))).toBe(0);
+      runBytes = await memory(keys.run(id));
+    }
+    // The bigger run keeps its totals, 200 errors and 10 samples: a fraction of what its batches took.
+    expect(runBytes).toBeLessThan(batchesBytes / 3);
   });
 });

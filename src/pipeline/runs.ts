@@ -4,12 +4,15 @@ import { MATCH_STATUSES } from '../fields.js';
 import type { RedisClient } from '../redis.js';
 import { deleteByPattern } from '../redis.js';
 import { parseStoredJson } from '../util/json.js';
+import { RedisScript } from '../util/redis-script.js';
 import type { Keys } from './keys.js';
 import { dropRunCaches } from './report-reader.js';
 
 /**
  * Sync runs: what `sync --wait`, `status` and the admin page show. Each batch stores its own result under its
  * id, so a batch that runs twice (retry, killed worker) overwrites rather than double-counts; totals are sums.
+ * When the run is done its batches are folded into one summary on the run's hash and deleted: a kept run then
+ * costs the same whatever the CRM's size, so the history is bounded by its count of runs (issue 15).
  */
 
 /** `preview` matches like a full run and writes nothing: its counts and samples say what a write would do. */
@@ -86,7 +89,34 @@ const runHashSchema = z.object({
   stoppedReason: z.string().optional(),
   recordsListed: z.coerce.number().catch(0),
   batchesTotal: z.coerce.number().optional(),
+  /** A done run's batches folded (`runSummaryPartsSchema`, JSON); absent while its batches are kept. */
+  summary: z.string().optional(),
 });
+
+/** A run's batches summed: what `get` shows, and what a done run keeps instead of its batches. */
+const runSummaryPartsSchema = z.object({
+  batchesDone: z.number(),
+  totals: batchResultSchema.omit({ errors: true, samples: true }),
+  errors: z.array(recordFailureSchema),
+  samples: z.array(previewSampleSchema),
+});
+type RunSummaryParts = z.infer<typeof runSummaryPartsSchema>;
+
+/** Errors a run shows (and keeps once done) in all. */
+const MAX_ERRORS_PER_RUN = 200;
+
+/**
+ * KEYS: the run's hash, its batches. ARGV: the summary, how many batches it sums, the time. Marks the run done
+ * with its summary and deletes its batches, only if it is still processing and has exactly those batches:
+ * of two workers finishing at once, the second finds it done and writes nothing over the first's summary.
+ */
+const FINISH = new RedisScript(`
+if redis.call('HGET', KEYS[1], 'state') ~= 'processing' then return 0 end
+if redis.call('HLEN', KEYS[2]) ~= tonumber(ARGV[2]) then return 0 end
+redis.call('HSET', KEYS[1], 'state', 'done', 'finishedAt', ARGV[3], 'summary', ARGV[1])
+redis.call('UNLINK', KEYS[2])
+return 1
+`);
 
 export interface RunSummary {
   id: string;
@@ -132,8 +162,8 @@ export class SyncRuns {
       .lrange(this.keys.runs(installationId), KEPT_RUNS, -1)
       .ltrim(this.keys.runs(installationId), 0, KEPT_RUNS - 1)
       .exec()) ?? []) as [unknown, [Error | null, string[]] | undefined];
-    // A run that falls out of the history takes its keys along: the history is bounded by count (each run's
-    // batches hash grows with the CRM), not kept forever. One command per run: each run is its own slot.
+    // A run that falls out of the history takes its keys along: the history is bounded by count, not kept
+    // forever (a run stopped before the end keeps its batches, which grow with the CRM). One command per run: each run is its own slot.
     for (const old of dropped?.[1] ?? []) {
       await this.redis.unlink(this.keys.run(old));
       await this.redis.unlink(this.keys.runBatches(old));
@@ -167,47 +197,33 @@ export class SyncRuns {
   }
 
   async batchesDone(runId: string): Promise<number> {
-    return this.redis.hlen(this.keys.runBatches(runId));
+    const kept = await this.redis.hlen(this.keys.runBatches(runId));
+    if (kept > 0) return kept;
+    return this.folded(await this.redis.hget(this.keys.run(runId), 'summary'))?.batchesDone ?? 0;
   }
 
   private async maybeFinish(runId: string): Promise<void> {
     const [total, state] = await this.redis.hmget(this.keys.run(runId), 'batchesTotal', 'state');
     if (total === null || state !== 'processing') return;
-    if ((await this.batchesDone(runId)) >= Number(total)) {
-      await this.redis.hset(this.keys.run(runId), { state: 'done', finishedAt: new Date().toISOString() });
-      await dropRunCaches(this.redis, this.keys, runId);
-    }
+    const batches = await this.redis.hvals(this.keys.runBatches(runId));
+    if (batches.length < Number(total)) return;
+    const finished = await FINISH.run(
+      this.redis,
+      [this.keys.run(runId), this.keys.runBatches(runId)],
+      [JSON.stringify(sumBatches(batches)), batches.length, new Date().toISOString()],
+    );
+    if (finished === 1) await dropRunCaches(this.redis, this.keys, runId);
+  }
+
+  private folded(raw: string | null | undefined): RunSummaryParts | null {
+    return raw ? parseStoredJson(runSummaryPartsSchema, raw) : null;
   }
 
   async get(runId: string): Promise<RunSummary | null> {
     const stored = runHashSchema.safeParse(await this.redis.hgetall(this.keys.run(runId)));
     if (!stored.success) return null;
     const h = stored.data;
-    const batches = await this.redis.hvals(this.keys.runBatches(runId));
-    const totals = emptyBatchResult();
-    const errors: RecordFailure[] = [];
-    const samples: PreviewSample[] = [];
-    const sampled = new Map<string, number>();
-    for (const raw of batches) {
-      const b = parseStoredJson(batchResultSchema, raw);
-      if (b === null) continue;
-      totals.records += b.records;
-      totals.linked += b.linked;
-      totals.written += b.written;
-      totals.wouldWrite += b.wouldWrite;
-      for (const sample of b.samples) {
-        const n = sampled.get(sample.status) ?? 0;
-        if (n >= PREVIEW_SAMPLES_PER_STATUS) continue;
-        sampled.set(sample.status, n + 1);
-        samples.push(sample);
-      }
-      totals.unchanged += b.unchanged;
-      totals.skipped += b.skipped;
-      totals.failed += b.failed;
-      for (const s of MATCH_STATUSES) totals.statuses[s] += b.statuses[s];
-      if (errors.length < 200) errors.push(...b.errors.slice(0, 200 - errors.length));
-    }
-    const { errors: _errors, samples: _samples, ...sums } = totals;
+    const parts = this.folded(h.summary) ?? sumBatches(await this.redis.hvals(this.keys.runBatches(runId)));
     return {
       id: h.id,
       installationId: h.installationId,
@@ -218,10 +234,10 @@ export class SyncRuns {
       stoppedReason: h.stoppedReason ?? null,
       recordsListed: h.recordsListed,
       batchesTotal: h.batchesTotal ?? null,
-      batchesDone: batches.length,
-      totals: sums,
-      errors,
-      samples,
+      batchesDone: parts.batchesDone,
+      totals: parts.totals,
+      errors: parts.errors,
+      samples: parts.samples,
     };
   }
 
@@ -237,4 +253,34 @@ export class SyncRuns {
     const runs = await Promise.all(ids.map((id) => this.get(id)));
     return runs.filter((r): r is RunSummary => r !== null);
   }
+}
+
+/** Batch results summed; errors and samples up to what a run shows. Unreadable results are left out. */
+function sumBatches(raws: readonly string[]): RunSummaryParts {
+  const totals = emptyBatchResult();
+  const errors: RecordFailure[] = [];
+  const samples: PreviewSample[] = [];
+  const sampled = new Map<string, number>();
+  for (const raw of raws) {
+    const b = parseStoredJson(batchResultSchema, raw);
+    if (b === null) continue;
+    totals.records += b.records;
+    totals.linked += b.linked;
+    totals.written += b.written;
+    totals.wouldWrite += b.wouldWrite;
+    for (const sample of b.samples) {
+      const n = sampled.get(sample.status) ?? 0;
+      if (n >= PREVIEW_SAMPLES_PER_STATUS) continue;
+      sampled.set(sample.status, n + 1);
+      samples.push(sample);
+    }
+    totals.unchanged += b.unchanged;
+    totals.skipped += b.skipped;
+    totals.failed += b.failed;
+    for (const s of MATCH_STATUSES) totals.statuses[s] += b.statuses[s];
+    if (errors.length < MAX_ERRORS_PER_RUN)
+      errors.push(...b.errors.slice(0, MAX_ERRORS_PER_RUN - errors.length));
+  }
+  const { errors: _errors, samples: _samples, ...sums } = totals;
+  return { batchesDone: raws.length, totals: sums, errors, samples };
 }
