@@ -91,4 +91,36 @@ describe('sync history', () => {
     // The bigger run keeps its totals, 200 errors and 10 samples: a fraction of what its batches took.
     expect(runBytes).toBeLessThan(batchesBytes / 3);
   });
+
+  it("folds a stopped run's batches too, and adds a batch that ends after the stop", async () => {
+    const runs = new SyncRuns(redis, keys);
+    const id = await runs.start('hubspot-3', 'full');
+    await runs.listingDone(id, 10);
+    const result = (b: number) => {
+      const r = emptyBatchResult();
+      r.records = 100;
+      r.written = 10;
+      r.statuses.matched = 100;
+      r.errors = [{ recordId: `r${b}`, code: 'CRM_REJECTED', message: `batch ${b}` }];
+      return r;
+    };
+    for (let b = 0; b < 5; b++) await runs.recordBatch(id, `b${b}`, result(b));
+    await runs.stop(id, 'stopped by an admin');
+    expect(await redis.exists(keys.runBatches(id))).toBe(0);
+    expect(await runs.get(id)).toMatchObject({
+      state: 'stopped',
+      stoppedReason: 'stopped by an admin',
+      batchesDone: 5,
+      totals: { records: 500, written: 50, statuses: { matched: 500 } },
+    });
+    // A batch in flight at the stop ends afterwards: it counts, and the run stays stopped.
+    await runs.recordBatch(id, 'b5', result(5));
+    const after = await runs.get(id);
+    expect(after).toMatchObject({ state: 'stopped', batchesDone: 6, totals: { records: 600, written: 60 } });
+    expect(after?.errors.map((e) => e.recordId).sort()).toEqual(['r0', 'r1', 'r2', 'r3', 'r4', 'r5']);
+    expect(await runs.batchesDone(id)).toBe(6);
+    // Stopped again (the installation disconnected meanwhile): the new reason, the same counts.
+    await runs.stop(id, 'installation disconnected');
+    expect(await runs.get(id)).toMatchObject({ stoppedReason: 'installation disconnected', batchesDone: 6 });
+  });
 });

@@ -180,7 +180,7 @@ local function cand_ref(candKey, slug)
     local d = redis.call('HGET', candKey, ref)
     if not d or cjson.decode(d)[1] == slug then return ref end
   end
-  return redis.error_reply('no free review candidate reference for ' .. slug)
+  error('no free review candidate reference for ' .. slug)
 end
 local function review_refs(stored)
   local out = {}

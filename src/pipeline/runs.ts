@@ -11,8 +11,8 @@ import { dropRunCaches } from './report-reader.js';
 /**
  * Sync runs: what `sync --wait`, `status` and the admin page show. Each batch stores its own result under its
  * id, so a batch that runs twice (retry, killed worker) overwrites rather than double-counts; totals are sums.
- * When the run is done its batches are folded into one summary on the run's hash and deleted: a kept run then
- * costs the same whatever the CRM's size, so the history is bounded by its count of runs (issue 15).
+ * When the run is done or stopped its batches are folded into one summary on the run's hash and deleted: a kept
+ * run then costs the same whatever the CRM's size, so the history is bounded by its count of runs (issue 15).
  */
 
 /** `preview` matches like a full run and writes nothing: its counts and samples say what a write would do. */
@@ -105,6 +105,32 @@ type RunSummaryParts = z.infer<typeof runSummaryPartsSchema>;
 /** Errors a run shows (and keeps once done) in all. */
 const MAX_ERRORS_PER_RUN = 200;
 
+/** Tries of `stop` to fold the batches before it stops the run without (its batches then stay until it leaves the history). */
+const STOP_ATTEMPTS = 5;
+
+/**
+ * KEYS: the run's hash, its batches. ARGV: the summary, how many batches it sums (-1: do not fold), the reason,
+ * the time. A run listing or processing is marked stopped with its summary and its batches deleted, only if it
+ * has exactly those batches (else -1: read again); a stopped one gets the new reason; a done one stays.
+ */
+const STOP = new RedisScript(`
+local state = redis.call('HGET', KEYS[1], 'state')
+if not state or state == 'done' then return 0 end
+if state == 'stopped' then
+  redis.call('HSET', KEYS[1], 'stoppedReason', ARGV[3], 'finishedAt', ARGV[4])
+  return 1
+end
+local count = tonumber(ARGV[2])
+if count < 0 then
+  redis.call('HSET', KEYS[1], 'state', 'stopped', 'stoppedReason', ARGV[3], 'finishedAt', ARGV[4])
+  return 1
+end
+if redis.call('HLEN', KEYS[2]) ~= count then return -1 end
+redis.call('HSET', KEYS[1], 'state', 'stopped', 'stoppedReason', ARGV[3], 'finishedAt', ARGV[4], 'summary', ARGV[1])
+redis.call('UNLINK', KEYS[2])
+return 1
+`);
+
 /**
  * KEYS: the run's hash, its batches. ARGV: the summary, how many batches it sums, the time. Marks the run done
  * with its summary and deletes its batches, only if it is still processing and has exactly those batches:
@@ -163,7 +189,7 @@ export class SyncRuns {
       .ltrim(this.keys.runs(installationId), 0, KEPT_RUNS - 1)
       .exec()) ?? []) as [unknown, [Error | null, string[]] | undefined];
     // A run that falls out of the history takes its keys along: the history is bounded by count, not kept
-    // forever (a run stopped before the end keeps its batches, which grow with the CRM). One command per run: each run is its own slot.
+    // forever. One command per run: each run is its own slot.
     for (const old of dropped?.[1] ?? []) {
       await this.redis.unlink(this.keys.run(old));
       await this.redis.unlink(this.keys.runBatches(old));
@@ -186,20 +212,31 @@ export class SyncRuns {
     await this.maybeFinish(runId);
   }
 
+  /** Stops a run, folding the batches it has so far like a done run's (a batch that ends later is added). */
   async stop(runId: string, reason: string): Promise<void> {
-    const state = await this.redis.hget(this.keys.run(runId), 'state');
-    if (state === 'done' || state === null) return;
-    await this.redis.hset(this.keys.run(runId), {
-      state: 'stopped',
-      stoppedReason: reason,
-      finishedAt: new Date().toISOString(),
-    });
+    const keys = [this.keys.run(runId), this.keys.runBatches(runId)];
+    for (let attempt = 0; ; attempt += 1) {
+      const batches = await this.redis.hvals(this.keys.runBatches(runId));
+      // A batch ending between the read and the script: read again; after a few, stop without folding.
+      const fold = attempt < STOP_ATTEMPTS;
+      const stopped = await STOP.run(this.redis, keys, [
+        fold ? JSON.stringify(sumBatches(batches)) : '',
+        fold ? batches.length : -1,
+        reason,
+        new Date().toISOString(),
+      ]);
+      if (stopped !== -1) return;
+    }
   }
 
   async batchesDone(runId: string): Promise<number> {
+    const [state, summary] = await this.redis.hmget(this.keys.run(runId), 'state', 'summary');
     const kept = await this.redis.hlen(this.keys.runBatches(runId));
-    if (kept > 0) return kept;
-    return this.folded(await this.redis.hget(this.keys.run(runId), 'summary'))?.batchesDone ?? 0;
+    const folded = this.folded(summary);
+    if (!folded) return kept;
+    // A stopped run's batches that ended after the stop are kept beside its summary; a done run's summary
+    // holds them all (a batch recorded after it is a retry of one in it).
+    return state === 'stopped' ? folded.batchesDone + kept : folded.batchesDone;
   }
 
   private async maybeFinish(runId: string): Promise<void> {
@@ -223,7 +260,11 @@ export class SyncRuns {
     const stored = runHashSchema.safeParse(await this.redis.hgetall(this.keys.run(runId)));
     if (!stored.success) return null;
     const h = stored.data;
-    const parts = this.folded(h.summary) ?? sumBatches(await this.redis.hvals(this.keys.runBatches(runId)));
+    const folded = this.folded(h.summary);
+    const parts =
+      folded && h.state !== 'stopped'
+        ? folded
+        : sumBatches(await this.redis.hvals(this.keys.runBatches(runId)), folded ?? undefined);
     return {
       id: h.id,
       installationId: h.installationId,
@@ -255,12 +296,16 @@ export class SyncRuns {
   }
 }
 
-/** Batch results summed; errors and samples up to what a run shows. Unreadable results are left out. */
-function sumBatches(raws: readonly string[]): RunSummaryParts {
-  const totals = emptyBatchResult();
-  const errors: RecordFailure[] = [];
-  const samples: PreviewSample[] = [];
+/**
+ * Batch results summed, onto `start` when given (a stopped run's summary); errors and samples up to what a run
+ * shows. Unreadable results are left out.
+ */
+function sumBatches(raws: readonly string[], start?: RunSummaryParts): RunSummaryParts {
+  const totals = { ...emptyBatchResult(), ...structuredClone(start?.totals ?? {}) };
+  const errors: RecordFailure[] = [...(start?.errors ?? [])];
+  const samples: PreviewSample[] = [...(start?.samples ?? [])];
   const sampled = new Map<string, number>();
+  for (const sample of samples) sampled.set(sample.status, (sampled.get(sample.status) ?? 0) + 1);
   for (const raw of raws) {
     const b = parseStoredJson(batchResultSchema, raw);
     if (b === null) continue;
@@ -282,5 +327,5 @@ function sumBatches(raws: readonly string[]): RunSummaryParts {
       errors.push(...b.errors.slice(0, MAX_ERRORS_PER_RUN - errors.length));
   }
   const { errors: _errors, samples: _samples, ...sums } = totals;
-  return { batchesDone: raws.length, totals: sums, errors, samples };
+  return { batchesDone: (start?.batchesDone ?? 0) + raws.length, totals: sums, errors, samples };
 }
