@@ -89,11 +89,11 @@ const runHashSchema = z.object({
   stoppedReason: z.string().optional(),
   recordsListed: z.coerce.number().catch(0),
   batchesTotal: z.coerce.number().optional(),
-  /** A done run's batches folded (`runSummaryPartsSchema`, JSON); absent while its batches are kept. */
+  /** A done or stopped run's batches folded (`runSummaryPartsSchema`, JSON); absent while they are kept. */
   summary: z.string().optional(),
 });
 
-/** A run's batches summed: what `get` shows, and what a done run keeps instead of its batches. */
+/** A run's batches summed: what `get` shows, and what a done or stopped run keeps instead of its batches. */
 const runSummaryPartsSchema = z.object({
   batchesDone: z.number(),
   totals: batchResultSchema.omit({ errors: true, samples: true }),
@@ -242,8 +242,10 @@ export class SyncRuns {
   private async maybeFinish(runId: string): Promise<void> {
     const [total, state] = await this.redis.hmget(this.keys.run(runId), 'batchesTotal', 'state');
     if (total === null || state !== 'processing') return;
+    // Counted first: every batch ends here, and reading them all each time would make a run's cost grow with
+    // the square of its batches; only the last one reads them.
+    if ((await this.redis.hlen(this.keys.runBatches(runId))) < Number(total)) return;
     const batches = await this.redis.hvals(this.keys.runBatches(runId));
-    if (batches.length < Number(total)) return;
     const finished = await FINISH.run(
       this.redis,
       [this.keys.run(runId), this.keys.runBatches(runId)],
