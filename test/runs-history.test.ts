@@ -123,4 +123,15 @@ describe('sync history', () => {
     await runs.stop(id, 'installation disconnected');
     expect(await runs.get(id)).toMatchObject({ stoppedReason: 'installation disconnected', batchesDone: 6 });
   });
+
+  it('counts a listed page once when a killed lister lists it again', async () => {
+    const runs = new SyncRuns(redis, keys);
+    const id = await runs.start('hubspot-4', 'full');
+    await runs.addListed(id, 0, 100);
+    await runs.addListed(id, 1, 100);
+    // Killed after counting page 1, before saving its place: page 1 comes again.
+    await runs.addListed(id, 1, 100);
+    await runs.addListed(id, 2, 40);
+    expect((await runs.get(id))?.recordsListed).toBe(240);
+  });
 });

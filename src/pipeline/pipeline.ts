@@ -290,7 +290,7 @@ export class Pipeline {
           { jobId: `batch-${jobIdPart(data.runId)}-${batchId}` },
         );
       }
-      await this.deps.runs.addListed(data.runId, page.records.length);
+      await this.deps.runs.addListed(data.runId, data.page, page.records.length);
       data = {
         ...data,
         cursor: page.nextCursor,

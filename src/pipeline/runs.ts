@@ -102,6 +102,15 @@ const runSummaryPartsSchema = z.object({
 });
 type RunSummaryParts = z.infer<typeof runSummaryPartsSchema>;
 
+/** KEYS: the run's hash. ARGV: page number, its records. Pages come in order from one lister: a page at or
+ * below the last one counted was counted already. */
+const ADD_LISTED = new RedisScript(`
+if tonumber(redis.call('HGET', KEYS[1], 'listedPage') or -1) >= tonumber(ARGV[1]) then return 0 end
+redis.call('HINCRBY', KEYS[1], 'recordsListed', ARGV[2])
+redis.call('HSET', KEYS[1], 'listedPage', ARGV[1])
+return 1
+`);
+
 /** Errors a run shows (and keeps once done) in all. */
 const MAX_ERRORS_PER_RUN = 200;
 
@@ -197,8 +206,12 @@ export class SyncRuns {
     return id;
   }
 
-  async addListed(runId: string, records: number): Promise<void> {
-    await this.redis.hincrby(this.keys.run(runId), 'recordsListed', records);
+  /**
+   * Counts a listed page's records once: a lister killed after counting a page and before saving its place
+   * lists that page again, which must not count it twice.
+   */
+  async addListed(runId: string, page: number, records: number): Promise<void> {
+    await ADD_LISTED.run(this.redis, [this.keys.run(runId)], [page, records]);
   }
 
   /** Listing is complete: `batchesTotal` batches were enqueued in all. */
