@@ -282,6 +282,8 @@ describe('installations', () => {
       tokens: { accessToken: 'at-unused', refreshToken: 'rt-unused', expiresAt: Date.now() + 60_000 },
     });
     const reason = 'HubSpot refused the refresh token (BAD_REFRESH_TOKEN)';
+    // One that was let in: a never-approved installation stays pending however its tokens fare.
+    await system.ctx.installations.approve(other.id, 'admin');
     await system.ctx.installations.setStatus(other.id, 'disconnected', reason);
     try {
       const res = await call<InstallationView>(`/admin/api/installations/${other.id}`, { headers: bearer() });

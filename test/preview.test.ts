@@ -51,7 +51,12 @@ describe.each(['hubspot', 'salesforce'] as const)('a preview on %s', (crm) => {
 
   beforeAll(async () => {
     system = await startTestSystem({ crm, companies: 40, firstSync: false, logLevel: 'silent' });
-    // As an OAuth install from a portal or org not let in yet.
+    // As an OAuth install from a portal or org not let in yet: no recorded approval.
+    await system.ctx.redis.hdel(
+      system.ctx.installations.keys.installation(system.installationId),
+      'approvedBy',
+      'approvedAt',
+    );
     await system.ctx.installations.setStatus(system.installationId, 'pending');
   }, 120_000);
 

@@ -1,6 +1,7 @@
 import { type Request, type Response, Router } from 'express';
 import { ALERT_NOTES_INSTALL_PARAM } from '../../src/alerts/alert-activity.js';
 import { OAuthStateError, type OAuthStateStore } from '../../src/auth/oauth-state.js';
+import { isLetIn } from '../../src/installations/let-in.js';
 import type { Installation, InstallationStore } from '../../src/installations/store.js';
 import { type Logger, redactSecrets } from '../../src/log.js';
 import { HubSpotOAuthError } from './errors.js';
@@ -193,7 +194,8 @@ export function createHubSpotOAuthRouter(deps: HubSpotOAuthRouterDeps): Router {
       );
       return;
     }
-    if ((await deps.installations.get(installation.id))?.status === 'pending') {
+    const saved = await deps.installations.get(installation.id);
+    if (saved && !isLetIn(saved)) {
       page(
         res,
         200,

@@ -1,6 +1,7 @@
 import { type Request, type Response, Router } from 'express';
 import { OAuth2 } from 'jsforce';
 import { OAuthStateError, type OAuthStateStore } from '../../src/auth/oauth-state.js';
+import { isLetIn } from '../../src/installations/let-in.js';
 import type { Installation, InstallationStore } from '../../src/installations/store.js';
 import type { Logger } from '../../src/log.js';
 import type { SalesforceSettings } from './config.js';
@@ -190,7 +191,8 @@ export function createSalesforceOAuthRouter(deps: SalesforceOAuthDeps): Router {
         `Fix the cause and install again at ${installLink}; installing again is safe.`,
       ]);
     }
-    if ((await deps.store.get(installation.id))?.status === 'pending') {
+    const saved = await deps.store.get(installation.id);
+    if (saved && !isLetIn(saved)) {
       return page(res, 200, 'Installed: waiting for approval', [
         `The app is installed in the Salesforce org ${identity.orgId}. It starts once the app's operator approves the installation; until then it reads and writes nothing.`,
         ...notes,

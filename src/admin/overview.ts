@@ -3,7 +3,8 @@ import type { ReportRateView } from '../app/runtime.js';
 import type { ApiUsage, CrmKind } from '../crm/connector.js';
 import { CrmDisconnectedError } from '../crm/errors.js';
 import { MATCH_STATUSES, type MatchStatus } from '../fields.js';
-import type { Installation, InstallationStatus } from '../installations/store.js';
+import { isLetIn } from '../installations/let-in.js';
+import type { ApprovalSource, Installation, InstallationStatus } from '../installations/store.js';
 import {
   conflictingPlaceDigests,
   type DigestConflict,
@@ -56,6 +57,8 @@ export interface InstallationView {
   /** Who installed it and the portal's or org's name, as the CRM said at install (OAuth). */
   installedBy: string | null;
   accountName: string | null;
+  /** Who let it in and when (null: not let in; `at` null when it ran before approvals were recorded). */
+  approval: { by: ApprovalSource; at: string | null } | null;
   /** Set by the page for the approve form of a pending installation (the CSRF token, or null for none). */
   approveCsrf?: string | null;
   connection: ConnectionView;
@@ -96,10 +99,7 @@ export class AdminOverview {
   async list(): Promise<InstallationView[]> {
     const installations = await this.ctx.installations.list();
     // Pending installations first: they are the ones waiting for the operator.
-    const ordered = [
-      ...installations.filter((i) => i.status === 'pending'),
-      ...installations.filter((i) => i.status !== 'pending'),
-    ];
+    const ordered = [...installations.filter((i) => !isLetIn(i)), ...installations.filter((i) => isLetIn(i))];
     return Promise.all(ordered.map((i) => this.view(i)));
   }
 
@@ -125,6 +125,9 @@ export class AdminOverview {
       createdAt: installation.createdAt,
       installedBy: installation.installedBy ?? null,
       accountName: installation.accountName ?? null,
+      approval: installation.approvedBy
+        ? { by: installation.approvedBy, at: installation.approvedAt ?? null }
+        : null,
       connection: connectionOf(installation),
       apiUsage,
       reportKey,
@@ -227,6 +230,9 @@ export class AdminOverview {
 
 function connectionOf(installation: Installation): ConnectionView {
   const reason = installation.statusReason ?? null;
+  if (!isLetIn(installation)) {
+    return { state: 'pending', reason, reconnectUrl: null, reconnectHint: null };
+  }
   if (installation.status !== 'disconnected') {
     return { state: installation.status, reason, reconnectUrl: null, reconnectHint: null };
   }

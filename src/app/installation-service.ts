@@ -1,5 +1,6 @@
 import type { EnsureFieldsResult } from '../crm/connector.js';
 import { CrmRevocationError } from '../crm/errors.js';
+import { isLetIn } from '../installations/let-in.js';
 import type { Installation } from '../installations/store.js';
 import { isPolled } from '../pipeline/runtime.js';
 import { providerFor } from '../providers.js';
@@ -45,7 +46,7 @@ export class InstallationService {
    */
   async admit(installation: Installation): Promise<string | null> {
     let current = installation;
-    if (current.status === 'pending') {
+    if (!isLetIn(current)) {
       const entry = `${current.crm}:${current.externalId}`;
       const by = this.ctx.config.installAllowlist.includes(entry)
         ? 'allowlist'
@@ -149,7 +150,7 @@ export class InstallationService {
     this.ctx.runtime.forget(installationId);
     let resumedRunId: string | null = null;
     // A key of its own lets a pending installation in: it no longer spends the operator's quota.
-    if (before?.status === 'pending' && (await this.ctx.installations.approve(installationId, 'own_key'))) {
+    if (before && !isLetIn(before) && (await this.ctx.installations.approve(installationId, 'own_key'))) {
       const approved = await this.ctx.installations.get(installationId);
       if (approved) resumedRunId = (await this.installed(approved)).runId;
       return { sandbox, resumedRunId };

@@ -2,6 +2,7 @@ import type { TokenManager } from '../auth/token-manager.js';
 import type { Config } from '../config.js';
 import type { CrmConnector } from '../crm/connector.js';
 import { CrmDisconnectedError } from '../crm/errors.js';
+import { isLetIn } from '../installations/let-in.js';
 import type { Installation, InstallationStore } from '../installations/store.js';
 import type { Metrics } from '../metrics.js';
 import { InstallationNotFoundError, InstallationStoppedError, NoReportKeyError } from '../pipeline/errors.js';
@@ -50,15 +51,15 @@ export class AppRuntime implements InstallationRuntime {
     const preview = options.preview ?? false;
     const installation = await this.installations.get(installationId);
     if (!installation) throw new InstallationNotFoundError(installationId);
+    if (!isLetIn(installation) && !preview) {
+      // The central gate: every job that would list, read or write opens its installation here first.
+      throw new InstallationStoppedError(installationId, 'it is waiting for approval');
+    }
     if (installation.status === 'disconnected') {
       throw new CrmDisconnectedError(
         `installation ${installationId} is disconnected${installation.statusReason ? `: ${installation.statusReason}` : ''}`,
         installation.crm,
       );
-    }
-    if (installation.status === 'pending' && !preview) {
-      // The central gate: every job that would list, read or write opens its installation here first.
-      throw new InstallationStoppedError(installationId, 'it is waiting for approval');
     }
     if (installation.status === 'key_invalid') {
       throw new InstallationStoppedError(

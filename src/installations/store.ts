@@ -13,10 +13,14 @@ import type { SecretBox } from '../util/secretbox.js';
 
 /**
  * `pending`: installed by OAuth from a portal or org not let in yet (not in INSTALL_ALLOWLIST, no key of its
- * own, not approved by an operator). Nothing runs for it: no backfill, no report read, no CRM call.
+ * own, not approved by an operator). Nothing runs for it: no backfill, no report read, no CRM call. Whether an
+ * installation is let in is `approvedBy` (see `isLetIn`), never its status: an installation that was never let
+ * in keeps the status `pending` through refused tokens and reinstalls.
  */
 export const installationStatusSchema = z.enum(['pending', 'connected', 'disconnected', 'key_invalid']);
 export type InstallationStatus = z.infer<typeof installationStatusSchema>;
+
+export const approvalSourceSchema = z.enum(['token', 'allowlist', 'admin', 'own_key', 'recorded_before']);
 
 export const storedTokensSchema = z.object({
   accessToken: z.string().min(1),
@@ -49,15 +53,18 @@ export const installationSchema = z.object({
   installedBy: z.string().optional(),
   /** The portal's or org's name (HubSpot hub domain, Salesforce org name), when the CRM said it. */
   accountName: z.string().optional(),
-  /** Who let it in: `token` (token mode), `allowlist`, `admin` (approved), `own_key` (a key of its own). */
-  approvedBy: z.enum(['token', 'allowlist', 'admin', 'own_key']).optional(),
+  /**
+   * Who let it in: `token` (token mode), `allowlist`, `admin` (approved), `own_key` (a key of its own),
+   * `recorded_before` (running before approvals were recorded; see approval-upgrade.ts). Absent: not let in.
+   */
+  approvedBy: approvalSourceSchema.optional(),
   approvedAt: z.string().optional(),
   /** An operator allowed a sandbox report key to write fixture scores into this production CRM. */
   allowFixtureWrites: z.boolean().optional(),
   /** Why record writes were last refused (a sandbox key on a production CRM), until allowed or a real key. */
   fixtureRefusal: z.string().optional(),
 });
-export type ApprovalSource = NonNullable<z.infer<typeof installationSchema>['approvedBy']>;
+export type ApprovalSource = z.infer<typeof approvalSourceSchema>;
 export type Installation = z.infer<typeof installationSchema>;
 
 export function installationId(crm: CrmKind, externalId: string): string {
@@ -95,10 +102,10 @@ export class InstallationStore {
   }): Promise<Installation> {
     const id = installationId(input.crm, input.externalId);
     const now = new Date().toISOString();
-    const [existing, existingStatus] = await this.redis.hmget(this.key(id), 'createdAt', 'status');
-    // A new OAuth installation waits to be let in; one let in before (reconnecting) stays in, and token mode
-    // is the operator's own.
-    const pending = input.mode === 'oauth' && (existingStatus === null || existingStatus === 'pending');
+    const [existing, approvedBy] = await this.redis.hmget(this.key(id), 'createdAt', 'approvedBy');
+    // An OAuth installation waits until it is let in, however often it is installed again or its tokens are
+    // refused meanwhile; one let in before (reconnecting) stays in, and token mode is the operator's own.
+    const pending = input.mode === 'oauth' && !approvedBy;
     const fields: Record<string, string> = {
       id,
       crm: input.crm,
@@ -112,7 +119,7 @@ export class InstallationStore {
     };
     if (input.instanceUrl) fields.instanceUrl = input.instanceUrl;
     if (input.timeZone) fields.timeZone = input.timeZone;
-    if (input.mode === 'token' && existingStatus === null) {
+    if (input.mode === 'token' && !approvedBy) {
       fields.approvedBy = 'token';
       fields.approvedAt = now;
     }
@@ -178,10 +185,16 @@ export class InstallationStore {
     await this.redis.hdel(this.key(id), 'tokens');
   }
 
+  /**
+   * Records how the installation is doing. One never let in stays `pending` whatever happens to it (a refused
+   * token, a refused key): only the reason is kept, so nothing can turn it into one that runs or that offers
+   * "reconnect" instead of "approve".
+   */
   async setStatus(id: string, status: InstallationStatus, reason = ''): Promise<void> {
-    if (!(await this.redis.exists(this.key(id)))) return;
+    const [exists, approvedBy] = await this.redis.hmget(this.key(id), 'id', 'approvedBy');
+    if (!exists) return;
     await this.redis.hset(this.key(id), {
-      status,
+      status: approvedBy ? status : 'pending',
       statusReason: reason,
       updatedAt: new Date().toISOString(),
     });
@@ -208,18 +221,30 @@ export class InstallationStore {
     await this.redis.hset(this.key(id), { fixtureRefusal: reason });
   }
 
-  /** Lets a pending installation in; false when it was not pending (or is gone). */
+  /**
+   * Lets an installation in; false when it was let in already (or is gone). HSETNX makes two approvals at
+   * once (an operator's click and a key of its own) record one.
+   */
   async approve(id: string, by: ApprovalSource): Promise<boolean> {
-    const status = await this.redis.hget(this.key(id), 'status');
-    if (status !== 'pending') return false;
+    const [exists, approvedBy] = await this.redis.hmget(this.key(id), 'id', 'approvedBy');
+    if (!exists || approvedBy) return false;
+    if ((await this.redis.hsetnx(this.key(id), 'approvedBy', by)) === 0) return false;
     const now = new Date().toISOString();
     await this.redis.hset(this.key(id), {
       status: 'connected',
-      approvedBy: by,
+      statusReason: '',
       approvedAt: now,
       updatedAt: now,
     });
     return true;
+  }
+
+  /**
+   * Records an installation that runs today as let in by `recorded_before`: installations that were let in
+   * before the approval was a fact of its own carry no `approvedBy`. False when it has one already.
+   */
+  async recordLetInBefore(id: string): Promise<boolean> {
+    return (await this.redis.hsetnx(this.key(id), 'approvedBy', 'recorded_before')) === 1;
   }
 
   async setReportsApiKey(id: string, apiKey: string, info: { sandbox: boolean }): Promise<void> {

@@ -1,5 +1,5 @@
 import type { MatchStatus } from '../../fields.js';
-import type { InstallationStatus } from '../../installations/store.js';
+import type { ApprovalSource, InstallationStatus } from '../../installations/store.js';
 import type { RunSummary } from '../../pipeline/runs.js';
 import { providerFor } from '../../providers.js';
 import type { InstallationView } from '../overview.js';
@@ -20,6 +20,15 @@ export const CONNECTION_LABELS: Record<InstallationStatus, string> = {
   connected: 'Connected',
   disconnected: 'Disconnected',
   key_invalid: 'Report key refused',
+};
+
+/** Completes "Let in ...". */
+export const APPROVAL_LABELS: Record<ApprovalSource, string> = {
+  token: 'by the operator (token mode)',
+  allowlist: 'by INSTALL_ALLOWLIST',
+  admin: 'by an admin',
+  own_key: 'by its own report-service key',
+  recorded_before: 'before approvals were recorded',
 };
 
 export const RUN_KIND_LABELS: Record<RunSummary['kind'], string> = {

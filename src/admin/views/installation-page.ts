@@ -126,14 +126,18 @@ export function installationPage(o: InstallationPageInput): SafeHtml {
 
       <section class="card" aria-labelledby="runs">
         <h2 id="runs">Sync history</h2>
-        <form method="post" action="${installationPath(v.id, '/sync')}" class="sync-form">
+        ${
+          v.connection.state === 'pending'
+            ? html`<p>No sync runs until the installation is approved (above).</p>`
+            : html`<form method="post" action="${installationPath(v.id, '/sync')}" class="sync-form">
           ${csrfField(o.csrfToken)}
           <span class="check">
             <input type="checkbox" id="sync-full" name="full" value="true">
             <label for="sync-full">Full sync: also re-match records left without a match or waiting for review</label>
           </span>
           <button type="submit">Sync now</button>
-        </form>
+        </form>`
+        }
         ${runsTable(o.runs, runsUrl)}
       </section>
 

@@ -7,6 +7,7 @@ import type { InstallationView } from '../overview.js';
 import { type Bar, barChart } from './charts.js';
 import { selectBox } from './corrections.js';
 import {
+  APPROVAL_LABELS,
   CONNECTION_LABELS,
   installationPath,
   isActive,
@@ -52,6 +53,9 @@ export function connectionDetails(v: InstallationView): SafeHtml {
             ${c.reconnectUrl ? html`<p><a class="button" href="${c.reconnectUrl}">Reconnect ${providerFor(v.crm).label}</a></p>` : ''}
             ${c.reconnectHint ? html`<p>${c.reconnectHint}</p>` : ''}`
           : html`<p><strong>Stopped: the report service refused the key</strong>${c.reason ? html` (${c.reason})` : ''}. Enter a working key below; a full sync then starts by itself.</p>`;
+  const letIn = v.approval
+    ? html`<p class="muted">Let in ${APPROVAL_LABELS[v.approval.by]}${v.approval.at ? html` on ${v.approval.at}` : ''}.</p>`
+    : html``;
   const usage = v.apiUsage
     ? html`<p>CRM API usage: ${v.apiUsage.summary}${
         v.apiUsage.used !== undefined && v.apiUsage.limit
@@ -59,7 +63,7 @@ export function connectionDetails(v: InstallationView): SafeHtml {
           : ''
       }</p>`
     : html`<p>CRM API usage: no reading yet. It shows once this process has called the CRM (a sync or an update).</p>`;
-  return html`${state}${usage}`;
+  return html`${state}${letIn}${usage}`;
 }
 
 export function keyDetails(v: InstallationView): SafeHtml {

@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import { ensureTokenModeInstallations } from '../../app/bootstrap.js';
 import type { AppContext } from '../../app/context.js';
 import { upgradeLinkIndex } from '../../app/index-upgrade.js';
+import { recordApprovalsBefore } from '../../installations/approval-upgrade.js';
 import type { PipelineWorkers } from '../../pipeline/workers.js';
 import { createServerApp } from '../../server/app.js';
 import { parseCommandArgs } from '../args.js';
@@ -21,6 +22,8 @@ export async function runCommand(
   let server: Server | undefined;
   let workers: PipelineWorkers | undefined;
   try {
+    // Before any worker opens an installation: the job gate reads the recorded approval.
+    await recordApprovalsBefore(ctx.installations);
     if (kind !== 'worker') {
       await ensureTokenModeInstallations(ctx);
       await upgradeLinkIndex(ctx);
