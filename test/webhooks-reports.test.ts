@@ -250,6 +250,17 @@ describe('POST /webhooks/reports', () => {
       }),
     ]);
     enqueued.length = 0;
+    // A time later than its arrival is stored as the arrival: a future-dated alert would stand as the newest.
+    const ahead = JSON.stringify({
+      id: `evt_${randomUUID()}`,
+      type: 'alert.fired',
+      created_at: new Date(Date.now() + 30 * 86_400_000).toISOString(),
+      data: { slug: 'acme', title: 'From the future' },
+    });
+    expect((await post(ahead)).status).toBe(202);
+    const storedAt = (enqueued[0] as { alert?: { at: string } } | undefined)?.alert?.at;
+    expect(Date.parse(storedAt ?? '')).toBeLessThanOrEqual(Date.now());
+    enqueued.length = 0;
     for (const data of [{}, { slug: 42.5 }, [1, 2], 'text', { slug: { nested: true } }]) {
       const body = JSON.stringify({ id: `evt_${randomUUID()}`, type: 'alert.fired', data });
       const res = await post(body);
@@ -389,11 +400,36 @@ describe('POST /webhooks/reports with the hex scheme: created_at (issue 16, poin
     expect(enqueued).toEqual([]);
   });
 
-  it('accepts a recent created_at and, as documented, a payload without one', async () => {
+  it('accepts a recent created_at; refuses a payload without one (a replay could not be dated)', async () => {
     enqueued.length = 0;
     expect((await postHex(hexEvent(at(-60_000)))).status).toBe(202);
-    expect((await postHex(hexEvent(undefined))).status).toBe(202);
-    expect(enqueued).toHaveLength(2);
+    expect(await postHex(hexEvent(undefined))).toEqual({
+      status: 401,
+      body: expect.objectContaining({ reason: 'timestamp_missing' }),
+    });
+    expect(enqueued).toHaveLength(1);
+  });
+
+  it('applies the created_at window to alert.fired too (issue 26, point 3)', async () => {
+    enqueued.length = 0;
+    const alert = (createdAt: unknown) => ({
+      id: `evt_${randomUUID()}`,
+      type: 'alert.fired',
+      ...(createdAt === undefined ? {} : { created_at: createdAt }),
+      data: { slug: 'acme-robotics', title: 'Score fell' },
+    });
+    const answers = {
+      old: (await postHex(alert(at(-26 * 3_600_000)))).status,
+      ahead: (await postHex(alert(at(30 * 86_400_000)))).status,
+      unreadable: (await postHex(alert('not a time'))).status,
+      number: (await postHex(alert(1_700_000_000))).status,
+      missing: (await postHex(alert(undefined))).status,
+    };
+    expect(answers).toEqual({ old: 401, ahead: 401, unreadable: 400, number: 400, missing: 401 });
+    expect(enqueued).toEqual([]);
+    const recent = at(-30_000);
+    expect((await postHex(alert(recent))).status).toBe(202);
+    expect(enqueued).toEqual([expect.objectContaining({ alert: { line: 'Score fell', at: recent } })]);
   });
 
   it('answers 400 to a created_at that is not a timestamp, and to a slug that is not one', async () => {

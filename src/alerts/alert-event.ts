@@ -14,7 +14,7 @@ export interface Alert {
   /** The report the alert is about; null when the payload names none (recorded, nothing to update). */
   slug: string | null;
   line: string;
-  /** ISO 8601: the event's `created_at` when it is a time, else when the connector received it. */
+  /** ISO 8601: the event's `created_at` when it is a time no later than its arrival, else its arrival. */
   at: string;
 }
 
@@ -68,15 +68,19 @@ export function alertLine(eventType: string, data: unknown): string {
   return clip(severity ? `[${severity}] ${body}` : body);
 }
 
-function isoOr(value: unknown, fallback: Date): string {
+/**
+ * The payload's time when it is one and not later than `receivedAt`, else `receivedAt`: an alert dated in
+ * the future would otherwise stand as the newest until that date and hide the real ones that follow.
+ */
+function isoAtMost(value: unknown, receivedAt: Date): string {
   if (typeof value === 'string') {
     const t = Date.parse(value);
-    if (!Number.isNaN(t)) return new Date(t).toISOString();
+    if (!Number.isNaN(t)) return new Date(Math.min(t, receivedAt.getTime())).toISOString();
   }
-  return fallback.toISOString();
+  return receivedAt.toISOString();
 }
 
-/** The alert in an event body; `receivedAt` stands in for a missing or unreadable `created_at`. */
+/** The alert in an event body; `receivedAt` stands in for a missing, unreadable or future `created_at`. */
 export function alertFromEvent(
   event: { type: string; created_at?: unknown; data?: unknown },
   receivedAt: Date = new Date(),
@@ -86,6 +90,6 @@ export function alertFromEvent(
   return {
     slug: slug && slug.length <= 512 ? slug : null,
     line: alertLine(event.type, event.data),
-    at: isoOr(event.created_at, receivedAt),
+    at: isoAtMost(event.created_at, receivedAt),
   };
 }

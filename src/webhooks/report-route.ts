@@ -21,8 +21,9 @@ export const MAX_WEBHOOK_BYTES = 1024 * 1024;
 export const HEX_TOLERANCE_MS = 5 * 60 * 1000;
 
 /** Milliseconds since `createdAt` (negative: in the future); absent or unreadable says so. */
-function payloadAge(createdAt: string | undefined, now: number): number | 'absent' | 'unreadable' {
+function payloadAge(createdAt: unknown, now: number): number | 'absent' | 'unreadable' {
   if (createdAt === undefined) return 'absent';
+  if (typeof createdAt !== 'string') return 'unreadable';
   const at = Date.parse(createdAt);
   return Number.isFinite(at) ? now - at : 'unreadable';
 }
@@ -161,12 +162,16 @@ export class ReportWebhookHandler {
     }
     let event: ReportEvent;
     let alert: Alert | null = null;
+    let createdAt: unknown;
+    const receivedAt = new Date();
     try {
       const body: unknown = JSON.parse(raw.toString('utf8'));
+      createdAt =
+        typeof body === 'object' && body !== null ? (body as { created_at?: unknown }).created_at : undefined;
       // Only a body that says it is an alert is read as one: a failed parse costs more than the check.
       const asAlert = isAlertBody(body) ? alertEnvelopeSchema.safeParse(body) : null;
       if (asAlert?.success) {
-        alert = alertFromEvent(asAlert.data);
+        alert = alertFromEvent(asAlert.data, receivedAt);
         event = {
           id: asAlert.data.id,
           type: ALERT_EVENT,
@@ -182,10 +187,19 @@ export class ReportWebhookHandler {
       return answer('malformed', 400, { error: 'malformed event body' });
     }
     if (deps.scheme === 'hex') {
-      // The hex signature covers no timestamp of its own: the payload's created_at stands in for one.
-      const age = payloadAge(event.created_at, Date.now());
+      // The hex signature covers no timestamp of its own: the payload's created_at, read from the body as
+      // sent (every event type, an alert's rebuilt envelope included), stands in for one. Without it a
+      // captured delivery could be replayed at will, so it is required.
+      const age = payloadAge(createdAt, receivedAt.getTime());
       if (age === 'unreadable') return answer('malformed', 400, { error: 'created_at is not a timestamp' });
-      if (age !== 'absent' && Math.abs(age) > HEX_TOLERANCE_MS) {
+      if (age === 'absent') {
+        deps.logger.warn({ reason: 'timestamp_missing', ip }, 'report webhook refused');
+        return answer('signature_timestamp_missing', 401, {
+          error: 'created_at is required with the hex scheme',
+          reason: 'timestamp_missing',
+        });
+      }
+      if (Math.abs(age) > HEX_TOLERANCE_MS) {
         const reason = age > 0 ? 'timestamp_too_old' : 'timestamp_too_new';
         deps.logger.warn({ reason, ip }, 'report webhook refused');
         return answer(`signature_${reason}`, 401, { error: 'stale or future event', reason });
@@ -205,7 +219,7 @@ export class ReportWebhookHandler {
     if (actionable && !slug)
       return answer('malformed', 400, { error: `${event.type} event has no data.slug` });
 
-    const receivedAt = new Date().toISOString();
+    const receivedAtIso = receivedAt.toISOString();
     const unavailable = (err: unknown): WebhookAnswer => {
       deps.logger.error({ err, eventId: id }, 'report webhook could not be recorded');
       return answer('unavailable', 503, { error: 'temporarily unable to record the event; retry' });
@@ -218,7 +232,7 @@ export class ReportWebhookHandler {
           source: 'reports',
           type: event.type,
           slug,
-          receivedAt,
+          receivedAt: receivedAtIso,
           outcome: 'queued',
         });
         if (accepted === 'duplicate') return answer('duplicate', 200, { received: true, duplicate: true });
@@ -245,7 +259,7 @@ export class ReportWebhookHandler {
         source: 'reports',
         type: event.type,
         slug: slug ?? null,
-        receivedAt,
+        receivedAt: receivedAtIso,
         outcome: actionable ? 'queued' : 'recorded',
         ...(alert
           ? { detail: slug ? alert.line : `no usable data.slug, nothing to update: ${alert.line}` }
