@@ -1,5 +1,5 @@
 /**
- * Prints the matcher's quality as markdown, for the README: on the project's own labelled set
+ * Prints the matcher's quality as markdown, for docs/matching.md: on the project's own labelled set
  * (test/fixtures/match-cases.json, decisions on fixed candidates) and on the outside sample
  * (../shared/match-sample/sample.json, the real retrieval and decision code searching the sample's catalogue
  * through the sandbox's search code, under several word splittings, for HubSpot- and Salesforce-shaped
