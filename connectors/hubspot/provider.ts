@@ -62,7 +62,7 @@ export type HubSpotPaths = ReturnType<typeof hubspotPaths>;
 
 /**
  * HubSpot-defined association type "note to company". From HubSpot's association type table as remembered;
- * not confirmed against a primary source while this was written (see README, alert activities).
+ * not confirmed against a primary source while this was written (see docs/fields.md, alerts).
  */
 export const HUBSPOT_NOTE_TO_COMPANY_ASSOCIATION = 190;
 

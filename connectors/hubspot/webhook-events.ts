@@ -5,7 +5,7 @@ import { HubSpotPayloadError } from './errors.js';
 import { HUBSPOT_COMPANY_OBJECT_TYPE_ID, HUBSPOT_WEBHOOK } from './provider.js';
 
 /**
- * HubSpot webhook bodies: a JSON array of at most 100 events. Companies arrive either in the legacy format
+ * HubSpot webhook bodies: a JSON array of at most 100 events. Companies arrive either in the per-object format
  * (`company.propertyChange`) or, for subscriptions declared as `object.*` in the project's webhooks component,
  * in the generic format (`object.propertyChange` with `objectTypeId` "0-2"); both mean the same here.
  * Duplicates and reordering are normal: the events are passed on as they come.

@@ -20,7 +20,7 @@ import type { EnvKeyCheck } from './env-key-check.js';
  * API usage as last seen, the report-service key, match coverage, the score distribution, the review queue's
  * length, the last run and the report key's learnt rate, all from Redis. One CRM read, only when there is
  * something to show: the domain and country of the records on reports whose auto-links disagree (Redis keeps
- * only digests of them, issue 15). That read failing leaves the values out; it never fails the page.
+ * only digests of them, to save bytes per record). That read failing leaves the values out; it never fails the page.
  */
 
 export interface ScoreBucket {

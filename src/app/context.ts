@@ -77,8 +77,8 @@ export function createAppContext(config: Config, options: ContextOptions): AppCo
   const queueRedis = createRedis(config, 'worker', `${prefix}-queues`);
   // Acknowledging a score change is one script on a connection of its own: in `start` the workers' bursts of
   // index reads and writes on `redis` would otherwise queue ahead of it and hold up every acknowledgement. In a
-  // storm many acknowledgements are due at once: auto-pipelining sends them in one socket write (a profile of
-  // the storm had a third of the server's time in socket writes, most of them these scripts one by one).
+  // storm many acknowledgements are due at once: auto-pipelining sends them in one socket write (sent one by one,
+  // these scripts' socket writes take about a third of the server's time in a storm, as profiled).
   const ingestRedis = createRedis(config, 'producer', `${prefix}-ingest`, { autoPipelining: true });
   const keys = new Keys(prefix);
   const box = new SecretBox(config.encryptionKey);

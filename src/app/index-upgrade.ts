@@ -4,26 +4,27 @@ import { deleteByPattern } from '../redis.js';
 import type { AppContext } from './context.js';
 
 /**
- * The link index moved to bucketed storage (issue 15): its old keys (a hash per field, a set per slug, one global
- * set per slug for the fan-out) are no longer read. Nothing is lost by that, since the CRM record's
- * `report_slug` is the truth and a full sync writes the index again; but until it runs, a score change finds no
- * record to update. So at start-up every installation that still has old keys gets that full sync queued (once,
- * whichever process starts first) and its old keys deleted; a deployment installed on the new storage has none
- * and nothing happens.
+ * Brings a deployment's link index to the bucketed storage at start-up, so a deployment written by an earlier
+ * release keeps working in place. The unbucketed keys (a hash per field, a set per slug, one global set per slug
+ * for the fan-out) are not read by the pipeline. Nothing is lost by that, since the CRM record's `report_slug` is
+ * the truth and a full sync writes the index again; but until it runs, a score change finds no record to update.
+ * So at start-up every installation that still has unbucketed keys gets that full sync queued (once, whichever
+ * process starts first) and those keys deleted; a deployment installed on the bucketed storage has none and
+ * nothing happens.
  *
- * The same holds for the bucketed index's first format, which kept an auto-link's domain and country in a map
- * of their own (`inst:{id}:place*`): the record's state now carries a digest of each instead, which only a write
- * of the record puts there. An installation with that map gets the same full sync, and the map is deleted; so
- * does one with the review items of the format before (candidates named by slug, `inst:{id}:review-items`).
+ * The same holds for the bucketed format that kept an auto-link's domain and country in a map of their own
+ * (`inst:{id}:place*`): the record's state carries a digest of each, which only a write of the record puts there.
+ * An installation with that map gets the same full sync, and the map is deleted; so does one with review items
+ * whose candidates are named by slug (`inst:{id}:review-items`).
  *
- * The slug digests of the slug -> records map and the fan-out changed form (hex to decimal, issue 15's bytes per
- * record): those are written anew from the records' states, which hold the slugs, without a sync; the old map
- * and the old fan-out shards are then deleted.
+ * The slug -> records map and the fan-out key a slug by a decimal digest (a listpack keeps it as an integer);
+ * maps keyed by hex digests are written anew from the records' states, which hold the slugs, without a sync, and
+ * then deleted with the hex fan-out shards.
  */
 
 export interface IndexUpgrade {
   installationId: string;
-  /** The full sync queued to write the new index; null when none was needed or the installation cannot sync now. */
+  /** The full sync queued to write the bucketed index; null when none was needed or the installation cannot sync now. */
   runId: string | null;
   /** Why no sync was queued although one was needed (pending, disconnected, ...): its next full sync or reconcile writes the index. */
   skipped: string | null;
@@ -40,7 +41,7 @@ export async function upgradeLinkIndex(ctx: AppContext): Promise<IndexUpgrade[]>
   for (const installation of await ctx.installations.list()) {
     const id = installation.id;
     const legacy = keys.legacyIndexKeys(id);
-    // The fixed-name hashes say whether the old index exists: every linked or seen record had an entry in them.
+    // The fixed-name hashes say whether the unbucketed index exists: every linked or seen record had an entry in them.
     // The place map's stem (its meta hash), first bucket or `big` hash says whether it does.
     const needsSync = (await redis.exists(...legacy, ...keys.legacyPlaceKeys(id))) > 0;
     // The meta hash of the slug -> records map with hex digests: deleted last (deleteLinearHash).
@@ -73,12 +74,12 @@ export async function upgradeLinkIndex(ctx: AppContext): Promise<IndexUpgrade[]>
     );
     done.push({ installationId: id, runId, skipped, slugIndexRebuilt });
   }
-  // The old fan-out is global; a deployment that had any upgraded installation has it.
+  // The unbucketed fan-out is global; a deployment that had any upgraded installation has it.
   if (done.some((d) => d.runId !== null || d.skipped !== null)) {
     await deleteByPattern(redis, keys.legacySlugInstallationsPattern());
   }
-  // The fan-out's shards with hex digests: nothing reads them once every installation's slugs are in the new
-  // ones. Sixteen fixed names, so looking costs sixteen EXISTS, not a scan.
+  // The fan-out's shards with hex digests: nothing reads them once every installation's slugs are in the
+  // decimal ones. Sixteen fixed names, so looking costs sixteen EXISTS, not a scan.
   for (let shard = 0; shard < SLUG_FANOUT_SHARDS; shard += 1) {
     const stem = keys.legacySlugInstallationsShard(shard);
     if ((await redis.exists(stem)) > 0) await deleteLinearHash(redis, stem);

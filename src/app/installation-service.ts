@@ -149,7 +149,7 @@ export class InstallationService {
     await this.ctx.installations.setReportsApiKey(installationId, apiKey, { sandbox });
     this.ctx.runtime.forget(installationId);
     let resumedRunId: string | null = null;
-    // A key of its own lets a pending installation in: it no longer spends the operator's quota.
+    // A key of its own lets a pending installation in: it spends its own quota, not the operator's.
     if (before && !isLetIn(before) && (await this.ctx.installations.approve(installationId, 'own_key'))) {
       const approved = await this.ctx.installations.get(installationId);
       if (approved) resumedRunId = (await this.installed(approved)).runId;

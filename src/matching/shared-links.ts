@@ -6,7 +6,7 @@ import { normalizeCountry, normalizeDomain } from './normalize.js';
  * (one with a legal form, one without a country). When they disagree on the domain or the country, one of the
  * links may be a namesake's: the admin page lists them for a person to check. Nothing is unlinked here.
  *
- * The link index does not keep the domain and country themselves (issue 15: bytes per record), only a short
+ * The link index does not keep the domain and country themselves (they would cost bytes on every record), only a short
  * digest of each as normalised when the record was linked (`placeDigest`): enough to tell that records on one
  * report disagree. The admin page reads the values it shows from the CRM.
  */
@@ -81,8 +81,9 @@ export interface DigestConflict {
 }
 
 /**
- * Conflicts among records known by their place digests (the link index's). A record linked before the digests
- * were kept, or that inherited its link in a merge, has none: it disagrees with nobody.
+ * Conflicts among records known by their place digests (the link index's). A record whose state holds no digests
+ * (its place was unknown, it inherited its link in a merge, or its state is in an index format without them until
+ * the upgrade's full sync writes it) disagrees with nobody.
  */
 export function conflictingPlaceDigests(
   groups: ReadonlyArray<{

@@ -12,8 +12,8 @@ import { REDIS_UNAVAILABLE_CODE, REDIS_UNAVAILABLE_MESSAGE } from './redis-avail
 /**
  * `POST /webhooks/reports` straight off node:http, around Express. In a storm this one route carries nearly
  * every request, and Express's stack (routing through every middleware, body-parser's content negotiation)
- * cost more than the route's own work: the acknowledgement rate was half a bare server's (issue 13). What the
- * stack did for this route is done here too: the same security headers, the same per-address refusal limit
+ * costs more than the route's own work: through it the acknowledgement rate is half a bare server's. What the
+ * stack does for this route is done here too: the same security headers, the same per-address refusal limit
  * (its window and its rule, `refusalWait` and `countAnswer`, are the Express path's own), the same 1 MB limit
  * and error answers. Anything unusual (a compressed body, another spelling of the path) is left to the Express
  * route, which does the same work by the same handler.
