@@ -5,6 +5,12 @@ import type { InstallationView } from '../src/admin/overview.js';
 import type { ReviewItem } from '../src/pipeline/link-index.js';
 import type { RunSummary } from '../src/pipeline/runs.js';
 import type { EventLogEntry } from '../src/webhooks/event-log.js';
+import {
+  type AdminAnswer,
+  type AdminApiError,
+  type AdminRequest,
+  adminRequest,
+} from './support/admin-api.js';
 import { startTestSystem, stopTestSystem } from './support/local-system.js';
 import { queuesIdle } from './support/system-state.js';
 import { waitFor } from './support/wait.js';
@@ -18,50 +24,15 @@ let system: LocalSystem;
 let id: string;
 let token: string;
 
-interface Answer<T> {
-  status: number;
-  headers: Headers;
-  /** The parsed JSON answer, typed as the route documents it (not checked: the assertions do that). */
-  body: T;
-  text: string;
-}
-
-interface ApiError {
-  error: string;
-  code: string;
+interface ApiError extends AdminApiError {
   keyStatus?: number;
 }
 type Installations = { installations: InstallationView[] };
 type SyncStarted = { runId: string; kind: string };
 
-async function call<T = ApiError>(
-  path: string,
-  o: {
-    method?: string;
-    json?: unknown;
-    form?: Record<string, string>;
-    headers?: Record<string, string>;
-  } = {},
-): Promise<Answer<T>> {
-  const headers: Record<string, string> = { ...o.headers };
-  let body: string | undefined;
-  if (o.json !== undefined) {
-    headers['content-type'] = 'application/json';
-    body = JSON.stringify(o.json);
-  } else if (o.form) {
-    headers['content-type'] = 'application/x-www-form-urlencoded';
-    body = new URLSearchParams(o.form).toString();
-  }
-  const res = await fetch(`${system.appUrl}${path}`, {
-    method: o.method ?? 'GET',
-    headers,
-    body,
-    redirect: 'manual',
-  });
-  const text = await res.text();
-  let parsed: unknown = null;
-  if ((res.headers.get('content-type') ?? '').includes('json')) parsed = JSON.parse(text);
-  return { status: res.status, headers: res.headers, body: parsed as T, text };
+/** A request to the admin page or API with only the credentials it names. */
+function call<T = ApiError>(path: string, o: AdminRequest = {}): Promise<AdminAnswer<T>> {
+  return adminRequest<T>(system, path, o);
 }
 
 const bearer = () => ({ authorization: `Bearer ${token}` });

@@ -1,8 +1,8 @@
 import { mkdirSync } from 'node:fs';
-import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalSystem } from '../local/system.js';
 import { MATCH_STATUSES, type MatchStatus } from '../src/fields.js';
+import { type BrowserSession, openBrowserSession } from './support/browser-session.js';
 import { startTestSystem, stopTestSystem } from './support/local-system.js';
 import { waitFor } from './support/wait.js';
 
@@ -12,7 +12,6 @@ import { waitFor } from './support/wait.js';
  * local HubSpot record changed. Screenshots at 1280 and 400 px go to test-artifacts/.
  */
 
-const CHROMIUM = '/usr/bin/chromium';
 const ARTIFACTS = 'test-artifacts';
 const LABELS: Record<MatchStatus, string> = {
   matched: 'Matched',
@@ -24,24 +23,7 @@ const LABELS: Record<MatchStatus, string> = {
 };
 
 let system: LocalSystem;
-let browser: Browser;
-const cspViolations: string[] = [];
-
-async function newPage(width: number, height = 900): Promise<Page> {
-  const page = await browser.newPage({ viewport: { width, height } });
-  page.on('console', (m) => {
-    if (/Content Security Policy/i.test(m.text())) cspViolations.push(m.text());
-  });
-  return page;
-}
-
-async function logIn(page: Page): Promise<void> {
-  await page.goto(`${system.appUrl}/admin/login`);
-  await page.getByLabel('Admin token').fill(system.ctx.config.adminToken);
-  await page.keyboard.press('Enter');
-  await page.waitForURL(`${system.appUrl}/admin`);
-  await page.getByRole('heading', { name: 'Installations', level: 1 }).waitFor();
-}
+let browser: BrowserSession;
 
 beforeAll(async () => {
   mkdirSync(ARTIFACTS, { recursive: true });
@@ -55,10 +37,7 @@ beforeAll(async () => {
     120_000,
     200,
   );
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-  });
+  browser = await openBrowserSession(system);
 }, 180_000);
 
 afterAll(async () => {
@@ -68,10 +47,10 @@ afterAll(async () => {
 
 describe('the admin page in a browser', () => {
   it('logs in through the form and shows the coverage chart with the index numbers', async () => {
-    const page = await newPage(1280);
+    const page = await browser.newPage(1280);
     await page.goto(`${system.appUrl}/admin`);
     expect(await page.getByLabel('Admin token').count()).toBe(1);
-    await logIn(page);
+    await browser.logIn(page);
     // The first Tab lands on the skip link.
     await page.keyboard.press('Tab');
     expect(await page.evaluate('document.activeElement?.textContent?.trim()')).toBe('Skip to main content');
@@ -93,8 +72,8 @@ describe('the admin page in a browser', () => {
   });
 
   it('accepts a review candidate with the keyboard and the CRM record changes', async () => {
-    const page = await newPage(1280);
-    await logIn(page);
+    const page = await browser.newPage(1280);
+    await browser.logIn(page);
     await page.getByRole('link', { name: /^Manage HubSpot portal/ }).click();
     await page.getByRole('heading', { name: /^Review queue/ }).waitFor();
 
@@ -122,8 +101,8 @@ describe('the admin page in a browser', () => {
   });
 
   it('starts a sync from the page and follows its progress until it is done', async () => {
-    const page = await newPage(1280);
-    await logIn(page);
+    const page = await browser.newPage(1280);
+    await browser.logIn(page);
     await page.goto(`${system.appUrl}/admin/installations/${system.installationId}`);
     // Paused, the run stays in its first state long enough for the page to show it running.
     await system.ctx.queues.backfill.pause();
@@ -153,8 +132,8 @@ describe('the admin page in a browser', () => {
   it('reads well at 1280 and 400 px (screenshots in test-artifacts/)', async () => {
     for (const width of [1280, 400]) {
       // Tall enough for the connection, key, charts and sync history; the review queue below runs on for pages.
-      const page = await newPage(width, 2000);
-      await logIn(page);
+      const page = await browser.newPage(width, 2000);
+      await browser.logIn(page);
       await page.goto(`${system.appUrl}/admin/installations/${system.installationId}`);
       await page.getByRole('img', { name: 'Match coverage' }).waitFor();
       // Nothing may stick out sideways: a page that scrolls horizontally is broken at this width.
@@ -169,6 +148,6 @@ describe('the admin page in a browser', () => {
   });
 
   it('ran without a content security policy violation', () => {
-    expect(cspViolations).toEqual([]);
+    expect(browser.cspViolations).toEqual([]);
   });
 });

@@ -1,8 +1,8 @@
 import { mkdirSync } from 'node:fs';
-import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalSystem } from '../local/system.js';
 import type { ReviewItem } from '../src/pipeline/link-index.js';
+import { type BrowserSession, openBrowserSession } from './support/browser-session.js';
 import { startTestSystem, stopTestSystem } from './support/local-system.js';
 import { runEnded } from './support/system-state.js';
 
@@ -12,7 +12,6 @@ import { runEnded } from './support/system-state.js';
  * The screenshot of the selection is the README's (docs/images/review-bulk.png).
  */
 
-const CHROMIUM = '/usr/bin/chromium';
 // Written over the README's copy only when asked (UPDATE_DOCS_SCREENSHOTS=1), so a test run leaves the clone
 // as it found it.
 const SCREENSHOT = process.env.UPDATE_DOCS_SCREENSHOTS
@@ -20,33 +19,14 @@ const SCREENSHOT = process.env.UPDATE_DOCS_SCREENSHOTS
   : 'test-artifacts/review-bulk.png';
 
 let system: LocalSystem;
-let browser: Browser;
-const cspViolations: string[] = [];
-
-async function newPage(width: number, height = 900): Promise<Page> {
-  const page = await browser.newPage({ viewport: { width, height } });
-  page.on('console', (m) => {
-    if (/Content Security Policy/i.test(m.text())) cspViolations.push(m.text());
-  });
-  return page;
-}
-
-async function logIn(page: Page): Promise<void> {
-  await page.goto(`${system.appUrl}/admin/login`);
-  await page.getByLabel('Admin token').fill(system.ctx.config.adminToken);
-  await page.keyboard.press('Enter');
-  await page.waitForURL(`${system.appUrl}/admin`);
-}
+let browser: BrowserSession;
 
 beforeAll(async () => {
   mkdirSync('docs/images', { recursive: true });
   mkdirSync('test-artifacts', { recursive: true });
   system = await startTestSystem({ companies: 300 });
   await runEnded(system);
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-  });
+  browser = await openBrowserSession(system);
 }, 180_000);
 
 afterAll(async () => {
@@ -58,8 +38,8 @@ describe('review at scale in a browser', () => {
   it('selects every item on the page and accepts each first candidate in one submit', async () => {
     const queue: ReviewItem[] = await system.ctx.index.reviewItems(system.installationId);
     expect(queue.length).toBeGreaterThanOrEqual(5);
-    const page = await newPage(1280);
-    await logIn(page);
+    const page = await browser.newPage(1280);
+    await browser.logIn(page);
     await page.goto(`${system.appUrl}/admin/installations/${system.installationId}?per=50#review`);
     await page.getByRole('heading', { name: /^Review queue/ }).waitFor();
 
@@ -111,8 +91,8 @@ describe('review at scale in a browser', () => {
   }, 120_000);
 
   it('fits a 400 px screen with 50 review items and the new sections', async () => {
-    const page = await newPage(400);
-    await logIn(page);
+    const page = await browser.newPage(400);
+    await browser.logIn(page);
     await page.goto(`${system.appUrl}/admin/installations/${system.installationId}?per=50#review`);
     await page.getByRole('heading', { name: /^Decision log/ }).waitFor();
     const overflow = await page.evaluate<number>(
@@ -123,6 +103,6 @@ describe('review at scale in a browser', () => {
   });
 
   it('ran without a content security policy violation', () => {
-    expect(cspViolations).toEqual([]);
+    expect(browser.cspViolations).toEqual([]);
   });
 });

@@ -5,6 +5,12 @@ import type { BulkReviewOutcome } from '../src/admin/admin-actions.js';
 import type { CrmKind } from '../src/crm/connector.js';
 import type { Decision } from '../src/decisions/decision-log.js';
 import type { ReviewItem } from '../src/pipeline/link-index.js';
+import {
+  type AdminAnswer,
+  type AdminApiError,
+  type AdminRequest,
+  adminRequest,
+} from './support/admin-api.js';
 import { adminLogin } from './support/admin-login.js';
 import { startTestSystem, stopTestSystem } from './support/local-system.js';
 import { queuesIdle, runEnded } from './support/system-state.js';
@@ -16,39 +22,10 @@ import { waitFor } from './support/wait.js';
  * bulk writes are counted on HubSpot.
  */
 
-interface Answer<T> {
-  status: number;
-  headers: Headers;
-  body: T;
-  text: string;
-}
-
+/** Calls the admin API with the bearer token, unless a call brings a cookie or authorization of its own. */
 function client(system: LocalSystem) {
-  const token = system.ctx.config.adminToken;
-  return async function call<T = { error: string; code: string }>(
-    path: string,
-    o: { method?: string; json?: unknown; form?: URLSearchParams; headers?: Record<string, string> } = {},
-  ): Promise<Answer<T>> {
-    const headers: Record<string, string> = { ...o.headers };
-    if (!headers.cookie && !headers.authorization) headers.authorization = `Bearer ${token}`;
-    let body: string | undefined;
-    if (o.json !== undefined) {
-      headers['content-type'] = 'application/json';
-      body = JSON.stringify(o.json);
-    } else if (o.form) {
-      headers['content-type'] = 'application/x-www-form-urlencoded';
-      body = o.form.toString();
-    }
-    const res = await fetch(`${system.appUrl}${path}`, {
-      method: o.method ?? (body === undefined ? 'GET' : 'POST'),
-      headers,
-      body,
-      redirect: 'manual',
-    });
-    const text = await res.text();
-    const json = (res.headers.get('content-type') ?? '').includes('json') ? JSON.parse(text) : null;
-    return { status: res.status, headers: res.headers, body: json as T, text };
-  };
+  return <T = AdminApiError>(path: string, o: AdminRequest = {}): Promise<AdminAnswer<T>> =>
+    adminRequest<T>(system, path, { ...o, bearer: true });
 }
 
 /** Parses the connector's CSV (RFC 4180) back into rows, quotes and doubled quotes included. */

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalSystem } from '../local/system.js';
 import type { InstallationView } from '../src/admin/overview.js';
+import { installationView } from './support/admin-api.js';
 import { autoLinkedState } from './support/link-states.js';
 import { startTestSystem, stopTestSystem } from './support/local-system.js';
 import { runEnded } from './support/system-state.js';
@@ -22,13 +23,7 @@ afterAll(async () => {
   await stopTestSystem(system);
 });
 
-async function view(): Promise<InstallationView> {
-  const res = await fetch(`${system.appUrl}/admin/api/installations/${system.installationId}`, {
-    headers: { authorization: `Bearer ${system.ctx.config.adminToken}` },
-  });
-  expect(res.status).toBe(200);
-  return (await res.json()) as InstallationView;
-}
+const view = (): Promise<InstallationView> => installationView(system);
 
 describe('reports auto-linked to records that disagree', () => {
   it('lists them with the domain and country the CRM has, or without them when the CRM cannot be read', async () => {

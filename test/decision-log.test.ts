@@ -1,25 +1,13 @@
-import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { csvCell, decisionsCsv, reviewCsv } from '../src/admin/csv.js';
 import { type Decision, DecisionLog, type NewDecision } from '../src/decisions/decision-log.js';
 import { Keys } from '../src/pipeline/keys.js';
-import { deleteKeysWithPrefix } from '../src/redis.js';
-import { REDIS_URL } from './support/redis-url.js';
+import { redisUnderOwnPrefix } from './support/redis-prefixes.js';
 
 /** The decision log on the real Redis under a prefix of its own, and the CSV it is exported as. */
 
-const prefix = `rc-test-${randomUUID().slice(0, 8)}`;
+const { prefix, redis } = redisUnderOwnPrefix();
 const keys = new Keys(prefix);
-let redis: Redis;
-
-beforeAll(() => {
-  redis = new Redis(REDIS_URL);
-});
-afterAll(async () => {
-  await deleteKeysWithPrefix(REDIS_URL, prefix);
-  redis.disconnect();
-});
 
 function decision(recordId: string, overrides: Partial<NewDecision> = {}): NewDecision {
   return {

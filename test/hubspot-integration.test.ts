@@ -1,19 +1,11 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import express from 'express';
 import type { Redis } from 'ioredis';
 import nock from 'nock';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { HubSpotConnector } from '../connectors/hubspot/connector.js';
 import { createHubSpotConnector } from '../connectors/hubspot/create-connector.js';
-import {
-  createLocalHubSpot,
-  LOCAL_HUBSPOT_CLIENT_ID,
-  LOCAL_HUBSPOT_CLIENT_SECRET,
-  type LocalHubSpot,
-  type LocalHubSpotServer,
-} from '../connectors/hubspot/local/index.js';
+import type { LocalHubSpot, LocalHubSpotServer } from '../connectors/hubspot/local/index.js';
 import { createHubSpotOAuthRouter } from '../connectors/hubspot/oauth-routes.js';
 import { createHubSpotTokenRefresher } from '../connectors/hubspot/oauth-tokens.js';
 import { OAuthStateStore } from '../src/auth/oauth-state.js';
@@ -25,6 +17,8 @@ import { RedisRateGate } from '../src/ratelimit/redis-gate.js';
 import { closeRedis, createRedis, deleteByPattern, waitForRedis } from '../src/redis.js';
 import { SecretBox } from '../src/util/secretbox.js';
 import { CookieJar } from './support/cookie-jar.js';
+import { startLocalHubSpot } from './support/local-hubspot.js';
+import { type LoopbackServer, listenOnLoopback } from './support/loopback-server.js';
 import { REDIS_URL } from './support/redis-url.js';
 
 /**
@@ -37,7 +31,7 @@ const prefix = `rc-test-${randomUUID()}`;
 let redis: Redis;
 let hubspot: LocalHubSpot;
 let hubspotServer: LocalHubSpotServer;
-let appServer: Server;
+let appServer: LoopbackServer;
 let appUrl: string;
 let tokens: TokenManager;
 let store: InstallationStore;
@@ -58,19 +52,14 @@ beforeAll(async () => {
   redis = createRedis(REDIS_URL, 'producer');
   await waitForRedis(redis);
   store = new InstallationStore(redis, new SecretBox(randomBytes(32)), prefix);
-  hubspot = createLocalHubSpot({ timeZone: 'US/Eastern' });
-  hubspotServer = await hubspot.listen();
-  const oauth = {
-    apiUrl: hubspotServer.url,
-    clientId: LOCAL_HUBSPOT_CLIENT_ID,
-    clientSecret: LOCAL_HUBSPOT_CLIENT_SECRET,
-  };
+  const local = await startLocalHubSpot({ timeZone: 'US/Eastern' });
+  ({ hubspot, server: hubspotServer } = local);
+  const oauth = local.oauth;
   tokens = new TokenManager(store, redis, { hubspot: createHubSpotTokenRefresher(oauth) });
 
   const app = express();
-  appServer = createServer(app);
-  await new Promise<void>((r) => appServer.listen(0, '127.0.0.1', r));
-  appUrl = `http://127.0.0.1:${(appServer.address() as AddressInfo).port}`;
+  appServer = await listenOnLoopback(app);
+  appUrl = appServer.url;
   app.use(
     createHubSpotOAuthRouter({
       ...oauth,
@@ -90,8 +79,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  appServer.closeAllConnections();
-  await new Promise((r) => appServer.close(r));
+  await appServer.close();
   await hubspotServer.close();
   await deleteByPattern(redis, `${prefix}:*`);
   await closeRedis(redis);

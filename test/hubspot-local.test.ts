@@ -1,6 +1,4 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import express from 'express';
 import type { Redis } from 'ioredis';
 import nock from 'nock';
@@ -22,6 +20,7 @@ import type { CrmChange } from '../src/crm/connector.js';
 import { InstallationStore } from '../src/installations/store.js';
 import { closeRedis, createRedis, waitForRedis } from '../src/redis.js';
 import { SecretBox } from '../src/util/secretbox.js';
+import { type LoopbackServer, listenOnLoopback } from './support/loopback-server.js';
 import { REDIS_URL } from './support/redis-url.js';
 
 /** The date-versioned paths the connector calls by default. */
@@ -31,7 +30,7 @@ const PRIVATE_TOKEN = 'pat-local-test';
 let now = Date.UTC(2026, 10, 21, 9, 0, 0);
 let hubspot: LocalHubSpot;
 let server: LocalHubSpotServer;
-let webhookServer: Server;
+let webhookServer: LoopbackServer;
 let webhookUrl: string;
 const received: { portalId: string; changes: CrmChange[] }[] = [];
 
@@ -50,9 +49,8 @@ async function call(path: string, init: RequestInit & { token?: string } = {}) {
 beforeAll(async () => {
   nock.enableNetConnect();
   const app = express();
-  webhookServer = createServer(app);
-  await new Promise<void>((r) => webhookServer.listen(0, '127.0.0.1', r));
-  webhookUrl = `http://127.0.0.1:${(webhookServer.address() as AddressInfo).port}/webhooks/hubspot`;
+  webhookServer = await listenOnLoopback(app);
+  webhookUrl = `${webhookServer.url}/webhooks/hubspot`;
   app.use(
     createHubSpotWebhookRouter({
       clientSecret: LOCAL_HUBSPOT_CLIENT_SECRET,
@@ -78,8 +76,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await server.close();
-  webhookServer.closeAllConnections();
-  await new Promise((r) => webhookServer.close(r));
+  await webhookServer.close();
 });
 
 describe('local HubSpot', () => {

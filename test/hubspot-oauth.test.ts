@@ -1,6 +1,4 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import express from 'express';
 import type { Redis } from 'ioredis';
 import nock from 'nock';
@@ -8,7 +6,6 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   createLocalHubSpot,
   LOCAL_HUBSPOT_CLIENT_ID,
-  LOCAL_HUBSPOT_CLIENT_SECRET,
   type LocalHubSpot,
   type LocalHubSpotServer,
 } from '../connectors/hubspot/local/index.js';
@@ -21,6 +18,8 @@ import { Keys } from '../src/pipeline/keys.js';
 import { closeRedis, createRedis, deleteByPattern, waitForRedis } from '../src/redis.js';
 import { SecretBox } from '../src/util/secretbox.js';
 import { CookieJar } from './support/cookie-jar.js';
+import { localHubSpotOAuth, startLocalHubSpot } from './support/local-hubspot.js';
+import { listenOnLoopback } from './support/loopback-server.js';
 import { REDIS_URL } from './support/redis-url.js';
 
 /** The date-versioned paths the connector calls by default. */
@@ -44,15 +43,12 @@ async function startInstallApp(
 ): Promise<InstallApp> {
   const installed: Installation[] = [];
   const app = express();
-  const server: Server = createServer(app);
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const served = await listenOnLoopback(app);
+  const base = served.url;
   app.use(
     createHubSpotOAuthRouter({
-      clientId: LOCAL_HUBSPOT_CLIENT_ID,
-      clientSecret: LOCAL_HUBSPOT_CLIENT_SECRET,
+      ...localHubSpotOAuth(local),
       appUrl: base,
-      apiUrl: local.url,
       authorizeUrl: `${local.url}/oauth/authorize`,
       states,
       installations: store,
@@ -68,10 +64,7 @@ async function startInstallApp(
   return {
     base,
     installed,
-    close: async () => {
-      server.closeAllConnections();
-      await new Promise((r) => server.close(r));
-    },
+    close: () => served.close(),
   };
 }
 
@@ -110,8 +103,7 @@ beforeAll(async () => {
   await waitForRedis(redis);
   store = new InstallationStore(redis, new SecretBox(randomBytes(32)), prefix);
   states = new OAuthStateStore(signingKey, { secureCookies: false });
-  hubspot = createLocalHubSpot();
-  hubspotServer = await hubspot.listen();
+  ({ hubspot, server: hubspotServer } = await startLocalHubSpot());
   app = await startInstallApp(hubspotServer);
 });
 

@@ -3,13 +3,7 @@ import type { Redis } from 'ioredis';
 import nock from 'nock';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { HubSpotOAuthError } from '../connectors/hubspot/errors.js';
-import {
-  createLocalHubSpot,
-  LOCAL_HUBSPOT_CLIENT_ID,
-  LOCAL_HUBSPOT_CLIENT_SECRET,
-  type LocalHubSpot,
-  type LocalHubSpotServer,
-} from '../connectors/hubspot/local/index.js';
+import type { LocalHubSpot, LocalHubSpotServer } from '../connectors/hubspot/local/index.js';
 import {
   createHubSpotTokenRefresher,
   exchangeHubSpotCode,
@@ -21,6 +15,7 @@ import { CrmDisconnectedError } from '../src/crm/errors.js';
 import { InstallationStore } from '../src/installations/store.js';
 import { closeRedis, createRedis, deleteByPattern, waitForRedis } from '../src/redis.js';
 import { SecretBox } from '../src/util/secretbox.js';
+import { startLocalHubSpot } from './support/local-hubspot.js';
 import { REDIS_URL } from './support/redis-url.js';
 
 /** The date-versioned paths the connector calls by default. */
@@ -40,9 +35,7 @@ beforeAll(async () => {
   redisA = createRedis(REDIS_URL, 'producer');
   redisB = createRedis(REDIS_URL, 'producer');
   await Promise.all([waitForRedis(redisA), waitForRedis(redisB)]);
-  hubspot = createLocalHubSpot();
-  server = await hubspot.listen();
-  cfg = { apiUrl: server.url, clientId: LOCAL_HUBSPOT_CLIENT_ID, clientSecret: LOCAL_HUBSPOT_CLIENT_SECRET };
+  ({ hubspot, server, oauth: cfg } = await startLocalHubSpot());
 });
 
 afterAll(async () => {

@@ -2,8 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LocalSystem, workerEnvFor } from '../local/system.js';
 import type { InstallationView } from '../src/admin/overview.js';
 import { main } from '../src/cli/main.js';
+import { installationView } from './support/admin-api.js';
 import { adminLogin } from './support/admin-login.js';
 import { startTestSystem, stopTestSystem } from './support/local-system.js';
+import { queuesIdle, runEnded } from './support/system-state.js';
 import { waitFor } from './support/wait.js';
 
 /**
@@ -23,13 +25,7 @@ afterAll(async () => {
   await stopTestSystem(system);
 });
 
-async function apiView(): Promise<InstallationView> {
-  const res = await fetch(`${system.appUrl}/admin/api/installations/${system.installationId}`, {
-    headers: { authorization: `Bearer ${system.ctx.config.adminToken}` },
-  });
-  expect(res.status).toBe(200);
-  return (await res.json()) as InstallationView;
-}
+const apiView = (): Promise<InstallationView> => installationView(system);
 
 describe('the learnt report-service rate', () => {
   it('is shown with its ceiling and last cut in the admin API, the admin page and `status`', async () => {
@@ -39,9 +35,11 @@ describe('the learnt report-service rate', () => {
       30_000,
       100,
     );
-    // No more 429s, so no more cuts; a raise comes only after a quiet minute: the rate holds still from here.
+    // No more 429s, so no more cuts; a raise comes only after a quiet minute. Once the sync has ended and the
+    // queues are idle, no request with the key is in flight: the rate holds still from here.
     system.sandbox.clearFaults();
-    await new Promise((r) => setTimeout(r, 2_500));
+    await runEnded(system);
+    await queuesIdle(system);
 
     const rate = (await apiView()).reportRate;
     expect(rate).not.toBeNull();

@@ -1,25 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { AlertStore } from '../src/alerts/alert-store.js';
 import { Keys } from '../src/pipeline/keys.js';
-import { deleteKeysWithPrefix } from '../src/redis.js';
 import { type ReportRequest, RequestLockedError, RequestStore } from '../src/requests/request-store.js';
+import { redisUnderOwnPrefix } from './support/redis-prefixes.js';
 
-/** The two owners of the new state, on the real Redis under a prefix of their own. */
+/** The report requests and alerts stores, on the real Redis under a prefix of their own. */
 
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-const prefix = `rc-test-${randomUUID().slice(0, 8)}`;
+const { prefix, redis } = redisUnderOwnPrefix();
 const keys = new Keys(prefix);
-let redis: Redis;
-
-beforeAll(() => {
-  redis = new Redis(REDIS_URL);
-});
-afterAll(async () => {
-  await deleteKeysWithPrefix(REDIS_URL, prefix);
-  redis.disconnect();
-});
 
 function request(overrides: Partial<ReportRequest> = {}): ReportRequest {
   return {

@@ -1,24 +1,12 @@
-import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Keys } from '../src/pipeline/keys.js';
 import { emptyBatchResult, KEPT_RUNS, SyncRuns } from '../src/pipeline/runs.js';
-import { deleteKeysWithPrefix } from '../src/redis.js';
-import { REDIS_URL } from './support/redis-url.js';
+import { redisUnderOwnPrefix } from './support/redis-prefixes.js';
 
 /** The sync history is bounded by count: a run that falls out of it takes its keys along. */
 
-const prefix = `rc-test-${randomUUID().slice(0, 8)}`;
+const { prefix, redis } = redisUnderOwnPrefix();
 const keys = new Keys(prefix);
-let redis: Redis;
-
-beforeAll(() => {
-  redis = new Redis(REDIS_URL);
-});
-afterAll(async () => {
-  await deleteKeysWithPrefix(REDIS_URL, prefix);
-  redis.disconnect();
-});
 
 describe('sync history', () => {
   it(`keeps the newest ${KEPT_RUNS} runs and deletes the keys of older ones`, async () => {

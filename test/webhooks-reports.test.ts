@@ -1,6 +1,4 @@
 import { createHmac, randomUUID } from 'node:crypto';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -10,6 +8,7 @@ import { closeRedis, createRedis, waitForRedis } from '../src/redis.js';
 import { EventLog } from '../src/webhooks/event-log.js';
 import { createReportWebhookRouter, type ReportWebhookDeps } from '../src/webhooks/report-route.js';
 import { verifyHex, verifyStandard, WebhookSignatureError } from '../src/webhooks/report-signature.js';
+import { type LoopbackServer, listenOnLoopback } from './support/loopback-server.js';
 import { REDIS_URL } from './support/redis-url.js';
 
 const redis = createRedis(REDIS_URL, 'producer');
@@ -150,7 +149,7 @@ function acceptInto(
 }
 
 describe('POST /webhooks/reports', () => {
-  let server: Server;
+  let served: LoopbackServer;
   let url: string;
   const enqueued: { id: string; type: string; slug: string }[] = [];
   let deps: ReportWebhookDeps;
@@ -171,14 +170,12 @@ describe('POST /webhooks/reports', () => {
     };
     const app = express();
     app.use(createReportWebhookRouter(deps));
-    server = app.listen(0, '127.0.0.1');
-    await new Promise((r) => server.once('listening', r));
-    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/webhooks/reports`;
+    served = await listenOnLoopback(app);
+    url = `${served.url}/webhooks/reports`;
   });
 
   afterAll(async () => {
-    server.closeAllConnections();
-    await new Promise((r) => server.close(r));
+    await served.close();
   });
 
   async function post(
@@ -317,9 +314,8 @@ describe('POST /webhooks/reports', () => {
     const failing = { ...deps, enqueue: closed, acceptScoreChange: closed };
     const app = express();
     app.use(createReportWebhookRouter(failing));
-    const s = app.listen(0, '127.0.0.1');
-    await new Promise((r) => s.once('listening', r));
-    const failUrl = `http://127.0.0.1:${(s.address() as AddressInfo).port}/webhooks/reports`;
+    const failingServer = await listenOnLoopback(app);
+    const failUrl = `${failingServer.url}/webhooks/reports`;
     const ts = Math.floor(Date.now() / 1000);
     const first = await fetch(failUrl, {
       method: 'POST',
@@ -331,8 +327,7 @@ describe('POST /webhooks/reports', () => {
       },
       body,
     });
-    s.closeAllConnections();
-    await new Promise((r) => s.close(r));
+    await failingServer.close();
     expect(first.status).toBe(503);
     const retry = await post(body, { id: 'msg_retry' });
     expect(retry.status).toBe(202);
@@ -342,7 +337,7 @@ describe('POST /webhooks/reports', () => {
 
 describe('POST /webhooks/reports with the hex scheme: created_at (issue 16, point 8)', () => {
   const HEX_SECRET = 'a hex scheme secret, as written';
-  let server: Server;
+  let served: LoopbackServer;
   let url: string;
   const enqueued: { id: string; type: string; slug: string }[] = [];
 
@@ -362,14 +357,12 @@ describe('POST /webhooks/reports with the hex scheme: created_at (issue 16, poin
         logger: pino({ level: 'silent' }),
       }),
     );
-    server = app.listen(0, '127.0.0.1');
-    await new Promise((r) => server.once('listening', r));
-    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/webhooks/reports`;
+    served = await listenOnLoopback(app);
+    url = `${served.url}/webhooks/reports`;
   });
 
   afterAll(async () => {
-    server.closeAllConnections();
-    await new Promise((r) => server.close(r));
+    await served.close();
   });
 
   async function postHex(payload: Record<string, unknown>): Promise<{ status: number; body: unknown }> {

@@ -1,7 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import { Redis as IORedis, type Redis } from 'ioredis';
 import { afterAll, beforeAll } from 'vitest';
-import { closeRedis, createRedis, deleteByPattern, waitForRedis } from '../../src/redis.js';
+import {
+  closeRedis,
+  createRedis,
+  deleteByPattern,
+  deleteKeysWithPrefix,
+  waitForRedis,
+} from '../../src/redis.js';
 import { REDIS_URL } from './redis-url.js';
 
 /**
@@ -31,4 +37,18 @@ export function redisWithFreshPrefixes(tag: string): { redis: () => Redis; fresh
       return prefix;
     },
   };
+}
+
+/**
+ * One key prefix for a whole test file and a connection to the real Redis opened at once; at the end every key
+ * under the prefix is deleted and the connection closed.
+ */
+export function redisUnderOwnPrefix(): { prefix: string; redis: Redis } {
+  const prefix = `rc-test-${randomUUID().slice(0, 8)}`;
+  const redis = new IORedis(REDIS_URL);
+  afterAll(async () => {
+    await deleteKeysWithPrefix(REDIS_URL, prefix);
+    redis.disconnect();
+  });
+  return { prefix, redis };
 }
