@@ -12,7 +12,7 @@ import {
   adminRequest,
 } from './support/admin-api.js';
 import { startTestSystem, stopTestSystem } from './support/local-system.js';
-import { queuesIdle } from './support/system-state.js';
+import { queuesIdle, runEnded } from './support/system-state.js';
 import { waitFor } from './support/wait.js';
 
 /**
@@ -51,17 +51,9 @@ async function login(): Promise<{ cookie: string; csrf: string; setCookies: stri
   return { cookie, csrf: csrf!, setCookies };
 }
 
-async function runFinished(runId?: string): Promise<RunSummary> {
-  return waitFor(
-    'the sync run to finish',
-    async () => {
-      const runs = await system.ctx.runs.recent(id, 10);
-      const run = runId ? runs.find((r) => r.id === runId) : runs[0];
-      return run && (run.state === 'done' || run.state === 'stopped') ? run : undefined;
-    },
-    120_000,
-    200,
-  );
+/** The run (the newest when no id is given) once it is done or stopped. */
+function runFinished(runId?: string): Promise<RunSummary> {
+  return runEnded(system, runId);
 }
 
 function crm(recordId: string): Record<string, string> {

@@ -4,7 +4,7 @@ import type { LocalSystem } from '../local/system.js';
 import { MATCH_STATUSES, type MatchStatus } from '../src/fields.js';
 import { type BrowserSession, openBrowserSession } from './support/browser-session.js';
 import { startTestSystem, stopTestSystem } from './support/local-system.js';
-import { waitFor } from './support/wait.js';
+import { runEnded } from './support/system-state.js';
 
 /**
  * The admin page in a real browser (Debian's Chromium, never a downloaded one): log in through the form, read
@@ -28,15 +28,7 @@ let browser: BrowserSession;
 beforeAll(async () => {
   mkdirSync(ARTIFACTS, { recursive: true });
   system = await startTestSystem({ companies: 300 });
-  await waitFor(
-    'the first sync to finish',
-    async () => {
-      const [run] = await system.ctx.runs.recent(system.installationId, 1);
-      return run?.state === 'done' ? run : undefined;
-    },
-    120_000,
-    200,
-  );
+  await runEnded(system);
   browser = await openBrowserSession(system);
 }, 180_000);
 

@@ -1,12 +1,11 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { LocalSystem } from '../local/system.js';
 import type { RunSummary } from '../src/pipeline/runs.js';
 import { deleteByPattern } from '../src/redis.js';
 import { createServerApp } from '../src/server/app.js';
 import { startTestSystem, stopTestSystem } from './support/local-system.js';
-import { waitFor } from './support/wait.js';
+import { type LoopbackServer, listenOnLoopback } from './support/loopback-server.js';
+import { nextRunEnded } from './support/system-state.js';
 
 /**
  * Issue 16 through the real server: one throttle for every way of presenting the admin token (point 3), the
@@ -17,18 +16,11 @@ import { waitFor } from './support/wait.js';
 let system: LocalSystem;
 let token: string;
 /** The same context served with TRUST_PROXY=loopback, as behind a proxy on this host. */
-let proxied: { server: Server; url: string };
+let proxied: LoopbackServer;
 
-async function runFinished(after?: string): Promise<RunSummary> {
-  return waitFor(
-    'the sync run to finish',
-    async () => {
-      const [run] = await system.ctx.runs.recent(system.installationId, 1);
-      return run && run.id !== after && (run.state === 'done' || run.state === 'stopped') ? run : undefined;
-    },
-    120_000,
-    100,
-  );
+/** The newest run once it is another than `after` and has ended. */
+function runFinished(after?: string): Promise<RunSummary> {
+  return nextRunEnded(system, after);
 }
 
 beforeAll(async () => {
@@ -49,14 +41,11 @@ beforeAll(async () => {
       },
     },
   };
-  const server = createServer(createServerApp(ctx));
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  proxied = { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+  proxied = await listenOnLoopback(createServerApp(ctx));
 }, 180_000);
 
 afterAll(async () => {
-  proxied?.server.closeAllConnections();
-  await new Promise((r) => proxied?.server.close(r));
+  await proxied?.close();
   await stopTestSystem(system);
 });
 
@@ -212,10 +201,9 @@ describe('anonymous install requests cost no Redis (point 2)', () => {
 
 describe('per-address limits on the unauthenticated routes (point 2, in part)', () => {
   it('install requests past 30 a minute and webhooks past 60 refusals a minute answer 429', async () => {
-    const server = createServer(createServerApp(system.ctx));
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const served = await listenOnLoopback(createServerApp(system.ctx));
     try {
-      const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const base = served.url;
       const installs: number[] = [];
       for (let i = 0; i < 35; i++) {
         installs.push((await fetch(`${base}/oauth/hubspot/install`, { redirect: 'manual' })).status);
@@ -234,8 +222,7 @@ describe('per-address limits on the unauthenticated routes (point 2, in part)', 
       expect(hooks.slice(0, 60)).toEqual(Array(60).fill(401));
       expect(hooks.slice(60)).toEqual(Array(5).fill(429));
     } finally {
-      server.closeAllConnections();
-      await new Promise((r) => server.close(r));
+      await served.close();
     }
   });
 });

@@ -24,6 +24,25 @@ export function runEnded(system: LocalSystem, runId?: string, timeoutMs = 120_00
   );
 }
 
+/** The newest run once it is another than `previous` (the run a test saw before starting one) and has ended. */
+export function nextRunEnded(
+  system: LocalSystem,
+  previous?: string,
+  timeoutMs = 120_000,
+): Promise<RunSummary> {
+  return waitFor(
+    'the sync run to finish',
+    async () => {
+      const run = await runOf(system);
+      return run && run.id !== previous && (run.state === 'done' || run.state === 'stopped')
+        ? run
+        : undefined;
+    },
+    timeoutMs,
+    100,
+  );
+}
+
 /** Nothing waiting, active or delayed in any queue, twice in a row (a job may enqueue the next one). */
 export async function queuesIdle(system: LocalSystem, timeoutMs = 120_000): Promise<void> {
   let quietChecks = 0;
