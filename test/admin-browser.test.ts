@@ -2,9 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalSystem } from '../local/system.js';
 import { MATCH_STATUSES, type MatchStatus } from '../src/fields.js';
-import { type BrowserSession, openBrowserSession } from './support/browser-session.js';
-import { startTestSystem, stopTestSystem } from './support/local-system.js';
-import { runEnded } from './support/system-state.js';
+import { type BrowserSession, startSystemInBrowser, stopSystemInBrowser } from './support/browser-session.js';
 
 /**
  * The admin page in a real browser (Debian's Chromium, never a downloaded one): log in through the form, read
@@ -27,15 +25,10 @@ let browser: BrowserSession;
 
 beforeAll(async () => {
   mkdirSync(ARTIFACTS, { recursive: true });
-  system = await startTestSystem({ companies: 300 });
-  await runEnded(system);
-  browser = await openBrowserSession(system);
+  ({ system, browser } = await startSystemInBrowser({ companies: 300 }));
 }, 180_000);
 
-afterAll(async () => {
-  await browser?.close();
-  await stopTestSystem(system);
-});
+afterAll(() => stopSystemInBrowser({ system, browser }));
 
 describe('the admin page in a browser', () => {
   it('logs in through the form and shows the coverage chart with the index numbers', async () => {

@@ -2,9 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalSystem } from '../local/system.js';
 import type { ReviewItem } from '../src/pipeline/link-index.js';
-import { type BrowserSession, openBrowserSession } from './support/browser-session.js';
-import { startTestSystem, stopTestSystem } from './support/local-system.js';
-import { runEnded } from './support/system-state.js';
+import { type BrowserSession, startSystemInBrowser, stopSystemInBrowser } from './support/browser-session.js';
 
 /**
  * Review at scale in a real browser (Debian's Chromium): select every review item on a page with "select all",
@@ -24,15 +22,10 @@ let browser: BrowserSession;
 beforeAll(async () => {
   mkdirSync('docs/images', { recursive: true });
   mkdirSync('test-artifacts', { recursive: true });
-  system = await startTestSystem({ companies: 300 });
-  await runEnded(system);
-  browser = await openBrowserSession(system);
+  ({ system, browser } = await startSystemInBrowser({ companies: 300 }));
 }, 180_000);
 
-afterAll(async () => {
-  await browser?.close();
-  await stopTestSystem(system);
-});
+afterAll(() => stopSystemInBrowser({ system, browser }));
 
 describe('review at scale in a browser', () => {
   it('selects every item on the page and accepts each first candidate in one submit', async () => {

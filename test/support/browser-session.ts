@@ -1,5 +1,7 @@
 import { type Browser, chromium, type Page } from 'playwright-core';
-import type { LocalSystem } from '../../local/system.js';
+import type { LocalSystem, LocalSystemOptions } from '../../local/system.js';
+import { startTestSystem, stopTestSystem } from './local-system.js';
+import { runEnded } from './system-state.js';
 
 /**
  * The admin page in Debian's Chromium (`/usr/bin/chromium`, never a downloaded one) through playwright-core:
@@ -43,4 +45,30 @@ export async function openBrowserSession(system: LocalSystem): Promise<BrowserSe
     },
     close: () => browser.close(),
   };
+}
+
+/** A system under test whose first sync has ended, and a browser session on it. */
+export interface SystemInBrowser {
+  system: LocalSystem;
+  browser: BrowserSession;
+}
+
+export async function startSystemInBrowser(
+  options: Omit<LocalSystemOptions, 'prefix'> = {},
+): Promise<SystemInBrowser> {
+  const system = await startTestSystem(options);
+  try {
+    await runEnded(system);
+    return { system, browser: await openBrowserSession(system) };
+  } catch (error) {
+    // The caller never sees this system: it is closed here, keys and all.
+    await stopTestSystem(system);
+    throw error;
+  }
+}
+
+/** Closes the browser, then the system (deleting its keys); safe after a start that failed part way. */
+export async function stopSystemInBrowser(started: Partial<SystemInBrowser>): Promise<void> {
+  await started.browser?.close();
+  await stopTestSystem(started.system);
 }
