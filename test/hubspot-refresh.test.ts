@@ -57,6 +57,8 @@ async function installed(store: InstallationStore): Promise<{ id: string; stale:
     mode: 'oauth',
     tokens: grant.tokens,
   });
+  // As the server does for a portal it lets in (INSTALL_ALLOWLIST): one never let in stays pending.
+  await store.approve(installation.id, 'allowlist');
   hubspot.expireAccessTokens();
   return { id: installation.id, stale: grant.tokens.accessToken };
 }
