@@ -18,7 +18,7 @@ export const salesforceEnvSchema = z.object({
   SALESFORCE_API_VERSION: z
     .string()
     .trim()
-    .regex(/^\d{2,3}\.0$/, 'expects an API version such as 63.0')
+    .regex(/^\d{2,3}\.0$/, 'expects an API version such as 68.0')
     .default(DEFAULT_API_VERSION),
   SALESFORCE_POLL_SECONDS: positiveNumber('a number of seconds greater than 0').default(120),
   SALESFORCE_USAGE_PAUSE_SHARE: z.coerce

@@ -1,5 +1,6 @@
-import type { CrmProvider } from '../../src/crm/provider.js';
+import type { CrmProvider, ProviderStorage } from '../../src/crm/provider.js';
 import { readSalesforceConfig, type SalesforceConfig, salesforceEnvSchema } from './config.js';
+import { SalesforceConnectionStore } from './connections.js';
 import { createSalesforceConnector } from './connector.js';
 import type { LocalSalesforce } from './local/server.js';
 import { writeSalesforceManifests } from './manifest.js';
@@ -12,6 +13,10 @@ import { SalesforceUsageTracker } from './usage.js';
 
 // One usage tracker per org per process, so every connector of an org sees the same daily usage.
 const usageByInstallation = new Map<string, SalesforceUsageTracker>();
+
+function connectionStore(storage: ProviderStorage): SalesforceConnectionStore {
+  return new SalesforceConnectionStore(storage.redis, storage.box, storage.keys);
+}
 
 /**
  * Salesforce as the application sees it: one provider object. Tests, benchmarks and the local stand-in import
@@ -44,23 +49,19 @@ export const salesforceProvider: CrmProvider<typeof SALESFORCE_PROVIDER, Salesfo
         priority: urgent ? 'urgent' : 'background',
       });
     },
-    tokenRefresher: (config) =>
-      config.salesforce.clientId && config.salesforce.clientSecret
-        ? createSalesforceTokenRefresher(config)
-        : null,
-    routes: (config, host) =>
-      config.salesforce.clientId && config.salesforce.clientSecret
-        ? [
-            createSalesforceOAuthRouter({
-              config,
-              states: host.states,
-              store: host.installations,
-              logger: host.logger,
-              onInstalled: (installation) => host.installed(installation),
-            }),
-          ]
-        : [],
-    revoke: (config, input) => revokeSalesforceInstall(config, input),
+    // Always: an installation may come through a Salesforce connection without a global app configured.
+    tokenRefresher: (config, storage) => createSalesforceTokenRefresher(config, connectionStore(storage)),
+    routes: (config, host) => [
+      createSalesforceOAuthRouter({
+        config,
+        states: host.states,
+        store: host.installations,
+        connections: connectionStore(host.storage),
+        logger: host.logger,
+        onInstalled: (installation) => host.installed(installation),
+      }),
+    ],
+    revoke: (config, input, storage) => revokeSalesforceInstall(config, input, connectionStore(storage)),
     installFromToken: ensureSalesforceTokenInstallation,
     writeManifests: writeSalesforceManifests,
     startLocal: async (options) => (await import('./local/stand-in.js')).startSalesforceStandIn(options),

@@ -1,23 +1,33 @@
 import { type Request, type Response, Router } from 'express';
-import { OAuth2 } from 'jsforce';
 import { OAuthStateError, type OAuthStateStore } from '../../src/auth/oauth-state.js';
 import { isLetIn } from '../../src/installations/let-in.js';
 import type { Installation, InstallationStore } from '../../src/installations/store.js';
 import type { Logger } from '../../src/log.js';
+import { appCredentials, globalAppCredentials, NoSalesforceAppError } from './app-credentials.js';
 import type { SalesforceSettings } from './config.js';
+import {
+  ConnectionNotFoundError,
+  connectionIdSchema,
+  type SalesforceAppCredentials,
+  type SalesforceConnectionStore,
+} from './connections.js';
 import {
   parseIdentityUrl,
   type SalesforceTokenResponse,
   tokenResponseSchema,
   verifyTokenSignature,
 } from './identity.js';
+import { exchangeAuthorizationCode } from './oauth-client.js';
 import { refusalPage } from './oauth-refusals.js';
-import { OAUTH_SCOPES, SALESFORCE_PROVIDER } from './provider.js';
+import { createPkcePair } from './pkce.js';
+import { OAUTH_PATHS, OAUTH_SCOPES, SALESFORCE_PROVIDER } from './provider.js';
 
 /**
- * The OAuth 2.0 web server flow with PKCE. `/install` makes a code verifier, seals it into the browser's state
- * cookie (never in the URL, never stored server-side), and sends the admin to Salesforce with the
- * S256 challenge. `/callback` consumes the state, trades the code and verifier for tokens, checks the token
+ * The OAuth 2.0 web server flow with PKCE. `/install` makes a code verifier (pkce.ts), seals it into the
+ * browser's state cookie (never in the URL, never stored server-side), and sends the admin to Salesforce with the
+ * S256 challenge. `/install?connection=<id>` signs in through that Salesforce connection's External Client App
+ * instead of the global one (SALESFORCE_CLIENT_ID); the connection id rides in the sealed state too, and the
+ * installation records it, so refresh and revoke use the same app. `/callback` consumes the state, trades the code and verifier for tokens, checks the token
  * response's signature, reads the org and integration user from the identity URL and stores the installation
  * (tokens sealed by the InstallationStore). Every failure ends on a page that says what happened and what to do.
  */
@@ -31,6 +41,8 @@ export interface SalesforceOAuthDeps {
   config: SalesforceSettings & { appUrl: string };
   states: OAuthStateStore;
   store: InstallationStore;
+  /** The operator's Salesforce connections; without it only the global app can be used. */
+  connections?: SalesforceConnectionStore;
   /** Runs after the installation is stored (create fields, start the backfill); a failure is shown to the admin. */
   onInstalled: (installation: Installation) => Promise<void>;
   logger: Logger;
@@ -59,42 +71,65 @@ function queryString(req: Request, name: string): string | undefined {
 
 export function createSalesforceOAuthRouter(deps: SalesforceOAuthDeps): Router {
   const router = Router();
-  const { salesforce } = deps.config;
   const redirectUri = `${deps.config.appUrl}${SALESFORCE_OAUTH_ROUTES.callback}`;
-  const installLink = `${deps.config.appUrl}${SALESFORCE_OAUTH_ROUTES.install}`;
-
-  const configured = () => Boolean(salesforce.clientId && salesforce.clientSecret);
-  const client = (useVerifier: boolean) =>
-    new OAuth2({
-      loginUrl: salesforce.loginUrl,
-      clientId: salesforce.clientId,
-      clientSecret: salesforce.clientSecret,
-      redirectUri,
-      useVerifier,
-    });
+  const installBase = `${deps.config.appUrl}${SALESFORCE_OAUTH_ROUTES.install}`;
+  const linkFor = (connectionId: string | undefined) =>
+    connectionId ? `${installBase}?connection=${encodeURIComponent(connectionId)}` : installBase;
 
   const notConfigured = (res: Response) =>
     page(res, 503, 'Salesforce is not configured', [
       'This app has no Salesforce External Client App yet: set SALESFORCE_CLIENT_ID and SALESFORCE_CLIENT_SECRET ' +
-        `(the app's consumer key and secret, with callback URL ${redirectUri}) and restart it.`,
+        `(the app's consumer key and secret, with callback URL ${redirectUri}) and restart it, or install through ` +
+        "a Salesforce connection's link from the operator.",
+    ]);
+  const unknownConnection = (res: Response) =>
+    page(res, 404, 'This install link is not valid', [
+      "The Salesforce connection it names does not exist (it may have been removed). Ask the app's operator for a current install link.",
     ]);
 
-  router.get(SALESFORCE_OAUTH_ROUTES.install, (_req, res) => {
-    if (!configured()) return notConfigured(res);
-    // jsforce makes the verifier (128 random bytes, base64url) and derives the S256 challenge from it.
-    const oauth2 = client(true);
-    // The verifier is sealed into the browser's state cookie: nothing is stored (see auth/oauth-state.ts).
-    const { state, cookie } = deps.states.issue(SALESFORCE_PROVIDER, { codeVerifier: oauth2.codeVerifier! });
-    res
-      .append('Set-Cookie', cookie)
-      .set('cache-control', 'no-store')
-      .redirect(302, oauth2.getAuthorizationUrl({ scope: OAUTH_SCOPES.join(' '), state }));
+  /** The app for a connection id from the link or the state; answers and returns null when there is none. */
+  const appFor = async (
+    res: Response,
+    connectionId: string | undefined,
+  ): Promise<SalesforceAppCredentials | null> => {
+    try {
+      return await appCredentials(deps.config, deps.connections, connectionId);
+    } catch (err) {
+      if (err instanceof ConnectionNotFoundError) unknownConnection(res);
+      else if (err instanceof NoSalesforceAppError) notConfigured(res);
+      else throw err;
+      return null;
+    }
+  };
+
+  router.get(SALESFORCE_OAUTH_ROUTES.install, async (req, res) => {
+    const named = queryString(req, 'connection');
+    const parsed = named === undefined ? undefined : connectionIdSchema.safeParse(named);
+    if (parsed && !parsed.success) return unknownConnection(res);
+    const connectionId = parsed?.data;
+    const app = await appFor(res, connectionId);
+    if (!app) return;
+    const pkce = createPkcePair();
+    // The verifier (and the connection) are sealed into the browser's state cookie: nothing is stored
+    // (see auth/oauth-state.ts).
+    const { state, cookie } = deps.states.issue(SALESFORCE_PROVIDER, {
+      codeVerifier: pkce.verifier,
+      ...(connectionId ? { connectionId } : {}),
+    });
+    const authorize = new URL(`${app.loginUrl.replace(/\/+$/, '')}${OAUTH_PATHS.authorize}`);
+    authorize.search = new URLSearchParams({
+      response_type: 'code',
+      client_id: app.clientId,
+      redirect_uri: redirectUri,
+      scope: OAUTH_SCOPES.join(' '),
+      state,
+      code_challenge: pkce.challenge,
+      code_challenge_method: pkce.method,
+    }).toString();
+    res.append('Set-Cookie', cookie).set('cache-control', 'no-store').redirect(302, authorize.toString());
   });
 
   router.get(SALESFORCE_OAUTH_ROUTES.callback, async (req, res) => {
-    if (!configured()) return notConfigured(res);
-    const oauth2 = client(false);
-
     // Whatever happens next, the state was spent: the browser forgets its half.
     res.append('Set-Cookie', deps.states.clearedCookie(SALESFORCE_PROVIDER));
     let data: Record<string, string>;
@@ -102,12 +137,17 @@ export function createSalesforceOAuthRouter(deps: SalesforceOAuthDeps): Router {
       data = deps.states.consume(SALESFORCE_PROVIDER, req.query.state, req.get('cookie'));
     } catch (err) {
       if (!(err instanceof OAuthStateError)) throw err;
+      if (!globalAppCredentials(deps.config) && !deps.connections) return notConfigured(res);
       deps.logger.warn({ reason: err.reason }, 'salesforce callback with a bad state');
       return page(res, 400, 'This install link is not valid', [
         `${err.message}.`,
-        `Start again at ${installLink}.`,
+        `Start again at ${installBase}.`,
       ]);
     }
+    const connectionId = data.connectionId || undefined;
+    const installLink = linkFor(connectionId);
+    const app = await appFor(res, connectionId);
+    if (!app) return;
 
     const denied = queryString(req, 'error');
     if (denied) {
@@ -131,8 +171,9 @@ export function createSalesforceOAuthRouter(deps: SalesforceOAuthDeps): Router {
 
     let tokens: SalesforceTokenResponse;
     try {
-      oauth2.codeVerifier = codeVerifier;
-      tokens = tokenResponseSchema.parse(await oauth2.requestToken(code));
+      tokens = tokenResponseSchema.parse(
+        await exchangeAuthorizationCode(app, { code, codeVerifier, redirectUri }),
+      );
     } catch (err) {
       deps.logger.warn({ err }, 'salesforce token exchange failed');
       return page(res, 502, 'Salesforce did not complete the install', [
@@ -141,11 +182,11 @@ export function createSalesforceOAuthRouter(deps: SalesforceOAuthDeps): Router {
       ]);
     }
 
-    if (!verifyTokenSignature(tokens, salesforce.clientSecret!)) {
+    if (!verifyTokenSignature(tokens, app.clientSecret)) {
       deps.logger.warn('salesforce token response signature did not verify');
       return page(res, 502, 'Salesforce did not complete the install', [
         'The token response from Salesforce failed its signature check, so it was not trusted.',
-        `Check SALESFORCE_CLIENT_SECRET and start again at ${installLink}.`,
+        `Check the consumer secret (${connectionId ? `connection ${connectionId}` : 'SALESFORCE_CLIENT_SECRET'}) and start again at ${installLink}.`,
       ]);
     }
 
@@ -162,6 +203,7 @@ export function createSalesforceOAuthRouter(deps: SalesforceOAuthDeps): Router {
         },
         instanceUrl: tokens.instance_url,
         installedBy: identity.userId,
+        ...(connectionId ? { connectionId } : {}),
       });
     } catch (err) {
       deps.logger.error({ err, org: identity.orgId }, 'salesforce install: could not store the installation');
@@ -171,7 +213,7 @@ export function createSalesforceOAuthRouter(deps: SalesforceOAuthDeps): Router {
       ]);
     }
     deps.logger.info(
-      { installation: installation.id, org: identity.orgId, user: identity.userId },
+      { installation: installation.id, org: identity.orgId, user: identity.userId, connection: connectionId },
       'salesforce org connected',
     );
 

@@ -7,8 +7,8 @@ import { RETRY_BUDGET } from '../../src/retry-budget.js';
  * advice), the Metadata API guide (10 components per CRUD call) and jsforce 3.10 (default API version 50.0).
  */
 
-/** jsforce would use 50.0; everything here is written against this version unless `salesforce.apiVersion` says otherwise. */
-export const DEFAULT_API_VERSION = '63.0';
+/** Winter '27's version (jsforce would use 50.0); everything here is written against it unless `salesforce.apiVersion` says otherwise. */
+export const DEFAULT_API_VERSION = '68.0';
 
 /** Where OAuth starts unless SALESFORCE_LOGIN_URL names a sandbox or My Domain. */
 export const DEFAULT_LOGIN_URL = 'https://login.salesforce.com';

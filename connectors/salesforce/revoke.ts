@@ -2,13 +2,15 @@ import { CrmRevocationError } from '../../src/crm/errors.js';
 import type { RevokeInput } from '../../src/crm/provider.js';
 import { redactSecrets } from '../../src/log.js';
 import type { SalesforceSettings } from './config.js';
+import type { SalesforceConnectionStore } from './connections.js';
 import { SALESFORCE_PROVIDER } from './provider.js';
 
 /**
  * Removing a Salesforce installation revokes its refresh token at `/services/oauth2/revoke`, which revokes every
  * access token issued from it too (Salesforce's "Revoke OAuth Tokens"). The org's own My Domain URL is asked
- * first (the instance URL the token response named), as Salesforce recommends; 400 `invalid_token` means the
- * org no longer knew the token.
+ * first (the instance URL the token response named), as Salesforce recommends, else the login URL of the
+ * connection it was installed through (or the global one); 400 `invalid_token` means the org no longer knew
+ * the token. The call takes the token alone: no consumer key or secret.
  */
 
 export const SALESFORCE_REVOKE_PATH = '/services/oauth2/revoke';
@@ -19,9 +21,12 @@ const WHAT_TO_DO =
 export async function revokeSalesforceInstall(
   settings: SalesforceSettings,
   input: RevokeInput,
+  connections?: SalesforceConnectionStore,
 ): Promise<'revoked' | 'already_revoked'> {
   const token = input.tokens.refreshToken ?? input.tokens.accessToken;
-  const base = input.installation.instanceUrl ?? settings.salesforce.loginUrl;
+  const connectionId = input.installation.connectionId;
+  const connection = connectionId && connections ? await connections.get(connectionId) : null;
+  const base = input.installation.instanceUrl ?? connection?.loginUrl ?? settings.salesforce.loginUrl;
   let res: Response;
   try {
     res = await fetch(`${base.replace(/\/+$/, '')}${SALESFORCE_REVOKE_PATH}`, {

@@ -1,32 +1,46 @@
-import { OAuth2 } from 'jsforce';
 import { RefreshRejectedError, type TokenRefresher } from '../../src/auth/token-manager.js';
+import { appCredentials } from './app-credentials.js';
 import type { SalesforceSettings } from './config.js';
+import { ConnectionNotFoundError, type SalesforceConnectionStore } from './connections.js';
 import { tokenResponseSchema } from './identity.js';
+import { refreshAccessToken, SalesforceOAuthRefusal } from './oauth-client.js';
 
 /**
  * The refresh half of the web server flow, for the TokenManager (which makes sure it runs once per org across
- * processes). Salesforce answers `invalid_grant` when the refresh token was revoked or the app uninstalled:
- * that becomes RefreshRejectedError so the installation turns disconnected instead of being retried.
- * Salesforce access tokens carry no expiry (the org's session timeout decides), so the new token is used until
- * it is refused; refresh tokens rotate only when the connected app says so, and the TokenManager keeps the old
- * one when none comes back.
+ * processes: its Redis lock, then a re-read of the tokens, so a second process waiting on the lock takes the
+ * tokens the first stored instead of spending the refresh token again). The installation's own connection
+ * (External Client App) refreshes it when it names one, otherwise the global app.
+ *
+ * Salesforce answers `invalid_grant` when the refresh token was revoked, expired (the app's idle limit) or
+ * already used under refresh token rotation: that becomes RefreshRejectedError so the installation turns
+ * disconnected instead of being retried; so does a connection that was removed. Salesforce access tokens carry
+ * no expiry (the org's session timeout decides), so the new token is used until it is refused. With rotation
+ * every answer carries a new refresh token; without it none, and the TokenManager keeps the old one.
  */
-export function createSalesforceTokenRefresher(config: SalesforceSettings): TokenRefresher {
+export function createSalesforceTokenRefresher(
+  config: SalesforceSettings,
+  connections?: SalesforceConnectionStore,
+): TokenRefresher {
   return async (tokens, installation) => {
-    const { clientId, clientSecret, loginUrl } = config.salesforce;
-    if (!clientId || !clientSecret) {
-      throw new Error(
-        'SALESFORCE_CLIENT_ID and SALESFORCE_CLIENT_SECRET are needed to refresh Salesforce tokens',
-      );
-    }
     if (!tokens.refreshToken) throw new RefreshRejectedError('the installation has no refresh token');
+    let app: Awaited<ReturnType<typeof appCredentials>>;
+    try {
+      app = await appCredentials(config, connections, installation.connectionId);
+    } catch (err) {
+      if (err instanceof ConnectionNotFoundError) {
+        throw new RefreshRejectedError(
+          `the Salesforce connection ${err.connectionId} it was installed through was removed`,
+          'connection_removed',
+        );
+      }
+      throw err;
+    }
     // The org's own My Domain (its instance URL) serves the token endpoint for production and sandboxes alike.
-    const oauth2 = new OAuth2({ loginUrl: installation.instanceUrl ?? loginUrl, clientId, clientSecret });
     let raw: unknown;
     try {
-      raw = await oauth2.refreshToken(tokens.refreshToken);
+      raw = await refreshAccessToken(app, installation.instanceUrl ?? app.loginUrl, tokens.refreshToken);
     } catch (err) {
-      if (err instanceof Error && err.name === 'invalid_grant') {
+      if (err instanceof SalesforceOAuthRefusal && err.error === 'invalid_grant') {
         throw new RefreshRejectedError(
           `Salesforce refused the refresh token: ${err.message}`,
           'invalid_grant',

@@ -4,6 +4,7 @@ import { OAuthStateStore } from '../auth/oauth-state.js';
 import { TokenManager, type TokenRefresher } from '../auth/token-manager.js';
 import type { Config } from '../config.js';
 import type { CrmKind } from '../crm/connector.js';
+import type { ProviderStorage } from '../crm/provider.js';
 import { DecisionLog } from '../decisions/decision-log.js';
 import { InstallationStore } from '../installations/store.js';
 import { Metrics } from '../metrics.js';
@@ -92,7 +93,7 @@ export function createAppContext(config: Config, options: ContextOptions): AppCo
   const runs = new SyncRuns(redis, keys);
   const events = new EventLog(redis, keys);
   let pipelineRef: Pipeline | undefined;
-  const tokens = new TokenManager(installations, redis, tokenRefreshers(config), {
+  const tokens = new TokenManager(installations, redis, tokenRefreshers(config, { redis, keys, box }), {
     onDisconnected: async (installationId, reason) => {
       logger.warn({ installationId, reason }, 'installation disconnected; its jobs stop');
       await installations.clearTokens(installationId);
@@ -173,10 +174,10 @@ export function createAppContext(config: Config, options: ContextOptions): AppCo
 }
 
 /** The token refresher of each CRM whose OAuth app is configured. */
-function tokenRefreshers(config: Config): Partial<Record<CrmKind, TokenRefresher>> {
+function tokenRefreshers(config: Config, storage: ProviderStorage): Partial<Record<CrmKind, TokenRefresher>> {
   const out: Partial<Record<CrmKind, TokenRefresher>> = {};
   for (const provider of providers) {
-    const refresher = provider.tokenRefresher(config);
+    const refresher = provider.tokenRefresher(config, storage);
     if (refresher) out[provider.kind] = refresher;
   }
   return out;

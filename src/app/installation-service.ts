@@ -211,12 +211,16 @@ export class InstallationService {
     timedOut.catch(() => undefined);
     try {
       const outcome = await Promise.race([
-        provider.revoke(this.ctx.config, {
-          installation,
-          tokens,
-          accessToken: this.ctx.tokens.source(installationId),
-          signal,
-        }),
+        provider.revoke(
+          this.ctx.config,
+          {
+            installation,
+            tokens,
+            accessToken: this.ctx.tokens.source(installationId),
+            signal,
+          },
+          { redis: this.ctx.redis, keys: this.ctx.keys, box: this.ctx.box },
+        ),
         timedOut,
       ]);
       return outcome === 'revoked'

@@ -5,6 +5,9 @@ import type { AccessTokenSource, TokenRefresher } from '../auth/token-manager.js
 import type { FieldKey } from '../fields.js';
 import type { Installation, InstallationStore, StoredTokens } from '../installations/store.js';
 import type { Logger } from '../log.js';
+import type { Keys } from '../pipeline/keys.js';
+import type { RedisClient } from '../redis.js';
+import type { SecretBox } from '../util/secretbox.js';
 import type { CrmChange, CrmConnector, ProviderLimits } from './connector.js';
 import type { RequestGate } from './request-gate.js';
 
@@ -33,8 +36,16 @@ export interface ConnectorInput<K extends string, C> {
   urgent: boolean;
 }
 
+/** Redis, its keys and the secret box, for a provider that keeps records of its own (Salesforce connections). */
+export interface ProviderStorage {
+  redis: RedisClient;
+  keys: Keys;
+  box: SecretBox;
+}
+
 /** What a provider's HTTP routes may use of the application. */
 export interface ProviderHost {
+  storage: ProviderStorage;
   states: OAuthStateStore;
   installations: InstallationStore;
   logger: Logger;
@@ -121,8 +132,8 @@ export interface CrmProvider<K extends string, C, H> {
   /** Whether the connector polls for changes, and how often (ms); null when the CRM pushes webhooks. */
   pollIntervalMs(config: ProviderConfig<K, C>): number | null;
   createConnector(input: ConnectorInput<K, C>): CrmConnector;
-  /** Null when no OAuth app is configured (token mode only). */
-  tokenRefresher(config: ProviderConfig<K, C>): TokenRefresher | null;
+  /** Null when no OAuth app can be configured (token mode only). */
+  tokenRefresher(config: ProviderConfig<K, C>, storage: ProviderStorage): TokenRefresher | null;
   /** OAuth install/callback and inbound webhooks, as far as they are configured. */
   routes(config: ProviderConfig<K, C>, host: ProviderHost): Router[];
   /**
@@ -130,7 +141,11 @@ export interface CrmProvider<K extends string, C, H> {
    * said (`already_revoked`: it no longer knew the tokens); throws CrmRevocationError when it could not. Bounded
    * by `signal`.
    */
-  revoke(config: ProviderConfig<K, C>, input: RevokeInput): Promise<'revoked' | 'already_revoked'>;
+  revoke(
+    config: ProviderConfig<K, C>,
+    input: RevokeInput,
+    storage: ProviderStorage,
+  ): Promise<'revoked' | 'already_revoked'>;
   /** The installation of token mode (an access token in the environment), or null when not configured. */
   installFromToken(
     config: ProviderConfig<K, C>,

@@ -51,6 +51,8 @@ export const installationSchema = z.object({
   alertActivity: z.boolean().optional(),
   /** The CRM user who installed the app (OAuth), as the CRM names them. */
   installedBy: z.string().optional(),
+  /** The provider's connection (OAuth app) it was installed through; absent: the deployment's global app. */
+  connectionId: z.string().optional(),
   /** The portal's or org's name (HubSpot hub domain, Salesforce org name), when the CRM said it. */
   accountName: z.string().optional(),
   /**
@@ -99,6 +101,7 @@ export class InstallationStore {
     timeZone?: string;
     installedBy?: string;
     accountName?: string;
+    connectionId?: string;
   }): Promise<Installation> {
     const id = installationId(input.crm, input.externalId);
     const now = new Date().toISOString();
@@ -125,6 +128,8 @@ export class InstallationStore {
     }
     if (input.installedBy) fields.installedBy = input.installedBy.slice(0, 200);
     if (input.accountName) fields.accountName = input.accountName.slice(0, 200);
+    // Written every time (empty: the global app), so a reinstall through another app replaces the old one.
+    fields.connectionId = input.connectionId ?? '';
     // Two commands, not one transaction: the set of ids and each installation's hash lie in different slots on
     // a Redis Cluster. The id goes in first; `list` skips an id whose hash is not there (yet).
     await this.redis.sadd(this.setKey(), id);
@@ -155,6 +160,7 @@ export class InstallationStore {
       allowFixtureWrites: h.allowFixtureWrites === 'true',
       fixtureRefusal: h.fixtureRefusal || undefined,
       installedBy: h.installedBy || undefined,
+      connectionId: h.connectionId || undefined,
       accountName: h.accountName || undefined,
       approvedBy: h.approvedBy || undefined,
       approvedAt: h.approvedAt || undefined,

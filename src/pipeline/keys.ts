@@ -15,7 +15,7 @@ import { createHash } from 'node:crypto';
  * installations: installations/store.ts · per-record link state: pipeline/link-index.ts · runs and sync
  * history: pipeline/runs.ts · links a run made: pipeline/run-links.ts · run caches and report sequence: pipeline/report-reader.ts · events:
  * webhooks/event-log.ts · record locks: pipeline/record-locks.ts · pending slug updates: pipeline/pending-slugs.ts · OAuth state: auth/oauth-state.ts ·
- * refresh locks: auth/token-manager.ts · rate gates: ratelimit/redis-gate.ts · admin sessions and logins:
+ * refresh locks: auth/token-manager.ts · Salesforce connections: connectors/salesforce/connections.ts · rate gates: ratelimit/redis-gate.ts · admin sessions and logins:
  * admin/session-revocations.ts, admin/login-throttle.ts · report requests: requests/request-store.ts ·
  * alerts: alerts/alert-store.ts · decision log: decisions/decision-log.ts. BullMQ builds its own keys under
  * the same prefix.
@@ -55,6 +55,17 @@ export class Keys {
   /** Pattern of every key scoped to one installation (deleted with it). */
   instPattern(id: string): string {
     return `${this.inst(id)}:*`;
+  }
+
+  // ---- Salesforce connections (connectors/salesforce/connections.ts) ----------------------------------
+
+  /** Hash of one Salesforce connection: an External Client App's consumer key, sealed secret, login URL. */
+  salesforceConnection(id: string): string {
+    return `${this.prefix}:salesforce:connection:${id}`;
+  }
+  /** Set of every Salesforce connection id. */
+  salesforceConnections(): string {
+    return `${this.prefix}:salesforce:connections`;
   }
 
   // ---- refresh locks (auth/token-manager.ts) ----------------------------------------------------------

@@ -158,6 +158,7 @@ export function createServerApp(ctx: AppContext, options: ServerOptions = {}): S
   // Each CRM's OAuth install and callback, and its inbound webhooks, as far as they are configured.
   for (const provider of providers) {
     const routers = provider.routes(config, {
+      storage: { redis: ctx.redis, keys: ctx.keys, box: ctx.box },
       states: ctx.states,
       installations: ctx.installations,
       logger: ctx.logger,

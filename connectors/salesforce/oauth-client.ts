@@ -1,0 +1,90 @@
+import { z } from 'zod';
+import { redactSecrets } from '../../src/log.js';
+import type { SalesforceAppCredentials } from './connections.js';
+import { OAUTH_PATHS } from './provider.js';
+
+/**
+ * The two calls to Salesforce's token endpoint (`/services/oauth2/token`, form-encoded): trading an
+ * authorization code and its PKCE verifier for tokens, and refreshing. Each is bounded by a timeout shorter
+ * than the TokenManager's refresh lock, so a refresh cannot outlive the lock and race another process's
+ * refresh with the same (rotating) refresh token. Salesforce refuses with `{error, error_description}`.
+ */
+
+/** Below the TokenManager's 30-second refresh lock. */
+export const TOKEN_CALL_TIMEOUT_MS = 20_000;
+
+const refusalSchema = z.object({ error: z.string().min(1), error_description: z.string().optional() });
+
+/** Salesforce refused the call (`error` is its OAuth error code, e.g. `invalid_grant`). */
+export class SalesforceOAuthRefusal extends Error {
+  readonly code = 'SALESFORCE_OAUTH_REFUSED';
+  constructor(
+    readonly error: string,
+    readonly description: string | undefined,
+    readonly status: number,
+  ) {
+    super(`${error}${description ? `: ${description}` : ''}`);
+    this.name = 'SalesforceOAuthRefusal';
+  }
+}
+
+function tokenUrl(base: string): string {
+  return `${base.replace(/\/+$/, '')}${OAUTH_PATHS.token}`;
+}
+
+async function postToken(base: string, form: Record<string, string>): Promise<unknown> {
+  let res: Response;
+  try {
+    res = await fetch(tokenUrl(base), {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded', Accept: 'application/json' },
+      body: new URLSearchParams(form),
+      signal: AbortSignal.timeout(TOKEN_CALL_TIMEOUT_MS),
+    });
+  } catch (err) {
+    throw new Error(`the Salesforce token endpoint could not be reached: ${redactSecrets(String(err))}`, {
+      cause: err,
+    });
+  }
+  const text = await res.text();
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    body = undefined;
+  }
+  if (res.ok && body !== undefined) return body;
+  const refusal = refusalSchema.safeParse(body);
+  if (refusal.success) {
+    throw new SalesforceOAuthRefusal(refusal.data.error, refusal.data.error_description, res.status);
+  }
+  throw new Error(`the Salesforce token endpoint answered ${res.status} without an OAuth body`);
+}
+
+export function exchangeAuthorizationCode(
+  app: SalesforceAppCredentials,
+  input: { code: string; codeVerifier: string; redirectUri: string },
+): Promise<unknown> {
+  return postToken(app.loginUrl, {
+    grant_type: 'authorization_code',
+    code: input.code,
+    code_verifier: input.codeVerifier,
+    redirect_uri: input.redirectUri,
+    client_id: app.clientId,
+    client_secret: app.clientSecret,
+  });
+}
+
+/** `base`: the org's own My Domain (its instance URL), which serves production and sandboxes alike. */
+export function refreshAccessToken(
+  app: SalesforceAppCredentials,
+  base: string,
+  refreshToken: string,
+): Promise<unknown> {
+  return postToken(base, {
+    grant_type: 'refresh_token',
+    refresh_token: refreshToken,
+    client_id: app.clientId,
+    client_secret: app.clientSecret,
+  });
+}
