@@ -26,6 +26,11 @@ export interface LocalSalesforceOptions {
   callbackUrls?: string[];
   /** The connected app's "Require PKCE" (default true). */
   requirePkce?: boolean;
+  /**
+   * Refresh token rotation (default true): each refresh answers a new refresh token and spends the old one; a
+   * spent one presented again revokes its whole chain (the current refresh token and its access tokens).
+   */
+  rotateRefreshTokens?: boolean;
   /** Rows per query batch; Salesforce's default is 2,000. */
   queryPageSize?: number;
   /** `Organization.IsSandbox`: a sandbox unless a test asks for a production org. */
@@ -261,8 +266,16 @@ export class LocalOrg {
   private readonly assignments: { id: string; assigneeId: string; permissionSetId: string }[] = [];
   private readonly users: { Id: string; Username: string; Name: string }[];
 
-  private readonly accessTokens = new Map<string, { userId: string; issuedAt: number; expired: boolean }>();
-  private readonly refreshTokens = new Map<string, { userId: string; revoked: boolean }>();
+  /** `chain`: the refresh token chain (one per consent) an access token was issued from, if any. */
+  private readonly accessTokens = new Map<
+    string,
+    { userId: string; issuedAt: number; expired: boolean; chain?: string }
+  >();
+  /** `spent`: replaced under rotation. Every refresh token of one consent shares its `chain`. */
+  private readonly refreshTokens = new Map<
+    string,
+    { userId: string; revoked: boolean; spent: boolean; chain: string }
+  >();
   private readonly authCodes = new Map<
     string,
     {
@@ -296,6 +309,7 @@ export class LocalOrg {
       clientId: options.clientId ?? 'local-client-id',
       clientSecret: options.clientSecret ?? 'local-client-secret',
       requirePkce: options.requirePkce ?? true,
+      rotateRefreshTokens: options.rotateRefreshTokens ?? true,
       queryPageSize: options.queryPageSize ?? 2000,
       dailyApiLimit: options.dailyApiLimit ?? 100_000,
       fieldLevelSecurity: options.fieldLevelSecurity ?? true,
@@ -412,7 +426,10 @@ export class LocalOrg {
     return code;
   }
 
-  /** Single use: the code is gone after this call whatever the outcome, as Salesforce does. */
+  /**
+   * Single use: the code is gone after this call whatever the outcome, as Salesforce does. The verifier must be
+   * RFC 7636's: 43 to 128 characters of `A-Z a-z 0-9 - . _ ~`.
+   */
   redeemAuthCode(
     code: string,
     redirectUri: string,
@@ -426,28 +443,54 @@ export class LocalOrg {
       throw new OAuthError('invalid_grant', 'redirect_uri must match configuration');
     if (entry.challenge !== null) {
       if (!verifier) throw new OAuthError('invalid_grant', 'code verifier is missing');
+      if (!/^[A-Za-z0-9\-._~]{43,128}$/.test(verifier))
+        throw new OAuthError('invalid_grant', 'invalid code verifier');
       const computed = createHash('sha256').update(verifier).digest('base64url');
       if (computed !== entry.challenge) throw new OAuthError('invalid_grant', 'invalid code verifier');
     }
     return { userId: entry.userId, scope: entry.scope };
   }
 
-  issueAccessToken(userId = this.integrationUserId): string {
+  issueAccessToken(userId = this.integrationUserId, chain?: string): string {
     const token = `${this.orgId}!${randomBytes(30).toString('base64url')}`;
-    this.accessTokens.set(token, { userId, issuedAt: this.now(), expired: false });
+    this.accessTokens.set(token, {
+      userId,
+      issuedAt: this.now(),
+      expired: false,
+      ...(chain ? { chain } : {}),
+    });
     return token;
   }
 
-  issueRefreshToken(userId: string): string {
+  /** A refresh token starting a new chain (a consent), or continuing `chain` (a rotation). */
+  issueRefreshToken(userId: string, chain = randomBytes(8).toString('hex')): string {
     const token = `5Aep${randomBytes(40).toString('base64url')}`;
-    this.refreshTokens.set(token, { userId, revoked: false });
+    this.refreshTokens.set(token, { userId, revoked: false, spent: false, chain });
     return token;
   }
 
-  refresh(refreshToken: string): string {
+  /**
+   * The refresh grant: a new access token and, under rotation, a new refresh token (the old one spent). A spent
+   * refresh token presented again revokes its chain, as Salesforce's refresh token rotation does on reuse.
+   */
+  refresh(refreshToken: string): { accessToken: string; refreshToken?: string; userId: string } {
     const entry = this.refreshTokens.get(refreshToken);
+    if (entry?.spent) this.revokeChain(entry.chain);
     if (!entry || entry.revoked) throw new OAuthError('invalid_grant', 'expired access/refresh token');
-    return this.issueAccessToken(entry.userId);
+    const accessToken = this.issueAccessToken(entry.userId, entry.chain);
+    if (!this.options.rotateRefreshTokens) return { accessToken, userId: entry.userId };
+    entry.spent = true;
+    entry.revoked = true;
+    return {
+      accessToken,
+      refreshToken: this.issueRefreshToken(entry.userId, entry.chain),
+      userId: entry.userId,
+    };
+  }
+
+  private revokeChain(chain: string): void {
+    for (const entry of this.refreshTokens.values()) if (entry.chain === chain) entry.revoked = true;
+    for (const entry of this.accessTokens.values()) if (entry.chain === chain) entry.expired = true;
   }
 
   /** The user behind a token, or null when Salesforce would answer INVALID_SESSION_ID. */

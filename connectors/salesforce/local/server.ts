@@ -34,6 +34,22 @@ export interface ListeningLocalSalesforce {
 
 const VERSION = /^v\d{2,3}\.0$/;
 
+/**
+ * The API versions the stand-in serves, as an org on the Winter '27 release does: 31.0 up to 68.0. Salesforce
+ * retired 21.0-30.0 in Summer '25 (REST answers 410 GONE, SOAP 500 UNSUPPORTED_API_VERSION); a version newer
+ * than the org's release is a resource that does not exist (404 NOT_FOUND).
+ */
+export const SERVED_API_VERSIONS = { oldest: 31, newest: 68 } as const;
+
+type VersionVerdict = 'served' | 'retired' | 'unknown';
+
+function versionVerdict(version: string): VersionVerdict {
+  if (!VERSION.test(version)) return 'unknown';
+  const major = Number.parseInt(version.slice(1), 10);
+  if (major > SERVED_API_VERSIONS.newest) return 'unknown';
+  return major < SERVED_API_VERSIONS.oldest ? 'retired' : 'served';
+}
+
 function bearer(req: Request): string | undefined {
   const h = req.headers.authorization;
   return h?.startsWith('Bearer ') ? h.slice(7) : undefined;
@@ -272,6 +288,10 @@ export class LocalSalesforce {
       } else if (org.options.requirePkce && !challenge) {
         back.searchParams.set('error', 'invalid_request');
         back.searchParams.set('error_description', 'missing required code challenge');
+      } else if (challenge && (q('code_challenge_method') ?? 'S256') !== 'S256') {
+        // The stand-in verifies S256 challenges only.
+        back.searchParams.set('error', 'invalid_request');
+        back.searchParams.set('error_description', 'unsupported code challenge method');
       } else if (org.consent === 'deny') {
         back.searchParams.set('error', 'access_denied');
         back.searchParams.set('error_description', 'end-user denied authorization');
@@ -331,10 +351,11 @@ export class LocalSalesforce {
           return;
         }
         if (body.grant_type === 'refresh_token') {
-          const accessToken = org.refresh(body.refresh_token ?? '');
-          const id = `${base}/id/${org.orgId}/${org.sessionUser(accessToken)}`;
+          const fresh = org.refresh(body.refresh_token ?? '');
+          const id = `${base}/id/${org.orgId}/${fresh.userId}`;
           res.json({
-            access_token: accessToken,
+            access_token: fresh.accessToken,
+            ...(fresh.refreshToken ? { refresh_token: fresh.refreshToken } : {}),
             signature: createHmac('sha256', org.clientSecret)
               .update(id + issuedAt)
               .digest('base64'),
@@ -399,7 +420,12 @@ export class LocalSalesforce {
     const org = this.org;
     org.count(route);
     const version = req.params.version;
-    if (typeof version !== 'string' || !VERSION.test(version)) {
+    const verdict = typeof version === 'string' ? versionVerdict(version) : 'unknown';
+    if (verdict === 'retired') {
+      sfError(res, 410, 'GONE', `API version ${String(version).slice(1)} is retired and no longer available`);
+      return null;
+    }
+    if (verdict !== 'served' || typeof version !== 'string') {
       sfError(res, 404, 'NOT_FOUND', 'The requested resource does not exist');
       return null;
     }
@@ -690,7 +716,15 @@ export class LocalSalesforce {
         return fault(500, 'INVALID_XML', err instanceof Error ? err.message : 'unreadable envelope');
       }
       org.count(`soap.${call.method || 'unknown'}`);
-      if (VERSION.test(`v${req.params.version}`)) org.versionsSeen.add(`v${req.params.version}`);
+      const version = `v${req.params.version}`;
+      if (versionVerdict(version) !== 'served') {
+        return fault(
+          500,
+          'UNSUPPORTED_API_VERSION',
+          `UNSUPPORTED_API_VERSION: Invalid Api version specified on URL`,
+        );
+      }
+      org.versionsSeen.add(version);
       const userId = org.sessionUser(call.sessionId);
       if (!userId || org.takeFault('sessionExpired')) {
         return fault(500, 'INVALID_SESSION_ID', 'Invalid Session ID found in SessionHeader: Illegal Session');
