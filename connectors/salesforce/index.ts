@@ -1,5 +1,6 @@
 import type { CrmProvider, ProviderStorage } from '../../src/crm/provider.js';
 import { readSalesforceConfig, type SalesforceConfig, salesforceEnvSchema } from './config.js';
+import { salesforceConnectionRoutes } from './connection-routes.js';
 import { SalesforceConnectionStore } from './connections.js';
 import { createSalesforceConnector } from './connector.js';
 import type { LocalSalesforce } from './local/server.js';
@@ -61,6 +62,7 @@ export const salesforceProvider: CrmProvider<typeof SALESFORCE_PROVIDER, Salesfo
         onInstalled: (installation) => host.installed(installation),
       }),
     ],
+    adminApi: (config, storage) => salesforceConnectionRoutes(config, connectionStore(storage)),
     revoke: (config, input, storage) => revokeSalesforceInstall(config, input, connectionStore(storage)),
     installFromToken: ensureSalesforceTokenInstallation,
     writeManifests: writeSalesforceManifests,

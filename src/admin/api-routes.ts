@@ -1,6 +1,7 @@
 import express, { type NextFunction, type Request, type Response, Router } from 'express';
 import type { z } from 'zod';
 import type { AppContext } from '../app/context.js';
+import { providers } from '../providers.js';
 import type { AdminActions } from './admin-actions.js';
 import { decisionsCsv, reviewCsv } from './csv.js';
 import { AdminRequestError, badRequest, installationNotFound } from './errors.js';
@@ -68,6 +69,9 @@ import { readMultipartBody, readUploadForm } from './uploads.js';
  * POST   /admin/api/installations/:id/sync            body {full?: boolean}
  *        -> 202 {runId, kind: "full" | "incremental"}; 409 when the installation is not connected.
  * GET    /admin/api/installations/:id/runs            -> {runs: [RunSummary]} (newest first, up to 20)
+ * GET|POST /admin/api/salesforce/connections, DELETE /admin/api/salesforce/connections/:id
+ *        -> Salesforce connections (an External Client App per org or group of orgs) and their install links;
+ *        see connectors/salesforce/connection-routes.ts.
  * GET    /admin/api/events?limit=50  (1-500)
  *        -> {events: [{id, source, type, slug, receivedAt, outcome, detail}]}, newest first
  * POST   /admin/api/installations/:id/approve         -> {approved, runId}: a pending OAuth installation is let in
@@ -286,6 +290,10 @@ export function adminApiRouter({ ctx, guard, actions, overview }: ApiRouteDeps):
     const { limit } = parse(eventsQuerySchema, req.query, 'The query');
     res.json({ events: await ctx.events.recent(limit) });
   });
+
+  // Each CRM's own admin routes (Salesforce connections: connectors/salesforce/connection-routes.ts).
+  const storage = { redis: ctx.redis, keys: ctx.keys, box: ctx.box };
+  for (const provider of providers) if (provider.adminApi) router.use(provider.adminApi(ctx.config, storage));
 
   router.use((req, res) => {
     res

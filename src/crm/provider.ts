@@ -136,6 +136,8 @@ export interface CrmProvider<K extends string, C, H> {
   tokenRefresher(config: ProviderConfig<K, C>, storage: ProviderStorage): TokenRefresher | null;
   /** OAuth install/callback and inbound webhooks, as far as they are configured. */
   routes(config: ProviderConfig<K, C>, host: ProviderHost): Router[];
+  /** Routes the provider adds to the admin JSON API (/admin/api), behind its authentication and CSRF check. */
+  adminApi?(config: ProviderConfig<K, C>, storage: ProviderStorage): Router;
   /**
    * Ends an OAuth installation's authorisation in the CRM, called when it is removed. Resolves with what the CRM
    * said (`already_revoked`: it no longer knew the tokens); throws CrmRevocationError when it could not. Bounded
