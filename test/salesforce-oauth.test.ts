@@ -147,7 +147,9 @@ describe('install', () => {
     expect(cookie).toContain('; HttpOnly');
     expect(cookie).toContain('; SameSite=Lax');
     const verifier = states.consume('salesforce', state, cookie.split(';')[0])!.codeVerifier!;
-    expect(verifier.length).toBeGreaterThanOrEqual(43);
+    // RFC 7636: 43 to 128 characters of the unreserved set, and the method named.
+    expect(verifier).toMatch(/^[A-Za-z0-9\-._~]{43,128}$/);
+    expect(url.searchParams.get('code_challenge_method')).toBe('S256');
     expect(url.searchParams.get('code_challenge')).toBe(
       createHash('sha256').update(verifier).digest('base64url'),
     );

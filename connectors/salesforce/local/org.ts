@@ -20,6 +20,8 @@ import {
  */
 
 export interface LocalSalesforceOptions {
+  /** The org's id (default the first id of its own sequence): tests with several orgs give each its own. */
+  orgId?: string;
   clientId?: string;
   clientSecret?: string;
   /** When set, `redirect_uri` must be one of these (a connected app's callback URLs). */
@@ -251,7 +253,9 @@ export class LocalOrg {
   integrationUserAccess: IntegrationUserAccess;
   readonly integrationUserId: string;
   readonly personUserId: string;
-  readonly options: Required<Omit<LocalSalesforceOptions, 'callbackUrls' | 'accessTokenTtlMs' | 'now'>> &
+  readonly options: Required<
+    Omit<LocalSalesforceOptions, 'orgId' | 'callbackUrls' | 'accessTokenTtlMs' | 'now'>
+  > &
     Pick<LocalSalesforceOptions, 'callbackUrls' | 'accessTokenTtlMs'>;
   readonly now: () => number;
 
@@ -330,7 +334,8 @@ export class LocalOrg {
     this.now = options.now ?? Date.now;
     this.apiLimit = this.options.dailyApiLimit;
     this.random = seededRandom(this.options.seed);
-    this.orgId = this.ids.next(KEY_PREFIX.organization);
+    const ownId = this.ids.next(KEY_PREFIX.organization);
+    this.orgId = options.orgId ?? ownId;
     this.isSandbox = this.options.isSandbox;
     this.countryPicklists = this.options.countryPicklists;
     this.accountSharing = this.options.accountSharing;
