@@ -45,8 +45,9 @@ describe('committed Salesforce manifests', () => {
 
   it('are well-formed XML, every one', async () => {
     const xmlFiles = (await listFiles(COMMITTED)).filter((p) => p.endsWith('.xml'));
-    // Fields, the permission set, the External Client App and its two OAuth settings, package.xml.
-    expect(xmlFiles.length).toBe(FIELDS.length + 5);
+    // Fields, the permission set, the External Client App, its two OAuth settings and its OAuth policies,
+    // package.xml.
+    expect(xmlFiles.length).toBe(FIELDS.length + 6);
     for (const path of xmlFiles) {
       expect(XMLValidator.validate(await readFile(join(COMMITTED, path), 'utf8')), path).toBe(true);
     }
@@ -55,7 +56,7 @@ describe('committed Salesforce manifests', () => {
   it('declare every field with the type the Metadata API calls use', async () => {
     for (const field of FIELDS) {
       const xml = await readFile(
-        join(COMMITTED, `force-app/main/default/objects/Account/fields/${field.salesforce}.field-meta.xml`),
+        join(COMMITTED, `unpackaged/main/default/objects/Account/fields/${field.salesforce}.field-meta.xml`),
         'utf8',
       );
       const doc = parser.parse(xml).CustomField;
@@ -69,7 +70,7 @@ describe('committed Salesforce manifests', () => {
     }
     const score = parser.parse(
       await readFile(
-        join(COMMITTED, 'force-app/main/default/objects/Account/fields/Report_Score__c.field-meta.xml'),
+        join(COMMITTED, 'unpackaged/main/default/objects/Account/fields/Report_Score__c.field-meta.xml'),
         'utf8',
       ),
     );
@@ -78,7 +79,7 @@ describe('committed Salesforce manifests', () => {
 
   it('grant read and edit on every field in the permission set', async () => {
     const xml = await readFile(
-      join(COMMITTED, 'force-app/main/default/permissionsets/Report_Connector.permissionset-meta.xml'),
+      join(COMMITTED, 'unpackaged/main/default/permissionsets/Report_Connector.permissionset-meta.xml'),
       'utf8',
     );
     const ps = parser.parse(xml).PermissionSet;
@@ -91,12 +92,15 @@ describe('committed Salesforce manifests', () => {
   it('hold an External Client App for the PKCE web server flow, and no connected app', async () => {
     const files = await listFiles(COMMITTED);
     expect(files.filter((f) => /connectedApp/i.test(f))).toEqual([]);
-    const read = async (path: string) =>
-      parser.parse(await readFile(join(COMMITTED, 'force-app/main/default', path), 'utf8'));
-    const app = (await read('externalClientApps/Report_Connector.eca-meta.xml')).ExternalClientApplication;
-    expect(app).toMatchObject({ label: 'Report Connector', distributionState: 'Local' });
+    const read = async (path: string) => parser.parse(await readFile(join(COMMITTED, path), 'utf8'));
+    const app = (await read('app/main/default/externalClientApps/Report_Connector.eca-meta.xml'))
+      .ExternalClientApplication;
+    // Packaged: one app, in a managed package, for every org that installs it.
+    expect(app).toMatchObject({ label: 'Report Connector', distributionState: 'Packaged' });
     const global = (
-      await read('extlClntAppGlobalOauthSets/Report_Connector_Global_OAuth.ecaGlblOauth-meta.xml')
+      await read(
+        'app-owner/main/default/extlClntAppGlobalOauthSets/Report_Connector_Global_OAuth.ecaGlblOauth-meta.xml',
+      )
     ).ExtlClntAppGlobalOauthSettings;
     expect(global).toMatchObject({
       callbackUrl: 'https://report-connector.example.com/oauth/salesforce/callback',
@@ -106,8 +110,9 @@ describe('committed Salesforce manifests', () => {
     // Salesforce generates the consumer key and secret; they never go into source control.
     expect(global.consumerKey).toBeUndefined();
     expect(global.consumerSecret).toBeUndefined();
-    const oauth = (await read('extlClntAppOauthSettings/Report_Connector_OAuth.ecaOauth-meta.xml'))
-      .ExtlClntAppOauthSettings;
+    const oauth = (
+      await read('app/main/default/extlClntAppOauthSettings/Report_Connector_OAuth.ecaOauth-meta.xml')
+    ).ExtlClntAppOauthSettings;
     expect(oauth.externalClientApplication).toBe('Report_Connector');
     expect(String(oauth.commaSeparatedOauthScopes).split(/,\s*/)).toEqual(['Api', 'RefreshToken']);
   });
@@ -123,8 +128,51 @@ describe('committed Salesforce manifests', () => {
     expect(byType.ExternalClientApplication).toEqual(['Report_Connector']);
     expect(byType.ExtlClntAppOauthSettings).toEqual(['Report_Connector_OAuth']);
     expect(byType.ExtlClntAppGlobalOauthSettings).toEqual(['Report_Connector_Global_OAuth']);
+    expect(byType.ExtlClntAppOauthConfigurablePolicies).toEqual(['Report_Connector_OAuth_Policies']);
     const project = JSON.parse(await readFile(join(COMMITTED, 'sfdx-project.json'), 'utf8'));
     expect(project.sourceApiVersion).toBe(pkg.version);
+    expect(pkg.version).toBe('68.0');
+  });
+
+  it('ship OAuth policies with refresh token rotation, an idle limit and an IP policy', async () => {
+    const xml = await readFile(
+      join(
+        COMMITTED,
+        'app/main/default/extlClntAppOauthPolicies/Report_Connector_OAuth_Policies.ecaOauthPlcy-meta.xml',
+      ),
+      'utf8',
+    );
+    expect(parser.parse(xml).ExtlClntAppOauthConfigurablePolicies).toEqual({
+      '@_xmlns': 'http://soap.sforce.com/2006/04/metadata',
+      externalClientApplication: 'Report_Connector',
+      label: 'Report_Connector_OAuth_Policies',
+      isRefreshTokenRotationEnabled: 'true',
+      // Expire a refresh token after 30 days without use.
+      refreshTokenPolicyType: 'SpecificInactivity',
+      refreshTokenValidityPeriod: '30',
+      refreshTokenValidityUnit: 'Days',
+      // The org's IP restrictions hold for the app's sessions.
+      ipRelaxationPolicyType: 'Enforce',
+      permittedUsersPolicyType: 'AllSelfAuthorized',
+    });
+  });
+
+  it('lay the project out as a managed package holding the app only, the fields outside it', async () => {
+    const project = JSON.parse(await readFile(join(COMMITTED, 'sfdx-project.json'), 'utf8'));
+    expect(project.packageDirectories).toEqual([
+      expect.objectContaining({ path: 'app', package: 'Report Connector', default: true }),
+      { path: 'app-owner', default: false },
+      { path: 'unpackaged', default: false },
+    ]);
+    const files = await listFiles(COMMITTED);
+    // Nothing of the fields or the permission set is in the package directory, so no namespace reaches them.
+    expect(files.filter((f) => f.startsWith('app/') && /objects|permissionsets/.test(f))).toEqual([]);
+    expect(files.filter((f) => f.startsWith('app/') && /GlobalOauth/.test(f))).toEqual([]);
+    for (const field of FIELDS) {
+      expect(files).toContain(
+        `unpackaged/main/default/objects/Account/fields/${field.salesforce}.field-meta.xml`,
+      );
+    }
   });
 });
 
@@ -137,7 +185,7 @@ describe('writeSalesforceManifests', () => {
       const xml = await readFile(
         join(
           dir,
-          'force-app/main/default/extlClntAppGlobalOauthSets/Report_Connector_Global_OAuth.ecaGlblOauth-meta.xml',
+          'app-owner/main/default/extlClntAppGlobalOauthSets/Report_Connector_Global_OAuth.ecaGlblOauth-meta.xml',
         ),
         'utf8',
       );
@@ -164,7 +212,10 @@ describe('the SFDX project as @salesforce/source-deploy-retrieve reads it', () =
     const dir = await mkdtemp(join(tmpdir(), 'sf-sdr-'));
     try {
       await writeSalesforceManifests(join(dir, 'project'), PLACEHOLDER_APP_URL);
-      const components = ComponentSet.fromSource(join(dir, 'project', 'force-app'));
+      const project = join(dir, 'project');
+      const components = ComponentSet.fromSource({
+        fsPaths: ['app', 'app-owner', 'unpackaged'].map((d) => join(project, d)),
+      });
       const sdrPackage = parser.parse(await components.getPackageXml()).Package;
       const ours = parser.parse(await readFile(join(dir, 'project', 'manifest/package.xml'), 'utf8')).Package;
       expect(memberSets(sdrPackage.types)).toEqual(memberSets(ours.types));
@@ -180,6 +231,7 @@ describe('the SFDX project as @salesforce/source-deploy-retrieve reads it', () =
           'package.xml',
           'externalClientApps/Report_Connector.eca',
           'extlClntAppOauthSettings/Report_Connector_OAuth.ecaOauth',
+          'extlClntAppOauthPolicies/Report_Connector_OAuth_Policies.ecaOauthPlcy',
           'extlClntAppGlobalOauthSets/Report_Connector_Global_OAuth.ecaGlblOauth',
           'objects/Account.object',
           'permissionsets/Report_Connector.permissionset',
@@ -199,13 +251,40 @@ describe('the SFDX project as @salesforce/source-deploy-retrieve reads it', () =
     }
   });
 
+  it('converts the package directory alone: the External Client App, its OAuth settings and policies', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'sf-sdr-'));
+    try {
+      await writeSalesforceManifests(join(dir, 'project'), PLACEHOLDER_APP_URL);
+      const components = ComponentSet.fromSource(join(dir, 'project', 'app'));
+      const pkg = parser.parse(await components.getPackageXml()).Package;
+      expect(memberSets(pkg.types)).toEqual({
+        ExternalClientApplication: ['Report_Connector'],
+        ExtlClntAppOauthConfigurablePolicies: ['Report_Connector_OAuth_Policies'],
+        ExtlClntAppOauthSettings: ['Report_Connector_OAuth'],
+      });
+      const converted = await new MetadataConverter().convert(components, 'metadata', {
+        type: 'directory',
+        outputDirectory: join(dir, 'mdapi'),
+        genUniqueDir: false,
+      });
+      expect(await listFiles(converted.packagePath!)).toEqual([
+        'externalClientApps/Report_Connector.eca',
+        'extlClntAppOauthPolicies/Report_Connector_OAuth_Policies.ecaOauthPlcy',
+        'extlClntAppOauthSettings/Report_Connector_OAuth.ecaOauth',
+        'package.xml',
+      ]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it('refuses a file it does not recognise, so the check above can fail', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'sf-sdr-'));
     try {
       await writeSalesforceManifests(dir, PLACEHOLDER_APP_URL);
-      await mkdir(join(dir, 'force-app/main/default/widgets'), { recursive: true });
-      await writeFile(join(dir, 'force-app/main/default/widgets/W.widget-meta.xml'), '<Widget/>\n', 'utf8');
-      expect(() => ComponentSet.fromSource(join(dir, 'force-app'))).toThrow(/infer a metadata type/);
+      await mkdir(join(dir, 'app/main/default/widgets'), { recursive: true });
+      await writeFile(join(dir, 'app/main/default/widgets/W.widget-meta.xml'), '<Widget/>\n', 'utf8');
+      expect(() => ComponentSet.fromSource(join(dir, 'app'))).toThrow(/infer a metadata type/);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

@@ -72,11 +72,48 @@ export const EXTERNAL_CLIENT_APP = {
   label: 'Report Connector',
   description: 'Links Accounts to published reports and writes their scores.',
   contactEmail: 'connector-admin@example.com',
-  /** Only the org it is deployed to may use it; a packaged app would be `Packaged`. */
-  distributionState: 'Local',
+  /**
+   * `Packaged`: the app ships in a second-generation managed package that every customer org installs, so one
+   * consumer key serves them all (a `Local` app works only in the org that created it).
+   */
+  distributionState: 'Packaged',
+  /** fullName of the OAuth policies (what an admin of an org using the app may tighten). */
+  oauthPoliciesName: 'Report_Connector_OAuth_Policies',
   /** OAuth scope names as the metadata writes them (the OAuth scope strings are `api refresh_token`). */
   scopes: ['Api', 'RefreshToken'],
 } as const;
+
+/**
+ * The OAuth policies the app ships with (ExtlClntAppOauthConfigurablePolicies), as Salesforce asks of apps used
+ * by customer orgs: refresh token rotation on (the TokenManager keeps the newest refresh token; its lock stops
+ * two processes from spending one), refresh tokens expiring after 30 days unused (every poll refreshes long
+ * before), the org's IP restrictions enforced, and any user of the org allowed to authorise it (the installing
+ * admin; orgs may narrow this to a permission set).
+ */
+export const OAUTH_POLICIES = {
+  refreshTokenRotation: true,
+  refreshTokenPolicyType: 'SpecificInactivity',
+  refreshTokenValidityPeriod: 30,
+  refreshTokenValidityUnit: 'Days',
+  ipRelaxationPolicyType: 'Enforce',
+  permittedUsersPolicyType: 'AllSelfAuthorized',
+} as const;
+
+/**
+ * The SFDX project's directories: `app` is the managed package (the External Client App only, so nothing of
+ * it needs the package's namespace), `app-owner` the app's global OAuth settings for the org that owns it (never
+ * packaged: Salesforce keeps consumer credentials out of packages), `unpackaged` the Account fields and the
+ * permission set, deployed as they are (or created by the connector at install), so CONTRACT's field names
+ * (`Report_Score__c`, ...) never carry a namespace prefix.
+ */
+export const SFDX_DIRECTORIES = {
+  app: 'app',
+  owner: 'app-owner',
+  unpackaged: 'unpackaged',
+} as const;
+
+/** The package the `app` directory becomes (`sf package create --name`). */
+export const PACKAGE_NAME = 'Report Connector';
 
 /** `errorCode` / `statusCode` values the connector branches on. */
 export const ERROR_CODES = {
