@@ -11,6 +11,7 @@ import { createLocalSalesforce, type LocalSalesforce } from '../connectors/sales
 import { createSalesforceOAuthRouter } from '../connectors/salesforce/oauth-routes.js';
 import { revokeSalesforceInstall } from '../connectors/salesforce/revoke.js';
 import { createSalesforceTokenRefresher } from '../connectors/salesforce/token-refresher.js';
+import { connectionOf } from '../src/admin/overview.js';
 import { OAuthStateStore } from '../src/auth/oauth-state.js';
 import { TokenManager } from '../src/auth/token-manager.js';
 import type { Config } from '../src/config.js';
@@ -245,6 +246,16 @@ describe('Salesforce connections', () => {
     await expect(manager.refresh(inst.id, stale)).rejects.toBeInstanceOf(CrmDisconnectedError);
     expect((await store.get(inst.id))?.status).toBe('disconnected');
     expect((await store.get(inst.id))?.statusReason).toMatch(/connection_removed/);
+  });
+
+  it("offers to reconnect a disconnected installation through its own connection's link", async () => {
+    const a = orgs[0]!;
+    const ca = await createConnection(a, 'Org A');
+    await installThrough(ca.installLink, a);
+    const [inst] = (await store.list()) as [Installation];
+    await store.setStatus(inst.id, 'disconnected', 'refused');
+    const view = connectionOf((await store.get(inst.id))!);
+    expect(view.reconnectUrl).toBe(`/oauth/salesforce/install?connection=${ca.connection.id}`);
   });
 
   it('revokes at the org it was installed in', async () => {

@@ -228,7 +228,7 @@ export class AdminOverview {
   }
 }
 
-function connectionOf(installation: Installation): ConnectionView {
+export function connectionOf(installation: Installation): ConnectionView {
   const reason = installation.statusReason ?? null;
   if (!isLetIn(installation)) {
     return { state: 'pending', reason, reconnectUrl: null, reconnectHint: null };
@@ -240,7 +240,10 @@ function connectionOf(installation: Installation): ConnectionView {
     return {
       state: 'disconnected',
       reason,
-      reconnectUrl: providerFor(installation.crm).installPath,
+      // Through the same OAuth app (connection) it was installed with, when it names one.
+      reconnectUrl: installation.connectionId
+        ? `${providerFor(installation.crm).installPath}?connection=${encodeURIComponent(installation.connectionId)}`
+        : providerFor(installation.crm).installPath,
       reconnectHint: null,
     };
   }
