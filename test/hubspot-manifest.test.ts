@@ -13,9 +13,11 @@ import { validateUid } from '@hubspot/project-parsing-lib/uid';
 import { describe, expect, it } from 'vitest';
 import {
   HUBSPOT_MANIFEST_PLACEHOLDER_APP_URL,
+  hubspotPlatformVersionFrom,
   hubspotProjectFiles,
   writeHubSpotManifests,
 } from '../connectors/hubspot/manifest.js';
+import { HUBSPOT_PLATFORM_VERSIONS } from '../connectors/hubspot/provider.js';
 import { FIELDS, MATCH_STATUSES } from '../src/fields.js';
 
 const COMMITTED = join(import.meta.dirname, '..', 'manifests', 'hubspot');
@@ -60,7 +62,7 @@ describe('HubSpot project manifests', () => {
     const appUrl = 'https://crm.acme.test';
     const generated = hubspotProjectFiles({ appUrl: `${appUrl}/` });
     const project = JSON.parse(generated['hsproject.json']!);
-    expect(project).toEqual({ name: 'report-connector', srcDir: 'src', platformVersion: '2026.03' });
+    expect(project).toEqual({ name: 'report-connector', srcDir: 'src', platformVersion: '2026.09' });
 
     const app = JSON.parse(generated['src/app/app-hsmeta.json']!);
     expect(app.type).toBe('app');
@@ -70,7 +72,6 @@ describe('HubSpot project manifests', () => {
       'oauth',
       'crm.objects.companies.read',
       'crm.objects.companies.write',
-      'crm.schemas.companies.read',
       'crm.schemas.companies.write',
     ]);
     expect(app.config.permittedUrls.fetch).toEqual([appUrl]);
@@ -154,6 +155,36 @@ describe('the HubSpot project as @hubspot/project-parsing-lib reads it', () => {
     for (const [type, component] of Object.entries(metadata.components)) {
       if (component.maxCount !== null) expect(component.count, type).toBeLessThanOrEqual(component.maxCount);
     }
+  });
+
+  it.each(HUBSPOT_PLATFORM_VERSIONS)(
+    'parses the project written for platform %s (HUBSPOT_PLATFORM_VERSION)',
+    async (version) => {
+      const dir = await mkdtemp(join(tmpdir(), 'hs-version-'));
+      try {
+        await writeHubSpotManifests(dir, 'https://crm.acme.test', { HUBSPOT_PLATFORM_VERSION: version });
+        const files = Object.fromEntries(
+          await Promise.all(
+            Object.keys(hubspotProjectFiles({ appUrl: 'https://crm.acme.test' })).map(
+              async (relative) => [relative, await readFile(join(dir, relative), 'utf8')] as const,
+            ),
+          ),
+        );
+        const { config, nodes } = await parse(files);
+        expect(config.platformVersion).toBe(version);
+        expect(isKnownPlatformVersion(config.platformVersion)).toBe(true);
+        for (const [uid, node] of Object.entries(nodes)) expect(node.localDev.parsingErrors, uid).toEqual([]);
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
+    },
+  );
+
+  it('refuses a platform version the generator does not write', () => {
+    expect(() => hubspotPlatformVersionFrom({ HUBSPOT_PLATFORM_VERSION: '2025.2' })).toThrow(
+      /2026.09 or 2026.03/,
+    );
+    expect(hubspotPlatformVersionFrom({})).toBe('2026.09');
   });
 
   it('tells a broken component file apart, so the check above can fail', async () => {

@@ -128,7 +128,7 @@ describe('GET /oauth/hubspot/install', () => {
     expect(url.searchParams.get('client_id')).toBe(LOCAL_HUBSPOT_CLIENT_ID);
     expect(url.searchParams.get('redirect_uri')).toBe(`${app.base}/oauth/hubspot/callback`);
     expect(url.searchParams.get('scope')).toBe(
-      'oauth crm.objects.companies.read crm.objects.companies.write crm.schemas.companies.read crm.schemas.companies.write',
+      'oauth crm.objects.companies.read crm.objects.companies.write crm.schemas.companies.write',
     );
     expect(location).toContain('scope=oauth%20crm.objects.companies.read%20');
     expect(url.searchParams.get('state')).toMatch(/^[\w-]+\.hubspot\.[\w-]+$/);

@@ -1,13 +1,20 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { UsageError } from '../../src/cli/errors.js';
 import { fieldByKey } from '../../src/fields.js';
 import { hubspotPropertyDefinitions, hubspotPropertyGroup } from './field-types.js';
 import { HUBSPOT_CALLBACK_PATH } from './oauth-routes.js';
-import { HUBSPOT_NOTE_SCOPES, HUBSPOT_PLATFORM_VERSION, HUBSPOT_SCOPES } from './provider.js';
+import {
+  HUBSPOT_NOTE_SCOPES,
+  HUBSPOT_PLATFORM_VERSION,
+  HUBSPOT_PLATFORM_VERSIONS,
+  HUBSPOT_SCOPES,
+  type HubSpotPlatformVersion,
+} from './provider.js';
 import { HUBSPOT_WEBHOOK_PATH } from './webhook-routes.js';
 
 /**
- * The HubSpot developer project (platform 2026.03) for the public app, generated from the same code that the
+ * The HubSpot developer project (platform 2026.09 by default, 2026.03 on request) for the public app, generated from the same code that the
  * OAuth routes, the webhook receiver and `ensureFields` use, so the app HubSpot knows cannot drift from the
  * app that runs. The committed copy in manifests/hubspot/ uses the placeholder URL below: regenerate with your
  * `APP_URL` (`npm run manifests`) before `hs project upload`.
@@ -18,6 +25,22 @@ export const HUBSPOT_MANIFEST_PLACEHOLDER_APP_URL = 'https://report-connector.ex
 export interface HubSpotManifestOptions {
   /** `APP_URL`, without a trailing slash. */
   appUrl: string;
+  platformVersion?: HubSpotPlatformVersion;
+}
+
+/** `HUBSPOT_PLATFORM_VERSION` from the environment, checked against the versions the generator supports. */
+export function hubspotPlatformVersionFrom(
+  env: Readonly<Record<string, string | undefined>> = {},
+): HubSpotPlatformVersion {
+  const asked = env.HUBSPOT_PLATFORM_VERSION?.trim();
+  if (!asked) return HUBSPOT_PLATFORM_VERSION;
+  const known = HUBSPOT_PLATFORM_VERSIONS.find((v) => v === asked);
+  if (!known) {
+    throw new UsageError(
+      `HUBSPOT_PLATFORM_VERSION=${asked} is not one the generator writes: use ${HUBSPOT_PLATFORM_VERSIONS.join(' or ')}`,
+    );
+  }
+  return known;
 }
 
 const PROJECT_NAME = 'report-connector';
@@ -52,7 +75,11 @@ export function hubspotProjectFiles(options: HubSpotManifestOptions): Record<str
   const appUrl = options.appUrl.replace(/\/+$/, '');
   const host = new URL(appUrl).hostname;
   return {
-    'hsproject.json': json({ name: PROJECT_NAME, srcDir: 'src', platformVersion: HUBSPOT_PLATFORM_VERSION }),
+    'hsproject.json': json({
+      name: PROJECT_NAME,
+      srcDir: 'src',
+      platformVersion: options.platformVersion ?? HUBSPOT_PLATFORM_VERSION,
+    }),
     'src/app/app-hsmeta.json': json({
       uid: APP_UID,
       type: 'app',
@@ -91,9 +118,14 @@ export function hubspotProjectFiles(options: HubSpotManifestOptions): Record<str
 }
 
 /** Writes the project under `dir`; returns the paths written. `npm run manifests` calls this. */
-export async function writeHubSpotManifests(dir: string, appUrl: string): Promise<string[]> {
+export async function writeHubSpotManifests(
+  dir: string,
+  appUrl: string,
+  env: Readonly<Record<string, string | undefined>> = {},
+): Promise<string[]> {
   const written: string[] = [];
-  for (const [relative, content] of Object.entries(hubspotProjectFiles({ appUrl }))) {
+  const platformVersion = hubspotPlatformVersionFrom(env);
+  for (const [relative, content] of Object.entries(hubspotProjectFiles({ appUrl, platformVersion }))) {
     const path = join(dir, relative);
     await mkdir(dirname(path), { recursive: true });
     await writeFile(path, content, 'utf8');

@@ -77,7 +77,7 @@ export const HUBSPOT_SCOPES = [
   'oauth',
   'crm.objects.companies.read',
   'crm.objects.companies.write',
-  'crm.schemas.companies.read',
+  // Creating and updating the connector's properties; reading them takes crm.objects.companies.read alone.
   'crm.schemas.companies.write',
 ] as const;
 
@@ -168,5 +168,10 @@ export const HUBSPOT_WEBHOOK = {
 /** Access tokens live 30 minutes (`expires_in: 1800`). */
 export const HUBSPOT_ACCESS_TOKEN_SECONDS = 1800;
 
-/** HubSpot project platform version for the manifests. */
-export const HUBSPOT_PLATFORM_VERSION = '2026.03';
+/**
+ * HubSpot project platform versions the manifests can be generated for, newest first: the first is the default.
+ * 2026.03 stays selectable (`HUBSPOT_PLATFORM_VERSION=2026.03 npm run manifests`) while HubSpot supports it.
+ */
+export const HUBSPOT_PLATFORM_VERSIONS = ['2026.09', '2026.03'] as const;
+export type HubSpotPlatformVersion = (typeof HUBSPOT_PLATFORM_VERSIONS)[number];
+export const HUBSPOT_PLATFORM_VERSION: HubSpotPlatformVersion = HUBSPOT_PLATFORM_VERSIONS[0];

@@ -153,8 +153,15 @@ export interface CrmProvider<K extends string, C, H> {
     config: ProviderConfig<K, C>,
     installations: InstallationStore,
   ): Promise<Installation | null>;
-  /** Writes the CRM's app project for `appUrl` under `dir`; returns the files written. */
-  writeManifests(dir: string, appUrl: string): Promise<string[]>;
+  /**
+   * Writes the CRM's app project for `appUrl` under `dir`; returns the files written. `env` may choose among
+   * the project versions the provider supports (each provider documents its variable).
+   */
+  writeManifests(
+    dir: string,
+    appUrl: string,
+    env?: Readonly<Record<string, string | undefined>>,
+  ): Promise<string[]>;
   /** Starts a local stand-in of the CRM (loaded on demand: production never calls it). */
   startLocal(options: LocalStandInOptions): Promise<LocalStandIn<K, H>>;
 }

@@ -93,6 +93,7 @@ const VALIDATING_VERSIONS: ReadonlySet<HubSpotApiVersion> = new Set(['2026-09'])
 
 const READ = 'crm.objects.companies.read';
 const WRITE = 'crm.objects.companies.write';
+/** Reading a property takes any of several scopes (HubSpot's properties spec, 2026-03): the connector has READ. */
 const SCHEMA_READ = 'crm.schemas.companies.read';
 const SCHEMA_WRITE = 'crm.schemas.companies.write';
 /** What HubSpot's notes API lists for notes (the connector asks for it only for alert notes). */
@@ -116,10 +117,18 @@ function count(ctx: LocalHubSpotContext, route: string): RequestHandler {
 }
 
 /** Token, scopes, faults and rate limits, in HubSpot's order, for one API route. */
+/** Scopes a route needs: every one of a list, or any one of `anyOf` (as HubSpot's specs list property reads). */
+type RouteScopes = string[] | { anyOf: string[] };
+
+function missingOf(needed: RouteScopes, granted: readonly string[]): string[] {
+  if (Array.isArray(needed)) return needed.filter((s) => !granted.includes(s));
+  return needed.anyOf.some((s) => granted.includes(s)) ? [] : needed.anyOf;
+}
+
 function api(
   ctx: LocalHubSpotContext,
   route: string,
-  scopes: string[],
+  scopes: RouteScopes,
   kind: 'standard' | 'search' = 'standard',
 ) {
   const guard: RequestHandler = async (req, res, next) => {
@@ -130,7 +139,7 @@ function api(
       res.status(401).json(unauthorizedBody(check.expiredAgoMs));
       return;
     }
-    const missing = scopes.filter((s) => !check.scopes.includes(s));
+    const missing = missingOf(scopes, check.scopes);
     if (missing.length > 0) {
       res.status(403).json(missingScopesBody(missing));
       return;
@@ -419,16 +428,20 @@ export function createLocalHubSpotApp(ctx: LocalHubSpotContext): Express {
       }
     });
 
-    app.get(`${paths.companyProperties}/:name`, ...api(ctx, 'properties.read', [SCHEMA_READ]), (req, res) => {
-      const property = ctx.store.properties.get(String(req.params.name));
-      if (!property) {
-        res
-          .status(404)
-          .json(crmError('OBJECT_NOT_FOUND', `Unable to find property ${String(req.params.name)}`));
-        return;
-      }
-      res.json(property);
-    });
+    app.get(
+      `${paths.companyProperties}/:name`,
+      ...api(ctx, 'properties.read', { anyOf: [READ, WRITE, SCHEMA_READ] }),
+      (req, res) => {
+        const property = ctx.store.properties.get(String(req.params.name));
+        if (!property) {
+          res
+            .status(404)
+            .json(crmError('OBJECT_NOT_FOUND', `Unable to find property ${String(req.params.name)}`));
+          return;
+        }
+        res.json(property);
+      },
+    );
 
     app.patch(
       `${paths.companyProperties}/:name`,

@@ -16,7 +16,8 @@ export async function manifestsCommand(argv: string[], io: CommandIo): Promise<n
   const out = resolve(values.out);
   const written: string[] = [];
   for (const provider of providers) {
-    written.push(...(await provider.writeManifests(resolve(out, provider.kind), appUrl.replace(/\/+$/, ''))));
+    const dir = resolve(out, provider.kind);
+    written.push(...(await provider.writeManifests(dir, appUrl.replace(/\/+$/, ''), io.env)));
   }
   io.err(`Wrote ${written.length} files under ${out} for ${appUrl}`);
   return 0;
