@@ -534,6 +534,7 @@ describe('findBySlug', () => {
     expect(records.map((r) => r.id)).toEqual(['1', '2']);
     expect(bodies[0]).toMatchObject({
       filterGroups: [{ filters: [{ propertyName: 'report_slug', operator: 'EQ', value: 'acme' }] }],
+      sorts: ['hs_object_id'],
       limit: 200,
     });
     expect(bodies[0]).not.toHaveProperty('after');

@@ -292,6 +292,16 @@ describe('date-versioned API paths', () => {
     expect(good.status).toBe(200);
   });
 
+  it('refuses a search without sorts, which the 2026-03 spec marks required', async () => {
+    const search = (body: Record<string, unknown>) =>
+      call(P.companiesSearch, {
+        method: 'POST',
+        body: JSON.stringify({ filterGroups: [], properties: ['name'], limit: 10, ...body }),
+      });
+    expect((await search({})).status).toBe(400);
+    expect((await search({ sorts: ['hs_object_id'] })).status).toBe(200);
+  });
+
   it('2026-09: a record the portal rules refuse fails alone, as a record error; 2026-03 does not check', async () => {
     const local = createLocalHubSpot({ privateAppToken: PRIVATE_TOKEN, timeZone: 'Europe/Berlin' });
     const srv = await local.listen();

@@ -67,6 +67,8 @@ export function searchBySlugRequest(
     body: {
       filterGroups: [{ filters: [{ propertyName: slugProperty, operator: 'EQ', value: slug }] }],
       properties: [...properties],
+      // Required by the 2026-03 spec; the record id keeps the pages stable while records change.
+      sorts: ['hs_object_id'],
       limit: HUBSPOT_SIZES.searchPageSize,
       ...(after ? { after } : {}),
     },

@@ -615,6 +615,12 @@ export function createLocalHubSpotApp(ctx: LocalHubSpotContext): Express {
         res.status(400).json(crmError('VALIDATION_ERROR', matcher));
         return;
       }
+      // The 2026-03 search spec marks `sorts` (property names) required, beside filterGroups, properties, limit.
+      const sorts = body.sorts;
+      if (!Array.isArray(sorts) || !sorts.every((s) => typeof s === 'string')) {
+        res.status(400).json(crmError('VALIDATION_ERROR', 'sorts is required: a list of property names'));
+        return;
+      }
       const matches = ctx.store.live().filter(matcher);
       const page = matches.slice(offset, offset + limit);
       const properties = requestedProperties(body.properties);
