@@ -336,3 +336,29 @@ describe('date-versioned API paths', () => {
     }
   });
 });
+
+describe('alert notes', () => {
+  it("associate with the type the portal's labels API names, read once per connector", async () => {
+    const portal = createLocalHubSpot({ privateAppToken: PRIVATE_TOKEN, noteToCompanyTypeId: 214 });
+    const listening = await portal.listen();
+    try {
+      const connector = createHubSpotConnector({
+        apiUrl: listening.url,
+        tokens: staticAccessToken(PRIVATE_TOKEN),
+      });
+      const [a, b] = portal.seedCompanies(2);
+      const activity = {
+        subject: 'Score fell',
+        body: 'The overall score dropped',
+        at: new Date().toISOString(),
+      };
+      await connector.createActivity(a!.id, activity);
+      await connector.createActivity(b!.id, activity);
+      expect(portal.notesFor(a!.id)).toHaveLength(1);
+      expect(portal.notesFor(b!.id)).toHaveLength(1);
+      expect(portal.stats().calls['associations.labels']).toBe(1);
+    } finally {
+      await listening.close();
+    }
+  });
+});

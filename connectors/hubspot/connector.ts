@@ -11,7 +11,7 @@ import type {
   RecordUpdate,
   WriteResult,
 } from '../../src/crm/connector.js';
-import { CrmFieldsMissingError, CrmTransientError } from '../../src/crm/errors.js';
+import { CrmBadRequestError, CrmFieldsMissingError, CrmTransientError } from '../../src/crm/errors.js';
 import { fieldByKey } from '../../src/fields.js';
 import { RETRY_BUDGET } from '../../src/retry-budget.js';
 import type { HubSpotHttp } from './api-client.js';
@@ -22,6 +22,7 @@ import {
   batchUpdateRequest,
   createNoteRequest,
   listCompaniesRequest,
+  noteCompanyLabelsRequest,
   searchBySlugRequest,
 } from './endpoints.js';
 import { ensureHubSpotFields } from './ensure-fields.js';
@@ -41,6 +42,7 @@ import {
 } from './records.js';
 import {
   accountDetailsSchema,
+  associationLabelsSchema,
   batchResponseSchema,
   type HubSpotErrorBody,
   objectPageSchema,
@@ -56,6 +58,8 @@ export class HubSpotConnector implements CrmConnector {
   readonly kind = 'hubspot' as const;
   readonly limits: ProviderLimits = HUBSPOT_LIMITS;
   private readonly properties = companyReadProperties();
+
+  private noteTypeId: Promise<number> | null = null;
 
   constructor(private readonly http: HubSpotHttp) {}
 
@@ -150,7 +154,36 @@ export class HubSpotConnector implements CrmConnector {
 
   /** An alert as a note on the company's timeline (needs the optional note scope, HUBSPOT_NOTE_SCOPES). */
   async createActivity(recordId: string, activity: RecordActivity): Promise<void> {
-    await this.http.request(createNoteRequest(this.http.paths, recordId, activity));
+    const typeId = await this.noteAssociationType();
+    await this.http.request(createNoteRequest(this.http.paths, recordId, activity, typeId));
+  }
+
+  /**
+   * The portal's HubSpot-defined, unlabeled note -> company association type, read from its labels API once per
+   * connector (that is, per portal and process); a failed read is asked again next time.
+   */
+  private noteAssociationType(): Promise<number> {
+    this.noteTypeId ??= this.http.request(noteCompanyLabelsRequest(this.http.paths)).then(
+      (res) => {
+        const parsed = associationLabelsSchema.safeParse(res.body);
+        const defined = parsed.success
+          ? parsed.data.results.filter((r) => r.category === 'HUBSPOT_DEFINED')
+          : [];
+        const plain = defined.find((r) => !r.label) ?? defined[0];
+        if (!plain) {
+          throw new CrmBadRequestError(
+            'HubSpot lists no HubSpot-defined note-to-company association type for this portal',
+            'hubspot',
+          );
+        }
+        return plain.typeId;
+      },
+      (err: unknown) => {
+        this.noteTypeId = null;
+        throw err;
+      },
+    );
+    return this.noteTypeId;
   }
 
   /**

@@ -1,7 +1,7 @@
 import type { RecordActivity } from '../../src/crm/connector.js';
 import type { HubSpotRequest } from './api-client.js';
 import type { HubSpotPropertyDefinition, HubSpotPropertyGroupDefinition } from './field-types.js';
-import { HUBSPOT_NOTE_TO_COMPANY_ASSOCIATION, HUBSPOT_SIZES, type HubSpotPaths } from './provider.js';
+import { HUBSPOT_SIZES, type HubSpotPaths } from './provider.js';
 
 /**
  * Every request the connector sends to HubSpot's CRM APIs, one builder per endpoint: method, path, query and
@@ -111,11 +111,17 @@ export function accountDetailsRequest(paths: HubSpotPaths): HubSpotRequest {
   return { method: 'GET', path: paths.accountDetails };
 }
 
+/** The portal's note -> company association types (labels API, v4). */
+export function noteCompanyLabelsRequest(paths: HubSpotPaths): HubSpotRequest {
+  return { method: 'GET', path: paths.noteCompanyLabels };
+}
+
 /** A note associated with one company (alert activities; needs the optional note scope). */
 export function createNoteRequest(
   paths: HubSpotPaths,
   companyId: string,
   activity: RecordActivity,
+  associationTypeId: number,
 ): HubSpotRequest {
   return {
     method: 'POST',
@@ -128,7 +134,7 @@ export function createNoteRequest(
           types: [
             {
               associationCategory: 'HUBSPOT_DEFINED',
-              associationTypeId: HUBSPOT_NOTE_TO_COMPANY_ASSOCIATION,
+              associationTypeId,
             },
           ],
         },

@@ -56,15 +56,11 @@ export function hubspotPaths(version: HubSpotApiVersion) {
     companyPropertyGroups: `${properties}/groups`,
     /** Notes (alert activities), created with their association to the company. */
     notes: `/crm/objects/${version}/notes`,
+    /** The portal's note -> company association types (v4 labels): the note's association type is read here. */
+    noteCompanyLabels: `/crm/associations/${version}/notes/companies/labels`,
   } as const;
 }
 export type HubSpotPaths = ReturnType<typeof hubspotPaths>;
-
-/**
- * HubSpot-defined association type "note to company". From HubSpot's association type table as remembered;
- * not confirmed against a primary source while this was written (see docs/fields.md, alerts).
- */
-export const HUBSPOT_NOTE_TO_COMPANY_ASSOCIATION = 190;
 
 /**
  * Optional: only an installation that switches alert activities on grants it (HubSpot's notes API lists

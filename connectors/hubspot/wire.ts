@@ -93,3 +93,14 @@ export function parseHubSpotError(body: unknown): HubSpotErrorBody {
   const parsed = hubspotErrorSchema.safeParse(body);
   return parsed.success ? parsed.data : {};
 }
+
+/** `GET /crm/associations/{version}/notes/companies/labels` (AssociationSpecWithLabel, 2026-03 spec). */
+export const associationLabelsSchema = z.looseObject({
+  results: z.array(
+    z.looseObject({
+      category: z.string(),
+      typeId: z.number().int(),
+      label: z.string().nullish(),
+    }),
+  ),
+});

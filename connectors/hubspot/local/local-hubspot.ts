@@ -60,6 +60,8 @@ export interface LocalHubSpotOptions {
   timeZone?: string;
   /** Account details' `accountType`: a developer test account unless a test asks for a production one. */
   accountType?: string;
+  /** The portal's HubSpot-defined note -> company association type id, as its labels API answers (190 here). */
+  noteToCompanyTypeId?: number;
   now?: () => number;
   random?: () => number;
 }
@@ -140,6 +142,7 @@ export class LocalHubSpot {
       timeZone: { value: options.timeZone ?? 'Etc/UTC' },
       accountType: { value: options.accountType ?? LOCAL_TEST_ACCOUNT_TYPE },
       requiredProperties: new Set(),
+      noteToCompanyTypeId: { value: options.noteToCompanyTypeId ?? 190 },
     };
     this.app = createLocalHubSpotApp(this.ctx);
   }

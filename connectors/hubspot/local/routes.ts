@@ -7,7 +7,6 @@ import express, {
 } from 'express';
 import {
   HUBSPOT_API_VERSIONS,
-  HUBSPOT_NOTE_TO_COMPANY_ASSOCIATION,
   HUBSPOT_RATE_HEADERS,
   HUBSPOT_RATE_POLICIES,
   HUBSPOT_SIZES,
@@ -86,6 +85,8 @@ export interface LocalHubSpotContext {
   accountType: { value: string };
   /** Properties the portal's validation rules require (enforced on writes from API version 2026-09). */
   requiredProperties: Set<string>;
+  /** The portal's unlabeled HUBSPOT_DEFINED note -> company association type, as its labels API answers. */
+  noteToCompanyTypeId: { value: number };
 }
 
 /** Versions from which HubSpot applies the portal's validation rules to API writes. */
@@ -572,6 +573,20 @@ export function createLocalHubSpotApp(ctx: LocalHubSpotContext): Express {
       batchAnswer(res, [...results.values()], missing, startedAt, refused);
     });
 
+    // Association labels v4 (2026-03): the note -> company types, HubSpot's own unlabeled one among them.
+    app.get(
+      paths.noteCompanyLabels,
+      ...api(ctx, 'associations.labels', { anyOf: [READ, WRITE, NOTES_WRITE] }),
+      (_req, res) => {
+        res.json({
+          results: [
+            { category: 'HUBSPOT_DEFINED', typeId: ctx.noteToCompanyTypeId.value, label: null },
+            { category: 'USER_DEFINED', typeId: 4001, label: 'Mentioned in' },
+          ],
+        });
+      },
+    );
+
     app.post(paths.notes, ...api(ctx, 'notes.create', [NOTES_WRITE]), json, (req, res) => {
       const body = objectBody(req);
       const properties = (body.properties ?? {}) as Record<string, unknown>;
@@ -579,7 +594,7 @@ export function createLocalHubSpotApp(ctx: LocalHubSpotContext): Express {
       const companyIds = associations.flatMap((a) => {
         const to = (a as { to?: { id?: unknown } }).to;
         const types = (a as { types?: { associationTypeId?: unknown }[] }).types ?? [];
-        return to && types.some((t) => t.associationTypeId === HUBSPOT_NOTE_TO_COMPANY_ASSOCIATION)
+        return to && types.some((t) => t.associationTypeId === ctx.noteToCompanyTypeId.value)
           ? [String(to.id)]
           : [];
       });
