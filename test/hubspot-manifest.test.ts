@@ -13,6 +13,7 @@ import { validateUid } from '@hubspot/project-parsing-lib/uid';
 import { describe, expect, it } from 'vitest';
 import {
   HUBSPOT_MANIFEST_PLACEHOLDER_APP_URL,
+  hubspotAppAuthFrom,
   hubspotPlatformVersionFrom,
   hubspotProjectFiles,
   writeHubSpotManifests,
@@ -179,6 +180,25 @@ describe('the HubSpot project as @hubspot/project-parsing-lib reads it', () => {
       }
     },
   );
+
+  it('writes a privately distributed static-auth app for one portal (HUBSPOT_APP_AUTH=static)', async () => {
+    const files = hubspotProjectFiles({ appUrl: 'https://crm.acme.test', auth: 'static' });
+    const app = JSON.parse(files['src/app/app-hsmeta.json']!);
+    expect(app.config.distribution).toBe('private');
+    expect(app.config.auth).toEqual({
+      type: 'static',
+      requiredScopes: [
+        'oauth',
+        'crm.objects.companies.read',
+        'crm.objects.companies.write',
+        'crm.schemas.companies.write',
+      ],
+      optionalScopes: ['crm.objects.contacts.write'],
+    });
+    const { nodes } = await parse(files);
+    for (const [uid, node] of Object.entries(nodes)) expect(node.localDev.parsingErrors, uid).toEqual([]);
+    expect(() => hubspotAppAuthFrom({ HUBSPOT_APP_AUTH: 'private-app' })).toThrow(/oauth or static/);
+  });
 
   it('refuses a platform version the generator does not write', () => {
     expect(() => hubspotPlatformVersionFrom({ HUBSPOT_PLATFORM_VERSION: '2025.2' })).toThrow(

@@ -26,6 +26,22 @@ export interface HubSpotManifestOptions {
   /** `APP_URL`, without a trailing slash. */
   appUrl: string;
   platformVersion?: HubSpotPlatformVersion;
+  /**
+   * `oauth` (default): a marketplace-distributed app any portal installs through the connector's OAuth routes.
+   * `static`: a privately distributed app with a static access token for one portal (`HUBSPOT_ACCESS_TOKEN`),
+   * what replaces a legacy private app; its webhooks are signed with the app's client secret as well.
+   */
+  auth?: 'oauth' | 'static';
+}
+
+/** `HUBSPOT_APP_AUTH` from the environment: `oauth` (default) or `static`. */
+export function hubspotAppAuthFrom(
+  env: Readonly<Record<string, string | undefined>> = {},
+): 'oauth' | 'static' {
+  const asked = env.HUBSPOT_APP_AUTH?.trim();
+  if (!asked || asked === 'oauth') return 'oauth';
+  if (asked === 'static') return 'static';
+  throw new UsageError(`HUBSPOT_APP_AUTH=${asked} is not an app auth type: use oauth or static`);
 }
 
 /** `HUBSPOT_PLATFORM_VERSION` from the environment, checked against the versions the generator supports. */
@@ -87,14 +103,25 @@ export function hubspotProjectFiles(options: HubSpotManifestOptions): Record<str
         name: 'Report scores',
         description:
           'Links each company to its published report and keeps the report score, band and verification on the company record.',
-        distribution: 'marketplace',
-        auth: {
-          type: 'oauth',
-          redirectUrls: [`${appUrl}${HUBSPOT_CALLBACK_PATH}`],
-          requiredScopes: [...HUBSPOT_SCOPES],
-          optionalScopes: [...HUBSPOT_NOTE_SCOPES],
-          conditionallyRequiredScopes: [],
-        },
+        ...(options.auth === 'static'
+          ? {
+              distribution: 'private',
+              auth: {
+                type: 'static',
+                requiredScopes: [...HUBSPOT_SCOPES],
+                optionalScopes: [...HUBSPOT_NOTE_SCOPES],
+              },
+            }
+          : {
+              distribution: 'marketplace',
+              auth: {
+                type: 'oauth',
+                redirectUrls: [`${appUrl}${HUBSPOT_CALLBACK_PATH}`],
+                requiredScopes: [...HUBSPOT_SCOPES],
+                optionalScopes: [...HUBSPOT_NOTE_SCOPES],
+                conditionallyRequiredScopes: [],
+              },
+            }),
         permittedUrls: { fetch: [appUrl], iframe: [], img: [] },
         support: {
           supportEmail: `support@${host}`,
@@ -124,8 +151,8 @@ export async function writeHubSpotManifests(
   env: Readonly<Record<string, string | undefined>> = {},
 ): Promise<string[]> {
   const written: string[] = [];
-  const platformVersion = hubspotPlatformVersionFrom(env);
-  for (const [relative, content] of Object.entries(hubspotProjectFiles({ appUrl, platformVersion }))) {
+  const options = { appUrl, platformVersion: hubspotPlatformVersionFrom(env), auth: hubspotAppAuthFrom(env) };
+  for (const [relative, content] of Object.entries(hubspotProjectFiles(options))) {
     const path = join(dir, relative);
     await mkdir(dirname(path), { recursive: true });
     await writeFile(path, content, 'utf8');
