@@ -1,5 +1,11 @@
 import { z } from 'zod';
-import { httpUrl, optionalText, readEnvSection, requireTogether } from '../../src/env-schema.js';
+import {
+  httpUrl,
+  optionalText,
+  positiveNumber,
+  readEnvSection,
+  requireTogether,
+} from '../../src/env-schema.js';
 import {
   HUBSPOT_API_VERSIONS,
   HUBSPOT_DEFAULT_API_URL,
@@ -18,6 +24,8 @@ export const hubspotEnvSchema = z.object({
   HUBSPOT_API_VERSION: z
     .enum(HUBSPOT_API_VERSIONS, { error: `expects one of ${HUBSPOT_API_VERSIONS.join(', ')}` })
     .default(HUBSPOT_DEFAULT_API_VERSION),
+  /** Minutes between reads of HubSpot's webhooks journal (missed webhooks); unset: no journal. */
+  HUBSPOT_JOURNAL_MINUTES: positiveNumber('minutes between journal reads').optional(),
 });
 
 /** `config.hubspot`. */
@@ -29,6 +37,8 @@ export interface HubSpotConfig {
   authorizeUrl: string;
   /** `HUBSPOT_API_VERSION`: the date version in every HubSpot path. */
   apiVersion: HubSpotApiVersion;
+  /** `HUBSPOT_JOURNAL_MINUTES`: how often the webhooks journal is read; undefined when it is not. */
+  journalMinutes: number | undefined;
 }
 
 export function readHubSpotConfig(env: Readonly<Record<string, string | undefined>>): HubSpotConfig {
@@ -37,6 +47,11 @@ export function readHubSpotConfig(env: Readonly<Record<string, string | undefine
     ['HUBSPOT_CLIENT_ID', e.HUBSPOT_CLIENT_ID],
     ['HUBSPOT_CLIENT_SECRET', e.HUBSPOT_CLIENT_SECRET],
   );
+  // The journal is read with the app's client-credentials token.
+  requireTogether(
+    ['HUBSPOT_JOURNAL_MINUTES', e.HUBSPOT_JOURNAL_MINUTES],
+    ['HUBSPOT_CLIENT_ID', e.HUBSPOT_CLIENT_ID],
+  );
   return {
     clientId: e.HUBSPOT_CLIENT_ID,
     clientSecret: e.HUBSPOT_CLIENT_SECRET,
@@ -44,5 +59,6 @@ export function readHubSpotConfig(env: Readonly<Record<string, string | undefine
     apiUrl: e.HUBSPOT_API_URL,
     authorizeUrl: e.HUBSPOT_AUTHORIZE_URL,
     apiVersion: e.HUBSPOT_API_VERSION,
+    journalMinutes: e.HUBSPOT_JOURNAL_MINUTES,
   };
 }

@@ -2,6 +2,8 @@ import type { AccessTokenSource } from '../../src/auth/token-manager.js';
 import { CrmUnauthorizedError } from '../../src/crm/errors.js';
 import { HubSpotHttp, type HubSpotHttpOptions } from './api-client.js';
 import { HubSpotConnector } from './connector.js';
+import { HubSpotJournal, type HubSpotJournalConfig } from './journal.js';
+import { JournalHubSpotConnector } from './journal-connector.js';
 import { HUBSPOT_PROVIDER } from './provider.js';
 
 export type HubSpotConnectorOptions = HubSpotHttpOptions;
@@ -12,6 +14,14 @@ export type HubSpotConnectorOptions = HubSpotHttpOptions;
  */
 export function createHubSpotConnector(options: HubSpotConnectorOptions): HubSpotConnector {
   return new HubSpotConnector(new HubSpotHttp(options));
+}
+
+/** A portal's connector that also reads HubSpot's webhooks journal (its change poll). */
+export function createJournalHubSpotConnector(
+  options: HubSpotConnectorOptions,
+  journal: HubSpotJournalConfig,
+): JournalHubSpotConnector {
+  return new JournalHubSpotConnector(new HubSpotHttp(options), new HubSpotJournal(journal), journal.portalId);
 }
 
 /** A token that is never refreshed (a private-app token, or a test). A refusal cannot be repaired here. */

@@ -1,12 +1,12 @@
 import { CrmRevocationError } from '../../src/crm/errors.js';
 import type { CrmProvider } from '../../src/crm/provider.js';
 import { type HubSpotConfig, hubspotEnvSchema, readHubSpotConfig } from './config.js';
-import { createHubSpotConnector } from './create-connector.js';
+import { createHubSpotConnector, createJournalHubSpotConnector } from './create-connector.js';
 import type { LocalHubSpot } from './local/local-hubspot.js';
 import { writeHubSpotManifests } from './manifest.js';
 import { createHubSpotOAuthRouter, HUBSPOT_INSTALL_PATH } from './oauth-routes.js';
 import { createHubSpotTokenRefresher } from './oauth-tokens.js';
-import { HUBSPOT_LIMITS, HUBSPOT_PROVIDER } from './provider.js';
+import { HUBSPOT_JOURNAL_PROPERTIES, HUBSPOT_LIMITS, HUBSPOT_PROVIDER } from './provider.js';
 import { revokeHubSpotInstall } from './revoke.js';
 import { ensureHubSpotPrivateAppInstallation } from './token-install.js';
 import { createHubSpotWebhookRouter } from './webhook-routes.js';
@@ -24,16 +24,26 @@ export const hubspotProvider: CrmProvider<typeof HUBSPOT_PROVIDER, HubSpotConfig
   env: hubspotEnvSchema,
   readConfig: readHubSpotConfig,
   tokenVariable: 'HUBSPOT_ACCESS_TOKEN',
-  // HubSpot pushes changes by webhook.
-  pollIntervalMs: () => null,
-  createConnector: ({ config, installation, tokens, gate }) =>
-    createHubSpotConnector({
+  // HubSpot pushes changes by webhook; the poll, when configured, reads the webhooks journal for missed ones.
+  pollIntervalMs: ({ hubspot }) => (hubspot.journalMinutes ? hubspot.journalMinutes * 60_000 : null),
+  createConnector: ({ config, installation, tokens, gate }) => {
+    const options = {
       apiUrl: config.hubspot.apiUrl,
       apiVersion: config.hubspot.apiVersion,
       ...(installation.timeZone ? { timeZone: installation.timeZone } : {}),
       tokens,
       gate,
-    }),
+    };
+    const { journalMinutes, clientId, clientSecret } = config.hubspot;
+    if (!journalMinutes || !clientId || !clientSecret) return createHubSpotConnector(options);
+    return createJournalHubSpotConnector(options, {
+      apiUrl: config.hubspot.apiUrl,
+      clientId,
+      clientSecret,
+      portalId: installation.externalId,
+      properties: HUBSPOT_JOURNAL_PROPERTIES,
+    });
+  },
   tokenRefresher: ({ hubspot }) =>
     hubspot.clientId && hubspot.clientSecret
       ? createHubSpotTokenRefresher({

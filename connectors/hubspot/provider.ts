@@ -86,6 +86,9 @@ export const HUBSPOT_MERGED_IDS_PROPERTY = 'hs_merged_object_ids';
 /** Raw object type id of companies in generic (`object.*`) webhook events. */
 export const HUBSPOT_COMPANY_OBJECT_TYPE_ID = '0-2';
 
+/** Company properties whose changes the webhooks journal keeps: the ones the webhooks subscribe to. */
+export const HUBSPOT_JOURNAL_PROPERTIES = ['name', 'domain', 'report_slug'] as const;
+
 export const HUBSPOT_SIZES = {
   /** `limit` of the list endpoint. */
   pageSize: 100,

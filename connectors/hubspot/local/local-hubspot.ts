@@ -15,6 +15,7 @@ import {
   type LocalNote,
   type SeedCompany,
 } from './company-store.js';
+import { LocalJournal } from './journal.js';
 import { RollingBudget } from './rolling-budget.js';
 import { createLocalHubSpotApp, type LocalFaults, type LocalHubSpotContext, NO_FAULTS } from './routes.js';
 import { LocalTokenRegistry } from './token-registry.js';
@@ -143,6 +144,7 @@ export class LocalHubSpot {
       accountType: { value: options.accountType ?? LOCAL_TEST_ACCOUNT_TYPE },
       requiredProperties: new Set(),
       noteToCompanyTypeId: { value: options.noteToCompanyTypeId ?? 190 },
+      journal: new LocalJournal(this.now),
     };
     this.app = createLocalHubSpotApp(this.ctx);
   }
@@ -209,6 +211,7 @@ export class LocalHubSpot {
 
   async createCompany(values: SeedCompany, options: NotifyOptions = {}): Promise<LocalCompanySnapshot> {
     const company = this.store.create(values, 'person');
+    this.journal('creation', company.id);
     if (options.notify) await this.notify([this.event('creation', company.id)]);
     return company;
   }
@@ -221,6 +224,11 @@ export class LocalHubSpot {
     options: NotifyOptions = {},
   ): Promise<LocalCompanySnapshot> {
     const company = this.store.setByPerson(id, name, value);
+    this.journal('propertyChange', company.id, {
+      propertyName: name,
+      propertyValue: value,
+      sourceId: LOCAL_PERSON_SOURCE_ID,
+    });
     if (options.notify) {
       await this.notify([
         this.event('propertyChange', company.id, {
@@ -235,12 +243,14 @@ export class LocalHubSpot {
 
   async deleteCompany(id: string, options: NotifyOptions = {}): Promise<void> {
     this.store.delete(id);
+    this.journal('deletion', id);
     if (options.notify) await this.notify([this.event('deletion', id)]);
   }
 
   /** Restores a deleted company (HubSpot's recycling bin), as a person does in the UI. */
   async restoreCompany(id: string, options: NotifyOptions = {}): Promise<LocalCompanySnapshot> {
     const company = this.store.restore(id);
+    this.journal('restore', id);
     if (options.notify) await this.notify([this.event('restore', id)]);
     return company;
   }
@@ -256,6 +266,12 @@ export class LocalHubSpot {
   /** `mergedId` is merged into `primaryId`, which survives. */
   async mergeCompanies(primaryId: string, mergedId: string, options: NotifyOptions = {}): Promise<void> {
     const { moved } = this.store.merge(primaryId, mergedId);
+    this.journal('merge', primaryId, {
+      primaryObjectId: Number(primaryId),
+      mergedObjectIds: [Number(mergedId)],
+      newObjectId: Number(primaryId),
+      numberOfPropertiesMoved: moved,
+    });
     if (options.notify) {
       await this.notify([
         this.event('merge', primaryId, {
@@ -303,7 +319,21 @@ export class LocalHubSpot {
     this.webhooksSent = 0;
   }
 
-  // ---- webhooks ---------------------------------------------------------------------------------------------
+  // ---- webhooks and the journal -----------------------------------------------------------------------------
+
+  /** Journal entries kept for the portal's journal subscription (3 days), for tests. */
+  journalSize(): number {
+    return this.ctx.journal.size();
+  }
+
+  /** A person's change goes to the webhooks journal whether or not its webhook is sent (or arrives). */
+  private journal(action: string, objectId: string, extra: Record<string, unknown> = {}): void {
+    this.ctx.journal.record(this.portalId, action, {
+      ...this.event(action, objectId, extra),
+      subscriptionType: `object.${action}`,
+      objectTypeId: HUBSPOT_COMPANY_OBJECT_TYPE_ID,
+    });
+  }
 
   private event(
     action: string,

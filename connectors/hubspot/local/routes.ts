@@ -27,6 +27,7 @@ import {
   recordValidationError,
   unauthorizedBody,
 } from './error-bodies.js';
+import type { LocalJournal } from './journal.js';
 import type { RollingBudget } from './rolling-budget.js';
 import type { GrantFailure, LocalTokenRegistry } from './token-registry.js';
 
@@ -87,6 +88,8 @@ export interface LocalHubSpotContext {
   requiredProperties: Set<string>;
   /** The portal's unlabeled HUBSPOT_DEFINED note -> company association type, as its labels API answers. */
   noteToCompanyTypeId: { value: number };
+  /** The webhooks journal (2026-03 paths), filled by a person's changes once the portal is subscribed. */
+  journal: LocalJournal;
 }
 
 /** Versions from which HubSpot applies the portal's validation rules to API writes. */
@@ -308,6 +311,21 @@ export function createLocalHubSpotApp(ctx: LocalHubSpotContext): Express {
         return;
       }
       const grant = param('grant_type');
+      if (grant === 'client_credentials') {
+        const issued = ctx.tokens.clientCredentials(param('scope'));
+        if (issued === 'bad_scope') {
+          res
+            .status(400)
+            .json(oauthErrorBody('invalid_scope', 'BAD_SCOPES', 'scope must list journal scopes'));
+          return;
+        }
+        res.json({
+          token_type: 'bearer',
+          access_token: issued.accessToken,
+          expires_in: issued.expiresInSeconds,
+        });
+        return;
+      }
       const outcome =
         grant === 'authorization_code'
           ? ctx.tokens.exchangeCode(param('code'), param('redirect_uri'))
@@ -647,6 +665,98 @@ export function createLocalHubSpotApp(ctx: LocalHubSpotContext): Express {
       });
     });
   }
+
+  // ---- Webhooks journal (2026-03) ------------------------------------------------------------------------------
+
+  const JOURNAL_READ = 'developer.webhooks_journal.read';
+  const JOURNAL_SUBSCRIBE = 'developer.webhooks_journal.subscriptions.write';
+  const journalBase = '/webhooks-journal/journal-local/2026-03';
+  const fetchResponse = (req: Request, entries: { offset: string; at: number }[]) => {
+    const origin = `${req.protocol}://${req.get('host')}`;
+    const now = new Date().toISOString();
+    return {
+      status: 'COMPLETE',
+      results: entries.map((e) => ({
+        currentOffset: e.offset,
+        expiresAt: new Date(Date.now() + 15 * 60_000).toISOString(),
+        url: `${origin}/local-journal-files/${e.offset}`,
+      })),
+      startedAt: now,
+      completedAt: now,
+    };
+  };
+  const journalPortal = (req: Request, res: Response): boolean => {
+    const portal = req.query.installPortalId;
+    if (portal !== undefined && portal !== ctx.portalId) {
+      res
+        .status(400)
+        .json(crmError('VALIDATION_ERROR', `the app is not installed in portal ${String(portal)}`));
+      return false;
+    }
+    return true;
+  };
+  const journalCount = (req: Request): number => Math.min(Math.max(Number(req.params.count) || 1, 1), 1000);
+
+  app.post(
+    '/webhooks-journal/subscriptions/2026-03',
+    ...api(ctx, 'journal.subscribe', [JOURNAL_SUBSCRIBE]),
+    json,
+    (req, res) => {
+      const body = objectBody(req);
+      const list = (v: unknown) => (Array.isArray(v) ? v.map(String) : []);
+      if (body.subscriptionType !== 'OBJECT' || String(body.portalId) !== ctx.portalId) {
+        res
+          .status(400)
+          .json(crmError('VALIDATION_ERROR', 'an OBJECT subscription for this portal is expected'));
+        return;
+      }
+      ctx.journal.subscribe(ctx.portalId, list(body.actions), list(body.properties));
+      const now = new Date().toISOString();
+      res.json({
+        id: 1,
+        appId: 1_234_567,
+        subscriptionType: 'OBJECT',
+        objectTypeId: String(body.objectTypeId),
+        portalId: Number(ctx.portalId),
+        actions: list(body.actions),
+        properties: list(body.properties),
+        createdAt: now,
+        updatedAt: now,
+      });
+    },
+  );
+  app.get(`${journalBase}/batch/latest/:count`, ...api(ctx, 'journal.latest', [JOURNAL_READ]), (req, res) => {
+    if (journalPortal(req, res)) res.json(fetchResponse(req, ctx.journal.latest(journalCount(req))));
+  });
+  app.get(
+    `${journalBase}/batch/earliest/:count`,
+    ...api(ctx, 'journal.earliest', [JOURNAL_READ]),
+    (req, res) => {
+      if (journalPortal(req, res)) res.json(fetchResponse(req, ctx.journal.earliest(journalCount(req))));
+    },
+  );
+  app.get(
+    `${journalBase}/batch/:offset/next/:count`,
+    ...api(ctx, 'journal.next', [JOURNAL_READ]),
+    (req, res) => {
+      if (!journalPortal(req, res)) return;
+      const entries = ctx.journal.after(String(req.params.offset), journalCount(req));
+      if (entries === null) {
+        res.status(404).json(crmError('OBJECT_NOT_FOUND', 'the offset has expired or does not exist'));
+        return;
+      }
+      res.json(fetchResponse(req, entries));
+    },
+  );
+  // The journal's files sit behind short-lived URLs of their own (no bearer token).
+  app.get('/local-journal-files/:offset', count(ctx, 'journal.file'), (req, res) => {
+    const events = ctx.journal.file(String(req.params.offset));
+    if (!events) {
+      res.status(404).json({ message: 'expired' });
+      return;
+    }
+    res.json(events);
+  });
 
   // The numbered API versions: HubSpot stops supporting them; the connector must never call them.
   app.use((req, res, next) => {

@@ -79,6 +79,18 @@ export class LocalTokenRegistry {
     return this.issueAccess(next, entry.scopes);
   }
 
+  /** `client_credentials`: an app token for the webhooks journal, only with the journal scopes asked. */
+  clientCredentials(
+    scope: string | undefined,
+  ): { accessToken: string; expiresInSeconds: number } | 'bad_scope' {
+    const scopes = (scope ?? '').split(/\s+/).filter(Boolean);
+    if (scopes.length === 0 || !scopes.every((s) => s.startsWith('developer.webhooks_journal.')))
+      return 'bad_scope';
+    const accessToken = token('local-cc');
+    this.access.set(accessToken, { expiresAt: this.options.now() + 30 * 60_000, scopes });
+    return { accessToken, expiresInSeconds: 1800 };
+  }
+
   private issueAccess(refreshToken: string, scopes: string[]): IssuedTokens {
     const accessToken = token('local-at');
     this.access.set(accessToken, { expiresAt: this.options.now() + this.options.accessTokenTtlMs, scopes });

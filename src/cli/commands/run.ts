@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import { ensureTokenModeInstallations } from '../../app/bootstrap.js';
 import type { AppContext } from '../../app/context.js';
 import { upgradeLinkIndex } from '../../app/index-upgrade.js';
+import { schedulePolls } from '../../app/poll-schedules.js';
 import { recordApprovalsBefore } from '../../installations/approval-upgrade.js';
 import type { PipelineWorkers } from '../../pipeline/workers.js';
 import { createServerApp } from '../../server/app.js';
@@ -27,6 +28,7 @@ export async function runCommand(
     if (kind !== 'worker') {
       await ensureTokenModeInstallations(ctx);
       await upgradeLinkIndex(ctx);
+      await schedulePolls(ctx);
       await ctx.pipeline.scheduleReconcile(ctx.config.reconcileHours * 3_600_000);
       await ctx.pipeline.scheduleScoreChangeSweep();
     }
