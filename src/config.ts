@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { parse as parseDotenv } from 'dotenv';
+import proxyaddr from 'proxy-addr';
 import { z } from 'zod';
 import {
   ConfigError,
@@ -41,8 +42,12 @@ const secretList = z
   )
   .optional();
 
-/** What Express's `trust proxy` takes: a switch, a hop count, or names, addresses and subnets. */
-export type TrustProxy = boolean | number | string[];
+/**
+ * What Express's `trust proxy` is given: nobody (false), a number of proxy hops, or the proxies' names,
+ * addresses and subnets. Never `true`: that believes every `X-Forwarded-For`, so each client would name its own
+ * address.
+ */
+export type TrustProxy = false | number | string[];
 
 const PROXY_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
 
@@ -57,6 +62,19 @@ function isProxyEntry(entry: string): boolean {
   return Number(bits) <= (family === 4 ? 32 : 128);
 }
 
+/** proxy-addr (what Express compiles the setting with) takes every entry: checked here, not at the first request. */
+function compiles(entries: string[]): boolean {
+  try {
+    proxyaddr.compile(entries);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export const TRUST_PROXY_TRUE_REFUSED =
+  'is refused as true: it believes every X-Forwarded-For, so any client could choose its own address (unlimited admin token guesses, anyone locked out at will). Give the number of proxies in front of the app (1) or their addresses or subnets (10.0.0.0/8)';
+
 /**
  * TRUST_PROXY: which proxies' `X-Forwarded-For` names the client. Empty or unset trusts none, so a caller
  * cannot choose its own address (the admin lockout is keyed by it).
@@ -67,17 +85,20 @@ const trustProxy = z
   .default('')
   .transform((v, ctx): TrustProxy => {
     if (v === '' || v === 'false') return false;
-    if (v === 'true') return true;
+    if (v.toLowerCase() === 'true') {
+      ctx.addIssue({ code: 'custom', message: TRUST_PROXY_TRUE_REFUSED });
+      return z.NEVER;
+    }
     if (/^\d+$/.test(v)) return Number(v);
     const entries = v
       .split(',')
       .map((e) => e.trim())
       .filter((e) => e.length > 0);
-    if (entries.length > 0 && entries.every(isProxyEntry)) return entries;
+    if (entries.length > 0 && entries.every(isProxyEntry) && compiles(entries)) return entries;
     ctx.addIssue({
       code: 'custom',
       message:
-        'expects true, a number of proxy hops, or a comma-separated list of addresses, subnets (10.0.0.0/8) and loopback, linklocal, uniquelocal',
+        'expects a number of proxy hops, or a comma-separated list of addresses, subnets (10.0.0.0/8) and loopback, linklocal, uniquelocal',
     });
     return z.NEVER;
   });

@@ -9,8 +9,9 @@ import type { SessionRevocations } from './session-revocations.js';
 /**
  * Who is asking, and whether they may: a request is the admin's when it carries `Authorization: Bearer
  * <ADMIN_TOKEN>` or a valid session cookie. A request that sends an Authorization header is judged by that
- * header alone. Every wrong token, however presented, counts against the client's address (LoginThrottle). Changes made with the cookie must also carry the session's CSRF token; bearer requests cannot
- * be forged by another site, so they need none.
+ * header alone. Every wrong token, however presented, counts against the client's address (LoginThrottle).
+ * Changes made with the cookie must also carry the session's CSRF token; bearer requests cannot be forged by
+ * another site, so they need none.
  */
 
 export interface AdminIdentity {
@@ -62,11 +63,10 @@ export class AdminGuard {
   readonly identify: RequestHandler = async (req, res, next) => {
     try {
       const identity = await this.identityOf(req, res);
-      if (identity === 'throttled') {
-        const seconds = await this.throttle.retryAfterSeconds(clientOf(req));
+      if (identity !== null && 'retryAfterSeconds' in identity) {
         res
           .status(429)
-          .set('Retry-After', String(seconds))
+          .set('Retry-After', String(identity.retryAfterSeconds))
           .json({ error: TOO_MANY_ATTEMPTS_MESSAGE, code: 'TOO_MANY_ATTEMPTS' });
         return;
       }
@@ -77,16 +77,19 @@ export class AdminGuard {
     }
   };
 
-  private async identityOf(req: Request, res: Response): Promise<AdminIdentity | 'throttled' | null> {
+  private async identityOf(
+    req: Request,
+    res: Response,
+  ): Promise<AdminIdentity | { retryAfterSeconds: number } | null> {
     const client = clientOf(req);
     const authorization = req.get('authorization');
     if (authorization !== undefined) {
-      if (await this.throttle.isBlocked(client)) return 'throttled';
       const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
-      if (match && this.auth.tokenMatches(match[1]!))
-        return { via: 'bearer', session: null, csrfToken: null };
-      await this.throttle.recordFailure(client);
-      return null;
+      const right = match !== null && this.auth.tokenMatches(match[1]!);
+      // The throttle's count decides before the comparison's outcome is used, atomically with counting it.
+      const verdict = await this.throttle.judge(client, right);
+      if (verdict.kind === 'throttled') return { retryAfterSeconds: verdict.retryAfterSeconds };
+      return verdict.kind === 'let-in' ? { via: 'bearer', session: null, csrfToken: null } : null;
     }
     const session = this.auth.inspectSession(cookieValue(req.get('cookie'), SESSION_COOKIE));
     if (session === 'forged') {

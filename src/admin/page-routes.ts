@@ -136,12 +136,12 @@ export function adminPageRouter(deps: PageRouteDeps): Router {
     const client = clientOf(req);
     const form = loginFormSchema.safeParse(req.body ?? {});
     const next = safeNextPath(form.success ? form.data.next : undefined);
-    if (await throttle.isBlocked(client)) {
-      res.set('Retry-After', String(await throttle.retryAfterSeconds(client)));
+    const verdict = await throttle.judge(client, form.success && auth.tokenMatches(form.data.token));
+    if (verdict.kind === 'throttled') {
+      res.set('Retry-After', String(verdict.retryAfterSeconds));
       return send(res, loginPage({ next, error: TOO_MANY_ATTEMPTS_MESSAGE }), 429);
     }
-    if (!form.success || !auth.tokenMatches(form.data.token)) {
-      await throttle.recordFailure(client);
+    if (verdict.kind === 'refused') {
       return send(
         res,
         loginPage({ next, error: 'That is not the admin token. Check ADMIN_TOKEN and try again.' }),

@@ -317,6 +317,10 @@ export class Keys {
   adminLoginFailures(client: string): string {
     return `${this.prefix}:admin:login-failures:${client}`;
   }
+  /** Sorted set of the clients with a failure counter of their own (its size is capped). */
+  adminLoginClients(): string {
+    return `${this.prefix}:admin:login-clients`;
+  }
   adminRevokedSession(sessionId: string): string {
     return `${this.prefix}:admin:revoked-session:${sessionId}`;
   }

@@ -1,9 +1,11 @@
 import type { Request, RequestHandler, Response } from 'express';
+import { countingUnit } from './counting-unit.js';
 
 /**
  * Per-address limits for the routes anyone may call without credentials, kept in this process's memory so a
  * flood costs no Redis write. A fixed window per address; the table holds at most `capacity` addresses and
- * forgets the oldest first, so a flood from many addresses cannot grow it without bound. With several `serve`
+ * forgets the oldest first, so a flood from many addresses cannot grow it without bound. Addresses are counted
+ * by countingUnit (an IPv6 client by its /64). With several `serve`
  * processes each counts on its own: the limit per address is then per process.
  */
 export class AddressWindow {
@@ -18,30 +20,31 @@ export class AddressWindow {
 
   /** The count of `address` in its current window (0 when it has none). */
   count(address: string): number {
-    const entry = this.counts.get(address);
+    const entry = this.counts.get(countingUnit(address));
     return entry && entry.resetAt > this.now() ? entry.count : 0;
   }
 
   /** Counts one more for `address`; returns the new count. */
   hit(address: string): number {
+    const unit = countingUnit(address);
     const now = this.now();
-    const entry = this.counts.get(address);
+    const entry = this.counts.get(unit);
     if (entry && entry.resetAt > now) {
       entry.count += 1;
       return entry.count;
     }
-    this.counts.delete(address);
+    this.counts.delete(unit);
     if (this.counts.size >= this.capacity) {
       const oldest = this.counts.keys().next().value;
       if (oldest !== undefined) this.counts.delete(oldest);
     }
-    this.counts.set(address, { count: 1, resetAt: now + this.windowMs });
+    this.counts.set(unit, { count: 1, resetAt: now + this.windowMs });
     return 1;
   }
 
   /** Seconds until the window of `address` ends, for `Retry-After`. */
   retryAfterSeconds(address: string): number {
-    const entry = this.counts.get(address);
+    const entry = this.counts.get(countingUnit(address));
     return entry ? Math.max(1, Math.ceil((entry.resetAt - this.now()) / 1000)) : 1;
   }
 }
