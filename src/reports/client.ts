@@ -32,8 +32,9 @@ import {
 import { slugProblem } from './slug.js';
 import {
   type DocumentInput,
-  documentForm,
+  documentBody,
   receiptId,
+  type StreamedBody,
   type SubmissionInput,
   submissionBody,
   type WriteReceipt,
@@ -87,8 +88,8 @@ interface Attempt {
   path: string;
   query?: URLSearchParams;
   body?: unknown;
-  /** A multipart body; fetch writes its content type and boundary. */
-  form?: FormData;
+  /** A body streamed as it is written, with its own content type (a document upload). */
+  streamed?: StreamedBody;
   /**
    * Writes: a 403 means the `write` scope is missing, and a lost connection is not retried, because the
    * request may have been applied and a second one would create a second submission.
@@ -235,7 +236,7 @@ export class ReportClient {
       endpoint,
       method: 'POST',
       path: `/v1/submissions/${encodeURIComponent(submissionId)}/documents`,
-      form: documentForm(document),
+      streamed: documentBody(document),
       write: true,
       emptyOk: true,
     });
@@ -310,8 +311,19 @@ export class ReportClient {
           authorization: `Bearer ${this.options.apiKey}`,
           accept: 'application/json',
           ...(attempt.body === undefined ? {} : { 'content-type': 'application/json' }),
+          ...(attempt.streamed
+            ? {
+                'content-type': attempt.streamed.contentType,
+                'content-length': String(attempt.streamed.length),
+              }
+            : {}),
         },
-        body: attempt.form ?? (attempt.body === undefined ? undefined : JSON.stringify(attempt.body)),
+        body: attempt.streamed
+          ? attempt.streamed.stream()
+          : attempt.body === undefined
+            ? undefined
+            : JSON.stringify(attempt.body),
+        ...(attempt.streamed ? { duplex: 'half' as const } : {}),
         signal: AbortSignal.timeout(this.timeoutMs),
         redirect: 'manual',
       });

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { CompanyRecord } from '../crm/connector.js';
 import type { InstallationRuntime } from '../pipeline/runtime.js';
+import { checkedDocument, DocumentRefusedError } from '../reports/document-types.js';
 import type { DocumentInput, SubmissionInput } from '../reports/submissions.js';
 import { type ReportRequest, RequestLockedError, type RequestStore } from './request-store.js';
 
@@ -75,8 +76,8 @@ export function submissionFor(record: CompanyRecord): SubmissionInput {
 export class ReportRequests {
   constructor(private readonly deps: ReportRequestDeps) {}
 
-  async request(installationId: string, recordId: string, document?: DocumentInput): Promise<RequestOutcome> {
-    if (document) checkDocument(document);
+  async request(installationId: string, recordId: string, given?: DocumentInput): Promise<RequestOutcome> {
+    const document = given ? await checkDocument(given) : undefined;
     const waiting = await this.deps.store.pending(installationId, recordId);
     if (waiting) return { submissionId: waiting.submissionId, existing: true, request: waiting };
     try {
@@ -156,13 +157,22 @@ export class ReportRequests {
   }
 }
 
-function checkDocument(document: DocumentInput): void {
-  if (document.bytes.byteLength === 0)
-    throw new ReportRequestError('REQUEST_DOCUMENT_INVALID', `the document ${document.filename} is empty`);
+/** The document as it is sent on (checkedDocument: an allowed type on its bytes, a safe filename). */
+async function checkDocument(document: DocumentInput): Promise<DocumentInput> {
   if (document.bytes.byteLength > MAX_REQUEST_DOCUMENT_BYTES) {
     throw new ReportRequestError(
       'REQUEST_DOCUMENT_INVALID',
       `the document ${document.filename} is over ${MAX_REQUEST_DOCUMENT_BYTES / 1024 / 1024} MB`,
     );
+  }
+  try {
+    return await checkedDocument(document);
+  } catch (err) {
+    if (err instanceof DocumentRefusedError)
+      throw new ReportRequestError(
+        'REQUEST_DOCUMENT_INVALID',
+        `the document ${document.filename}: ${err.message}`,
+      );
+    throw err;
   }
 }
