@@ -5,11 +5,12 @@ import type { AppContext } from '../src/app/context.js';
 import { InstallationService } from '../src/app/installation-service.js';
 import type { AppRuntime } from '../src/app/runtime.js';
 import { InstallationStore } from '../src/installations/store.js';
-import { LinkIndex } from '../src/pipeline/link-index.js';
+import { fingerprintOf, LinkIndex, type RecordState } from '../src/pipeline/link-index.js';
 import { PendingSlugs } from '../src/pipeline/pending-slugs.js';
 import type { Pipeline } from '../src/pipeline/pipeline.js';
 import { RunLinks } from '../src/pipeline/run-links.js';
 import { SyncRuns } from '../src/pipeline/runs.js';
+import { type ReportRequest, RequestStore } from '../src/requests/request-store.js';
 import { SecretBox } from '../src/util/secretbox.js';
 import { redisWithFreshPrefixes } from './support/redis-prefixes.js';
 
@@ -24,6 +25,7 @@ interface Removal {
   store: InstallationStore;
   index: LinkIndex;
   runs: SyncRuns;
+  requests: RequestStore;
   service: InstallationService;
 }
 
@@ -33,17 +35,26 @@ function removal(): Removal {
   const store = new InstallationStore(redis(), new SecretBox(randomBytes(32)), prefix);
   const index = new LinkIndex(redis(), store.keys);
   const runs = new SyncRuns(redis(), store.keys);
+  const requests = new RequestStore(redis(), store.keys);
   const pipeline: Pick<Pipeline, 'stopInstallation'> = { stopInstallation: async () => undefined };
   const runtime: Pick<AppRuntime, 'forget'> = { forget: () => undefined };
-  const parts = { installations: store, index, runs, pipeline, runtime, logger: pino({ level: 'silent' }) };
+  const parts = {
+    installations: store,
+    index,
+    runs,
+    requests,
+    pipeline,
+    runtime,
+    logger: pino({ level: 'silent' }),
+  };
   // Removal reads nothing else of the context for a token-mode installation (nothing to revoke).
-  return { store, index, runs, service: new InstallationService(parts as unknown as AppContext) };
+  return { store, index, runs, requests, service: new InstallationService(parts as unknown as AppContext) };
 }
 
-async function installed(store: InstallationStore): Promise<string> {
+async function installed(store: InstallationStore, externalId = '4242'): Promise<string> {
   const installation = await store.upsert({
     crm: 'hubspot',
-    externalId: '4242',
+    externalId,
     mode: 'token',
     tokens: { accessToken: 'pat-test' },
   });
@@ -104,5 +115,86 @@ describe('InstallationService.remove', () => {
     expect(await redis().keys(store.keys.instPattern(id))).toEqual([]);
     expect(await links.linksOf(id, runId)).toEqual(new Map());
     expect(await pending.take(id, 'urgent', 10)).toEqual([]);
+  });
+});
+
+function linkedTo(recordId: string, slug: string): RecordState {
+  return {
+    recordId,
+    slug,
+    status: 'matched',
+    score: 61,
+    autoLinked: true,
+    unlinkedName: null,
+    review: null,
+    fingerprint: fingerprintOf({ name: `Company ${recordId}`, domain: '', fields: { slug } }),
+  };
+}
+
+function requestOf(installationId: string, recordId: string, submissionId: string): ReportRequest {
+  return {
+    installationId,
+    recordId,
+    submissionId,
+    state: 'pending',
+    requestedAt: new Date().toISOString(),
+    sent: { name: `Company ${recordId}`, reference: recordId },
+    answer: { id: submissionId },
+  };
+}
+
+describe('removal leaves nothing of the installation in global keys (issue 26, point 10)', () => {
+  it('deletes its submissions from the submission index and its number from the fan-out numbers', async () => {
+    const { store, index, requests, service } = removal();
+    const id = await installed(store);
+    const other = await installed(store, '5151');
+    // Record 101 was requested twice: its first submission is only in the global index now.
+    await requests.save(requestOf(id, '101', 'sub-first'));
+    await requests.save(requestOf(id, '101', 'sub-again'));
+    await requests.save(requestOf(id, '102', 'sub-102'));
+    await requests.save(requestOf(other, '900', 'sub-other'));
+    await index.apply(id, [linkedTo('101', 'acme-robotics')]);
+    await index.apply(other, [linkedTo('900', 'acme-robotics')]);
+    const numbers = store.keys.slugInstallationNumbers();
+    expect(await redis().hexists(numbers, `i:${id}`)).toBe(1);
+
+    await service.remove(id);
+
+    expect(await redis().hkeys(store.keys.requestSubmissions())).toEqual(['sub-other']);
+    expect(await requests.bySubmission('sub-other')).toMatchObject({ installationId: other });
+    const left = await redis().hgetall(numbers);
+    expect(Object.keys(left).filter((f) => f === `i:${id}` || left[f] === id)).toEqual([]);
+    expect(left[`i:${other}`]).toBeDefined();
+    expect(await index.installationsForSlug('acme-robotics')).toEqual([other]);
+  });
+
+  it('an installation removed and installed again is fanned out again, whichever process links it', async () => {
+    const { store, index, service } = removal();
+    const elsewhere = new LinkIndex(redis(), store.keys);
+    const id = await installed(store);
+    await elsewhere.apply(id, [linkedTo('101', 'acme-robotics')]);
+    const numbers = store.keys.slugInstallationNumbers();
+    const first = await redis().hget(numbers, `i:${id}`);
+
+    await service.remove(id);
+    await installed(store);
+    // Another process that linked a record of the first installation links one of the second.
+    await elsewhere.apply(id, [linkedTo('101', 'globex-systems')]);
+
+    const second = await redis().hget(numbers, `i:${id}`);
+    expect(second).not.toBeNull();
+    expect(second).not.toBe(first);
+    expect(await index.installationsForSlug('globex-systems')).toEqual([id]);
+    expect(await index.installationsForSlug('acme-robotics')).toEqual([]);
+  });
+
+  it('a batch that ends after the removal leaves no number behind', async () => {
+    const { store, index, service } = removal();
+    const id = await installed(store);
+    await service.remove(id);
+    await index.apply(id, [linkedTo('101', 'acme-robotics')]);
+    const left = await redis().hgetall(store.keys.slugInstallationNumbers());
+    expect(Object.keys(left).filter((f) => f === `i:${id}` || left[f] === id)).toEqual([]);
+    expect(await index.installationsForSlug('acme-robotics')).toEqual([]);
   });
 });

@@ -175,6 +175,7 @@ export class InstallationService {
     // check it), so none is left behind when the installation's keys are deleted below.
     await this.ctx.installations.retire(installationId);
     await this.ctx.index.forgetInstallation(installationId);
+    await this.ctx.requests.forgetInstallation(installationId);
     await this.ctx.runs.removeAll(installationId);
     await this.ctx.installations.remove(installationId);
     this.ctx.runtime.forget(installationId);

@@ -190,8 +190,8 @@ export class Keys {
   }
   /**
    * Hash of the fan-out's installation numbers: `i:<id>` -> number, `n:<number>` -> id, `#` the last number.
-   * The shards list an installation by its number (a byte or two), not its id. Entries stay when an
-   * installation is removed: one installed again gets its number back.
+   * The shards list an installation by its number (a byte or two), not its id. Removal deletes an
+   * installation's two entries; `#` only grows, so a number is never given twice.
    */
   slugInstallationNumbers(): string {
     return `${this.prefix}:${tag('slug-inst')}:numbers`;

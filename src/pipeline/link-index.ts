@@ -383,6 +383,7 @@ export class LinkIndex {
         // Removed meanwhile: take back what was just added to the fan-out (the removal may have read the
         // installation's slugs before it).
         await this.fanout.remove(installationId, digests);
+        await this.fanout.forgetInstallation(installationId);
         return;
       }
     }
@@ -467,6 +468,7 @@ export class LinkIndex {
       return true;
     });
     await this.fanout.remove(installationId, [...digests]);
+    await this.fanout.forgetInstallation(installationId);
   }
 
   async autoLinkOf(installationId: string, recordId: string): Promise<string | null> {

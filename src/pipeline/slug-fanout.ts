@@ -87,10 +87,18 @@ redis.call('HSET', KEYS[1], 'i:' .. ARGV[1], n, 'n:' .. n, ARGV[1])
 return n
 `);
 
-export class SlugFanout {
-  /** Installation id -> its number: a number, once given, never changes. */
-  private readonly numbers = new Map<string, string>();
+/**
+ * KEYS[1] the numbers hash; ARGV the installation id. Deletes its number (both directions); `#` keeps counting,
+ * so the number is never given again and a shard entry a late batch left with it names nobody.
+ */
+const FORGET_NUMBER = new RedisScript(`
+local n = redis.call('HGET', KEYS[1], 'i:' .. ARGV[1])
+if not n then return 0 end
+redis.call('HDEL', KEYS[1], 'i:' .. ARGV[1], 'n:' .. n)
+return 1
+`);
 
+export class SlugFanout {
   constructor(
     private readonly redis: RedisClient,
     private readonly keys: Keys,
@@ -120,12 +128,17 @@ export class SlugFanout {
     return ids.filter((id): id is string => id !== null);
   }
 
+  /** A removed installation's number, out of the numbers hash (after `remove` took it out of the shards). */
+  async forgetInstallation(installationId: string): Promise<void> {
+    await FORGET_NUMBER.run(this.redis, [this.keys.slugInstallationNumbers()], [installationId]);
+  }
+
+  /**
+   * Asked of Redis each time, not kept in the process: a removed installation installed again gets a new
+   * number, which another process's copy of the old one would miss.
+   */
   private async numberOf(installationId: string): Promise<string> {
-    const known = this.numbers.get(installationId);
-    if (known) return known;
-    const n = String(await NUMBER.run(this.redis, [this.keys.slugInstallationNumbers()], [installationId]));
-    this.numbers.set(installationId, n);
-    return n;
+    return String(await NUMBER.run(this.redis, [this.keys.slugInstallationNumbers()], [installationId]));
   }
 
   private async eachShard(

@@ -6,7 +6,8 @@ import type { RedisClient } from '../redis.js';
 /**
  * Report requests: the only module that reads or writes them. One entry per record (its latest request) and
  * one index from submission id to record, so `report.completed` naming a submission finds the record that
- * waits for it. Everything is in Redis, so a request survives any restart of the connector.
+ * waits for it. Everything is in Redis, so a request survives any restart of the connector; removing an
+ * installation deletes its requests with its keys and its entries in the index (`forgetInstallation`).
  */
 
 export const REQUEST_STATES = ['pending', 'linked', 'review', 'cancelled'] as const;
@@ -52,6 +53,16 @@ function parse(raw: string | null | undefined): ReportRequest | null {
     return parsed.success ? parsed.data : null;
   } catch {
     return null;
+  }
+}
+
+/** Whether a submission index entry belongs to `installationId` (an unreadable entry belongs to nobody). */
+function refersTo(raw: string, installationId: string): boolean {
+  try {
+    const ref = submissionRefSchema.safeParse(JSON.parse(raw));
+    return ref.success && ref.data.installationId === installationId;
+  } catch {
+    return false;
   }
 }
 
@@ -151,6 +162,25 @@ export class RequestStore {
   async forget(installationId: string, recordIds: readonly string[]): Promise<void> {
     if (recordIds.length === 0) return;
     await this.redis.hdel(this.keys.requests(installationId), ...recordIds);
+  }
+
+  /**
+   * Takes a removed installation out of the global submission index: every submission of it, including those
+   * of requests made again since (the installation's own hash keeps only each record's latest), so a late
+   * `report.completed` for one of them finds nothing. Read in pages, so a large index never blocks Redis.
+   */
+  async forgetInstallation(installationId: string): Promise<void> {
+    const key = this.keys.requestSubmissions();
+    let cursor = '0';
+    do {
+      const [next, flat] = await this.redis.hscan(key, cursor, 'COUNT', 500);
+      cursor = next;
+      const theirs: string[] = [];
+      for (let i = 0; i + 1 < flat.length; i += 2) {
+        if (refersTo(flat[i + 1]!, installationId)) theirs.push(flat[i]!);
+      }
+      if (theirs.length > 0) await this.redis.hdel(key, ...theirs);
+    } while (cursor !== '0');
   }
 
   /**
