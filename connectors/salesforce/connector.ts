@@ -18,7 +18,7 @@ import type {
 } from '../../src/crm/connector.js';
 import { CrmBadRequestError } from '../../src/crm/errors.js';
 import type { RequestGate } from '../../src/crm/request-gate.js';
-import { fieldByKey } from '../../src/fields.js';
+import { FIELDS, fieldByKey } from '../../src/fields.js';
 import type { Installation } from '../../src/installations/store.js';
 import type { Logger } from '../../src/log.js';
 import { type Priority, type RetryPolicy, SalesforceApi } from './api-client.js';
@@ -119,7 +119,12 @@ export interface SalesforceConnectorDeps {
   /** How long a second must be over before its changes are handed out (CHANGE_POLL.settleMs). */
   changeSettleMs?: number;
   sleep?: (ms: number) => Promise<void>;
+  /** Select only the connector's own fields the org's Account has; the others read as empty (withAbsentFieldsEmpty). */
+  absentFieldsEmpty?: boolean;
 }
+
+/** The connector's own Account fields, the ones a fresh org lacks until they are created. */
+const OWN_FIELDS: ReadonlySet<string> = new Set(FIELDS.map((f) => f.salesforce));
 
 const organizationRowSchema = z.looseObject({ IsSandbox: z.boolean() });
 
@@ -136,6 +141,14 @@ export class SalesforceConnector implements PolledCrmConnector {
     priority?: Priority,
   ) {
     this.priority = priority ?? deps.priority ?? 'background';
+  }
+
+  /** The Account's field names, asked once per connector, when it reads absent own fields as empty. */
+  private accountFields: Promise<Set<string>> | null = null;
+
+  /** One describe per connector (it is made for a preview's batch): fields created since are seen next time. */
+  withAbsentFieldsEmpty(): SalesforceConnector {
+    return new SalesforceConnector(this.api, { ...this.deps, absentFieldsEmpty: true }, this.priority);
   }
 
   /** The same org and usage reading, with calls marked urgent (webhook-driven) or background (backfill). */
@@ -205,7 +218,15 @@ export class SalesforceConnector implements PolledCrmConnector {
     orderBy: string,
     options: { changes?: boolean } = {},
   ): Promise<string> {
-    const fields = accountSelectFields({ ...options, countryCodes: await this.hasCountryCodes() }).join(', ');
+    let selected = accountSelectFields({ ...options, countryCodes: await this.hasCountryCodes() });
+    if (this.deps.absentFieldsEmpty) {
+      this.accountFields ??= this.api
+        .rest<unknown>(this.priority, { method: 'GET', url: `/sobjects/${ACCOUNT_SOBJECT}/describe` })
+        .then((raw) => new Set(accountDescribeSchema.parse(raw).fields.map((f) => f.name)));
+      const present = await this.accountFields;
+      selected = selected.filter((f) => !OWN_FIELDS.has(f) || present.has(f));
+    }
+    const fields = selected.join(', ');
     return `SELECT ${fields} FROM ${ACCOUNT_SOBJECT}${where ? ` WHERE ${where}` : ''}${orderBy ? ` ORDER BY ${orderBy}` : ''}`;
   }
 

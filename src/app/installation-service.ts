@@ -76,10 +76,10 @@ export class InstallationService {
   }
 
   /**
-   * Matches every record as a full sync would and writes nothing; returns the preview run. A pending
-   * installation may be previewed (its operator is deciding whether to let it in): its fields are created
-   * first, because the listing reads them, and no record is written. Throws PreviewRefusedError for an
-   * installation that cannot run (disconnected, key refused, no key).
+   * Matches every record as a full sync would and writes nothing; returns the preview run. An installation
+   * not let in yet may be previewed (its operator is deciding whether to let it in): its CRM is read, never
+   * changed, not even its fields (runtime.ts opens it with previewBeforeApproval: a field it lacks reads as
+   * empty). Throws PreviewRefusedError for an installation that cannot run (disconnected, key refused, no key).
    */
   async preview(installationId: string): Promise<{ runId: string }> {
     const installation = await this.ctx.installations.get(installationId);
@@ -90,12 +90,6 @@ export class InstallationService {
     }
     if (!installation.hasReportsApiKey && !this.ctx.config.reports.apiKey) {
       throw new PreviewRefusedError(installationId, 'it has no report-service key: enter one first');
-    }
-    if (installation.status === 'pending') {
-      const fields = await this.ctx.runtime.connectorFor(installation).ensureFields();
-      if (fields.problems.length > 0) {
-        this.ctx.logger.warn({ installationId, problems: fields.problems }, 'some fields need attention');
-      }
     }
     return { runId: await this.ctx.pipeline.startSync(installationId, 'preview') };
   }

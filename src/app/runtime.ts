@@ -14,7 +14,7 @@ import type { RedisClient } from '../redis.js';
 import { ReportClient } from '../reports/client.js';
 import { RETRY_BUDGET } from '../retry-budget.js';
 import { FixtureGuard, guardFixtureWrites } from './fixture-guard.js';
-import { refuseDataWrites } from './preview-guard.js';
+import { previewBeforeApproval, refuseDataWrites } from './preview-guard.js';
 
 /** The share of a report key's or a CRM's burst that deferrable work leaves to urgent work. */
 export const DEFERRABLE_RESERVE_SHARE = 0.5;
@@ -91,9 +91,12 @@ export class AppRuntime implements InstallationRuntime {
   }
 
   private forUse(handle: InstallationHandle, preview: boolean): InstallationHandle {
-    return preview
-      ? { ...handle, connector: refuseDataWrites(handle.connector, handle.installation.id) }
-      : handle;
+    if (!preview) return handle;
+    const { id } = handle.installation;
+    const connector = isLetIn(handle.installation)
+      ? handle.connector
+      : previewBeforeApproval(handle.connector, id);
+    return { ...handle, connector: refuseDataWrites(connector, id) };
   }
 
   connectorFor(installation: Installation, urgent = false): CrmConnector {

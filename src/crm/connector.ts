@@ -149,6 +149,12 @@ export interface CrmConnector {
   createActivity?(recordId: string, activity: RecordActivity): Promise<void>;
   /** For CRMs whose sharing rules may hide records from the connector's user (Salesforce); `doctor` asks. */
   readAccess?(): Promise<ReadAccess>;
+  /**
+   * The same connector reading the connector's own fields the CRM does not have as empty, instead of failing
+   * (a preview before approval creates no field). Absent where reads do so already (HubSpot leaves unknown
+   * properties out of its answer).
+   */
+  withAbsentFieldsEmpty?(): CrmConnector;
 }
 
 /** A record seen by a change poll. */

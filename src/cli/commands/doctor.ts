@@ -1,11 +1,17 @@
 import type { AppContext } from '../../app/context.js';
+import { isLetIn } from '../../installations/let-in.js';
 import { describeRedisMode, inspectRedis, versionSupported } from '../../redis-health.js';
 import { ReportForbiddenError, ReportServiceError, ReportUnauthorizedError } from '../../reports/errors.js';
+import { writeScopeOf } from '../../reports/key-scopes.js';
 import { parseCommandArgs } from '../args.js';
 import type { CommandIo } from '../io.js';
 import { openContext } from './context.js';
 
-/** `doctor [--json]`: checks Redis, the report service and each installation, and says what to fix. */
+/**
+ * `doctor [--json]`: checks Redis, the report service and each installation, and says what to fix. FAIL lines
+ * make the exit status 1; WARN lines need a look and do not. An installation not let in yet is reported without
+ * a single call to its CRM: nothing reads or changes a CRM before approval.
+ */
 
 interface Check {
   name: string;
@@ -31,11 +37,22 @@ export async function doctorCommand(argv: string[], io: CommandIo): Promise<numb
         const mark = !c.ok ? 'FAIL' : c.warn ? 'WARN' : 'ok  ';
         io.out(`${mark} ${c.name}: ${c.detail}${c.fix ? `\n     fix: ${c.fix}` : ''}`);
       }
+      io.out(summaryLine(checks));
     }
     return checks.every((c) => c.ok) ? 0 : 1;
   } finally {
     await ctx.close();
   }
+}
+
+/** The last line: how many checks failed and how many warn, so the answer is plain without reading them all. */
+function summaryLine(checks: Check[]): string {
+  const failed = checks.filter((c) => !c.ok).length;
+  const warned = checks.filter((c) => c.ok && c.warn).length;
+  const warnings = `${warned} warning${warned === 1 ? '' : 's'}`;
+  return failed > 0
+    ? `${failed} check${failed === 1 ? '' : 's'} failed, ${warnings}: fix the FAIL lines above`
+    : `no check failed, ${warnings}`;
 }
 
 async function redisChecks(ctx: AppContext): Promise<Check[]> {
@@ -87,11 +104,21 @@ async function redisChecks(ctx: AppContext): Promise<Check[]> {
 
 async function keyCheck(ctx: AppContext, label: string, apiKey: string): Promise<Check> {
   try {
-    const { sandbox } = await ctx.runtime.clientForKey(apiKey).me();
+    const client = ctx.runtime.clientForKey(apiKey);
+    const { sandbox } = await client.me();
+    const data = sandbox ? 'SANDBOX key (fixture data)' : 'live data';
+    const scope = await writeScopeOf(client);
+    if (scope.kind === 'write')
+      return { name: label, ok: true, detail: `valid, scopes read and write, ${data}` };
     return {
       name: label,
       ok: true,
-      detail: sandbox ? 'valid, read scope, SANDBOX key (fixture data)' : 'valid, read scope, live data',
+      warn: true,
+      detail:
+        scope.kind === 'no-write'
+          ? `valid, read scope only (no write: "Request a report" is refused), ${data}`
+          : `valid, read scope; whether it may write is unknown (${scope.why}), ${data}`,
+      fix: 'to request reports, create a key with the write scope in the account settings',
     };
   } catch (err) {
     if (err instanceof ReportUnauthorizedError) {
@@ -124,14 +151,24 @@ async function reportChecks(ctx: AppContext): Promise<Check[]> {
   const checks: Check[] = [];
   if (ctx.config.reports.apiKey)
     checks.push(await keyCheck(ctx, 'Report service (REPORTS_API_KEY)', ctx.config.reports.apiKey));
+  else {
+    checks.push({
+      name: 'Report service (REPORTS_API_KEY)',
+      ok: true,
+      warn: true,
+      detail:
+        'no report key: REPORTS_API_KEY is not set, so only installations with a key of their own can sync',
+      fix: 'set REPORTS_API_KEY, or enter a key for each installation on the admin page',
+    });
+  }
   for (const i of await ctx.installations.list()) {
     const key = await ctx.installations.getReportsApiKey(i.id);
     if (key) checks.push(await keyCheck(ctx, `Report service key of ${i.id}`, key));
-    else if (!ctx.config.reports.apiKey) {
+    else if (!ctx.config.reports.apiKey && isLetIn(i)) {
       checks.push({
         name: `Report service key of ${i.id}`,
         ok: false,
-        detail: 'none',
+        detail: 'none: it cannot sync',
         fix: 'enter a key on the admin page or set REPORTS_API_KEY',
       });
     }
@@ -140,7 +177,10 @@ async function reportChecks(ctx: AppContext): Promise<Check[]> {
     checks.push({
       name: 'Report webhooks',
       ok: true,
-      detail: 'REPORTS_WEBHOOK_SECRET is not set: score changes arrive only through the reconcile sweep',
+      warn: true,
+      detail:
+        'REPORTS_WEBHOOK_SECRET is not set: every report webhook is refused, so score changes arrive only through the reconcile sweep',
+      fix: "set REPORTS_WEBHOOK_SECRET to the report service's webhook signing secret",
     });
   }
   return checks;
@@ -148,7 +188,28 @@ async function reportChecks(ctx: AppContext): Promise<Check[]> {
 
 async function installationChecks(ctx: AppContext): Promise<Check[]> {
   const checks: Check[] = [];
-  for (const installation of await ctx.installations.list()) {
+  const installations = await ctx.installations.list();
+  if (installations.length === 0) {
+    checks.push({
+      name: 'Installations',
+      ok: true,
+      warn: true,
+      detail: 'no installation: nothing is synced',
+      fix: `install the app from ${ctx.config.appUrl}/oauth/hubspot/install or ${ctx.config.appUrl}/oauth/salesforce/install, or set HUBSPOT_ACCESS_TOKEN or SALESFORCE_INSTANCE_URL and SALESFORCE_ACCESS_TOKEN`,
+    });
+  }
+  for (const installation of installations) {
+    if (!isLetIn(installation)) {
+      // Not a single call: its CRM is neither read nor changed before an operator lets it in.
+      checks.push({
+        name: `${installation.id} approval`,
+        ok: true,
+        warn: true,
+        detail: 'waiting for approval: its CRM was not called (nothing reads or changes it before approval)',
+        fix: `approve it on the admin page (${ctx.config.appUrl}/admin) or POST /admin/api/installations/${installation.id}/approve`,
+      });
+      continue;
+    }
     if (installation.status === 'disconnected') {
       checks.push({
         name: `${installation.id} connection`,
