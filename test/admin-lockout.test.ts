@@ -10,6 +10,7 @@ import {
   LOGIN_FAILURES_PER_WINDOW,
   LoginThrottle,
 } from '../src/admin/login-throttle.js';
+import { foldLoginCountersIntoUnits } from '../src/admin/login-throttle-upgrade.js';
 import { SessionRevocations } from '../src/admin/session-revocations.js';
 import { ConfigError, loadConfig, type TrustProxy } from '../src/config.js';
 import { AddressWindow, countAnswer, refusalWait } from '../src/server/address-limits.js';
@@ -210,5 +211,29 @@ describe('failure counters are capped (point 9)', () => {
     expect((await throttle.judge('198.51.100.200', true)).kind).toBe('throttled');
     // A client with its own counter is judged by it.
     expect((await throttle.judge('198.51.100.1', true)).kind).toBe('let-in');
+  });
+});
+
+describe('counters written per IPv6 address before (upgrade)', () => {
+  it('are folded into their /64 at start-up: a lockout running during the upgrade holds', async () => {
+    const prefix = freshPrefix();
+    const old = (client: string) => `${prefix}:admin:login-failures:${client}`;
+    await redis().set(old('2001:db8:1:2::5'), '6', 'PX', 600_000);
+    await redis().set(old('2001:db8:1:2::6'), '7', 'PX', 300_000);
+    await redis().set(old('::ffff:203.0.113.9'), '4', 'PX', 600_000);
+    await redis().set(old('198.51.100.4'), '3', 'PX', 600_000);
+
+    expect(await foldLoginCountersIntoUnits(redis(), prefix)).toBe(3);
+    expect(await foldLoginCountersIntoUnits(redis(), prefix)).toBe(0);
+
+    expect(await redis().get(old('2001:db8:1:2::/64'))).toBe(String(LOGIN_FAILURES_PER_WINDOW));
+    expect(await redis().pttl(old('2001:db8:1:2::/64'))).toBeGreaterThan(300_000);
+    expect(await redis().get(old('203.0.113.9'))).toBe('4');
+    expect(await redis().get(old('198.51.100.4'))).toBe('3');
+    expect(
+      await redis().exists(old('2001:db8:1:2::5'), old('2001:db8:1:2::6'), old('::ffff:203.0.113.9')),
+    ).toBe(0);
+    const throttle = new LoginThrottle(redis(), prefix);
+    expect((await throttle.judge('2001:db8:1:2::abc', true)).kind).toBe('throttled');
   });
 });

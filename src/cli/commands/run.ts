@@ -1,4 +1,5 @@
 import { createServer, type Server } from 'node:http';
+import { foldLoginCountersIntoUnits } from '../../admin/login-throttle-upgrade.js';
 import { ensureTokenModeInstallations } from '../../app/bootstrap.js';
 import type { AppContext } from '../../app/context.js';
 import { upgradeLinkIndex } from '../../app/index-upgrade.js';
@@ -29,6 +30,7 @@ export async function runCommand(
       await ensureTokenModeInstallations(ctx);
       await upgradeLinkIndex(ctx);
       await schedulePolls(ctx);
+      await foldLoginCountersIntoUnits(ctx.redis, ctx.config.redisPrefix);
       await ctx.pipeline.scheduleReconcile(ctx.config.reconcileHours * 3_600_000);
       await ctx.pipeline.scheduleScoreChangeSweep();
     }
