@@ -4,10 +4,11 @@ import { countingUnit } from '../server/counting-unit.js';
 import { LOGIN_FAILURES_PER_WINDOW } from './login-throttle.js';
 
 /**
- * Failure counters a deployment wrote per single IPv6 address (or per IPv4 address written as IPv6), before
- * clients were counted by countingUnit: at start-up each is folded into its unit's counter (the counts added,
- * at most the limit, the later of the two window ends kept) and deleted, so a lockout running during the
- * upgrade holds. Idempotent: a counter already named by its unit is left alone. Returns how many were folded.
+ * A failure counter named by a single IPv6 address (or an IPv4 address written as IPv6) is not named by its
+ * countingUnit, so the throttle would not see it. At start-up each is folded into its unit's counter (the counts
+ * added, at most the limit, the later of the two window ends kept) and deleted, so a lockout running while a
+ * deployment is upgraded holds. Idempotent: a counter named by its unit is left alone. Returns how many were
+ * folded.
  */
 export async function foldLoginCountersIntoUnits(redis: RedisClient, prefix: string): Promise<number> {
   const keys = new Keys(prefix);
