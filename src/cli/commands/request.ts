@@ -36,7 +36,8 @@ async function readDocument(path: string): Promise<DocumentInput> {
   return {
     filename: basename(path),
     contentType: CONTENT_TYPES[extname(path).toLowerCase()] ?? 'application/octet-stream',
-    bytes: new Uint8Array(await readFile(path)),
+    // The Buffer itself (a Uint8Array): no second copy of the file.
+    bytes: await readFile(path),
   };
 }
 
