@@ -36,6 +36,25 @@ afterAll(async () => {
   await closeRedis(r);
 });
 
+/** Runs the built CLI with exactly `env`; its exit code and output. */
+function runCli(
+  bin: string,
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [bin, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (d: Buffer) => {
+      output += d.toString();
+    });
+    child.stderr.on('data', (d: Buffer) => {
+      output += d.toString();
+    });
+    child.once('exit', (code) => resolve({ code, output }));
+  });
+}
+
 describe('report-connector', () => {
   it('exits 2 with one line for an unknown command or option', async () => {
     const a = io(goodEnv);
@@ -104,6 +123,20 @@ describe('report-connector', () => {
       });
       expect(out).toMatch(/report_score\s+\S+\s+\S+/);
       expect(out).toMatch(/score\.changed for \S+ reached the CRM record/);
+      // The printed block drives the demo from a fresh environment: the commands as the block writes them.
+      const fresh: Record<string, string> = { PATH: process.env.PATH ?? '' };
+      for (const [, name, value] of out.matchAll(/^export (\w+)=(.*)$/gm)) {
+        fresh[name!] = value!.replace(/^'(.*)'$/, '$1');
+      }
+      expect(Object.keys(fresh)).toEqual(
+        expect.arrayContaining(['REDIS_PREFIX', 'ENCRYPTION_KEY', 'REPORTS_API_URL']),
+      );
+      const commands = [...out.matchAll(/^ {2}report-connector (.+)$/gm)].map((m) => m[1]!.split(' '));
+      expect(commands.map((c) => c[0])).toEqual(['status', 'sync', 'doctor', 'request']);
+      for (const args of commands) {
+        const run = await runCli(bin, args, fresh);
+        expect(run, args.join(' ')).toMatchObject({ code: 0 });
+      }
       child.kill('SIGINT');
       expect(await exited).toBe(0);
     } finally {

@@ -28,22 +28,26 @@ export async function demoCommand(argv: string[], io: CommandIo): Promise<number
   const prefix = `rc-demo-${randomBytes(3).toString('hex')}`;
   const redisUrl = io.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
   const adminToken = randomBytes(18).toString('base64url');
+  // Fixed here, not drawn by the demo's config, so that the block below can hand it to the CLI.
+  const encryptionKey = randomBytes(32).toString('base64');
 
   // Listen for Ctrl-C from the start: one pressed while the demo is still setting up stops it once set up.
   const stopped = io.untilStopped();
   io.err(`Starting the demo (${values.crm}, ${companies} companies)...`);
   let system: LocalSystem;
+  let cliEnv: ((system: LocalSystem) => Record<string, string>) | undefined;
   try {
     // Loaded here, not at the top: the local system is demo and test equipment, never part of a production run.
-    const { startLocalSystem } = await import('../../../local/system.js');
-    system = await startLocalSystem({
+    const local = await import('../../../local/system.js');
+    cliEnv = local.workerEnvFor;
+    system = await local.startLocalSystem({
       crm,
       companies,
       prefix,
       port,
       redisUrl,
       logLevel: io.env.LOG_LEVEL ?? 'warn',
-      env: { ADMIN_TOKEN: adminToken },
+      env: { ADMIN_TOKEN: adminToken, ENCRYPTION_KEY: encryptionKey },
     });
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
@@ -99,6 +103,7 @@ export async function demoCommand(argv: string[], io: CommandIo): Promise<number
     );
     io.out('');
     io.out(`Admin page: ${system.appUrl}/admin  (token: ${adminToken})`);
+    if (cliEnv) io.out(`\n${cliBlock(cliEnv(system), system)}`);
     io.out('Press Ctrl-C to stop.');
     await stopped;
     io.err('Stopping...');
@@ -107,6 +112,35 @@ export async function demoCommand(argv: string[], io: CommandIo): Promise<number
     await system.close();
     await deleteKeysWithPrefix(redisUrl, prefix);
   }
+}
+
+/** Variables the CLI reads from the environment, for a shell beside the demo; not the process's own. */
+const NOT_FOR_THE_CLI = new Set(['PATH', 'LOG_LEVEL']);
+
+/**
+ * The environment block and commands that drive this demo from another shell while it runs: the same Redis,
+ * prefix, encryption key and upstreams the demo uses. Its keys are deleted when the demo stops.
+ */
+export function cliBlock(
+  env: Record<string, string>,
+  system: Pick<LocalSystem, 'installationId' | 'recordIds' | 'crm'>,
+): string {
+  const quote = (v: string) => (/^[\w@%+=:,./-]*$/.test(v) ? v : `'${v.replaceAll("'", "'\\''")}'`);
+  const exports = Object.entries(env)
+    .filter(([k]) => !NOT_FOR_THE_CLI.has(k))
+    .map(([k, v]) => `export ${k}=${quote(v)}`);
+  const id = system.installationId;
+  // A report can be requested only for a company without one.
+  const record = system.recordIds.find((r) => system.crm.record(r)?.status === 'no_match') ?? 'RECORD_ID';
+  return [
+    'To drive this demo from another shell while it runs, paste:',
+    ...exports,
+    'Then, for example:',
+    '  report-connector status',
+    `  report-connector sync --installation ${id} --preview`,
+    '  report-connector doctor',
+    `  report-connector request --installation ${id} --record ${record}`,
+  ].join('\n');
 }
 
 function table(rows: string[][]): string {
