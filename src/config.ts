@@ -5,6 +5,7 @@ import proxyaddr from 'proxy-addr';
 import { z } from 'zod';
 import {
   ConfigError,
+  type ConfigProblem,
   hostPortList,
   httpUrl,
   optionalText,
@@ -212,8 +213,12 @@ export interface BaseConfig {
 export type Config = BaseConfig & ProviderConfigs;
 
 export interface LoadConfigOptions {
-  /** `demo` and `sandbox` run without secrets: they make their own. */
-  mode?: 'production' | 'demo';
+  /**
+   * `demo` and `sandbox` run without secrets: they make their own. `read-only` is for commands that only read
+   * the state (`status`, `record`): Redis and ENCRYPTION_KEY suffice, the admin token and the report service's
+   * address are not asked for.
+   */
+  mode?: 'production' | 'demo' | 'read-only';
   /** Defaults to `.env` in the working directory. Pass `null` to read no file. */
   envFile?: string | null;
   /** Values the caller fixes (the demo points the connector at its local services). */
@@ -232,28 +237,46 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, options: LoadCo
   for (const [k, v] of Object.entries(env)) if (v !== undefined) merged[k] = v;
   Object.assign(merged, options.overrides ?? {});
 
-  const e = readEnvSection(envSchema, merged);
-
-  const missing = (variable: string, expectation: string): never => {
-    throw new ConfigError(variable, expectation);
+  // Every problem is collected first, then reported together: the schema's, the required secrets', each CRM's.
+  const problems: ConfigProblem[] = [];
+  const collect = <T>(read: () => T): T | undefined => {
+    try {
+      return read();
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      problems.push(...err.problems);
+      return undefined;
+    }
   };
+  const e = collect(() => readEnvSection(envSchema, merged));
+  // Each provider reads its own keys; the cast is the one place the list's sections meet their kinds.
+  const sectionList = providers.map((p) => [p.kind, collect(() => p.readConfig(merged))] as const);
 
   const demo = mode === 'demo';
-  const encryptionKey = e.ENCRYPTION_KEY
+  const readOnly = mode === 'read-only';
+  const missing = (variable: string, expectation: string): undefined => {
+    problems.push({ variable, expectation });
+    return undefined;
+  };
+  const encryptionKey = e?.ENCRYPTION_KEY
     ? Buffer.from(e.ENCRYPTION_KEY, 'base64')
     : demo
       ? randomKey()
       : missing('ENCRYPTION_KEY', 'is required: 32 bytes as base64 (openssl rand -base64 32)');
   const adminToken =
-    e.ADMIN_TOKEN ??
-    (demo ? randomKey().toString('base64url') : missing('ADMIN_TOKEN', 'is required: a long random string'));
+    e?.ADMIN_TOKEN ??
+    (demo || readOnly
+      ? randomKey().toString('base64url')
+      : missing('ADMIN_TOKEN', 'is required: a long random string'));
   const apiUrl =
-    e.REPORTS_API_URL ?? missing('REPORTS_API_URL', "is required: the report service's base URL");
-
-  // Each provider reads its own keys; the cast is the one place the list's sections meet their kinds.
-  const sections = Object.fromEntries(
-    providers.map((p) => [p.kind, p.readConfig(merged)]),
-  ) as ProviderConfigs;
+    e?.REPORTS_API_URL ??
+    (readOnly
+      ? READ_ONLY_REPORTS_URL
+      : missing('REPORTS_API_URL', "is required: the report service's base URL"));
+  ConfigError.throwAll(problems);
+  if (!e || !encryptionKey || !adminToken || !apiUrl)
+    throw new Error('configuration problems were not collected');
+  const sections = Object.fromEntries(sectionList) as ProviderConfigs;
 
   return {
     redisUrl: e.REDIS_URL,
@@ -285,6 +308,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, options: LoadCo
     installAllowlist: e.INSTALL_ALLOWLIST,
   };
 }
+
+/** A read-only command calls no report service: an address that cannot be reached stands in for it. */
+const READ_ONLY_REPORTS_URL = 'http://report-service.invalid';
 
 function randomKey(): Buffer {
   return globalThis.crypto.getRandomValues(Buffer.alloc(32));

@@ -5,14 +5,33 @@ import { z } from 'zod';
  * the one error they all report: one line naming the variable, so an operator can fix it without reading code.
  */
 
+export interface ConfigProblem {
+  variable: string;
+  expectation: string;
+}
+
+/**
+ * The configuration cannot be used. `variable` and `expectation` are the first problem; `problems` lists every
+ * one found, so that a person fixes them all in one go rather than one per run.
+ */
 export class ConfigError extends Error {
   readonly code = 'CONFIG_INVALID';
+  readonly problems: readonly ConfigProblem[];
   constructor(
     readonly variable: string,
     readonly expectation: string,
+    more: readonly ConfigProblem[] = [],
   ) {
-    super(`${variable} ${expectation}`);
+    const problems = [{ variable, expectation }, ...more];
+    super(problems.map((p) => `${p.variable} ${p.expectation}`).join('; '));
     this.name = 'ConfigError';
+    this.problems = problems;
+  }
+
+  /** One error for all of `problems`; throws nothing when there are none. */
+  static throwAll(problems: readonly ConfigProblem[]): void {
+    const [first, ...rest] = problems;
+    if (first) throw new ConfigError(first.variable, first.expectation, rest);
   }
 }
 
@@ -54,13 +73,16 @@ export function readEnvSection<S extends z.ZodObject>(
   const known = Object.fromEntries(Object.keys(schema.shape).map((k) => [k, env[k]]));
   const parsed = schema.safeParse(known);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    const variable = String(issue.path[0] ?? 'configuration');
-    const message =
-      issue.code === 'invalid_type' && env[variable] === undefined ? 'is required' : issue.message;
-    throw new ConfigError(variable, message);
+    ConfigError.throwAll(
+      parsed.error.issues.map((issue) => {
+        const variable = String(issue.path[0] ?? 'configuration');
+        const expectation =
+          issue.code === 'invalid_type' && env[variable] === undefined ? 'is required' : issue.message;
+        return { variable, expectation };
+      }),
+    );
   }
-  return parsed.data;
+  return parsed.data as z.output<S>;
 }
 
 /**

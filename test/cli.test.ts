@@ -145,3 +145,35 @@ describe('report-connector', () => {
     // The test's own 90 s wait for the demo (which builds the CLI first) must fit inside vitest's limit.
   }, 150_000);
 });
+
+describe('configuration problems and per-command help (issue 31)', () => {
+  it('names every missing variable in one message', async () => {
+    const a = io({ LOG_LEVEL: 'silent', REPORTS_API_URL: '' });
+    expect(await main(['doctor'], { ...a, env: { REDIS_URL, LOG_LEVEL: 'silent' } })).toBe(1);
+    const message = a.stderr.join('\n');
+    for (const variable of ['ENCRYPTION_KEY', 'ADMIN_TOKEN', 'REPORTS_API_URL'])
+      expect(message).toContain(variable);
+  });
+
+  it('status reads with Redis and ENCRYPTION_KEY alone', async () => {
+    const a = io({ ENCRYPTION_KEY: goodEnv.ENCRYPTION_KEY, LOG_LEVEL: 'silent' });
+    expect(await main(['status', '--json'], a)).toBe(0);
+    expect(JSON.parse(a.stdout.join(''))).toHaveProperty('installations');
+  });
+
+  it.each(['status', 'sync', 'demo', 'request', 'doctor', 'manifests', 'start'])(
+    '%s --help prints its own usage and exits 0',
+    async (command) => {
+      const a = io({});
+      expect(await main([command, '--help'], a)).toBe(0);
+      expect(a.stdout.join('\n')).toMatch(new RegExp(`^Usage: report-connector ${command}`));
+    },
+  );
+
+  it('--help lists demo --companies and the environment', async () => {
+    const a = io({});
+    expect(await main(['--help'], a)).toBe(0);
+    expect(a.stdout.join('\n')).toMatch(/demo .*--companies N/);
+    expect(a.stdout.join('\n')).toMatch(/Environment/);
+  });
+});

@@ -12,27 +12,77 @@ import { syncCommand } from './commands/sync.js';
 import { CommandFailedError, UsageError } from './errors.js';
 import { type CommandIo, processIo } from './io.js';
 
-const USAGE = `Usage: report-connector <command> [options]
+/** Each command's usage line(s) and what it does: `--help` prints the list, `<command> --help` its own. */
+const COMMAND_HELP: Record<string, { usage: string; about: string }> = {
+  start: { usage: 'start', about: 'HTTP server and workers in one process' },
+  serve: { usage: 'serve', about: 'HTTP server only' },
+  worker: { usage: 'worker', about: 'workers only (run as many as you like on one Redis)' },
+  sync: {
+    usage: 'sync [--installation ID] [--full] [--wait] [--preview]',
+    about:
+      'enqueue a backfill; --wait shows progress and a summary; --preview matches without writing and prints what a write would do',
+  },
+  status: {
+    usage: 'status [--json]',
+    about: 'installations, match coverage, queue depths, last errors (needs only Redis and ENCRYPTION_KEY)',
+  },
+  request: {
+    usage: 'request --installation ID --record RECORD_ID [--document FILE]',
+    about:
+      'ask the service for a report on a company that has none (key needs `write`); prints the submission id',
+  },
+  doctor: { usage: 'doctor [--json]', about: 'check Redis, the report service and each installation' },
+  sandbox: {
+    usage: 'sandbox [--port N] [--rate-limit N] [--webhook-url URL] [--webhook-secret S]',
+    about: 'a local Published Report Lookup Service with fixture data',
+  },
+  demo: {
+    usage: 'demo [--crm hubspot|salesforce] [--port N] [--companies N]',
+    about:
+      'everything on this machine against the sandbox and a local CRM (N companies, 300 by default); prints the environment that drives it from another shell',
+  },
+  manifests: {
+    usage: 'manifests --app-url URL [--out DIR]',
+    about: 'write the HubSpot project and the SFDX project for your APP_URL',
+  },
+};
 
-Commands:
-  start                       HTTP server and workers in one process
-  serve                       HTTP server only
-  worker                      workers only (run as many as you like on one Redis)
-  sync [--installation ID] [--full] [--wait] [--preview]
-                              enqueue a backfill; --wait shows progress and a summary;
-                              --preview matches without writing and prints what a write would do
-  status [--json]             installations, match coverage, queue depths, last errors
-  request --installation ID --record RECORD_ID [--document FILE]
-                              ask the service for a report on a company that has none (key needs \`write\`);
-                              prints the submission id
-  doctor [--json]             check Redis, the report service and each installation
-  sandbox [--port N] [--rate-limit N] [--webhook-url URL] [--webhook-secret S]
-                              a local Published Report Lookup Service with fixture data
-  demo [--crm hubspot|salesforce] [--port N]
-                              everything on this machine against the sandbox and a local CRM
-  manifests --app-url URL [--out DIR]
-                              write the HubSpot project and the SFDX project for your APP_URL
-  --version                   the connector's and Node's versions`;
+const ENVIRONMENT = `Environment (also read from .env; the README's Configuration table lists every variable):
+  REDIS_URL, REDIS_PREFIX     where the state lives (default redis://127.0.0.1:6379, rc)
+  ENCRYPTION_KEY              32 bytes as base64: tokens and keys are sealed with it
+  ADMIN_TOKEN                 the admin page's and admin API's token
+  REPORTS_API_URL, REPORTS_API_KEY
+                              the report service and the operator's key
+  HUBSPOT_*, SALESFORCE_*     each CRM's app or token`;
+
+function wrap(text: string, indent: string, width = 110): string {
+  const lines: string[] = [];
+  let line = '';
+  for (const word of text.split(' ')) {
+    if (line && indent.length + line.length + word.length + 1 > width) {
+      lines.push(indent + line);
+      line = word;
+    } else line = line ? `${line} ${word}` : word;
+  }
+  if (line) lines.push(indent + line);
+  return lines.join('\n');
+}
+
+const USAGE = [
+  'Usage: report-connector <command> [options]   (report-connector <command> --help for one)',
+  '',
+  'Commands:',
+  ...Object.values(COMMAND_HELP).flatMap(({ usage, about }) => [`  ${usage}`, wrap(about, '      ')]),
+  '  --version',
+  wrap("the connector's and Node's versions", '      '),
+  '',
+  ENVIRONMENT,
+].join('\n');
+
+function commandUsage(name: string): string {
+  const help = COMMAND_HELP[name]!;
+  return [`Usage: report-connector ${help.usage}`, '', wrap(help.about, '  '), '', ENVIRONMENT].join('\n');
+}
 
 type Command = (argv: string[], io: CommandIo) => Promise<number>;
 
@@ -63,6 +113,10 @@ export async function main(argv: string[], io: CommandIo = processIo()): Promise
   if (!command) {
     io.err(`Unknown command "${name}": run report-connector --help for the list.`);
     return 2;
+  }
+  if (rest.includes('--help') || rest.includes('-h')) {
+    io.out(commandUsage(name));
+    return 0;
   }
   try {
     return await command(rest, io);

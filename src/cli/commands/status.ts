@@ -7,7 +7,7 @@ import { openContext } from './context.js';
 /** `status [--json]`: installations, match coverage, the report key's rate, queue depths, last errors. */
 export async function statusCommand(argv: string[], io: CommandIo): Promise<number> {
   const { values } = parseCommandArgs('status', argv, { json: { type: 'boolean', default: false } });
-  const ctx = await openContext(io);
+  const ctx = await openContext(io, { mode: 'read-only' });
   try {
     const report = await collectStatus(ctx);
     if (values.json) {
