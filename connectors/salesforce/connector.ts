@@ -31,6 +31,7 @@ import {
   encodeChangeCursor,
   encodeListCursor,
 } from './cursors.js';
+import { pollDeleteLog } from './delete-log.js';
 import { ensureSalesforceFields } from './ensure-fields.js';
 import { describeFailure, toRecordError } from './errors.js';
 import { isSalesforceId, toId18 } from './ids.js';
@@ -38,7 +39,6 @@ import {
   ACCOUNT_SOBJECT,
   BULK_THRESHOLD,
   CHANGE_POLL,
-  DELETED_LOG_PATH,
   ERROR_CODES,
   SALESFORCE_LIMITS,
   SALESFORCE_PROVIDER,
@@ -50,7 +50,6 @@ import {
   accountSelectFields,
   changedAccountRowSchema,
   FieldValueError,
-  normalizeDateTime,
   toChangedRecord,
   toCompanyRecord,
   toSalesforceFields,
@@ -94,12 +93,6 @@ const ACCOUNT_SHAPE_TTL_MS = 60 * 60_000;
 const accountShapes = new Map<string, { at: number; countryCodes: Promise<boolean> }>();
 
 const mergedRowSchema = z.object({ Id: z.string(), MasterRecordId: z.string().nullish() });
-
-const deletedLogSchema = z.object({
-  deletedRecords: z.array(z.object({ id: z.string(), deletedDate: z.string().optional() })).default([]),
-  earliestDateAvailable: z.string().nullish(),
-  latestDateCovered: z.string().nullish(),
-});
 
 export interface SalesforceConnectorDeps {
   installation: Pick<Installation, 'id' | 'instanceUrl' | 'externalId'>;
@@ -435,11 +428,13 @@ export class SalesforceConnector implements PolledCrmConnector {
    * `deleted`, and the loser of a merge as `merged` into its `MasterRecordId`, with the slug it carried. Records
    * purged from the recycle bin before a poll saw them are caught by the delete log
    * (`sobjects/Account/deleted`), read at most once per CHANGE_POLL.deletedLogEveryMs. Calls per poll: one
-   * queryAll (plus a queryMore per 2,000 changes) and at most one delete-log read.
+   * queryAll (plus a queryMore per 2,000 changes) and at most one delete-log read. When the log no longer
+   * covers the saved position (a poll paused longer than the log's window, an emptied recycle bin), the answer
+   * says `resync`: the caller lists every record to learn which are gone (delete-log.ts).
    */
   async listChangedSince(
     cursor: string | null,
-  ): Promise<{ records: ChangedRecord[]; cursor: string; changes: CrmChange[] }> {
+  ): Promise<{ records: ChangedRecord[]; cursor: string; changes: CrmChange[]; resync?: true }> {
     if (cursor === null) {
       const { horizon } = await this.queryWithHorizon(
         `SELECT Id FROM ${ACCOUNT_SOBJECT} ORDER BY SystemModstamp DESC LIMIT 1`,
@@ -499,43 +494,20 @@ export class SalesforceConnector implements PolledCrmConnector {
     let next: ChangeCursor = { ...from };
     if (last) next = { ...next, s: last.s, i: last.i };
     else if (first.horizon > fromMs) next = { ...next, s: new Date(first.horizon).toISOString(), i: '' };
-    const deletedSince = from.d ?? from.s;
-    if (first.horizon - Date.parse(deletedSince) >= CHANGE_POLL.deletedLogEveryMs) {
-      const log = await this.readDeleteLog(deletedSince, first.horizon);
-      for (const id of log.ids) {
-        if (!gone.has(toId18(id))) changes.push({ kind: 'deleted', recordId: id });
-      }
-      next.d = log.coveredUntil;
-    } else {
-      next.d = deletedSince;
+    const log = await pollDeleteLog(this.api, this.priority, from, first.horizon);
+    for (const id of log.ids) {
+      if (!gone.has(toId18(id))) changes.push({ kind: 'deleted', recordId: id });
+    }
+    next.d = log.d;
+    if (log.e) next.e = log.e;
+    if (log.gap) {
+      this.deps.logger?.warn(
+        { installation: this.deps.installation.id, deletedLogFrom: from.d ?? from.s, now: log.d },
+        'the delete log no longer covers the poll position: records deleted meanwhile are found by listing',
+      );
+      return { records, changes, cursor: encodeChangeCursor(next), resync: true };
     }
     return { records, changes, cursor: encodeChangeCursor(next) };
-  }
-
-  /** Ids in Salesforce's delete log between two moments, and how far the log was covered. */
-  private async readDeleteLog(start: string, end: number): Promise<{ ids: string[]; coveredUntil: string }> {
-    const query = `start=${encodeURIComponent(start)}&end=${encodeURIComponent(new Date(end).toISOString())}`;
-    const raw = await this.api.rest<unknown>(this.priority, {
-      method: 'GET',
-      url: `${DELETED_LOG_PATH}?${query}`,
-    });
-    const parsed = deletedLogSchema.safeParse(raw);
-    if (!parsed.success) {
-      throw new CrmBadRequestError(
-        'Salesforce answered the delete log with an unexpected body',
-        SALESFORCE_PROVIDER,
-        200,
-        {
-          cause: parsed.error,
-        },
-      );
-    }
-    const covered = parsed.data.latestDateCovered ? normalizeDateTime(parsed.data.latestDateCovered) : null;
-    return {
-      ids: parsed.data.deletedRecords.map((r) => r.id),
-      // Salesforce says to start the next call from here; without it, nothing past `start` is assumed covered.
-      coveredUntil: covered ?? start,
-    };
   }
 
   /** A query and the moment before which its records are final: the server's clock less the settle time. */

@@ -17,11 +17,15 @@ import { SALESFORCE_PROVIDER } from './provider.js';
 const listCursorSchema = z.object({ l: z.string().startsWith('/services/'), a: z.string().min(1) });
 export type ListCursor = z.infer<typeof listCursorSchema>;
 
-/** `d`: how far the delete log has been read (its `latestDateCovered`); absent in cursors of older versions. */
+/**
+ * `d`: how far the delete log has been read (its `latestDateCovered`); `e`: where the org last said its delete
+ * log starts (`earliestDateAvailable`). Either may be absent (a cursor of an earlier version, or never read).
+ */
 const changeCursorSchema = z.object({
   s: z.iso.datetime({ offset: true }),
   i: z.string(),
   d: z.iso.datetime({ offset: true }).optional(),
+  e: z.iso.datetime({ offset: true }).optional(),
 });
 export type ChangeCursor = z.infer<typeof changeCursorSchema>;
 

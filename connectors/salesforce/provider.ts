@@ -213,6 +213,20 @@ export const CHANGE_POLL = {
 /** The delete log (`GET sobjects/<type>/deleted/?start=&end=`, API 29.0+); Salesforce keeps about 15 days. */
 export const DELETED_LOG_PATH = `/sobjects/${ACCOUNT_SOBJECT}/deleted/`;
 
+/**
+ * The delete log's rules (REST "sObject Get Deleted" and SOAP getDeleted()): results for no more than 15 days
+ * before the day of the call (less after a recycle-bin purge), an older start refused with
+ * INVALID_REPLICATION_DATE; the seconds of start and end ignored, and start must precede end by more than a
+ * minute (at least 60,000 ms once the seconds are dropped).
+ */
+export const DELETE_LOG = {
+  retentionMs: 15 * 86_400_000,
+  /** Kept off the window's edge: our horizon and Salesforce's clock may fall in different minutes. */
+  edgeMarginMs: 10 * 60_000,
+  minSpanMs: 60_000,
+  replicationDateError: 'INVALID_REPLICATION_DATE',
+} as const;
+
 /** How the daily allocation is watched: re-check a paused org this often. */
 export const USAGE_RECHECK_MS = 5 * 60_000;
 

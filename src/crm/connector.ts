@@ -175,8 +175,10 @@ export interface PolledCrmConnector extends CrmConnector {
   /**
    * Records modified after `cursor` (opaque, stored by the caller), oldest first, with the next cursor.
    * Deleted and merged-away records are not among `records`: they come as `changes` (`deleted`, `merged`).
+   * `resync`: the CRM can no longer say what was deleted since the cursor; the caller lists every record and
+   * forgets those it no longer has.
    */
   listChangedSince(
     cursor: string | null,
-  ): Promise<{ records: ChangedRecord[]; cursor: string; changes?: CrmChange[] }>;
+  ): Promise<{ records: ChangedRecord[]; cursor: string; changes?: CrmChange[]; resync?: boolean }>;
 }

@@ -32,6 +32,7 @@ import { RunLinks } from './run-links.js';
 import type { RunKind, SyncRuns } from './runs.js';
 import { type InstallationRuntime, isPolled } from './runtime.js';
 import { HOT_EVENTS, type MarkedSlug, type ScoreChangeInbox } from './score-change-inbox.js';
+import { UnlistedRecords } from './unlisted-records.js';
 
 /**
  * The enrichment pipeline: what each job does. Workers (workers.ts) decide what a failure means for the job;
@@ -88,9 +89,11 @@ export class Reschedule<D = unknown> {
 export class Pipeline {
   /** Reports whose records wait for an update, per installation (what `slug-update` jobs take). */
   readonly pendingSlugs: PendingSlugs;
+  private readonly unlisted: UnlistedRecords;
 
   constructor(readonly deps: PipelineDeps) {
     this.pendingSlugs = new PendingSlugs(deps.redis, deps.keys);
+    this.unlisted = new UnlistedRecords(deps.redis, deps.keys);
   }
 
   // ---- enqueueing -------------------------------------------------------------------------------------
@@ -99,7 +102,11 @@ export class Pipeline {
    * Starts a sync run; returns its id. A full run also matches unlinked records; a preview matches as a full
    * run does and writes nothing.
    */
-  async startSync(installationId: string, kind: RunKind): Promise<string> {
+  async startSync(
+    installationId: string,
+    kind: RunKind,
+    options: { forgetUnlisted?: boolean } = {},
+  ): Promise<string> {
     const runId = await this.deps.runs.start(installationId, kind);
     const data: ListJob = {
       installationId,
@@ -109,6 +116,7 @@ export class Pipeline {
       page: 0,
       batches: 0,
       ...(kind === 'preview' ? { preview: true } : {}),
+      ...(options.forgetUnlisted ? { forgetUnlisted: true } : {}),
     };
     await this.deps.queues.add('backfill', 'list', data, { jobId: `list-${jobIdPart(runId)}` });
     return runId;
@@ -291,6 +299,12 @@ export class Pipeline {
         );
       }
       await this.deps.runs.addListed(data.runId, data.page, page.records.length);
+      if (data.forgetUnlisted)
+        await this.unlisted.addListed(
+          data.installationId,
+          data.runId,
+          page.records.map((r) => r.id),
+        );
       data = {
         ...data,
         cursor: page.nextCursor,
@@ -300,6 +314,8 @@ export class Pipeline {
       // Saved before the next page: a killed lister resumes here, and re-enqueued batch ids are deduplicated.
       await job.updateData(data);
       if (page.nextCursor === null) {
+        if (data.forgetUnlisted)
+          await this.unlisted.forgetUnlisted(this.deps.index, connector, data.installationId, data.runId);
         await this.deps.runs.listingDone(data.runId, data.batches);
         return undefined;
       }
@@ -620,7 +636,10 @@ export class Pipeline {
       records,
       cursor: next,
       changes: removals = [],
+      resync,
     } = await connector.listChangedSince(previous?.cursor ?? null);
+    // The CRM lost track of deletions since the cursor: a full listing finds what is gone (unlisted-records.ts).
+    if (previous && resync) await this.startSync(installationId, 'full', { forgetUnlisted: true });
     // The first poll only sets the cursor: what exists already is the backfill's to process.
     const firstPollAt = previous?.since ?? Date.now();
     if (previous && records.length + removals.length > 0) {

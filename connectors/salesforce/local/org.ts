@@ -218,6 +218,9 @@ const STANDARD_LENGTH: Record<string, number> = {
   ShippingCountryCode: 10,
 };
 
+/** How many days back the delete log answers (Salesforce: "no more than 15 days previous"). */
+export const DELETE_LOG_DAYS = 15;
+
 /** `2024-05-01T12:00:00.000+0000`, whole seconds: how the REST API writes date-times. */
 export function formatDateTime(ms: number): string {
   return `${new Date(Math.floor(ms / 1000) * 1000).toISOString().slice(0, 19)}.000+0000`;
@@ -258,11 +261,15 @@ export class LocalOrg {
   > &
     Pick<LocalSalesforceOptions, 'callbackUrls' | 'accessTokenTtlMs'>;
   readonly now: () => number;
+  /** Added to the injected clock by `advanceClock` (a test that lets days pass without waiting). */
+  private clockOffsetMs = 0;
 
   private readonly ids = new IdFactory();
   private readonly accounts = new Map<string, StoredAccount>();
   /** Salesforce's delete log, which `sobjects/Account/deleted` reads: id -> when it was deleted. */
   private readonly deleteLog = new Map<string, number>();
+  /** Nothing deleted before this moment is in the log any more (the recycle bin was emptied then). */
+  private deleteLogPurgedAt = 0;
   private readonly createdAt: number;
   private readonly tasks: LocalTask[] = [];
   readonly customFields = new Map<string, CustomFieldDef>();
@@ -331,7 +338,8 @@ export class LocalOrg {
     };
     this.clientId = this.options.clientId;
     this.clientSecret = this.options.clientSecret;
-    this.now = options.now ?? Date.now;
+    const clock = options.now ?? Date.now;
+    this.now = () => clock() + this.clockOffsetMs;
     this.apiLimit = this.options.dailyApiLimit;
     this.random = seededRandom(this.options.seed);
     const ownId = this.ids.next(KEY_PREFIX.organization);
@@ -346,6 +354,11 @@ export class LocalOrg {
       { Id: this.integrationUserId, Username: 'integration@local.salesforce.test', Name: 'Integration User' },
       { Id: this.personUserId, Username: 'person@local.salesforce.test', Name: 'Sales Person' },
     ];
+  }
+
+  /** Moves the org's clock (and so its Date header, stamps and delete-log window) forward. */
+  advanceClock(ms: number): void {
+    this.clockOffsetMs += ms;
   }
 
   /** Record stamps have whole seconds, as Salesforce's do. */
@@ -648,9 +661,21 @@ export class LocalOrg {
     this.accounts.delete(account.Id);
   }
 
+  /** An administrator empties the recycle bin: the delete log forgets everything deleted until now. */
+  emptyRecycleBin(): void {
+    const now = this.now();
+    for (const [id, at] of this.deleteLog) if (at <= now) this.deleteLog.delete(id);
+    for (const account of [...this.accounts.values()])
+      if (account.IsDeleted) this.accounts.delete(account.Id);
+    this.deleteLogPurgedAt = now;
+  }
+
   /**
-   * `GET sobjects/Account/deleted/?start=&end=`: as Salesforce documents it, the seconds of both bounds are
-   * ignored, `latestDateCovered` is the end of what was covered, and `start` must precede `end`.
+   * `GET sobjects/Account/deleted/?start=&end=`, with the rules Salesforce documents for getDeleted: seconds of
+   * both bounds are ignored; `start` must precede `end` by at least a minute; the log answers for the last
+   * DELETE_LOG_DAYS days only (less after the recycle bin was emptied), and an older `start` is refused with
+   * INVALID_REPLICATION_DATE; `earliestDateAvailable` is where the log now starts; `latestDateCovered` the end of
+   * what was covered.
    */
   deletedBetween(
     start: number,
@@ -663,11 +688,21 @@ export class LocalOrg {
     const minute = (t: number) => Math.floor(t / 60_000) * 60_000;
     const from = minute(start);
     const to = minute(end);
-    if (!(from < to)) {
+    if (to - from < 60_000) {
+      this.count('getDeleted.refused');
       throw new SalesforceApiError(
         400,
         'INVALID_REPLICATION_DATE',
-        'startDate must chronologically precede endDate',
+        'startDate must chronologically precede endDate by more than one minute',
+      );
+    }
+    const retained = minute(Math.max(this.now() - DELETE_LOG_DAYS * 86_400_000, this.deleteLogPurgedAt));
+    if (from < retained) {
+      this.count('getDeleted.refused');
+      throw new SalesforceApiError(
+        400,
+        'INVALID_REPLICATION_DATE',
+        `startDate is before the earliest date available (${formatDateTime(retained)})`,
       );
     }
     const deletedRecords = [...this.deleteLog.entries()]
@@ -676,7 +711,7 @@ export class LocalOrg {
       .map(([id, at]) => ({ id, deletedDate: formatDateTime(at) }));
     return {
       deletedRecords,
-      earliestDateAvailable: formatDateTime(minute(this.createdAt)),
+      earliestDateAvailable: formatDateTime(Math.max(minute(this.createdAt), retained)),
       latestDateCovered: formatDateTime(to),
     };
   }

@@ -124,6 +124,16 @@ export class LocalSalesforce {
     this.org.purgeAccount(id);
   }
 
+  /** Lets time pass in the org (stamps, Date header, the delete log's window) without waiting. */
+  advanceClock(ms: number): void {
+    this.org.advanceClock(ms);
+  }
+
+  /** Empties the recycle bin: deleted Accounts leave queryAll and the delete log's window starts now. */
+  emptyRecycleBin(): void {
+    this.org.emptyRecycleBin();
+  }
+
   injectFaults(faults: Partial<Faults> & { seed?: number }): void {
     this.org.injectFaults(faults);
   }
