@@ -35,7 +35,10 @@ async function setup(start: string) {
     tokens,
     gate,
     config: {
-      salesforce: { apiVersion: '63.0', usagePauseShare: 0.8 } as SalesforceConnectorDeps['config']['salesforce'],
+      salesforce: {
+        apiVersion: '63.0',
+        usagePauseShare: 0.8,
+      } as SalesforceConnectorDeps['config']['salesforce'],
     },
     retry: { baseDelayMs: 1, maxDelayMs: 2 },
     httpOptions: { retry: { maxRetries: 0 } },
