@@ -25,6 +25,7 @@ import type {
 import type { Keys } from './keys.js';
 import { digestFingerprint, fingerprintOf, type LinkIndex, sameFingerprint } from './link-index.js';
 import type { MatchingStrategy } from './matching-strategy.js';
+import { MergeForwarding } from './merge-forwarding.js';
 import { PendingSlugs } from './pending-slugs.js';
 import { jobIdPart, legacyJobIdPart, type Queues } from './queues.js';
 import { markSlugChanged } from './report-reader.js';
@@ -90,10 +91,12 @@ export class Pipeline {
   /** Reports whose records wait for an update, per installation (what `slug-update` jobs take). */
   readonly pendingSlugs: PendingSlugs;
   private readonly unlisted: UnlistedRecords;
+  private readonly mergedInto: MergeForwarding;
 
   constructor(readonly deps: PipelineDeps) {
     this.pendingSlugs = new PendingSlugs(deps.redis, deps.keys);
     this.unlisted = new UnlistedRecords(deps.redis, deps.keys);
+    this.mergedInto = new MergeForwarding(deps.redis, deps.keys);
   }
 
   // ---- enqueueing -------------------------------------------------------------------------------------
@@ -434,7 +437,8 @@ export class Pipeline {
       body: `${data.line}\n\nReport: ${data.slug}\nFired at: ${data.at}`,
       at: data.at,
     };
-    for (const recordId of await this.deps.index.recordsForSlug(data.installationId, data.slug)) {
+    const linked = await this.deps.index.recordsForSlug(data.installationId, data.slug);
+    for (const recordId of await this.mergedInto.resolve(data.installationId, linked)) {
       if (!(await this.deps.alerts.claimActivity(data.installationId, data.eventId, recordId))) continue;
       try {
         await connector.createActivity(recordId, activity);
@@ -486,7 +490,8 @@ export class Pipeline {
     }
     const recordIds = new Set<string>();
     for (const { slug } of work) {
-      for (const id of await this.deps.index.recordsForSlug(installationId, slug)) recordIds.add(id);
+      const linked = await this.deps.index.recordsForSlug(installationId, slug);
+      for (const id of await this.mergedInto.resolve(installationId, linked)) recordIds.add(id);
     }
     if (recordIds.size > 0) {
       // A hot update is deferrable: it reads in the lane that leaves the key's burst to single changes.
@@ -576,9 +581,11 @@ export class Pipeline {
         return;
       case 'merged': {
         const losers = change.mergedIds.filter((id) => id !== change.mergedInto);
+        // Events of the loser's report find the survivor while the link moves (merge-forwarding.ts).
+        await this.mergedInto.record(installationId, losers, change.mergedInto);
         const carried = await this.carryLink(installationId, connector, losers, change);
-        await this.deps.index.forget(installationId, losers);
         await this.enrich(targets, single([change.mergedInto], carried ? { freshSlugs: [carried] } : {}));
+        await this.deps.index.forget(installationId, losers);
         return;
       }
     }
