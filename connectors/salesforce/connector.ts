@@ -21,6 +21,7 @@ import type { RequestGate } from '../../src/crm/request-gate.js';
 import { FIELDS, fieldByKey } from '../../src/fields.js';
 import type { Installation } from '../../src/installations/store.js';
 import type { Logger } from '../../src/log.js';
+import { accountFieldNames, accountShape } from './account-shape.js';
 import { type Priority, type RetryPolicy, SalesforceApi } from './api-client.js';
 import { type BulkOptions, type BulkOutcome, writeAccountsBulk } from './bulk.js';
 import type { SalesforceSettings } from './config.js';
@@ -40,12 +41,12 @@ import {
   BULK_THRESHOLD,
   CHANGE_POLL,
   ERROR_CODES,
+  PERSON_ACCOUNT_FIELD,
   SALESFORCE_LIMITS,
   SALESFORCE_PROVIDER,
 } from './provider.js';
 import { accountReadAccess } from './read-access.js';
 import {
-  ACCOUNT_COUNTRY_CODE_FIELDS,
   accountRowSchema,
   accountSelectFields,
   changedAccountRowSchema,
@@ -82,15 +83,6 @@ const collectionResultSchema = z.array(
       .default([]),
   }),
 );
-
-const accountDescribeSchema = z.object({ fields: z.array(z.object({ name: z.string() })) });
-
-/**
- * Whether each org has State and Country/Territory Picklists on (its Account has `BillingCountryCode`), per
- * process: one describe per org an hour, not one per connector (connectors are made every few seconds).
- */
-const ACCOUNT_SHAPE_TTL_MS = 60 * 60_000;
-const accountShapes = new Map<string, { at: number; countryCodes: Promise<boolean> }>();
 
 const mergedRowSchema = z.object({ Id: z.string(), MasterRecordId: z.string().nullish() });
 
@@ -189,38 +181,28 @@ export class SalesforceConnector implements PolledCrmConnector {
     return rows;
   }
 
-  /** Whether the org's Account has the picklists' ISO code fields (asked once an hour per org). */
-  private hasCountryCodes(): Promise<boolean> {
-    const key = `${this.deps.installation.id}|${this.deps.installation.instanceUrl ?? ''}`;
-    const known = accountShapes.get(key);
-    if (known && Date.now() - known.at < ACCOUNT_SHAPE_TTL_MS) return known.countryCodes;
-    const countryCodes = this.api
-      .rest<unknown>(this.priority, { method: 'GET', url: `/sobjects/${ACCOUNT_SOBJECT}/describe` })
-      .then((raw) => {
-        const names = new Set(accountDescribeSchema.parse(raw).fields.map((f) => f.name));
-        return ACCOUNT_COUNTRY_CODE_FIELDS.every((f) => names.has(f));
-      });
-    accountShapes.set(key, { at: Date.now(), countryCodes });
-    // A failed describe is asked again by the next listing, not remembered for an hour.
-    countryCodes.catch(() => accountShapes.delete(key));
-    return countryCodes;
-  }
-
+  /**
+   * A SELECT of Accounts with the fields this org has; in an org with Person Accounts, people are left out
+   * (`IsPersonAccount = false`): company reports are never matched against them.
+   */
   private async selectAccounts(
     where: string,
     orderBy: string,
     options: { changes?: boolean } = {},
   ): Promise<string> {
-    let selected = accountSelectFields({ ...options, countryCodes: await this.hasCountryCodes() });
+    const orgKey = `${this.deps.installation.id}|${this.deps.installation.instanceUrl ?? ''}`;
+    const shape = await accountShape(this.api, this.priority, orgKey);
+    let selected = accountSelectFields({ ...options, countryCodes: shape.countryCodes });
     if (this.deps.absentFieldsEmpty) {
-      this.accountFields ??= this.api
-        .rest<unknown>(this.priority, { method: 'GET', url: `/sobjects/${ACCOUNT_SOBJECT}/describe` })
-        .then((raw) => new Set(accountDescribeSchema.parse(raw).fields.map((f) => f.name)));
+      this.accountFields ??= accountFieldNames(this.api, this.priority);
       const present = await this.accountFields;
       selected = selected.filter((f) => !OWN_FIELDS.has(f) || present.has(f));
     }
-    const fields = selected.join(', ');
-    return `SELECT ${fields} FROM ${ACCOUNT_SOBJECT}${where ? ` WHERE ${where}` : ''}${orderBy ? ` ORDER BY ${orderBy}` : ''}`;
+    const filters = [
+      ...(where ? [shape.personAccounts ? `(${where})` : where] : []),
+      ...(shape.personAccounts ? [`${PERSON_ACCOUNT_FIELD} = false`] : []),
+    ];
+    return `SELECT ${selected.join(', ')} FROM ${ACCOUNT_SOBJECT}${filters.length > 0 ? ` WHERE ${filters.join(' AND ')}` : ''}${orderBy ? ` ORDER BY ${orderBy}` : ''}`;
   }
 
   async listCompanies(cursor: string | null): Promise<Page<CompanyRecord>> {

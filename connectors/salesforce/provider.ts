@@ -18,6 +18,12 @@ export const SALESFORCE_PROVIDER = 'salesforce';
 /** The sObject the connector writes. */
 export const ACCOUNT_SOBJECT = 'Account';
 
+/**
+ * Account's field that marks a Person Account (an individual, not a company); it exists only in orgs with
+ * Person Accounts enabled. Such records are never matched against company reports.
+ */
+export const PERSON_ACCOUNT_FIELD = 'IsPersonAccount';
+
 export const SALESFORCE_LIMITS: ProviderLimits = {
   /** A SOQL query answers at most 2,000 rows per batch; the rest follow through `nextRecordsUrl`. */
   pageSize: 2000,

@@ -42,6 +42,11 @@ export interface LocalSalesforceOptions {
    * `ShippingCountryCode`; without them, selecting those fields is INVALID_FIELD, as in Salesforce.
    */
   countryPicklists?: boolean;
+  /**
+   * Person Accounts on (default off): Account then has `IsPersonAccount`, and a seeded Account may be a person;
+   * without them, selecting or filtering on that field is INVALID_FIELD, as in Salesforce.
+   */
+  personAccounts?: boolean;
   /** Account's org-wide default (`Organization.DefaultAccountAccess`); default `Edit` (public read/write). */
   accountSharing?: AccountSharing;
   /** What the integration user's profile grants beyond reading its own Accounts (default nothing more). */
@@ -136,6 +141,8 @@ export interface StoredAccount {
   LastModifiedById: string;
   IsDeleted: boolean;
   MasterRecordId: string | null;
+  /** A Person Account (only in an org with Person Accounts on). */
+  IsPersonAccount: boolean;
   custom: Record<string, CellValue>;
 }
 
@@ -150,8 +157,10 @@ export interface SeedAccount {
   /** With country picklists on: the ISO codes beside the names. */
   BillingCountryCode?: string | null;
   ShippingCountryCode?: string | null;
+  /** With Person Accounts on: a person rather than a company. */
+  IsPersonAccount?: boolean;
   /** Custom field values by API name (`Report_Slug__c`); the field must exist. */
-  [customField: string]: string | number | null | undefined;
+  [customField: string]: string | number | boolean | null | undefined;
 }
 
 export interface RecordFailure {
@@ -192,6 +201,7 @@ const STANDARD_ACCOUNT_COLUMNS: Record<string, ColumnKind> = {
   LastModifiedById: 'id',
   IsDeleted: 'boolean',
   MasterRecordId: 'id',
+  IsPersonAccount: 'boolean',
 };
 const UPDATEABLE_STANDARD = new Set([
   'Name',
@@ -206,6 +216,8 @@ const UPDATEABLE_STANDARD = new Set([
 ]);
 /** Account's columns that exist only with State and Country/Territory Picklists on. */
 const PICKLIST_ONLY_COLUMNS = new Set(['BillingCountryCode', 'ShippingCountryCode']);
+/** Account's column that exists only with Person Accounts on. */
+const PERSON_ACCOUNT_COLUMN = 'IsPersonAccount';
 const STANDARD_LENGTH: Record<string, number> = {
   Name: 255,
   Website: 255,
@@ -332,6 +344,7 @@ export class LocalOrg {
       callbackUrls: options.callbackUrls,
       isSandbox: options.isSandbox ?? true,
       countryPicklists: options.countryPicklists ?? false,
+      personAccounts: options.personAccounts ?? false,
       accountSharing: options.accountSharing ?? 'Edit',
       integrationUserAccess: options.integrationUserAccess ?? 'own',
       accessTokenTtlMs: options.accessTokenTtlMs,
@@ -587,6 +600,7 @@ export class LocalOrg {
         LastModifiedById: this.personUserId,
         IsDeleted: false,
         MasterRecordId: null,
+        IsPersonAccount: this.options.personAccounts && seed.IsPersonAccount === true,
         custom: {},
       };
       for (const [name, value] of Object.entries(seed)) {
@@ -732,17 +746,20 @@ export class LocalOrg {
 
   /** The standard Account fields this org has (the picklists' code fields only when they are on). */
   accountStandardFields(): string[] {
-    return Object.keys(STANDARD_ACCOUNT_COLUMNS).filter(
-      (name) => this.countryPicklists || !PICKLIST_ONLY_COLUMNS.has(name),
-    );
+    return Object.keys(STANDARD_ACCOUNT_COLUMNS).filter((name) => this.hasStandardColumn(name));
+  }
+
+  /** Whether this org's Account has a standard column (some exist only with a feature on). */
+  private hasStandardColumn(name: string): boolean {
+    if (PICKLIST_ONLY_COLUMNS.has(name)) return this.countryPicklists;
+    if (name === PERSON_ACCOUNT_COLUMN) return this.options.personAccounts;
+    return name in STANDARD_ACCOUNT_COLUMNS;
   }
 
   /** Throws SalesforceApiError(INVALID_FIELD) for a field Account does not have, as a whole-call error. */
   checkFieldsExist(names: Iterable<string>): void {
     for (const name of names) {
-      if (this.countryPicklists || !PICKLIST_ONLY_COLUMNS.has(name)) {
-        if (name === 'Id' || name in STANDARD_ACCOUNT_COLUMNS || this.customFields.has(name)) continue;
-      }
+      if (name === 'Id' || this.hasStandardColumn(name) || this.customFields.has(name)) continue;
       throw new SalesforceApiError(
         400,
         'INVALID_FIELD',
@@ -1067,7 +1084,7 @@ export class LocalOrg {
   private accountView(): ObjectView {
     const columns = new Map<string, { name: string; kind: ColumnKind }>();
     for (const [name, kind] of Object.entries(STANDARD_ACCOUNT_COLUMNS)) {
-      if (!this.countryPicklists && PICKLIST_ONLY_COLUMNS.has(name)) continue;
+      if (!this.hasStandardColumn(name)) continue;
       columns.set(name.toLowerCase(), { name, kind });
     }
     for (const [name, def] of this.customFields) {
