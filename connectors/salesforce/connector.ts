@@ -56,6 +56,7 @@ import {
   toSalesforceFields,
 } from './records.js';
 import { soqlDateTime, soqlIdList, soqlQuote } from './soql.js';
+import { closedTaskStatus, forgetClosedTaskStatus, isRefusedPicklistValue } from './task-status.js';
 import { SalesforceUsageTracker } from './usage.js';
 
 /**
@@ -266,21 +267,33 @@ export class SalesforceConnector implements PolledCrmConnector {
     return results;
   }
 
-  /** An alert as a completed Task on the Account; the `api` scope covers it (no further OAuth scope). */
+  /**
+   * An alert as a closed Task on the Account, in the org's own closed status (task-status.ts); the `api` scope
+   * covers it (no further OAuth scope). A status renamed since it was read is read again once.
+   */
   async createActivity(recordId: string, activity: RecordActivity): Promise<void> {
     if (!isSalesforceId(recordId))
       throw new CrmBadRequestError(`${recordId} is not a Salesforce id`, SALESFORCE_PROVIDER, 400);
-    await this.api.rest<unknown>(this.priority, {
-      method: 'POST',
-      url: '/sobjects/Task',
-      body: {
-        WhatId: toId18(recordId),
-        Subject: activity.subject.slice(0, 255),
-        Description: activity.body.slice(0, 32000),
-        ActivityDate: activity.at.slice(0, 10),
-        Status: 'Completed',
-      },
-    });
+    const key = this.deps.installation.id;
+    const create = async () =>
+      this.api.rest<unknown>(this.priority, {
+        method: 'POST',
+        url: '/sobjects/Task',
+        body: {
+          WhatId: toId18(recordId),
+          Subject: activity.subject.slice(0, 255),
+          Description: activity.body.slice(0, 32000),
+          ActivityDate: activity.at.slice(0, 10),
+          Status: await closedTaskStatus(this.api, this.priority, key),
+        },
+      });
+    try {
+      await create();
+    } catch (err) {
+      if (!isRefusedPicklistValue(err)) throw err;
+      forgetClosedTaskStatus(key);
+      await create();
+    }
   }
 
   /** Bulk API 2.0 for large backfill batches: one job, polled until done, one result per update in order. */

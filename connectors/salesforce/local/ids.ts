@@ -13,6 +13,7 @@ export const KEY_PREFIX = {
   bulkJob: '750',
   queryLocator: '01g',
   task: '00T',
+  taskStatus: '01J',
 } as const;
 
 export class IdFactory {

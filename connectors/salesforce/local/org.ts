@@ -255,6 +255,31 @@ export interface LocalTask {
   CreatedById: string;
 }
 
+/** A value of Task's Status picklist, as the TaskStatus object shows it. */
+export interface LocalTaskStatus {
+  Id: string;
+  MasterLabel: string;
+  ApiName: string;
+  IsClosed: boolean;
+  IsDefault: boolean;
+  SortOrder: number;
+}
+
+/** A new org's Task statuses (Salesforce's defaults): one of them closed. */
+const DEFAULT_TASK_STATUSES: Omit<LocalTaskStatus, 'Id'>[] = [
+  { MasterLabel: 'Not Started', ApiName: 'Not Started', IsClosed: false, IsDefault: true, SortOrder: 1 },
+  { MasterLabel: 'In Progress', ApiName: 'In Progress', IsClosed: false, IsDefault: false, SortOrder: 2 },
+  { MasterLabel: 'Completed', ApiName: 'Completed', IsClosed: true, IsDefault: false, SortOrder: 3 },
+  {
+    MasterLabel: 'Waiting on someone else',
+    ApiName: 'Waiting on someone else',
+    IsClosed: false,
+    IsDefault: false,
+    SortOrder: 4,
+  },
+  { MasterLabel: 'Deferred', ApiName: 'Deferred', IsClosed: false, IsDefault: false, SortOrder: 5 },
+];
+
 export class LocalOrg {
   readonly clientId: string;
   readonly clientSecret: string;
@@ -284,6 +309,8 @@ export class LocalOrg {
   private deleteLogPurgedAt = 0;
   private readonly createdAt: number;
   private readonly tasks: LocalTask[] = [];
+  /** Task's Status picklist (the TaskStatus object); `renameTaskStatus` changes a value as an admin would. */
+  private readonly taskStatuses: LocalTaskStatus[];
   readonly customFields = new Map<string, CustomFieldDef>();
   private readonly permissionSets = new Map<string, PermissionSetState>();
   private readonly assignments: { id: string; assigneeId: string; permissionSetId: string }[] = [];
@@ -363,6 +390,12 @@ export class LocalOrg {
     this.integrationUserAccess = this.options.integrationUserAccess;
     this.integrationUserId = this.ids.next(KEY_PREFIX.user);
     this.personUserId = this.ids.next(KEY_PREFIX.user);
+    // Their own counter: the org's other ids stay what they were without them.
+    const statusIds = new IdFactory();
+    this.taskStatuses = DEFAULT_TASK_STATUSES.map((s) => ({
+      Id: statusIds.next(KEY_PREFIX.taskStatus),
+      ...s,
+    }));
     this.users = [
       { Id: this.integrationUserId, Username: 'integration@local.salesforce.test', Name: 'Integration User' },
       { Id: this.personUserId, Username: 'person@local.salesforce.test', Name: 'Sales Person' },
@@ -1023,6 +1056,15 @@ export class LocalOrg {
     if (subject.length > 255) {
       throw new SalesforceApiError(400, 'STRING_TOO_LONG', 'Subject: data value too large', ['Subject']);
     }
+    const status = typeof fields.Status === 'string' ? fields.Status : undefined;
+    if (status !== undefined && !this.taskStatuses.some((s) => s.ApiName === status)) {
+      throw new SalesforceApiError(
+        400,
+        'INVALID_OR_NULL_FOR_RESTRICTED_PICKLIST',
+        `Status: bad value for restricted picklist field: ${status}`,
+        ['Status'],
+      );
+    }
     const id = this.ids.next(KEY_PREFIX.task);
     this.tasks.push({
       Id: id,
@@ -1030,10 +1072,18 @@ export class LocalOrg {
       Subject: subject,
       Description: typeof fields.Description === 'string' ? fields.Description : null,
       ActivityDate: typeof fields.ActivityDate === 'string' ? fields.ActivityDate : null,
-      Status: typeof fields.Status === 'string' ? fields.Status : 'Not Started',
+      Status: status ?? this.taskStatuses.find((s) => s.IsDefault)?.ApiName ?? 'Not Started',
       CreatedById: userId,
     });
     return id;
+  }
+
+  /** An admin renames a Task status value (label and API name); Tasks already made keep theirs. */
+  renameTaskStatus(from: string, to: string): void {
+    const status = this.taskStatuses.find((s) => s.ApiName === from);
+    if (!status) throw new Error(`renameTaskStatus: no Task status ${from}`);
+    status.ApiName = to;
+    status.MasterLabel = to;
   }
 
   /** Tasks on one Account, oldest first (tests and the demo read them). */
@@ -1132,6 +1182,19 @@ export class LocalOrg {
     switch (object.toLowerCase()) {
       case 'account':
         return this.accountView();
+      case 'taskstatus':
+        return this.simpleView(
+          'TaskStatus',
+          {
+            Id: 'id',
+            MasterLabel: 'string',
+            ApiName: 'string',
+            IsClosed: 'boolean',
+            IsDefault: 'boolean',
+            SortOrder: 'number',
+          },
+          this.taskStatuses.map((s) => ({ ...s })),
+        );
       case 'organization':
         return this.simpleView(
           'Organization',

@@ -124,6 +124,11 @@ export class LocalSalesforce {
     this.org.purgeAccount(id);
   }
 
+  /** An admin renames a value of Task's Status picklist (TaskStatus). */
+  renameTaskStatus(from: string, to: string): void {
+    this.org.renameTaskStatus(from, to);
+  }
+
   /** Lets time pass in the org (stamps, Date header, the delete log's window) without waiting. */
   advanceClock(ms: number): void {
     this.org.advanceClock(ms);

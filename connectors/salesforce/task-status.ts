@@ -1,0 +1,67 @@
+import { z } from 'zod';
+import { CrmBadRequestError } from '../../src/crm/errors.js';
+import type { Priority, SalesforceApi } from './api-client.js';
+import { describeFailure } from './errors.js';
+import { SALESFORCE_PROVIDER } from './provider.js';
+
+/**
+ * The Task status that means "closed" in one org. Orgs rename and replace Task's Status values, so the value is
+ * read from the TaskStatus object (`IsClosed = true`, lowest SortOrder first) rather than assumed to be
+ * `Completed`. The picklist value a Task takes is the status's ApiName (its MasterLabel where ApiName is
+ * empty). Kept per installation for an hour in this process; dropped when Salesforce refuses it (renamed since).
+ */
+
+const STATUS_TTL_MS = 60 * 60_000;
+const CLOSED_STATUS_SOQL =
+  'SELECT ApiName, MasterLabel, SortOrder FROM TaskStatus WHERE IsClosed = true ORDER BY SortOrder';
+
+const taskStatusRowsSchema = z.object({
+  records: z.array(z.object({ ApiName: z.string().nullish(), MasterLabel: z.string().nullish() })),
+});
+
+/** A restricted picklist refused the value: the status was renamed or removed since it was read. */
+export const REFUSED_PICKLIST_VALUE = 'INVALID_OR_NULL_FOR_RESTRICTED_PICKLIST';
+
+const closedStatuses = new Map<string, { at: number; value: Promise<string> }>();
+
+export function closedTaskStatus(
+  api: SalesforceApi,
+  priority: Priority,
+  installationKey: string,
+): Promise<string> {
+  const known = closedStatuses.get(installationKey);
+  if (known && Date.now() - known.at < STATUS_TTL_MS) return known.value;
+  const value = api
+    .rest<unknown>(priority, { method: 'GET', url: `/query?q=${encodeURIComponent(CLOSED_STATUS_SOQL)}` })
+    .then((raw) => {
+      const parsed = taskStatusRowsSchema.safeParse(raw);
+      const first = parsed.success
+        ? parsed.data.records.map((r) => r.ApiName || r.MasterLabel).find((v): v is string => Boolean(v))
+        : undefined;
+      if (!first) {
+        throw new CrmBadRequestError(
+          'Salesforce has no closed Task status (TaskStatus with IsClosed = true)',
+          SALESFORCE_PROVIDER,
+          200,
+          parsed.success ? {} : { cause: parsed.error },
+        );
+      }
+      return first;
+    });
+  closedStatuses.set(installationKey, { at: Date.now(), value });
+  value.catch(() => closedStatuses.delete(installationKey));
+  return value;
+}
+
+/** Forgets the installation's closed status, so the next activity reads it again. */
+export function forgetClosedTaskStatus(installationKey: string): void {
+  closedStatuses.delete(installationKey);
+}
+
+export function isRefusedPicklistValue(err: unknown): boolean {
+  const cause = err instanceof Error ? err.cause : undefined;
+  return (
+    describeFailure(cause ?? err)?.code === REFUSED_PICKLIST_VALUE ||
+    describeFailure(err)?.code === REFUSED_PICKLIST_VALUE
+  );
+}
