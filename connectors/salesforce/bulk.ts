@@ -60,6 +60,32 @@ export function parseBulkError(text: string): { statusCode: string; message: str
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+/**
+ * `PATCH jobs/ingest/<id>` with state Aborted (Bulk API 2.0 "Abort a Job": Salesforce does not process an
+ * aborted job). True when Salesforce took it; false when it refused (a job that completed meanwhile).
+ */
+async function abortJob(
+  api: SalesforceApi,
+  priority: Priority,
+  jobPath: string,
+  logger?: Logger,
+): Promise<boolean> {
+  try {
+    await api.run(priority, 'bulk: abort job', (conn) =>
+      conn.request({
+        method: 'PATCH',
+        url: jobPath,
+        body: JSON.stringify({ state: 'Aborted' }),
+        headers: { 'content-type': 'application/json' },
+      }),
+    );
+    return true;
+  } catch (err) {
+    logger?.warn({ err, job: jobPath }, 'salesforce bulk job could not be aborted');
+    return false;
+  }
+}
+
 export async function writeAccountsBulk(
   api: SalesforceApi,
   priority: Priority,
@@ -95,8 +121,18 @@ export async function writeAccountsBulk(
       );
     }
     if (Date.now() > deadline) {
+      // Left running, the job could still apply its rows after the batch was handed back for a retry.
+      if (await abortJob(api, priority, jobPath, logger)) {
+        throw new CrmTransientError(
+          `Salesforce bulk job ${info.id} was still ${info.state} after ${Math.round(pollTimeoutMs / 1000)} s and was aborted; rows it had processed stay written`,
+          SALESFORCE_PROVIDER,
+        );
+      }
+      // Refused: the job finished meanwhile, and its results are read below.
+      const last = jobInfoSchema.parse(await api.run(priority, 'bulk: check job', () => job.check()));
+      if (last.state === 'JobComplete') break;
       throw new CrmTransientError(
-        `Salesforce bulk job ${info.id} was still ${info.state} after ${Math.round(pollTimeoutMs / 1000)} s; its results were not read`,
+        `Salesforce bulk job ${info.id} was still ${info.state} after ${Math.round(pollTimeoutMs / 1000)} s and could not be aborted (now ${last.state})`,
         SALESFORCE_PROVIDER,
       );
     }

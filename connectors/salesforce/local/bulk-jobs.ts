@@ -1,7 +1,10 @@
 import { parseCsv, writeCsv } from './csv.js';
 import { formatDateTime, type LocalOrg, SalesforceApiError } from './org.js';
 
-/** Bulk API 2.0 ingest jobs (`update` only), processed when the upload completes. Test tool only. */
+/**
+ * Bulk API 2.0 ingest jobs (`update` only). A closed job's rows are applied when it completes (at the check
+ * that finds it done, or `finishPending`), so an aborted job never applies. Test tool only.
+ */
 
 interface Job {
   id: string;
@@ -74,6 +77,13 @@ export class BulkJobs {
   setState(id: string, state: unknown): Job {
     const job = this.get(id);
     if (state === 'Aborted') {
+      if (job.state === 'JobComplete' || job.state === 'Failed') {
+        throw new SalesforceApiError(
+          409,
+          'INVALIDJOBSTATE',
+          `Job ${id} is ${job.state} and cannot be aborted`,
+        );
+      }
       job.state = 'Aborted';
       return job;
     }
@@ -85,8 +95,19 @@ export class BulkJobs {
       );
     }
     job.state = 'UploadComplete';
-    this.process(job);
     return job;
+  }
+
+  /** Salesforce finishes every job still running (a test lets a job that outlived its client's wait apply). */
+  finishPending(): void {
+    for (const job of this.jobs.values()) {
+      if (job.state === 'UploadComplete' || job.state === 'InProgress') this.complete(job);
+    }
+  }
+
+  private complete(job: Job): void {
+    this.process(job);
+    job.state = job.errorMessage ? 'Failed' : 'JobComplete';
   }
 
   /** A check: the first few answer InProgress, so a client has to poll. */
@@ -96,7 +117,7 @@ export class BulkJobs {
       job.checksLeft--;
       job.state = 'InProgress';
     } else if (job.state === 'UploadComplete' || job.state === 'InProgress') {
-      job.state = job.errorMessage ? 'Failed' : 'JobComplete';
+      this.complete(job);
     }
     return job;
   }

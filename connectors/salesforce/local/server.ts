@@ -129,6 +129,11 @@ export class LocalSalesforce {
     this.org.renameTaskStatus(from, to);
   }
 
+  /** Bulk API 2.0 jobs still running complete now and apply their rows (aborted ones never do). */
+  finishBulkJobs(): void {
+    this.bulk.finishPending();
+  }
+
   /** Lets time pass in the org (stamps, Date header, the delete log's window) without waiting. */
   advanceClock(ms: number): void {
     this.org.advanceClock(ms);
