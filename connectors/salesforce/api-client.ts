@@ -10,7 +10,13 @@ import type { RequestGate } from '../../src/crm/request-gate.js';
 import type { Logger } from '../../src/log.js';
 import { describeFailure, type SalesforceFailure, toCrmError } from './errors.js';
 import { ERROR_CODES, HEADERS, REQUEST_TIMEOUT_MS, RETRY_DEFAULTS, SALESFORCE_PROVIDER } from './provider.js';
-import { CALL_HEADER, installResponseObserver, observeOrigin, tagCall } from './response-observer.js';
+import {
+  CALL_HEADER,
+  installResponseObserver,
+  observeOrigin,
+  proxyFromEnvironment,
+  tagCall,
+} from './response-observer.js';
 import type { SalesforceUsageTracker } from './usage.js';
 
 /**
@@ -71,7 +77,7 @@ export class SalesforceApi {
    * header too, so every response from this org's instance is read through jsforce's dispatcher hook.
    */
   private watchLimitHeader(): void {
-    installResponseObserver();
+    installResponseObserver(this.options.httpOptions?.httpProxy ?? proxyFromEnvironment());
     const usage = this.options.usage;
     observeOrigin(this.options.instanceUrl, usage, (headers) => usage.observe(headers[HEADERS.limitInfo]));
   }
@@ -86,7 +92,9 @@ export class SalesforceApi {
     onHeaders?: (headers: Record<string, string>) => void,
   ): Promise<T> {
     return this.run(priority, `${request.method} ${request.url.split('?')[0]}`, (conn) => {
-      const options: HttpRequestOptions = { timeout: REQUEST_TIMEOUT_MS, ...this.options.httpOptions };
+      // The proxy, if any, is the observing dispatcher's (response-observer.ts): a call naming it would bypass it.
+      const { httpProxy: _proxy, ...httpOptions } = this.options.httpOptions ?? {};
+      const options: HttpRequestOptions = { timeout: REQUEST_TIMEOUT_MS, ...httpOptions };
       // The tag lets the dispatcher hand this very call's headers back; it never leaves the process.
       const tagged = onHeaders ? tagCall(onHeaders) : null;
       const headers: Record<string, string> = {

@@ -1,5 +1,5 @@
-import { setDispatcher } from 'jsforce/lib/request.js';
-import { Agent, type Dispatcher } from 'undici';
+import { setDefaults, setDispatcher } from 'jsforce/lib/request.js';
+import { Agent, type Dispatcher, ProxyAgent } from 'undici';
 
 /**
  * Sees the response headers of every HTTP call jsforce makes (REST, SOAP Metadata API, Bulk API 2.0) through
@@ -9,6 +9,10 @@ import { Agent, type Dispatcher } from 'undici';
  *
  * Listeners register per origin (an org's instance URL). A call that wants its own headers carries a tag header
  * (CALL_HEADER) which the interceptor removes before the request leaves the process.
+ *
+ * Behind an HTTP proxy jsforce would make a ProxyAgent of its own for each call (from HTTPS_PROXY and the like,
+ * or a call's `httpProxy`), which bypasses the dispatcher hook: no usage reading, no server Date, and the tag
+ * sent out. So the proxy goes into this dispatcher instead, and out of jsforce's defaults.
  */
 
 export const CALL_HEADER = 'x-report-connector-call';
@@ -120,11 +124,27 @@ const observe: Dispatcher.DispatcherComposeInterceptor = (dispatch) => (opts, ha
   return dispatch({ ...opts, headers }, observed);
 };
 
-let installed = false;
+/** The proxy jsforce takes from the environment when a call names none (the variables in its order). */
+export function proxyFromEnvironment(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  return env.https_proxy ?? env.http_proxy ?? env.HTTPS_PROXY ?? env.HTTP_PROXY ?? undefined;
+}
 
-/** Puts the observer into jsforce's dispatcher, once per process (the same agent settings jsforce uses). */
-export function installResponseObserver(): void {
-  if (installed) return;
-  installed = true;
-  setDispatcher(new Agent({ connect: { allowH2: false } }).compose(observe));
+/** The proxy the installed dispatcher goes through (null: none); undefined until installed. */
+let installedFor: string | null | undefined;
+
+/**
+ * Puts the observer into jsforce's dispatcher, once per process and proxy (the agent settings jsforce uses;
+ * through `proxy` when there is one). The dispatcher is one for the process: every org shares the proxy.
+ */
+export function installResponseObserver(proxy: string | undefined = proxyFromEnvironment()): void {
+  const wanted = proxy ?? null;
+  if (installedFor === wanted) return;
+  installedFor = wanted;
+  // jsforce's own defaults, less the proxy, which this dispatcher now handles.
+  const timeout = process.env.HTTP_TIMEOUT ? Number.parseInt(process.env.HTTP_TIMEOUT, 10) : undefined;
+  setDefaults({ followRedirect: true, ...(timeout !== undefined ? { timeout } : {}) });
+  const base = wanted
+    ? new ProxyAgent({ uri: wanted, requestTls: { allowH2: false } })
+    : new Agent({ connect: { allowH2: false } });
+  setDispatcher(base.compose(observe));
 }
