@@ -208,6 +208,11 @@ export class LocalSalesforce {
     this.org.integrationUserAccess = access;
   }
 
+  /** Turns Person Accounts on (Account's `IsPersonAccount`; people may then be seeded beside companies). */
+  enablePersonAccounts(): void {
+    this.org.options.personAccounts = true;
+  }
+
   /** Turns State and Country/Territory Picklists on or off (Account's `…CountryCode` fields). */
   setCountryPicklists(on: boolean): void {
     this.org.countryPicklists = on;
