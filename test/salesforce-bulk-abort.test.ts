@@ -4,6 +4,7 @@ import {
   type SalesforceConnectorDeps,
 } from '../connectors/salesforce/connector.js';
 import { createLocalSalesforce, type LocalSalesforceOptions } from '../connectors/salesforce/local/index.js';
+import { DEFAULT_API_VERSION } from '../connectors/salesforce/provider.js';
 import type { AccessTokenSource } from '../src/auth/token-manager.js';
 import { CrmTransientError } from '../src/crm/errors.js';
 import type { RequestGate } from '../src/crm/request-gate.js';
@@ -33,7 +34,7 @@ async function setup(options: LocalSalesforceOptions) {
     gate,
     config: {
       salesforce: {
-        apiVersion: '63.0',
+        apiVersion: DEFAULT_API_VERSION,
         usagePauseShare: 0.8,
       } as SalesforceConnectorDeps['config']['salesforce'],
     },

@@ -5,6 +5,7 @@ import {
 } from '../connectors/salesforce/connector.js';
 import { decodeChangeCursor } from '../connectors/salesforce/cursors.js';
 import { createLocalSalesforce, type LocalSalesforce } from '../connectors/salesforce/local/index.js';
+import { DEFAULT_API_VERSION } from '../connectors/salesforce/provider.js';
 import type { AccessTokenSource } from '../src/auth/token-manager.js';
 import type { RequestGate } from '../src/crm/request-gate.js';
 
@@ -36,7 +37,7 @@ async function setup(start: string) {
     gate,
     config: {
       salesforce: {
-        apiVersion: '63.0',
+        apiVersion: DEFAULT_API_VERSION,
         usagePauseShare: 0.8,
       } as SalesforceConnectorDeps['config']['salesforce'],
     },

@@ -4,6 +4,7 @@ import {
   type SalesforceConnectorDeps,
 } from '../connectors/salesforce/connector.js';
 import { createLocalSalesforce, type LocalSalesforceOptions } from '../connectors/salesforce/local/index.js';
+import { DEFAULT_API_VERSION } from '../connectors/salesforce/provider.js';
 import type { AccessTokenSource } from '../src/auth/token-manager.js';
 import type { RequestGate } from '../src/crm/request-gate.js';
 
@@ -34,7 +35,7 @@ async function setup(options: LocalSalesforceOptions) {
     gate,
     config: {
       salesforce: {
-        apiVersion: '63.0',
+        apiVersion: DEFAULT_API_VERSION,
         usagePauseShare: 0.8,
       } as SalesforceConnectorDeps['config']['salesforce'],
     },
@@ -85,7 +86,7 @@ describe('Person Accounts', () => {
     expect(() =>
       local.org.query('SELECT Id FROM Account WHERE IsPersonAccount = false', {
         all: false,
-        version: 'v63.0',
+        version: `v${DEFAULT_API_VERSION}`,
       }),
     ).toThrow(/IsPersonAccount/);
   });

@@ -7,6 +7,7 @@ import {
 } from '../connectors/salesforce/connector.js';
 import { decodeChangeCursor } from '../connectors/salesforce/cursors.js';
 import { createLocalSalesforce } from '../connectors/salesforce/local/index.js';
+import { DEFAULT_API_VERSION } from '../connectors/salesforce/provider.js';
 import { CALL_HEADER } from '../connectors/salesforce/response-observer.js';
 import type { AccessTokenSource } from '../src/auth/token-manager.js';
 import type { RequestGate } from '../src/crm/request-gate.js';
@@ -110,7 +111,7 @@ describe('Sforce-Limit-Info through an HTTP proxy', () => {
       gate,
       config: {
         salesforce: {
-          apiVersion: '63.0',
+          apiVersion: DEFAULT_API_VERSION,
           usagePauseShare: 0.8,
         } as SalesforceConnectorDeps['config']['salesforce'],
       },

@@ -4,6 +4,7 @@ import {
   type SalesforceConnectorDeps,
 } from '../connectors/salesforce/connector.js';
 import { createLocalSalesforce } from '../connectors/salesforce/local/index.js';
+import { DEFAULT_API_VERSION } from '../connectors/salesforce/provider.js';
 import type { AccessTokenSource } from '../src/auth/token-manager.js';
 import type { RequestGate } from '../src/crm/request-gate.js';
 
@@ -31,7 +32,7 @@ async function setup() {
     gate,
     config: {
       salesforce: {
-        apiVersion: '63.0',
+        apiVersion: DEFAULT_API_VERSION,
         usagePauseShare: 0.8,
       } as SalesforceConnectorDeps['config']['salesforce'],
     },
