@@ -6,8 +6,9 @@ import { waitFor } from './support/wait.js';
 
 /**
  * An org whose change poll paused longer than Salesforce's delete log reaches back (15 days): the poll must
- * not fail for good, and a record deleted and purged during the pause (which neither queryAll nor the delete
- * log can show any more) must still leave the link index, through the full listing the poll then starts.
+ * not fail for good, and a record deleted early in the pause (which neither queryAll, its recycle bin emptied
+ * after 15 days, nor the delete log can show any more) must still leave the link index, through the full
+ * listing the poll then starts.
  * The pause is the org's clock moved 16 days on at once; nothing sleeps for it.
  */
 
@@ -39,11 +40,10 @@ describe('a Salesforce poll paused for 16 days', () => {
     expect(await index.recordsForSlug(installationId, gone.slug!)).toContain(gone.id);
     const runsBefore = (await system.ctx.runs.recent(installationId, 20)).length;
 
-    // One synchronous step, so no poll runs in between: a day on, the Account deleted and purged from the
-    // recycle bin, then 15 days more. Its delete-log entry is now older than the log's window.
+    // One synchronous step, so no poll runs in between: a day on, the Account deleted, then 15 days more. The
+    // recycle bin has let it go (queryAll no longer shows it) and its delete-log entry is outside the window.
     sf.advanceClock(DAY);
     sf.deleteAccount(gone.id);
-    sf.purgeAccount(gone.id);
     sf.advanceClock(15 * DAY);
 
     await waitFor(

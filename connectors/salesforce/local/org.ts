@@ -708,6 +708,12 @@ export class LocalOrg {
     this.accounts.delete(account.Id);
   }
 
+  /** A deleted Account stays in the recycle bin (and queryAll) for DELETE_LOG_DAYS days, as in Salesforce. */
+  private inRecycleBin(id: string): boolean {
+    const deletedAt = this.deleteLog.get(id);
+    return deletedAt === undefined || deletedAt >= this.now() - DELETE_LOG_DAYS * 86_400_000;
+  }
+
   /** An administrator empties the recycle bin: the delete log forgets everything deleted until now. */
   emptyRecycleBin(): void {
     const now = this.now();
@@ -1150,7 +1156,7 @@ export class LocalOrg {
       },
       rows: (all) =>
         [...this.accounts.values()]
-          .filter((a) => all || !a.IsDeleted)
+          .filter((a) => !a.IsDeleted || (all && this.inRecycleBin(a.Id)))
           .map((a) => {
             const { custom, ...standard } = a;
             const row: Record<string, CellValue> = { ...standard };
