@@ -423,8 +423,8 @@ export class SalesforceConnector implements PolledCrmConnector {
    * `deleted`, and the loser of a merge as `merged` into its `MasterRecordId`, with the slug it carried. Records
    * purged from the recycle bin before a poll saw them are caught by the delete log
    * (`sobjects/Account/deleted`), read at most once per CHANGE_POLL.deletedLogEveryMs. Calls per poll: one
-   * queryAll (plus a queryMore per 2,000 changes) and at most one delete-log read. When the log no longer
-   * covers the saved position (a poll paused longer than the log's window, an emptied recycle bin), the answer
+   * queryAll (plus a queryMore per 2,000 changes) and at most one delete-log read. When the log does not
+   * cover the saved position (a poll paused longer than the log's window, an emptied recycle bin), the answer
    * says `resync`: the caller lists every record to learn which are gone (delete-log.ts).
    */
   async listChangedSince(
@@ -498,7 +498,7 @@ export class SalesforceConnector implements PolledCrmConnector {
     if (log.gap) {
       this.deps.logger?.warn(
         { installation: this.deps.installation.id, deletedLogFrom: from.d ?? from.s, now: log.d },
-        'the delete log no longer covers the poll position: records deleted meanwhile are found by listing',
+        'the delete log does not cover the poll position: records deleted meanwhile are found by listing',
       );
       return { records, changes, cursor: encodeChangeCursor(next), resync: true };
     }

@@ -175,8 +175,8 @@ export interface PolledCrmConnector extends CrmConnector {
   /**
    * Records modified after `cursor` (opaque, stored by the caller), oldest first, with the next cursor.
    * Deleted and merged-away records are not among `records`: they come as `changes` (`deleted`, `merged`).
-   * `resync`: the CRM can no longer say what was deleted since the cursor; the caller lists every record and
-   * forgets those it no longer has.
+   * `resync`: the CRM cannot say what was deleted since the cursor; the caller lists every record and
+   * forgets those gone from the CRM.
    */
   listChangedSince(
     cursor: string | null,

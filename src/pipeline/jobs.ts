@@ -60,7 +60,7 @@ const listJobSchema = z.object({
   batches: z.number(),
   /** A preview run: its batches match and count, and write nothing (not even the link index). */
   preview: z.boolean().optional(),
-  /** At the listing's end, forget indexed records the CRM no longer has (unlisted-records.ts). */
+  /** At the listing's end, forget indexed records gone from the CRM (unlisted-records.ts). */
   forgetUnlisted: z.boolean().optional(),
 });
 export type ListJob = z.infer<typeof listJobSchema>;

@@ -5,10 +5,10 @@ import { scanLinearHash } from './linear-hash.js';
 import type { LinkIndex } from './link-index.js';
 
 /**
- * A listing pass that forgets records the CRM no longer has: each listed page's ids go into a set of the run,
+ * A listing pass that forgets records gone from the CRM: each listed page's ids go into a set of the run,
  * and when the listing is done every record the link index knows and the set lacks is read once more from the
  * CRM; those the CRM does not return are forgotten. Reading before forgetting keeps a record created while the
- * listing ran (after its page) in the index. Used when the CRM can no longer say what was deleted (Salesforce's
+ * listing ran (after its page) in the index. Used when the CRM cannot say what was deleted (Salesforce's
  * delete log keeps about 15 days; a poll paused longer has lost deletions).
  */
 
@@ -39,7 +39,7 @@ export class UnlistedRecords {
       .exec();
   }
 
-  /** Forgets the indexed records the listing did not see and the CRM no longer returns; returns them. */
+  /** Forgets the indexed records the listing did not see and the CRM does not return; returns them. */
   async forgetUnlisted(
     index: LinkIndex,
     connector: CrmConnector,
