@@ -57,7 +57,7 @@ describe('a Salesforce poll paused for 16 days', () => {
     const [resync] = await system.ctx.runs.recent(installationId, 1);
     expect((await system.ctx.runs.recent(installationId, 20)).length).toBe(runsBefore + 1);
     expect(resync?.kind).toBe('full');
-    await runEnded(system, resync!.id);
+    expect((await runEnded(system, resync!.id)).state).toBe('done');
 
     // The poll goes on from its new position: a later deletion is seen the ordinary way, and the org never
     // had to refuse a start.
