@@ -3,6 +3,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // A Redis of the suite's own when nothing answers at REDIS_URL (see test/support/global-redis.ts).
+    globalSetup: ['test/support/global-redis.ts'],
     // Queue and webhook tests share one Redis; each uses its own prefix, but running files one at a
     // time keeps the 2-core machine's timings sane and the Redis connection count low.
     fileParallelism: false,

@@ -98,13 +98,18 @@ describe('report-connector', () => {
 
   it('demo ends with the before/after table and stops cleanly on Ctrl-C', async () => {
     const bin = await buildWorkerCli();
+    // Nothing answers at this REDIS_URL: the demo starts a redis-server of its own and says so.
     const child = spawn(process.execPath, [bin, 'demo', '--port', '0', '--companies', '120'], {
-      env: { ...process.env, REDIS_URL, LOG_LEVEL: 'warn' },
+      env: { ...process.env, REDIS_URL: 'redis://127.0.0.1:9', LOG_LEVEL: 'warn' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
+    let err = '';
     child.stdout.on('data', (d: Buffer) => {
       out += d.toString();
+    });
+    child.stderr.on('data', (d: Buffer) => {
+      err += d.toString();
     });
     const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
     try {
@@ -121,6 +126,9 @@ describe('report-connector', () => {
         });
         child.once('exit', () => reject(new Error(`demo exited early:\n${out}`)));
       });
+      expect(err).toMatch(
+        /Nothing answered at redis:\/\/127\.0\.0\.1:9: the demo runs a redis-server of its own/,
+      );
       expect(out).toMatch(/report_score\s+\S+\s+\S+/);
       expect(out).toMatch(/score\.changed for \S+ reached the CRM record/);
       // The printed block drives the demo from a fresh environment: the commands as the block writes them.
@@ -147,6 +155,21 @@ describe('report-connector', () => {
 });
 
 describe('configuration problems and per-command help (issue 31)', () => {
+  it('demo says in one line how to get Redis when none answers and none is installed', async () => {
+    const bin = await buildWorkerCli();
+    const run = await runCli(bin, ['demo', '--port', '0'], {
+      PATH: process.env.PATH ?? '',
+      REDIS_URL: 'redis://127.0.0.1:9',
+      REDIS_SERVER_BIN: '/nonexistent/redis-server',
+    });
+    expect(run.code).toBe(1);
+    expect(run.output.trim().split('\n')).toEqual([
+      expect.stringMatching(
+        /^Nothing answers at redis:\/\/127\.0\.0\.1:9 and no redis-server is installed: install Redis/,
+      ),
+    ]);
+  });
+
   it('names every missing variable in one message', async () => {
     const a = io({ LOG_LEVEL: 'silent', REPORTS_API_URL: '' });
     expect(await main(['doctor'], { ...a, env: { REDIS_URL, LOG_LEVEL: 'silent' } })).toBe(1);

@@ -4,6 +4,13 @@ import type { LocalSystem } from '../../../local/system.js';
 import { fieldByKey } from '../../fields.js';
 import { providers } from '../../providers.js';
 import { deleteKeysWithPrefix } from '../../redis.js';
+import {
+  INSTALL_REDIS_HINT,
+  redisAnswers,
+  redisServerBinary,
+  startThrowawayRedis,
+  type ThrowawayRedis,
+} from '../../util/throwaway-redis.js';
 import { intOption, parseCommandArgs } from '../args.js';
 import { CommandFailedError, UsageError } from '../errors.js';
 import type { CommandIo } from '../io.js';
@@ -26,91 +33,108 @@ export async function demoCommand(argv: string[], io: CommandIo): Promise<number
   const port = intOption('port', values.port, Number(io.env.PORT ?? 3000));
   const companies = intOption('companies', values.companies, 300, 1, 100_000);
   const prefix = `rc-demo-${randomBytes(3).toString('hex')}`;
-  const redisUrl = io.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-  const adminToken = randomBytes(18).toString('base64url');
-  // Fixed here, not drawn by the demo's config, so that the block below can hand it to the CLI.
-  const encryptionKey = randomBytes(32).toString('base64');
-
-  // Listen for Ctrl-C from the start: one pressed while the demo is still setting up stops it once set up.
-  const stopped = io.untilStopped();
-  io.err(`Starting the demo (${values.crm}, ${companies} companies)...`);
-  let system: LocalSystem;
-  let cliEnv: ((system: LocalSystem) => Record<string, string>) | undefined;
-  try {
-    // Loaded here, not at the top: the local system is demo and test equipment, never part of a production run.
-    const local = await import('../../../local/system.js');
-    cliEnv = local.workerEnvFor;
-    system = await local.startLocalSystem({
-      crm,
-      companies,
-      prefix,
-      port,
-      redisUrl,
-      logLevel: io.env.LOG_LEVEL ?? 'warn',
-      env: { ADMIN_TOKEN: adminToken, ENCRYPTION_KEY: encryptionKey },
-    });
-  } catch (err) {
-    const e = err as NodeJS.ErrnoException;
-    if (e.code === 'EADDRINUSE')
-      throw new CommandFailedError(`port ${port} is in use: run the demo with --port N`);
-    if (e.code === 'REDIS_UNAVAILABLE') throw new CommandFailedError(e.message);
-    throw err;
+  let redisUrl = io.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+  let ownRedis: ThrowawayRedis | null = null;
+  if (!(await redisAnswers(redisUrl))) {
+    const bin = redisServerBinary(io.env);
+    if (!bin)
+      throw new CommandFailedError(
+        `Nothing answers at ${redisUrl} and no redis-server is installed: ${INSTALL_REDIS_HINT}.`,
+      );
+    ownRedis = await startThrowawayRedis(bin);
+    io.err(
+      `Nothing answered at ${redisUrl}: the demo runs a redis-server of its own at ${ownRedis.url} (stopped with the demo).`,
+    );
+    redisUrl = ownRedis.url;
   }
   try {
-    io.err(`Report sandbox: ${system.sandboxUrl}`);
-    io.err(`Local ${provider.label}: ${system.crmUrl}`);
-    io.err(`Connector: ${system.appUrl}`);
-    io.err('First backfill:');
-    const [initial] = await system.ctx.runs.recent(system.installationId, 1);
-    if (!initial) throw new CommandFailedError('the first backfill did not start');
-    const [run] = await followRuns(system.ctx, [initial.id], io);
-    io.err(summaryLine(run!));
+    const adminToken = randomBytes(18).toString('base64url');
+    // Fixed here, not drawn by the demo's config, so that the block below can hand it to the CLI.
+    const encryptionKey = randomBytes(32).toString('base64');
 
-    // One linked record, its score changed at the source.
-    const linked = system.recordIds
-      .map((id) => system.crm.record(id))
-      .find((r) => r?.status === 'matched' && r.slug);
-    if (!linked?.slug) throw new CommandFailedError('no record was matched, so there is nothing to update');
-    const before = system.crm.record(linked.id)!;
-    const report = system.sandbox.getReport(linked.slug)!;
-    const newScore =
-      Math.round((report.score.overall + (report.score.overall > 80 ? -11.3 : 11.3)) * 10) / 10;
-    io.err(`Changing the score of ${linked.slug} in the sandbox: ${report.score.overall} -> ${newScore}`);
-    const changedAt = Date.now();
-    system.sandbox.updateReport(linked.slug, {
-      score: { overall: newScore, band: newScore >= 70 ? 'strong' : 'moderate' },
-    });
-    const deadline = Date.now() + 30_000;
-    let after = system.crm.record(linked.id)!;
-    while (after.score !== newScore) {
-      if (Date.now() > deadline)
-        throw new CommandFailedError('the score change did not reach the CRM within 30 s');
-      await sleep(50);
-      after = system.crm.record(linked.id)!;
+    // Listen for Ctrl-C from the start: one pressed while the demo is still setting up stops it once set up.
+    const stopped = io.untilStopped();
+    io.err(`Starting the demo (${values.crm}, ${companies} companies)...`);
+    let system: LocalSystem;
+    let cliEnv: ((system: LocalSystem) => Record<string, string>) | undefined;
+    try {
+      // Loaded here, not at the top: the local system is demo and test equipment, never part of a production run.
+      const local = await import('../../../local/system.js');
+      cliEnv = local.workerEnvFor;
+      system = await local.startLocalSystem({
+        crm,
+        companies,
+        prefix,
+        port,
+        redisUrl,
+        logLevel: io.env.LOG_LEVEL ?? 'warn',
+        env: { ADMIN_TOKEN: adminToken, ENCRYPTION_KEY: encryptionKey },
+      });
+    } catch (err) {
+      const e = err as NodeJS.ErrnoException;
+      if (e.code === 'EADDRINUSE')
+        throw new CommandFailedError(`port ${port} is in use: run the demo with --port N`);
+      if (e.code === 'REDIS_UNAVAILABLE') throw new CommandFailedError(e.message);
+      throw err;
     }
-    const took = Date.now() - changedAt;
-    io.out('');
-    io.out(`score.changed for ${linked.slug} reached the CRM record in ${took} ms:`);
-    io.out(
-      table([
-        ['', 'before', 'after'],
-        ['company', before.name ?? '', after.name ?? ''],
-        [fieldByKey('slug')[crm], before.slug ?? '', after.slug ?? ''],
-        [fieldByKey('score')[crm], String(before.score ?? ''), String(after.score ?? '')],
-        [fieldByKey('band')[crm], before.band ?? '', after.band ?? ''],
-        [fieldByKey('syncedAt')[crm], before.syncedAt ?? '', after.syncedAt ?? ''],
-      ]),
-    );
-    io.out('');
-    io.out(`Admin page: ${system.appUrl}/admin  (token: ${adminToken})`);
-    if (cliEnv) io.out(`\n${cliBlock(cliEnv(system), system)}`);
-    io.out('Press Ctrl-C to stop.');
-    await stopped;
-    io.err('Stopping...');
-    return 0;
+    try {
+      io.err(`Report sandbox: ${system.sandboxUrl}`);
+      io.err(`Local ${provider.label}: ${system.crmUrl}`);
+      io.err(`Connector: ${system.appUrl}`);
+      io.err('First backfill:');
+      const [initial] = await system.ctx.runs.recent(system.installationId, 1);
+      if (!initial) throw new CommandFailedError('the first backfill did not start');
+      const [run] = await followRuns(system.ctx, [initial.id], io);
+      io.err(summaryLine(run!));
+
+      // One linked record, its score changed at the source.
+      const linked = system.recordIds
+        .map((id) => system.crm.record(id))
+        .find((r) => r?.status === 'matched' && r.slug);
+      if (!linked?.slug) throw new CommandFailedError('no record was matched, so there is nothing to update');
+      const before = system.crm.record(linked.id)!;
+      const report = system.sandbox.getReport(linked.slug)!;
+      const newScore =
+        Math.round((report.score.overall + (report.score.overall > 80 ? -11.3 : 11.3)) * 10) / 10;
+      io.err(`Changing the score of ${linked.slug} in the sandbox: ${report.score.overall} -> ${newScore}`);
+      const changedAt = Date.now();
+      system.sandbox.updateReport(linked.slug, {
+        score: { overall: newScore, band: newScore >= 70 ? 'strong' : 'moderate' },
+      });
+      const deadline = Date.now() + 30_000;
+      let after = system.crm.record(linked.id)!;
+      while (after.score !== newScore) {
+        if (Date.now() > deadline)
+          throw new CommandFailedError('the score change did not reach the CRM within 30 s');
+        await sleep(50);
+        after = system.crm.record(linked.id)!;
+      }
+      const took = Date.now() - changedAt;
+      io.out('');
+      io.out(`score.changed for ${linked.slug} reached the CRM record in ${took} ms:`);
+      io.out(
+        table([
+          ['', 'before', 'after'],
+          ['company', before.name ?? '', after.name ?? ''],
+          [fieldByKey('slug')[crm], before.slug ?? '', after.slug ?? ''],
+          [fieldByKey('score')[crm], String(before.score ?? ''), String(after.score ?? '')],
+          [fieldByKey('band')[crm], before.band ?? '', after.band ?? ''],
+          [fieldByKey('syncedAt')[crm], before.syncedAt ?? '', after.syncedAt ?? ''],
+        ]),
+      );
+      io.out('');
+      io.out(`Admin page: ${system.appUrl}/admin  (token: ${adminToken})`);
+      if (cliEnv) io.out(`\n${cliBlock(cliEnv(system), system)}`);
+      io.out('Press Ctrl-C to stop.');
+      await stopped;
+      io.err('Stopping...');
+      return 0;
+    } finally {
+      await system.close();
+      await deleteKeysWithPrefix(redisUrl, prefix);
+    }
   } finally {
-    await system.close();
-    await deleteKeysWithPrefix(redisUrl, prefix);
+    await ownRedis?.stop();
   }
 }
 
