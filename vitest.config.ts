@@ -2,7 +2,7 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
+    include: ['test/**/*.test.ts', 'test/**/*.test.tsx'],
     // A Redis of the suite's own when nothing answers at REDIS_URL (see test/support/global-redis.ts).
     globalSetup: ['test/support/global-redis.ts'],
     // Queue and webhook tests share one Redis; each uses its own prefix, but running files one at a
