@@ -1,5 +1,7 @@
 import { CrmRevocationError } from '../../src/crm/errors.js';
 import type { CrmProvider } from '../../src/crm/provider.js';
+import { CardRateLimit } from './card-rate-limit.js';
+import { createHubSpotCardRouter } from './card-routes.js';
 import { type HubSpotConfig, hubspotEnvSchema, readHubSpotConfig } from './config.js';
 import { createHubSpotConnector, createJournalHubSpotConnector } from './create-connector.js';
 import type { LocalHubSpot } from './local/local-hubspot.js';
@@ -62,6 +64,18 @@ export const hubspotProvider: CrmProvider<typeof HUBSPOT_PROVIDER, HubSpotConfig
           publicUrl: appUrl,
           logger: host.logger,
           onChanges: (portalId, changes) => host.crmChanged(portalId, changes),
+        }),
+      );
+    }
+    if (hubspot.clientSecret && host.cards) {
+      routers.push(
+        createHubSpotCardRouter({
+          clientSecret: hubspot.clientSecret,
+          publicUrl: appUrl,
+          installations: host.installations,
+          cards: host.cards,
+          limit: new CardRateLimit(host.storage.redis, host.storage.keys),
+          logger: host.logger,
         }),
       );
     }

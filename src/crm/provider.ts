@@ -9,6 +9,7 @@ import type { Keys } from '../pipeline/keys.js';
 import type { RedisClient } from '../redis.js';
 import type { SecretBox } from '../util/secretbox.js';
 import type { CrmChange, CrmConnector, ProviderLimits } from './connector.js';
+import type { RecordCardHost } from './record-card.js';
 import type { RequestGate } from './request-gate.js';
 
 /**
@@ -56,6 +57,8 @@ export interface ProviderHost {
    * queued (or ignored because the installation is unknown or not connected); a throw means "retry later".
    */
   crmChanged(externalId: string, changes: CrmChange[]): Promise<void>;
+  /** Records, review decisions and report requests for a CRM's record card (the HubSpot app card). */
+  cards?: RecordCardHost;
 }
 
 /** What a provider needs to end an installation's authorisation. */

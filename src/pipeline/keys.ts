@@ -16,7 +16,7 @@ import { createHash } from 'node:crypto';
  * history: pipeline/runs.ts · links a run made: pipeline/run-links.ts · run caches and report sequence: pipeline/report-reader.ts · events:
  * webhooks/event-log.ts · record locks: pipeline/record-locks.ts · pending slug updates: pipeline/pending-slugs.ts · OAuth state: auth/oauth-state.ts ·
  * refresh locks: auth/token-manager.ts · Salesforce connections: connectors/salesforce/connections.ts · rate gates: ratelimit/redis-gate.ts · admin sessions and logins:
- * admin/session-revocations.ts, admin/login-throttle.ts · report requests: requests/request-store.ts ·
+ * admin/session-revocations.ts, admin/login-throttle.ts · record card requests: connectors/hubspot/card-rate-limit.ts · report requests: requests/request-store.ts ·
  * alerts: alerts/alert-store.ts · decision log: decisions/decision-log.ts. BullMQ builds its own keys under
  * the same prefix.
  */
@@ -323,6 +323,13 @@ export class Keys {
   }
   adminRevokedSession(sessionId: string): string {
     return `${this.prefix}:admin:revoked-session:${sessionId}`;
+  }
+
+  // ---- record card requests (connectors/hubspot/card-rate-limit.ts) -----------------------------------
+
+  /** Count of one CRM account's card requests in the current minute (expires with the window). */
+  cardRequests(crm: string, accountId: string): string {
+    return `${this.prefix}:cards:${crm}:${accountId}`;
   }
 
   // ---- report requests (requests/request-store.ts) ----------------------------------------------------

@@ -2,9 +2,11 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import helmet from 'helmet';
 import proxyaddr from 'proxy-addr';
+import { AdminActions } from '../admin/admin-actions.js';
 import { createAdminRouter } from '../admin/router.js';
 import type { AppContext } from '../app/context.js';
 import { InstallationService } from '../app/installation-service.js';
+import { createRecordCardHost } from '../cards/record-card-host.js';
 import { installationId } from '../installations/store.js';
 import type { PipelineWorkers } from '../pipeline/workers.js';
 import { providers } from '../providers.js';
@@ -162,6 +164,7 @@ export function createServerApp(ctx: AppContext, options: ServerOptions = {}): S
       states: ctx.states,
       installations: ctx.installations,
       logger: ctx.logger,
+      cards: createRecordCardHost(ctx, new AdminActions(ctx, service)),
       installed: async (installation) => {
         await service.admit(installation);
       },

@@ -171,6 +171,7 @@ export const ACTION_LABELS: Record<Decision['action'], string> = {
   unlink: 'Unlinked',
   undo: 'Undid a sync’s link',
   rematch: 'Asked for a re-match',
+  request: 'Requested a report',
 };
 
 export function actorLabel(by: DecisionActor): string {

@@ -1,0 +1,46 @@
+import type { DecisionActor } from '../decisions/decision-log.js';
+import type { ReviewItem } from '../pipeline/link-index.js';
+import type { ReportRequest } from '../requests/request-store.js';
+import type { CompanyRecord } from './connector.js';
+
+/**
+ * What a CRM's record card (the HubSpot app card) may read and do through the application: one record as the
+ * CRM holds it now, with its review item and report request, and the same review decisions and report
+ * requests the admin page makes. A provider's card routes reach the application only through this.
+ */
+
+/** One record as the card shows it. */
+export interface RecordCardSource {
+  record: CompanyRecord;
+  review: ReviewItem | null;
+  request: ReportRequest | null;
+}
+
+/** A seller's review decision from the card: one of the offered candidates, or none of them. */
+export type RecordCardDecision = { action: 'accept'; slug: string } | { action: 'reject' };
+
+/** Why a card's decision or request was not done (nothing was changed); `status` is the HTTP answer. */
+export class RecordCardError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'RecordCardError';
+  }
+}
+
+export interface RecordCardHost {
+  /** The record as the CRM holds it now; null when the installation's CRM has no such record. */
+  read(installationId: string, recordId: string): Promise<RecordCardSource | null>;
+  /** Written to the CRM and logged with `by` before it resolves; throws RecordCardError when refused. */
+  decide(
+    installationId: string,
+    recordId: string,
+    decision: RecordCardDecision,
+    by: DecisionActor,
+  ): Promise<void>;
+  /** Asks the report service for a report on the record, logged with `by`; throws RecordCardError when refused. */
+  request(installationId: string, recordId: string, by: DecisionActor): Promise<void>;
+}
