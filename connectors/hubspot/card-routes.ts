@@ -1,7 +1,6 @@
 import express, { type NextFunction, type Request, type Response, Router } from 'express';
 import type { RecordCardHost } from '../../src/crm/record-card.js';
 import { RecordCardError } from '../../src/crm/record-card.js';
-import { type InstallationStore, installationId } from '../../src/installations/store.js';
 import type { Logger } from '../../src/log.js';
 import { type CardDecision, type CardErrorBody, cardDecisionSchema } from './card/card-data.js';
 import type { CardRateLimit } from './card-rate-limit.js';
@@ -29,7 +28,6 @@ export interface HubSpotCardRouterDeps {
   clientSecret: string;
   /** `APP_URL`: HubSpot signs the public URL, which a proxy in front of the app may not pass on. */
   publicUrl: string;
-  installations: InstallationStore;
   cards: RecordCardHost;
   limit: CardRateLimit;
   logger?: Logger;
@@ -99,16 +97,15 @@ export function createHubSpotCardRouter(deps: HubSpotCardRouterDeps): Router {
       });
       return;
     }
-    const id = installationId(HUBSPOT_PROVIDER, portalId);
-    const installation = await deps.installations.get(id);
-    if (installation?.status !== 'connected') {
+    const installation = await deps.cards.installationOf(HUBSPOT_PROVIDER, portalId);
+    if (!installation || installation.status !== 'connected') {
       refuse(res, 403, {
         error: 'unknown_portal',
         message: 'this portal has no connected installation of the report connector',
       });
       return;
     }
-    callers.set(req, { portalId, userId, installationId: id });
+    callers.set(req, { portalId, userId, installationId: installation.id });
     next();
   });
 

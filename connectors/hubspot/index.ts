@@ -72,7 +72,6 @@ export const hubspotProvider: CrmProvider<typeof HUBSPOT_PROVIDER, HubSpotConfig
         createHubSpotCardRouter({
           clientSecret: hubspot.clientSecret,
           publicUrl: appUrl,
-          installations: host.installations,
           cards: host.cards,
           limit: new CardRateLimit(host.storage.redis, host.storage.keys),
           logger: host.logger,

@@ -2,6 +2,7 @@ import type { AdminActions } from '../admin/admin-actions.js';
 import { AdminRequestError } from '../admin/errors.js';
 import type { AppContext } from '../app/context.js';
 import { RecordCardError, type RecordCardHost } from '../crm/record-card.js';
+import { installationId } from '../installations/store.js';
 
 /**
  * The record card's view of the application: reads go to the installation's CRM (so a record of another
@@ -14,6 +15,9 @@ export function createRecordCardHost(ctx: AppContext, actions: AdminActions): Re
     throw err;
   };
   return {
+    async installationOf(crm, externalId) {
+      return ctx.installations.get(installationId(crm, externalId));
+    },
     async read(installationId, recordId) {
       const installation = await ctx.installations.get(installationId);
       if (!installation) return null;

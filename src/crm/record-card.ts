@@ -1,7 +1,8 @@
 import type { DecisionActor } from '../decisions/decision-log.js';
+import type { Installation } from '../installations/store.js';
 import type { ReviewItem } from '../pipeline/link-index.js';
 import type { ReportRequest } from '../requests/request-store.js';
-import type { CompanyRecord } from './connector.js';
+import type { CompanyRecord, CrmKind } from './connector.js';
 
 /**
  * What a CRM's record card (the HubSpot app card) may read and do through the application: one record as the
@@ -32,6 +33,8 @@ export class RecordCardError extends Error {
 }
 
 export interface RecordCardHost {
+  /** The installation of the CRM account the CRM knows as `externalId` (a HubSpot portal); null when none. */
+  installationOf(crm: CrmKind, externalId: string): Promise<Installation | null>;
   /** The record as the CRM holds it now; null when the installation's CRM has no such record. */
   read(installationId: string, recordId: string): Promise<RecordCardSource | null>;
   /** Written to the CRM and logged with `by` before it resolves; throws RecordCardError when refused. */

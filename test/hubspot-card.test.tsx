@@ -1,0 +1,311 @@
+import { Alert, Button, Link, LoadingSpinner, ProgressBar, Text, ToggleGroup } from '@hubspot/ui-extensions';
+import { createRenderer } from '@hubspot/ui-extensions/testing';
+import { describe, expect, it } from 'vitest';
+import {
+  CARD_LINK_SOURCES,
+  CARD_MATCH_STATUSES,
+  CARD_REQUEST_STATES,
+  type CardData,
+  preselectedCandidate,
+} from '../connectors/hubspot/card/card-data.js';
+import { cardPreviewTexts, cardStateHtml, cardStateText } from '../connectors/hubspot/card/card-preview.js';
+import { CARD_SAMPLES } from '../connectors/hubspot/card/card-samples.js';
+import {
+  LINK_SOURCE_WORDS,
+  NEVER_SYNCED_SENTENCE,
+  NO_PREVIOUS_SENTENCE,
+  NO_VERIFICATION_SENTENCE,
+  NOT_FOUND_SENTENCE,
+  REFUSED_SENTENCE,
+  REQUEST_STATE_WORDS,
+  STATUS_SENTENCES,
+  UNREACHABLE_SENTENCE,
+} from '../connectors/hubspot/card/card-text.js';
+import {
+  type CardFetcher,
+  type CardState,
+  CardView,
+  ReportCard,
+} from '../connectors/hubspot/card/ReportCard.js';
+import { LINK_SOURCES, MATCH_STATUSES } from '../src/fields.js';
+import { REQUEST_STATES } from '../src/requests/request-store.js';
+
+/**
+ * The HubSpot app card with HubSpot's own test renderer: every state the card can be in, what it says and
+ * offers, and the loader's requests and answers through a stand-in for `hubspot.fetch`.
+ */
+
+function render(state: CardState, props: Partial<Parameters<typeof CardView>[0]> = {}) {
+  const renderer = createRenderer('crm.record.sidebar');
+  renderer.render(<CardView state={state} {...props} />);
+  return renderer;
+}
+
+function texts(renderer: ReturnType<typeof render>): string[] {
+  return renderer.findAll(Text).map((t) => t.text ?? '');
+}
+
+describe('the card in each state', () => {
+  it('linked: score and band, pillars as labelled bars, verification, previous score, alert, link and its source', () => {
+    const r = render(CARD_SAMPLES.linked);
+    expect(r.find(ProgressBar, { title: 'Governance' }).props).toMatchObject({
+      value: 80,
+      maxValue: 100,
+      valueDescription: '80 (40% of the score)',
+    });
+    expect(r.findAll(ProgressBar).map((p) => p.props.title)).toEqual([
+      'Governance',
+      'Operations',
+      'Disclosure',
+    ]);
+    const text = cardStateText(CARD_SAMPLES.linked);
+    expect(text).toContain('Score 72');
+    expect(text).toContain('[Strong]');
+    expect(r.findByTestId(Text, 'verification').text).toBe(
+      'Verification: confirmed, verified score 71, on 5 Nov 2026.',
+    );
+    expect(r.findByTestId(Text, 'previous').text).toBe(
+      'Previous score 61 (up); it changed with the scoring of 3 Nov 2026.',
+    );
+    expect(r.find(Alert).props.title).toBe('Active alert');
+    expect(r.find(Alert).text).toContain('score_drop');
+    expect(r.find(Link).props.href).toBe('https://reports.example.com/r/northwind-traders');
+    expect(r.findByTestId(Text, 'link-source').text).toBe(LINK_SOURCE_WORDS.auto);
+    expect(r.maybeFind(Button)).toBeNull();
+  });
+
+  it('shows no link for a report address that is not http or https, and says who linked it', () => {
+    const r = render(CARD_SAMPLES.linked_by_person_unsafe_link);
+    expect(r.maybeFind(Link)).toBeNull();
+    expect(r.findByTestId(Text, 'link-source').text).toBe(LINK_SOURCE_WORDS.person);
+    expect(r.maybeFind(Alert)).toBeNull();
+  });
+
+  it('no verification and no previous score: a sentence each', () => {
+    expect(render(CARD_SAMPLES.no_verification).findByTestId(Text, 'verification').text).toBe(
+      NO_VERIFICATION_SENTENCE,
+    );
+    const r = render(CARD_SAMPLES.no_previous);
+    expect(r.findByTestId(Text, 'previous').text).toBe(NO_PREVIOUS_SENTENCE);
+    expect(r.findByTestId(Text, 'link-source').text).toBe(LINK_SOURCE_WORDS.admin);
+  });
+
+  it('needs_review: candidates with place, industry and score, "This one" and "None of these"; a clear best is pre-selected', () => {
+    const decisions: unknown[] = [];
+    const r = render(CARD_SAMPLES.needs_review, { onDecide: (d) => decisions.push(d) });
+    expect(r.findByTestId(Text, 'status').text).toBe(STATUS_SENTENCES.needs_review);
+    const group = r.find(ToggleGroup);
+    expect(group.props.options).toEqual([
+      { label: 'Acme GmbH', value: 'acme-gmbh', description: 'Germany · Manufacturing · score 64' },
+      { label: 'Acme Ltd', value: 'acme-ltd', description: 'United Kingdom · Retail · score 58' },
+    ]);
+    expect(group.props.value).toBe('acme-gmbh');
+    r.findByTestId(Button, 'accept').trigger('onClick');
+    group.trigger('onChange', 'acme-ltd');
+    r.findByTestId(Button, 'accept').trigger('onClick');
+    r.findByTestId(Button, 'reject').trigger('onClick');
+    expect(decisions).toEqual([
+      { action: 'accept', slug: 'acme-gmbh' },
+      { action: 'accept', slug: 'acme-ltd' },
+      { action: 'reject' },
+    ]);
+    expect(r.findByTestId(Button, 'accept').text).toBe('This one');
+    expect(r.findByTestId(Button, 'reject').text).toBe('None of these');
+  });
+
+  it('needs_review with tied top candidates: none is pre-selected and "This one" waits for a choice', () => {
+    const decisions: unknown[] = [];
+    const r = render(CARD_SAMPLES.needs_review_tied, { onDecide: (d) => decisions.push(d) });
+    expect(r.find(ToggleGroup).props.value).toBe('');
+    expect(r.findByTestId(Button, 'accept').props.disabled).toBe(true);
+    expect(r.findByTestId(Text, 'tied').text).toMatch(/tied/);
+    r.find(ToggleGroup).trigger('onChange', 'acme-ag');
+    expect(r.findByTestId(Button, 'accept').props.disabled).toBe(false);
+    r.findByTestId(Button, 'accept').trigger('onClick');
+    expect(decisions).toEqual([{ action: 'accept', slug: 'acme-ag' }]);
+  });
+
+  it('no_match: "Request a report"; after a request, its state in words', () => {
+    let requested = 0;
+    const r = render(CARD_SAMPLES.no_match, { onRequest: () => requested++ });
+    expect(r.findByTestId(Text, 'status').text).toBe(STATUS_SENTENCES.no_match);
+    const button = r.findByTestId(Button, 'request');
+    expect(button.text).toBe('Request a report');
+    button.trigger('onClick');
+    expect(requested).toBe(1);
+    const after = render(CARD_SAMPLES.no_match_requested);
+    expect(after.findByTestId(Text, 'request-state').text).toBe(REQUEST_STATE_WORDS.cancelled);
+    const pending = render({
+      kind: 'data',
+      data: {
+        ...CARD_SAMPLES.no_match.data,
+        request: { state: 'pending', requestedAt: '2026-11-01T00:00:00Z' },
+      },
+    });
+    expect(pending.findByTestId(Text, 'request-state').text).toBe(REQUEST_STATE_WORDS.pending);
+    expect(pending.maybeFindByTestId(Button, 'request')).toBeNull();
+  });
+
+  it.each([
+    ['requested', STATUS_SENTENCES.requested],
+    ['not_published', STATUS_SENTENCES.not_published],
+    ['error', STATUS_SENTENCES.error],
+    ['never_synced', NEVER_SYNCED_SENTENCE],
+    ['unreachable', UNREACHABLE_SENTENCE],
+    ['refused', REFUSED_SENTENCE],
+    ['not_found', NOT_FOUND_SENTENCE],
+  ] as const)('%s: one sentence saying what it means and what happens next', (name, sentence) => {
+    const r = render(CARD_SAMPLES[name]);
+    expect(r.findByTestId(Text, 'status').text).toBe(sentence);
+    expect(r.maybeFind(Button)).toBeNull();
+  });
+
+  it('requested shows the request state; busy says when to try again; loading spins', () => {
+    expect(render(CARD_SAMPLES.requested).findByTestId(Text, 'request-state').text).toBe(
+      REQUEST_STATE_WORDS.pending,
+    );
+    expect(render(CARD_SAMPLES.busy).findByTestId(Text, 'status').text).toMatch(/Try again in 42 seconds/);
+    expect(render(CARD_SAMPLES.loading).find(LoadingSpinner).props.label).toBe('Loading the report');
+  });
+
+  it('the preview text of every state is what the card renders, and its HTML escapes what it shows', () => {
+    const previews = cardPreviewTexts();
+    expect(Object.keys(previews).sort()).toEqual(Object.keys(CARD_SAMPLES).sort());
+    for (const [name, state] of Object.entries(CARD_SAMPLES)) {
+      expect(previews[name as keyof typeof previews], name).toBe(cardStateText(state));
+      expect(previews[name as keyof typeof previews].length, name).toBeGreaterThan(0);
+      const shown = texts(render(state));
+      for (const line of shown) expect(previews[name as keyof typeof previews], name).toContain(line);
+    }
+    expect(cardStateHtml(CARD_SAMPLES.linked)).toContain('<meter min="0" max="100" value="80"></meter>');
+    expect(cardStateHtml(CARD_SAMPLES.linked_by_person_unsafe_link)).not.toContain('javascript:');
+  });
+});
+
+describe('card data shared with the connector', () => {
+  it('lists the same statuses, link sources and request states as the connector', () => {
+    expect([...CARD_MATCH_STATUSES]).toEqual([...MATCH_STATUSES]);
+    expect([...CARD_LINK_SOURCES]).toEqual([...LINK_SOURCES]);
+    expect([...CARD_REQUEST_STATES]).toEqual([...REQUEST_STATES]);
+  });
+
+  it('pre-selects only a candidate strictly ahead of the next', () => {
+    const c = (slug: string, score: number | null) => ({
+      slug,
+      name: slug,
+      place: null,
+      industry: null,
+      score,
+    });
+    expect(preselectedCandidate([c('a', 50), c('b', 70)])).toBe('b');
+    expect(preselectedCandidate([c('a', 70), c('b', 70)])).toBeNull();
+    expect(preselectedCandidate([c('a', null), c('b', null)])).toBeNull();
+    expect(preselectedCandidate([c('a', 70)])).toBe('a');
+    expect(preselectedCandidate([])).toBeNull();
+  });
+});
+
+/** A stand-in for `hubspot.fetch`: answers in order and records what the card asked. */
+function fakeFetch(answers: (() => { status: number; body?: unknown })[]) {
+  const calls: { url: string; method: string; body: unknown }[] = [];
+  const fetcher: CardFetcher = async (url, options) => {
+    calls.push({ url, method: options?.method ?? 'GET', body: options?.body });
+    const next = answers.shift();
+    if (!next) throw new Error('no answer left');
+    const { status, body } = next();
+    return { status, json: async () => body };
+  };
+  return { fetcher, calls };
+}
+
+describe('the card loading through hubspot.fetch', () => {
+  const APP = 'https://connector.example.com/';
+  const reviewData = CARD_SAMPLES.needs_review.data;
+  const linkedData: CardData = { ...CARD_SAMPLES.linked.data, companyId: reviewData.companyId };
+
+  it('loads the company, sends "This one" to the decision route and shows the answer', async () => {
+    const { fetcher, calls } = fakeFetch([
+      () => ({ status: 200, body: reviewData }),
+      () => ({ status: 200, body: linkedData }),
+    ]);
+    const r = createRenderer('crm.record.tab');
+    r.render(<ReportCard companyId="1001" appUrl={APP} fetcher={fetcher} />);
+    expect(r.maybeFind(LoadingSpinner)).not.toBeNull();
+    await r.waitFor(() => expect(r.find(ToggleGroup)).toBeTruthy());
+    r.findByTestId(Button, 'accept').trigger('onClick');
+    await r.waitFor(() => expect(r.findAll(ProgressBar).length).toBe(3));
+    expect(calls).toEqual([
+      { url: 'https://connector.example.com/cards/hubspot/companies/1001', method: 'GET', body: undefined },
+      {
+        url: 'https://connector.example.com/cards/hubspot/companies/1001/decision',
+        method: 'POST',
+        body: { action: 'accept', slug: 'acme-gmbh' },
+      },
+    ]);
+  });
+
+  it('sends "Request a report" and shows why a refused request was not done', async () => {
+    const { fetcher, calls } = fakeFetch([
+      () => ({ status: 200, body: CARD_SAMPLES.no_match.data }),
+      () => ({
+        status: 422,
+        body: { error: 'REPORTS_WRITE_SCOPE_MISSING', message: 'The key cannot write.' },
+      }),
+    ]);
+    const r = createRenderer('crm.record.tab');
+    r.render(<ReportCard companyId="1001" appUrl={APP} fetcher={fetcher} />);
+    await r.waitFor(() => expect(r.findByTestId(Button, 'request')).toBeTruthy());
+    r.findByTestId(Button, 'request').trigger('onClick');
+    await r.waitFor(() => expect(r.find(Alert).text).toBe('The key cannot write.'));
+    expect(calls[1]).toEqual({
+      url: 'https://connector.example.com/cards/hubspot/companies/1001/request',
+      method: 'POST',
+      body: {},
+    });
+  });
+
+  it.each([
+    [
+      'refused (401)',
+      () => ({ status: 401, body: { error: 'invalid_signature', message: 'x' } }),
+      REFUSED_SENTENCE,
+    ],
+    [
+      'another portal (403)',
+      () => ({ status: 403, body: { error: 'unknown_portal', message: 'x' } }),
+      NOT_FOUND_SENTENCE,
+    ],
+    [
+      'unknown company (404)',
+      () => ({ status: 404, body: { error: 'unknown_company', message: 'x' } }),
+      NOT_FOUND_SENTENCE,
+    ],
+    [
+      'a server failure (500)',
+      () => ({ status: 500, body: { error: 'internal error' } }),
+      UNREACHABLE_SENTENCE,
+    ],
+    ['an answer it cannot read', () => ({ status: 200, body: { status: 'matched' } }), UNREACHABLE_SENTENCE],
+    [
+      'no connection',
+      () => {
+        throw new Error('connect ECONNREFUSED');
+      },
+      UNREACHABLE_SENTENCE,
+    ],
+  ] as const)('%s: the card says so', async (_name, answer, sentence) => {
+    const { fetcher } = fakeFetch([answer]);
+    const r = createRenderer('crm.record.tab');
+    r.render(<ReportCard companyId="7" appUrl={APP} fetcher={fetcher} />);
+    await r.waitFor(() => expect(r.findByTestId(Text, 'status').text).toBe(sentence));
+  });
+
+  it('rate limited (429): says when to try again', async () => {
+    const { fetcher } = fakeFetch([
+      () => ({ status: 429, body: { error: 'rate_limited', message: 'x', retryAfterSeconds: 17 } }),
+    ]);
+    const r = createRenderer('crm.record.tab');
+    r.render(<ReportCard companyId="7" appUrl={APP} fetcher={fetcher} />);
+    await r.waitFor(() => expect(r.findByTestId(Text, 'status').text).toMatch(/Try again in 17 seconds/));
+  });
+});
