@@ -148,6 +148,8 @@ describe('the HubSpot project as @hubspot/project-parsing-lib reads it', () => {
     expect(Object.fromEntries(Object.entries(nodes).map(([uid, n]) => [uid, n.componentType]))).toEqual({
       report_connector_app: 'APPLICATION',
       report_connector_webhooks: 'WEBHOOKS',
+      report_connector_card_tab: 'CARD',
+      report_connector_card_sidebar: 'CARD',
     });
     for (const [uid, node] of Object.entries(nodes)) {
       expect(node.localDev.parsingErrors, uid).toEqual([]);
@@ -216,6 +218,8 @@ describe('the HubSpot project as @hubspot/project-parsing-lib reads it', () => {
     // Not JSON: the component is not read at all. No type: HubSpot cannot tell what it is.
     expect(await types('{"uid": "report_connector_webhooks", "config": ')).toEqual({
       report_connector_app: 'APPLICATION',
+      report_connector_card_tab: 'CARD',
+      report_connector_card_sidebar: 'CARD',
     });
     expect(
       (await types('{"uid": "report_connector_webhooks", "config": {}}')).report_connector_webhooks,

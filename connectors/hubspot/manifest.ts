@@ -2,6 +2,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { UsageError } from '../../src/cli/errors.js';
 import { fieldByKey } from '../../src/fields.js';
+import { hubspotCardFiles } from './card-files.js';
 import { hubspotPropertyDefinitions, hubspotPropertyGroup } from './field-types.js';
 import { HUBSPOT_CALLBACK_PATH } from './oauth-routes.js';
 import {
@@ -138,6 +139,8 @@ export function hubspotProjectFiles(options: HubSpotManifestOptions): Record<str
         subscriptions: { crmObjects: companySubscriptions() },
       },
     }),
+    // The app card on company records (connectors/hubspot/card/) and its components.
+    ...hubspotCardFiles(appUrl),
     // Not part of the HubSpot project (it lies outside srcDir): the exact property definitions the connector
     // sends, for review and for creating them by hand.
     'properties.json': json({ group: hubspotPropertyGroup(), properties: hubspotPropertyDefinitions() }),

@@ -1,0 +1,81 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+/**
+ * The app card's part of the HubSpot project: the card's source files from connectors/hubspot/card/ copied as
+ * they are, the connector's URL the card calls (`app-url.ts`, written here), one card component for the company
+ * record tab and one for its sidebar (both drawn by the same entry file), and the cards' package.json, which
+ * HubSpot installs before it bundles them.
+ */
+
+/** The card's own files, copied into `src/app/cards/` unchanged. */
+export const HUBSPOT_CARD_SOURCES = [
+  'card-data.ts',
+  'card-text.ts',
+  'ReportCard.tsx',
+  'report-card-entry.tsx',
+] as const;
+
+/** The card's entry point, as the components' `entrypoint` names it (relative to the project's srcDir). */
+export const HUBSPOT_CARD_ENTRYPOINT = '/app/cards/report-card-entry.tsx';
+
+/** What the cards need at build time; the same ranges as the repository's package.json (a test checks). */
+export const HUBSPOT_CARD_DEPENDENCIES = {
+  '@hubspot/ui-extensions': '^0.17.0',
+  react: '^18.3.1',
+  zod: '^4.6.7',
+} as const;
+
+export const HUBSPOT_CARD_LOCATIONS = {
+  report_connector_card_tab: 'crm.record.tab',
+  report_connector_card_sidebar: 'crm.record.sidebar',
+} as const;
+
+/** connectors/hubspot/card/, from the source tree (tests) or from the build in dist/ (`npm run manifests`). */
+function cardSourceDir(): string {
+  const candidates = [
+    join(import.meta.dirname, 'card'),
+    join(import.meta.dirname, '..', '..', '..', 'connectors', 'hubspot', 'card'),
+  ];
+  const found = candidates.find((dir) => existsSync(join(dir, 'report-card-entry.tsx')));
+  if (!found) throw new Error(`the card's source files were not found (looked in ${candidates.join(', ')})`);
+  return found;
+}
+
+function json(value: unknown): string {
+  return `${JSON.stringify(value, null, 2)}\n`;
+}
+
+/** Relative path (under the project root) -> content, for a connector at `appUrl` (no trailing slash). */
+export function hubspotCardFiles(appUrl: string): Record<string, string> {
+  const dir = cardSourceDir();
+  const files: Record<string, string> = {};
+  for (const [uid, location] of Object.entries(HUBSPOT_CARD_LOCATIONS)) {
+    const where = location === 'crm.record.tab' ? 'tab' : 'sidebar';
+    files[`src/app/cards/report-card-${where}-hsmeta.json`] = json({
+      uid,
+      type: 'card',
+      config: {
+        name: 'Report score',
+        description:
+          'The company’s published report: score, band, pillars, verification and alerts; the review decision or report request it waits for.',
+        location,
+        entrypoint: HUBSPOT_CARD_ENTRYPOINT,
+        objectTypes: ['companies'],
+      },
+    });
+  }
+  for (const name of HUBSPOT_CARD_SOURCES) {
+    files[`src/app/cards/${name}`] = readFileSync(join(dir, name), 'utf8');
+  }
+  files['src/app/cards/app-url.ts'] =
+    `/** The connector's public URL the card calls (written by the manifest generator). */\nexport const APP_URL = ${JSON.stringify(appUrl)};\n`;
+  files['src/app/cards/package.json'] = json({
+    name: 'report-connector-cards',
+    version: '0.1.0',
+    private: true,
+    type: 'module',
+    dependencies: HUBSPOT_CARD_DEPENDENCIES,
+  });
+  return files;
+}

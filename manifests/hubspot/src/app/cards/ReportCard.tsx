@@ -1,0 +1,384 @@
+import {
+  Alert,
+  Button,
+  ButtonRow,
+  Divider,
+  Flex,
+  Heading,
+  Link,
+  LoadingSpinner,
+  ProgressBar,
+  StatusTag,
+  Text,
+  ToggleGroup,
+} from '@hubspot/ui-extensions';
+import { type ReactNode, useCallback, useEffect, useState } from 'react';
+import {
+  type CardData,
+  type CardDecision,
+  cardCompanyPath,
+  cardDataSchema,
+  cardErrorSchema,
+  preselectedCandidate,
+} from './card-data.js';
+import {
+  formatDay,
+  formatScore,
+  LINK_SOURCE_WORDS,
+  NEVER_SYNCED_SENTENCE,
+  NO_PREVIOUS_SENTENCE,
+  NO_VERIFICATION_SENTENCE,
+  NOT_FOUND_SENTENCE,
+  REFUSED_SENTENCE,
+  REQUEST_STATE_WORDS,
+  REVIEW_PRESELECT_NONE_SENTENCE,
+  retryAfterSentence,
+  STATUS_SENTENCES,
+  UNREACHABLE_SENTENCE,
+} from './card-text.js';
+
+/**
+ * The report card on a HubSpot company record: the linked report's score and what stands behind it, or the
+ * decision or request the record waits for. `CardView` draws one state and holds no data of its own (tests and
+ * the preview render each state with it); `ReportCard` loads the state through `hubspot.fetch` and sends the
+ * seller's decisions and requests back to the connector.
+ */
+
+/** What the card shows: the connector's answer, or why there is none. */
+export type CardState =
+  | { kind: 'loading' }
+  | { kind: 'data'; data: CardData }
+  | { kind: 'unreachable' }
+  | { kind: 'refused' }
+  | { kind: 'not_found' }
+  | { kind: 'busy'; retryAfterSeconds?: number };
+
+/** The part of `hubspot.fetch` the card uses (its Response satisfies this), so tests can pass their own. */
+export type CardFetcher = (
+  url: string,
+  options?: { method?: 'GET' | 'POST'; body?: Record<string, unknown> },
+) => Promise<{ status: number; json(): Promise<unknown> }>;
+
+export interface CardViewProps {
+  state: CardState;
+  /** A decision or request is on its way: its buttons are disabled. */
+  sending?: boolean;
+  /** Why the last decision or request did not go through. */
+  actionError?: string | null;
+  onDecide?: (decision: CardDecision) => void;
+  onRequest?: () => void;
+}
+
+const HTTP_URL = /^https?:\/\//i;
+
+function Sentence({ children, testId }: { children: string; testId?: string }) {
+  return testId ? <Text testId={testId}>{children}</Text> : <Text>{children}</Text>;
+}
+
+function ScoreSection({ data }: { data: CardData }) {
+  const report = data.report;
+  if (!report) return null;
+  return (
+    <Flex direction="column" gap="sm">
+      <Flex direction="row" gap="sm" align="center">
+        <Heading>{report.score === null ? 'No score' : `Score ${formatScore(report.score)}`}</Heading>
+        {report.band ? <StatusTag variant="info">{report.band}</StatusTag> : null}
+      </Flex>
+      {report.scoredAt ? <Text variant="microcopy">{`Scored on ${formatDay(report.scoredAt)}`}</Text> : null}
+      {report.pillars.map((pillar) => (
+        <ProgressBar
+          key={pillar.name}
+          testId={`pillar-${pillar.name}`}
+          title={pillar.name}
+          value={pillar.score}
+          maxValue={100}
+          valueDescription={
+            pillar.weight === null
+              ? formatScore(pillar.score)
+              : `${formatScore(pillar.score)} (${Math.round(pillar.weight * 100)}% of the score)`
+          }
+        />
+      ))}
+    </Flex>
+  );
+}
+
+function VerificationSection({ data }: { data: CardData }) {
+  const v = data.verification;
+  if (!v) return <Sentence testId="verification">{NO_VERIFICATION_SENTENCE}</Sentence>;
+  const parts = [`Verification: ${v.verdict}`];
+  if (v.verifiedScore !== null) parts.push(`verified score ${formatScore(v.verifiedScore)}`);
+  const day = formatDay(v.verifiedAt);
+  return <Sentence testId="verification">{`${parts.join(', ')}${day ? `, on ${day}` : ''}.`}</Sentence>;
+}
+
+function PreviousSection({ data }: { data: CardData }) {
+  const p = data.previous;
+  if (!p) return <Sentence testId="previous">{NO_PREVIOUS_SENTENCE}</Sentence>;
+  const day = formatDay(p.changedAt);
+  const current = data.report?.score;
+  const direction =
+    current === null || current === undefined
+      ? ''
+      : current > p.score
+        ? ' (up)'
+        : current < p.score
+          ? ' (down)'
+          : '';
+  return (
+    <Sentence testId="previous">
+      {`Previous score ${formatScore(p.score)}${direction}${day ? `; it changed with the scoring of ${day}` : ''}.`}
+    </Sentence>
+  );
+}
+
+function AlertSection({ data }: { data: CardData }) {
+  if (!data.alert) return null;
+  const day = formatDay(data.alert.at);
+  return (
+    <Alert title="Active alert" variant="warning">
+      {day ? `${data.alert.text} (${day})` : data.alert.text}
+    </Alert>
+  );
+}
+
+function LinkSection({ data }: { data: CardData }) {
+  const url = data.report?.url;
+  return (
+    <Flex direction="column" gap="xs">
+      {url && HTTP_URL.test(url) ? <Link href={url}>Open the full report</Link> : null}
+      {data.linkSource ? (
+        <Sentence testId="link-source">{LINK_SOURCE_WORDS[data.linkSource]}</Sentence>
+      ) : null}
+    </Flex>
+  );
+}
+
+function LinkedView({ data }: { data: CardData }) {
+  return (
+    <Flex direction="column" gap="sm">
+      <ScoreSection data={data} />
+      <AlertSection data={data} />
+      <VerificationSection data={data} />
+      <PreviousSection data={data} />
+      <Divider />
+      <LinkSection data={data} />
+    </Flex>
+  );
+}
+
+function ReviewView({
+  data,
+  sending,
+  onDecide,
+}: { data: CardData } & Pick<CardViewProps, 'sending' | 'onDecide'>) {
+  const candidates = data.review?.candidates ?? [];
+  const preselected = preselectedCandidate(candidates);
+  const [chosen, setChosen] = useState<string | null>(preselected);
+  return (
+    <Flex direction="column" gap="sm">
+      <Sentence testId="status">{STATUS_SENTENCES.needs_review}</Sentence>
+      {preselected === null && candidates.length > 1 ? (
+        <Sentence testId="tied">{REVIEW_PRESELECT_NONE_SENTENCE}</Sentence>
+      ) : null}
+      <ToggleGroup
+        testId="candidates"
+        toggleType="radioButtonList"
+        name="candidate"
+        label="Which report is this company?"
+        value={chosen ?? ''}
+        onChange={(value: string) => setChosen(value)}
+        options={candidates.map((c) => ({
+          label: c.name,
+          value: c.slug,
+          description: [
+            c.place ?? 'place unknown',
+            c.industry ?? 'industry unknown',
+            c.score === null ? 'no score' : `score ${formatScore(c.score)}`,
+          ].join(' · '),
+        }))}
+      />
+      <ButtonRow>
+        <Button
+          testId="accept"
+          variant="primary"
+          disabled={sending === true || chosen === null}
+          onClick={() => {
+            if (chosen !== null) onDecide?.({ action: 'accept', slug: chosen });
+          }}
+        >
+          This one
+        </Button>
+        <Button
+          testId="reject"
+          variant="secondary"
+          disabled={sending === true}
+          onClick={() => onDecide?.({ action: 'reject' })}
+        >
+          None of these
+        </Button>
+      </ButtonRow>
+    </Flex>
+  );
+}
+
+function NoMatchView({
+  data,
+  sending,
+  onRequest,
+}: { data: CardData } & Pick<CardViewProps, 'sending' | 'onRequest'>) {
+  return (
+    <Flex direction="column" gap="sm">
+      <Sentence testId="status">{STATUS_SENTENCES.no_match}</Sentence>
+      {data.request ? (
+        <Sentence testId="request-state">{REQUEST_STATE_WORDS[data.request.state]}</Sentence>
+      ) : null}
+      {data.request?.state === 'pending' ? null : (
+        <Button testId="request" variant="primary" disabled={sending === true} onClick={() => onRequest?.()}>
+          Request a report
+        </Button>
+      )}
+      <LinkSection data={data} />
+    </Flex>
+  );
+}
+
+function RecordView(props: CardViewProps & { data: CardData }) {
+  const { data } = props;
+  switch (data.status) {
+    case null:
+      return <Sentence testId="status">{NEVER_SYNCED_SENTENCE}</Sentence>;
+    case 'matched':
+      return <LinkedView data={data} />;
+    case 'needs_review':
+      return <ReviewView data={data} sending={props.sending ?? false} onDecide={props.onDecide} />;
+    case 'no_match':
+      return <NoMatchView data={data} sending={props.sending ?? false} onRequest={props.onRequest} />;
+    case 'requested':
+      return (
+        <Flex direction="column" gap="sm">
+          <Sentence testId="status">{STATUS_SENTENCES.requested}</Sentence>
+          {data.request ? (
+            <Sentence testId="request-state">{REQUEST_STATE_WORDS[data.request.state]}</Sentence>
+          ) : null}
+        </Flex>
+      );
+    default:
+      return (
+        <Flex direction="column" gap="sm">
+          <Sentence testId="status">{STATUS_SENTENCES[data.status]}</Sentence>
+          {data.report ? <LinkedView data={data} /> : <LinkSection data={data} />}
+        </Flex>
+      );
+  }
+}
+
+/** One state of the card, drawn. */
+export function CardView(props: CardViewProps) {
+  const { state } = props;
+  let body: ReactNode;
+  switch (state.kind) {
+    case 'loading':
+      body = <LoadingSpinner label="Loading the report" />;
+      break;
+    case 'unreachable':
+      body = <Sentence testId="status">{UNREACHABLE_SENTENCE}</Sentence>;
+      break;
+    case 'refused':
+      body = <Sentence testId="status">{REFUSED_SENTENCE}</Sentence>;
+      break;
+    case 'not_found':
+      body = <Sentence testId="status">{NOT_FOUND_SENTENCE}</Sentence>;
+      break;
+    case 'busy':
+      body = <Sentence testId="status">{retryAfterSentence(state.retryAfterSeconds)}</Sentence>;
+      break;
+    case 'data':
+      body = <RecordView {...props} data={state.data} />;
+      break;
+  }
+  return (
+    <Flex direction="column" gap="sm">
+      {props.actionError ? (
+        <Alert title="Not done" variant="error">
+          {props.actionError}
+        </Alert>
+      ) : null}
+      {body}
+    </Flex>
+  );
+}
+
+/** Reads a connector answer: the card's data, or the state its refusal stands for. */
+async function stateOf(response: { status: number; json(): Promise<unknown> }): Promise<CardState> {
+  if (response.status === 401) return { kind: 'refused' };
+  if (response.status === 403 || response.status === 404) return { kind: 'not_found' };
+  if (response.status === 429) {
+    const body = cardErrorSchema.safeParse(await response.json().catch(() => null));
+    return body.success && body.data.retryAfterSeconds !== undefined
+      ? { kind: 'busy', retryAfterSeconds: body.data.retryAfterSeconds }
+      : { kind: 'busy' };
+  }
+  if (response.status !== 200) return { kind: 'unreachable' };
+  const data = cardDataSchema.safeParse(await response.json().catch(() => null));
+  return data.success ? { kind: 'data', data: data.data } : { kind: 'unreachable' };
+}
+
+async function messageOf(response: { status: number; json(): Promise<unknown> }): Promise<string> {
+  const body = cardErrorSchema.safeParse(await response.json().catch(() => null));
+  return body.success ? body.data.message : `The connector answered ${response.status}.`;
+}
+
+export interface ReportCardProps {
+  companyId: string;
+  /** The connector's public URL (`APP_URL`), which the app's `permittedUrls` declares. */
+  appUrl: string;
+  fetcher: CardFetcher;
+}
+
+/** The card as HubSpot runs it: loads its state, then sends decisions and requests. */
+export function ReportCard({ companyId, appUrl, fetcher }: ReportCardProps) {
+  const [state, setState] = useState<CardState>({ kind: 'loading' });
+  const [sending, setSending] = useState(false);
+  const [actionError, setActionError] = useState<string | null>(null);
+  const base = `${appUrl.replace(/\/+$/, '')}${cardCompanyPath(companyId)}`;
+
+  useEffect(() => {
+    let live = true;
+    fetcher(base)
+      .then(stateOf, (): CardState => ({ kind: 'unreachable' }))
+      .then((next) => {
+        if (live) setState(next);
+      });
+    return () => {
+      live = false;
+    };
+  }, [base, fetcher]);
+
+  const send = useCallback(
+    async (path: string, body: Record<string, unknown>) => {
+      setSending(true);
+      setActionError(null);
+      try {
+        const response = await fetcher(`${base}${path}`, { method: 'POST', body });
+        if (response.status === 200) setState(await stateOf(response));
+        else setActionError(await messageOf(response));
+      } catch {
+        setActionError(UNREACHABLE_SENTENCE);
+      } finally {
+        setSending(false);
+      }
+    },
+    [base, fetcher],
+  );
+
+  return (
+    <CardView
+      state={state}
+      sending={sending}
+      actionError={actionError}
+      onDecide={(decision) => void send('/decision', decision)}
+      onRequest={() => void send('/request', {})}
+    />
+  );
+}
