@@ -98,7 +98,7 @@ export function createHubSpotCardRouter(deps: HubSpotCardRouterDeps): Router {
       return;
     }
     const installation = await deps.cards.installationOf(HUBSPOT_PROVIDER, portalId);
-    if (!installation || installation.status !== 'connected') {
+    if (installation?.status !== 'connected') {
       refuse(res, 403, {
         error: 'unknown_portal',
         message: 'this portal has no connected installation of the report connector',
