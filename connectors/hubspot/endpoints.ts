@@ -1,6 +1,7 @@
 import type { RecordActivity } from '../../src/crm/connector.js';
 import type { HubSpotRequest } from './api-client.js';
 import type { HubSpotPropertyDefinition, HubSpotPropertyGroupDefinition } from './field-types.js';
+import { noteBody } from './note-body.js';
 import { HUBSPOT_SIZES, type HubSpotPaths } from './provider.js';
 
 /**
@@ -116,7 +117,7 @@ export function noteCompanyLabelsRequest(paths: HubSpotPaths): HubSpotRequest {
   return { method: 'GET', path: paths.noteCompanyLabels };
 }
 
-/** A note associated with one company (alert activities; needs the optional note scope). */
+/** A note associated with one company (alert activities; needs the optional note scope); its body is HTML. */
 export function createNoteRequest(
   paths: HubSpotPaths,
   companyId: string,
@@ -127,7 +128,7 @@ export function createNoteRequest(
     method: 'POST',
     path: paths.notes,
     body: {
-      properties: { hs_timestamp: activity.at, hs_note_body: `${activity.subject}\n\n${activity.body}` },
+      properties: { hs_timestamp: activity.at, hs_note_body: noteBody(activity) },
       associations: [
         {
           to: { id: companyId },

@@ -56,6 +56,7 @@ import {
   toSalesforceFields,
 } from './records.js';
 import { soqlDateTime, soqlIdList, soqlQuote } from './soql.js';
+import { taskDescription, taskSubject } from './task-fields.js';
 import { closedTaskStatus, forgetClosedTaskStatus, isRefusedPicklistValue } from './task-status.js';
 import { SalesforceUsageTracker } from './usage.js';
 
@@ -281,8 +282,8 @@ export class SalesforceConnector implements PolledCrmConnector {
         url: '/sobjects/Task',
         body: {
           WhatId: toId18(recordId),
-          Subject: activity.subject.slice(0, 255),
-          Description: activity.body.slice(0, 32000),
+          Subject: taskSubject(activity),
+          Description: taskDescription(activity),
           ActivityDate: activity.at.slice(0, 10),
           Status: await closedTaskStatus(this.api, this.priority, key),
         },

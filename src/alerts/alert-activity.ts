@@ -5,3 +5,25 @@
  * scope beyond `api`.
  */
 export const ALERT_NOTES_INSTALL_PARAM = 'alert_notes';
+
+/** What an alert activity says, in plain text; each connector formats it for its CRM (HTML for a note). */
+export interface AlertActivityInput {
+  slug: string;
+  /** The alert's one-line summary (alert-event.ts). */
+  line: string;
+  /** Its title and message with line breaks; absent on jobs queued without it, then the line stands in. */
+  text?: string | undefined;
+  at: string;
+}
+
+/** The longest subject both CRMs take (a Salesforce Task's Subject is 255 characters). */
+const SUBJECT_MAX = 255;
+
+/** The activity of one alert: a one-line subject and a plain-text body whose line breaks are the alert's. */
+export function alertActivity(input: AlertActivityInput): { subject: string; body: string; at: string } {
+  return {
+    subject: `Report alert: ${input.line.replace(/\s+/g, ' ')}`.slice(0, SUBJECT_MAX),
+    body: `${input.text ?? input.line}\n\nReport: ${input.slug}\nFired at: ${input.at}`,
+    at: input.at,
+  };
+}

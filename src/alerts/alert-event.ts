@@ -14,6 +14,11 @@ export interface Alert {
   /** The report the alert is about; null when the payload names none (recorded, nothing to update). */
   slug: string | null;
   line: string;
+  /**
+   * The title and message with their line breaks, for an activity's body (alert-activity.ts); absent when the
+   * payload carries neither or the line already says it all.
+   */
+  text?: string;
   /** ISO 8601: the event's `created_at` when it is a time no later than its arrival, else its arrival. */
   at: string;
 }
@@ -68,6 +73,47 @@ export function alertLine(eventType: string, data: unknown): string {
   return clip(severity ? `[${severity}] ${body}` : body);
 }
 
+/** The longest activity text kept: a note or Task body is for reading, not an archive of the payload. */
+export const ALERT_TEXT_MAX = 4_000;
+
+/** A string field's text with its line breaks (CRLF and CR read as LF, runs of blank lines as one). */
+function multilineOf(value: unknown): string | null {
+  if (typeof value !== 'string') return null;
+  const lines = value
+    .replace(/\r\n?/g, '\n')
+    .split('\n')
+    .map((line) => line.replace(/[^\S\n]+/g, ' ').trim());
+  const text = lines
+    .join('\n')
+    .replace(/\n{3,}/g, '\n\n')
+    .trim();
+  return text === '' ? null : text;
+}
+
+/**
+ * The alert's title and message as written, line breaks kept (the line flattens them): the body of the
+ * note or Task. Plain text; each CRM's connector formats it for its own field.
+ */
+export function alertText(data: unknown): string | null {
+  const top = loose.safeParse(data);
+  if (!top.success) return null;
+  const nested = loose.safeParse(top.data.alert);
+  const sources = nested.success ? [nested.data, top.data] : [top.data];
+  const pick = (names: readonly string[]): string | null => {
+    for (const source of sources) {
+      for (const name of names) {
+        const found = multilineOf(source[name]);
+        if (found !== null) return found;
+      }
+    }
+    return null;
+  };
+  const parts = [pick(PICK.title), pick(PICK.message)].filter((part) => part !== null);
+  if (parts.length === 0) return null;
+  const text = parts.join('\n\n');
+  return text.length <= ALERT_TEXT_MAX ? text : `${text.slice(0, ALERT_TEXT_MAX - 1)}…`;
+}
+
 /**
  * The payload's time when it is one and not later than `receivedAt`, else `receivedAt`: an alert dated in
  * the future would otherwise stand as the newest until that date and hide the real ones that follow.
@@ -87,9 +133,12 @@ export function alertFromEvent(
 ): Alert {
   const data = loose.safeParse(event.data);
   const slug = data.success ? textOf(data.data.slug) : null;
+  const line = alertLine(event.type, event.data);
+  const text = alertText(event.data);
   return {
     slug: slug && slug.length <= 512 ? slug : null,
-    line: alertLine(event.type, event.data),
+    line,
+    ...(text !== null && text !== line ? { text } : {}),
     at: isoAtMost(event.created_at, receivedAt),
   };
 }

@@ -120,8 +120,8 @@ const reportEventJobSchema = z.object({
   slug: z.string(),
   /** `report.completed`: the submission the report answers, when the event names one. */
   submissionId: z.string().optional(),
-  /** `alert.fired`: the readable line and the event's time. */
-  alert: z.object({ line: z.string(), at: z.string() }).optional(),
+  /** `alert.fired`: the readable line, the title and message with line breaks, and the event's time. */
+  alert: z.object({ line: z.string(), text: z.string().optional(), at: z.string() }).optional(),
 });
 export type ReportEventJob = z.infer<typeof reportEventJobSchema>;
 
@@ -156,6 +156,8 @@ const alertActivityJobSchema = z.object({
   slug: z.string(),
   eventId: z.string(),
   line: z.string(),
+  /** The alert's title and message with line breaks (alert-event.ts, alertText); the line when absent. */
+  text: z.string().optional(),
   at: z.string(),
 });
 export type AlertActivityJob = z.infer<typeof alertActivityJobSchema>;

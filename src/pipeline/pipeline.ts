@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
+import { alertActivity } from '../alerts/alert-activity.js';
 import type { AlertStore } from '../alerts/alert-store.js';
 import type { ChangedRecord, CrmChange, CrmConnector } from '../crm/connector.js';
 import type { DecisionLog } from '../decisions/decision-log.js';
@@ -412,7 +413,8 @@ export class Pipeline {
    */
   private async alertFired(data: ReportEventJob): Promise<void> {
     if (!data.alert) return;
-    const newest = await this.deps.alerts.record(data.slug, { ...data.alert, eventId: data.eventId });
+    const { line, at, text } = data.alert;
+    const newest = await this.deps.alerts.record(data.slug, { line, at, eventId: data.eventId });
     if (!newest) return;
     await markSlugChanged(this.deps.redis, this.deps.keys, data.slug);
     for (const installationId of await this.deps.index.installationsForSlug(data.slug)) {
@@ -422,7 +424,7 @@ export class Pipeline {
       await this.deps.queues.add(
         'realtime',
         'alert-activity',
-        { installationId, slug: data.slug, eventId: data.eventId, line: data.alert.line, at: data.alert.at },
+        { installationId, slug: data.slug, eventId: data.eventId, line, at, ...(text ? { text } : {}) },
         { jobId: `act-${jobIdPart(installationId)}-${jobIdPart(data.eventId)}` },
       );
     }
@@ -432,11 +434,7 @@ export class Pipeline {
   async alertActivity(data: AlertActivityJob): Promise<void> {
     const { connector } = await this.deps.runtime.open(data.installationId, { urgent: true });
     if (!connector.createActivity) return;
-    const activity = {
-      subject: `Report alert: ${data.line}`.slice(0, 255),
-      body: `${data.line}\n\nReport: ${data.slug}\nFired at: ${data.at}`,
-      at: data.at,
-    };
+    const activity = alertActivity(data);
     const linked = await this.deps.index.recordsForSlug(data.installationId, data.slug);
     for (const recordId of await this.mergedInto.resolve(data.installationId, linked)) {
       if (!(await this.deps.alerts.claimActivity(data.installationId, data.eventId, recordId))) continue;

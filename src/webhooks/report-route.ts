@@ -58,8 +58,8 @@ export interface VerifiedReportEvent {
   slug: string;
   /** `report.completed`: `data.submission_id`, when the event names the submission it answers. */
   submissionId?: string;
-  /** `alert.fired`: its readable line and time. */
-  alert?: { line: string; at: string };
+  /** `alert.fired`: its readable line, its title and message with line breaks, and its time. */
+  alert?: { line: string; text?: string; at: string };
 }
 
 function submissionIdOf(data: Record<string, unknown> | undefined): string | undefined {
@@ -251,7 +251,9 @@ export class ReportWebhookHandler {
           type: actionable,
           slug,
           ...(submissionId && actionable === 'report.completed' ? { submissionId } : {}),
-          ...(alert ? { alert: { line: alert.line, at: alert.at } } : {}),
+          ...(alert
+            ? { alert: { line: alert.line, at: alert.at, ...(alert.text ? { text: alert.text } : {}) } }
+            : {}),
         });
       }
       await deps.events.record({
