@@ -64,6 +64,7 @@ export const hubspotProvider: CrmProvider<typeof HUBSPOT_PROVIDER, HubSpotConfig
           publicUrl: appUrl,
           logger: host.logger,
           onChanges: (portalId, changes) => host.crmChanged(portalId, changes),
+          ...(host.eventMarks ? { marks: host.eventMarks } : {}),
         }),
       );
     }

@@ -8,7 +8,9 @@ import { HUBSPOT_COMPANY_OBJECT_TYPE_ID, HUBSPOT_WEBHOOK } from './provider.js';
  * HubSpot webhook bodies: a JSON array of at most 100 events. Companies arrive either in the per-object format
  * (`company.propertyChange`) or, for subscriptions declared as `object.*` in the project's webhooks component,
  * in the generic format (`object.propertyChange` with `objectTypeId` "0-2"); both mean the same here.
- * Duplicates and reordering are normal: the events are passed on as they come.
+ * Duplicates and reordering are normal: a repeated event id is dropped within the signature window
+ * (freshEvents, with the application's marks), and the pipeline compares a slug event with the record's
+ * current value before it acts on it (src/pipeline/slug-change-check.ts).
  */
 
 const id = z.union([z.number(), z.string().min(1)]).transform(String);
@@ -105,6 +107,32 @@ function toChange(event: HubSpotEvent): CrmChange | null {
     default:
       return null;
   }
+}
+
+/** The id a delivery's repeat is known by (portal and event id); null for an event without an id. */
+export function eventMarkId(event: HubSpotEvent): string | null {
+  return event.eventId === undefined ? null : `${event.portalId}:${String(event.eventId)}`;
+}
+
+/**
+ * The events of a delivery not taken in before: those whose id `unseen` names, those without an id, and each
+ * id once. Returns them with the ids to mark once their changes are queued.
+ */
+export async function freshEvents(
+  events: readonly HubSpotEvent[],
+  unseen: (ids: string[]) => Promise<Set<string>>,
+): Promise<{ events: HubSpotEvent[]; ids: string[] }> {
+  const ids = [...new Set(events.flatMap((e) => eventMarkId(e) ?? []))];
+  const fresh = await unseen(ids);
+  const taken = new Set<string>();
+  const out = events.filter((event) => {
+    const id = eventMarkId(event);
+    if (id === null) return true;
+    if (!fresh.has(id) || taken.has(id)) return false;
+    taken.add(id);
+    return true;
+  });
+  return { events: out, ids: [...taken] };
 }
 
 /** The company changes in a batch of events, grouped by portal; other events are left out. */

@@ -1,9 +1,10 @@
 import express, { type NextFunction, type Request, type Response, Router } from 'express';
 import type { CrmChange } from '../../src/crm/connector.js';
+import type { WebhookEventMarks } from '../../src/crm/provider.js';
 import type { Logger } from '../../src/log.js';
 import { HubSpotPayloadError, HubSpotSignatureError } from './errors.js';
 import { HUBSPOT_WEBHOOK } from './provider.js';
-import { parseHubSpotEvents, toCrmChanges } from './webhook-events.js';
+import { freshEvents, type HubSpotEvent, parseHubSpotEvents, toCrmChanges } from './webhook-events.js';
 import { verifyHubSpotSignatureV3 } from './webhook-signature.js';
 
 export const HUBSPOT_WEBHOOK_PATH = '/webhooks/hubspot';
@@ -14,6 +15,8 @@ export interface HubSpotWebhookRouterDeps {
   publicUrl: string;
   /** Must resolve only once the changes are durably queued; a throw answers 503 and HubSpot retries. */
   onChanges: (portalId: string, changes: CrmChange[]) => Promise<void>;
+  /** Event ids taken in within the signature window: a repeated delivery is acknowledged and dropped. */
+  marks?: WebhookEventMarks;
   logger?: Logger;
   /** Epoch ms, for tests. */
   now?: () => number;
@@ -21,7 +24,8 @@ export interface HubSpotWebhookRouterDeps {
 
 /**
  * `POST /webhooks/hubspot`: raw body (the signature covers its bytes), v3 signature (401), event list (400),
- * then `onChanges` per portal; 204 only after every portal's changes are recorded, 503 if any could not be.
+ * events already taken in dropped (`marks`), then `onChanges` per portal; 204 only after every portal's
+ * changes are recorded, 503 if any could not be.
  */
 export function createHubSpotWebhookRouter(deps: HubSpotWebhookRouterDeps): Router {
   const router = Router();
@@ -50,9 +54,9 @@ export function createHubSpotWebhookRouter(deps: HubSpotWebhookRouterDeps): Rout
         throw err;
       }
 
-      let changes: Map<string, CrmChange[]>;
+      let events: HubSpotEvent[];
       try {
-        changes = toCrmChanges(parseHubSpotEvents(rawBody));
+        events = parseHubSpotEvents(rawBody);
       } catch (err) {
         if (err instanceof HubSpotPayloadError) {
           res.status(400).json({ error: 'invalid_payload', reason: err.reason, message: err.message });
@@ -62,7 +66,12 @@ export function createHubSpotWebhookRouter(deps: HubSpotWebhookRouterDeps): Rout
       }
 
       try {
+        const marks = deps.marks;
+        const fresh = marks ? await freshEvents(events, (ids) => marks.unseen(ids)) : { events, ids: [] };
+        const changes = toCrmChanges(fresh.events);
         await Promise.all([...changes].map(([portalId, list]) => deps.onChanges(portalId, list)));
+        // Marked once queued: a delivery that failed before here is taken in when HubSpot sends it again.
+        if (marks) await marks.remember(fresh.ids);
       } catch (err) {
         deps.logger?.error({ err }, 'HubSpot webhook: changes could not be recorded; HubSpot will retry');
         res

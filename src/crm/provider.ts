@@ -44,6 +44,14 @@ export interface ProviderStorage {
   box: SecretBox;
 }
 
+/** Which webhook event ids were taken in lately (webhooks/crm-event-marks.ts): repeated deliveries are dropped. */
+export interface WebhookEventMarks {
+  /** The ids of these not taken in within the window. */
+  unseen(ids: readonly string[]): Promise<Set<string>>;
+  /** Marks ids taken in, once their changes are queued. */
+  remember(ids: readonly string[]): Promise<void>;
+}
+
 /** What a provider's HTTP routes may use of the application. */
 export interface ProviderHost {
   storage: ProviderStorage;
@@ -59,6 +67,8 @@ export interface ProviderHost {
   crmChanged(externalId: string, changes: CrmChange[]): Promise<void>;
   /** Records, review decisions and report requests for a CRM's record card (the HubSpot app card). */
   cards?: RecordCardHost;
+  /** Event ids of the CRM's webhooks already taken in, for a provider whose events carry one. */
+  eventMarks?: WebhookEventMarks;
 }
 
 /** What a provider needs to end an installation's authorisation. */

@@ -34,6 +34,7 @@ import { RunLinks } from './run-links.js';
 import type { RunKind, SyncRuns } from './runs.js';
 import { type InstallationRuntime, isPolled } from './runtime.js';
 import { HOT_EVENTS, type MarkedSlug, type ScoreChangeInbox } from './score-change-inbox.js';
+import { judgeSlugChange } from './slug-change-check.js';
 import { UnlistedRecords } from './unlisted-records.js';
 
 /**
@@ -557,11 +558,10 @@ export class Pipeline {
         await this.enrich(targets, single([change.recordId], { rematch: [change.recordId] }));
         return;
       case 'slugChanged': {
-        const ours = await this.deps.index.autoLinkOf(installationId, change.recordId);
-        // Our own write of report_slug comes back as a change event: nothing to do.
-        if (ours !== null && ours === change.slug) return;
-        // What we last wrote: a change to anything else is a person's (our own unlink comes back as a clear).
-        const [known = null] = await this.deps.index.slugsOf(installationId, [change.recordId]);
+        // Our own write echoed back, or an event about a value the record no longer holds: nothing to do.
+        const verdict = await judgeSlugChange(this.deps.index, connector, installationId, change);
+        if (verdict.kind !== 'person') return;
+        const { known } = verdict;
         await this.deps.index.dropAutoLink(installationId, change.recordId);
         // A slug set by hand is the person's link; a cleared one is told apart in the batch (plan.ts).
         await this.enrich(
@@ -571,7 +571,7 @@ export class Pipeline {
             change.slug ? { freshSlugs: [change.slug], personSet: [change.recordId] } : {},
           ),
         );
-        if (known !== change.slug) await this.logPersonChange(installationId, change, known);
+        await this.logPersonChange(installationId, change, known);
         return;
       }
       case 'deleted':

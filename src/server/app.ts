@@ -10,6 +10,7 @@ import { createRecordCardHost } from '../cards/record-card-host.js';
 import { installationId } from '../installations/store.js';
 import type { PipelineWorkers } from '../pipeline/workers.js';
 import { providers } from '../providers.js';
+import { CrmEventMarks } from '../webhooks/crm-event-marks.js';
 import { createReportWebhookRouter, ReportWebhookHandler } from '../webhooks/report-route.js';
 import {
   AddressWindow,
@@ -178,6 +179,7 @@ export function createServerApp(ctx: AppContext, options: ServerOptions = {}): S
         if (installation?.status !== 'connected') return;
         await ctx.pipeline.enqueueCrmChanges(id, changes);
       },
+      eventMarks: new CrmEventMarks(ctx.redis, ctx.keys, provider.kind),
     });
     for (const router of routers) app.use(router);
   }

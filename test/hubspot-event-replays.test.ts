@@ -1,0 +1,131 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { LocalCrmRecord, LocalSystem } from '../local/system.js';
+import type { CrmChange } from '../src/crm/connector.js';
+import { startTestSystem, stopTestSystem } from './support/local-system.js';
+import { runEnded } from './support/system-state.js';
+
+/**
+ * Issue 26, point 8: HubSpot delivers events more than once and out of order, and the connector's own writes
+ * come back as events. A repeated event id is dropped within the signature window; a slug event is compared
+ * with the record's current value and with the connector's own last write before a link's provenance changes
+ * or a decision is logged. End to end against the local HubSpot.
+ */
+
+let system: LocalSystem;
+let nextEventId = 880_000_001;
+/** Auto-linked records, each used by one test only (a test's queued work may still run during the next). */
+let pool: LocalCrmRecord[] = [];
+
+beforeAll(async () => {
+  system = await startTestSystem({ crm: 'hubspot', companies: 60 });
+  await runEnded(system);
+  pool = records().filter((r) => r.slug && r.linkSource === 'auto');
+}, 180_000);
+
+afterAll(async () => {
+  await stopTestSystem(system);
+});
+
+function records(): LocalCrmRecord[] {
+  return system.recordIds.map((id) => system.crm.record(id)!);
+}
+
+/** A record auto-linked to one slug, and another slug the record could be set to. */
+function autoLinked(): [LocalCrmRecord, LocalCrmRecord] {
+  const target = pool.shift()!;
+  const index = pool.findIndex((r) => r.slug !== target.slug);
+  const [other] = pool.splice(index, 1);
+  expect(target.slug).not.toBe(other?.slug);
+  return [target, other!];
+}
+
+/** A HubSpot `report_slug` change event as HubSpot signs and sends it. */
+function slugEvent(recordId: string, value: string): Record<string, unknown> {
+  return {
+    eventId: nextEventId++,
+    subscriptionId: 1,
+    portalId: Number(system.hubspot.portalId),
+    appId: 1_234_567,
+    occurredAt: Date.now(),
+    subscriptionType: 'object.propertyChange',
+    objectTypeId: '0-2',
+    attemptNumber: 0,
+    objectId: Number(recordId),
+    propertyName: 'report_slug',
+    propertyValue: value,
+    changeSource: 'CRM_UI',
+    sourceId: 'userId:4242',
+  };
+}
+
+async function slugChange(recordId: string, slug: string | null): Promise<void> {
+  const change: CrmChange = { kind: 'slugChanged', recordId, slug, by: 'userId:4242' };
+  await system.ctx.pipeline.crmChange({ installationId: system.installationId, change });
+}
+
+describe('HubSpot events delivered again, late or as our own echo', () => {
+  it('the same signed event sent three times is queued once', async () => {
+    const [target, other] = autoLinked();
+    // A person's real change; the CRM holds it before HubSpot tells us.
+    await system.hubspot.setCompanyProperty(target.id, 'report_slug', other.slug!);
+    const queued: CrmChange[][] = [];
+    const pipeline = system.ctx.pipeline;
+    const original = pipeline.enqueueCrmChanges.bind(pipeline);
+    pipeline.enqueueCrmChanges = async (installationId, changes) => {
+      queued.push(changes);
+      await original(installationId, changes);
+    };
+    try {
+      const event = slugEvent(target.id, other.slug!);
+      const answers = [];
+      for (let i = 0; i < 3; i++) answers.push((await system.hubspot.notify([event])).status);
+      expect(answers).toEqual([204, 204, 204]);
+      expect(queued.flat()).toEqual([
+        { kind: 'slugChanged', recordId: target.id, slug: other.slug, by: 'userId:4242' },
+      ]);
+      // Another event of the same delivery is still taken in.
+      const fresh = slugEvent(target.id, other.slug!);
+      expect((await system.hubspot.notify([event, fresh])).status).toBe(204);
+      expect(queued.flat()).toHaveLength(2);
+    } finally {
+      pipeline.enqueueCrmChanges = original;
+    }
+  }, 60_000);
+
+  it('an earlier write of ours arriving late leaves our current auto link as it is, and logs nothing', async () => {
+    const [target, other] = autoLinked();
+    const decisionsBefore = await system.ctx.decisions.count(system.installationId);
+    // HubSpot delivers, after the event of our current write, one about a value the record held before.
+    await slugChange(target.id, other.slug);
+    expect(system.crm.record(target.id)).toMatchObject({ slug: target.slug, linkSource: 'auto' });
+    expect(await system.ctx.index.autoLinkOf(system.installationId, target.id)).toBe(target.slug);
+    expect(await system.ctx.decisions.count(system.installationId)).toBe(decisionsBefore);
+  }, 60_000);
+
+  it('our own admin link echoed back stays the admin’s', async () => {
+    const [target, other] = autoLinked();
+    await system.ctx.pipeline.resolveReview(system.installationId, target.id, {
+      action: 'link',
+      slug: other.slug!,
+    });
+    expect(system.crm.record(target.id)).toMatchObject({ slug: other.slug, linkSource: 'admin' });
+    const decisionsBefore = await system.ctx.decisions.count(system.installationId);
+    await slugChange(target.id, other.slug);
+    await slugChange(target.id, other.slug);
+    expect(system.crm.record(target.id)).toMatchObject({ slug: other.slug, linkSource: 'admin' });
+    expect(await system.ctx.decisions.count(system.installationId)).toBe(decisionsBefore);
+  }, 60_000);
+
+  it('a person’s change that the CRM holds is still theirs, logged once however often it arrives', async () => {
+    const [target, other] = autoLinked();
+    await system.hubspot.setCompanyProperty(target.id, 'report_slug', other.slug!);
+    const decisionsBefore = await system.ctx.decisions.count(system.installationId);
+    await slugChange(target.id, other.slug);
+    await slugChange(target.id, other.slug);
+    expect(system.crm.record(target.id)).toMatchObject({ slug: other.slug, linkSource: 'person' });
+    expect(await system.ctx.index.autoLinkOf(system.installationId, target.id)).toBeNull();
+    const decisions = await system.ctx.decisions.latest(system.installationId, 5);
+    expect(await system.ctx.decisions.count(system.installationId)).toBe(decisionsBefore + 1);
+    expect(decisions[0]).toMatchObject({ action: 'set', recordId: target.id, slug: other.slug });
+  }, 60_000);
+});
