@@ -1,4 +1,5 @@
 import { normalizeCompanyName } from '../matching/normalize.js';
+import { decideRequestedReport } from '../matching/requested.js';
 import { findMatch, reportMayConcern } from '../matching/retrieve.js';
 import type { MatchCandidate, MatchingStrategy } from '../pipeline/matching-strategy.js';
 
@@ -34,6 +35,18 @@ export const defaultMatching: MatchingStrategy = {
         })),
       },
       queries,
+    };
+  },
+  judgeRequested(company, report) {
+    const decision = decideRequestedReport(company, report);
+    if (decision.status !== 'needs_review') return decision;
+    return {
+      ...decision,
+      candidates: decision.candidates.map((c) => ({
+        ...c,
+        stage: report.stage ?? null,
+        score: report.score ?? null,
+      })),
     };
   },
   normalizeName: (name) => normalizeCompanyName(name),

@@ -4,6 +4,7 @@ import type { CompanyRecord, CrmConnector } from '../crm/connector.js';
 import type { Metrics } from '../metrics.js';
 import type { RedisClient } from '../redis.js';
 import type { ReportClient } from '../reports/client.js';
+import { requestedReportJudge } from '../requests/completion.js';
 import type { ReportRequest, RequestStore } from '../requests/request-store.js';
 import { searchAndDecide } from './batch/candidate-search.js';
 import { type Desired, desiredValues } from './batch/desired-values.js';
@@ -85,6 +86,7 @@ export async function enrichBatch(
       records,
       (record) => searchAndDecide({ index, matching, reader, installationId, runId: readScope }, record),
       new Set(waiting.keys()),
+      requestedReportJudge(matching, reader, readScope),
     );
     const reads = await readLinkedReports(reader, plans.plans.values(), readScope, job.freshSlugs ?? []);
     const alerts = await deps.alerts.latest(

@@ -88,8 +88,9 @@ const batchJobSchema = z.object({
   /** Records whose own auto link should be decided again (renamed). */
   rematch: z.array(z.string()).optional(),
   /**
-   * Records to link to these slugs now, whatever matching would say: a requested report was published and
-   * `report.completed` named the record's submission.
+   * A requested report was published and `report.completed` named the record's submission (record id ->
+   * slug): linked where matching accepts the report as the record's, else sent to review with it as a
+   * candidate (requests/completion.ts).
    */
   links: z.record(z.string(), z.string()).optional(),
   /**

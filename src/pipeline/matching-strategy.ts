@@ -35,6 +35,11 @@ export interface MatchingStrategy {
   find(company: CompanyRecord, search: CandidateSearch, rejected: ReadonlySet<string>): Promise<FoundMatch>;
   /** The form an unlinked record's name is kept in, for `mayConcern`. */
   normalizeName(name: string): string;
+  /**
+   * For report.completed naming the record's own submission: `matched` when matching accepts the published
+   * report as the record's, else `needs_review` with it as a candidate (never `no_match`).
+   */
+  judgeRequested(company: CompanyRecord, report: MatchCandidate): MatchOutcome;
   /** For report.completed: could a record with this normalised name be the new report? */
   mayConcern(normalizedName: string, reportName: string): boolean;
   /** Results to ask each search for. */

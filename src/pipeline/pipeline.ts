@@ -376,7 +376,8 @@ export class Pipeline {
       const waiting = data.submissionId ? await this.deps.requests.bySubmission(data.submissionId) : null;
       const direct = waiting?.state === 'pending' ? waiting : null;
       if (direct) {
-        // The event names the record's own submission: no matching decision to make, the link is certain.
+        // The event names the record's own submission: linked where matching accepts the report, else sent to
+        // review with it (requests/completion.ts).
         await this.enqueueBatch(
           'realtime',
           {

@@ -71,6 +71,12 @@ function holdOf(record: CompanyRecord): HoldSource | null {
 /** Matches one record (search for candidates, then decide); see candidate-search.ts. */
 export type MatchRecord = (record: CompanyRecord) => Promise<MatchOutcome>;
 
+/**
+ * Judges the report published for a record's own request (matching's `judgeRequested`): `matched` or
+ * `needs_review`; null when the report cannot be read as published.
+ */
+export type JudgeRequested = (record: CompanyRecord, slug: string) => Promise<MatchOutcome | null>;
+
 const PER_RECORD_REPORT_ERRORS = [
   ReportResponseError,
   ReportBadRequestError,
@@ -100,6 +106,7 @@ export async function planLinks(
   matchRecord: MatchRecord,
   /** Records with a pending report request (requests/request-store.ts). */
   waiting: ReadonlySet<string> = new Set(),
+  judgeRequested: JudgeRequested = async () => null,
 ): Promise<Plans> {
   const autoLinks = await index.autoLinksOf(
     job.installationId,
@@ -116,6 +123,20 @@ export async function planLinks(
   const adminLinks = job.adminLinks ?? {};
   const plans = new Map<string, Plan>();
   const reviewItems = new Map<string, ReviewItem>();
+  const setReview = (
+    record: CompanyRecord,
+    outcome: Extract<MatchOutcome, { status: 'needs_review' }>,
+  ): void => {
+    plans.set(record.id, { kind: 'review', outcome });
+    reviewItems.set(record.id, {
+      recordId: record.id,
+      name: record.name,
+      country: record.country,
+      industry: record.industry,
+      candidates: outcome.candidates,
+      at: new Date().toISOString(),
+    });
+  };
   for (const [i, record] of records.entries()) {
     const slug = cleanSlug(record.fields.slug);
     const autoLink = autoLinks[i] ?? null;
@@ -137,14 +158,28 @@ export async function planLinks(
     }
     const requestedSlug = links[record.id];
     if (requestedSlug && !slug) {
-      // The service published the report this record asked for: the request's link, never reconsidered.
-      plans.set(record.id, {
-        kind: 'linked',
-        slug: requestedSlug,
-        source: 'request',
-        autoLinked: false,
-        newlyLinked: true,
-      });
+      // The service published the report this record asked for: the request's link where matching accepts
+      // the report as the record's, else a person decides with that report as a candidate. A report that
+      // cannot be read is not linked: a waiting record waits on.
+      try {
+        const judged = await judgeRequested(record, requestedSlug);
+        if (judged?.status === 'matched') {
+          plans.set(record.id, {
+            kind: 'linked',
+            slug: requestedSlug,
+            source: 'request',
+            autoLinked: false,
+            newlyLinked: true,
+          });
+        } else if (judged?.status === 'needs_review') {
+          setReview(record, judged);
+        } else {
+          plans.set(record.id, waiting.has(record.id) ? { kind: 'requested' } : { kind: 'skip' });
+        }
+      } catch (err) {
+        if (!isPerRecordError(err)) throw err;
+        plans.set(record.id, { kind: 'error', code: err.code, message: err.message });
+      }
       continue;
     }
     const source = slug ? sourceOfLink(record, slug, autoLink, personSet.has(record.id)) : null;
@@ -188,16 +223,10 @@ export async function planLinks(
           autoLinked: true,
           newlyLinked: outcome.slug !== slug,
         });
-      } else if (outcome.status === 'needs_review') {
-        plans.set(record.id, { kind: 'review', outcome });
-        reviewItems.set(record.id, {
-          recordId: record.id,
-          name: record.name,
-          country: record.country,
-          industry: record.industry,
-          candidates: outcome.candidates,
-          at: new Date().toISOString(),
-        });
+      } else if (outcome.status === 'needs_review' && !(isWaiting && job.matchRequested === true)) {
+        // Another company's publication is no answer to a request: a waiting record leaves `requested` for a
+        // link matching is sure of or for its own report (above), never for a candidate to review.
+        setReview(record, outcome);
       } else {
         plans.set(record.id, isWaiting ? { kind: 'requested' } : { kind: 'no_match' });
       }
