@@ -16,7 +16,7 @@ export interface Alert {
   line: string;
   /**
    * The title and message with their line breaks, for an activity's body (alert-activity.ts); absent when the
-   * payload carries neither or the line already says it all.
+   * payload carries neither or the line already says it all (one line, not clipped).
    */
   text?: string;
   /** ISO 8601: the event's `created_at` when it is a time no later than its arrival, else its arrival. */
@@ -138,7 +138,7 @@ export function alertFromEvent(
   return {
     slug: slug && slug.length <= 512 ? slug : null,
     line,
-    ...(text !== null && text !== line ? { text } : {}),
+    ...(text !== null && !line.includes(text.replace(/\s+/g, ' ')) ? { text } : {}),
     at: isoAtMost(event.created_at, receivedAt),
   };
 }
