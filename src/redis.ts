@@ -3,8 +3,11 @@ import { Keys } from './pipeline/keys.js';
 
 /**
  * Redis connections. BullMQ workers need `maxRetriesPerRequest: null` (a blocked command must wait out a
- * restart, not fail); producers and request handlers fail fast instead (`enableOfflineQueue: false`) so a
- * webhook can answer 503 while Redis is away rather than hang.
+ * restart, not fail) and no command timeout (they block on purpose); producers and request handlers fail fast
+ * instead: `enableOfflineQueue: false` while the connection is down, and `commandTimeout` while it is up but
+ * Redis does not answer (paused, hung, a network that swallows packets), so a request is never held by Redis
+ * for longer than PRODUCER_COMMAND_TIMEOUT_MS per command. A timed-out command may still run on Redis later:
+ * what callers write is idempotent (event ids, job ids, marks) so a retry of the request changes nothing twice.
  *
  * One Redis (`REDIS_URL`) or a Redis Cluster (`REDIS_CLUSTER_NODES`): every module takes a `RedisClient`, which
  * is either, and builds its keys in pipeline/keys.ts, whose hash tags keep what one script or transaction touches
@@ -43,6 +46,13 @@ export type RedisTarget =
       readonly redisClusterAuth?: RedisClusterAuth;
     };
 
+/**
+ * How long a producer connection waits for one command's answer. Longer than any command the connector sends
+ * takes on a healthy Redis (scripts are bounded; scans go in pages), short enough that a request handler on a
+ * hung Redis fails soon; webhook routes also have a deadline of their own (server/webhook-deadline.ts).
+ */
+export const PRODUCER_COMMAND_TIMEOUT_MS = 2_000;
+
 export function redisOptions(role: RedisRole): RedisOptions {
   const common: RedisOptions = {
     // Reconnect forever with a capped delay: `serve` and `worker` must survive a Redis restart.
@@ -51,7 +61,13 @@ export function redisOptions(role: RedisRole): RedisOptions {
   };
   return role === 'worker'
     ? { ...common, maxRetriesPerRequest: null, enableReadyCheck: true }
-    : { ...common, maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 5_000 };
+    : {
+        ...common,
+        maxRetriesPerRequest: 1,
+        enableOfflineQueue: false,
+        connectTimeout: 5_000,
+        commandTimeout: PRODUCER_COMMAND_TIMEOUT_MS,
+      };
 }
 
 /**
@@ -69,7 +85,7 @@ export function clusterOptions(role: RedisRole, name?: string, auth?: RedisClust
     ...(auth?.tls ? { tls: auth.tlsCa ? { ca: auth.tlsCa } : {} } : {}),
     ...(role === 'worker'
       ? { maxRetriesPerRequest: null }
-      : { maxRetriesPerRequest: 1, connectTimeout: 5_000 }),
+      : { maxRetriesPerRequest: 1, connectTimeout: 5_000, commandTimeout: PRODUCER_COMMAND_TIMEOUT_MS }),
   };
   return {
     clusterRetryStrategy: (attempt) => Math.min(200 * attempt, 2_000),

@@ -65,6 +65,7 @@ export const hubspotProvider: CrmProvider<typeof HUBSPOT_PROVIDER, HubSpotConfig
           logger: host.logger,
           onChanges: (portalId, changes) => host.crmChanged(portalId, changes),
           ...(host.eventMarks ? { marks: host.eventMarks } : {}),
+          ...(host.webhookDeadlineMs ? { deadlineMs: host.webhookDeadlineMs } : {}),
         }),
       );
     }

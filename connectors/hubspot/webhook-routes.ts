@@ -17,6 +17,11 @@ export interface HubSpotWebhookRouterDeps {
   onChanges: (portalId: string, changes: CrmChange[]) => Promise<void>;
   /** Event ids taken in within the signature window: a repeated delivery is acknowledged and dropped. */
   marks?: WebhookEventMarks;
+  /**
+   * Answers 503 when the changes are not recorded by then (a hung Redis), well before HubSpot gives up (5 s);
+   * the work goes on and is idempotent, so HubSpot's retry is dropped or taken in, never applied twice.
+   */
+  deadlineMs?: number;
   logger?: Logger;
   /** Epoch ms, for tests. */
   now?: () => number;
@@ -65,17 +70,21 @@ export function createHubSpotWebhookRouter(deps: HubSpotWebhookRouterDeps): Rout
         throw err;
       }
 
-      try {
+      const record = async () => {
         const marks = deps.marks;
         const fresh = marks ? await freshEvents(events, (ids) => marks.unseen(ids)) : { events, ids: [] };
         const changes = toCrmChanges(fresh.events);
         await Promise.all([...changes].map(([portalId, list]) => deps.onChanges(portalId, list)));
         // Marked once queued: a delivery that failed before here is taken in when HubSpot sends it again.
         if (marks) await marks.remember(fresh.ids);
+      };
+      try {
+        await (deps.deadlineMs ? withinDeadline(record(), deps.deadlineMs) : record());
       } catch (err) {
         deps.logger?.error({ err }, 'HubSpot webhook: changes could not be recorded; HubSpot will retry');
         res
           .status(503)
+          .set('Retry-After', '5')
           .json({ error: 'unavailable', message: 'the events could not be recorded; retry later' });
         return;
       }
@@ -99,4 +108,26 @@ export function createHubSpotWebhookRouter(deps: HubSpotWebhookRouterDeps): Rout
   });
 
   return router;
+}
+
+export class WebhookDeadlineError extends Error {
+  readonly code = 'WEBHOOK_DEADLINE';
+  constructor(ms: number) {
+    super(`the changes were not recorded within ${ms} ms`);
+    this.name = 'WebhookDeadlineError';
+  }
+}
+
+/** `work`, or a WebhookDeadlineError after `ms` (the work itself goes on); the timer keeps nothing alive. */
+async function withinDeadline(work: Promise<void>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new WebhookDeadlineError(ms)), ms);
+    timer.unref();
+  });
+  try {
+    await Promise.race([work, deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

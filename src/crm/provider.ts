@@ -69,6 +69,8 @@ export interface ProviderHost {
   cards?: RecordCardHost;
   /** Event ids of the CRM's webhooks already taken in, for a provider whose events carry one. */
   eventMarks?: WebhookEventMarks;
+  /** A webhook answers 503 when its work is not done by then (Redis hung): the CRM sends it again. */
+  webhookDeadlineMs?: number;
 }
 
 /** What a provider needs to end an installation's authorisation. */

@@ -11,7 +11,7 @@ import { installationId } from '../installations/store.js';
 import type { PipelineWorkers } from '../pipeline/workers.js';
 import { providers } from '../providers.js';
 import { CrmEventMarks } from '../webhooks/crm-event-marks.js';
-import { createReportWebhookRouter, ReportWebhookHandler } from '../webhooks/report-route.js';
+import { createReportWebhookRouter } from '../webhooks/report-route.js';
 import {
   AddressWindow,
   limitRefusals,
@@ -26,6 +26,7 @@ import {
   redisReady,
   within,
 } from './redis-availability.js';
+import { DeadlineReportWebhookHandler, WEBHOOK_DEADLINE_MS } from './webhook-deadline.js';
 import { headersSetBy, takesRequest, WebhookFastPath } from './webhook-fast-path.js';
 
 /**
@@ -146,7 +147,7 @@ export function createServerApp(ctx: AppContext, options: ServerOptions = {}): S
     }),
   );
 
-  const reportWebhooks = new ReportWebhookHandler({
+  const reportWebhooks = new DeadlineReportWebhookHandler({
     events: ctx.events,
     scheme: config.reports.webhookScheme,
     secrets: config.reports.webhookSecrets,
@@ -180,6 +181,7 @@ export function createServerApp(ctx: AppContext, options: ServerOptions = {}): S
         await ctx.pipeline.enqueueCrmChanges(id, changes);
       },
       eventMarks: new CrmEventMarks(ctx.redis, ctx.keys, provider.kind),
+      webhookDeadlineMs: WEBHOOK_DEADLINE_MS,
     });
     for (const router of routers) app.use(router);
   }

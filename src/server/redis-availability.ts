@@ -23,6 +23,8 @@ const UNAVAILABLE_MESSAGES =
 /** A failure caused by Redis being away rather than by the request or by our code. */
 export function isRedisUnavailable(err: unknown, redis: RedisClient): boolean {
   if (!redisReady(redis)) return true;
+  // A route's own deadline (webhook-deadline.ts): what it waited on was Redis.
+  if (err instanceof TimedOutError) return true;
   return err instanceof Error && UNAVAILABLE_MESSAGES.test(err.message);
 }
 

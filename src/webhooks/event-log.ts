@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { Keys } from '../pipeline/keys.js';
 import type { RedisClient } from '../redis.js';
 import { parseStoredJson } from '../util/json.js';
+import { RedisScript } from '../util/redis-script.js';
 
 /**
  * Inbound events: the recent ones the admin page shows (newest first, capped), and which event ids were
@@ -23,6 +24,14 @@ export const EVENT_LOG_SIZE = 500;
 /** Kept for the redelivery window and more. */
 export const DEDUP_TTL_SECONDS = 48 * 3600;
 export type EventSource = EventLogEntry['source'];
+
+/** KEYS: the event's duplicate marker, the log. ARGV: marker TTL (s), the entry, the log's size. */
+const RECORD = new RedisScript(`
+if not redis.call('SET', KEYS[1], '1', 'EX', ARGV[1], 'NX') then return 0 end
+redis.call('LPUSH', KEYS[2], ARGV[2])
+redis.call('LTRIM', KEYS[2], 0, tonumber(ARGV[3]) - 1)
+return 1
+`);
 
 export class EventLog {
   constructor(
@@ -50,13 +59,16 @@ export class EventLog {
     return (await this.redis.exists(this.keys.eventSeen(source, eventId))) === 1;
   }
 
-  /** The duplicate marker and the log entry in one round trip: the acknowledgement waits on both. */
+  /**
+   * The duplicate marker and the log entry in one round trip: the acknowledgement waits on both. Logged only
+   * by the delivery that sets the marker: two deliveries of one event in flight at once (a retry sent while
+   * the first, answered 503 on a hung Redis, still runs) both pass `wasReceived`, and the event is one event.
+   */
   async record(entry: EventLogEntry): Promise<void> {
-    await this.redis
-      .multi()
-      .set(this.keys.eventSeen(entry.source, entry.id), '1', 'EX', DEDUP_TTL_SECONDS)
-      .lpush(this.keys.events(), JSON.stringify(entry))
-      .ltrim(this.keys.events(), 0, EVENT_LOG_SIZE - 1)
-      .exec();
+    await RECORD.run(
+      this.redis,
+      [this.keys.eventSeen(entry.source, entry.id), this.keys.events()],
+      [DEDUP_TTL_SECONDS, JSON.stringify(entry), EVENT_LOG_SIZE],
+    );
   }
 }
