@@ -10,8 +10,8 @@ import { waitFor } from './support/wait.js';
  * Issue 26, point 7: a requested report is linked only where matching would accept it. On the record's own
  * submission's `report.completed` the record links (source `request`) when the names agree as matching reads
  * them, else it goes to review with that report as a candidate; either way its request resolves. Another
- * company's publication leaves a waiting record's request pending. End to end on the local HubSpot, the
- * sandbox publishing the submissions and delivering the signed events.
+ * company's publication leaves a waiting record's request pending. End to end on each local CRM, the sandbox
+ * publishing the submissions and delivering the signed events.
  */
 
 const unknown = (name: string, country: string, city: string, industry: string): SeedCompanyInput => ({
@@ -35,117 +35,119 @@ const NEIGHBOUR = unknown('Fjordlight Sensor Systems AS', 'Norway', 'Bergen', 'E
 
 const REALTIME_MS = 20_000;
 
-let system: LocalSystem;
-const idOf = new Map<string, string>();
+describe.each(['hubspot', 'salesforce'] as const)('%s', (crm) => {
+  let system: LocalSystem;
+  const idOf = new Map<string, string>();
 
-async function request(company: SeedCompanyInput): Promise<string> {
-  const made = await system.ctx.reportRequests.request(system.installationId, idOf.get(company.name!)!);
-  expect(made.existing).toBe(false);
-  return made.submissionId;
-}
-
-async function requestState(company: SeedCompanyInput) {
-  return system.ctx.requests.get(system.installationId, idOf.get(company.name!)!);
-}
-
-async function realtimeIdle(): Promise<void> {
-  let quiet = 0;
-  await waitFor(
-    'the realtime queue to be idle',
-    async () => {
-      const { realtime } = await system.ctx.queues.counts();
-      quiet = realtime.waiting + realtime.active + realtime.delayed === 0 ? quiet + 1 : 0;
-      return quiet >= 3 ? true : undefined;
-    },
-    REALTIME_MS,
-    100,
-  );
-}
-
-beforeAll(async () => {
-  const extra = [ANSWERED_WRONGLY, ANSWERED, WAITING, NEIGHBOUR];
-  const companies = [...demoCompanies(loadFixtureReports(), 20), ...extra];
-  system = await startTestSystem({ crm: 'hubspot', companies });
-  await runEnded(system);
-  extra.forEach((company, i) => {
-    idOf.set(company.name!, system.recordIds[companies.length - extra.length + i]!);
-  });
-  for (const company of extra) {
-    expect(system.crm.record(idOf.get(company.name!)!)?.status, company.name!).toBe('no_match');
+  async function request(company: SeedCompanyInput): Promise<string> {
+    const made = await system.ctx.reportRequests.request(system.installationId, idOf.get(company.name!)!);
+    expect(made.existing).toBe(false);
+    return made.submissionId;
   }
-}, 180_000);
 
-afterAll(async () => {
-  await stopTestSystem(system);
-});
+  async function requestState(company: SeedCompanyInput) {
+    return system.ctx.requests.get(system.installationId, idOf.get(company.name!)!);
+  }
 
-describe('a requested report published', () => {
-  it('answered with a report on another company: review with that report as a candidate, the request resolved', async () => {
-    const recordId = idOf.get(ANSWERED_WRONGLY.name!)!;
-    const submissionId = await request(ANSWERED_WRONGLY);
-    expect(system.crm.record(recordId)?.status).toBe('requested');
-    const published = system.sandbox.publishSubmission(submissionId, {
-      name: 'Northwind Insight Analytics',
-      geography: 'Denver, United States',
-      industry: 'Analytics',
-    });
-    const slug = published.report.slug;
-    await system.sandbox.waitForDeliveries();
-    const ended = await waitFor(
-      'the request to resolve',
+  async function realtimeIdle(): Promise<void> {
+    let quiet = 0;
+    await waitFor(
+      'the realtime queue to be idle',
       async () => {
-        const r = await requestState(ANSWERED_WRONGLY);
-        return r?.state === 'pending' ? undefined : r;
+        const { realtime } = await system.ctx.queues.counts();
+        quiet = realtime.waiting + realtime.active + realtime.delayed === 0 ? quiet + 1 : 0;
+        return quiet >= 3 ? true : undefined;
       },
       REALTIME_MS,
-      50,
+      100,
     );
-    expect(ended).toMatchObject({ state: 'review' });
-    expect(system.crm.record(recordId)).toMatchObject({ slug: null, status: 'needs_review' });
-    const item = await system.ctx.index.reviewItem(system.installationId, recordId);
-    expect(item?.candidates.map((c) => c.slug)).toEqual([slug]);
+  }
+
+  beforeAll(async () => {
+    const extra = [ANSWERED_WRONGLY, ANSWERED, WAITING, NEIGHBOUR];
+    const companies = [...demoCompanies(loadFixtureReports(), 20), ...extra];
+    system = await startTestSystem({ crm, companies });
+    await runEnded(system);
+    extra.forEach((company, i) => {
+      idOf.set(company.name!, system.recordIds[companies.length - extra.length + i]!);
+    });
+    for (const company of extra) {
+      expect(system.crm.record(idOf.get(company.name!)!)?.status, company.name!).toBe('no_match');
+    }
+  }, 180_000);
+
+  afterAll(async () => {
+    await stopTestSystem(system);
   });
 
-  it('answered with its own report: linked, source request', async () => {
-    const recordId = idOf.get(ANSWERED.name!)!;
-    const submissionId = await request(ANSWERED);
-    const published = system.sandbox.publishSubmission(submissionId);
-    await system.sandbox.waitForDeliveries();
-    const linked = await waitFor(
-      'the record linked',
-      () => {
-        const r = system.crm.record(recordId);
-        return r?.status === 'matched' ? r : undefined;
-      },
-      REALTIME_MS,
-      50,
-    );
-    expect(linked).toMatchObject({ slug: published.report.slug, linkSource: 'request' });
-    await waitFor(
-      'the request to resolve',
-      async () => ((await requestState(ANSWERED))?.state === 'linked' ? true : undefined),
-      REALTIME_MS,
-      50,
-    );
-  });
+  describe('a requested report published', () => {
+    it('answered with a report on another company: review with that report as a candidate, the request resolved', async () => {
+      const recordId = idOf.get(ANSWERED_WRONGLY.name!)!;
+      const submissionId = await request(ANSWERED_WRONGLY);
+      expect(system.crm.record(recordId)?.status).toBe('requested');
+      const published = system.sandbox.publishSubmission(submissionId, {
+        name: 'Northwind Insight Analytics',
+        geography: 'Denver, United States',
+        industry: 'Analytics',
+      });
+      const slug = published.report.slug;
+      await system.sandbox.waitForDeliveries();
+      const ended = await waitFor(
+        'the request to resolve',
+        async () => {
+          const r = await requestState(ANSWERED_WRONGLY);
+          return r?.state === 'pending' ? undefined : r;
+        },
+        REALTIME_MS,
+        50,
+      );
+      expect(ended).toMatchObject({ state: 'review' });
+      expect(system.crm.record(recordId)).toMatchObject({ slug: null, status: 'needs_review' });
+      const item = await system.ctx.index.reviewItem(system.installationId, recordId);
+      expect(item?.candidates.map((c) => c.slug)).toEqual([slug]);
+    });
 
-  it('another company’s publication leaves a waiting request pending', async () => {
-    const waitingId = idOf.get(WAITING.name!)!;
-    await request(WAITING);
-    expect(system.crm.record(waitingId)?.status).toBe('requested');
-    const neighbourSubmission = await request(NEIGHBOUR);
-    const published = system.sandbox.publishSubmission(neighbourSubmission);
-    await system.sandbox.waitForDeliveries();
-    await waitFor(
-      'the neighbour linked to its own report',
-      () => (system.crm.record(idOf.get(NEIGHBOUR.name!)!)?.status === 'matched' ? true : undefined),
-      REALTIME_MS,
-      50,
-    );
-    expect(system.crm.record(idOf.get(NEIGHBOUR.name!)!)?.slug).toBe(published.report.slug);
-    // The neighbour's report.completed also went to every unlinked record it may concern: all of it done.
-    await realtimeIdle();
-    expect(await requestState(WAITING)).toMatchObject({ state: 'pending' });
-    expect(system.crm.record(waitingId)).toMatchObject({ slug: null, status: 'requested' });
+    it('answered with its own report: linked, source request', async () => {
+      const recordId = idOf.get(ANSWERED.name!)!;
+      const submissionId = await request(ANSWERED);
+      const published = system.sandbox.publishSubmission(submissionId);
+      await system.sandbox.waitForDeliveries();
+      const linked = await waitFor(
+        'the record linked',
+        () => {
+          const r = system.crm.record(recordId);
+          return r?.status === 'matched' ? r : undefined;
+        },
+        REALTIME_MS,
+        50,
+      );
+      expect(linked).toMatchObject({ slug: published.report.slug, linkSource: 'request' });
+      await waitFor(
+        'the request to resolve',
+        async () => ((await requestState(ANSWERED))?.state === 'linked' ? true : undefined),
+        REALTIME_MS,
+        50,
+      );
+    });
+
+    it('another company’s publication leaves a waiting request pending', async () => {
+      const waitingId = idOf.get(WAITING.name!)!;
+      await request(WAITING);
+      expect(system.crm.record(waitingId)?.status).toBe('requested');
+      const neighbourSubmission = await request(NEIGHBOUR);
+      const published = system.sandbox.publishSubmission(neighbourSubmission);
+      await system.sandbox.waitForDeliveries();
+      await waitFor(
+        'the neighbour linked to its own report',
+        () => (system.crm.record(idOf.get(NEIGHBOUR.name!)!)?.status === 'matched' ? true : undefined),
+        REALTIME_MS,
+        50,
+      );
+      expect(system.crm.record(idOf.get(NEIGHBOUR.name!)!)?.slug).toBe(published.report.slug);
+      // The neighbour's report.completed also went to every unlinked record it may concern: all of it done.
+      await realtimeIdle();
+      expect(await requestState(WAITING)).toMatchObject({ state: 'pending' });
+      expect(system.crm.record(waitingId)).toMatchObject({ slug: null, status: 'requested' });
+    });
   });
 });
