@@ -32,8 +32,9 @@ export async function judgeSlugChange(
   if (ours !== null && ours === change.slug) return { kind: 'ours' };
   const [record] = await connector.readCompanies([change.recordId]);
   if (!record) return { kind: 'gone' };
+  // Compared as the batch reads a slug (trimmed; blank is none): the event carries the value as typed.
   const current = cleanSlug(record.fields.slug);
-  if (current !== change.slug) return { kind: 'stale', current };
+  if (current !== cleanSlug(change.slug)) return { kind: 'stale', current };
   const [known = null] = await index.slugsOf(installationId, [change.recordId]);
   // The CRM holds what the connector last wrote there (a request's or an admin's link, or a person's change
   // already taken in): nothing new.
