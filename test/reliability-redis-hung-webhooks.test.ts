@@ -332,3 +332,70 @@ describe('webhooks on a hung Redis Cluster', () => {
     );
   }, 120_000);
 });
+
+describe('webhooks on a Redis Cluster behind a network that swallows packets', () => {
+  let cluster: LocalRedisCluster;
+  const proxies: SwallowingProxy[] = [];
+  let system: LocalSystem;
+  let scenario: Scenario;
+
+  beforeAll(async () => {
+    cluster = await LocalRedisCluster.start({ masters: 3 });
+    // Each node announces its proxy's port: the connector reaches every node through a proxy, and the nodes
+    // still talk to each other directly on their bus ports.
+    for (const node of cluster.nodes) {
+      const proxy = new SwallowingProxy({ host: '127.0.0.1', port: node.port });
+      await proxy.listen();
+      proxies.push(proxy);
+      await cluster.command(node.port, ['CONFIG', 'SET', 'cluster-announce-port', String(proxy.port)]);
+    }
+    const proxied = new Set(proxies.map((p) => p.port));
+    await waitFor(
+      'every node to announce its proxy',
+      async () => {
+        for (const node of cluster.nodes) {
+          const slots = (await cluster.command(node.port, ['CLUSTER', 'SLOTS'])) as unknown[][];
+          const ports = slots.flatMap((range) => range.slice(2).map((n) => Number((n as unknown[])[1])));
+          if (ports.length === 0 || !ports.every((port) => proxied.has(port))) return undefined;
+        }
+        return true;
+      },
+      30_000,
+      100,
+    );
+    system = await startTestSystem({
+      crm: 'hubspot',
+      companies: 40,
+      logLevel: 'silent',
+      env: { REDIS_CLUSTER_NODES: proxies.map((p) => `127.0.0.1:${p.port}`).join(',') },
+    });
+    await waitFor(
+      'the backfill',
+      async () => {
+        const [run] = await system.ctx.runs.recent(system.installationId, 1);
+        return run?.state === 'done' ? true : undefined;
+      },
+      60_000,
+    );
+    scenario = new Scenario(system);
+  }, 120_000);
+
+  afterAll(async () => {
+    for (const proxy of proxies) proxy.release();
+    await stopTestSystem(system);
+    for (const proxy of proxies) await proxy.close();
+    await cluster?.stop();
+  });
+
+  it('every master swallowed: 503 within 2 s, then every event applied once', async () => {
+    await scenario.run(
+      'cluster-swallowed',
+      async () => {
+        for (const proxy of proxies) proxy.swallow();
+      },
+      async () => {
+        for (const proxy of proxies) proxy.release();
+      },
+    );
+  }, 120_000);
+});

@@ -22,17 +22,22 @@ export class SwallowingProxy {
 
   constructor(private readonly target: { host: string; port: number }) {}
 
-  private port = 0;
+  private listenPort = 0;
+
+  /** The port it listens on (valid once `listen` resolved). */
+  get port(): number {
+    return this.listenPort;
+  }
 
   get url(): string {
-    return `redis://127.0.0.1:${this.port}`;
+    return `redis://127.0.0.1:${this.listenPort}`;
   }
 
   async listen(): Promise<void> {
     const server = createServer((client) => this.accept(client));
     this.server = server;
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    this.port = (server.address() as AddressInfo).port;
+    this.listenPort = (server.address() as AddressInfo).port;
   }
 
   swallow(): void {
