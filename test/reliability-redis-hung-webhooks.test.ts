@@ -9,6 +9,7 @@ import { OwnRedisServer } from './support/own-redis.js';
 import { LocalRedisCluster } from './support/redis-cluster.js';
 import { postSignedEvent, signedHeaders } from './support/report-webhooks.js';
 import { SwallowingProxy } from './support/swallowing-proxy.js';
+import { runEnded } from './support/system-state.js';
 import { waitFor } from './support/wait.js';
 
 /**
@@ -244,14 +245,7 @@ describe('webhooks on one hung Redis', () => {
       companies: 40,
       logLevel: 'silent',
     });
-    await waitFor(
-      'the backfill',
-      async () => {
-        const [run] = await system.ctx.runs.recent(system.installationId, 1);
-        return run?.state === 'done' ? true : undefined;
-      },
-      60_000,
-    );
+    await runEnded(system);
     scenario = new Scenario(system);
   }, 120_000);
 
@@ -299,14 +293,7 @@ describe('webhooks on a hung Redis Cluster', () => {
       logLevel: 'silent',
       env: { REDIS_CLUSTER_NODES: cluster.nodesEnv },
     });
-    await waitFor(
-      'the backfill',
-      async () => {
-        const [run] = await system.ctx.runs.recent(system.installationId, 1);
-        return run?.state === 'done' ? true : undefined;
-      },
-      60_000,
-    );
+    await runEnded(system);
     scenario = new Scenario(system);
   }, 120_000);
 
@@ -369,14 +356,7 @@ describe('webhooks on a Redis Cluster behind a network that swallows packets', (
       logLevel: 'silent',
       env: { REDIS_CLUSTER_NODES: proxies.map((p) => `127.0.0.1:${p.port}`).join(',') },
     });
-    await waitFor(
-      'the backfill',
-      async () => {
-        const [run] = await system.ctx.runs.recent(system.installationId, 1);
-        return run?.state === 'done' ? true : undefined;
-      },
-      60_000,
-    );
+    await runEnded(system);
     scenario = new Scenario(system);
   }, 120_000);
 
