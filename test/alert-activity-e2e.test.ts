@@ -1,0 +1,67 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { LocalSystem } from '../local/system.js';
+import { adminRequest } from './support/admin-api.js';
+import { startTestSystem, stopTestSystem } from './support/local-system.js';
+import { runEnded } from './support/system-state.js';
+import { waitFor } from './support/wait.js';
+
+/**
+ * Issue 26, point 6, end to end on each local CRM: an `alert.fired` whose title and message carry a
+ * `<script>`, an `<img onerror>`, an `<a href>` and line breaks, signed and delivered by the sandbox, reaches
+ * each linked record's note (HubSpot: escaped HTML, line breaks as `<br>`) or Task (Salesforce: the text as
+ * written, line breaks kept).
+ */
+
+const TITLE = 'Score fell <script>alert(1)</script>';
+const MESSAGE = 'First <img src=x onerror="alert(2)">\nSecond <a href="https://evil.example/">here</a>';
+
+describe.each(['hubspot', 'salesforce'] as const)('alert activities on %s', (crm) => {
+  let system: LocalSystem;
+
+  beforeAll(async () => {
+    system = await startTestSystem({ crm, companies: 30 });
+    await runEnded(system);
+  }, 180_000);
+
+  afterAll(async () => {
+    await stopTestSystem(system);
+  });
+
+  it('carries the alert’s text escaped for the CRM, line breaks kept', async () => {
+    const linked = system.recordIds.map((id) => system.crm.record(id)!).find((r) => r.status === 'matched');
+    const answer = await adminRequest<{ alertActivity: boolean }>(
+      system,
+      `/admin/api/installations/${system.installationId}/alert-activity`,
+      { json: { on: true }, bearer: true },
+    );
+    expect(answer.body).toEqual({ alertActivity: true });
+    system.sandbox.emitEvent('alert.fired', { slug: linked!.slug!, title: TITLE, message: MESSAGE });
+    if (crm === 'hubspot') {
+      const [note] = await waitFor(
+        'the note',
+        () => {
+          const notes = system.hubspot.notesFor(linked!.id);
+          return notes.length > 0 ? notes : undefined;
+        },
+        30_000,
+        100,
+      );
+      expect(note!.body).not.toMatch(/<(script|img|a)\b/i);
+      expect(note!.body).toContain(
+        'Score fell &lt;script&gt;alert(1)&lt;/script&gt;<br><br>First &lt;img src=x onerror=&quot;alert(2)&quot;&gt;<br>Second &lt;a href=&quot;https://evil.example/&quot;&gt;here&lt;/a&gt;',
+      );
+    } else {
+      const [task] = await waitFor(
+        'the Task',
+        () => {
+          const tasks = system.salesforce!.org.tasksFor(linked!.id);
+          return tasks.length > 0 ? tasks : undefined;
+        },
+        30_000,
+        100,
+      );
+      expect(task!.Description).toContain(`${TITLE}\n\n${MESSAGE}\n\nReport: ${linked!.slug}`);
+      expect(task!.Subject).not.toMatch(/\n/);
+    }
+  }, 60_000);
+});
