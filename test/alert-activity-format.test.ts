@@ -53,6 +53,9 @@ describe('alert activities, formatted for each CRM', () => {
     const P = hubspotPaths(HUBSPOT_DEFAULT_API_VERSION);
     let sent: { properties: { hs_note_body: string } } | null = null;
     nock(API)
+      .get(P.noteCompanyLabels)
+      .reply(200, { results: [{ category: 'HUBSPOT_DEFINED', typeId: 190, label: null }] });
+    nock(API)
       .post(P.notes, (body: { properties: { hs_note_body: string } }) => {
         sent = body;
         return true;

@@ -59,6 +59,21 @@ function slugEvent(recordId: string, value: string): Record<string, unknown> {
   };
 }
 
+/** Nothing waiting, running or delayed on the realtime queue, three looks in a row. */
+async function realtimeIdle(): Promise<void> {
+  let quiet = 0;
+  await waitFor(
+    'the realtime queue to be idle',
+    async () => {
+      const { realtime } = await system.ctx.queues.counts();
+      quiet = realtime.waiting + realtime.active + realtime.delayed === 0 ? quiet + 1 : 0;
+      return quiet >= 3 ? true : undefined;
+    },
+    30_000,
+    100,
+  );
+}
+
 /** Decisions logged about one record (other tests' queued work may log about theirs meanwhile). */
 async function decisionsFor(recordId: string): Promise<number> {
   return (await system.ctx.decisions.all(system.installationId)).filter((d) => d.recordId === recordId)
@@ -97,12 +112,15 @@ describe('HubSpot events delivered again, late or as our own echo', () => {
     } finally {
       pipeline.enqueueCrmChanges = original;
     }
+    // Applied once: the person's link, one decision, and nothing left to run that could log another.
     await waitFor(
-      'the person’s change applied',
-      () => (system.crm.record(target.id)?.linkSource === 'person' ? true : undefined),
+      'the person’s change logged',
+      async () => ((await decisionsFor(target.id)) > 0 ? true : undefined),
       30_000,
       50,
     );
+    await realtimeIdle();
+    expect(system.crm.record(target.id)?.linkSource).toBe('person');
     expect(await decisionsFor(target.id)).toBe(1);
   }, 60_000);
 
