@@ -5,12 +5,8 @@ import { FIELDS } from '../../src/fields.js';
 import type { Logger } from '../../src/log.js';
 import type { SalesforceApi } from './api-client.js';
 import { describeFailure } from './errors.js';
-import {
-  customFieldDefinition,
-  permissionSetDefinition,
-  salesforceShape,
-  shapeMatches,
-} from './field-types.js';
+import { customFieldDefinition, salesforceShape, shapeMatches } from './field-types.js';
+import { allPermissionSetDefinitions } from './permission-sets.js';
 import {
   ACCOUNT_SOBJECT,
   ERROR_CODES,
@@ -24,8 +20,8 @@ import { soqlQuote } from './soql.js';
 /**
  * Install-time setup, safe to run again: read the connector's Account fields with the Metadata API, upsert
  * only those missing or of the wrong shape (a metadata deploy is slow and needless for a field that is
- * already right), upsert the permission set that grants read and edit on them, and assign it to the
- * integration user. Every call is urgent: installing must work even while background work is paused.
+ * already right), upsert the permission sets (the integration user's, with read and edit on them, and
+ * Report_Viewer and Report_Editor for people), and assign the integration user's to it. Every call is urgent: installing must work even while background work is paused.
  */
 
 const readFieldSchema = z
@@ -69,7 +65,7 @@ export async function ensureSalesforceFields(
   const result: EnsureFieldsResult = { created: [], existing: [], reconciled: [], problems: [] };
   try {
     await upsertFields(api, result);
-    await upsertPermissionSet(api, result);
+    await upsertPermissionSets(api, result);
     await assignPermissionSet(api, result);
   } catch (err) {
     if (err instanceof CrmForbiddenError) {
@@ -133,15 +129,22 @@ async function upsertFields(api: SalesforceApi, result: EnsureFieldsResult): Pro
   }
 }
 
-async function upsertPermissionSet(api: SalesforceApi, result: EnsureFieldsResult): Promise<void> {
-  const saved = await api.run('urgent', 'metadata: upsert permission set', (conn) =>
-    conn.metadata.upsert('PermissionSet', [permissionSetDefinition()]),
+/**
+ * The integration user's permission set and the two for people (Report_Viewer, Report_Editor), in one call:
+ * an org installed by OAuth never deploys the SFDX project, so this is how its admins get sets to assign.
+ */
+async function upsertPermissionSets(api: SalesforceApi, result: EnsureFieldsResult): Promise<void> {
+  const definitions = allPermissionSetDefinitions();
+  const saved = await api.run('urgent', 'metadata: upsert permission sets', (conn) =>
+    conn.metadata.upsert('PermissionSet', definitions),
   );
-  const answer = asArray(saved).map((raw) => saveResultSchema.parse(raw))[0];
-  if (!answer?.success) {
+  const answers = asArray(saved).map((raw) => saveResultSchema.parse(raw));
+  definitions.forEach((ps, i) => {
+    const answer = answers.find((a) => a.fullName === ps.fullName) ?? answers[i];
+    if (answer?.success) return;
     const why = answer?.errors.map((e) => `${e.statusCode ?? 'ERROR'}: ${e.message ?? ''}`).join('; ');
-    result.problems.push(`permission set ${PERMISSION_SET.name}: ${why || 'the Metadata API refused it'}`);
-  }
+    result.problems.push(`permission set ${ps.fullName}: ${why || 'the Metadata API refused it'}`);
+  });
 }
 
 /**

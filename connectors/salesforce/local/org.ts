@@ -1033,6 +1033,17 @@ export class LocalOrg {
         };
       }
     }
+    // Salesforce keeps edit only with read (FieldPermissions.PermissionsEdit requires PermissionsRead).
+    const unreadable = input.fieldPermissions.find((p) => p.editable && !p.readable);
+    if (unreadable) {
+      return {
+        failure: {
+          statusCode: 'FIELD_INTEGRITY_EXCEPTION',
+          message: `${unreadable.field}: edit access requires read access`,
+          fields: [],
+        },
+      };
+    }
     const existing = this.permissionSets.get(input.fullName);
     const state: PermissionSetState = {
       id: existing?.id ?? this.ids.next(KEY_PREFIX.permissionSet),
@@ -1129,6 +1140,22 @@ export class LocalOrg {
     return (
       ps !== undefined && this.assignments.some((a) => a.assigneeId === userId && a.permissionSetId === ps.id)
     );
+  }
+
+  /** A permission set as the Metadata API reads it back: its label and per-field access, by field name. */
+  readPermissionSet(name: string):
+    | {
+        fullName: string;
+        label: string;
+        fieldPermissions: { field: string; readable: boolean; editable: boolean }[];
+      }
+    | undefined {
+    const ps = this.permissionSets.get(name);
+    if (!ps) return undefined;
+    const fieldPermissions = [...ps.fieldPermissions.entries()]
+      .map(([field, access]) => ({ field, ...access }))
+      .sort((a, b) => a.field.localeCompare(b.field));
+    return { fullName: ps.name, label: ps.label, fieldPermissions };
   }
 
   permissionSetFields(name: string): string[] {

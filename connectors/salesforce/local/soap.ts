@@ -103,6 +103,18 @@ function customFieldFrom(node: Node): CustomFieldDef {
   return def;
 }
 
+function permissionSetXml(ps: NonNullable<ReturnType<LocalOrg['readPermissionSet']>>): string {
+  const fields = ps.fieldPermissions.map(
+    (p) =>
+      `<fieldPermissions><editable>${p.editable}</editable><field>${escapeXml(p.field)}</field>` +
+      `<readable>${p.readable}</readable></fieldPermissions>`,
+  );
+  return (
+    `<records xsi:type="PermissionSet">${fields.join('')}<fullName>${escapeXml(ps.fullName)}</fullName>` +
+    `<label>${escapeXml(ps.label)}</label></records>`
+  );
+}
+
 function customFieldXml(def: CustomFieldDef): string {
   const parts = [
     `<fullName>${escapeXml(def.fullName)}</fullName>`,
@@ -166,6 +178,12 @@ export function runMetadataCall(
       const names = ((call.args.fullNames as unknown[] | undefined) ?? []).map((n) => text(n) ?? '');
       if (names.length > 10)
         return { fault: { code: 'INVALID_REQUEST', message: 'more than 10 components in one call' } };
+      if (type === 'PermissionSet') {
+        const sets = names.map((n) => org.readPermissionSet(n)).filter((ps) => ps !== undefined);
+        return {
+          body: `<readMetadataResponse><result>${sets.map(permissionSetXml).join('')}</result></readMetadataResponse>`,
+        };
+      }
       if (type !== 'CustomField')
         return { body: '<readMetadataResponse><result></result></readMetadataResponse>' };
       const records = names
