@@ -45,9 +45,9 @@ describe('committed Salesforce manifests', () => {
 
   it('are well-formed XML, every one', async () => {
     const xmlFiles = (await listFiles(COMMITTED)).filter((p) => p.endsWith('.xml'));
-    // Fields, the permission set, the External Client App, its two OAuth settings and its OAuth policies,
-    // package.xml.
-    expect(xmlFiles.length).toBe(FIELDS.length + 6);
+    // Fields, three permission sets, the External Client App, its two OAuth settings and its OAuth policies,
+    // package.xml, the record component's configuration and the record page.
+    expect(xmlFiles.length).toBe(FIELDS.length + 10);
     for (const path of xmlFiles) {
       expect(XMLValidator.validate(await readFile(join(COMMITTED, path), 'utf8')), path).toBe(true);
     }
@@ -89,6 +89,97 @@ describe('committed Salesforce manifests', () => {
     for (const p of ps.fieldPermissions) expect(p).toMatchObject({ readable: 'true', editable: 'true' });
   });
 
+  it('grant people read on every field (Report_Viewer), and edit on the slug alone (Report_Editor)', async () => {
+    const read = async (name: string) =>
+      parser.parse(
+        await readFile(
+          join(COMMITTED, `unpackaged/main/default/permissionsets/${name}.permissionset-meta.xml`),
+          'utf8',
+        ),
+      ).PermissionSet;
+    const access = (ps: { fieldPermissions: { field: string; readable: string; editable: string }[] }) =>
+      Object.fromEntries(ps.fieldPermissions.map((p) => [p.field, `${p.readable}/${p.editable}`]));
+    const everyField = FIELDS.map((f) => `Account.${f.salesforce}`).sort();
+
+    const viewer = await read('Report_Viewer');
+    expect(Object.keys(access(viewer)).sort()).toEqual(everyField);
+    expect(new Set(Object.values(access(viewer)))).toEqual(new Set(['true/false']));
+    expect(viewer.objectPermissions).toMatchObject({
+      object: 'Account',
+      allowRead: 'true',
+      allowEdit: 'false',
+    });
+
+    const editor = await read('Report_Editor');
+    expect(Object.keys(access(editor)).sort()).toEqual(everyField);
+    for (const [field, rw] of Object.entries(access(editor))) {
+      expect(rw, field).toBe(field === 'Account.Report_Slug__c' ? 'true/true' : 'true/false');
+    }
+    expect(editor.objectPermissions).toMatchObject({
+      object: 'Account',
+      allowRead: 'true',
+      allowEdit: 'true',
+    });
+  });
+
+  it('expose the record component on Account record pages only, with the connector address set', async () => {
+    const bundle = 'unpackaged/main/default/lwc/reportScore';
+    const files = await listFiles(COMMITTED);
+    expect(files.filter((f) => f.startsWith(`${bundle}/`))).toEqual(
+      [
+        'reportScore.css',
+        'reportScore.html',
+        'reportScore.js',
+        'reportScore.js-meta.xml',
+        'reportScoreView.js',
+      ].map((f) => `${bundle}/${f}`),
+    );
+    const meta = parser.parse(
+      await readFile(join(COMMITTED, `${bundle}/reportScore.js-meta.xml`), 'utf8'),
+    ).LightningComponentBundle;
+    expect(meta).toMatchObject({
+      apiVersion: '68.0',
+      isExposed: 'true',
+      targets: { target: 'lightning__RecordPage' },
+    });
+    const config = meta.targetConfigs.targetConfig;
+    expect(config['@_targets']).toBe('lightning__RecordPage');
+    expect(config.objects).toEqual({ object: 'Account' });
+    const props = Object.fromEntries(
+      config.property.map((p: Record<string, string>) => [p['@_name'], p['@_default'] ?? null]),
+    );
+    expect(props).toEqual({ connectorUrl: 'https://report-connector.example.com', installationId: null });
+    // No Apex and no callout: the component reads the record through Lightning Data Service only.
+    const js = await readFile(join(COMMITTED, `${bundle}/reportScore.js`), 'utf8');
+    expect(js).toContain("from 'lightning/uiRecordApi'");
+    expect(js).not.toMatch(/@salesforce\/apex|fetch\(|XMLHttpRequest/);
+  });
+
+  it('hold an Account record page placing the component, and never make it the org default', async () => {
+    const files = await listFiles(COMMITTED);
+    const page = parser.parse(
+      await readFile(
+        join(COMMITTED, 'unpackaged/main/default/flexipages/Account_Report_Record_Page.flexipage-meta.xml'),
+        'utf8',
+      ),
+    ).FlexiPage;
+    expect(page).toMatchObject({
+      type: 'RecordPage',
+      sobjectType: 'Account',
+      template: { name: 'flexipage:recordHomeTemplateDesktop' },
+    });
+    const components = [page.flexiPageRegions]
+      .flat()
+      .flatMap((r: { itemInstances: unknown }) => [r.itemInstances].flat())
+      .map((i) => (i as { componentInstance: { componentName: string } }).componentInstance.componentName);
+    expect(components).toContain('c:reportScore');
+    // A page becomes the default through an action override on the object (or activation in Setup): the
+    // project holds no object file and no override.
+    expect(files.filter((f) => f.endsWith('.object-meta.xml'))).toEqual([]);
+    for (const f of files)
+      expect(await readFile(join(COMMITTED, f), 'utf8'), f).not.toContain('actionOverrides');
+  });
+
   it('hold an External Client App for the PKCE web server flow, and no connected app', async () => {
     const files = await listFiles(COMMITTED);
     expect(files.filter((f) => /connectedApp/i.test(f))).toEqual([]);
@@ -123,7 +214,9 @@ describe('committed Salesforce manifests', () => {
       pkg.types.map((t: { name: string; members: string[] }) => [t.name, t.members]),
     );
     expect(byType.CustomField.sort()).toEqual(FIELDS.map((f) => `Account.${f.salesforce}`).sort());
-    expect(byType.PermissionSet).toEqual(['Report_Connector']);
+    expect(byType.PermissionSet).toEqual(['Report_Connector', 'Report_Editor', 'Report_Viewer']);
+    expect(byType.LightningComponentBundle).toEqual(['reportScore']);
+    expect(byType.FlexiPage).toEqual(['Account_Report_Record_Page']);
     expect(byType.ConnectedApp).toBeUndefined();
     expect(byType.ExternalClientApplication).toEqual(['Report_Connector']);
     expect(byType.ExtlClntAppOauthSettings).toEqual(['Report_Connector_OAuth']);
@@ -235,6 +328,14 @@ describe('the SFDX project as @salesforce/source-deploy-retrieve reads it', () =
           'extlClntAppGlobalOauthSets/Report_Connector_Global_OAuth.ecaGlblOauth',
           'objects/Account.object',
           'permissionsets/Report_Connector.permissionset',
+          'permissionsets/Report_Viewer.permissionset',
+          'permissionsets/Report_Editor.permissionset',
+          'flexipages/Account_Report_Record_Page.flexipage',
+          'lwc/reportScore/reportScore.js',
+          'lwc/reportScore/reportScore.js-meta.xml',
+          'lwc/reportScore/reportScore.html',
+          'lwc/reportScore/reportScore.css',
+          'lwc/reportScore/reportScoreView.js',
         ]),
       );
       const account = parser.parse(

@@ -1,16 +1,18 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { FIELDS } from '../../src/fields.js';
-import { customFieldDefinition, permissionSetDefinition } from './field-types.js';
+import { customFieldDefinition, type PermissionSetDefinition } from './field-types.js';
+import { METADATA_NS, metadataDocument, renderElement, type XmlNode } from './metadata-xml.js';
+import { allPermissionSetDefinitions } from './permission-sets.js';
 import {
   ACCOUNT_SOBJECT,
   DEFAULT_API_VERSION,
   EXTERNAL_CLIENT_APP,
   OAUTH_POLICIES,
   PACKAGE_NAME,
-  PERMISSION_SET,
   SFDX_DIRECTORIES,
 } from './provider.js';
+import { RECORD_COMPONENT, recordComponentFiles } from './record-component.js';
 
 /**
  * The SFDX project in manifests/salesforce, laid out as a second-generation managed package: `app/` holds the
@@ -25,49 +27,6 @@ import {
 
 export const PLACEHOLDER_APP_URL = 'https://report-connector.example.com';
 
-const METADATA_NS = 'http://soap.sforce.com/2006/04/metadata';
-
-type XmlValue = string | number | boolean | XmlNode | XmlValue[];
-interface XmlNode {
-  [element: string]: XmlValue | undefined;
-}
-
-function escapeXml(text: string): string {
-  return text.replace(
-    /[&<>"']/g,
-    (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' })[c]!,
-  );
-}
-
-function renderChildren(node: XmlNode, depth: number): string[] {
-  const lines: string[] = [];
-  for (const [name, value] of Object.entries(node)) {
-    if (value === undefined) continue;
-    for (const item of Array.isArray(value) ? value : [value])
-      lines.push(...renderElement(name, item, depth));
-  }
-  return lines;
-}
-
-function renderElement(name: string, value: XmlValue, depth: number): string[] {
-  const pad = '    '.repeat(depth);
-  if (Array.isArray(value)) return value.flatMap((v) => renderElement(name, v, depth));
-  if (typeof value === 'object') {
-    return [`${pad}<${name}>`, ...renderChildren(value, depth + 1), `${pad}</${name}>`];
-  }
-  return [`${pad}<${name}>${escapeXml(String(value))}</${name}>`];
-}
-
-function metadataDocument(root: string, node: XmlNode): string {
-  return [
-    '<?xml version="1.0" encoding="UTF-8"?>',
-    `<${root} xmlns="${METADATA_NS}">`,
-    ...renderChildren(node, 1),
-    `</${root}>`,
-    '',
-  ].join('\n');
-}
-
 /** Alphabetical element order, as the Salesforce CLI writes source files. */
 function sorted(node: XmlNode): XmlNode {
   return Object.fromEntries(Object.entries(node).sort(([a], [b]) => a.localeCompare(b)));
@@ -78,8 +37,7 @@ function fieldFile(field: (typeof FIELDS)[number]): string {
   return metadataDocument('CustomField', { fullName, ...sorted(rest as XmlNode) });
 }
 
-function permissionSetFile(): string {
-  const ps = permissionSetDefinition();
+function permissionSetFile(ps: PermissionSetDefinition): string {
   return metadataDocument('PermissionSet', {
     description: ps.description,
     fieldPermissions: ps.fieldPermissions.map((p) => sorted({ ...p })),
@@ -169,7 +127,18 @@ function packageFile(apiVersion: string): string {
       { members: FIELDS.map((f) => `${ACCOUNT_SOBJECT}.${f.salesforce}`).sort(), name: 'CustomField' },
       1,
     ),
-    ...renderElement('types', { members: [PERMISSION_SET.name], name: 'PermissionSet' }, 1),
+    ...renderElement('types', { members: [RECORD_COMPONENT.flexiPage], name: 'FlexiPage' }, 1),
+    ...renderElement('types', { members: [RECORD_COMPONENT.name], name: 'LightningComponentBundle' }, 1),
+    ...renderElement(
+      'types',
+      {
+        members: allPermissionSetDefinitions()
+          .map((ps) => ps.fullName)
+          .sort(),
+        name: 'PermissionSet',
+      },
+      1,
+    ),
     `    <version>${apiVersion}</version>`,
     '</Package>',
     '',
@@ -214,10 +183,13 @@ function readme(appUrl: string): string {
     "  expiring after 30 days unused, the org's IP restrictions enforced). This directory is the managed package.",
     `- \`${owner}/\`: the app's global OAuth settings (callback URL, PKCE required), for the org that owns the`,
     '  app only. Salesforce never packages them; they name no consumer key or secret (Salesforce makes those).',
-    `- \`${unpackaged}/\`: the Account fields (\`Report_*__c\`) and the \`Report_Connector\` permission set. They`,
-    '  stay out of the package, so they never take its namespace and keep the names CONTRACT.md gives them. The',
-    '  connector creates the same fields and permission set itself at install when the installing user may',
-    '  modify metadata; deploying this directory is the alternative.',
+    `- \`${unpackaged}/\`: the Account fields (\`Report_*__c\`), the permission sets \`Report_Connector\` (the`,
+    '  integration user: read and edit), `Report_Viewer` (sellers: read) and `Report_Editor` (read, and edit on',
+    `  \`Report_Slug__c\` only), the \`${RECORD_COMPONENT.name}\` component for Account record pages and an optional record`,
+    `  page placing it (\`${RECORD_COMPONENT.flexiPage}\`, never the org default). They stay out of the package, so`,
+    '  they never take its namespace and keep the names CONTRACT.md gives them. The connector creates the fields',
+    '  and the three permission sets itself at install when the installing user may modify metadata; the',
+    '  component and the page reach an org only by deploying this directory.',
     '- `manifest/package.xml`: every component, for deploying all of it into one org.',
     '',
     'Every org needs External Client Apps allowed (Setup > External Client App Settings;',
@@ -233,9 +205,13 @@ function readme(appUrl: string): string {
     '',
     '2. Setup > External Client App Manager > Report Connector > Settings > OAuth Settings > Consumer Key and',
     '   Secret: copy them into SALESFORCE_CLIENT_ID and SALESFORCE_CLIENT_SECRET and restart the connector.',
-    '3. Give the integration user the fields:',
+    '3. Give the integration user the fields, and sellers (or RevOps, with Report_Editor) read access:',
     '',
     '       sf org assign permset --name Report_Connector --target-org <alias> --on-behalf-of <integration user>',
+    '       sf org assign permset --name Report_Viewer --target-org <alias> --on-behalf-of <seller> --on-behalf-of <seller>',
+    '',
+    `   Then open an Account, Edit Page, and drag "${RECORD_COMPONENT.label}" onto it (or activate`,
+    `   "${RECORD_COMPONENT.flexiPageLabel}"); set its Installation id to \`salesforce-<18-character org id>\`.`,
     '',
     '4. Open /admin and connect Salesforce. The app is owned by this org, so its users may authorise it without',
     '   the "Approve Uninstalled Connected Apps" permission.',
@@ -306,8 +282,11 @@ export function salesforceProjectFiles(options: SalesforceProjectOptions): Recor
       oauthPoliciesFile(),
     [`${owner}/extlClntAppGlobalOauthSets/${EXTERNAL_CLIENT_APP.globalOauthSettingsName}.ecaGlblOauth-meta.xml`]:
       globalOauthSettingsFile(appUrl),
-    [`${unpackaged}/permissionsets/${PERMISSION_SET.name}.permissionset-meta.xml`]: permissionSetFile(),
+    ...recordComponentFiles(unpackaged, appUrl, apiVersion),
   };
+  for (const ps of allPermissionSetDefinitions()) {
+    files[`${unpackaged}/permissionsets/${ps.fullName}.permissionset-meta.xml`] = permissionSetFile(ps);
+  }
   for (const field of FIELDS) {
     files[`${unpackaged}/objects/${ACCOUNT_SOBJECT}/fields/${field.salesforce}.field-meta.xml`] =
       fieldFile(field);

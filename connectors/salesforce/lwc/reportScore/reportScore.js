@@ -1,0 +1,38 @@
+import LOCALE from '@salesforce/i18n/locale';
+import TIME_ZONE from '@salesforce/i18n/timeZone';
+import { getRecord } from 'lightning/uiRecordApi';
+import { api, LightningElement, wire } from 'lwc';
+import { REPORT_FIELDS, reportView } from './reportScoreView';
+
+/**
+ * The report score on an Account record page. It reads the connector's Report_* fields through Lightning
+ * Data Service (no Apex, no callout), so a seller sees exactly what their field access allows; every action
+ * is a link to the connector's admin page for this record, where admins decide.
+ */
+export default class ReportScore extends LightningElement {
+  /** The Account's id, set by the record page. */
+  @api recordId;
+  /** The connector's address (APP_URL), set in Lightning App Builder. */
+  @api connectorUrl;
+  /** The connector's installation for this org, `salesforce-<18-character org id>`, set in Lightning App Builder. */
+  @api installationId;
+
+  record;
+  error;
+
+  @wire(getRecord, { recordId: '$recordId', optionalFields: REPORT_FIELDS })
+  wiredRecord({ data, error }) {
+    this.record = data;
+    this.error = error;
+  }
+
+  get view() {
+    return reportView(this.record, this.error, {
+      connectorUrl: this.connectorUrl,
+      installationId: this.installationId,
+      recordId: this.recordId,
+      locale: LOCALE,
+      timeZone: TIME_ZONE,
+    });
+  }
+}
