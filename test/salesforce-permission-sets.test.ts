@@ -1,0 +1,138 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { SalesforceApi } from '../connectors/salesforce/api-client.js';
+import { ensureSalesforceFields } from '../connectors/salesforce/ensure-fields.js';
+import { customFieldDefinition, permissionSetDefinition } from '../connectors/salesforce/field-types.js';
+import { createLocalSalesforce, type LocalSalesforce } from '../connectors/salesforce/local/index.js';
+import { SalesforceUsageTracker } from '../connectors/salesforce/usage.js';
+import type { AccessTokenSource } from '../src/auth/token-manager.js';
+import type { RequestGate } from '../src/crm/request-gate.js';
+import { FIELDS } from '../src/fields.js';
+
+/**
+ * The install-time field setup gives an org installed by OAuth (which never deploys the SFDX project) the
+ * permission sets for people, Report_Viewer and Report_Editor, through the Metadata API as it creates the
+ * fields; checked against the local Salesforce, which keeps each set's field permissions and reads them back
+ * over the same Metadata API.
+ */
+
+const running: { close(): Promise<void> }[] = [];
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((s) => s.close()));
+});
+
+const openGate: RequestGate = { acquire: async () => {}, pause: async () => {} };
+
+async function setup(): Promise<{ local: LocalSalesforce; api: SalesforceApi }> {
+  const local = createLocalSalesforce();
+  const server = await local.listen();
+  running.push(server);
+  const token = local.issueAccessToken();
+  const tokens: AccessTokenSource = { current: async () => token, refreshAfterRejection: async () => token };
+  const api = new SalesforceApi({
+    instanceUrl: server.url,
+    apiVersion: '63.0',
+    tokens,
+    gate: openGate,
+    usage: new SalesforceUsageTracker({ pauseShare: 0.8 }),
+  });
+  return { local, api };
+}
+
+const everyField = FIELDS.map((f) => `Account.${f.salesforce}`).sort();
+
+/** field → "read/edit" as the org keeps it. */
+function accessOf(local: LocalSalesforce, name: string): Record<string, string> {
+  const ps = local.org.readPermissionSet(name);
+  if (!ps) throw new Error(`no permission set ${name}`);
+  return Object.fromEntries(ps.fieldPermissions.map((p) => [p.field, `${p.readable}/${p.editable}`]));
+}
+
+describe('field setup: the permission sets for people', () => {
+  it('upserts Report_Viewer (read every field) and Report_Editor (edit the slug only), assigning neither', async () => {
+    const { local, api } = await setup();
+    const result = await ensureSalesforceFields(api);
+    expect(result.problems).toEqual([]);
+
+    const viewer = accessOf(local, 'Report_Viewer');
+    expect(Object.keys(viewer).sort()).toEqual(everyField);
+    expect(new Set(Object.values(viewer))).toEqual(new Set(['true/false']));
+
+    const editor = accessOf(local, 'Report_Editor');
+    expect(Object.keys(editor).sort()).toEqual(everyField);
+    for (const [field, access] of Object.entries(editor)) {
+      expect(access, field).toBe(field === 'Account.Report_Slug__c' ? 'true/true' : 'true/false');
+    }
+    expect(new Set(Object.values(accessOf(local, 'Report_Connector')))).toEqual(new Set(['true/true']));
+
+    // The integration user gets its own set; people's sets are for an admin to assign.
+    expect(local.isPermissionSetAssigned('Report_Connector')).toBe(true);
+    expect(local.isPermissionSetAssigned('Report_Viewer')).toBe(false);
+    expect(local.isPermissionSetAssigned('Report_Editor')).toBe(false);
+    // The three sets went in one Metadata API call, after the two field batches.
+    expect(local.counters()['soap.upsertMetadata']).toBe(3);
+  });
+
+  it('reads the sets back through the Metadata API with their field permissions', async () => {
+    const { api } = await setup();
+    await ensureSalesforceFields(api);
+    const read = await api.run('urgent', 'read permission sets', (conn) =>
+      conn.metadata.read('PermissionSet', ['Report_Viewer', 'Report_Editor']),
+    );
+    const sets = (Array.isArray(read) ? read : [read]) as unknown as {
+      fullName: string;
+      label: string;
+      fieldPermissions: { field: string; readable: boolean; editable: boolean }[];
+    }[];
+    expect(sets.map((s) => [s.fullName, s.label])).toEqual([
+      ['Report_Viewer', 'Report Viewer'],
+      ['Report_Editor', 'Report Editor'],
+    ]);
+    const slug = (name: string) =>
+      sets
+        .find((s) => s.fullName === name)!
+        .fieldPermissions.find((p) => p.field === 'Account.Report_Slug__c');
+    expect(slug('Report_Viewer')).toEqual({
+      field: 'Account.Report_Slug__c',
+      readable: true,
+      editable: false,
+    });
+    expect(slug('Report_Editor')).toEqual({
+      field: 'Account.Report_Slug__c',
+      readable: true,
+      editable: true,
+    });
+  });
+
+  it('adds the two sets to an org set up before they existed, leaving its fields alone', async () => {
+    const { local, api } = await setup();
+    // An org whose field setup predates the people's sets: the fields and Report_Connector only.
+    for (const field of FIELDS) {
+      expect(local.org.upsertCustomField(customFieldDefinition(field, 'metadataApi'))).toEqual({
+        created: true,
+      });
+    }
+    expect(local.org.upsertPermissionSet(permissionSetDefinition())).toEqual({ created: true });
+    expect(local.org.readPermissionSet('Report_Viewer')).toBeUndefined();
+
+    const result = await ensureSalesforceFields(api);
+    expect(result.created).toEqual([]);
+    expect(result.existing.sort()).toEqual(FIELDS.map((f) => f.salesforce).sort());
+    expect(result.problems).toEqual([]);
+    expect(Object.keys(accessOf(local, 'Report_Viewer')).sort()).toEqual(everyField);
+    expect(accessOf(local, 'Report_Editor')['Account.Report_Slug__c']).toBe('true/true');
+    expect(local.isPermissionSetAssigned('Report_Connector')).toBe(true);
+  });
+
+  it('the local Salesforce refuses edit without read, as Salesforce does', async () => {
+    const { local } = await setup();
+    for (const field of FIELDS) local.org.upsertCustomField(customFieldDefinition(field, 'metadataApi'));
+    const ps = permissionSetDefinition();
+    const refused = local.org.upsertPermissionSet({
+      fullName: 'Broken',
+      label: 'Broken',
+      fieldPermissions: [{ field: ps.fieldPermissions[0]!.field, readable: false, editable: true }],
+    });
+    expect(refused).toMatchObject({ failure: { statusCode: 'FIELD_INTEGRITY_EXCEPTION' } });
+    expect(local.org.readPermissionSet('Broken')).toBeUndefined();
+  });
+});
