@@ -208,7 +208,7 @@ function readme(appUrl: string): string {
     '3. Give the integration user the fields, and sellers (or RevOps, with Report_Editor) read access:',
     '',
     '       sf org assign permset --name Report_Connector --target-org <alias> --on-behalf-of <integration user>',
-    '       sf org assign permset --name Report_Viewer --target-org <alias> --on-behalf-of <seller> --on-behalf-of <seller>',
+    '       sf org assign permset --name Report_Viewer --target-org <alias> --on-behalf-of <seller username>',
     '',
     `   Then open an Account, Edit Page, and drag "${RECORD_COMPONENT.label}" onto it (or activate`,
     `   "${RECORD_COMPONENT.flexiPageLabel}"); set its Installation id to \`salesforce-<18-character org id>\`.`,
