@@ -72,7 +72,7 @@ export async function ensureSalesforceFields(
       throw new CrmForbiddenError(
         `${err.message}. Creating the connector's Account fields needs a user with "Customize Application" and ` +
           '"Modify Metadata"; reinstall as such a user, or have an admin deploy manifests/salesforce, which ' +
-          'holds the fields, the permission set and the External Client App ' +
+          'holds the fields, the permission sets and the External Client App ' +
           '(sf project deploy start --manifest manifest/package.xml; see its README).',
         SALESFORCE_PROVIDER,
         403,

@@ -18,8 +18,8 @@ import { RECORD_COMPONENT, recordComponentFiles } from './record-component.js';
  * The SFDX project in manifests/salesforce, laid out as a second-generation managed package: `app/` holds the
  * External Client App (OAuth web server flow with PKCE, its OAuth settings and policies) and becomes the package;
  * `app-owner/` holds the app's global OAuth settings for the org that owns it; `unpackaged/` the connector's
- * Account fields and permission set, which never join the package so they never take its namespace (see
- * SFDX_DIRECTORIES). test/salesforce-manifest.test.ts converts each directory with
+ * Account fields, its three permission sets, the Account record component and its optional record page
+ * (record-component.ts), which never join the package so they never take its namespace (see SFDX_DIRECTORIES). test/salesforce-manifest.test.ts converts each directory with
  * @salesforce/source-deploy-retrieve, the library behind the Salesforce CLI, so every file is one it
  * recognises. Generated from FIELDS and the same field-type table the Metadata API calls use; the test fails
  * when the committed files drift from this output.
