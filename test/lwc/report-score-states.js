@@ -134,3 +134,14 @@ export function stateText(element) {
     .filter((t) => t !== '')
     .join('\n');
 }
+
+/** Every state's rendered text, by state name (for a preview page to compare with what it shows). */
+export async function allStateTexts() {
+  const texts = {};
+  for (const name of Object.keys(STATES)) {
+    const element = await renderState(name);
+    texts[name] = stateText(element);
+    document.body.removeChild(element);
+  }
+  return texts;
+}
