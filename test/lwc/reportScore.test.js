@@ -70,7 +70,7 @@ describe('c-report-score', () => {
         'Previous score 80.5, changed with the scoring of Nov 2, 2026, 2:00 AM.',
         'Alert (Nov 4, 2026, 1:00 AM): [high] score_drop: Score fell — The score fell by 8 points',
         'Open the report',
-        "Linked by the connector's matching.",
+        "Linked automatically by the connector's matching.",
         'Review this link (admin page)',
       ].join('\n'),
     );
@@ -93,9 +93,9 @@ describe('c-report-score', () => {
   });
 
   it.each([
-    ['linkedByPerson', 'Linked by a person in Salesforce.'],
-    ['linkedByAdmin', "Linked by an admin on the connector's admin page."],
-    ['linkedByRequest', 'Linked when the report requested for this account was published.'],
+    ['linkedByPerson', 'Linked by hand: someone set the report slug on this account.'],
+    ['linkedByAdmin', "Linked by an admin on the connector's review page."],
+    ['linkedByRequest', 'Linked to the report that was requested for this account.'],
   ])('%s: says who made the link in words', async (name, words) => {
     const element = await renderState(name);
     expect(byId(element, 'source').textContent).toBe(words);
@@ -104,14 +104,14 @@ describe('c-report-score', () => {
   it('no verification: says so instead of a verdict', async () => {
     const element = await renderState('noVerification');
     expect(byId(element, 'verification').textContent).toBe(
-      'Not verified: this report has no verification yet.',
+      "This report is not verified: the score is the publisher's own, not checked by a verifier.",
     );
   });
 
   it('no previous score: says this is the first score', async () => {
     const element = await renderState('noPreviousScore');
     expect(byId(element, 'previous').textContent).toBe(
-      'No previous score: this is the first score the connector has seen for this report.',
+      'No earlier score: this is the first score the record has had.',
     );
   });
 

@@ -24,10 +24,10 @@ export const REPORT_FIELDS = [
 ];
 
 const LINK_SOURCE_WORDS = {
-  auto: "Linked by the connector's matching.",
-  person: 'Linked by a person in Salesforce.',
-  admin: "Linked by an admin on the connector's admin page.",
-  request: 'Linked when the report requested for this account was published.',
+  auto: "Linked automatically by the connector's matching.",
+  person: 'Linked by hand: someone set the report slug on this account.',
+  admin: "Linked by an admin on the connector's review page.",
+  request: 'Linked to the report that was requested for this account.',
 };
 
 /** A field's value, or null when it is empty or the record does not carry it. */
@@ -219,10 +219,10 @@ export function reportView(record, error, settings) {
     hasPillars: pillars.length > 0,
     verificationText: verified
       ? `Verified: ${verdict ?? 'no verdict given'}${verifiedScore === null ? '' : ` (verified score ${verifiedScore})`}${verifiedAt ? `, ${verifiedAt}` : ''}.`
-      : 'Not verified: this report has no verification yet.',
+      : "This report is not verified: the score is the publisher's own, not checked by a verifier.",
     previousText:
       previous === null
-        ? 'No previous score: this is the first score the connector has seen for this report.'
+        ? 'No earlier score: this is the first score the record has had.'
         : `Previous score ${previous}${scoredAt ? `, changed with the scoring of ${scoredAt}` : ''}.`,
     alertText: alert === null ? null : `Alert${alertAt ? ` (${alertAt})` : ''}: ${alert}`,
     reportUrl,
