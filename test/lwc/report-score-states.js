@@ -95,6 +95,7 @@ export const STATES = {
   },
   loadFailed: { error: { status: 500, body: { message: 'Server error' } } },
   noInstallationId: { record: accountRecord(LINKED), settings: { installationId: '' } },
+  unsafeConnectorUrl: { record: accountRecord(LINKED), settings: { connectorUrl: 'javascript:alert(1)' } },
 };
 
 /** Mounts the component for one state and waits for it to render. The caller removes it from the document. */

@@ -211,6 +211,13 @@ describe('c-report-score', () => {
     expect(byId(element, 'admin-hint').textContent).toMatch(/no installation id set/);
   });
 
+  it('a connector address that is not http(s) gives no admin link at all', async () => {
+    const element = await renderState('unsafeConnectorUrl');
+    expect(links(element)).toEqual([
+      { text: 'Open the report', href: 'https://reports.example.com/r/acme-corp' },
+    ]);
+  });
+
   it('every state renders its own text', async () => {
     const texts = await allStateTexts();
     expect(Object.keys(texts)).toEqual(Object.keys(STATES));
