@@ -58,7 +58,7 @@ export function kindOf(prefix: string, key: string): string {
   if (seg[0] === 'run') return `run:{id}${seg[2] ? `:${seg[2]}${more(3)}` : ''}`;
   if (seg[0] === 'installation') return 'installation:{id}';
   if (seg[0] === '{inbox}') return `{inbox}:${seg[1]}${more(2)}`;
-  // The slug -> installations fan-out (pipeline/slug-fanout.ts): its shards, each under a tag of its own, and
+  // The slug -> installations fan-out (storage/slug-fanout.ts): its shards, each under a tag of its own, and
   // the installations' numbers.
   const fanoutTag = /^\{slug-(?:inst|fan-\d+)\}$/.exec(key.slice(prefix.length + 1).split(':')[0] ?? '');
   if (fanoutTag) return fanoutTag[0] === '{slug-inst}' ? `{slug-inst}${more(1)}` : `{slug-fan-*}${more(1)}`;

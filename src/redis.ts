@@ -1,5 +1,5 @@
 import { Cluster, type ClusterOptions, Redis, type RedisOptions } from 'ioredis';
-import { Keys } from './pipeline/keys.js';
+import { Keys } from './storage/keys.js';
 
 /**
  * Redis connections. BullMQ workers need `maxRetriesPerRequest: null` (a blocked command must wait out a
@@ -10,7 +10,7 @@ import { Keys } from './pipeline/keys.js';
  * what callers write is idempotent (event ids, job ids, marks) so a retry of the request changes nothing twice.
  *
  * One Redis (`REDIS_URL`) or a Redis Cluster (`REDIS_CLUSTER_NODES`): every module takes a `RedisClient`, which
- * is either, and builds its keys in pipeline/keys.ts, whose hash tags keep what one script or transaction touches
+ * is either, and builds its keys in storage/keys.ts, whose hash tags keep what one script or transaction touches
  * in one slot.
  */
 

@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalSystem } from '../local/system.js';
 import type { ReviewOutcome } from '../src/admin/admin-actions.js';
 import type { InstallationView } from '../src/admin/overview.js';
-import type { ReviewItem } from '../src/pipeline/link-index.js';
-import type { RunSummary } from '../src/pipeline/runs.js';
+import type { ReviewItem } from '../src/storage/link-index.js';
+import type { RunSummary } from '../src/storage/runs.js';
 import type { EventLogEntry } from '../src/webhooks/event-log.js';
 import {
   type AdminAnswer,

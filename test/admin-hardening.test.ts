@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { LocalSystem } from '../local/system.js';
-import type { RunSummary } from '../src/pipeline/runs.js';
 import { deleteByPattern } from '../src/redis.js';
 import { createServerApp } from '../src/server/app.js';
+import type { RunSummary } from '../src/storage/runs.js';
 import { startTestSystem, stopTestSystem } from './support/local-system.js';
 import { type LoopbackServer, listenOnLoopback } from './support/loopback-server.js';
 import { nextRunEnded } from './support/system-state.js';

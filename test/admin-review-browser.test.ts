@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalSystem } from '../local/system.js';
-import type { ReviewItem } from '../src/pipeline/link-index.js';
+import type { ReviewItem } from '../src/storage/link-index.js';
 import { type BrowserSession, startSystemInBrowser, stopSystemInBrowser } from './support/browser-session.js';
 
 /**

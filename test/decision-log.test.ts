@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { csvCell, decisionsCsv, reviewCsv } from '../src/admin/csv.js';
 import { type Decision, DecisionLog, type NewDecision } from '../src/decisions/decision-log.js';
-import { Keys } from '../src/pipeline/keys.js';
+import { Keys } from '../src/storage/keys.js';
 import { redisUnderOwnPrefix } from './support/redis-prefixes.js';
 
 /** The decision log on the real Redis under a prefix of its own, and the CSV it is exported as. */

@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalSystem } from '../local/system.js';
 import { upgradeLinkIndex } from '../src/app/index-upgrade.js';
-import { scanLinearHash } from '../src/pipeline/linear-hash.js';
 import { deleteByPattern } from '../src/redis.js';
+import { scanLinearHash } from '../src/storage/linear-hash.js';
 import { startTestSystem, stopTestSystem } from './support/local-system.js';
 import { keysWithPrefix, runEnded } from './support/system-state.js';
 

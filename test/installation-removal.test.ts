@@ -5,12 +5,12 @@ import type { AppContext } from '../src/app/context.js';
 import { InstallationService } from '../src/app/installation-service.js';
 import type { AppRuntime } from '../src/app/runtime.js';
 import { InstallationStore } from '../src/installations/store.js';
-import { fingerprintOf, LinkIndex, type RecordState } from '../src/pipeline/link-index.js';
-import { PendingSlugs } from '../src/pipeline/pending-slugs.js';
 import type { Pipeline } from '../src/pipeline/pipeline.js';
-import { RunLinks } from '../src/pipeline/run-links.js';
-import { SyncRuns } from '../src/pipeline/runs.js';
 import { type ReportRequest, RequestStore } from '../src/requests/request-store.js';
+import { fingerprintOf, LinkIndex, type RecordState } from '../src/storage/link-index.js';
+import { PendingSlugs } from '../src/storage/pending-slugs.js';
+import { RunLinks } from '../src/storage/run-links.js';
+import { SyncRuns } from '../src/storage/runs.js';
 import { SecretBox } from '../src/util/secretbox.js';
 import { redisWithFreshPrefixes } from './support/redis-prefixes.js';
 

@@ -1,16 +1,16 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { placeDigest } from '../src/matching/shared-links.js';
-import { Keys } from '../src/pipeline/keys.js';
-import { LINEAR_HASH_LOAD, LINEAR_HASH_LUA, scanLinearHash } from '../src/pipeline/linear-hash.js';
+import { Keys } from '../src/storage/keys.js';
+import { LINEAR_HASH_LOAD, LINEAR_HASH_LUA, scanLinearHash } from '../src/storage/linear-hash.js';
 import {
   digestFingerprint,
   fingerprintOf,
   LinkIndex,
   type RecordState,
   sameFingerprint,
-} from '../src/pipeline/link-index.js';
-import { RedisScript } from '../src/util/redis-script.js';
+} from '../src/storage/link-index.js';
+import { RedisScript } from '../src/storage/redis-script.js';
 import { redisWithFreshPrefixes } from './support/redis-prefixes.js';
 
 const { redis, freshPrefix } = redisWithFreshPrefixes('lh');

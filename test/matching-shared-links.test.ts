@@ -6,9 +6,9 @@ import {
   conflictingSharedLinks,
   placeDigest,
 } from '../src/matching/shared-links.js';
-import { Keys } from '../src/pipeline/keys.js';
-import { LinkIndex } from '../src/pipeline/link-index.js';
 import { closeRedis, createRedis } from '../src/redis.js';
+import { Keys } from '../src/storage/keys.js';
+import { LinkIndex } from '../src/storage/link-index.js';
 import { autoLinkedState } from './support/link-states.js';
 import { REDIS_URL } from './support/redis-url.js';
 

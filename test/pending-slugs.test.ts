@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { Keys } from '../src/pipeline/keys.js';
-import { PendingSlugs } from '../src/pipeline/pending-slugs.js';
+import { Keys } from '../src/storage/keys.js';
+import { PendingSlugs } from '../src/storage/pending-slugs.js';
 import { redisWithFreshPrefixes } from './support/redis-prefixes.js';
 
 /**

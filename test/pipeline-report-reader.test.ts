@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Keys } from '../src/pipeline/keys.js';
 import { ReportReader } from '../src/pipeline/report-reader.js';
 import { closeRedis, createRedis, deleteKeysWithPrefix } from '../src/redis.js';
 import { ReportClient } from '../src/reports/client.js';
 import { createSandbox, type ListeningSandbox, type ReportSandbox } from '../src/sandbox/index.js';
+import { Keys } from '../src/storage/keys.js';
 import { REDIS_URL } from './support/redis-url.js';
 import { waitFor } from './support/wait.js';
 

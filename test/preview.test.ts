@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LocalCrmRecord, type LocalSystem, workerEnvFor } from '../local/system.js';
 import { main } from '../src/cli/main.js';
 import { MATCH_STATUSES, type MatchStatus } from '../src/fields.js';
-import type { RunSummary } from '../src/pipeline/runs.js';
+import type { RunSummary } from '../src/storage/runs.js';
 import { adminLogin } from './support/admin-login.js';
 import { startTestSystem, stopTestSystem } from './support/local-system.js';
 import { runEnded } from './support/system-state.js';

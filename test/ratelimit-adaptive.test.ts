@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
-import { gateKeys } from '../src/pipeline/keys.js';
 import { parseQuotaHeaders } from '../src/ratelimit/quota-headers.js';
 import { type RateGateOptions, RedisRateGate } from '../src/ratelimit/redis-gate.js';
 import { closeRedis, createRedis } from '../src/redis.js';
+import { gateKeys } from '../src/storage/keys.js';
 import { REDIS_URL } from './support/redis-url.js';
 
 const redis = createRedis(REDIS_URL, 'worker');

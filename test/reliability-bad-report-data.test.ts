@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { demoCompanies, type SeedCompanyInput } from '../local/demo-seed.js';
 import type { LocalSystem } from '../local/system.js';
-import type { RunSummary } from '../src/pipeline/runs.js';
 import { loadFixtureReports } from '../src/sandbox/index.js';
+import type { RunSummary } from '../src/storage/runs.js';
 import { staleRecords } from './support/end-state.js';
 import { wrongRecords } from './support/expectations.js';
 import { startTestSystem, stopTestSystem } from './support/local-system.js';

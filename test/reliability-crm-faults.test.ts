@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalSystem } from '../local/system.js';
-import { lockRecords } from '../src/pipeline/record-locks.js';
+import { lockRecords } from '../src/storage/record-locks.js';
 import { staleRecords } from './support/end-state.js';
 import { wrongRecords } from './support/expectations.js';
 import { installThroughOAuth } from './support/hubspot-install.js';

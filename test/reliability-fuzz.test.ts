@@ -16,10 +16,10 @@ import {
 } from '../connectors/hubspot/webhook-signature.js';
 import { OAuthStateError, OAuthStateStore } from '../src/auth/oauth-state.js';
 import { ConfigError, loadConfig } from '../src/config.js';
-import { Keys } from '../src/pipeline/keys.js';
 import { closeRedis, createRedis } from '../src/redis.js';
 import { ReportClient, readSearchBody } from '../src/reports/client.js';
 import { ReportServiceError } from '../src/reports/errors.js';
+import { Keys } from '../src/storage/keys.js';
 import { EventLog } from '../src/webhooks/event-log.js';
 import { createReportWebhookRouter } from '../src/webhooks/report-route.js';
 import { verifyHex, verifyStandard, WebhookSignatureError } from '../src/webhooks/report-signature.js';

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { AlertStore } from '../src/alerts/alert-store.js';
-import { Keys } from '../src/pipeline/keys.js';
 import { type ReportRequest, RequestLockedError, RequestStore } from '../src/requests/request-store.js';
+import { Keys } from '../src/storage/keys.js';
 import { redisUnderOwnPrefix } from './support/redis-prefixes.js';
 
 /** The report requests and alerts stores, on the real Redis under a prefix of their own. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { Keys } from '../src/pipeline/keys.js';
-import { emptyBatchResult, KEPT_RUNS, SyncRuns } from '../src/pipeline/runs.js';
+import { Keys } from '../src/storage/keys.js';
+import { emptyBatchResult, KEPT_RUNS, SyncRuns } from '../src/storage/runs.js';
 import { redisUnderOwnPrefix } from './support/redis-prefixes.js';
 
 /** The sync history is bounded by count: a run that falls out of it takes its keys along. */

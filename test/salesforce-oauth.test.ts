@@ -16,8 +16,8 @@ import { CrmDisconnectedError, CrmUnauthorizedError } from '../src/crm/errors.js
 import { OPEN_GATE } from '../src/crm/request-gate.js';
 import { type Installation, InstallationStore } from '../src/installations/store.js';
 import { createLogger } from '../src/log.js';
-import { Keys } from '../src/pipeline/keys.js';
 import { closeRedis, createRedis, waitForRedis } from '../src/redis.js';
+import { Keys } from '../src/storage/keys.js';
 import { SecretBox } from '../src/util/secretbox.js';
 import { CookieJar } from './support/cookie-jar.js';
 import { REDIS_URL } from './support/redis-url.js';

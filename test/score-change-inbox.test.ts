@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { Keys } from '../src/pipeline/keys.js';
-import { ScoreChangeInbox } from '../src/pipeline/score-change-inbox.js';
+import { Keys } from '../src/storage/keys.js';
+import { ScoreChangeInbox } from '../src/storage/score-change-inbox.js';
 import { EventLog } from '../src/webhooks/event-log.js';
 import { redisWithFreshPrefixes } from './support/redis-prefixes.js';
 

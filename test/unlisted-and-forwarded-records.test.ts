@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { CompanyRecord, CrmConnector } from '../src/crm/connector.js';
-import { Keys } from '../src/pipeline/keys.js';
-import { fingerprintOf, LinkIndex, type RecordState } from '../src/pipeline/link-index.js';
 import { MergeForwarding } from '../src/pipeline/merge-forwarding.js';
 import { UnlistedRecords } from '../src/pipeline/unlisted-records.js';
+import { Keys } from '../src/storage/keys.js';
+import { fingerprintOf, LinkIndex, type RecordState } from '../src/storage/link-index.js';
 import { redisWithFreshPrefixes } from './support/redis-prefixes.js';
 
 /**

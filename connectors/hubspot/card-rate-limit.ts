@@ -1,5 +1,5 @@
-import type { Keys } from '../../src/pipeline/keys.js';
 import type { RedisClient } from '../../src/redis.js';
+import type { Keys } from '../../src/storage/keys.js';
 import { HUBSPOT_PROVIDER } from './provider.js';
 
 /**

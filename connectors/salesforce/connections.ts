@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import type { Keys } from '../../src/pipeline/keys.js';
 import type { RedisClient } from '../../src/redis.js';
+import type { Keys } from '../../src/storage/keys.js';
 import type { SecretBox } from '../../src/util/secretbox.js';
 
 /**

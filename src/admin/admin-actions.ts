@@ -3,12 +3,12 @@ import type { InstallationService, RemovalResult } from '../app/installation-ser
 import type { DecisionActor, NewDecision } from '../decisions/decision-log.js';
 import type { MatchStatus } from '../fields.js';
 import type { Installation } from '../installations/store.js';
-import type { ReviewCandidate, ReviewItem } from '../pipeline/link-index.js';
-import type { RunSummary } from '../pipeline/runs.js';
 import { ReportWriteScopeError } from '../reports/errors.js';
 import type { DocumentInput } from '../reports/submissions.js';
 import { ReportRequestError, type RequestOutcome } from '../requests/report-requests.js';
 import { type ReportRequest, RequestLockedError } from '../requests/request-store.js';
+import type { ReviewCandidate, ReviewItem } from '../storage/link-index.js';
+import type { RunSummary } from '../storage/runs.js';
 import { AdminRequestError, explain, installationNotFound } from './errors.js';
 import type { BulkReviewDecision, ReviewDecision } from './schemas.js';
 

@@ -1,6 +1,6 @@
-import { Keys } from '../pipeline/keys.js';
 import { type RedisClient, scanTargets } from '../redis.js';
 import { countingUnit } from '../server/counting-unit.js';
+import { Keys } from '../storage/keys.js';
 import { LOGIN_FAILURES_PER_WINDOW } from './login-throttle.js';
 
 /**

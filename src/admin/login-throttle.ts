@@ -1,7 +1,7 @@
-import { Keys } from '../pipeline/keys.js';
 import type { RedisClient } from '../redis.js';
 import { countingUnit } from '../server/counting-unit.js';
-import { RedisScript } from '../util/redis-script.js';
+import { Keys } from '../storage/keys.js';
+import { RedisScript } from '../storage/redis-script.js';
 
 /** Failed logins allowed per client address in one window; a guessing script is slowed to a crawl. */
 export const LOGIN_FAILURES_PER_WINDOW = 10;

@@ -11,8 +11,8 @@ import {
   type SharedLinkConflict,
 } from '../matching/shared-links.js';
 import { InstallationNotFoundError, InstallationStoppedError, NoReportKeyError } from '../pipeline/errors.js';
-import type { RunSummary } from '../pipeline/runs.js';
 import { providerFor } from '../providers.js';
+import type { RunSummary } from '../storage/runs.js';
 import type { EnvKeyCheck } from './env-key-check.js';
 
 /**

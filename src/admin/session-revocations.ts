@@ -1,5 +1,5 @@
-import { Keys } from '../pipeline/keys.js';
 import type { RedisClient } from '../redis.js';
+import { Keys } from '../storage/keys.js';
 
 /**
  * Sessions ended by "Log out" before their expiry. The cookie itself is stateless, so a copied cookie would

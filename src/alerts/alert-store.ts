@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import type { Keys } from '../pipeline/keys.js';
 import type { RedisClient } from '../redis.js';
+import type { Keys } from '../storage/keys.js';
 
 /**
  * The latest `alert.fired` per report: the only module that reads or writes it. The record fields

@@ -1,6 +1,6 @@
-import { deleteLinearHash } from '../pipeline/linear-hash.js';
-import { SLUG_FANOUT_SHARDS } from '../pipeline/slug-fanout.js';
 import { deleteByPattern } from '../redis.js';
+import { deleteLinearHash } from '../storage/linear-hash.js';
+import { SLUG_FANOUT_SHARDS } from '../storage/slug-fanout.js';
 import type { AppContext } from './context.js';
 
 /**

@@ -6,13 +6,13 @@ import { isLetIn } from '../installations/let-in.js';
 import type { Installation, InstallationStore } from '../installations/store.js';
 import type { Metrics } from '../metrics.js';
 import { InstallationNotFoundError, InstallationStoppedError, NoReportKeyError } from '../pipeline/errors.js';
-import type { Keys } from '../pipeline/keys.js';
 import type { InstallationHandle, InstallationRuntime, OpenOptions } from '../pipeline/runtime.js';
 import { providerFor } from '../providers.js';
 import { type GateState, identityOf, RedisRateGate } from '../ratelimit/redis-gate.js';
 import type { RedisClient } from '../redis.js';
 import { ReportClient } from '../reports/client.js';
 import { RETRY_BUDGET } from '../retry-budget.js';
+import type { Keys } from '../storage/keys.js';
 import { FixtureGuard, guardFixtureWrites } from './fixture-guard.js';
 import { previewBeforeApproval, refuseDataWrites } from './preview-guard.js';
 

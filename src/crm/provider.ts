@@ -5,8 +5,8 @@ import type { AccessTokenSource, TokenRefresher } from '../auth/token-manager.js
 import type { FieldKey } from '../fields.js';
 import type { Installation, InstallationStore, StoredTokens } from '../installations/store.js';
 import type { Logger } from '../log.js';
-import type { Keys } from '../pipeline/keys.js';
 import type { RedisClient } from '../redis.js';
+import type { Keys } from '../storage/keys.js';
 import type { SecretBox } from '../util/secretbox.js';
 import type { CrmChange, CrmConnector, ProviderLimits } from './connector.js';
 import type { RecordCardHost } from './record-card.js';

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import type { CrmKind } from '../crm/connector.js';
-import { Keys } from '../pipeline/keys.js';
 import { providers } from '../providers.js';
 import type { RedisClient } from '../redis.js';
 import { deleteByPattern } from '../redis.js';
+import { Keys } from '../storage/keys.js';
 import type { SecretBox } from '../util/secretbox.js';
 
 /**

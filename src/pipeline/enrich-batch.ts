@@ -6,6 +6,11 @@ import type { RedisClient } from '../redis.js';
 import type { ReportClient } from '../reports/client.js';
 import { requestedReportJudge } from '../requests/completion.js';
 import type { ReportRequest, RequestStore } from '../requests/request-store.js';
+import type { Keys } from '../storage/keys.js';
+import type { LinkIndex } from '../storage/link-index.js';
+import { lockInstallationRecords } from '../storage/record-locks.js';
+import { RunLinks } from '../storage/run-links.js';
+import { type BatchResult, PREVIEW_SAMPLES_PER_BATCH, type PreviewSample } from '../storage/runs.js';
 import { searchAndDecide } from './batch/candidate-search.js';
 import { type Desired, desiredValues } from './batch/desired-values.js';
 import { type Plan, planLinks } from './batch/plan.js';
@@ -13,13 +18,8 @@ import { readLinkedReports } from './batch/report-reads.js';
 import { BatchTally } from './batch/tally.js';
 import { keepChanged, writeUpdates } from './batch/write.js';
 import type { BatchJob } from './jobs.js';
-import type { Keys } from './keys.js';
-import type { LinkIndex } from './link-index.js';
 import type { MatchingStrategy } from './matching-strategy.js';
-import { lockInstallationRecords } from './record-locks.js';
 import { ReportReader, slugChangeSeqs } from './report-reader.js';
-import { RunLinks } from './run-links.js';
-import { type BatchResult, PREVIEW_SAMPLES_PER_BATCH, type PreviewSample } from './runs.js';
 
 /**
  * One batch of records, end to end, in named steps (each in ./batch/): load the records, plan each

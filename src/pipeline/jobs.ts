@@ -126,12 +126,12 @@ const reportEventJobSchema = z.object({
 });
 export type ReportEventJob = z.infer<typeof reportEventJobSchema>;
 
-/** The fan-out of marked score changes (pipeline/score-change-inbox.ts): the marks are its work, not the payload. */
+/** The fan-out of marked score changes (storage/score-change-inbox.ts): the marks are its work, not the payload. */
 const scoreChangesJobSchema = z.object({});
 export type ScoreChangesJob = z.infer<typeof scoreChangesJobSchema>;
 
 /**
- * Re-read the reports marked for one installation (pipeline/pending-slugs.ts) and update every record linked
+ * Re-read the reports marked for one installation (storage/pending-slugs.ts) and update every record linked
  * to them. `slug`: a job queued before the marks existed names its one report.
  */
 const slugUpdateJobSchema = z.object({

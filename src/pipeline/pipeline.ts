@@ -9,6 +9,12 @@ import type { Metrics } from '../metrics.js';
 import type { RedisClient } from '../redis.js';
 import type { RequestStore } from '../requests/request-store.js';
 import { RETRY_BUDGET } from '../retry-budget.js';
+import type { Keys } from '../storage/keys.js';
+import { digestFingerprint, fingerprintOf, type LinkIndex, sameFingerprint } from '../storage/link-index.js';
+import { PendingSlugs } from '../storage/pending-slugs.js';
+import { RunLinks } from '../storage/run-links.js';
+import type { RunKind, SyncRuns } from '../storage/runs.js';
+import { HOT_EVENTS, type MarkedSlug, type ScoreChangeInbox } from '../storage/score-change-inbox.js';
 import type { EventLogEntry } from '../webhooks/event-log.js';
 import type { VerifiedReportEvent } from '../webhooks/report-route.js';
 import { type BatchOutcome, type BatchTargets, enrichBatch } from './enrich-batch.js';
@@ -23,17 +29,11 @@ import type {
   RunningJob,
   SlugUpdateJob,
 } from './jobs.js';
-import type { Keys } from './keys.js';
-import { digestFingerprint, fingerprintOf, type LinkIndex, sameFingerprint } from './link-index.js';
 import type { MatchingStrategy } from './matching-strategy.js';
 import { MergeForwarding } from './merge-forwarding.js';
-import { PendingSlugs } from './pending-slugs.js';
 import { jobIdPart, legacyJobIdPart, type Queues } from './queues.js';
 import { markSlugChanged } from './report-reader.js';
-import { RunLinks } from './run-links.js';
-import type { RunKind, SyncRuns } from './runs.js';
 import { type InstallationRuntime, isPolled } from './runtime.js';
-import { HOT_EVENTS, type MarkedSlug, type ScoreChangeInbox } from './score-change-inbox.js';
 import { judgeSlugChange } from './slug-change-check.js';
 import { UnlistedRecords } from './unlisted-records.js';
 

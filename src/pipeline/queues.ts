@@ -1,8 +1,8 @@
 import { type JobsOptions, Queue } from 'bullmq';
 import type { RedisClient } from '../redis.js';
 import { RETRY_BUDGET } from '../retry-budget.js';
+import { Keys } from '../storage/keys.js';
 import type { JobData, JobName, JobQueue, JobToAdd } from './jobs.js';
-import { Keys } from './keys.js';
 
 /**
  * Three queues so that bulk work never holds back urgent work: `backfill` (listing pages and their batches),

@@ -5,8 +5,8 @@ import type { RedisClient } from '../redis.js';
 import type { ReportClient } from '../reports/client.js';
 import { ReportNotFoundError } from '../reports/errors.js';
 import { type Report, reportSchema, type SearchHit, searchHitSchema } from '../reports/schemas.js';
+import type { Keys } from '../storage/keys.js';
 import { parseStoredJson } from '../util/json.js';
-import type { Keys } from './keys.js';
 
 /**
  * Reads reports for the pipeline. Within one run a slug is read once, however many records and workers want

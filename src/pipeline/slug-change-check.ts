@@ -1,6 +1,6 @@
 import type { CrmChange, CrmConnector } from '../crm/connector.js';
+import type { LinkIndex } from '../storage/link-index.js';
 import { cleanSlug } from './batch/plan.js';
-import type { LinkIndex } from './link-index.js';
 
 /**
  * What a `report_slug` change event means, decided before anything about the record's link changes. A CRM

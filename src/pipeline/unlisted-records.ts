@@ -1,8 +1,8 @@
 import type { CrmConnector } from '../crm/connector.js';
 import type { RedisClient } from '../redis.js';
-import type { Keys } from './keys.js';
-import { scanLinearHash } from './linear-hash.js';
-import type { LinkIndex } from './link-index.js';
+import type { Keys } from '../storage/keys.js';
+import { scanLinearHash } from '../storage/linear-hash.js';
+import type { LinkIndex } from '../storage/link-index.js';
 
 /**
  * A listing pass that forgets records gone from the CRM: each listed page's ids go into a set of the run,

@@ -9,6 +9,8 @@ import {
   ReportServiceError,
   ReportUnauthorizedError,
 } from '../reports/errors.js';
+import { Keys } from '../storage/keys.js';
+import { RecordLockTimeoutError } from '../storage/record-locks.js';
 import {
   FixtureWriteRefusedError,
   InstallationNotFoundError,
@@ -17,9 +19,7 @@ import {
   PreviewWriteError,
 } from './errors.js';
 import { isJobName, type JobData, type JobName, parseJobData, type RunningJob } from './jobs.js';
-import { Keys } from './keys.js';
 import { type Pipeline, Reschedule } from './pipeline.js';
-import { RecordLockTimeoutError } from './record-locks.js';
 
 /**
  * Workers and what a failure means for a job:

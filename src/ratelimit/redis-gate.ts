@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { AdaptiveGate } from '../crm/request-gate.js';
-import { gateKeys } from '../pipeline/keys.js';
 import type { RedisClient } from '../redis.js';
+import { gateKeys } from '../storage/keys.js';
 import type { RateQuota } from './quota-headers.js';
 
 /**

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import type { Keys } from '../pipeline/keys.js';
 import type { RedisClient } from '../redis.js';
+import type { Keys } from '../storage/keys.js';
 
 /**
  * Report requests: the only module that reads or writes them. One entry per record (its latest request) and

@@ -1,5 +1,5 @@
-import type { Keys } from '../pipeline/keys.js';
 import type { RedisClient } from '../redis.js';
+import type { Keys } from '../storage/keys.js';
 
 /**
  * Which CRM webhook events were already taken in, by event id, for as long as a delivery's signature is

@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import type { Keys } from '../pipeline/keys.js';
 import type { RedisClient } from '../redis.js';
+import type { Keys } from '../storage/keys.js';
+import { RedisScript } from '../storage/redis-script.js';
 import { parseStoredJson } from '../util/json.js';
-import { RedisScript } from '../util/redis-script.js';
 
 /**
  * Inbound events: the recent ones the admin page shows (newest first, capped), and which event ids were

@@ -1,6 +1,6 @@
 import type { LocalSystem } from '../../local/system.js';
-import type { RunSummary } from '../../src/pipeline/runs.js';
 import { type RedisClient, scanTargets } from '../../src/redis.js';
+import type { RunSummary } from '../../src/storage/runs.js';
 import { waitFor } from './wait.js';
 
 /** Polls for the end states a reliability test checks: a run that ended, queues with nothing left to do. */

@@ -1,5 +1,5 @@
 import type { Decision, DecisionActor } from '../../decisions/decision-log.js';
-import type { RunSummary } from '../../pipeline/runs.js';
+import type { RunSummary } from '../../storage/runs.js';
 import { html, type SafeHtml } from '../html.js';
 import type { InstallationView } from '../overview.js';
 import { installationPath, num, RUN_KIND_LABELS, when } from './format.js';

@@ -1,7 +1,7 @@
 import type { MatchStatus } from '../../fields.js';
 import type { ApprovalSource, InstallationStatus } from '../../installations/store.js';
-import type { RunSummary } from '../../pipeline/runs.js';
 import { providerFor } from '../../providers.js';
+import type { RunSummary } from '../../storage/runs.js';
 import type { InstallationView } from '../overview.js';
 
 /** Words and number formats the pages share. */

@@ -1,7 +1,7 @@
 import type { Decision } from '../../decisions/decision-log.js';
 import { DECISION_LOG_SIZE } from '../../decisions/decision-log.js';
-import type { ReviewItem } from '../../pipeline/link-index.js';
-import type { RunSummary } from '../../pipeline/runs.js';
+import type { ReviewItem } from '../../storage/link-index.js';
+import type { RunSummary } from '../../storage/runs.js';
 import type { PendingRequestView } from '../admin-actions.js';
 import { html, type SafeHtml } from '../html.js';
 import type { InstallationView } from '../overview.js';

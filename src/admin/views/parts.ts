@@ -1,7 +1,7 @@
 import { MATCH_STATUSES } from '../../fields.js';
-import type { ReviewItem } from '../../pipeline/link-index.js';
-import type { RunSummary } from '../../pipeline/runs.js';
 import { providerFor } from '../../providers.js';
+import type { ReviewItem } from '../../storage/link-index.js';
+import type { RunSummary } from '../../storage/runs.js';
 import { html, type SafeHtml } from '../html.js';
 import type { InstallationView } from '../overview.js';
 import { type Bar, barChart } from './charts.js';

@@ -1,5 +1,5 @@
 import type { MatchStatus } from '../../fields.js';
-import type { RunSummary } from '../../pipeline/runs.js';
+import type { RunSummary } from '../../storage/runs.js';
 import { html, type SafeHtml } from '../html.js';
 import type { InstallationView } from '../overview.js';
 import { installationPath, num, RUN_STATE_LABELS, when } from './format.js';

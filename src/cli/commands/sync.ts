@@ -3,7 +3,7 @@ import cliProgress from 'cli-progress';
 import type { AppContext } from '../../app/context.js';
 import { InstallationService, PreviewRefusedError } from '../../app/installation-service.js';
 import { MATCH_STATUSES } from '../../fields.js';
-import type { RunSummary } from '../../pipeline/runs.js';
+import type { RunSummary } from '../../storage/runs.js';
 import { parseCommandArgs } from '../args.js';
 import { CommandFailedError } from '../errors.js';
 import type { CommandIo } from '../io.js';

@@ -1,6 +1,6 @@
 import type { CompanyRecord } from '../../crm/connector.js';
 import { reportSchema } from '../../reports/schemas.js';
-import type { LinkIndex } from '../link-index.js';
+import type { LinkIndex } from '../../storage/link-index.js';
 import type { MatchCandidate, MatchingStrategy, MatchOutcome } from '../matching-strategy.js';
 import type { ReportReader } from '../report-reader.js';
 

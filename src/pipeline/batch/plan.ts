@@ -7,8 +7,8 @@ import {
   type ReportServiceError,
   ReportUnexpectedStatusError,
 } from '../../reports/errors.js';
+import type { LinkIndex, ReviewItem } from '../../storage/link-index.js';
 import type { BatchJob } from '../jobs.js';
-import type { LinkIndex, ReviewItem } from '../link-index.js';
 import type { MatchOutcome } from '../matching-strategy.js';
 
 /** What the batch does with one record, decided before any report is read. */

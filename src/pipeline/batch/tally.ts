@@ -1,4 +1,4 @@
-import { type BatchResult, emptyBatchResult, MAX_ERRORS_PER_BATCH } from '../runs.js';
+import { type BatchResult, emptyBatchResult, MAX_ERRORS_PER_BATCH } from '../../storage/runs.js';
 
 /** The counts one batch reports to its run, with at most MAX_ERRORS_PER_BATCH failures kept in full. */
 export class BatchTally {

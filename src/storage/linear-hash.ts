@@ -1,5 +1,5 @@
 import type { RedisClient } from '../redis.js';
-import { RedisScript } from '../util/redis-script.js';
+import { RedisScript } from './redis-script.js';
 
 /**
  * A map of many small fields kept in Redis as a linear hash (Litwin): a meta hash at the map's stem (`k` the

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { RedisClient } from '../redis.js';
-import { RedisScript } from '../util/redis-script.js';
 import type { Keys } from './keys.js';
 import { LINEAR_HASH_LUA } from './linear-hash.js';
+import { RedisScript } from './redis-script.js';
 
 /**
  * Which installations have a record on a slug (the fan-out of score.changed), for the whole deployment. It was

@@ -12,9 +12,9 @@ import { createHash } from 'node:crypto';
  * (`queuePrefix`). Keys used only one at a time carry no tag. On one Redis tags change nothing.
  *
  * Each group has one owning module, the only one that reads or writes it (README, "Developing and testing"):
- * installations: installations/store.ts · per-record link state: pipeline/link-index.ts · runs and sync
- * history: pipeline/runs.ts · links a run made: pipeline/run-links.ts · run caches and report sequence: pipeline/report-reader.ts · events:
- * webhooks/event-log.ts · record locks: pipeline/record-locks.ts · pending slug updates: pipeline/pending-slugs.ts · OAuth state: auth/oauth-state.ts ·
+ * installations: installations/store.ts · per-record link state: storage/link-index.ts · runs and sync
+ * history: storage/runs.ts · links a run made: storage/run-links.ts · run caches and report sequence: pipeline/report-reader.ts · events:
+ * webhooks/event-log.ts · record locks: storage/record-locks.ts · pending slug updates: storage/pending-slugs.ts · OAuth state: auth/oauth-state.ts ·
  * refresh locks: auth/token-manager.ts · Salesforce connections: connectors/salesforce/connections.ts · rate gates: ratelimit/redis-gate.ts · admin sessions and logins:
  * admin/session-revocations.ts, admin/login-throttle.ts · record card requests: connectors/hubspot/card-rate-limit.ts · report requests: requests/request-store.ts ·
  * alerts: alerts/alert-store.ts · decision log: decisions/decision-log.ts. BullMQ builds its own keys under
@@ -78,7 +78,7 @@ export class Keys {
     return `${this.inst(id)}:refresh-cooldown`;
   }
 
-  // ---- per-record link state (pipeline/link-index.ts, bucketed by pipeline/linear-hash.ts) --------------
+  // ---- per-record link state (storage/link-index.ts, bucketed by storage/linear-hash.ts) --------------
 
   /**
    * Stem of the linear-hash map record id -> the record's packed state (`seq|slug|status|score|auto|fingerprint|
@@ -197,7 +197,7 @@ export class Keys {
     return `${this.prefix}:${tag('slug-inst')}:numbers`;
   }
 
-  // ---- reports whose records wait for an update (pipeline/pending-slugs.ts) ----------------------------
+  // ---- reports whose records wait for an update (storage/pending-slugs.ts) ----------------------------
 
   /** Sorted set slug -> mark number, per lane (`urgent`, `hot`): what the installation's slug-update takes. */
   pendingSlugs(id: string, lane: string): string {
@@ -208,20 +208,20 @@ export class Keys {
     return `${this.inst(id)}:pending-slugs:seq`;
   }
 
-  // ---- record locks (pipeline/record-locks.ts) --------------------------------------------------------
+  // ---- record locks (storage/record-locks.ts) --------------------------------------------------------
 
   recordLock(id: string, recordId: string): string {
     return `${this.inst(id)}:lock:${recordId}`;
   }
 
-  // ---- links each run made (pipeline/run-links.ts) -----------------------------------------------------
+  // ---- links each run made (storage/run-links.ts) -----------------------------------------------------
 
   /** Hash record id -> slug of the auto-links one run made (what `undo` takes back). */
   runLinks(id: string, runId: string): string {
     return `${this.inst(id)}:run-links:${runId}`;
   }
 
-  // ---- runs and sync history (pipeline/runs.ts) -------------------------------------------------------
+  // ---- runs and sync history (storage/runs.ts) -------------------------------------------------------
 
   /** List of an installation's recent run ids, newest first. */
   runs(id: string): string {
@@ -284,7 +284,7 @@ export class Keys {
     return `${this.prefix}:{inbox}`;
   }
 
-  // ---- score changes waiting to be fanned out (pipeline/score-change-inbox.ts) --------------------------
+  // ---- score changes waiting to be fanned out (storage/score-change-inbox.ts) --------------------------
 
   /** Hash slug -> id of the latest score.changed not yet fanned out. */
   scoreInbox(): string {

@@ -1,6 +1,6 @@
 import type { RedisClient } from '../redis.js';
-import { RedisScript } from '../util/redis-script.js';
 import type { Keys } from './keys.js';
+import { RedisScript } from './redis-script.js';
 
 /**
  * The auto-links each sync run made, so that a run that linked wrongly can be undone in one step. Kept for

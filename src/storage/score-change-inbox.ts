@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import type { RedisClient } from '../redis.js';
-import { RedisScript } from '../util/redis-script.js';
 import { DEDUP_TTL_SECONDS, EVENT_LOG_SIZE, type EventLogEntry } from '../webhooks/event-log.js';
 import type { Keys } from './keys.js';
+import { RedisScript } from './redis-script.js';
 
 /**
  * Acknowledged `score.changed` events waiting to be fanned out, one entry per slug (the latest event wins). An

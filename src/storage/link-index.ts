@@ -9,9 +9,9 @@ import {
 } from '../matching/shared-links.js';
 import type { RedisClient } from '../redis.js';
 import { parseStoredJson } from '../util/json.js';
-import { RedisScript } from '../util/redis-script.js';
 import type { Keys } from './keys.js';
 import { LINEAR_HASH_LUA, linearHashSize, scanLinearHash } from './linear-hash.js';
+import { RedisScript } from './redis-script.js';
 import { SLUG_DIGEST_LUA, SlugFanout, slugDigest } from './slug-fanout.js';
 
 /**

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { RedisClient } from '../redis.js';
-import { RedisScript } from '../util/redis-script.js';
 import type { Keys } from './keys.js';
+import { RedisScript } from './redis-script.js';
 
 /**
  * Reports whose linked records wait for an update, per installation and lane: what a `slug-update` job works
