@@ -7,11 +7,11 @@ import { FaultInjector } from '../src/sandbox/faults.js';
 import { FixtureFileError, loadFixtureReports, parseFixtureReports } from '../src/sandbox/fixtures.js';
 import { SandboxHttpError } from '../src/sandbox/http-error.js';
 import { createSandbox } from '../src/sandbox/index.js';
-import { findProjectRoot, ProjectRootNotFoundError } from '../src/sandbox/project-root.js';
 import { FixedWindowRateLimiter } from '../src/sandbox/rate-limiter.js';
 import { ReportStore } from '../src/sandbox/report-store.js';
 import { checkQuery } from '../src/sandbox/search.js';
 import { foldedWords } from '../src/sandbox/text-folding.js';
+import { findProjectRoot, ProjectRootNotFoundError } from '../src/util/project-root.js';
 
 function statusOf(fn: () => unknown): number | undefined {
   try {

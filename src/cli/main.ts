@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { redactSecrets } from '../log.js';
-import { findProjectRoot } from '../sandbox/project-root.js';
+import { findProjectRoot } from '../util/project-root.js';
 import { demoCommand } from './commands/demo.js';
 import { doctorCommand } from './commands/doctor.js';
 import { manifestsCommand } from './commands/manifests.js';

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { defaultFixturesPath } from './project-root.js';
+import { defaultFixturesPath } from '../util/project-root.js';
 
 /**
  * The sandbox's own record of a report: every field of the interface's Report, plus `description` (searched

@@ -1,3 +1,4 @@
+export { defaultFixturesPath, findProjectRoot } from '../util/project-root.js';
 export type { ApiKey, KeyRegistration } from './api-keys.js';
 export type { Delivery, DeliveryStatus, SandboxEvent } from './event-dispatcher.js';
 export type { FaultSettings } from './faults.js';
@@ -9,7 +10,6 @@ export {
   parseFixtureReports,
 } from './fixtures.js';
 export { SandboxHttpError } from './http-error.js';
-export { defaultFixturesPath, findProjectRoot } from './project-root.js';
 export {
   createSandbox,
   type ListeningSandbox,

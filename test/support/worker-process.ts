@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { findProjectRoot } from '../../src/sandbox/project-root.js';
+import { findProjectRoot } from '../../src/util/project-root.js';
 import { waitFor } from './wait.js';
 
 /**

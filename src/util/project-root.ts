@@ -3,7 +3,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /**
- * The module runs from `src/sandbox/` under vitest and from `dist/src/sandbox/` once built, so a fixed number
+ * A module runs from `src/` under vitest and from `dist/src/` once built, so a fixed number
  * of `..` would be wrong in one of them: walk up to the folder that holds `package.json` instead.
  */
 export function findProjectRoot(fromUrl: string = import.meta.url): string {
