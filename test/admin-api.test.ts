@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalSystem } from '../local/system.js';
 import type { ReviewOutcome } from '../src/admin/admin-actions.js';
 import type { InstallationView } from '../src/admin/overview.js';
-import type { ReviewItem } from '../src/storage/link-index.js';
+import type { ReviewItem } from '../src/storage/review-codec.js';
 import type { RunSummary } from '../src/storage/runs.js';
 import type { EventLogEntry } from '../src/webhooks/event-log.js';
 import {
@@ -234,7 +234,7 @@ describe('installations', () => {
       scores.length,
     );
     expect(view.lastRun?.state).toBe('done');
-    expect(view.reviewCount).toBe((await system.ctx.index.reviewItems(id)).length);
+    expect(view.reviewCount).toBe((await system.ctx.index.reviews.items(id)).length);
   });
 
   it('shows a disconnected OAuth installation with its reason and a reconnect link', async () => {
@@ -424,7 +424,7 @@ describe('the review queue', () => {
     expect(crm(item.recordId).report_slug).toBe(slug);
     expect(crm(item.recordId).report_match_status).toBe('matched');
     expect(Number(crm(item.recordId).report_score)).toBe(system.sandbox.getReport(slug)!.score.overall);
-    expect(await system.ctx.index.reviewItem(id, item.recordId)).toBeNull();
+    expect(await system.ctx.index.reviews.item(id, item.recordId)).toBeNull();
   });
 
   it('rejecting the candidates leaves the record without a link', async () => {

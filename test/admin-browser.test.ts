@@ -65,7 +65,7 @@ describe('the admin page in a browser', () => {
     const first = page.locator('article.review-item').first();
     const headingId = (await first.locator('h3').getAttribute('id')) ?? '';
     const recordId = headingId.replace(/^review-/, '');
-    const item = await system.ctx.index.reviewItem(system.installationId, recordId);
+    const item = await system.ctx.index.reviews.item(system.installationId, recordId);
     expect(item).not.toBeNull();
     expect(system.hubspot.getCompany(recordId)?.properties.report_match_status).toBe('needs_review');
     const candidate = item!.candidates[item!.candidates.length - 1]!;

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalSystem } from '../local/system.js';
-import type { ReviewItem } from '../src/storage/link-index.js';
+import type { ReviewItem } from '../src/storage/review-codec.js';
 import { type BrowserSession, startSystemInBrowser, stopSystemInBrowser } from './support/browser-session.js';
 
 /**
@@ -29,7 +29,7 @@ afterAll(() => stopSystemInBrowser({ system, browser }));
 
 describe('review at scale in a browser', () => {
   it('selects every item on the page and accepts each first candidate in one submit', async () => {
-    const queue: ReviewItem[] = await system.ctx.index.reviewItems(system.installationId);
+    const queue: ReviewItem[] = await system.ctx.index.reviews.items(system.installationId);
     expect(queue.length).toBeGreaterThanOrEqual(5);
     const page = await browser.newPage(1280);
     await browser.logIn(page);

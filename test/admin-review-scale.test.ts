@@ -4,7 +4,7 @@ import type { LocalSystem } from '../local/system.js';
 import type { BulkReviewOutcome } from '../src/admin/admin-actions.js';
 import type { CrmKind } from '../src/crm/connector.js';
 import type { Decision } from '../src/decisions/decision-log.js';
-import type { ReviewItem } from '../src/storage/link-index.js';
+import type { ReviewItem } from '../src/storage/review-codec.js';
 import {
   type AdminAnswer,
   type AdminApiError,

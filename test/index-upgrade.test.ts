@@ -53,7 +53,7 @@ describe('start-up upgrade of the link index', () => {
     if (!linked) throw new Error('no record was linked by the first sync');
     const slug = linked.p.report_slug!;
     await leaveOnlyTheOldIndex(slug, linked.id);
-    expect(await system.ctx.index.installationsForSlug(slug)).toEqual([]);
+    expect(await system.ctx.index.slugs.installationsForSlug(slug)).toEqual([]);
 
     const upgraded = await upgradeLinkIndex(system.ctx);
     expect(upgraded).toHaveLength(1);
@@ -67,8 +67,8 @@ describe('start-up upgrade of the link index', () => {
 
     const run = await runEnded(system, upgraded[0]!.runId!);
     expect(run.state).toBe('done');
-    expect(await system.ctx.index.installationsForSlug(slug)).toEqual([system.installationId]);
-    expect(await system.ctx.index.recordsForSlug(system.installationId, slug)).toContain(linked.id);
+    expect(await system.ctx.index.slugs.installationsForSlug(slug)).toEqual([system.installationId]);
+    expect(await system.ctx.index.slugs.recordsForSlug(system.installationId, slug)).toContain(linked.id);
 
     const prefix = system.ctx.config.redisPrefix;
     const left = (await keysWithPrefix(system.ctx.redis, prefix)).filter(
@@ -124,7 +124,7 @@ describe('start-up upgrade of the link index', () => {
     const { redis, config, index } = system.ctx;
     const id = system.installationId;
     const inst = `${config.redisPrefix}:inst:{${id}}`;
-    const waiting = await index.reviewItems(id);
+    const waiting = await index.reviews.items(id);
     // The format before: the candidates by slug, their details under the slug.
     await deleteByPattern(redis, `${system.ctx.keys.review(id)}*`);
     await redis.del(system.ctx.keys.reviewCandidates(id));
@@ -138,7 +138,9 @@ describe('start-up upgrade of the link index', () => {
     const run = await runEnded(system, upgraded[0]!.runId!);
     expect(run.state).toBe('done');
     expect(await redis.exists(`${inst}:review-items`, `${inst}:review-cand`)).toBe(0);
-    expect(await index.reviewItems(id)).toEqual(waiting.map((item) => ({ ...item, at: expect.any(String) })));
+    expect(await index.reviews.items(id)).toEqual(
+      waiting.map((item) => ({ ...item, at: expect.any(String) })),
+    );
   }, 120_000);
 
   it('writes the slug index and the fan-out anew from the records when their digests were hex, without a sync', async () => {
@@ -160,7 +162,7 @@ describe('start-up upgrade of the link index', () => {
     const oldShard = keys.legacySlugInstallationsShard(3);
     await redis.hset(oldShard, 'k', '0', 'p', '0', 'n', '1');
     await redis.hset(`${oldShard}:0`, hex(linked[0]!.slug), '1');
-    for (const { slug } of linked) expect(await index.installationsForSlug(slug)).toEqual([]);
+    for (const { slug } of linked) expect(await index.slugs.installationsForSlug(slug)).toEqual([]);
     await redis.del(keys.indexUpgradeLock(id));
 
     const upgraded = await upgradeLinkIndex(system.ctx);
@@ -168,8 +170,8 @@ describe('start-up upgrade of the link index', () => {
       { installationId: id, runId: null, skipped: null, slugIndexRebuilt: linked.length },
     ]);
     for (const { recordId, slug } of linked) {
-      expect(await index.installationsForSlug(slug)).toEqual([id]);
-      expect(await index.recordsForSlug(id, slug)).toContain(recordId);
+      expect(await index.slugs.installationsForSlug(slug)).toEqual([id]);
+      expect(await index.slugs.recordsForSlug(id, slug)).toContain(recordId);
     }
     expect(await redis.keys(`${old}*`)).toEqual([]);
     expect(await redis.keys(`${oldShard}*`)).toEqual([]);

@@ -7,8 +7,9 @@ import type { AppRuntime } from '../src/app/runtime.js';
 import { InstallationStore } from '../src/installations/store.js';
 import type { Pipeline } from '../src/pipeline/pipeline.js';
 import { type ReportRequest, RequestStore } from '../src/requests/request-store.js';
-import { fingerprintOf, LinkIndex, type RecordState } from '../src/storage/link-index.js';
+import { LinkIndex } from '../src/storage/link-index.js';
 import { PendingSlugs } from '../src/storage/pending-slugs.js';
+import { fingerprintOf, type RecordState } from '../src/storage/record-state.js';
 import { RunLinks } from '../src/storage/run-links.js';
 import { SyncRuns } from '../src/storage/runs.js';
 import { SecretBox } from '../src/util/secretbox.js';
@@ -71,8 +72,8 @@ describe('InstallationService.remove', () => {
     const retire = vi.spyOn(store, 'retire');
     const hashWhen: Record<string, number> = {};
     const hash = store.keys.installation(id);
-    const forget = index.forgetInstallation.bind(index);
-    vi.spyOn(index, 'forgetInstallation').mockImplementation(async (installationId) => {
+    const forget = index.slugs.forgetInstallation.bind(index.slugs);
+    vi.spyOn(index.slugs, 'forgetInstallation').mockImplementation(async (installationId) => {
       hashWhen.index = await redis().exists(hash);
       await forget(installationId);
     });
@@ -165,7 +166,7 @@ describe('removal leaves nothing of the installation in global keys (issue 26, p
     const left = await redis().hgetall(numbers);
     expect(Object.keys(left).filter((f) => f === `i:${id}` || left[f] === id)).toEqual([]);
     expect(left[`i:${other}`]).toBeDefined();
-    expect(await index.installationsForSlug('acme-robotics')).toEqual([other]);
+    expect(await index.slugs.installationsForSlug('acme-robotics')).toEqual([other]);
   });
 
   it('an installation removed and installed again is fanned out again, whichever process links it', async () => {
@@ -184,8 +185,8 @@ describe('removal leaves nothing of the installation in global keys (issue 26, p
     const second = await redis().hget(numbers, `i:${id}`);
     expect(second).not.toBeNull();
     expect(second).not.toBe(first);
-    expect(await index.installationsForSlug('globex-systems')).toEqual([id]);
-    expect(await index.installationsForSlug('acme-robotics')).toEqual([]);
+    expect(await index.slugs.installationsForSlug('globex-systems')).toEqual([id]);
+    expect(await index.slugs.installationsForSlug('acme-robotics')).toEqual([]);
   });
 
   it('a batch that ends after the removal leaves no number behind', async () => {
@@ -195,6 +196,6 @@ describe('removal leaves nothing of the installation in global keys (issue 26, p
     await index.apply(id, [linkedTo('101', 'acme-robotics')]);
     const left = await redis().hgetall(store.keys.slugInstallationNumbers());
     expect(Object.keys(left).filter((f) => f === `i:${id}` || left[f] === id)).toEqual([]);
-    expect(await index.installationsForSlug('acme-robotics')).toEqual([]);
+    expect(await index.slugs.installationsForSlug('acme-robotics')).toEqual([]);
   });
 });

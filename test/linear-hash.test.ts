@@ -1,22 +1,26 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { placeDigest } from '../src/matching/shared-links.js';
 import { Keys } from '../src/storage/keys.js';
-import { LINEAR_HASH_LOAD, LINEAR_HASH_LUA, scanLinearHash } from '../src/storage/linear-hash.js';
+import { LINEAR_HASH_LOAD, scanLinearHash } from '../src/storage/linear-hash.js';
+import { LinkIndex } from '../src/storage/link-index.js';
+import { expandIncludes } from '../src/storage/lua-loader.js';
+import { LuaScript } from '../src/storage/lua-script.js';
 import {
   digestFingerprint,
   fingerprintOf,
-  LinkIndex,
   type RecordState,
   sameFingerprint,
-} from '../src/storage/link-index.js';
-import { RedisScript } from '../src/storage/redis-script.js';
+} from '../src/storage/record-state.js';
 import { redisWithFreshPrefixes } from './support/redis-prefixes.js';
 
 const { redis, freshPrefix } = redisWithFreshPrefixes('lh');
 
 /** The library's own operations, as the product's scripts use them: ARGV op, then fields (and values). */
-const OPS = new RedisScript(`${LINEAR_HASH_LUA}
+const OPS = new LuaScript(
+  'linear-hash-ops',
+  expandIncludes(`-- @include linear-hash
 local M = lh_open(KEYS[1])
 local out = {}
 if ARGV[1] == 'set' then
@@ -28,13 +32,15 @@ else
 end
 lh_close(M)
 return out
-`);
+`),
+);
+const opsReply = z.array(z.string().nullable());
 
 async function set(stem: string, entries: [string, string][]): Promise<void> {
-  await OPS.run(redis(), [stem], ['set', ...entries.flat()]);
+  await OPS.run(redis(), [stem], ['set', ...entries.flat()], opsReply);
 }
 async function get(stem: string, fields: string[]): Promise<(string | null)[]> {
-  const raw = (await OPS.run(redis(), [stem], ['get', ...fields])) as (string | null)[];
+  const raw = await OPS.run(redis(), [stem], ['get', ...fields], opsReply);
   return fields.map((_, i) => raw[i] ?? null);
 }
 async function meta(stem: string): Promise<{ k: number; p: number; n: number }> {
@@ -87,7 +93,7 @@ describe('linear-hash buckets', () => {
       stem,
       Array.from({ length: 300 }, (_, i) => [`r${i}`, `${i}`]),
     );
-    await OPS.run(redis(), [stem], ['del', ...Array.from({ length: 100 }, (_, i) => `r${i}`)]);
+    await OPS.run(redis(), [stem], ['del', ...Array.from({ length: 100 }, (_, i) => `r${i}`)], opsReply);
     const long = 'x'.repeat(200);
     await set(stem, [
       ['r150', long],
@@ -175,26 +181,26 @@ describe('LinkIndex on linear-hash buckets', () => {
         states.map((s) => s.recordId),
       ),
     ).toEqual(states.map((_, i) => i + 1));
-    expect(await index.recordsForSlug('i1', 'report-5')).toEqual(
+    expect(await index.slugs.recordsForSlug('i1', 'report-5')).toEqual(
       states
         .filter((s) => s.slug === 'report-5')
         .map((s) => s.recordId)
         .sort(),
     );
-    expect(await index.installationsForSlug('report-699')).toEqual(['i1']);
+    expect(await index.slugs.installationsForSlug('report-699')).toEqual(['i1']);
     expect((await index.coverage('i1')).matched).toBe(3_000);
     expect((await index.scores('i1')).length).toBe(3_000);
 
     // Moving a record to another slug, then forgetting records: the reverse index follows.
     const moved = { ...states[5]!, slug: 'report-elsewhere' };
     await index.apply('i1', [moved]);
-    expect(await index.recordsForSlug('i1', 'report-elsewhere')).toEqual([moved.recordId]);
-    expect(await index.recordsForSlug('i1', 'report-5')).not.toContain(moved.recordId);
+    expect(await index.slugs.recordsForSlug('i1', 'report-elsewhere')).toEqual([moved.recordId]);
+    expect(await index.slugs.recordsForSlug('i1', 'report-5')).not.toContain(moved.recordId);
     // The seq written before the move is kept by apply.
     expect(await index.writtenSeqs('i1', [moved.recordId])).toEqual([6]);
     await index.forget('i1', [moved.recordId, states[6]!.recordId]);
     expect(await index.slugsOf('i1', [moved.recordId, states[6]!.recordId])).toEqual([null, null]);
-    expect(await index.recordsForSlug('i1', 'report-elsewhere')).toEqual([]);
+    expect(await index.slugs.recordsForSlug('i1', 'report-elsewhere')).toEqual([]);
     expect((await index.coverage('i1')).matched).toBe(2_998);
 
     const shared = await index.sharedAutoLinks('i1');
@@ -245,7 +251,7 @@ describe('LinkIndex on linear-hash buckets', () => {
       unlinked,
       { ...unlinked, recordId: 'r2', review: { ...review, recordId: 'r2' } },
     ]);
-    expect(await index.reviewItem('i2', 'r1')).toEqual(review);
+    expect(await index.reviews.item('i2', 'r1')).toEqual(review);
     const odd = {
       recordId: 'r9',
       name: null,
@@ -254,9 +260,9 @@ describe('LinkIndex on linear-hash buckets', () => {
       at: 'not a time',
     };
     await index.apply('i2', [{ ...unlinked, recordId: 'r9', review: odd }]);
-    expect(await index.reviewItem('i2', 'r9')).toEqual(odd);
+    expect(await index.reviews.item('i2', 'r9')).toEqual(odd);
     await index.forget('i2', ['r9']);
-    expect(await index.reviewItems('i2')).toHaveLength(2);
+    expect(await index.reviews.items('i2')).toHaveLength(2);
     expect(await index.unlinkedNames('i2')).toEqual(
       new Map([
         ['r1', 'acme | robotics 100%'],
@@ -269,7 +275,7 @@ describe('LinkIndex on linear-hash buckets', () => {
 
     // The candidates' details go with the last item offering them.
     await index.apply('i2', [{ ...unlinked, review: null }]);
-    expect(await index.reviewItem('i2', 'r2')).toEqual({ ...review, recordId: 'r2' });
+    expect(await index.reviews.item('i2', 'r2')).toEqual({ ...review, recordId: 'r2' });
     await index.forget('i2', ['r2']);
     expect(await redis().hlen(new Keys(prefix).reviewCandidates('i2'))).toBe(0);
   });
@@ -319,7 +325,7 @@ describe('LinkIndex on linear-hash buckets', () => {
     const first = item('r1', [clash[0], 'shared', 'a', 'b', 'c']);
     const second = item('r2', [clash[1], 'shared']);
     await index.apply('i3', [state(first), state(second)]);
-    expect(await index.reviewItemsOf('i3', ['r1', 'r2'])).toEqual([first, second]);
+    expect(await index.reviews.itemsOf('i3', ['r1', 'r2'])).toEqual([first, second]);
     // The reasons' usual phrases take a character each: the first item is far shorter than its text.
     let stored: string | undefined;
     await scanLinearHash(redis(), keys.review('i3'), (recordId, value) => {
@@ -329,7 +335,7 @@ describe('LinkIndex on linear-hash buckets', () => {
     expect(stored!.length).toBeLessThan(JSON.stringify(first.candidates.map((c) => [c.score, c.why])).length);
     // The shared candidate and the clashing one stay while an item names them.
     await index.forget('i3', ['r1']);
-    expect(await index.reviewItem('i3', 'r2')).toEqual(second);
+    expect(await index.reviews.item('i3', 'r2')).toEqual(second);
     await index.forget('i3', ['r2']);
     expect(await redis().hlen(keys.reviewCandidates('i3'))).toBe(0);
   });
@@ -381,7 +387,7 @@ describe('LinkIndex on linear-hash buckets', () => {
     await index.apply('gone', [linked('1', 'report-a', 0)]);
     // The removal: the installation's hash first, then its keys.
     await redis().unlink(keys.installation('gone'));
-    await index.forgetInstallation('gone');
+    await index.slugs.forgetInstallation('gone');
     const left = await redis().keys(`${keys.inst('gone')}:*`);
     await redis().unlink(...left);
 
@@ -389,9 +395,9 @@ describe('LinkIndex on linear-hash buckets', () => {
     await index.apply('gone', [linked('2', 'report-b', 1)]);
     await index.setWrittenSeqs('gone', new Map([['2', 7]]));
     await index.markAutoLink('gone', '2', 'report-b');
-    await index.setPollCursor('gone', { cursor: 'c', since: 1 });
+    await index.pollCursors.set('gone', { cursor: 'c', since: 1 });
     expect(await redis().keys(`${keys.inst('gone')}:*`)).toEqual([]);
-    expect(await index.installationsForSlug('report-a')).toEqual([]);
-    expect(await index.installationsForSlug('report-b')).toEqual([]);
+    expect(await index.slugs.installationsForSlug('report-a')).toEqual([]);
+    expect(await index.slugs.installationsForSlug('report-b')).toEqual([]);
   });
 });

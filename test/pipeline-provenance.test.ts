@@ -128,14 +128,14 @@ describe.each(['hubspot', 'salesforce'] as CrmKind[])('provenance on %s', (crm) 
     const before = linkState(system);
     const stamps = records(system).map((r) => r.syncedAt);
     const coverage = await system.ctx.index.coverage(system.installationId);
-    const reviewCount = await system.ctx.index.reviewCount(system.installationId);
+    const reviewCount = await system.ctx.index.reviews.count(system.installationId);
     await deleteByPattern(system.ctx.redis, system.ctx.keys.instPattern(system.installationId));
-    expect(await system.ctx.index.reviewCount(system.installationId)).toBe(0);
+    expect(await system.ctx.index.reviews.count(system.installationId)).toBe(0);
     const run = await fullSync(system);
     expect(linkState(system)).toEqual(before);
     expect(records(system).filter((r, i) => r.syncedAt !== stamps[i])).toEqual([]);
     expect(run.totals.written).toBe(0);
     expect(await system.ctx.index.coverage(system.installationId)).toEqual(coverage);
-    expect(await system.ctx.index.reviewCount(system.installationId)).toBe(reviewCount);
+    expect(await system.ctx.index.reviews.count(system.installationId)).toBe(reviewCount);
   }, 120_000);
 });

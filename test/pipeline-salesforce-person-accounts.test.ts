@@ -38,7 +38,7 @@ describe('a Salesforce org with Person Accounts', () => {
     const untouched = sf.getAccount(person!.Id)!;
     expect(untouched.custom.Report_Slug__c ?? null).toBeNull();
     expect(untouched.custom.Report_Match_Status__c ?? null).toBeNull();
-    expect(await system.ctx.index.recordsForSlug(system.installationId, report.slug)).not.toContain(
+    expect(await system.ctx.index.slugs.recordsForSlug(system.installationId, report.slug)).not.toContain(
       person!.Id,
     );
   });

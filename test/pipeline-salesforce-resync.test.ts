@@ -30,14 +30,14 @@ describe('a Salesforce poll paused for 16 days', () => {
     const index = system.ctx.index;
     const installationId = system.installationId;
     await waitFor('the first poll to set its cursor', async () =>
-      (await index.pollCursor(installationId)) ? true : undefined,
+      (await index.pollCursors.get(installationId)) ? true : undefined,
     );
     const linked = system.recordIds
       .map((id) => system.crm.record(id))
       .filter((r): r is NonNullable<typeof r> => r?.status === 'matched' && Boolean(r.slug));
     const gone = linked[0]!;
     const kept = linked[1]!;
-    expect(await index.recordsForSlug(installationId, gone.slug!)).toContain(gone.id);
+    expect(await index.slugs.recordsForSlug(installationId, gone.slug!)).toContain(gone.id);
     const runsBefore = (await system.ctx.runs.recent(installationId, 20)).length;
 
     // One synchronous step, so no poll runs in between: a day on, the Account deleted, then 15 days more. The
@@ -49,11 +49,11 @@ describe('a Salesforce poll paused for 16 days', () => {
     await waitFor(
       'the deleted Account to leave the index',
       async () =>
-        (await index.recordsForSlug(installationId, gone.slug!)).includes(gone.id) ? undefined : true,
+        (await index.slugs.recordsForSlug(installationId, gone.slug!)).includes(gone.id) ? undefined : true,
       60_000,
       100,
     );
-    expect(await index.recordsForSlug(installationId, kept.slug!)).toContain(kept.id);
+    expect(await index.slugs.recordsForSlug(installationId, kept.slug!)).toContain(kept.id);
     const [resync] = await system.ctx.runs.recent(installationId, 1);
     expect((await system.ctx.runs.recent(installationId, 20)).length).toBe(runsBefore + 1);
     expect(resync?.kind).toBe('full');
@@ -66,7 +66,7 @@ describe('a Salesforce poll paused for 16 days', () => {
     await waitFor(
       'a later deletion to leave the index',
       async () =>
-        (await index.recordsForSlug(installationId, later.slug!)).includes(later.id) ? undefined : true,
+        (await index.slugs.recordsForSlug(installationId, later.slug!)).includes(later.id) ? undefined : true,
       30_000,
       100,
     );

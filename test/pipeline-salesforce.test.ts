@@ -66,13 +66,13 @@ describe('the pipeline against the local Salesforce', () => {
     const linked = records.find((r) => r.status === 'matched' && r.slug)!;
     const sf = system.salesforce!;
     const index = system.ctx.index;
-    expect(await index.recordsForSlug(system.installationId, linked.slug!)).toContain(linked.id);
+    expect(await index.slugs.recordsForSlug(system.installationId, linked.slug!)).toContain(linked.id);
     const pollsBefore = sf.counters().queryAll ?? 0;
     sf.deleteAccount(linked.id);
     await waitFor(
       'the deleted Account to leave the index',
       async () =>
-        (await index.recordsForSlug(system.installationId, linked.slug!)).includes(linked.id)
+        (await index.slugs.recordsForSlug(system.installationId, linked.slug!)).includes(linked.id)
           ? undefined
           : true,
       15_000,
@@ -100,7 +100,7 @@ describe('the pipeline against the local Salesforce', () => {
     await waitFor(
       'the index to move the link',
       async () => {
-        const members = await index.recordsForSlug(system.installationId, loser.slug!);
+        const members = await index.slugs.recordsForSlug(system.installationId, loser.slug!);
         return members.includes(survivor.id) && !members.includes(loser.id) ? true : undefined;
       },
       15_000,

@@ -103,7 +103,7 @@ describe.each(['hubspot', 'salesforce'] as const)('%s', (crm) => {
       );
       expect(ended).toMatchObject({ state: 'review' });
       expect(system.crm.record(recordId)).toMatchObject({ slug: null, status: 'needs_review' });
-      const item = await system.ctx.index.reviewItem(system.installationId, recordId);
+      const item = await system.ctx.index.reviews.item(system.installationId, recordId);
       expect(item?.candidates.map((c) => c.slug)).toEqual([slug]);
     });
 

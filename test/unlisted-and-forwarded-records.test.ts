@@ -3,7 +3,8 @@ import type { CompanyRecord, CrmConnector } from '../src/crm/connector.js';
 import { MergeForwarding } from '../src/pipeline/merge-forwarding.js';
 import { UnlistedRecords } from '../src/pipeline/unlisted-records.js';
 import { Keys } from '../src/storage/keys.js';
-import { fingerprintOf, LinkIndex, type RecordState } from '../src/storage/link-index.js';
+import { LinkIndex } from '../src/storage/link-index.js';
+import { fingerprintOf, type RecordState } from '../src/storage/record-state.js';
 import { redisWithFreshPrefixes } from './support/redis-prefixes.js';
 
 /**
@@ -58,8 +59,8 @@ describe('UnlistedRecords', () => {
     const { connector, reads } = crmWith(new Set(['a', 'b', 'c', 'e']));
     expect(await unlisted.forgetUnlisted(index, connector, 'i1', 'run-1')).toEqual(['d']);
     expect(reads.flat().sort()).toEqual(['d', 'e']);
-    expect(await index.recordsForSlug('i1', 'report-d')).toEqual([]);
-    expect(await index.recordsForSlug('i1', 'report-e')).toEqual(['e']);
+    expect(await index.slugs.recordsForSlug('i1', 'report-d')).toEqual([]);
+    expect(await index.slugs.recordsForSlug('i1', 'report-e')).toEqual(['e']);
     expect(await redis().keys(`${keys.inst('i1')}:listed:*`)).toEqual([]);
   });
 });

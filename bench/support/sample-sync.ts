@@ -74,7 +74,7 @@ export async function syncSample(
       if (seen?.status === 'matched' && seen.slug) {
         decision = { status: 'matched', slug: seen.slug, reason: 'read back from the CRM' };
       } else if (seen?.status === 'needs_review') {
-        const item = await system.ctx.index.reviewItem(system.installationId, id);
+        const item = await system.ctx.index.reviews.item(system.installationId, id);
         const candidates = (item?.candidates ?? []).map((c) => ({
           slug: c.slug,
           name: c.name,

@@ -7,7 +7,7 @@ import { ReportWriteScopeError } from '../reports/errors.js';
 import type { DocumentInput } from '../reports/submissions.js';
 import { ReportRequestError, type RequestOutcome } from '../requests/report-requests.js';
 import { type ReportRequest, RequestLockedError } from '../requests/request-store.js';
-import type { ReviewCandidate, ReviewItem } from '../storage/link-index.js';
+import type { ReviewCandidate, ReviewItem } from '../storage/review-codec.js';
 import type { RunSummary } from '../storage/runs.js';
 import { AdminRequestError, explain, installationNotFound } from './errors.js';
 import type { BulkReviewDecision, ReviewDecision } from './schemas.js';
@@ -88,7 +88,7 @@ export class AdminActions {
     by: DecisionActor,
   ): Promise<ReviewOutcome> {
     await this.installation(installationId);
-    const item = await this.ctx.index.reviewItem(installationId, recordId);
+    const item = await this.ctx.index.reviews.item(installationId, recordId);
     if (!item) {
       throw new AdminRequestError(
         404,
@@ -143,7 +143,7 @@ export class AdminActions {
   ): Promise<BulkReviewOutcome> {
     await this.installation(installationId);
     const ids = [...new Set(bulk.recordIds)];
-    const items = await this.ctx.index.reviewItemsOf(installationId, ids);
+    const items = await this.ctx.index.reviews.itemsOf(installationId, ids);
     const waiting = new Map<string, ReviewItem>();
     const skipped = new Map<string, BulkReviewResult['outcome']>();
     ids.forEach((id, i) => {

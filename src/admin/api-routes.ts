@@ -168,13 +168,13 @@ export function adminApiRouter({ ctx, guard, actions, overview }: ApiRouteDeps):
   router.get('/installations/:id/review', async (req, res) => {
     const id = installationParam(req);
     await actions.installation(id);
-    res.json({ items: await ctx.index.reviewItems(id) });
+    res.json({ items: await ctx.index.reviews.items(id) });
   });
 
   router.get('/installations/:id/review.csv', async (req, res) => {
     const id = installationParam(req);
     await actions.installation(id);
-    sendCsv(res, 'review-queue.csv', reviewCsv(await ctx.index.reviewItems(id)));
+    sendCsv(res, 'review-queue.csv', reviewCsv(await ctx.index.reviews.items(id)));
   });
 
   // Before `/review/:recordId`, which would take `bulk` for a record id.

@@ -1,5 +1,5 @@
 import type { Decision } from '../decisions/decision-log.js';
-import type { ReviewItem } from '../storage/link-index.js';
+import type { ReviewItem } from '../storage/review-codec.js';
 
 /**
  * CSV exports of the review queue and the decision log (RFC 4180: comma-separated, CRLF line ends, a field

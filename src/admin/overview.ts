@@ -108,7 +108,7 @@ export class AdminOverview {
     const [counts, scores, reviewCount, runs, reportKey, apiUsage, shared, reportRate] = await Promise.all([
       ctx.index.coverage(installation.id),
       ctx.index.scores(installation.id),
-      ctx.index.reviewCount(installation.id),
+      ctx.index.reviews.count(installation.id),
       ctx.runs.recent(installation.id, 1),
       this.reportKey(installation),
       this.apiUsage(installation),

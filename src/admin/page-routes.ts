@@ -212,7 +212,7 @@ export function adminPageRouter(deps: PageRouteDeps): Router {
     const [view, review, runs, pending, { noMatch, linked }, decisions, decisionCount, preview] =
       await Promise.all([
         overview.view(installation),
-        ctx.index.reviewItems(id),
+        ctx.index.reviews.items(id),
         ctx.runs.recent(id, RUNS_SHOWN),
         actions.pendingRequests(id),
         recordLists(id),

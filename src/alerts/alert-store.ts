@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { RedisClient } from '../redis.js';
 import type { Keys } from '../storage/keys.js';
+import { LuaScript } from '../storage/lua-script.js';
 
 /**
  * The latest `alert.fired` per report: the only module that reads or writes it. The record fields
@@ -14,18 +15,8 @@ export type StoredAlert = z.infer<typeof storedAlertSchema>;
 /** Activities already made for one event stay known this long (the redelivery window and more). */
 const ACTIVITY_MEMORY_SECONDS = 7 * 24 * 3600;
 
-// An older alert arriving late (redelivery, out of order) must not replace a newer one.
-const RECORD_IF_NEWER = `
-local current = redis.call('HGET', KEYS[1], ARGV[1])
-if current then
-  local ok, decoded = pcall(cjson.decode, current)
-  if ok and type(decoded) == 'table' and type(decoded.at) == 'string' and decoded.at > ARGV[3] then
-    return 0
-  end
-end
-redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
-return 1
-`;
+/** An older alert arriving late (redelivery, out of order) does not replace a newer one. */
+const RECORD_IF_NEWER = LuaScript.load('alert-record');
 
 export class AlertStore {
   constructor(
@@ -36,15 +27,13 @@ export class AlertStore {
   /** Keeps the alert unless a newer one is stored; true when it became the latest. */
   async record(slug: string, alert: StoredAlert): Promise<boolean> {
     const at = new Date(alert.at).toISOString();
-    const stored = await this.redis.eval(
-      RECORD_IF_NEWER,
-      1,
-      this.keys.slugAlerts(),
-      slug,
-      JSON.stringify({ ...alert, at }),
-      at,
+    const stored = await RECORD_IF_NEWER.run(
+      this.redis,
+      [this.keys.slugAlerts()],
+      [slug, JSON.stringify({ ...alert, at }), at],
+      z.enum(['kept', 'older']),
     );
-    return stored === 1;
+    return stored === 'kept';
   }
 
   /** The latest alert of each slug (absent when none fired, or when what is stored cannot be read). */

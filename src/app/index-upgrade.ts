@@ -52,7 +52,7 @@ export async function upgradeLinkIndex(ctx: AppContext): Promise<IndexUpgrade[]>
     if (needsSlugIndex) {
       // The records' states hold their slugs: no CRM call needed, and score changes find the records again
       // as soon as this is done.
-      slugIndexRebuilt = await ctx.index.rebuildSlugIndex(id);
+      slugIndexRebuilt = await ctx.index.slugs.rebuild(id);
       await deleteLinearHash(redis, keys.legacySlugRecords(id));
     }
     let runId: string | null = null;

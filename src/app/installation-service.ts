@@ -168,7 +168,7 @@ export class InstallationService {
     // from then on a batch still in flight writes no index state, run-links or pending slugs (their scripts
     // check it), so none is left behind when the installation's keys are deleted below.
     await this.ctx.installations.retire(installationId);
-    await this.ctx.index.forgetInstallation(installationId);
+    await this.ctx.index.slugs.forgetInstallation(installationId);
     await this.ctx.requests.forgetInstallation(installationId);
     await this.ctx.runs.removeAll(installationId);
     await this.ctx.installations.remove(installationId);

@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
 import { CrmDisconnectedError, CrmTransientError, CrmUnauthorizedError } from '../crm/errors.js';
 import type { Installation, InstallationStore, StoredTokens } from '../installations/store.js';
 import type { RedisClient } from '../redis.js';
+import { LuaScript } from '../storage/lua-script.js';
 
 /**
  * Token refresh done once per installation across every process: an in-process promise so concurrent
@@ -18,6 +20,9 @@ export interface AccessTokenSource {
 }
 
 /** Thrown by a provider's refresher when the refresh token itself is refused (`invalid_grant`). */
+/** Releases only the caller's own lock (locks-release.lua). */
+const RELEASE_LOCK = LuaScript.load('locks-release');
+
 export class RefreshRejectedError extends Error {
   readonly code = 'REFRESH_REJECTED';
   constructor(
@@ -161,12 +166,7 @@ export class TokenManager {
       }
     } finally {
       // Release only our own lock: a slow refresh may have outlived the TTL and another process holds it now.
-      await this.redis.eval(
-        "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end",
-        1,
-        lockKey,
-        lockValue,
-      );
+      await RELEASE_LOCK.run(this.redis, [lockKey], [lockValue], z.number());
     }
   }
 }

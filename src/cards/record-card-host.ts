@@ -25,7 +25,7 @@ export function createRecordCardHost(ctx: AppContext, actions: AdminActions): Re
       const [record] = await ctx.runtime.connectorFor(installation, true).readCompanies([recordId]);
       if (!record) return null;
       const [review, request] = await Promise.all([
-        ctx.index.reviewItem(installationId, recordId),
+        ctx.index.reviews.item(installationId, recordId),
         ctx.requests.get(installationId, recordId),
       ]);
       return { record, review, request };

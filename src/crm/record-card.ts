@@ -1,7 +1,7 @@
 import type { DecisionActor } from '../decisions/decision-log.js';
 import type { Installation } from '../installations/store.js';
 import type { ReportRequest } from '../requests/request-store.js';
-import type { ReviewItem } from '../storage/link-index.js';
+import type { ReviewItem } from '../storage/review-codec.js';
 import type { CompanyRecord, CrmKind } from './connector.js';
 
 /**

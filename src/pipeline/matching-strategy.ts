@@ -1,5 +1,5 @@
 import type { CompanyRecord } from '../crm/connector.js';
-import type { ReviewCandidate } from '../storage/link-index.js';
+import type { ReviewCandidate } from '../storage/review-codec.js';
 
 /**
  * What the pipeline needs from matching, kept as an interface so the batch logic is tested with the real

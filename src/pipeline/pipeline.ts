@@ -10,8 +10,9 @@ import type { RedisClient } from '../redis.js';
 import type { RequestStore } from '../requests/request-store.js';
 import { RETRY_BUDGET } from '../retry-budget.js';
 import type { Keys } from '../storage/keys.js';
-import { digestFingerprint, fingerprintOf, type LinkIndex, sameFingerprint } from '../storage/link-index.js';
+import type { LinkIndex } from '../storage/link-index.js';
 import { PendingSlugs } from '../storage/pending-slugs.js';
+import { digestFingerprint, fingerprintOf, sameFingerprint } from '../storage/record-state.js';
 import { RunLinks } from '../storage/run-links.js';
 import type { RunKind, SyncRuns } from '../storage/runs.js';
 import { HOT_EVENTS, type MarkedSlug, type ScoreChangeInbox } from '../storage/score-change-inbox.js';
@@ -367,7 +368,7 @@ export class Pipeline {
       // Before the fan-out: a batch that read this report earlier and links a record after the fan-out
       // looked at the index sees the mark and asks for this update again (see BatchOutcome.staleSlugs).
       await markSlugChanged(this.deps.redis, this.deps.keys, data.slug);
-      for (const installationId of await this.deps.index.installationsForSlug(data.slug)) {
+      for (const installationId of await this.deps.index.slugs.installationsForSlug(data.slug)) {
         await this.enqueueSlugUpdate(installationId, data.slug);
       }
     } else if (data.type === 'alert.fired') {
@@ -419,7 +420,7 @@ export class Pipeline {
     const newest = await this.deps.alerts.record(data.slug, { line, at, eventId: data.eventId });
     if (!newest) return;
     await markSlugChanged(this.deps.redis, this.deps.keys, data.slug);
-    for (const installationId of await this.deps.index.installationsForSlug(data.slug)) {
+    for (const installationId of await this.deps.index.slugs.installationsForSlug(data.slug)) {
       await this.enqueueSlugUpdate(installationId, data.slug);
       const installation = await this.deps.installations.get(installationId);
       if (!installation?.alertActivity) continue;
@@ -437,7 +438,7 @@ export class Pipeline {
     const { connector } = await this.deps.runtime.open(data.installationId, { urgent: true });
     if (!connector.createActivity) return;
     const activity = alertActivity(data);
-    const linked = await this.deps.index.recordsForSlug(data.installationId, data.slug);
+    const linked = await this.deps.index.slugs.recordsForSlug(data.installationId, data.slug);
     for (const recordId of await this.mergedInto.resolve(data.installationId, linked)) {
       if (!(await this.deps.alerts.claimActivity(data.installationId, data.eventId, recordId))) continue;
       try {
@@ -490,7 +491,7 @@ export class Pipeline {
     }
     const recordIds = new Set<string>();
     for (const { slug } of work) {
-      const linked = await this.deps.index.recordsForSlug(installationId, slug);
+      const linked = await this.deps.index.slugs.recordsForSlug(installationId, slug);
       for (const id of await this.mergedInto.resolve(installationId, linked)) recordIds.add(id);
     }
     if (recordIds.size > 0) {
@@ -637,7 +638,7 @@ export class Pipeline {
   async poll({ installationId }: PollJob): Promise<void> {
     const { connector } = await this.deps.runtime.open(installationId);
     if (!isPolled(connector)) return;
-    const previous = await this.deps.index.pollCursor(installationId);
+    const previous = await this.deps.index.pollCursors.get(installationId);
     const {
       records,
       cursor: next,
@@ -652,7 +653,7 @@ export class Pipeline {
       const changes = await this.changesFromPoll(installationId, records, firstPollAt);
       await this.enqueueCrmChanges(installationId, [...removals, ...changes]);
     }
-    await this.deps.index.setPollCursor(installationId, { cursor: next, since: firstPollAt });
+    await this.deps.index.pollCursors.set(installationId, { cursor: next, since: firstPollAt });
   }
 
   private async changesFromPoll(
@@ -704,8 +705,8 @@ export class Pipeline {
     const { connector, client } = await this.deps.runtime.open(installationId, { urgent: true });
     const { index } = this.deps;
     if (decision.action === 'reject') {
-      const item = await index.reviewItem(installationId, recordId);
-      await index.addRejectedSlugs(
+      const item = await index.reviews.item(installationId, recordId);
+      await index.reviews.addRejectedSlugs(
         installationId,
         recordId,
         (item?.candidates ?? []).map((c) => c.slug),
@@ -755,7 +756,7 @@ export class Pipeline {
     rejected: ReadonlyMap<string, readonly string[]>,
   ): Promise<void> {
     for (const [recordId, slugs] of rejected) {
-      await this.deps.index.addRejectedSlugs(installationId, recordId, [...slugs]);
+      await this.deps.index.reviews.addRejectedSlugs(installationId, recordId, [...slugs]);
     }
     await this.enrichInChunks(installationId, 'review-bulk', [...links.keys(), ...rejected.keys()], (ids) => {
       const linked = ids.filter((id) => links.has(id));

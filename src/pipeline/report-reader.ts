@@ -6,6 +6,7 @@ import type { ReportClient } from '../reports/client.js';
 import { ReportNotFoundError } from '../reports/errors.js';
 import { type Report, reportSchema, type SearchHit, searchHitSchema } from '../reports/schemas.js';
 import type { Keys } from '../storage/keys.js';
+import { LuaScript } from '../storage/lua-script.js';
 import { parseStoredJson } from '../util/json.js';
 
 /**
@@ -33,6 +34,10 @@ const RUN_CACHE_TTL_SECONDS = 24 * 3600;
 const FILL_LOCK_MS = 15_000;
 /** A waiter gives up on a filler that is alive but slower than this, and reads the report itself. */
 const FILL_WAIT_MAX_MS = 5 * 60_000;
+
+const RENEW = LuaScript.load('lock-renew');
+const RELEASE = LuaScript.load('locks-release');
+const SLUG_CHANGED = LuaScript.load('slug-changed');
 
 export interface ReportReaderOptions {
   /** The fill lock's lifetime without renewal (tests shorten it). */
@@ -76,7 +81,9 @@ export class ReportReader {
     // Renewed while the read lasts: a read that waits out a 429's Retry-After (up to 30 s, three times) must
     // not let the lock lapse, or a waiter reads the same slug too.
     const renew = setInterval(() => {
-      this.redis.eval(RENEW_IF_OWNER, 1, lockKey, token, this.fillLockMs).catch(() => undefined);
+      RENEW.run(this.redis, [lockKey], [token, this.fillLockMs], z.enum(['renewed', 'lost'])).catch(
+        () => undefined,
+      );
     }, this.fillLockMs / 3);
     try {
       const result = await this.fetch(slug);
@@ -84,7 +91,7 @@ export class ReportReader {
       return result;
     } finally {
       clearInterval(renew);
-      await this.redis.eval(RELEASE_IF_OWNER, 1, lockKey, token);
+      await RELEASE.run(this.redis, [lockKey], [token], z.number());
     }
   }
 
@@ -172,7 +179,7 @@ export async function dropRunCaches(redis: RedisClient, keys: Keys, runId: strin
 
 export async function markSlugChanged(redis: RedisClient, keys: Keys, slug: string): Promise<number> {
   const seq = await redis.incr(keys.reportSeq());
-  await redis.eval(SET_IF_GREATER, 1, keys.slugChanges(), slug, seq);
+  await SLUG_CHANGED.run(redis, [keys.slugChanges()], [slug, seq], z.enum(['set', 'older']));
   return seq;
 }
 
@@ -191,19 +198,3 @@ export async function slugChangeSeqs(
   const raw = await redis.hmget(keys.slugChanges(), ...slugs);
   return new Map(slugs.map((slug, i) => [slug, Number(raw[i] ?? 0)]));
 }
-
-const RENEW_IF_OWNER = `
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
-return 0
-`;
-
-const RELEASE_IF_OWNER = `
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0
-`;
-
-const SET_IF_GREATER = `
-local current = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0')
-if tonumber(ARGV[2]) > current then redis.call('HSET', KEYS[1], ARGV[1], ARGV[2]) end
-return 0
-`;

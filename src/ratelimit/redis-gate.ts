@@ -1,8 +1,10 @@
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { z } from 'zod';
 import type { AdaptiveGate } from '../crm/request-gate.js';
 import type { RedisClient } from '../redis.js';
 import { gateKeys } from '../storage/keys.js';
+import { LuaScript } from '../storage/lua-script.js';
 import type { RateQuota } from './quota-headers.js';
 
 /**
@@ -25,111 +27,13 @@ import type { RateQuota } from './quota-headers.js';
  *   the window resets (Retry-After, or the stated reset) without a cut, since the rate is known.
  */
 
-/** Keys: tat, pause, rate. ARGV: ceiling interval, window, reserve share, adaptive, quiet ms, raise share, ttl. */
-const ACQUIRE = `
-local pause = redis.call('PTTL', KEYS[2])
-if pause > 0 then return {pause, 0} end
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local ceilIv = tonumber(ARGV[1])
-local interval = ceilIv
-local window = tonumber(ARGV[2])
-if ARGV[4] == '1' then
-  local st = redis.call('HMGET', KEYS[3], 'iv', 'tol', 'at', 'hint')
-  if st[1] then
-    interval = math.max(ceilIv, tonumber(st[1]))
-    local tol = math.min(window, tonumber(st[2]))
-    local floorIv = math.max(ceilIv, tonumber(st[4] or 0))
-    if now - tonumber(st[3]) >= tonumber(ARGV[5]) and (interval > floorIv or tol < window) then
-      local perMin = 60000 / interval + tonumber(ARGV[6]) * 60000 / ceilIv
-      interval = math.max(floorIv, 60000 / perMin)
-      tol = math.min(window, math.max(tol * 2, 1000))
-      redis.call('HSET', KEYS[3], 'iv', interval, 'tol', tol, 'at', now)
-      redis.call('PEXPIRE', KEYS[3], ARGV[7])
-    end
-    window = math.max(tol, interval)
-  end
-end
--- The reserve is a share of the burst: with no burst (evenly spaced) there is nothing to keep back, and a
--- reserve of a whole interval or more would never let the deferrable lane through.
-local reserve = (window - interval) * tonumber(ARGV[3])
-local tat = tonumber(redis.call('GET', KEYS[1]) or now)
-if tat < now then tat = now end
--- A burst that shrank (or a pause that ended early) leaves no debt beyond one window; stored, or a caller
--- would be told to wait one interval again and again.
-if tat > now + window then
-  tat = now + window
-  redis.call('SET', KEYS[1], string.format('%.3f', tat), 'PX', math.ceil(window + interval))
-end
-local nextTat = tat + interval
-local allowAt = nextTat - window + reserve
-if allowAt > now then return {math.ceil(allowAt - now), 0} end
-redis.call('SET', KEYS[1], string.format('%.3f', nextTat), 'PX', math.ceil(window + interval))
-return {0, now}
-`;
+const ACQUIRE = LuaScript.load('gate-acquire');
+const PAUSE = LuaScript.load('gate-pause');
+const REFUSED = LuaScript.load('gate-refused');
+const QUOTA = LuaScript.load('gate-quota');
 
-/** Keys: pause. ARGV: ms. */
-const PAUSE = `
-local current = redis.call('PTTL', KEYS[1])
-if current < tonumber(ARGV[1]) then redis.call('SET', KEYS[1], '1', 'PX', ARGV[1]) end
-return 0
-`;
-
-/**
- * Keys: tat, pause, rate. ARGV: pause ms, admitted at, ceiling interval, window, cut, floor share, least burst
- * ms, ttl, whether to cut (0 when headers stated the quota: the rate is known, the pause is enough), least ms
- * between cuts.
- */
-const REFUSED = `
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local pauseMs = tonumber(ARGV[1])
-if pauseMs > 0 and redis.call('PTTL', KEYS[2]) < pauseMs then
-  redis.call('SET', KEYS[2], '1', 'PX', math.ceil(pauseMs))
-end
-if ARGV[9] ~= '1' then return 0 end
-local st = redis.call('HMGET', KEYS[3], 'iv', 'tol', 'cut')
-local ceilIv = tonumber(ARGV[3])
-local window = tonumber(ARGV[4])
-local lastCut = tonumber(st[3] or -1)
-if tonumber(ARGV[2]) <= lastCut or (lastCut >= 0 and now - lastCut < tonumber(ARGV[10])) then return 0 end
-local iv = math.max(ceilIv, tonumber(st[1] or ceilIv))
-local tol = math.min(window, tonumber(st[2] or window))
-local perMin = math.max(60000 / ceilIv * tonumber(ARGV[6]), 60000 / iv * tonumber(ARGV[5]))
-iv = 60000 / perMin
--- No burst after a cut: a service with fixed windows refuses a burst on top of a steady rate near its limit.
-tol = math.max(iv, math.min(tol, tonumber(ARGV[7])))
-redis.call('HSET', KEYS[3], 'iv', iv, 'tol', tol, 'at', now, 'cut', now)
-redis.call('PEXPIRE', KEYS[3], ARGV[8])
--- After the pause the first request goes at once and the rest at the new spacing: no burst into a window
--- that just refused one.
-local tat = now + pauseMs + math.max(tol, iv) - iv
-redis.call('SET', KEYS[1], string.format('%.3f', tat), 'PX', math.ceil(pauseMs + math.max(tol, iv)))
-return 1
-`;
-
-/**
- * Keys: rate. ARGV: limit, reset ms, window ms (0: not stated), ceiling interval, gate window, ttl, margin.
- * A stated quota is paced evenly (no burst), a little under the limit (`margin`): requests leave the gate
- * spaced exactly but reach the service with some jitter, and a fixed window refuses the one that comes early.
- */
-const QUOTA = `
-local limit = tonumber(ARGV[1])
-local resetMs = tonumber(ARGV[2])
-local ceilIv = tonumber(ARGV[4])
-local win = tonumber(ARGV[3])
-if win <= 0 then
-  -- Not stated: the longest reset seen is the least the window can be.
-  local seen = tonumber(redis.call('HGET', KEYS[1], 'hwin') or 0)
-  win = math.max(seen, math.ceil(resetMs / 1000) * 1000, 1000)
-end
-local iv = math.max(ceilIv, win / limit * (1 + tonumber(ARGV[7])))
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-redis.call('HSET', KEYS[1], 'iv', iv, 'tol', iv, 'hint', iv, 'hwin', win, 'at', now)
-redis.call('PEXPIRE', KEYS[1], ARGV[6])
-return 0
-`;
+/** gate-acquire.lua's reply: the ms to wait (0: admitted) and the time admitted. */
+const admitReply = z.tuple([z.number(), z.number()]);
 
 export interface AdaptiveRateOptions {
   /** Factor of the rate after a 429. */
@@ -257,20 +161,20 @@ export class RedisRateGate implements AdaptiveGate {
   async admit(): Promise<number> {
     let waited = 0;
     for (;;) {
-      const [wait, admittedAt] = (await this.redis.eval(
-        ACQUIRE,
-        3,
-        this.keys.tat,
-        this.keys.pause,
-        this.keys.rate,
-        this.interval,
-        this.options.windowMs,
-        this.reserveShare,
-        this.adaptive ? 1 : 0,
-        this.adaptive?.quietMs ?? 0,
-        this.adaptive?.raiseShare ?? 0,
-        this.adaptive?.ttlMs ?? 0,
-      )) as [number, number];
+      const [wait, admittedAt] = await ACQUIRE.run(
+        this.redis,
+        [this.keys.tat, this.keys.pause, this.keys.rate],
+        [
+          this.interval,
+          this.options.windowMs,
+          this.reserveShare,
+          this.adaptive ? 1 : 0,
+          this.adaptive?.quietMs ?? 0,
+          this.adaptive?.raiseShare ?? 0,
+          this.adaptive?.ttlMs ?? 0,
+        ],
+        admitReply,
+      );
       if (wait <= 0) return admittedAt;
       if (this.options.maxWaitMs !== undefined && waited + wait > this.options.maxWaitMs) {
         throw new GateTimeoutError(this.identity, wait);
@@ -287,30 +191,30 @@ export class RedisRateGate implements AdaptiveGate {
 
   async pause(ms: number): Promise<void> {
     if (ms <= 0) return;
-    await this.redis.eval(PAUSE, 1, this.keys.pause, Math.ceil(ms));
+    await PAUSE.run(this.redis, [this.keys.pause], [Math.ceil(ms)], z.literal('paused'));
   }
 
   async refused(admittedAt: number, pauseMs: number, quota?: RateQuota): Promise<void> {
     if (!this.adaptive) return this.pause(pauseMs);
-    const cut = await this.redis.eval(
-      REFUSED,
-      3,
-      this.keys.tat,
-      this.keys.pause,
-      this.keys.rate,
-      Math.max(0, Math.ceil(pauseMs)),
-      admittedAt,
-      this.interval,
-      this.options.windowMs,
-      this.adaptive.cut,
-      this.adaptive.floorShare,
-      this.adaptive.minBurstMs,
-      this.adaptive.ttlMs,
-      quota ? 0 : 1,
-      this.adaptive.cutIntervalMs,
+    const cut = await REFUSED.run(
+      this.redis,
+      [this.keys.tat, this.keys.pause, this.keys.rate],
+      [
+        Math.max(0, Math.ceil(pauseMs)),
+        admittedAt,
+        this.interval,
+        this.options.windowMs,
+        this.adaptive.cut,
+        this.adaptive.floorShare,
+        this.adaptive.minBurstMs,
+        this.adaptive.ttlMs,
+        quota ? 0 : 1,
+        this.adaptive.cutIntervalMs,
+      ],
+      z.enum(['cut', 'not_cut']),
     );
     if (quota) await this.quota(quota);
-    if (Number(cut) === 1) this.options.onCut?.();
+    if (cut === 'cut') this.options.onCut?.();
   }
 
   async quota(quota: RateQuota): Promise<void> {
@@ -327,17 +231,18 @@ export class RedisRateGate implements AdaptiveGate {
     if (same) return;
     if (!same)
       this.lastQuota = { limit: quota.limit, windowMs: Math.max(windowMs, last?.windowMs ?? 0), at: now };
-    await this.redis.eval(
-      QUOTA,
-      1,
-      this.keys.rate,
-      quota.limit,
-      quota.resetMs,
-      quota.windowMs ?? 0,
-      this.interval,
-      this.options.windowMs,
-      this.adaptive.ttlMs,
-      STATED_QUOTA_MARGIN,
+    await QUOTA.run(
+      this.redis,
+      [this.keys.rate],
+      [
+        quota.limit,
+        quota.resetMs,
+        quota.windowMs ?? 0,
+        this.interval,
+        this.adaptive.ttlMs,
+        STATED_QUOTA_MARGIN,
+      ],
+      z.literal('set'),
     );
   }
 

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { RedisClient } from '../redis.js';
 import type { Keys } from '../storage/keys.js';
+import { LuaScript } from '../storage/lua-script.js';
 
 /**
  * Report requests: the only module that reads or writes them. One entry per record (its latest request) and
@@ -45,6 +46,8 @@ const submissionRefSchema = z.object({ installationId: z.string(), recordId: z.s
 
 /** How long a request lock is held at most: a crashed holder frees it by itself. */
 const LOCK_MS = 60_000;
+/** Releases only the caller's own lock (locks-release.lua). */
+const RELEASE_LOCK = LuaScript.load('locks-release');
 
 function parse(raw: string | null | undefined): ReportRequest | null {
   if (!raw) return null;
@@ -196,12 +199,7 @@ export class RequestStore {
       return await make();
     } finally {
       // Only our own lock is released; one that expired and was taken by another caller stays.
-      await this.redis.eval(
-        "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0",
-        1,
-        key,
-        token,
-      );
+      await RELEASE_LOCK.run(this.redis, [key], [token], z.number());
     }
   }
 }

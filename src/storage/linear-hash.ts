@@ -1,5 +1,7 @@
+import { z } from 'zod';
 import type { RedisClient } from '../redis.js';
-import { RedisScript } from './redis-script.js';
+import { libraryConstant } from './lua-loader.js';
+import { LuaScript } from './lua-script.js';
 
 /**
  * A map of many small fields kept in Redis as a linear hash (Litwin): a meta hash at the map's stem (`k` the
@@ -11,135 +13,51 @@ import { RedisScript } from './redis-script.js';
  * `p + 2^k`, so the map grows one bucket at a time, never by a rehash of everything. A field or value longer than
  * the listpack limit would turn its whole bucket into a hash table, so it lives in `<stem>:big` instead.
  *
- * Every read and write goes through Lua (this library, prepended to the scripts of link-index.ts and
- * slug-fanout.ts): a split moves fields between buckets, and a script sees the map either before it or after it.
+ * Every read and write goes through Lua (lua/lib/linear-hash.lua, included by the scripts of the link index,
+ * review queue, slug index and fan-out): a split moves fields between buckets, and a script sees the map either
+ * before it or after it.
  * The bucket keys are built inside the scripts from the stem; they carry the stem's hash tag, so on a Redis
  * Cluster they are in the stem's slot. `h` is computed in Lua (`redis.sha1hex`), the only place, so the address
  * a write used and the one a split recomputes cannot disagree. A map never shrinks: buckets emptied by deletes
  * stay (a few bytes each) until the keys are deleted with their installation.
  */
 
-/** Average fields per bucket before a split: the unsplit buckets hold up to twice that, well under 128. */
-export const LINEAR_HASH_LOAD = 40;
-/** The longest field or value kept in a bucket (Redis's default `hash-max-listpack-value`). */
-export const LINEAR_HASH_MAX_INLINE = 64;
+/** Average fields per bucket before a split, as lib/linear-hash.lua decides it. */
+export const LINEAR_HASH_LOAD = libraryConstant('linear-hash', 'LH_LOAD');
+/** The longest field or value kept in a bucket, as lib/linear-hash.lua decides it. */
+export const LINEAR_HASH_MAX_INLINE = libraryConstant('linear-hash', 'LH_INLINE');
 
-export const LINEAR_HASH_LUA = `
-local LH_LOAD = ${LINEAR_HASH_LOAD}
-local LH_INLINE = ${LINEAR_HASH_MAX_INLINE}
-
-local function lh_open(stem)
-  local m = redis.call('HMGET', stem, 'k', 'p', 'n')
-  return { stem = stem, k = tonumber(m[1]) or 0, p = tonumber(m[2]) or 0, n = tonumber(m[3]) or 0, dirty = false }
-end
-
-local function lh_h(field)
-  return tonumber(string.sub(redis.sha1hex(field), 1, 8), 16)
-end
-
-local function lh_bucket(M, field)
-  local h = lh_h(field)
-  local size = 2 ^ M.k
-  local b = h % size
-  if b < M.p then b = h % (size * 2) end
-  return M.stem .. ':' .. string.format('%d', b)
-end
-
-local function lh_get(M, field)
-  local v = redis.call('HGET', lh_bucket(M, field), field)
-  if not v then v = redis.call('HGET', M.stem .. ':big', field) end
-  return v
-end
-
-local function lh_split(M)
-  local size = 2 ^ M.k
-  local from = M.stem .. ':' .. string.format('%d', M.p)
-  local to = M.stem .. ':' .. string.format('%d', M.p + size)
-  local flat = redis.call('HGETALL', from)
-  local moved, names = {}, {}
-  for i = 1, #flat, 2 do
-    if lh_h(flat[i]) % (size * 2) ~= M.p then
-      moved[#moved + 1] = flat[i]
-      moved[#moved + 1] = flat[i + 1]
-      names[#names + 1] = flat[i]
-    end
-  end
-  if #names > 0 then
-    redis.call('HSET', to, unpack(moved))
-    redis.call('HDEL', from, unpack(names))
-  end
-  M.p = M.p + 1
-  if M.p == size then
-    M.k = M.k + 1
-    M.p = 0
-  end
-  M.dirty = true
-end
-
-local function lh_set(M, field, value)
-  local bucket = lh_bucket(M, field)
-  if #field > LH_INLINE or #value > LH_INLINE then
-    redis.call('HSET', M.stem .. ':big', field, value)
-    if redis.call('HDEL', bucket, field) == 1 then
-      M.n = M.n - 1
-      M.dirty = true
-    end
-    return
-  end
-  if redis.call('HSET', bucket, field, value) == 1 then
-    M.n = M.n + 1
-    M.dirty = true
-    redis.call('HDEL', M.stem .. ':big', field)
-    if M.n > LH_LOAD * (2 ^ M.k + M.p) then lh_split(M) end
-  end
-end
-
-local function lh_del(M, field)
-  if redis.call('HDEL', lh_bucket(M, field), field) == 1 then
-    M.n = M.n - 1
-    M.dirty = true
-  else
-    redis.call('HDEL', M.stem .. ':big', field)
-  end
-end
-
-local function lh_close(M)
-  if M.dirty then redis.call('HSET', M.stem, 'k', M.k, 'p', M.p, 'n', M.n) end
-end
-
-local function lh_buckets(M)
-  return 2 ^ M.k + M.p
-end
-`;
-
-/**
- * KEYS[1] the stem; ARGV from, count. Buckets `from` .. `from + count - 1` as one flat field/value list, and the
- * number of buckets now; the index equal to that number stands for `<stem>:big`.
- */
-const PAGE = new RedisScript(`${LINEAR_HASH_LUA}
-local M = lh_open(KEYS[1])
-local total = lh_buckets(M)
-local from, count = tonumber(ARGV[1]), tonumber(ARGV[2])
-local out = {}
-for b = from, math.min(from + count - 1, total) do
-  local key = M.stem .. ':' .. string.format('%d', b)
-  if b == total then key = M.stem .. ':big' end
-  local flat = redis.call('HGETALL', key)
-  for i = 1, #flat do out[#out + 1] = flat[i] end
-end
-return { total, out }
-`);
-
+const PAGE = LuaScript.load('lh-page');
 const BUCKETS_PER_PAGE = 50;
+const pageReply = z.tuple([z.number(), z.array(z.string())]);
 
-/** KEYS[1] the stem. The fields in buckets (the meta hash counts them) and those in `<stem>:big`. */
-const SIZE = new RedisScript(`
-return (tonumber(redis.call('HGET', KEYS[1], 'n')) or 0) + redis.call('HLEN', KEYS[1] .. ':big')
-`);
+const SIZE = LuaScript.load('lh-size');
+
+const GET_MANY = LuaScript.load('lh-get-many');
+/** A reply with gaps: Redis ends a Lua list at its first nil, so the missing tail reads as absent too. */
+const getManyReply = z.array(z.string().nullable());
+
+/** Scripts take at most this many fields (or records) per call, so that none holds Redis for long. */
+export const FIELDS_PER_CALL = 500;
+
+/** The values of some fields of one map, in their order; null where absent. */
+export async function getLinearHashFields(
+  redis: RedisClient,
+  stem: string,
+  fields: readonly string[],
+): Promise<(string | null)[]> {
+  const out: (string | null)[] = [];
+  for (let i = 0; i < fields.length; i += FIELDS_PER_CALL) {
+    const some = fields.slice(i, i + FIELDS_PER_CALL);
+    const raw = await GET_MANY.run(redis, [stem], some, getManyReply);
+    out.push(...some.map((_, j) => raw[j] ?? null));
+  }
+  return out;
+}
 
 /** How many fields one map holds. */
 export async function linearHashSize(redis: RedisClient, stem: string): Promise<number> {
-  return Number(await SIZE.run(redis, [stem], []));
+  return SIZE.run(redis, [stem], [], z.number());
 }
 
 /**
@@ -155,7 +73,7 @@ export async function scanLinearHash(
 ): Promise<void> {
   let from = 0;
   for (;;) {
-    const [total, flat] = (await PAGE.run(redis, [stem], [from, BUCKETS_PER_PAGE])) as [number, string[]];
+    const [total, flat] = await PAGE.run(redis, [stem], [from, BUCKETS_PER_PAGE], pageReply);
     for (let i = 0; i + 1 < flat.length; i += 2) {
       if (visit(flat[i]!, flat[i + 1]!) === false) return;
     }

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { RedisClient } from '../redis.js';
 import type { Keys } from './keys.js';
-import { RedisScript } from './redis-script.js';
+import { LuaScript } from './lua-script.js';
 
 /**
  * Reports whose linked records wait for an update, per installation and lane: what a `slug-update` job works
@@ -21,28 +21,9 @@ export interface PendingSlug {
   mark: number;
 }
 
-/**
- * KEYS: installation hash, the lane's marks, the mark counter. Marks only while the installation exists (same
- * hash tag): a batch still in flight when its installation is removed leaves no marks behind after the removal
- * deleted its keys (InstallationStore.retire). Returns the mark, or 0 when the installation is gone.
- */
-const MARK = new RedisScript(`
-if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-local n = redis.call('INCR', KEYS[3])
-redis.call('ZADD', KEYS[2], n, ARGV[1])
-return n`);
-
-// Removes each taken slug only while it still holds the mark that was taken.
-const DONE = new RedisScript(`
-local removed = 0
-for i = 1, #ARGV, 2 do
-  local current = redis.call('ZSCORE', KEYS[1], ARGV[i])
-  if current and tonumber(current) == tonumber(ARGV[i + 1]) then
-    redis.call('ZREM', KEYS[1], ARGV[i])
-    removed = removed + 1
-  end
-end
-return removed`);
+/** Marks only while the installation exists (pending-mark.lua). */
+const MARK = LuaScript.load('pending-mark');
+const DONE = LuaScript.load('pending-done');
 
 const takenSchema = z.array(z.string());
 
@@ -62,6 +43,7 @@ export class PendingSlugs {
         this.keys.pendingSlugSeq(installationId),
       ],
       [slug],
+      z.union([z.number(), z.literal('gone')]),
     );
   }
 
@@ -87,6 +69,7 @@ export class PendingSlugs {
       this.redis,
       [this.keys.pendingSlugs(installationId, lane)],
       taken.flatMap((t) => [t.slug, t.mark]),
+      z.number(),
     );
   }
 

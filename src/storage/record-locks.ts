@@ -1,30 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { z } from 'zod';
 import type { RedisClient } from '../redis.js';
 import type { Keys } from './keys.js';
+import { LuaScript } from './lua-script.js';
 
 /**
  * All-or-nothing locks on a set of CRM records, so that a webhook-driven update and a backfill batch never
  * interleave their read-compare-write on one record. The TTL bounds how long a killed worker's locks last.
  */
 
-const ACQUIRE = `
-for i, k in ipairs(KEYS) do
-  if redis.call('EXISTS', k) == 1 then return 0 end
-end
-for i, k in ipairs(KEYS) do
-  redis.call('SET', k, ARGV[1], 'PX', ARGV[2])
-end
-return 1
-`;
-
-const RELEASE = `
-local n = 0
-for i, k in ipairs(KEYS) do
-  if redis.call('GET', k) == ARGV[1] then redis.call('DEL', k); n = n + 1 end
-end
-return n
-`;
+const ACQUIRE = LuaScript.load('locks-acquire');
+const RELEASE = LuaScript.load('locks-release');
 
 export class RecordLockTimeoutError extends Error {
   readonly code = 'RECORD_LOCK_TIMEOUT';
@@ -64,14 +51,14 @@ export async function lockRecords(
   const sorted = [...new Set(keys)].sort();
   const started = Date.now();
   let delay = 20;
-  while (Number(await redis.eval(ACQUIRE, sorted.length, ...sorted, token, ttl)) !== 1) {
+  while ((await ACQUIRE.run(redis, sorted, [token, ttl], z.enum(['acquired', 'busy']))) !== 'acquired') {
     if (Date.now() - started > waitMs) throw new RecordLockTimeoutError(Date.now() - started);
     await sleep(delay + Math.floor(Math.random() * delay));
     delay = Math.min(delay * 2, 500);
   }
   return {
     release: async () => {
-      if (sorted.length > 0) await redis.eval(RELEASE, sorted.length, ...sorted, token);
+      if (sorted.length > 0) await RELEASE.run(redis, sorted, [token], z.number());
     },
   };
 }

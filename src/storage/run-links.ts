@@ -1,6 +1,7 @@
+import { z } from 'zod';
 import type { RedisClient } from '../redis.js';
 import type { Keys } from './keys.js';
-import { RedisScript } from './redis-script.js';
+import { LuaScript } from './lua-script.js';
 
 /**
  * The auto-links each sync run made, so that a run that linked wrongly can be undone in one step. Kept for
@@ -9,18 +10,8 @@ import { RedisScript } from './redis-script.js';
  */
 const KEEP_SECONDS = 30 * 24 * 3600;
 
-/**
- * KEYS: installation hash, the run's links. ARGV: seconds to keep, then record id / slug pairs. Written only
- * while the installation exists (same hash tag): a batch still in flight when its installation is removed
- * leaves no links behind after the removal deleted its keys (InstallationStore.retire).
- */
-const ADD_IF_INSTALLED = new RedisScript(`
-if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-for i = 2, #ARGV, 2 do
-  redis.call('HSET', KEYS[2], ARGV[i], ARGV[i + 1])
-end
-redis.call('EXPIRE', KEYS[2], ARGV[1])
-return 1`);
+/** Written only while the installation exists (run-links-add.lua). */
+const ADD_IF_INSTALLED = LuaScript.load('run-links-add');
 
 export class RunLinks {
   constructor(
@@ -35,6 +26,7 @@ export class RunLinks {
       this.redis,
       [this.keys.installation(installationId), this.keys.runLinks(installationId, runId)],
       [KEEP_SECONDS, ...[...links].flat()],
+      z.enum(['added', 'gone']),
     );
   }
 

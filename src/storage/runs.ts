@@ -6,7 +6,7 @@ import type { RedisClient } from '../redis.js';
 import { deleteByPattern } from '../redis.js';
 import { parseStoredJson } from '../util/json.js';
 import type { Keys } from './keys.js';
-import { RedisScript } from './redis-script.js';
+import { LuaScript } from './lua-script.js';
 
 /**
  * Sync runs: what `sync --wait`, `status` and the admin page show. Each batch stores its own result under its
@@ -102,56 +102,15 @@ const runSummaryPartsSchema = z.object({
 });
 type RunSummaryParts = z.infer<typeof runSummaryPartsSchema>;
 
-/** KEYS: the run's hash. ARGV: page number, its records. Pages come in order from one lister: a page at or
- * below the last one counted was counted already. */
-const ADD_LISTED = new RedisScript(`
-if tonumber(redis.call('HGET', KEYS[1], 'listedPage') or -1) >= tonumber(ARGV[1]) then return 0 end
-redis.call('HINCRBY', KEYS[1], 'recordsListed', ARGV[2])
-redis.call('HSET', KEYS[1], 'listedPage', ARGV[1])
-return 1
-`);
+const ADD_LISTED = LuaScript.load('runs-add-listed');
+const STOP = LuaScript.load('runs-stop');
+const FINISH = LuaScript.load('runs-finish');
 
 /** Errors a run shows (and keeps once done) in all. */
 const MAX_ERRORS_PER_RUN = 200;
 
 /** Tries of `stop` to fold the batches before it stops the run without (its batches then stay until it leaves the history). */
 const STOP_ATTEMPTS = 5;
-
-/**
- * KEYS: the run's hash, its batches. ARGV: the summary, how many batches it sums (-1: do not fold), the reason,
- * the time. A run listing or processing is marked stopped with its summary and its batches deleted, only if it
- * has exactly those batches (else -1: read again); a stopped one gets the new reason; a done one stays.
- */
-const STOP = new RedisScript(`
-local state = redis.call('HGET', KEYS[1], 'state')
-if not state or state == 'done' then return 0 end
-if state == 'stopped' then
-  redis.call('HSET', KEYS[1], 'stoppedReason', ARGV[3], 'finishedAt', ARGV[4])
-  return 1
-end
-local count = tonumber(ARGV[2])
-if count < 0 then
-  redis.call('HSET', KEYS[1], 'state', 'stopped', 'stoppedReason', ARGV[3], 'finishedAt', ARGV[4])
-  return 1
-end
-if redis.call('HLEN', KEYS[2]) ~= count then return -1 end
-redis.call('HSET', KEYS[1], 'state', 'stopped', 'stoppedReason', ARGV[3], 'finishedAt', ARGV[4], 'summary', ARGV[1])
-redis.call('UNLINK', KEYS[2])
-return 1
-`);
-
-/**
- * KEYS: the run's hash, its batches. ARGV: the summary, how many batches it sums, the time. Marks the run done
- * with its summary and deletes its batches, only if it is still processing and has exactly those batches:
- * of two workers finishing at once, the second finds it done and writes nothing over the first's summary.
- */
-const FINISH = new RedisScript(`
-if redis.call('HGET', KEYS[1], 'state') ~= 'processing' then return 0 end
-if redis.call('HLEN', KEYS[2]) ~= tonumber(ARGV[2]) then return 0 end
-redis.call('HSET', KEYS[1], 'state', 'done', 'finishedAt', ARGV[3], 'summary', ARGV[1])
-redis.call('UNLINK', KEYS[2])
-return 1
-`);
 
 export interface RunSummary {
   id: string;
@@ -211,7 +170,7 @@ export class SyncRuns {
    * lists that page again, which must not count it twice.
    */
   async addListed(runId: string, page: number, records: number): Promise<void> {
-    await ADD_LISTED.run(this.redis, [this.keys.run(runId)], [page, records]);
+    await ADD_LISTED.run(this.redis, [this.keys.run(runId)], [page, records], z.enum(['counted', 'seen']));
   }
 
   /** Listing is complete: `batchesTotal` batches were enqueued in all. */
@@ -232,13 +191,18 @@ export class SyncRuns {
       const batches = await this.redis.hvals(this.keys.runBatches(runId));
       // A batch ending between the read and the script: read again; after a few, stop without folding.
       const fold = attempt < STOP_ATTEMPTS;
-      const stopped = await STOP.run(this.redis, keys, [
-        fold ? JSON.stringify(sumBatches(batches)) : '',
-        fold ? batches.length : -1,
-        reason,
-        new Date().toISOString(),
-      ]);
-      if (stopped !== -1) return;
+      const stopped = await STOP.run(
+        this.redis,
+        keys,
+        [
+          fold ? JSON.stringify(sumBatches(batches)) : '',
+          fold ? batches.length : -1,
+          reason,
+          new Date().toISOString(),
+        ],
+        z.enum(['stopped', 'not_running', 'batches_changed']),
+      );
+      if (stopped !== 'batches_changed') return;
     }
   }
 
@@ -263,8 +227,9 @@ export class SyncRuns {
       this.redis,
       [this.keys.run(runId), this.keys.runBatches(runId)],
       [JSON.stringify(sumBatches(batches)), batches.length, new Date().toISOString()],
+      z.enum(['finished', 'not_finished']),
     );
-    if (finished === 1) await dropRunCaches(this.redis, this.keys, runId);
+    if (finished === 'finished') await dropRunCaches(this.redis, this.keys, runId);
   }
 
   private folded(raw: string | null | undefined): RunSummaryParts | null {

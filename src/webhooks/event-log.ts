@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { RedisClient } from '../redis.js';
 import type { Keys } from '../storage/keys.js';
-import { RedisScript } from '../storage/redis-script.js';
+import { LuaScript } from '../storage/lua-script.js';
 import { parseStoredJson } from '../util/json.js';
 
 /**
@@ -25,13 +25,8 @@ export const EVENT_LOG_SIZE = 500;
 export const DEDUP_TTL_SECONDS = 48 * 3600;
 export type EventSource = EventLogEntry['source'];
 
-/** KEYS: the event's duplicate marker, the log. ARGV: marker TTL (s), the entry, the log's size. */
-const RECORD = new RedisScript(`
-if not redis.call('SET', KEYS[1], '1', 'EX', ARGV[1], 'NX') then return 0 end
-redis.call('LPUSH', KEYS[2], ARGV[2])
-redis.call('LTRIM', KEYS[2], 0, tonumber(ARGV[3]) - 1)
-return 1
-`);
+/** The duplicate mark and the log line in one step (event-record.lua). */
+const RECORD = LuaScript.load('event-record');
 
 export class EventLog {
   constructor(
@@ -69,6 +64,7 @@ export class EventLog {
       this.redis,
       [this.keys.eventSeen(entry.source, entry.id), this.keys.events()],
       [DEDUP_TTL_SECONDS, JSON.stringify(entry), EVENT_LOG_SIZE],
+      z.enum(['recorded', 'duplicate']),
     );
   }
 }

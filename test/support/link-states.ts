@@ -1,4 +1,4 @@
-import { fingerprintOf, type RecordState } from '../../src/storage/link-index.js';
+import { fingerprintOf, type RecordState } from '../../src/storage/record-state.js';
 
 /** A record the connector linked to `slug` by itself, with its domain and country as when linked. */
 export function autoLinkedState(

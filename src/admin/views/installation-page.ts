@@ -1,6 +1,6 @@
 import type { Decision } from '../../decisions/decision-log.js';
 import { DECISION_LOG_SIZE } from '../../decisions/decision-log.js';
-import type { ReviewItem } from '../../storage/link-index.js';
+import type { ReviewItem } from '../../storage/review-codec.js';
 import type { RunSummary } from '../../storage/runs.js';
 import type { PendingRequestView } from '../admin-actions.js';
 import { html, type SafeHtml } from '../html.js';

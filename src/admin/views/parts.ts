@@ -1,6 +1,6 @@
 import { MATCH_STATUSES } from '../../fields.js';
 import { providerFor } from '../../providers.js';
-import type { ReviewItem } from '../../storage/link-index.js';
+import type { ReviewItem } from '../../storage/review-codec.js';
 import type { RunSummary } from '../../storage/runs.js';
 import { html, type SafeHtml } from '../html.js';
 import type { InstallationView } from '../overview.js';

@@ -21,7 +21,7 @@ export async function searchAndDecide(
   record: CompanyRecord,
 ): Promise<MatchOutcome> {
   const { index, matching, reader, installationId, runId } = context;
-  const rejected = await index.rejectedSlugs(installationId, record.id);
+  const rejected = await index.reviews.rejectedSlugs(installationId, record.id);
   const search = async (q: string, limit: number): Promise<MatchCandidate[]> => {
     const hits = await reader.search(q, limit, runId);
     const candidates: MatchCandidate[] = [];

@@ -1,7 +1,8 @@
 import type { StoredAlert } from '../../alerts/alert-store.js';
 import type { CompanyRecord } from '../../crm/connector.js';
 import type { MatchStatus } from '../../fields.js';
-import { fingerprintOf, type RecordState, type ReviewItem } from '../../storage/link-index.js';
+import { fingerprintOf, type RecordState } from '../../storage/record-state.js';
+import type { ReviewItem } from '../../storage/review-codec.js';
 import { clearedValues, type DesiredValues, sameValue, valuesForReport } from '../mapping.js';
 import type { MatchingStrategy } from '../matching-strategy.js';
 import { cleanSlug, type Plan, type Plans } from './plan.js';

@@ -7,7 +7,8 @@ import {
   type ReportServiceError,
   ReportUnexpectedStatusError,
 } from '../../reports/errors.js';
-import type { LinkIndex, ReviewItem } from '../../storage/link-index.js';
+import type { LinkIndex } from '../../storage/link-index.js';
+import type { ReviewItem } from '../../storage/review-codec.js';
 import type { BatchJob } from '../jobs.js';
 import type { MatchOutcome } from '../matching-strategy.js';
 

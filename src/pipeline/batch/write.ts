@@ -3,7 +3,8 @@ import type { CompanyRecord, CrmConnector, RecordUpdate } from '../../crm/connec
 import { MATCH_STATUSES, type MatchStatus } from '../../fields.js';
 import type { Metrics } from '../../metrics.js';
 import { RETRY_BUDGET } from '../../retry-budget.js';
-import type { LinkIndex, RecordState } from '../../storage/link-index.js';
+import type { LinkIndex } from '../../storage/link-index.js';
+import type { RecordState } from '../../storage/record-state.js';
 import { changedValues } from '../mapping.js';
 import type { Desired } from './desired-values.js';
 import type { BatchTally } from './tally.js';

@@ -1,0 +1,26 @@
+-- Accepts a score.changed event in one step: its duplicate mark, its line in the event log and its slug's mark
+-- in the inbox, so a 2xx means all are in Redis and a failure means none is. All keys share the `{inbox}` tag.
+--
+-- KEYS[1] the event's duplicate mark
+-- KEYS[2] the event log (list)
+-- KEYS[3] the inbox (hash slug -> latest event id)
+-- KEYS[4] the inbox's order (sorted set slug -> events)
+-- KEYS[5] the kick mark (set while a fan-out is queued or running)
+-- KEYS[6] the slug's heat counter
+-- ARGV[1] seconds a duplicate mark lasts
+-- ARGV[2] the event log line (JSON)
+-- ARGV[3] the event log's length
+-- ARGV[4] the slug
+-- ARGV[5] the event id
+-- ARGV[6] how long the kick mark lasts (ms)
+-- ARGV[7] the heat window (ms)
+-- returns 'duplicate'; 'marked'; or 'marked_kick' when no fan-out was queued (the caller queues one)
+
+if not redis.call('SET', KEYS[1], '1', 'EX', ARGV[1], 'NX') then return 'duplicate' end
+redis.call('LPUSH', KEYS[2], ARGV[2])
+redis.call('LTRIM', KEYS[2], 0, tonumber(ARGV[3]) - 1)
+redis.call('HSET', KEYS[3], ARGV[4], ARGV[5])
+redis.call('ZINCRBY', KEYS[4], 1, ARGV[4])
+if redis.call('INCR', KEYS[6]) == 1 then redis.call('PEXPIRE', KEYS[6], ARGV[7]) end
+if redis.call('SET', KEYS[5], '1', 'PX', ARGV[6], 'NX') then return 'marked_kick' end
+return 'marked'

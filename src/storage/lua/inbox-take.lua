@@ -1,0 +1,29 @@
+-- Takes up to a number of marks, fewest events first, into `draining`; when none is left the kick mark goes in
+-- the same step, so the next accepted event queues a fan-out again.
+--
+-- KEYS[1] the inbox (hash slug -> latest event id)
+-- KEYS[2] the inbox's order (sorted set slug -> events)
+-- KEYS[3] draining (hash slug -> event id)
+-- KEYS[4] the kick mark
+-- ARGV[1] how many marks at most
+-- returns {slug, event id, event count, ...}
+
+local slugs = redis.call('ZRANGE', KEYS[2], 0, tonumber(ARGV[1]) - 1)
+if #slugs == 0 then
+  redis.call('DEL', KEYS[4])
+  return {}
+end
+local out = {}
+for _, slug in ipairs(slugs) do
+  local id = redis.call('HGET', KEYS[1], slug)
+  local count = redis.call('ZSCORE', KEYS[2], slug)
+  redis.call('HDEL', KEYS[1], slug)
+  redis.call('ZREM', KEYS[2], slug)
+  if id then
+    redis.call('HSET', KEYS[3], slug, id)
+    table.insert(out, slug)
+    table.insert(out, id)
+    table.insert(out, count)
+  end
+end
+return out

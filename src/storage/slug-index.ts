@@ -1,0 +1,87 @@
+import { z } from 'zod';
+import type { RedisClient } from '../redis.js';
+import type { Keys } from './keys.js';
+import { FIELDS_PER_CALL, scanLinearHash } from './linear-hash.js';
+import { LuaScript } from './lua-script.js';
+import { escapePart, scanRecordStates } from './record-state.js';
+import { slugDigest } from './slug-digest.js';
+import type { SlugFanout } from './slug-fanout.js';
+
+/**
+ * Which records are linked to a slug: per installation, a linear-hash map slug digest -> space-joined record
+ * ids (written with the records' states by link-apply.lua), and for the deployment, which installations have a
+ * record on it (slug-fanout.ts). Two slugs may share a digest; the records' own states tell them apart.
+ */
+
+const RECORDS_FOR_SLUG = LuaScript.load('link-records-for-slug');
+const REINDEX = LuaScript.load('link-reindex');
+
+export class SlugIndex {
+  constructor(
+    private readonly redis: RedisClient,
+    private readonly keys: Keys,
+    private readonly fanout: SlugFanout,
+  ) {}
+
+  async recordsForSlug(installationId: string, slug: string): Promise<string[]> {
+    const stored = escapePart(slug);
+    const ids = await RECORDS_FOR_SLUG.run(
+      this.redis,
+      [this.keys.slugRecords(installationId), this.keys.recordStates(installationId)],
+      [stored, slugDigest(stored)],
+      z.array(z.string()),
+    );
+    return ids.sort();
+  }
+
+  /**
+   * Installations with a record on the slug, or that had one: an installation is not taken out when its last
+   * record leaves a slug, and two slugs may share a digest (slug-fanout.ts). The fan-out finds no record there.
+   */
+  async installationsForSlug(slug: string): Promise<string[]> {
+    return (await this.fanout.installations(slugDigest(escapePart(slug)))).sort();
+  }
+
+  /**
+   * Writes the slug -> records map and this installation's part of the fan-out again from the records' states:
+   * the start-up upgrade when their digests changed form. Adding is idempotent, and the fan-out is written
+   * first as in `LinkIndex.apply`. Returns how many linked records it found.
+   */
+  async rebuild(installationId: string): Promise<number> {
+    const linked = new Map<string, string>();
+    await scanRecordStates(this.redis, this.keys, installationId, (recordId, state) => {
+      if (state.slug) linked.set(recordId, escapePart(state.slug));
+      else linked.delete(recordId);
+      return true;
+    });
+    await this.fanout.add(installationId, [...new Set([...linked.values()].map(slugDigest))]);
+    const entries = [...linked];
+    const k = this.keys;
+    const keys = [
+      k.installation(installationId),
+      k.recordStates(installationId),
+      k.slugRecords(installationId),
+    ];
+    for (let i = 0; i < entries.length; i += FIELDS_PER_CALL) {
+      const args = entries
+        .slice(i, i + FIELDS_PER_CALL)
+        .flatMap(([recordId, slug]) => [recordId, slug, slugDigest(slug)]);
+      if ((await REINDEX.run(this.redis, keys, args, z.enum(['indexed', 'gone']))) === 'gone') break;
+    }
+    return linked.size;
+  }
+
+  /**
+   * Before an installation is removed (and after its hash is deleted, so that no batch adds to the index any
+   * more): it takes part in no slug's fan-out.
+   */
+  async forgetInstallation(installationId: string): Promise<void> {
+    const digests = new Set<string>();
+    await scanLinearHash(this.redis, this.keys.slugRecords(installationId), (digest) => {
+      digests.add(digest);
+      return true;
+    });
+    await this.fanout.remove(installationId, [...digests]);
+    await this.fanout.forgetInstallation(installationId);
+  }
+}
