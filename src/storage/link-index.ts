@@ -3,7 +3,6 @@ import { MATCH_STATUSES, type MatchStatus } from '../fields.js';
 import type { PlaceDigest } from '../matching/shared-links.js';
 import type { RedisClient } from '../redis.js';
 import type { Keys } from './keys.js';
-import { knownSlugArgs, knownSlugsReply, withKnownSlugs } from './known-slugs.js';
 import { FIELDS_PER_CALL, getLinearHashFields } from './linear-hash.js';
 import { LuaScript } from './lua-script.js';
 import { PollCursors } from './poll-cursor.js';
@@ -20,7 +19,7 @@ import { storeReview } from './review-codec.js';
 import { ReviewQueue } from './review-queue.js';
 import { slugDigest } from './slug-digest.js';
 import { SlugFanout } from './slug-fanout.js';
-import { SlugIndex } from './slug-index.js';
+import { recordSlugsReply, SlugIndex } from './slug-index.js';
 
 /**
  * What the connector remembers about each record besides the CRM itself: which slug it is linked to (and the
@@ -52,8 +51,8 @@ const FORGET = LuaScript.load('link-forget');
 const SET_SEQS = LuaScript.load('link-set-seqs');
 const SET_AUTO = LuaScript.load('link-set-auto');
 
-const applyReply = knownSlugsReply(['applied', 'gone']);
-const forgetReply = knownSlugsReply(['forgotten']);
+const applyReply = recordSlugsReply(['applied', 'gone']);
+const forgetReply = recordSlugsReply(['forgotten']);
 const setReply = z.enum(['set', 'gone']);
 
 export class LinkIndex {
@@ -73,7 +72,9 @@ export class LinkIndex {
   }
 
   /**
-   * Applies the state of many records; moving a record between slugs is atomic. Writes nothing once the
+   * Applies the state of many records. A record moving between slugs is filed under its new slug with its state,
+   * atomically, and taken out of the one it left right after (`SlugIndex.unindex`): in between it is listed
+   * under both, and `SlugIndex.recordsForSlug` tells them apart by its state. Writes nothing once the
    * installation is removed.
    */
   async apply(installationId: string, states: RecordState[]): Promise<void> {
@@ -92,23 +93,19 @@ export class LinkIndex {
       k.reviewCandidates(installationId),
     ];
     for (let i = 0; i < states.length; i += FIELDS_PER_CALL) {
-      const entries = states.slice(i, i + FIELDS_PER_CALL).map((s) => {
+      const args = states.slice(i, i + FIELDS_PER_CALL).flatMap((s) => {
         const review = s.review ? storeReview(s.review) : null;
         const slug = s.slug ? escapePart(s.slug) : '';
-        return {
-          recordId: s.recordId,
-          head: [s.recordId, packState(s), slug, slug ? slugDigest(slug) : ''],
-          tail: [review?.item ?? '', review?.candidates ?? ''],
-        };
+        return [
+          s.recordId,
+          packState(s),
+          slug,
+          slug ? slugDigest(slug) : '',
+          review?.item ?? '',
+          review?.candidates ?? '',
+        ];
       });
-      const code = await withKnownSlugs(entries, ['gone'], (some, known) =>
-        APPLY.run(
-          this.redis,
-          keys,
-          some.flatMap((e) => [...e.head, ...knownSlugArgs(known, e.recordId), ...e.tail]),
-          applyReply,
-        ),
-      );
+      const [code, ...left] = await APPLY.run(this.redis, keys, args, applyReply);
       if (code === 'gone') {
         // Removed meanwhile: take back what was just added to the fan-out (the removal may have read the
         // installation's slugs before it).
@@ -116,6 +113,7 @@ export class LinkIndex {
         await this.fanout.forgetInstallation(installationId);
         return;
       }
+      await this.slugs.unindex(installationId, left);
     }
   }
 
@@ -124,20 +122,17 @@ export class LinkIndex {
     const k = this.keys;
     const keys = [
       k.recordStates(installationId),
-      k.slugRecords(installationId),
       k.review(installationId),
       k.reviewCandidates(installationId),
     ];
     for (let i = 0; i < recordIds.length; i += FIELDS_PER_CALL) {
-      const entries = recordIds.slice(i, i + FIELDS_PER_CALL).map((recordId) => ({ recordId }));
-      await withKnownSlugs(entries, [], (some, known) =>
-        FORGET.run(
-          this.redis,
-          keys,
-          some.flatMap((e) => [e.recordId, ...knownSlugArgs(known, e.recordId)]),
-          forgetReply,
-        ),
+      const [, ...left] = await FORGET.run(
+        this.redis,
+        keys,
+        recordIds.slice(i, i + FIELDS_PER_CALL),
+        forgetReply,
       );
+      await this.slugs.unindex(installationId, left);
     }
   }
 

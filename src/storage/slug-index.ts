@@ -15,6 +15,21 @@ import type { SlugFanout } from './slug-fanout.js';
 
 const RECORDS_FOR_SLUG = LuaScript.load('link-records-for-slug');
 const REINDEX = LuaScript.load('link-reindex');
+const UNINDEX = LuaScript.load('link-unindex');
+
+/** A reply naming records and slugs: its code, then record id / stored slug pairs. */
+export function recordSlugsReply<const C extends readonly [string, ...string[]]>(codes: C) {
+  return z.tuple([z.enum(codes)], z.string());
+}
+const unindexReply = recordSlugsReply(['unindexed']);
+const reindexReply = z.enum(['indexed', 'gone']);
+
+/** Record id / stored slug pairs from a flat list. */
+function pairs(flat: readonly string[]): [string, string][] {
+  const out: [string, string][] = [];
+  for (let i = 0; i + 1 < flat.length; i += 2) out.push([flat[i]!, flat[i + 1]!]);
+  return out;
+}
 
 export class SlugIndex {
   constructor(
@@ -66,9 +81,43 @@ export class SlugIndex {
       const args = entries
         .slice(i, i + FIELDS_PER_CALL)
         .flatMap(([recordId, slug]) => [recordId, slug, slugDigest(slug)]);
-      if ((await REINDEX.run(this.redis, keys, args, z.enum(['indexed', 'gone']))) === 'gone') break;
+      if ((await REINDEX.run(this.redis, keys, args, reindexReply)) === 'gone') break;
     }
     return linked.size;
+  }
+
+  /**
+   * Takes records out of the slugs they left (`left`: record id / stored slug pairs, as link-apply.lua and
+   * link-forget.lua name them). One taken out while on another slug with the same digest is filed again.
+   */
+  async unindex(installationId: string, left: readonly string[]): Promise<void> {
+    const k = this.keys;
+    const all = pairs(left);
+    for (let i = 0; i < all.length; i += FIELDS_PER_CALL) {
+      const some = all.slice(i, i + FIELDS_PER_CALL).map(([recordId, slug]) => ({
+        recordId,
+        slug,
+        digest: slugDigest(slug),
+      }));
+      const [, ...moved] = await UNINDEX.run(
+        this.redis,
+        [k.recordStates(installationId), k.slugRecords(installationId)],
+        some.flatMap((e) => [e.recordId, e.slug, e.digest]),
+        unindexReply,
+      );
+      const removedFrom = new Map(some.map((e) => [e.recordId, e.digest]));
+      const again = pairs(moved).flatMap(([recordId, slug]) => {
+        const digest = slugDigest(slug);
+        return digest === removedFrom.get(recordId) ? [recordId, slug, digest] : [];
+      });
+      if (again.length === 0) continue;
+      await REINDEX.run(
+        this.redis,
+        [k.installation(installationId), k.recordStates(installationId), k.slugRecords(installationId)],
+        again,
+        reindexReply,
+      );
+    }
   }
 
   /**

@@ -1,18 +1,18 @@
 -- Writes the state of many records of one installation, their places in its slug index and their review
 -- items, all at once; nothing once the installation is removed. The slug index is keyed by the slug's digest,
--- which TypeScript computes (storage/slug-digest.ts): a record moving off a slug needs that slug's digest, so
--- the caller names the slug it believes the record has (`known`, with its digest). A record whose stored slug
--- is another is left untouched and listed in the reply, for the caller to send again knowing it.
+-- which only TypeScript computes (storage/slug-digest.ts): a record is filed under its new slug here, and the
+-- slug it left is named in the reply for link-unindex.lua to take it out of (until then it is listed under
+-- both, which readers tell apart by the record's own slug, as they do for two slugs sharing a digest).
 --
 -- KEYS[1] the installation's hash (exists while the installation does)
 -- KEYS[2] record states (linear-hash stem)
 -- KEYS[3] slug index: slug digest -> record ids (linear-hash stem)
 -- KEYS[4] review items (linear-hash stem)
 -- KEYS[5] review candidates' details (hash)
--- ARGV[1..] eight per record: id, packed state without its seq, stored slug, its digest, known slug, its
---   digest, review item ('' deletes it), its candidates' details (JSON object). The stored seq is kept.
--- returns {'gone'} when the installation is gone; else {'applied', id, stored slug, ...} listing the records
---   left untouched because their stored slug was not the known one
+-- ARGV[1..] six per record: id, packed state without its seq, stored slug, its digest, review item ('' deletes
+--   it), its candidates' details (JSON object). The stored seq is kept.
+-- returns {'gone'} when the installation is gone; else {'applied', id, stored slug left, ...} for each record
+--   that left a slug
 
 -- @include linear-hash
 -- @include member-lists
@@ -22,22 +22,19 @@
 if redis.call('EXISTS', KEYS[1]) == 0 then return { 'gone' } end
 local R, B, RV = lh_open(KEYS[2]), lh_open(KEYS[3]), lh_open(KEYS[4])
 local reply = { 'applied' }
-for i = 1, #ARGV, 8 do
-  local id, rest, slug, digest = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
-  local known, knownDigest, review, cands = ARGV[i + 4], ARGV[i + 5], ARGV[i + 6], ARGV[i + 7]
+for i = 1, #ARGV, 6 do
+  local id, rest, slug, digest, review, cands = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4], ARGV[i + 5]
   local old = lh_get(R, id)
   local before = old and slug_of(old) or ''
-  if before ~= slug and before ~= '' and before ~= known then
-    reply[#reply + 1] = id
-    reply[#reply + 1] = before
-  else
-    if before ~= slug then
-      if before ~= '' then list_remove(B, knownDigest, id) end
-      if slug ~= '' then list_add(B, digest, id) end
+  if before ~= slug then
+    if before ~= '' then
+      reply[#reply + 1] = id
+      reply[#reply + 1] = before
     end
-    lh_set(R, id, (old and seq_of(old) or '') .. '|' .. rest)
-    review_set(RV, KEYS[5], id, review, cands)
+    if slug ~= '' then list_add(B, digest, id) end
   end
+  lh_set(R, id, (old and seq_of(old) or '') .. '|' .. rest)
+  review_set(RV, KEYS[5], id, review, cands)
 end
 lh_close(R)
 lh_close(B)

@@ -1,36 +1,32 @@
--- Forgets records of one installation (deleted or merged away in the CRM): their states, their places in the
--- slug index and their review items. As in link-apply.lua, leaving a slug needs its digest: a record whose
--- stored slug is not the known one is left untouched and listed in the reply. Removing nothing that is not
--- there, it writes nothing for an installation already removed.
+-- Forgets records of one installation (deleted or merged away in the CRM): their states and review items. The
+-- slug each was linked to is named in the reply for link-unindex.lua to take the record out of (the slug index
+-- is keyed by digests only TypeScript computes). Removing only what is there, it writes nothing for an
+-- installation already removed.
 --
 -- KEYS[1] record states (linear-hash stem)
--- KEYS[2] slug index: slug digest -> record ids (linear-hash stem)
--- KEYS[3] review items (linear-hash stem)
--- KEYS[4] review candidates' details (hash)
--- ARGV[1..] three per record: id, known stored slug, its digest
--- returns {'forgotten', id, stored slug, ...} listing the records left untouched
+-- KEYS[2] review items (linear-hash stem)
+-- KEYS[3] review candidates' details (hash)
+-- ARGV[1..] record ids
+-- returns {'forgotten', id, stored slug left, ...} for each record that was linked
 
 -- @include linear-hash
--- @include member-lists
 -- @include record-state
 -- @include review-items
 
-local R, B, RV = lh_open(KEYS[1]), lh_open(KEYS[2]), lh_open(KEYS[3])
+local R, RV = lh_open(KEYS[1]), lh_open(KEYS[2])
 local reply = { 'forgotten' }
-for i = 1, #ARGV, 3 do
-  local id, known, knownDigest = ARGV[i], ARGV[i + 1], ARGV[i + 2]
+for _, id in ipairs(ARGV) do
   local old = lh_get(R, id)
-  local slug = old and slug_of(old) or ''
-  if slug ~= '' and slug ~= known then
-    reply[#reply + 1] = id
-    reply[#reply + 1] = slug
-  else
-    if slug ~= '' then list_remove(B, knownDigest, id) end
-    if old then lh_del(R, id) end
-    review_set(RV, KEYS[4], id, '', '')
+  if old then
+    local slug = slug_of(old)
+    if slug ~= '' then
+      reply[#reply + 1] = id
+      reply[#reply + 1] = slug
+    end
+    lh_del(R, id)
   end
+  review_set(RV, KEYS[3], id, '', '')
 end
 lh_close(R)
-lh_close(B)
 lh_close(RV)
 return reply
