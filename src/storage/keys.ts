@@ -12,11 +12,15 @@ import { createHash } from 'node:crypto';
  * (`queuePrefix`). Keys used only one at a time carry no tag. On one Redis tags change nothing.
  *
  * Each group has one owning module, the only one that reads or writes it (README, "Developing and testing"):
- * installations: installations/store.ts · per-record link state: storage/link-index.ts · runs and sync
- * history: storage/runs.ts · links a run made: storage/run-links.ts · run caches and report sequence: pipeline/report-reader.ts · events:
- * webhooks/event-log.ts · record locks: storage/record-locks.ts · pending slug updates: storage/pending-slugs.ts · OAuth state: auth/oauth-state.ts ·
- * refresh locks: auth/token-manager.ts · Salesforce connections: connectors/salesforce/connections.ts · rate gates: ratelimit/redis-gate.ts · admin sessions and logins:
- * admin/session-revocations.ts, admin/login-throttle.ts · record card requests: connectors/hubspot/card-rate-limit.ts · report requests: requests/request-store.ts ·
+ * installations: installations/store.ts · per-record link state: storage/link-index.ts with the review queue
+ * (storage/review-queue.ts), slug index (storage/slug-index.ts, storage/slug-fanout.ts) and poll cursors
+ * (storage/poll-cursor.ts) it holds · runs and sync history: storage/runs.ts · links a run made:
+ * storage/run-links.ts · run caches and report sequence: pipeline/report-reader.ts · events:
+ * webhooks/event-log.ts · record locks: storage/record-locks.ts · pending slug updates: storage/pending-slugs.ts ·
+ * OAuth state: auth/oauth-state.ts · refresh locks: auth/token-manager.ts · Salesforce connections:
+ * connectors/salesforce/connections.ts · rate gates: ratelimit/redis-gate.ts · admin sessions and logins:
+ * admin/session-revocations.ts, admin/login-throttle.ts · record card requests: connectors/hubspot/card-rate-limit.ts ·
+ * report requests: requests/request-store.ts ·
  * alerts: alerts/alert-store.ts · decision log: decisions/decision-log.ts. BullMQ builds its own keys under
  * the same prefix.
  */
@@ -78,11 +82,11 @@ export class Keys {
     return `${this.inst(id)}:refresh-cooldown`;
   }
 
-  // ---- per-record link state (storage/link-index.ts, bucketed by storage/linear-hash.ts) --------------
+  // ---- per-record link state (storage/link-index.ts and the stores it holds; storage/linear-hash.ts) ---
 
   /**
    * Stem of the linear-hash map record id -> the record's packed state (`seq|slug|status|score|auto|fingerprint|
-   * unlinked name`, link-index.ts). The stem itself is the map's meta hash (level, split pointer, count); its
+   * unlinked name`, record-state.ts). The stem itself is the map's meta hash (level, split pointer, count); its
    * buckets are `<stem>:<n>` and its values too long for a compact bucket live in `<stem>:big`. Buckets stay
    * small enough for Redis's listpack encoding, so a record costs its bytes, not a hash table entry per field.
    */
@@ -91,7 +95,7 @@ export class Keys {
   }
   /**
    * Stem of the linear-hash map slug digest -> space-joined ids of the records linked to that slug. The digest
-   * is a decimal number (`slugDigest`), which a compact bucket keeps as an integer of 4 bytes.
+   * is a decimal number (slug-digest.ts), which a compact bucket keeps as an integer of 4 bytes.
    */
   slugRecords(id: string): string {
     return `${this.inst(id)}:slug-recs`;
@@ -104,7 +108,7 @@ export class Keys {
     return `${this.inst(id)}:by-slug`;
   }
   /**
-   * Stem of the linear-hash map record id -> the review item as a short string (link-index.ts, `storeReview`), its
+   * Stem of the linear-hash map record id -> the review item as a short string (review-codec.ts, `storeReview`), its
    * candidates named by a short reference into `reviewCandidates`; an item of up to 64 bytes is kept in a compact
    * bucket, a longer one in the map's `big` hash. Named anew with each format: `inst:{id}:review` (JSON) and
    * `inst:{id}:review-items` (candidates by slug) are not read any more (a full sync writes the items again).
@@ -115,7 +119,7 @@ export class Keys {
   /**
    * Hash reference -> compact JSON of a review candidate's report (slug, name, industry, stage, geography),
    * shared by every review item offering it, and `#reference` -> how many items do (the entry goes with the
-   * last). The reference is a digest of the slug (link-index.ts).
+   * last). The reference is a digest of the slug (lua/lib/review-items.lua).
    */
   reviewCandidates(id: string): string {
     return `${this.inst(id)}:review-cands`;
