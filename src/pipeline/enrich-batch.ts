@@ -11,6 +11,7 @@ import type { LinkIndex } from '../storage/link-index.js';
 import { lockInstallationRecords } from '../storage/record-locks.js';
 import { RunLinks } from '../storage/run-links.js';
 import { type BatchResult, PREVIEW_SAMPLES_PER_BATCH, type PreviewSample } from '../storage/runs.js';
+import { slugChangeSeqs } from '../storage/slug-changes.js';
 import { searchAndDecide } from './batch/candidate-search.js';
 import { type Desired, desiredValues } from './batch/desired-values.js';
 import { type Plan, planLinks } from './batch/plan.js';
@@ -19,7 +20,7 @@ import { BatchTally } from './batch/tally.js';
 import { keepChanged, writeUpdates } from './batch/write.js';
 import type { BatchJob } from './jobs.js';
 import type { MatchingStrategy } from './matching-strategy.js';
-import { ReportReader, slugChangeSeqs } from './report-reader.js';
+import { ReportReader } from './report-reader.js';
 
 /**
  * One batch of records, end to end, in named steps (each in ./batch/): load the records, plan each

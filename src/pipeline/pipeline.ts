@@ -16,6 +16,7 @@ import { digestFingerprint, fingerprintOf, sameFingerprint } from '../storage/re
 import { RunLinks } from '../storage/run-links.js';
 import type { RunKind, SyncRuns } from '../storage/runs.js';
 import { HOT_EVENTS, type MarkedSlug, type ScoreChangeInbox } from '../storage/score-change-inbox.js';
+import { markSlugChanged } from '../storage/slug-changes.js';
 import type { EventLogEntry } from '../webhooks/event-log.js';
 import type { VerifiedReportEvent } from '../webhooks/report-route.js';
 import { type BatchOutcome, type BatchTargets, enrichBatch } from './enrich-batch.js';
@@ -33,7 +34,6 @@ import type {
 import type { MatchingStrategy } from './matching-strategy.js';
 import { MergeForwarding } from './merge-forwarding.js';
 import { jobIdPart, legacyJobIdPart, type Queues } from './queues.js';
-import { markSlugChanged } from './report-reader.js';
 import { type InstallationRuntime, isPolled } from './runtime.js';
 import { judgeSlugChange } from './slug-change-check.js';
 import { UnlistedRecords } from './unlisted-records.js';

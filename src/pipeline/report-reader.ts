@@ -7,6 +7,7 @@ import { ReportNotFoundError } from '../reports/errors.js';
 import { type Report, reportSchema, type SearchHit, searchHitSchema } from '../reports/schemas.js';
 import type { Keys } from '../storage/keys.js';
 import { LuaScript } from '../storage/lua-script.js';
+import { slugChangeSeq } from '../storage/slug-changes.js';
 import { parseStoredJson } from '../util/json.js';
 
 /**
@@ -37,7 +38,6 @@ const FILL_WAIT_MAX_MS = 5 * 60_000;
 
 const RENEW = LuaScript.load('lock-renew');
 const RELEASE = LuaScript.load('locks-release');
-const SLUG_CHANGED = LuaScript.load('slug-changed');
 
 export interface ReportReaderOptions {
   /** The fill lock's lifetime without renewal (tests shorten it). */
@@ -159,42 +159,4 @@ export class ReportReader {
     }
     return null;
   }
-}
-
-/**
- * The service said `slug` changed (score.changed): from now on, a read of it that started earlier is stale.
- * The sequence number comes from the same counter as reads, and the stored value only ever grows.
- */
-/**
- * Deletes a finished run's cached reports and searches. They expire within a day anyway, but a daily sweep
- * would keep a day of them, about as much memory as the link state itself; nothing reads them after the run.
- * All of a run's keys share its hash tag (one slot on a cluster), so one UNLINK takes many.
- */
-export async function dropRunCaches(redis: RedisClient, keys: Keys, runId: string): Promise<void> {
-  const index = keys.runCached(runId);
-  const cached = await redis.smembers(index);
-  for (let i = 0; i < cached.length; i += 500) await redis.unlink(...cached.slice(i, i + 500));
-  await redis.unlink(index);
-}
-
-export async function markSlugChanged(redis: RedisClient, keys: Keys, slug: string): Promise<number> {
-  const seq = await redis.incr(keys.reportSeq());
-  await SLUG_CHANGED.run(redis, [keys.slugChanges()], [slug, seq], z.enum(['set', 'older']));
-  return seq;
-}
-
-/** Sequence number of the last change event of `slug` (0 when none). */
-export async function slugChangeSeq(redis: RedisClient, keys: Keys, slug: string): Promise<number> {
-  return Number((await redis.hget(keys.slugChanges(), slug)) ?? 0);
-}
-
-/** The same for several slugs at once. */
-export async function slugChangeSeqs(
-  redis: RedisClient,
-  keys: Keys,
-  slugs: string[],
-): Promise<Map<string, number>> {
-  if (slugs.length === 0) return new Map();
-  const raw = await redis.hmget(keys.slugChanges(), ...slugs);
-  return new Map(slugs.map((slug, i) => [slug, Number(raw[i] ?? 0)]));
 }

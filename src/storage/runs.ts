@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { MATCH_STATUSES } from '../fields.js';
-import { dropRunCaches } from '../pipeline/report-reader.js';
 import type { RedisClient } from '../redis.js';
 import { deleteByPattern } from '../redis.js';
 import { parseStoredJson } from '../util/json.js';
 import type { Keys } from './keys.js';
 import { LuaScript } from './lua-script.js';
+import { dropRunCaches } from './run-caches.js';
 
 /**
  * Sync runs: what `sync --wait`, `status` and the admin page show. Each batch stores its own result under its
