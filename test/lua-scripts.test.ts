@@ -1,6 +1,7 @@
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   expandIncludes,
@@ -8,6 +9,7 @@ import {
   LuaIncludeCycleError,
   LuaSourceNotFoundError,
   loadScriptSource,
+  luaFolder,
   readScriptSource,
 } from '../src/storage/lua-loader.js';
 import { findProjectRoot } from '../src/util/project-root.js';
@@ -164,6 +166,17 @@ describe('Lua scripts', () => {
 });
 
 describe('the Lua loader', () => {
+  it('finds the same folder from the sources and from a build, which copies no .lua file', () => {
+    const root = findProjectRoot();
+    const built = pathToFileURL(join(root, 'dist', 'src', 'storage', 'lua-loader.js')).href;
+    const compiledForTests = pathToFileURL(
+      join(root, 'test-artifacts', 'worker-build', 'src', 'storage', 'lua-loader.js'),
+    ).href;
+    expect(LUA_FOLDER).toBe(join(root, 'src', 'storage', 'lua'));
+    expect(luaFolder(built)).toBe(LUA_FOLDER);
+    expect(luaFolder(compiledForTests)).toBe(LUA_FOLDER);
+  });
+
   const folder = mkdtempSync(join(tmpdir(), 'rc-lua-'));
   mkdirSync(join(folder, 'lib'));
   afterAll(() => rmSync(folder, { recursive: true, force: true }));

@@ -13,7 +13,12 @@ import { findProjectRoot } from '../util/project-root.js';
  * scripts share code: no script text is assembled in TypeScript.
  */
 
-export const LUA_FOLDER = join(findProjectRoot(), 'src', 'storage', 'lua');
+/** The Lua folder seen from a module at `fromUrl` (this one by default), built or not. */
+export function luaFolder(fromUrl: string = import.meta.url): string {
+  return join(findProjectRoot(fromUrl), 'src', 'storage', 'lua');
+}
+
+export const LUA_FOLDER = luaFolder();
 
 const INCLUDE = /^--\s*@include\s+([a-z0-9-]+)\s*$/;
 
