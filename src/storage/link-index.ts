@@ -5,9 +5,9 @@ import type { RedisClient } from '../redis.js';
 import type { Keys } from './keys.js';
 import { FIELDS_PER_CALL, getLinearHashFields } from './linear-hash.js';
 import { LuaScript } from './lua-script.js';
+import { escapePart } from './part-escape.js';
 import { PollCursors } from './poll-cursor.js';
 import {
-  escapePart,
   type FingerprintDigest,
   packState,
   type RecordState,

@@ -9,6 +9,7 @@ import {
 import type { RedisClient } from '../redis.js';
 import type { Keys } from './keys.js';
 import { scanLinearHash } from './linear-hash.js';
+import { escapePart, unescapePart } from './part-escape.js';
 import type { ReviewItem } from './review-codec.js';
 
 /**
@@ -81,15 +82,6 @@ const STATUS_CODES: Record<MatchStatus, string> = {
   error: 'e',
 };
 const STATUS_OF_CODE = new Map(Object.entries(STATUS_CODES).map(([s, c]) => [c, s as MatchStatus]));
-
-/** `|` separates the parts, so a free-text part (slug, name, domain) has `%` and `|` escaped. */
-export function escapePart(value: string): string {
-  return value.replace(/%/g, '%25').replace(/\|/g, '%7C');
-}
-
-export function unescapePart(value: string): string {
-  return value.replace(/%7C/g, '|').replace(/%25/g, '%');
-}
 
 const FINGERPRINT_DIGEST_LENGTH = 3;
 /** A fingerprint part's digest when empty. */

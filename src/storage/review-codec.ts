@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { escapePart, unescapePart } from './record-state.js';
+import { escapePart, unescapePart } from './part-escape.js';
 import { packWhy, readReviewText, readWhy, reviewText } from './review-text.js';
 
 /**

@@ -3,7 +3,8 @@ import type { RedisClient } from '../redis.js';
 import type { Keys } from './keys.js';
 import { FIELDS_PER_CALL, scanLinearHash } from './linear-hash.js';
 import { LuaScript } from './lua-script.js';
-import { escapePart, scanRecordStates } from './record-state.js';
+import { escapePart } from './part-escape.js';
+import { scanRecordStates } from './record-state.js';
 import { slugDigest } from './slug-digest.js';
 import type { SlugFanout } from './slug-fanout.js';
 
