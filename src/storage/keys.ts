@@ -15,7 +15,8 @@ import { createHash } from 'node:crypto';
  * installations: installations/store.ts · per-record link state: storage/link-index.ts with the review queue
  * (storage/review-queue.ts), slug index (storage/slug-index.ts, storage/slug-fanout.ts) and poll cursors
  * (storage/poll-cursor.ts) it holds · runs and sync history: storage/runs.ts · links a run made:
- * storage/run-links.ts · run caches and report sequence: pipeline/report-reader.ts · events:
+ * storage/run-links.ts · run caches and report sequence: storage/run-caches.ts, storage/slug-changes.ts,
+ * pipeline/report-reader.ts · events:
  * webhooks/event-log.ts · record locks: storage/record-locks.ts · pending slug updates: storage/pending-slugs.ts ·
  * OAuth state: auth/oauth-state.ts · refresh locks: auth/token-manager.ts · Salesforce connections:
  * connectors/salesforce/connections.ts · rate gates: ratelimit/redis-gate.ts · admin sessions and logins:
