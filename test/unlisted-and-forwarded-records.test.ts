@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { CompanyRecord, CrmConnector } from '../src/crm/connector.js';
-import { MergeForwarding } from '../src/pipeline/merge-forwarding.js';
 import { UnlistedRecords } from '../src/pipeline/unlisted-records.js';
 import { Keys } from '../src/storage/keys.js';
 import { LinkIndex } from '../src/storage/link-index.js';
+import { MergeForwarding } from '../src/storage/merge-forwarding.js';
 import { fingerprintOf, type RecordState } from '../src/storage/record-state.js';
 import { redisWithFreshPrefixes } from './support/redis-prefixes.js';
 

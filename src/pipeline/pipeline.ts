@@ -11,6 +11,7 @@ import type { RequestStore } from '../requests/request-store.js';
 import { RETRY_BUDGET } from '../retry-budget.js';
 import type { Keys } from '../storage/keys.js';
 import type { LinkIndex } from '../storage/link-index.js';
+import { MergeForwarding } from '../storage/merge-forwarding.js';
 import { PendingSlugs } from '../storage/pending-slugs.js';
 import { digestFingerprint, fingerprintOf, sameFingerprint } from '../storage/record-state.js';
 import { RunLinks } from '../storage/run-links.js';
@@ -32,7 +33,6 @@ import type {
   SlugUpdateJob,
 } from './jobs.js';
 import type { MatchingStrategy } from './matching-strategy.js';
-import { MergeForwarding } from './merge-forwarding.js';
 import { jobIdPart, legacyJobIdPart, type Queues } from './queues.js';
 import { type InstallationRuntime, isPolled } from './runtime.js';
 import { judgeSlugChange } from './slug-change-check.js';

@@ -1,5 +1,5 @@
 import type { RedisClient } from '../redis.js';
-import type { Keys } from '../storage/keys.js';
+import type { Keys } from './keys.js';
 
 /**
  * Where each record merged away went: loser id -> survivor id, per installation, kept a day. A merge moves the
