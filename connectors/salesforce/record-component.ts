@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { findProjectRoot } from '../../src/sandbox/project-root.js';
+import { findProjectRoot } from '../../src/util/project-root.js';
 import { escapeXml, METADATA_NS, metadataDocument } from './metadata-xml.js';
 import { ACCOUNT_SOBJECT } from './provider.js';
 
