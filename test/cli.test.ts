@@ -140,7 +140,7 @@ describe('report-connector', () => {
         expect.arrayContaining(['REDIS_PREFIX', 'ENCRYPTION_KEY', 'REPORTS_API_URL']),
       );
       const commands = [...out.matchAll(/^ {2}report-connector (.+)$/gm)].map((m) => m[1]!.split(' '));
-      expect(commands.map((c) => c[0])).toEqual(['status', 'sync', 'doctor', 'request']);
+      expect(commands.map((c) => c[0])).toEqual(['status', 'sync', 'doctor', 'request', 'record']);
       for (const args of commands) {
         const run = await runCli(bin, args, fresh);
         expect(run, args.join(' ')).toMatchObject({ code: 0 });
@@ -184,7 +184,7 @@ describe('configuration problems and per-command help (issue 31)', () => {
     expect(JSON.parse(a.stdout.join(''))).toHaveProperty('installations');
   });
 
-  it.each(['status', 'sync', 'demo', 'request', 'doctor', 'manifests', 'start'])(
+  it.each(['status', 'sync', 'demo', 'request', 'record', 'doctor', 'manifests', 'start'])(
     '%s --help prints its own usage and exits 0',
     async (command) => {
       const a = io({});

@@ -8,6 +8,7 @@ import { AdminRequestError, badRequest, installationNotFound } from './errors.js
 import { type AdminGuard, deciderOf } from './guard.js';
 import { bodyError } from './http-errors.js';
 import type { AdminOverview } from './overview.js';
+import { recordViewOr404 } from './record-view.js';
 import {
   alertActivityBodySchema,
   bulkReviewSchema,
@@ -154,6 +155,10 @@ export function adminApiRouter({ ctx, guard, actions, overview }: ApiRouteDeps):
 
   router.get('/installations/:id', async (req, res) => {
     res.json(await overview.view(await actions.installation(installationParam(req))));
+  });
+
+  router.get('/installations/:id/records/:recordId', async (req, res) => {
+    res.json(await recordViewOr404(ctx, installationParam(req), req.params.recordId));
   });
 
   router.delete('/installations/:id', async (req, res) => {

@@ -11,6 +11,7 @@ import type { SafeHtml } from './html.js';
 import { bodyError } from './http-errors.js';
 import type { LoginThrottle } from './login-throttle.js';
 import type { AdminOverview } from './overview.js';
+import { recordViewOr404 } from './record-view.js';
 import {
   bulkReviewSchema,
   installationIdSchema,
@@ -30,6 +31,7 @@ import { installationPath } from './views/format.js';
 import { type InstallationPageInput, installationPage, type PageForm } from './views/installation-page.js';
 import { loginPage } from './views/login.js';
 import { disconnectPage, eventsPage, messagePage } from './views/misc-pages.js';
+import { recordPage } from './views/record-page.js';
 import type { NoMatchItem } from './views/requests.js';
 
 /**
@@ -304,6 +306,12 @@ export function adminPageRouter(deps: PageRouteDeps): Router {
 
   pages.get('/installations/:id', async (req, res) => {
     await renderInstallation(req, res, installationId(req), { notice: doneMessage(req) });
+  });
+
+  pages.get('/installations/:id/records/:recordId', async (req, res) => {
+    const id = installationId(req);
+    const view = await recordViewOr404(ctx, id, req.params.recordId);
+    send(res, recordPage({ view, csrfToken: csrf(res) }));
   });
 
   pages.post(

@@ -4,6 +4,7 @@ import { findProjectRoot } from '../util/project-root.js';
 import { demoCommand } from './commands/demo.js';
 import { doctorCommand } from './commands/doctor.js';
 import { manifestsCommand } from './commands/manifests.js';
+import { recordCommand } from './commands/record.js';
 import { requestCommand } from './commands/request.js';
 import { runCommand } from './commands/run.js';
 import { sandboxCommand } from './commands/sandbox.js';
@@ -30,6 +31,11 @@ const COMMAND_HELP: Record<string, { usage: string; about: string }> = {
     usage: 'request --installation ID --record RECORD_ID [--document FILE]',
     about:
       'ask the service for a report on a company that has none (key needs `write`); prints the submission id',
+  },
+  record: {
+    usage: 'record --installation ID --record RECORD_ID [--json]',
+    about:
+      "one record as the CRM holds it beside the connector's state (needs only Redis and ENCRYPTION_KEY)",
   },
   doctor: { usage: 'doctor [--json]', about: 'check Redis, the report service and each installation' },
   sandbox: {
@@ -93,6 +99,7 @@ const COMMANDS: Record<string, Command> = {
   sync: syncCommand,
   status: statusCommand,
   request: requestCommand,
+  record: recordCommand,
   doctor: doctorCommand,
   sandbox: sandboxCommand,
   demo: demoCommand,

@@ -4,6 +4,7 @@ import { html, type SafeHtml } from '../html.js';
 import type { InstallationView } from '../overview.js';
 import { installationPath, num, RUN_KIND_LABELS, when } from './format.js';
 import { csrfField, problem } from './layout.js';
+import { recordLink } from './record-page.js';
 
 /**
  * The installation page's sections about correcting links and the record of who decided: review at scale
@@ -107,7 +108,7 @@ export function correctionsSection(o: {
     const company = item.name ?? `Record ${item.recordId}`;
     const who = `${company}, record ${item.recordId}`;
     return html`<tr>
-      <th scope="row" data-label="Company">${company}<br><code>${item.recordId}</code></th>
+      <th scope="row" data-label="Company">${company}<br>${recordLink(v.id, item.recordId)}</th>
       <td data-label="Report"><code>${item.slug ?? '—'}</code></td>
       <td>${recordForm(v, item.recordId, 'unlink', 'Unlink', who, csrf)}</td>
     </tr>`;
@@ -213,7 +214,7 @@ export function decisionLogSection(o: {
     (d) => html`<tr>
       <th scope="row" data-label="When">${when(d.at)}</th>
       <td data-label="Decision">${ACTION_LABELS[d.action]}${d.bulk ? html` <span class="hint">(bulk)</span>` : ''}</td>
-      <td data-label="Record"><code>${d.recordId}</code></td>
+      <td data-label="Record">${recordLink(o.view.id, d.recordId)}</td>
       <td data-label="Report"><code>${d.slug ?? '—'}</code></td>
       <td data-label="By">${actorLabel(d.by)}</td>
       <td data-label="Evidence">${evidenceText(d)}</td>

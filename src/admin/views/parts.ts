@@ -19,6 +19,7 @@ import {
   when,
 } from './format.js';
 import { csrfField } from './layout.js';
+import { recordLink } from './record-page.js';
 import { requestForm } from './requests.js';
 
 /** Pieces of the installation pages, each one section a person can read on its own. */
@@ -231,7 +232,7 @@ export function reviewItemView(installationId: string, item: ReviewItem, csrf: s
   );
   return html`<article class="review-item" aria-labelledby="${headingId}">
     <div class="review-head">${selectBox(item.recordId, who)}<h3 id="${headingId}">${company}</h3></div>
-    <p class="hint">Record <code>${item.recordId}</code> · Country: ${item.country ?? '—'} · Industry: ${item.industry ?? '—'} · Queued ${when(item.at)}</p>
+    <p class="hint">Record ${recordLink(installationId, item.recordId)} · Country: ${item.country ?? '—'} · Industry: ${item.industry ?? '—'} · Queued ${when(item.at)}</p>
     ${
       item.candidates.length > 0
         ? html`<table class="responsive candidates">

@@ -4,6 +4,7 @@ import type { InstallationView } from '../overview.js';
 import { rematchForm } from './corrections.js';
 import { installationPath, num, when } from './format.js';
 import { csrfField } from './layout.js';
+import { recordLink } from './record-page.js';
 
 /** The pieces of the installation page about requested reports and alerts. */
 
@@ -48,7 +49,7 @@ export function noMatchSection(
   const rows = items.map((item) => {
     const company = item.name ?? `Record ${item.recordId}`;
     return html`<li class="no-match-item">
-      <p><strong>${company}</strong> <span class="hint">record <code>${item.recordId}</code></span></p>
+      <p><strong>${company}</strong> <span class="hint">record ${recordLink(v.id, item.recordId)}</span></p>
       ${requestForm(v.id, item.recordId, `${company}, record ${item.recordId}`, csrf)}
       ${rematchForm(v, item.recordId, `${company}, record ${item.recordId}`, csrf)}
     </li>`;

@@ -164,6 +164,7 @@ export function cliBlock(
     `  report-connector sync --installation ${id} --preview`,
     '  report-connector doctor',
     `  report-connector request --installation ${id} --record ${record}`,
+    `  report-connector record --installation ${id} --record ${record}`,
   ].join('\n');
 }
 

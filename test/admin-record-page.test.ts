@@ -1,0 +1,56 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { LocalSystem } from '../local/system.js';
+import type { RecordView } from '../src/admin/record-view.js';
+import { adminRequest } from './support/admin-api.js';
+import { startTestSystem, stopTestSystem } from './support/local-system.js';
+import { runEnded } from './support/system-state.js';
+
+/**
+ * Issue 31: one record as the CRM holds it beside the connector's state, on the admin API and its page (the
+ * target of the Salesforce component's links); unknown records and installations are 404.
+ */
+
+describe.each(['hubspot', 'salesforce'] as const)('the admin record page on %s', (crm) => {
+  let system: LocalSystem;
+
+  beforeAll(async () => {
+    system = await startTestSystem({ crm, companies: 15, logLevel: 'silent' });
+    await runEnded(system);
+  }, 120_000);
+
+  afterAll(async () => {
+    await stopTestSystem(system);
+  });
+
+  it('shows a linked record with its CRM fields beside the connector state', async () => {
+    const id = system.recordIds.find((r) => system.crm.record(r)?.status === 'matched')!;
+    const crmRecord = system.crm.record(id)!;
+    const api = await adminRequest<RecordView>(
+      system,
+      `/admin/api/installations/${system.installationId}/records/${id}`,
+      { bearer: true },
+    );
+    expect(api.status).toBe(200);
+    expect(api.body).toMatchObject({
+      recordId: id,
+      crm: { read: true, found: true, name: crmRecord.name, fields: { slug: crmRecord.slug } },
+      connector: { status: 'matched', slug: crmRecord.slug },
+    });
+    const page = await adminRequest(system, `/admin/installations/${system.installationId}/records/${id}`, {
+      bearer: true,
+    });
+    expect(page.status).toBe(200);
+    expect(page.text).toContain(crmRecord.slug!);
+    expect(page.text).toContain('In the connector');
+  });
+
+  it('answers 404 for a record nobody knows, a malformed id and an unknown installation', async () => {
+    const base = `/admin/api/installations/${system.installationId}/records`;
+    expect((await adminRequest(system, `${base}/999999999`, { bearer: true })).status).toBe(404);
+    expect((await adminRequest(system, `${base}/not%20an%20id`, { bearer: true })).status).toBe(404);
+    expect(
+      (await adminRequest(system, `/admin/api/installations/${crm}-nobody/records/1`, { bearer: true }))
+        .status,
+    ).toBe(404);
+  });
+});
