@@ -24,6 +24,7 @@ import { HUBSPOT_LIMITS, HUBSPOT_RATE_LIMITS } from '../connectors/hubspot/provi
 import { intOption } from '../src/cli/args.js';
 import { UsageError } from '../src/cli/errors.js';
 import type { CrmKind } from '../src/crm/connector.js';
+import { crmKinds, isCrmKind } from '../src/providers.js';
 import { REDIS_URL } from '../test/support/redis-url.js';
 import type { BackfillConnectorProtocol } from './children/backfill-connector.js';
 import type {
@@ -142,8 +143,8 @@ function rateHeadersOption(value: string | undefined): { rateHeaders?: 'ietf' | 
 }
 
 function crmsOption(value: string | undefined): CrmKind[] {
-  if (value === undefined) return ['hubspot', 'salesforce'];
-  if (value === 'hubspot' || value === 'salesforce') return [value];
+  if (value === undefined) return [...crmKinds];
+  if (isCrmKind(value)) return [value];
   throw new UsageError('--crm is hubspot or salesforce (both when left out)');
 }
 

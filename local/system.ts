@@ -12,7 +12,7 @@ import type { CrmKind } from '../src/crm/connector.js';
 import type { LocalRecordView } from '../src/crm/provider.js';
 import { createLogger } from '../src/log.js';
 import type { PipelineWorkers } from '../src/pipeline/workers.js';
-import { providerFor } from '../src/providers.js';
+import { crmKind, kindOf, providerFor, providers } from '../src/providers.js';
 import {
   createSandbox,
   type FaultSettings,
@@ -29,7 +29,7 @@ import { demoCompanies, type SeedCompanyInput } from './demo-seed.js';
  */
 
 export interface LocalSystemOptions {
-  crm?: CrmKind;
+  crm?: string;
   /** Companies to seed, or how many to make from the fixtures. */
   companies?: number | SeedCompanyInput[];
   redisUrl?: string;
@@ -137,7 +137,7 @@ export async function startLocalSystem(options: LocalSystemOptions = {}): Promis
     throw err;
   }
   const appUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const provider = providerFor(options.crm ?? 'hubspot');
+  const provider = providerFor(crmKind(options.crm ?? providers[0].kind));
   let standIn: Awaited<ReturnType<typeof provider.startLocal>>;
   try {
     standIn = await provider.startLocal({
@@ -201,7 +201,7 @@ export async function startLocalSystem(options: LocalSystemOptions = {}): Promis
       ctx,
       sandbox,
       sandboxUrl: sandboxListening.url,
-      crm: { kind: provider.kind, record: (id) => toLocalRecord(local.read(id)) },
+      crm: { kind: kindOf(provider), record: (id) => toLocalRecord(local.read(id)) },
       crmUrl: local.url,
       get hubspot() {
         return local.kind === 'hubspot' ? local.handle : other('HubSpot');

@@ -158,7 +158,7 @@ const envSchema = z.object({
     )
     .refine(
       (entries) => entries.every((e) => /^[a-z]+:[A-Za-z0-9_-]+$/.test(e)),
-      'expects a comma-separated list of hubspot:<portalId> and salesforce:<orgId>',
+      `expects a comma-separated list of ${providers.map((p) => `${p.kind}:<${p.accountNoun}Id>`).join(' and ')}`,
     ),
   LOG_LEVEL: z.enum(LOG_LEVELS, { error: `expects one of ${LOG_LEVELS.join(', ')}` }).default('info'),
 });
@@ -206,7 +206,7 @@ export interface BaseConfig {
   logLevel: (typeof LOG_LEVELS)[number];
   /** Express `trust proxy`: whose X-Forwarded-For is believed (default: nobody's). */
   trustProxy: TrustProxy;
-  /** `hubspot:<portalId>` / `salesforce:<orgId>` whose OAuth installs start at once (others wait for approval). */
+  /** `<kind>:<account id>` (a provider's kind and the id of its portal or org) whose OAuth installs start at once (others wait for approval). */
   installAllowlist: string[];
 }
 

@@ -1,8 +1,8 @@
 /**
- * The one source of truth for the fields the connector owns on a CRM record. The HubSpot properties, the
- * Salesforce custom fields, both manifests and the record mapping are all derived from this table, so a field
- * cannot exist in one place and be missing in another (test/hubspot-manifest.test.ts and
- * test/salesforce-manifest.test.ts fail on drift).
+ * The one source of truth for the fields the connector owns on a CRM record, in CRM-neutral terms. Each
+ * provider names them in its CRM (connectors/<crm>/field-names.ts) and derives its field definitions, its
+ * manifests and its record mapping from this table, so a field cannot exist in one place and be missing in
+ * another (each provider's manifest tests fail on drift).
  */
 
 export type FieldKind = 'text' | 'longText' | 'number' | 'datetime' | 'url' | 'status';
@@ -13,9 +13,7 @@ export interface FieldDefinition {
   label: string;
   description: string;
   kind: FieldKind;
-  hubspot: string;
-  salesforce: string;
-  /** Text length for Salesforce Text fields. */
+  /** The longest text the field holds, for CRMs whose text fields have a declared length. */
   length?: number;
 }
 
@@ -63,8 +61,6 @@ export function linkSourceOf(value: unknown): LinkSource | null {
     : null;
 }
 
-export const HUBSPOT_PROPERTY_GROUP = { name: 'report_scores', label: 'Report scores' } as const;
-
 export const FIELDS: readonly FieldDefinition[] = [
   {
     key: 'slug',
@@ -72,8 +68,6 @@ export const FIELDS: readonly FieldDefinition[] = [
     description:
       'Slug of the published report this company is linked to. Set it by hand to choose the report.',
     kind: 'text',
-    hubspot: 'report_slug',
-    salesforce: 'Report_Slug__c',
     length: 255,
   },
   {
@@ -81,16 +75,12 @@ export const FIELDS: readonly FieldDefinition[] = [
     label: 'Report score',
     description: 'Overall score of the linked report.',
     kind: 'number',
-    hubspot: 'report_score',
-    salesforce: 'Report_Score__c',
   },
   {
     key: 'band',
     label: 'Report band',
     description: 'Named band of the overall score.',
     kind: 'text',
-    hubspot: 'report_band',
-    salesforce: 'Report_Band__c',
     length: 255,
   },
   {
@@ -98,16 +88,12 @@ export const FIELDS: readonly FieldDefinition[] = [
     label: 'Report scored at',
     description: 'When the report was scored.',
     kind: 'datetime',
-    hubspot: 'report_scored_at',
-    salesforce: 'Report_Scored_At__c',
   },
   {
     key: 'pillars',
     label: 'Report pillars',
     description: 'Pillar scores with their weights.',
     kind: 'longText',
-    hubspot: 'report_pillars',
-    salesforce: 'Report_Pillars__c',
     length: 32768,
   },
   {
@@ -115,16 +101,12 @@ export const FIELDS: readonly FieldDefinition[] = [
     label: 'Report verified score',
     description: 'Score after verification; empty when the report is not verified.',
     kind: 'number',
-    hubspot: 'report_verified_score',
-    salesforce: 'Report_Verified_Score__c',
   },
   {
     key: 'verdict',
     label: 'Report verdict',
     description: 'Outcome of verification; empty when the report is not verified.',
     kind: 'text',
-    hubspot: 'report_verdict',
-    salesforce: 'Report_Verdict__c',
     length: 255,
   },
   {
@@ -132,24 +114,18 @@ export const FIELDS: readonly FieldDefinition[] = [
     label: 'Report verified at',
     description: 'When the verification was signed.',
     kind: 'datetime',
-    hubspot: 'report_verified_at',
-    salesforce: 'Report_Verified_At__c',
   },
   {
     key: 'reportUrl',
     label: 'Report URL',
     description: 'Address of the human-readable report.',
     kind: 'url',
-    hubspot: 'report_url',
-    salesforce: 'Report_URL__c',
   },
   {
     key: 'matchStatus',
     label: 'Report match status',
     description: 'matched, needs_review, no_match, not_published, requested or error.',
     kind: 'status',
-    hubspot: 'report_match_status',
-    salesforce: 'Report_Match_Status__c',
     length: 32,
   },
   {
@@ -157,8 +133,6 @@ export const FIELDS: readonly FieldDefinition[] = [
     label: 'Report synced at',
     description: 'When the connector last wrote this record.',
     kind: 'datetime',
-    hubspot: 'report_synced_at',
-    salesforce: 'Report_Synced_At__c',
   },
   {
     key: 'alert',
@@ -166,8 +140,6 @@ export const FIELDS: readonly FieldDefinition[] = [
     description:
       'The latest alert the report service fired for the linked report, as one line (severity, kind, title, message).',
     kind: 'text',
-    hubspot: 'report_alert',
-    salesforce: 'Report_Alert__c',
     length: 255,
   },
   {
@@ -175,8 +147,6 @@ export const FIELDS: readonly FieldDefinition[] = [
     label: 'Report alert at',
     description: 'When that alert fired.',
     kind: 'datetime',
-    hubspot: 'report_alert_at',
-    salesforce: 'Report_Alert_At__c',
   },
   {
     key: 'linkSource',
@@ -184,8 +154,6 @@ export const FIELDS: readonly FieldDefinition[] = [
     description:
       'Who made the link: auto (the connector), person, admin or request. Only auto links are ever reconsidered.',
     kind: 'text',
-    hubspot: 'report_link_source',
-    salesforce: 'Report_Link_Source__c',
     length: 32,
   },
   {
@@ -193,8 +161,6 @@ export const FIELDS: readonly FieldDefinition[] = [
     label: 'Report previous score',
     description: 'The overall score before its last change.',
     kind: 'number',
-    hubspot: 'report_score_previous',
-    salesforce: 'Report_Score_Previous__c',
   },
 ];
 

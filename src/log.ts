@@ -40,8 +40,43 @@ export const REDACT_PATHS = [
   'headers.cookie',
   '*.headers.authorization',
   '*.headers["webhook-signature"]',
-  '*.headers["x-hubspot-signature-v3"]',
 ];
+
+/**
+ * Header names that carry a webhook signature, whatever the sender calls it (`webhook-signature`, a CRM's
+ * `x-<crm>-signature-v3`): redacted in any `headers` object logged at the top or one level down, as redaction
+ * by path needs the exact name.
+ */
+const SIGNATURE_HEADER = /signature/i;
+
+function withoutSignatures(headers: unknown): unknown {
+  if (typeof headers !== 'object' || headers === null || Array.isArray(headers)) return headers;
+  const entries = Object.entries(headers);
+  if (!entries.some(([name]) => SIGNATURE_HEADER.test(name))) return headers;
+  return Object.fromEntries(
+    entries.map(([name, value]) => [name, SIGNATURE_HEADER.test(name) ? '[REDACTED]' : value]),
+  );
+}
+
+/** The log object with signature headers redacted (see SIGNATURE_HEADER); the caller's object is not changed. */
+export function redactSignatureHeaders(object: Record<string, unknown>): Record<string, unknown> {
+  let out = object;
+  const set = (key: string, value: unknown) => {
+    if (out === object) out = { ...object };
+    out[key] = value;
+  };
+  if ('headers' in object) {
+    const headers = withoutSignatures(object.headers);
+    if (headers !== object.headers) set('headers', headers);
+  }
+  for (const [key, value] of Object.entries(object)) {
+    if (typeof value !== 'object' || value === null || !('headers' in value)) continue;
+    const inner = value as Record<string, unknown>;
+    const headers = withoutSignatures(inner.headers);
+    if (headers !== inner.headers) set(key, { ...inner, headers });
+  }
+  return out;
+}
 
 const SECRET_PATTERNS: RegExp[] = [
   /Bearer\s+[A-Za-z0-9._~+/=-]+/g,
@@ -66,6 +101,7 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
     {
       level,
       redact: { paths: REDACT_PATHS, censor: '[REDACTED]' },
+      formatters: { log: redactSignatureHeaders },
       serializers: {
         // Messages and stacks can quote credentials (URLs with tokens, echoed keys): scrub them.
         err: (err: unknown) =>

@@ -1,13 +1,12 @@
 /**
  * The retry budget, stated once: which layer retries what, and how often. Every layer reads its numbers from
- * here; docs/reliability.md ("Retry budget") explains the stacking. From the inside out:
+ * here, and each CRM's client layers from its provider (`retryBudget`, connectors/<crm>/retry-budget.ts);
+ * docs/reliability.md ("Retry budget") explains the stacking. From the inside out:
  *
  * | layer | retries what | how often |
  * |---|---|---|
  * | report client (src/reports/client.ts) | 5xx, network errors, timeouts, a 429 whose Retry-After is short | `reportsHttp` |
- * | HubSpot client (connectors/hubspot/api-client.ts) | 429 of the per-10-s window; 5xx and network errors | `hubspotHttp` |
- * | Salesforce client (connectors/salesforce/api-client.ts) | REQUEST_LIMIT_EXCEEDED, UNABLE_TO_LOCK_ROW | `salesforceHttp` |
- * | HubSpot batch update (`updateBatch`) | a batch refused for naming missing ids, re-sent without them | `hubspotBatchUpdate` |
+ * | each CRM's client layers | what its provider's `retryBudget` says | the provider's `retryBudget` |
  * | batch write (`writeUpdates`) | records a write answered RETRYABLE (row locks), in a later call of the batch | `recordRetry.inBatch*` |
  * | pipeline batch (`Pipeline.batch`) | records still RETRYABLE after that, as a new batch (reads from the run's cache) | `recordRetry` |
  * | BullMQ job (queues.ts) | a job that threw anything transient | `job` |
@@ -23,24 +22,6 @@ export const RETRY_BUDGET = {
     maxDelayMs: 8_000,
     /** A Retry-After longer than this is not slept through: the 429 goes to the queue (delayed job). */
     maxRetryAfterMs: 30_000,
-  },
-  hubspotHttp: {
-    /** 429s waited out before giving up with CrmRateLimitedError (then the job is delayed). */
-    maxRateLimitRetries: 3,
-    /** 5xx / network failures retried before giving up with CrmTransientError. */
-    maxTransientRetries: 4,
-    baseDelayMs: 500,
-    maxDelayMs: 8_000,
-  },
-  salesforceHttp: {
-    /** Attempts of one call in all, the first included. */
-    attempts: 3,
-    baseDelayMs: 1_000,
-    maxDelayMs: 8_000,
-  },
-  hubspotBatchUpdate: {
-    /** Sends of one batch in all; what is still refused after them is RETRYABLE for the pipeline. */
-    attempts: 3,
   },
   recordRetry: {
     /**

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalSystem } from '../local/system.js';
 import type { ReviewOutcome } from '../src/admin/admin-actions.js';
 import type { InstallationView } from '../src/admin/overview.js';
+import { crmKind } from '../src/providers.js';
 import type { ReviewItem } from '../src/storage/review-codec.js';
 import type { RunSummary } from '../src/storage/runs.js';
 import type { EventLogEntry } from '../src/webhooks/event-log.js';
@@ -239,7 +240,7 @@ describe('installations', () => {
 
   it('shows a disconnected OAuth installation with its reason and a reconnect link', async () => {
     const other = await system.ctx.installations.upsert({
-      crm: 'hubspot',
+      crm: crmKind('hubspot'),
       externalId: '777001',
       mode: 'oauth',
       tokens: { accessToken: 'at-unused', refreshToken: 'rt-unused', expiresAt: Date.now() + 60_000 },

@@ -1,6 +1,7 @@
 import nock from 'nock';
 import { describe, expect, it, vi } from 'vitest';
 import { createHubSpotConnector } from '../connectors/hubspot/create-connector.js';
+import { HUBSPOT_FIELDS } from '../connectors/hubspot/field-names.js';
 import { HUBSPOT_DEFAULT_API_VERSION, hubspotPaths } from '../connectors/hubspot/provider.js';
 import type { AccessTokenSource } from '../src/auth/token-manager.js';
 import {
@@ -11,14 +12,13 @@ import {
   CrmUnauthorizedError,
 } from '../src/crm/errors.js';
 import type { RequestGate } from '../src/crm/request-gate.js';
-import { FIELDS } from '../src/fields.js';
 import { requireEveryMock } from './support/strict-nock.js';
 
 /** The date-versioned paths the connector calls by default. */
 const P = hubspotPaths(HUBSPOT_DEFAULT_API_VERSION);
 
 const API = 'https://api.hubspot.test';
-const OWN = FIELDS.map((f) => f.hubspot);
+const OWN = HUBSPOT_FIELDS.map((f) => f.hubspot);
 const READ_PROPERTIES = ['name', 'domain', 'industry', 'country', 'city', ...OWN].join(',');
 const NOON = Date.UTC(2026, 10, 21, 12, 0, 0);
 
@@ -106,7 +106,7 @@ describe('reads', () => {
       matchStatus: 'matched',
       band: null,
     });
-    expect(Object.keys(r!.fields).sort()).toEqual(FIELDS.map((f) => f.key).sort());
+    expect(Object.keys(r!.fields).sort()).toEqual(HUBSPOT_FIELDS.map((f) => f.key).sort());
   });
 
   it('passes the cursor as `after` and ends when there is no next page', async () => {

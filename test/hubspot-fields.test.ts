@@ -1,9 +1,10 @@
 import nock from 'nock';
 import { describe, expect, it } from 'vitest';
 import { createHubSpotConnector, staticAccessToken } from '../connectors/hubspot/create-connector.js';
+import { HUBSPOT_FIELDS, hubspotField } from '../connectors/hubspot/field-names.js';
 import { fromHubSpotValue, HUBSPOT_TYPE_BY_KIND, toHubSpotValue } from '../connectors/hubspot/field-types.js';
 import { HUBSPOT_DEFAULT_API_VERSION, hubspotPaths } from '../connectors/hubspot/provider.js';
-import { FIELDS, fieldByKey, MATCH_STATUSES } from '../src/fields.js';
+import { MATCH_STATUSES } from '../src/fields.js';
 import { requireEveryMock } from './support/strict-nock.js';
 
 /** The date-versioned paths the connector calls by default. */
@@ -34,17 +35,17 @@ describe('ensureFields', () => {
         created.push(body);
         return true;
       })
-      .times(FIELDS.length)
+      .times(HUBSPOT_FIELDS.length)
       .reply(201, {});
     const result = await connector().ensureFields();
     expect(group).toMatchObject({ name: 'report_scores', label: 'Report scores' });
     expect(result).toEqual({
-      created: FIELDS.map((f) => f.hubspot),
+      created: HUBSPOT_FIELDS.map((f) => f.hubspot),
       existing: [],
       reconciled: [],
       problems: [],
     });
-    for (const field of FIELDS) {
+    for (const field of HUBSPOT_FIELDS) {
       const body = created.find((c) => c.name === field.hubspot);
       expect(body, field.hubspot).toMatchObject({
         ...HUBSPOT_TYPE_BY_KIND[field.kind],
@@ -94,7 +95,7 @@ describe('ensureFields', () => {
       .post(P.companyPropertyGroups)
       .reply(409, { status: 'error', category: 'OBJECT_ALREADY_EXISTS', message: 'exists' })
       .post(P.companyProperties)
-      .times(FIELDS.length)
+      .times(HUBSPOT_FIELDS.length)
       .reply(async (req: Request) => {
         const { name } = (await req.json()) as { name: string };
         return name in existing ? [409, exists(name)] : [201, {}];
@@ -119,7 +120,7 @@ describe('ensureFields', () => {
     const result = await connector().ensureFields();
     expect(result.existing).toEqual(['report_band']);
     expect(result.reconciled.sort()).toEqual(['report_match_status', 'report_score', 'report_verified_at']);
-    expect(result.created).toHaveLength(FIELDS.length - 4);
+    expect(result.created).toHaveLength(HUBSPOT_FIELDS.length - 4);
     expect(result.problems).toHaveLength(1);
     expect(result.problems[0]).toContain('report_verified_at');
     expect(result.problems[0]).toContain('cannot convert existing values');
@@ -141,7 +142,7 @@ describe('ensureFields', () => {
 });
 
 describe('value conversion', () => {
-  const f = fieldByKey;
+  const f = hubspotField;
   it('puts values on the wire as HubSpot expects them', () => {
     expect(toHubSpotValue(f('score'), 81.5)).toBe('81.5');
     expect(toHubSpotValue(f('score'), 1e21)).toBe('1000000000000000000000');

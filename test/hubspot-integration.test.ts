@@ -5,13 +5,13 @@ import nock from 'nock';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { HubSpotConnector } from '../connectors/hubspot/connector.js';
 import { createHubSpotConnector } from '../connectors/hubspot/create-connector.js';
+import { HUBSPOT_FIELDS } from '../connectors/hubspot/field-names.js';
 import type { LocalHubSpot, LocalHubSpotServer } from '../connectors/hubspot/local/index.js';
 import { createHubSpotOAuthRouter } from '../connectors/hubspot/oauth-routes.js';
 import { createHubSpotTokenRefresher } from '../connectors/hubspot/oauth-tokens.js';
 import { OAuthStateStore } from '../src/auth/oauth-state.js';
 import { TokenManager } from '../src/auth/token-manager.js';
 import type { CompanyRecord, EnsureFieldsResult, RecordUpdate } from '../src/crm/connector.js';
-import { FIELDS } from '../src/fields.js';
 import { type Installation, InstallationStore } from '../src/installations/store.js';
 import { RedisRateGate } from '../src/ratelimit/redis-gate.js';
 import { closeRedis, createRedis, deleteByPattern, waitForRedis } from '../src/redis.js';
@@ -100,7 +100,7 @@ describe('HubSpot connector against the local HubSpot', () => {
     const id = installed[0]!.id;
     expect(installed[0]!.timeZone).toBe('US/Eastern');
     expect(fieldSetups).toEqual([
-      { created: FIELDS.map((f) => f.hubspot), existing: [], reconciled: [], problems: [] },
+      { created: HUBSPOT_FIELDS.map((f) => f.hubspot), existing: [], reconciled: [], problems: [] },
     ]);
 
     const connector = connectorFor(id);
@@ -147,7 +147,7 @@ describe('HubSpot connector against the local HubSpot', () => {
       // At install, for the portal's time zone (daily limits reset at its midnight).
       'account.details': 1,
       'properties.groups.create': 1,
-      'properties.create': FIELDS.length,
+      'properties.create': HUBSPOT_FIELDS.length,
       'companies.list': 10,
       'companies.batchUpdate': 10,
     });
@@ -213,13 +213,13 @@ describe('HubSpot connector against the local HubSpot', () => {
     const result = await connectorFor(installed[0]!.id).ensureFields();
     expect(result).toEqual({
       created: [],
-      existing: FIELDS.map((f) => f.hubspot),
+      existing: HUBSPOT_FIELDS.map((f) => f.hubspot),
       reconciled: [],
       problems: [],
     });
     expect(hubspot.stats().calls).toMatchObject({
-      'properties.create': FIELDS.length,
-      'properties.read': FIELDS.length,
+      'properties.create': HUBSPOT_FIELDS.length,
+      'properties.read': HUBSPOT_FIELDS.length,
     });
   });
 

@@ -11,6 +11,7 @@ import {
 import { translateForLocalDev } from '@hubspot/project-parsing-lib/translate';
 import { validateUid } from '@hubspot/project-parsing-lib/uid';
 import { describe, expect, it } from 'vitest';
+import { HUBSPOT_FIELDS } from '../connectors/hubspot/field-names.js';
 import {
   HUBSPOT_MANIFEST_PLACEHOLDER_APP_URL,
   hubspotAppAuthFrom,
@@ -19,7 +20,7 @@ import {
   writeHubSpotManifests,
 } from '../connectors/hubspot/manifest.js';
 import { HUBSPOT_PLATFORM_VERSIONS } from '../connectors/hubspot/provider.js';
-import { FIELDS, MATCH_STATUSES } from '../src/fields.js';
+import { MATCH_STATUSES } from '../src/fields.js';
 
 const COMMITTED = join(import.meta.dirname, '..', 'manifests', 'hubspot');
 const REGENERATE = `run npm run manifests -- --app-url ${HUBSPOT_MANIFEST_PLACEHOLDER_APP_URL}`;
@@ -50,7 +51,7 @@ describe('HubSpot project manifests', () => {
       }[];
     };
     expect(group.name).toBe('report_scores');
-    expect(properties.map((p) => p.name)).toEqual(FIELDS.map((f) => f.hubspot));
+    expect(properties.map((p) => p.name)).toEqual(HUBSPOT_FIELDS.map((f) => f.hubspot));
     for (const p of properties) expect(p.groupName).toBe('report_scores');
     const byName = new Map(properties.map((p) => [p.name, p]));
     expect(byName.get('report_score')).toMatchObject({ type: 'number', fieldType: 'number' });

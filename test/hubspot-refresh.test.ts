@@ -13,6 +13,7 @@ import { HUBSPOT_DEFAULT_API_VERSION, hubspotPaths } from '../connectors/hubspot
 import { RefreshRejectedError, TokenManager } from '../src/auth/token-manager.js';
 import { CrmDisconnectedError } from '../src/crm/errors.js';
 import { InstallationStore } from '../src/installations/store.js';
+import { crmKind } from '../src/providers.js';
 import { closeRedis, createRedis, deleteByPattern, waitForRedis } from '../src/redis.js';
 import { SecretBox } from '../src/util/secretbox.js';
 import { startLocalHubSpot } from './support/local-hubspot.js';
@@ -52,7 +53,7 @@ beforeEach(() => {
 async function installed(store: InstallationStore): Promise<{ id: string; stale: string }> {
   const grant = await exchangeHubSpotCode(cfg, hubspot.issueAuthCode({ redirectUri: REDIRECT }), REDIRECT);
   const installation = await store.upsert({
-    crm: 'hubspot',
+    crm: crmKind('hubspot'),
     externalId: `${hubspot.portalId}-${randomUUID().slice(0, 8)}`,
     mode: 'oauth',
     tokens: grant.tokens,
@@ -69,7 +70,7 @@ describe('createHubSpotTokenRefresher', () => {
     const grant = await exchangeHubSpotCode(cfg, hubspot.issueAuthCode(), REDIRECT);
     const store = new InstallationStore(redisA, box, prefix);
     const installation = await store.upsert({
-      crm: 'hubspot',
+      crm: crmKind('hubspot'),
       externalId: 'r1',
       mode: 'oauth',
       tokens: grant.tokens,
@@ -84,7 +85,7 @@ describe('createHubSpotTokenRefresher', () => {
     const refresher = createHubSpotTokenRefresher(cfg);
     const store = new InstallationStore(redisA, box, prefix);
     const installation = await store.upsert({
-      crm: 'hubspot',
+      crm: crmKind('hubspot'),
       externalId: 'r2',
       mode: 'oauth',
       tokens: { accessToken: 'a', refreshToken: 'never-issued' },
@@ -102,7 +103,7 @@ describe('createHubSpotTokenRefresher', () => {
     const refresher = createHubSpotTokenRefresher({ ...cfg, apiUrl: api });
     const store = new InstallationStore(redisA, box, prefix);
     const installation = await store.upsert({
-      crm: 'hubspot',
+      crm: crmKind('hubspot'),
       externalId: 'r3',
       mode: 'oauth',
       tokens: { accessToken: 'a', refreshToken: 'b' },

@@ -6,6 +6,7 @@ import { InstallationService } from '../src/app/installation-service.js';
 import type { AppRuntime } from '../src/app/runtime.js';
 import { InstallationStore } from '../src/installations/store.js';
 import type { Pipeline } from '../src/pipeline/pipeline.js';
+import { crmKind } from '../src/providers.js';
 import { type ReportRequest, RequestStore } from '../src/requests/request-store.js';
 import { LinkIndex } from '../src/storage/link-index.js';
 import { PendingSlugs } from '../src/storage/pending-slugs.js';
@@ -54,7 +55,7 @@ function removal(): Removal {
 
 async function installed(store: InstallationStore, externalId = '4242'): Promise<string> {
   const installation = await store.upsert({
-    crm: 'hubspot',
+    crm: crmKind('hubspot'),
     externalId,
     mode: 'token',
     tokens: { accessToken: 'pat-test' },

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { SALESFORCE_INDUSTRY_PICKLIST } from '../connectors/salesforce/industry-picklist.js';
 import { decideMatch } from '../src/matching/decide.js';
-import { SALESFORCE_INDUSTRY_PICKLIST } from '../src/matching/industries.js';
 import { normalizeIndustry } from '../src/matching/normalize.js';
 import { queryFormsFor } from '../src/matching/query.js';
 import { findMatch, retrieveCandidates, type SearchFn } from '../src/matching/retrieve.js';

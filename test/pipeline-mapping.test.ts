@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { SALESFORCE_LIMITS } from '../connectors/salesforce/provider.js';
 import {
   changedValues,
   clearedValues,
@@ -7,6 +8,9 @@ import {
   valuesForReport,
 } from '../src/pipeline/mapping.js';
 import { reportSchema } from '../src/reports/schemas.js';
+
+/** The grain values compare at: Salesforce's (6 decimals, whole seconds). */
+const GRAIN = SALESFORCE_LIMITS.valueGrain;
 
 const base = reportSchema.parse({
   slug: 'acme',
@@ -79,24 +83,24 @@ describe('changedValues', () => {
       matchStatus: 'matched',
       syncedAt: '2020-01-01T00:00:00Z',
     };
-    expect(changedValues(current, valuesForReport(base))).toEqual({});
+    expect(changedValues(current, valuesForReport(base), GRAIN)).toEqual({});
   });
 
   it('names exactly the fields that differ', () => {
     const current = { ...valuesForReport(base), score: 70 };
-    expect(changedValues(current, valuesForReport(base))).toEqual({ score: 72.123456789 });
+    expect(changedValues(current, valuesForReport(base), GRAIN)).toEqual({ score: 72.123456789 });
   });
 
   it('treats missing and empty as the same empty value', () => {
-    expect(sameValue('verdict', undefined, null)).toBe(true);
-    expect(sameValue('verdict', '', null)).toBe(true);
-    expect(sameValue('verdict', 'x', null)).toBe(false);
-    expect(sameValue('score', null, 0)).toBe(false);
+    expect(sameValue('verdict', undefined, null, GRAIN)).toBe(true);
+    expect(sameValue('verdict', '', null, GRAIN)).toBe(true);
+    expect(sameValue('verdict', 'x', null, GRAIN)).toBe(false);
+    expect(sameValue('score', null, 0, GRAIN)).toBe(false);
   });
 
   it('compares instants to the second, as Salesforce stores DateTime', () => {
-    expect(sameValue('scoredAt', '2026-10-01T12:00:00.000Z', '2026-10-01T12:00:00.734Z')).toBe(true);
-    expect(sameValue('scoredAt', '2026-10-01T12:00:00.000Z', '2026-10-01T12:00:01.000Z')).toBe(false);
-    expect(sameValue('scoredAt', 'not a time', 'not a time')).toBe(false);
+    expect(sameValue('scoredAt', '2026-10-01T12:00:00.000Z', '2026-10-01T12:00:00.734Z', GRAIN)).toBe(true);
+    expect(sameValue('scoredAt', '2026-10-01T12:00:00.000Z', '2026-10-01T12:00:01.000Z', GRAIN)).toBe(false);
+    expect(sameValue('scoredAt', 'not a time', 'not a time', GRAIN)).toBe(false);
   });
 });

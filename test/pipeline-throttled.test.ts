@@ -1,6 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { LocalSystem } from '../local/system.js';
-import type { CrmKind } from '../src/crm/connector.js';
 import { ROUTES } from '../src/sandbox/index.js';
 import { startTestSystem, stopTestSystem } from './support/local-system.js';
 import { runEnded } from './support/system-state.js';
@@ -24,7 +23,7 @@ afterEach(async () => {
   system = undefined;
 });
 
-async function throttledSystem(crm: CrmKind): Promise<LocalSystem> {
+async function throttledSystem(crm: string): Promise<LocalSystem> {
   system = await startTestSystem({
     crm,
     companies: COMPANIES,

@@ -7,6 +7,7 @@ import { SALESFORCE_REVOKE_PATH } from '../connectors/salesforce/revoke.js';
 import type { LocalSystem } from '../local/system.js';
 import type { AppContext } from '../src/app/context.js';
 import type { Revocation } from '../src/app/installation-service.js';
+import { crmKind } from '../src/providers.js';
 import { createServerApp } from '../src/server/app.js';
 import { installThroughOAuth } from './support/hubspot-install.js';
 import { startTestSystem, stopTestSystem } from './support/local-system.js';
@@ -186,7 +187,7 @@ describe('Salesforce: removal revokes the refresh token', () => {
     const sf = system.salesforce!;
     const tokens = { accessToken: sf.issueAccessToken(), refreshToken: sf.issueRefreshToken() };
     const installation = await system.ctx.installations.upsert({
-      crm: 'salesforce',
+      crm: crmKind('salesforce'),
       externalId: sf.orgId,
       mode: 'oauth',
       tokens,
@@ -204,7 +205,7 @@ describe('Salesforce: removal revokes the refresh token', () => {
     });
 
   beforeAll(async () => {
-    system = await startTestSystem({ crm: 'salesforce', companies: 3, logLevel: 'silent' });
+    system = await startTestSystem({ crm: crmKind('salesforce'), companies: 3, logLevel: 'silent' });
     await runEnded(system);
     // The token-mode installation is the operator's own: removing it revokes nothing.
     const removal = await remove(system.appUrl, system.ctx, system.installationId);

@@ -4,6 +4,7 @@ import {
   createSalesforceConnector,
   type SalesforceConnectorDeps,
 } from '../connectors/salesforce/connector.js';
+import { SALESFORCE_FIELDS } from '../connectors/salesforce/field-names.js';
 import { customFieldDefinition } from '../connectors/salesforce/field-types.js';
 import {
   createLocalSalesforce,
@@ -21,7 +22,6 @@ import {
   CrmUnauthorizedError,
 } from '../src/crm/errors.js';
 import type { RequestGate } from '../src/crm/request-gate.js';
-import { FIELDS } from '../src/fields.js';
 
 /**
  * The connector against the local Salesforce over real HTTP: jsforce runs unchanged, so these tests see the
@@ -96,7 +96,7 @@ async function setup(options: LocalSalesforceOptions = {}): Promise<Setup> {
 
 /** Creates the connector's fields directly in the org, without the permission set: field-level security bites. */
 function createFieldsWithoutPermissionSet(local: LocalSalesforce) {
-  for (const field of FIELDS) {
+  for (const field of SALESFORCE_FIELDS) {
     const result = local.org.upsertCustomField(customFieldDefinition(field, 'metadataApi'));
     expect(result).toEqual({ created: true });
   }
@@ -106,7 +106,7 @@ describe('ensureFields', () => {
   it('creates every field with its Salesforce type, the permission set, and assigns it', async () => {
     const { local, connector } = await setup();
     const result = await connector().ensureFields();
-    expect(result.created.sort()).toEqual(FIELDS.map((f) => f.salesforce).sort());
+    expect(result.created.sort()).toEqual(SALESFORCE_FIELDS.map((f) => f.salesforce).sort());
     expect(result.problems).toEqual([]);
     const defs = local.org.customFields;
     expect(defs.get('Report_Score__c')).toMatchObject({ type: 'Number', precision: 18, scale: 6 });
@@ -122,7 +122,7 @@ describe('ensureFields', () => {
     expect(defs.get('Report_Match_Status__c')).toMatchObject({ type: 'Text', length: 32 });
     expect(local.isPermissionSetAssigned('Report_Connector')).toBe(true);
     expect(local.org.permissionSetFields('Report_Connector')).toEqual(
-      FIELDS.map((f) => `Account.${f.salesforce}`).sort(),
+      SALESFORCE_FIELDS.map((f) => `Account.${f.salesforce}`).sort(),
     );
     // 11 fields in Metadata API batches of at most 10, then one more upsert for the permission set.
     expect(local.counters()['soap.upsertMetadata']).toBe(3);
@@ -136,7 +136,7 @@ describe('ensureFields', () => {
     local.resetCounters();
     const again = await connector().ensureFields();
     expect(again.created).toEqual([]);
-    expect(again.existing.sort()).toEqual(FIELDS.map((f) => f.salesforce).sort());
+    expect(again.existing.sort()).toEqual(SALESFORCE_FIELDS.map((f) => f.salesforce).sort());
     expect(again.problems).toEqual([]);
     expect(local.counters()['soap.upsertMetadata']).toBe(1); // the permission set only
     expect(local.counters()['sobjects.PermissionSetAssignment']).toBe(1); // answered DUPLICATE_VALUE
@@ -179,7 +179,7 @@ describe('ensureFields', () => {
 
     const neither = await setup({ chatterEnabled: false, userinfoAllowed: false });
     const result = await neither.connector().ensureFields();
-    expect(result.created).toHaveLength(FIELDS.length);
+    expect(result.created).toHaveLength(SALESFORCE_FIELDS.length);
     expect(result.problems).toEqual([
       expect.stringMatching(
         /integration user could not be identified.*assign the permission set Report_Connector/,
@@ -593,7 +593,7 @@ describe('whole-call errors', () => {
     const { local, connector, refreshes } = await setup();
     local.expireAccessTokens();
     const result = await connector().ensureFields();
-    expect(result.created).toHaveLength(FIELDS.length);
+    expect(result.created).toHaveLength(SALESFORCE_FIELDS.length);
     expect(refreshes).toHaveLength(1);
   });
 

@@ -4,16 +4,16 @@ import { join, relative } from 'node:path';
 import { ComponentSet, MetadataConverter } from '@salesforce/source-deploy-retrieve';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { describe, expect, it } from 'vitest';
+import { SALESFORCE_FIELDS } from '../connectors/salesforce/field-names.js';
 import { salesforceShape } from '../connectors/salesforce/field-types.js';
 import {
   PLACEHOLDER_APP_URL,
   salesforceProjectFiles,
   writeSalesforceManifests,
 } from '../connectors/salesforce/manifest.js';
-import { FIELDS } from '../src/fields.js';
 
 /**
- * manifests/salesforce is generated from FIELDS; this fails when the committed files drift from the generator
+ * manifests/salesforce is generated from SALESFORCE_FIELDS; this fails when the committed files drift from the generator
  * (regenerate with writeSalesforceManifests('manifests/salesforce', PLACEHOLDER_APP_URL)), and checks that
  * what is committed says what Salesforce needs.
  */
@@ -47,14 +47,14 @@ describe('committed Salesforce manifests', () => {
     const xmlFiles = (await listFiles(COMMITTED)).filter((p) => p.endsWith('.xml'));
     // Fields, three permission sets, the External Client App, its two OAuth settings and its OAuth policies,
     // package.xml, the record component's configuration and the record page.
-    expect(xmlFiles.length).toBe(FIELDS.length + 10);
+    expect(xmlFiles.length).toBe(SALESFORCE_FIELDS.length + 10);
     for (const path of xmlFiles) {
       expect(XMLValidator.validate(await readFile(join(COMMITTED, path), 'utf8')), path).toBe(true);
     }
   });
 
   it('declare every field with the type the Metadata API calls use', async () => {
-    for (const field of FIELDS) {
+    for (const field of SALESFORCE_FIELDS) {
       const xml = await readFile(
         join(COMMITTED, `unpackaged/main/default/objects/Account/fields/${field.salesforce}.field-meta.xml`),
         'utf8',
@@ -84,7 +84,7 @@ describe('committed Salesforce manifests', () => {
     );
     const ps = parser.parse(xml).PermissionSet;
     expect(ps.fieldPermissions.map((p: { field: string }) => p.field).sort()).toEqual(
-      FIELDS.map((f) => `Account.${f.salesforce}`).sort(),
+      SALESFORCE_FIELDS.map((f) => `Account.${f.salesforce}`).sort(),
     );
     for (const p of ps.fieldPermissions) expect(p).toMatchObject({ readable: 'true', editable: 'true' });
   });
@@ -99,7 +99,7 @@ describe('committed Salesforce manifests', () => {
       ).PermissionSet;
     const access = (ps: { fieldPermissions: { field: string; readable: string; editable: string }[] }) =>
       Object.fromEntries(ps.fieldPermissions.map((p) => [p.field, `${p.readable}/${p.editable}`]));
-    const everyField = FIELDS.map((f) => `Account.${f.salesforce}`).sort();
+    const everyField = SALESFORCE_FIELDS.map((f) => `Account.${f.salesforce}`).sort();
 
     const viewer = await read('Report_Viewer');
     expect(Object.keys(access(viewer)).sort()).toEqual(everyField);
@@ -213,7 +213,7 @@ describe('committed Salesforce manifests', () => {
     const byType = Object.fromEntries(
       pkg.types.map((t: { name: string; members: string[] }) => [t.name, t.members]),
     );
-    expect(byType.CustomField.sort()).toEqual(FIELDS.map((f) => `Account.${f.salesforce}`).sort());
+    expect(byType.CustomField.sort()).toEqual(SALESFORCE_FIELDS.map((f) => `Account.${f.salesforce}`).sort());
     expect(byType.PermissionSet).toEqual(['Report_Connector', 'Report_Editor', 'Report_Viewer']);
     expect(byType.LightningComponentBundle).toEqual(['reportScore']);
     expect(byType.FlexiPage).toEqual(['Account_Report_Record_Page']);
@@ -261,7 +261,7 @@ describe('committed Salesforce manifests', () => {
     // Nothing of the fields or the permission set is in the package directory, so no namespace reaches them.
     expect(files.filter((f) => f.startsWith('app/') && /objects|permissionsets/.test(f))).toEqual([]);
     expect(files.filter((f) => f.startsWith('app/') && /GlobalOauth/.test(f))).toEqual([]);
-    for (const field of FIELDS) {
+    for (const field of SALESFORCE_FIELDS) {
       expect(files).toContain(
         `unpackaged/main/default/objects/Account/fields/${field.salesforce}.field-meta.xml`,
       );
@@ -346,7 +346,7 @@ describe('the SFDX project as @salesforce/source-deploy-retrieve reads it', () =
           .flat()
           .map((f: { fullName: string }) => f.fullName)
           .sort(),
-      ).toEqual(FIELDS.map((f) => f.salesforce).sort());
+      ).toEqual(SALESFORCE_FIELDS.map((f) => f.salesforce).sort());
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

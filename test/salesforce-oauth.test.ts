@@ -16,6 +16,7 @@ import { CrmDisconnectedError, CrmUnauthorizedError } from '../src/crm/errors.js
 import { OPEN_GATE } from '../src/crm/request-gate.js';
 import { type Installation, InstallationStore } from '../src/installations/store.js';
 import { createLogger } from '../src/log.js';
+import { crmKind } from '../src/providers.js';
 import { closeRedis, createRedis, waitForRedis } from '../src/redis.js';
 import { Keys } from '../src/storage/keys.js';
 import { SecretBox } from '../src/util/secretbox.js';
@@ -168,7 +169,7 @@ describe('install', () => {
     expect(installed).toHaveLength(1);
     const inst = installed[0]!;
     expect(inst).toMatchObject({
-      crm: 'salesforce',
+      crm: crmKind('salesforce'),
       externalId: local.orgId,
       mode: 'oauth',
       instanceUrl: sf.url,
@@ -361,7 +362,7 @@ describe('refresh', () => {
       { accessToken: 'a', refreshToken: 'r1' },
       {
         id: 'salesforce-x',
-        crm: 'salesforce',
+        crm: crmKind('salesforce'),
         externalId: 'x',
         mode: 'oauth',
         status: 'connected',
@@ -382,7 +383,7 @@ describe('token mode', () => {
     const cfg = { salesforce: { ...config.salesforce, instanceUrl: sf.url, accessToken: token } };
     const inst = await ensureSalesforceTokenInstallation(cfg, store);
     expect(inst).toMatchObject({
-      crm: 'salesforce',
+      crm: crmKind('salesforce'),
       mode: 'token',
       externalId: local.orgId,
       instanceUrl: sf.url,

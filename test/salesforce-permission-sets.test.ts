@@ -1,12 +1,12 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { SalesforceApi } from '../connectors/salesforce/api-client.js';
 import { ensureSalesforceFields } from '../connectors/salesforce/ensure-fields.js';
+import { SALESFORCE_FIELDS } from '../connectors/salesforce/field-names.js';
 import { customFieldDefinition, permissionSetDefinition } from '../connectors/salesforce/field-types.js';
 import { createLocalSalesforce, type LocalSalesforce } from '../connectors/salesforce/local/index.js';
 import { SalesforceUsageTracker } from '../connectors/salesforce/usage.js';
 import type { AccessTokenSource } from '../src/auth/token-manager.js';
 import type { RequestGate } from '../src/crm/request-gate.js';
-import { FIELDS } from '../src/fields.js';
 
 /**
  * The install-time field setup gives an org installed by OAuth (which never deploys the SFDX project) the
@@ -38,7 +38,7 @@ async function setup(): Promise<{ local: LocalSalesforce; api: SalesforceApi }> 
   return { local, api };
 }
 
-const everyField = FIELDS.map((f) => `Account.${f.salesforce}`).sort();
+const everyField = SALESFORCE_FIELDS.map((f) => `Account.${f.salesforce}`).sort();
 
 /** field → "read/edit" as the org keeps it. */
 function accessOf(local: LocalSalesforce, name: string): Record<string, string> {
@@ -106,7 +106,7 @@ describe('field setup: the permission sets for people', () => {
   it('adds the two sets to an org set up before they existed, leaving its fields alone', async () => {
     const { local, api } = await setup();
     // An org whose field setup predates the people's sets: the fields and Report_Connector only.
-    for (const field of FIELDS) {
+    for (const field of SALESFORCE_FIELDS) {
       expect(local.org.upsertCustomField(customFieldDefinition(field, 'metadataApi'))).toEqual({
         created: true,
       });
@@ -116,7 +116,7 @@ describe('field setup: the permission sets for people', () => {
 
     const result = await ensureSalesforceFields(api);
     expect(result.created).toEqual([]);
-    expect(result.existing.sort()).toEqual(FIELDS.map((f) => f.salesforce).sort());
+    expect(result.existing.sort()).toEqual(SALESFORCE_FIELDS.map((f) => f.salesforce).sort());
     expect(result.problems).toEqual([]);
     expect(Object.keys(accessOf(local, 'Report_Viewer')).sort()).toEqual(everyField);
     expect(accessOf(local, 'Report_Editor')['Account.Report_Slug__c']).toBe('true/true');
@@ -125,7 +125,8 @@ describe('field setup: the permission sets for people', () => {
 
   it('the local Salesforce refuses edit without read, as Salesforce does', async () => {
     const { local } = await setup();
-    for (const field of FIELDS) local.org.upsertCustomField(customFieldDefinition(field, 'metadataApi'));
+    for (const field of SALESFORCE_FIELDS)
+      local.org.upsertCustomField(customFieldDefinition(field, 'metadataApi'));
     const ps = permissionSetDefinition();
     const refused = local.org.upsertPermissionSet({
       fullName: 'Broken',

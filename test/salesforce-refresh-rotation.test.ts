@@ -10,6 +10,7 @@ import { RefreshRejectedError, TokenManager } from '../src/auth/token-manager.js
 import type { Config } from '../src/config.js';
 import { OPEN_GATE } from '../src/crm/request-gate.js';
 import { type Installation, InstallationStore } from '../src/installations/store.js';
+import { crmKind } from '../src/providers.js';
 import { closeRedis, createRedis, waitForRedis } from '../src/redis.js';
 import { SecretBox } from '../src/util/secretbox.js';
 import { REDIS_URL } from './support/redis-url.js';
@@ -61,7 +62,7 @@ afterAll(async () => {
 /** An OAuth installation as the callback leaves it, let in. */
 async function installed(): Promise<Installation> {
   const inst = await storeA.upsert({
-    crm: 'salesforce',
+    crm: crmKind('salesforce'),
     externalId: local.orgId,
     mode: 'oauth',
     tokens: { accessToken: local.issueAccessToken(), refreshToken: local.issueRefreshToken() },

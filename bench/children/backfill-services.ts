@@ -8,10 +8,11 @@ import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { hubspotField } from '../../connectors/hubspot/field-names.js';
 import { createLocalHubSpot, type LocalHubSpotStats } from '../../connectors/hubspot/local/index.js';
 import { hubspotSeedProperties } from '../../connectors/hubspot/local/stand-in.js';
 import { demoCompanies } from '../../local/demo-seed.js';
-import { fieldByKey, MATCH_STATUSES } from '../../src/fields.js';
+import { MATCH_STATUSES } from '../../src/fields.js';
 import { createSandbox, loadFixtureReports, ROUTES } from '../../src/sandbox/index.js';
 import { CallLog, type CallLogSnapshot } from '../support/call-log.js';
 import { withExtraReports } from '../support/fixture-reports.js';
@@ -58,9 +59,9 @@ export type BackfillServicesProtocol = {
   verify: { args: null; result: Verification };
 };
 
-const SLUG = fieldByKey('slug').hubspot;
-const STATUS = fieldByKey('matchStatus').hubspot;
-const SCORE = fieldByKey('score').hubspot;
+const SLUG = hubspotField('slug').hubspot;
+const STATUS = hubspotField('matchStatus').hubspot;
+const SCORE = hubspotField('score').hubspot;
 
 /** Sandbox routes; the key is the slug read or the query searched, so repeats can be told from firsts. */
 function classifyReportCall(req: IncomingMessage): { route: string; key?: string } | null {

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
+import { SALESFORCE_INDUSTRY_PICKLIST } from '../../connectors/salesforce/industry-picklist.js';
 import type { OutsideSample, SampleRecord, SampleReport } from '../../src/matching/evaluate.js';
-import { SALESFORCE_INDUSTRY_PICKLIST } from '../../src/matching/industries.js';
 import type { MatchCandidate, MatchCompany } from '../../src/matching/schemas.js';
 import type { FixtureReport } from '../../src/sandbox/fixtures.js';
 import { type IndexedReport, indexReport } from '../../src/sandbox/report-store.js';

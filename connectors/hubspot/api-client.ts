@@ -11,7 +11,6 @@ import {
 } from '../../src/crm/errors.js';
 import { OPEN_GATE, type RequestGate } from '../../src/crm/request-gate.js';
 import { redactSecrets } from '../../src/log.js';
-import { RETRY_BUDGET } from '../../src/retry-budget.js';
 import { msUntilNextMidnightIn } from './portal-clock.js';
 import {
   HUBSPOT_DEFAULT_API_VERSION,
@@ -24,6 +23,7 @@ import {
   type HubSpotPaths,
   hubspotPaths,
 } from './provider.js';
+import { HUBSPOT_RETRY_BUDGET } from './retry-budget.js';
 import { parseHubSpotError } from './wire.js';
 
 /**
@@ -64,8 +64,8 @@ export interface RetryPolicy {
   maxDelayMs: number;
 }
 
-/** The numbers are the retry budget's (src/retry-budget.ts). */
-export const DEFAULT_RETRY_POLICY: RetryPolicy = { ...RETRY_BUDGET.hubspotHttp };
+/** The numbers are the retry budget's (./retry-budget.ts). */
+export const DEFAULT_RETRY_POLICY: RetryPolicy = { ...HUBSPOT_RETRY_BUDGET.http.budget };
 
 export interface HubSpotHttpOptions {
   /** `HUBSPOT_API_URL`: the SDK's basePath. */

@@ -6,7 +6,7 @@ import { type CardDecision, type CardErrorBody, cardDecisionSchema } from './car
 import type { CardRateLimit } from './card-rate-limit.js';
 import { cardDataOf } from './card-view.js';
 import { HubSpotSignatureError } from './errors.js';
-import { HUBSPOT_PROVIDER, HUBSPOT_WEBHOOK } from './provider.js';
+import { HUBSPOT_KIND, HUBSPOT_WEBHOOK } from './provider.js';
 import { verifyHubSpotSignatureV3 } from './webhook-signature.js';
 
 /**
@@ -97,7 +97,7 @@ export function createHubSpotCardRouter(deps: HubSpotCardRouterDeps): Router {
       });
       return;
     }
-    const installation = await deps.cards.installationOf(HUBSPOT_PROVIDER, portalId);
+    const installation = await deps.cards.installationOf(HUBSPOT_KIND, portalId);
     if (installation?.status !== 'connected') {
       refuse(res, 403, {
         error: 'unknown_portal',

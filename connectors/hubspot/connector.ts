@@ -12,8 +12,6 @@ import type {
   WriteResult,
 } from '../../src/crm/connector.js';
 import { CrmBadRequestError, CrmFieldsMissingError, CrmTransientError } from '../../src/crm/errors.js';
-import { fieldByKey } from '../../src/fields.js';
-import { RETRY_BUDGET } from '../../src/retry-budget.js';
 import type { HubSpotHttp } from './api-client.js';
 import {
   accountDetailsRequest,
@@ -26,8 +24,10 @@ import {
   searchBySlugRequest,
 } from './endpoints.js';
 import { ensureHubSpotFields } from './ensure-fields.js';
+import { hubspotField } from './field-names.js';
 import {
   HUBSPOT_ERROR_CATEGORIES,
+  HUBSPOT_KIND,
   HUBSPOT_LIMITS,
   HUBSPOT_PROVIDER,
   HUBSPOT_SIZES,
@@ -40,6 +40,7 @@ import {
   recordErrorFrom,
   toCompanyRecord,
 } from './records.js';
+import { HUBSPOT_RETRY_BUDGET } from './retry-budget.js';
 import {
   accountDetailsSchema,
   associationLabelsSchema,
@@ -55,7 +56,7 @@ import {
  * search endpoint, which stops at 10,000 results); writes go through the batch update, 100 at a time.
  */
 export class HubSpotConnector implements CrmConnector {
-  readonly kind = 'hubspot' as const;
+  readonly kind = HUBSPOT_KIND;
   readonly limits: ProviderLimits = HUBSPOT_LIMITS;
   private readonly properties = companyReadProperties();
 
@@ -133,7 +134,7 @@ export class HubSpotConnector implements CrmConnector {
     let after: string | undefined;
     do {
       const res = await this.http.request(
-        searchBySlugRequest(this.http.paths, fieldByKey('slug').hubspot, slug, this.properties, after),
+        searchBySlugRequest(this.http.paths, hubspotField('slug').hubspot, slug, this.properties, after),
       );
       const page = parseOrThrow(searchPageSchema, res.body, 'search page');
       records.push(...page.results.map(toCompanyRecord));
@@ -199,7 +200,7 @@ export class HubSpotConnector implements CrmConnector {
     let pending = batch;
     for (
       let attempt = 0;
-      attempt < RETRY_BUDGET.hubspotBatchUpdate.attempts && pending.length > 0;
+      attempt < HUBSPOT_RETRY_BUDGET.batchUpdate.budget.attempts && pending.length > 0;
       attempt++
     ) {
       const res = await this.http.request(batchUpdateRequest(this.http.paths, pending));

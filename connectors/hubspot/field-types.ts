@@ -1,12 +1,6 @@
-import {
-  FIELDS,
-  type FieldDefinition,
-  type FieldKind,
-  type FieldValue,
-  HUBSPOT_PROPERTY_GROUP,
-  MATCH_STATUSES,
-} from '../../src/fields.js';
+import { type FieldKind, type FieldValue, MATCH_STATUSES } from '../../src/fields.js';
 import { ValueConversionError } from './errors.js';
+import { HUBSPOT_FIELDS, HUBSPOT_PROPERTY_GROUP, type HubSpotField } from './field-names.js';
 
 /**
  * The HubSpot side of the FIELDS table: property types derived from `FieldKind` in one table, the exact
@@ -84,7 +78,7 @@ export function hubspotPropertyGroup(): HubSpotPropertyGroupDefinition {
 }
 
 export function hubspotPropertyDefinition(
-  field: FieldDefinition,
+  field: HubSpotField,
   displayOrder: number,
 ): HubSpotPropertyDefinition {
   const { type, fieldType } = HUBSPOT_TYPE_BY_KIND[field.kind];
@@ -104,12 +98,12 @@ export function hubspotPropertyDefinition(
 
 /** Every property the connector owns, in FIELDS order. */
 export function hubspotPropertyDefinitions(): HubSpotPropertyDefinition[] {
-  return FIELDS.map((field, index) => hubspotPropertyDefinition(field, index));
+  return HUBSPOT_FIELDS.map((field, index) => hubspotPropertyDefinition(field, index));
 }
 
 /** HubSpot property names the connector reads on every company. */
 export function hubspotOwnPropertyNames(): string[] {
-  return FIELDS.map((f) => f.hubspot);
+  return HUBSPOT_FIELDS.map((f) => f.hubspot);
 }
 
 /** Digits only: HubSpot's millisecond timestamps. `new Date("1714560000000")` would be Invalid Date. */
@@ -119,7 +113,7 @@ const EPOCH_MS = /^-?\d+$/;
  * A connector value to HubSpot's wire string. `null` becomes "" (HubSpot clears the property). Datetimes go
  * as epoch milliseconds, the format HubSpot documents for every API; numbers are sent as received.
  */
-export function toHubSpotValue(field: FieldDefinition, value: FieldValue): string {
+export function toHubSpotValue(field: HubSpotField, value: FieldValue): string {
   if (value === null) return '';
   switch (field.kind) {
     case 'number': {
@@ -156,7 +150,7 @@ function numberToWire(n: number): string {
 }
 
 /** HubSpot's wire string to a connector value: numbers as numbers, datetimes as ISO strings, "" as null. */
-export function fromHubSpotValue(field: FieldDefinition, raw: string | null | undefined): FieldValue {
+export function fromHubSpotValue(field: HubSpotField, raw: string | null | undefined): FieldValue {
   if (raw === null || raw === undefined || raw === '') return null;
   switch (field.kind) {
     case 'number': {

@@ -4,11 +4,19 @@ import { CardRateLimit } from './card-rate-limit.js';
 import { createHubSpotCardRouter } from './card-routes.js';
 import { type HubSpotConfig, hubspotEnvSchema, readHubSpotConfig } from './config.js';
 import { createHubSpotConnector, createJournalHubSpotConnector } from './create-connector.js';
+import { HUBSPOT_PROPERTY_NAMES } from './field-names.js';
 import type { LocalHubSpot } from './local/local-hubspot.js';
 import { writeHubSpotManifests } from './manifest.js';
 import { createHubSpotOAuthRouter, HUBSPOT_INSTALL_PATH } from './oauth-routes.js';
 import { createHubSpotTokenRefresher } from './oauth-tokens.js';
-import { HUBSPOT_JOURNAL_PROPERTIES, HUBSPOT_LIMITS, HUBSPOT_PROVIDER } from './provider.js';
+import {
+  ALERT_NOTES_INSTALL_PARAM,
+  HUBSPOT_JOURNAL_PROPERTIES,
+  HUBSPOT_LIMITS,
+  HUBSPOT_NOTE_SCOPES,
+  HUBSPOT_PROVIDER,
+} from './provider.js';
+import { HUBSPOT_RETRY_BUDGET } from './retry-budget.js';
 import { revokeHubSpotInstall } from './revoke.js';
 import { ensureHubSpotPrivateAppInstallation } from './token-install.js';
 import { createHubSpotWebhookRouter } from './webhook-routes.js';
@@ -21,6 +29,14 @@ export const hubspotProvider: CrmProvider<typeof HUBSPOT_PROVIDER, HubSpotConfig
   kind: HUBSPOT_PROVIDER,
   label: 'HubSpot',
   accountNoun: 'portal',
+  fieldNames: HUBSPOT_PROPERTY_NAMES,
+  activity: {
+    noun: 'a note on the company',
+    needs: `HubSpot notes need the scope ${HUBSPOT_NOTE_SCOPES.join(' ')}, which the app asks for only when this is on: after switching it on, install the app again from the link below to grant it.`,
+    grantPath: `${HUBSPOT_INSTALL_PATH}?${ALERT_NOTES_INSTALL_PARAM}=1`,
+  },
+  retryBudget: HUBSPOT_RETRY_BUDGET,
+  manifestsName: 'the HubSpot project',
   installPath: HUBSPOT_INSTALL_PATH,
   limits: HUBSPOT_LIMITS,
   env: hubspotEnvSchema,

@@ -1,8 +1,8 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { UsageError } from '../../src/cli/errors.js';
-import { fieldByKey } from '../../src/fields.js';
 import { hubspotCardFiles } from './card-files.js';
+import { hubspotField } from './field-names.js';
 import { hubspotPropertyDefinitions, hubspotPropertyGroup } from './field-types.js';
 import { HUBSPOT_CALLBACK_PATH } from './oauth-routes.js';
 import {
@@ -79,7 +79,7 @@ function companySubscriptions(): Record<string, unknown>[] {
     object('object.restore'),
     object('object.propertyChange', 'name'),
     object('object.propertyChange', 'domain'),
-    object('object.propertyChange', fieldByKey('slug').hubspot),
+    object('object.propertyChange', hubspotField('slug').hubspot),
   ];
 }
 

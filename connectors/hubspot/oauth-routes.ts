@@ -1,12 +1,17 @@
 import { type Request, type Response, Router } from 'express';
-import { ALERT_NOTES_INSTALL_PARAM } from '../../src/alerts/alert-activity.js';
 import { OAuthStateError, type OAuthStateStore } from '../../src/auth/oauth-state.js';
 import { isLetIn } from '../../src/installations/let-in.js';
 import type { Installation, InstallationStore } from '../../src/installations/store.js';
 import { type Logger, redactSecrets } from '../../src/log.js';
 import { HubSpotOAuthError } from './errors.js';
 import { exchangeHubSpotCode, introspectHubSpotToken } from './oauth-tokens.js';
-import { HUBSPOT_NOTE_SCOPES, HUBSPOT_SCOPES, type HubSpotApiVersion } from './provider.js';
+import {
+  ALERT_NOTES_INSTALL_PARAM,
+  HUBSPOT_KIND,
+  HUBSPOT_NOTE_SCOPES,
+  HUBSPOT_SCOPES,
+  type HubSpotApiVersion,
+} from './provider.js';
 import { readHubSpotAccount } from './token-install.js';
 
 /**
@@ -145,7 +150,7 @@ export function createHubSpotOAuthRouter(deps: HubSpotOAuthRouterDeps): Router {
         },
       );
       installation = await deps.installations.upsert({
-        crm: 'hubspot',
+        crm: HUBSPOT_KIND,
         externalId: hubId,
         mode: 'oauth',
         tokens: grant.tokens,

@@ -1,4 +1,5 @@
 import type { ProviderLimits } from '../../src/crm/connector.js';
+import { providerKind } from '../../src/crm/kind.js';
 
 /**
  * Facts about HubSpot's API, kept as data in one place: paths, sizes, limits, header and policy names. The
@@ -7,6 +8,8 @@ import type { ProviderLimits } from '../../src/crm/connector.js';
  */
 
 export const HUBSPOT_PROVIDER = 'hubspot';
+/** The same name as the application's CRM kind (installations, connectors). */
+export const HUBSPOT_KIND = providerKind(HUBSPOT_PROVIDER);
 
 /**
  * Account details' `accountType`: `STANDARD` is a production account (HubSpot's docs). Developer test accounts
@@ -68,6 +71,12 @@ export type HubSpotPaths = ReturnType<typeof hubspotPaths>;
  */
 export const HUBSPOT_NOTE_SCOPES = ['crm.objects.contacts.write'] as const;
 
+/**
+ * Alert activities are off by default. The note scope is asked for only when an admin switches them on and
+ * installs the app again through `/oauth/hubspot/install?alert_notes=1` (this query parameter).
+ */
+export const ALERT_NOTES_INSTALL_PARAM = 'alert_notes';
+
 /** Requested at install; new-platform apps always list `oauth`. */
 export const HUBSPOT_SCOPES = [
   'oauth',
@@ -118,6 +127,11 @@ export const HUBSPOT_LIMITS: ProviderLimits = {
   writeBatchSize: HUBSPOT_SIZES.batchUpdate,
   requestsPerWindow: 100,
   windowMs: HUBSPOT_RATE_LIMITS.windowMs,
+  /**
+   * HubSpot keeps numbers and epoch-millisecond times as sent, so any grain reads back equal; 6 decimals and
+   * whole seconds make a change below them no write, as on every CRM the connector speaks to.
+   */
+  valueGrain: { decimals: 6, instantMs: 1000 },
 };
 
 /** Response headers, lower case (fetch's Headers is case-insensitive; Node's raw headers are lower case). */

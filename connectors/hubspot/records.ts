@@ -5,8 +5,9 @@ import type {
   RecordUpdate,
   WriteResult,
 } from '../../src/crm/connector.js';
-import { FIELDS, type FieldKey, type FieldValue, fieldByKey } from '../../src/fields.js';
+import type { FieldKey, FieldValue } from '../../src/fields.js';
 import { ValueConversionError } from './errors.js';
+import { HUBSPOT_FIELDS, hubspotField } from './field-names.js';
 import { fromHubSpotValue, hubspotOwnPropertyNames, toHubSpotValue } from './field-types.js';
 import {
   HUBSPOT_ERROR_CATEGORIES,
@@ -32,7 +33,7 @@ export function toCompanyRecord(object: HubSpotObject): CompanyRecord {
     return v === undefined || v === null || v === '' ? null : v;
   };
   const fields: Partial<Record<FieldKey, FieldValue>> = {};
-  for (const field of FIELDS) fields[field.key] = fromHubSpotValue(field, p[field.hubspot]);
+  for (const field of HUBSPOT_FIELDS) fields[field.key] = fromHubSpotValue(field, p[field.hubspot]);
   return {
     id: object.id,
     name: text('name'),
@@ -54,7 +55,7 @@ export function prepareUpdate(update: RecordUpdate): PreparedUpdate {
   try {
     for (const [key, value] of Object.entries(update.values) as [FieldKey, FieldValue | undefined][]) {
       if (value === undefined) continue;
-      const field = fieldByKey(key);
+      const field = hubspotField(key);
       properties[field.hubspot] = toHubSpotValue(field, value);
     }
   } catch (err) {

@@ -5,7 +5,7 @@ import { HubSpotHttp } from './api-client.js';
 import { staticAccessToken } from './create-connector.js';
 import { accountDetailsRequest } from './endpoints.js';
 import { validTimeZone } from './portal-clock.js';
-import { HUBSPOT_PROVIDER, type HubSpotApiVersion } from './provider.js';
+import { HUBSPOT_KIND, HUBSPOT_PROVIDER, type HubSpotApiVersion } from './provider.js';
 import { accountDetailsSchema } from './wire.js';
 
 export interface HubSpotPrivateAppConfig {
@@ -59,7 +59,7 @@ export async function ensureHubSpotPrivateAppInstallation(
 ): Promise<Installation> {
   const { portalId, timeZone } = await readHubSpotAccount(cfg);
   return store.upsert({
-    crm: 'hubspot',
+    crm: HUBSPOT_KIND,
     externalId: portalId,
     ...(timeZone ? { timeZone } : {}),
     mode: 'token',

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { CrmChange } from '../../src/crm/connector.js';
-import { fieldByKey } from '../../src/fields.js';
 import { HubSpotPayloadError } from './errors.js';
+import { hubspotField } from './field-names.js';
 import { HUBSPOT_COMPANY_OBJECT_TYPE_ID, HUBSPOT_WEBHOOK } from './provider.js';
 
 /**
@@ -71,7 +71,7 @@ function companyAction(event: HubSpotEvent): string | null {
   return null;
 }
 
-const SLUG_PROPERTY = fieldByKey('slug').hubspot;
+const SLUG_PROPERTY = hubspotField('slug').hubspot;
 
 function toChange(event: HubSpotEvent): CrmChange | null {
   const recordId = event.objectId;

@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import type { RecordError } from '../../src/crm/connector.js';
 import { CrmBadRequestError, CrmTransientError } from '../../src/crm/errors.js';
-import { FIELDS } from '../../src/fields.js';
 import type { Logger } from '../../src/log.js';
 import type { Priority, SalesforceApi } from './api-client.js';
 import { toRecordError } from './errors.js';
+import { SALESFORCE_FIELDS } from './field-names.js';
 import { toId18 } from './ids.js';
 import { ACCOUNT_SOBJECT, BULK_DEFAULTS, BULK_NULL_VALUE, SALESFORCE_PROVIDER } from './provider.js';
 
@@ -41,7 +41,7 @@ function csvCell(value: string | number | null | undefined): string {
 /** Columns in FIELDS order so two runs with the same updates produce the same file. */
 export function bulkCsv(rows: readonly BulkRow[]): string {
   const used = new Set(rows.flatMap((r) => Object.keys(r.fields)));
-  const columns = FIELDS.map((f) => f.salesforce).filter((name) => used.has(name));
+  const columns = SALESFORCE_FIELDS.map((f) => f.salesforce).filter((name) => used.has(name));
   const lines = [['Id', ...columns].join(',')];
   for (const row of rows) lines.push([row.id, ...columns.map((c) => csvCell(row.fields[c]))].join(','));
   return `${lines.join('\n')}\n`;

@@ -18,7 +18,6 @@ import type {
 } from '../../src/crm/connector.js';
 import { CrmBadRequestError } from '../../src/crm/errors.js';
 import type { RequestGate } from '../../src/crm/request-gate.js';
-import { FIELDS, fieldByKey } from '../../src/fields.js';
 import type { Installation } from '../../src/installations/store.js';
 import type { Logger } from '../../src/log.js';
 import { accountFieldNames, accountShape } from './account-shape.js';
@@ -35,6 +34,7 @@ import {
 import { pollDeleteLog } from './delete-log.js';
 import { ensureSalesforceFields } from './ensure-fields.js';
 import { describeFailure, toRecordError } from './errors.js';
+import { SALESFORCE_FIELDS, salesforceField } from './field-names.js';
 import { isSalesforceId, toId18 } from './ids.js';
 import {
   ACCOUNT_SOBJECT,
@@ -42,6 +42,7 @@ import {
   CHANGE_POLL,
   ERROR_CODES,
   PERSON_ACCOUNT_FIELD,
+  SALESFORCE_KIND,
   SALESFORCE_LIMITS,
   SALESFORCE_PROVIDER,
 } from './provider.js';
@@ -111,12 +112,12 @@ export interface SalesforceConnectorDeps {
 }
 
 /** The connector's own Account fields, the ones a fresh org lacks until they are created. */
-const OWN_FIELDS: ReadonlySet<string> = new Set(FIELDS.map((f) => f.salesforce));
+const OWN_FIELDS: ReadonlySet<string> = new Set(SALESFORCE_FIELDS.map((f) => f.salesforce));
 
 const organizationRowSchema = z.looseObject({ IsSandbox: z.boolean() });
 
 export class SalesforceConnector implements PolledCrmConnector {
-  readonly kind = 'salesforce' as const;
+  readonly kind = SALESFORCE_KIND;
   readonly limits: ProviderLimits = SALESFORCE_LIMITS;
   /** From this many updates on, `writeCompaniesBulk` is the cheaper path (Salesforce's own advice). */
   readonly bulkThreshold = BULK_THRESHOLD;
@@ -255,7 +256,7 @@ export class SalesforceConnector implements PolledCrmConnector {
   }
 
   async findBySlug(slug: string): Promise<CompanyRecord[]> {
-    const where = `${fieldByKey('slug').salesforce} = ${soqlQuote(slug)}`;
+    const where = `${salesforceField('slug').salesforce} = ${soqlQuote(slug)}`;
     const rows = await this.queryAllPages(await this.selectAccounts(where, 'Id'), 'find accounts by slug');
     return rows.map((r) => toCompanyRecord(accountRowSchema.parse(r)));
   }

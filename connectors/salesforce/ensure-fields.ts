@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import type { EnsureFieldsResult } from '../../src/crm/connector.js';
 import { CrmBadRequestError, CrmForbiddenError, CrmUnauthorizedError } from '../../src/crm/errors.js';
-import { FIELDS } from '../../src/fields.js';
 import type { Logger } from '../../src/log.js';
 import type { SalesforceApi } from './api-client.js';
 import { describeFailure } from './errors.js';
+import { SALESFORCE_FIELDS } from './field-names.js';
 import { customFieldDefinition, salesforceShape, shapeMatches } from './field-types.js';
 import { allPermissionSetDefinitions } from './permission-sets.js';
 import {
@@ -86,7 +86,7 @@ export async function ensureSalesforceFields(
 }
 
 async function upsertFields(api: SalesforceApi, result: EnsureFieldsResult): Promise<void> {
-  const byFullName = new Map(FIELDS.map((f) => [`${ACCOUNT_SOBJECT}.${f.salesforce}`, f]));
+  const byFullName = new Map(SALESFORCE_FIELDS.map((f) => [`${ACCOUNT_SOBJECT}.${f.salesforce}`, f]));
   const existing = new Map<string, z.infer<typeof readFieldSchema>>();
   for (const names of chunks([...byFullName.keys()], METADATA_BATCH_SIZE)) {
     const read = await api.run('urgent', 'metadata: read fields', (conn) =>

@@ -1,4 +1,5 @@
-import { FIELDS, type FieldDefinition, type FieldKind } from '../../src/fields.js';
+import type { FieldKind } from '../../src/fields.js';
+import { SALESFORCE_FIELDS, type SalesforceField } from './field-names.js';
 import { ACCOUNT_SOBJECT, PERMISSION_SET } from './provider.js';
 
 /**
@@ -24,7 +25,7 @@ export interface SalesforceFieldShape {
 const DEFAULT_TEXT_LENGTH = 255;
 const LONG_TEXT_VISIBLE_LINES = 5;
 
-export const FIELD_KIND_TO_SALESFORCE: Record<FieldKind, (field: FieldDefinition) => SalesforceFieldShape> = {
+export const FIELD_KIND_TO_SALESFORCE: Record<FieldKind, (field: SalesforceField) => SalesforceFieldShape> = {
   text: (f) => ({ type: 'Text', length: f.length ?? DEFAULT_TEXT_LENGTH }),
   longText: (f) => ({
     type: 'LongTextArea',
@@ -38,7 +39,7 @@ export const FIELD_KIND_TO_SALESFORCE: Record<FieldKind, (field: FieldDefinition
   status: (f) => ({ type: 'Text', length: f.length ?? 32 }),
 };
 
-export function salesforceShape(field: FieldDefinition): SalesforceFieldShape {
+export function salesforceShape(field: SalesforceField): SalesforceFieldShape {
   return FIELD_KIND_TO_SALESFORCE[field.kind](field);
 }
 
@@ -55,7 +56,7 @@ export interface CustomFieldDefinition extends SalesforceFieldShape {
 }
 
 export function customFieldDefinition(
-  field: FieldDefinition,
+  field: SalesforceField,
   form: 'metadataApi' | 'source',
 ): CustomFieldDefinition {
   const shape = salesforceShape(field);
@@ -73,7 +74,7 @@ export function customFieldDefinition(
   return base;
 }
 
-export function accountFieldFullName(field: FieldDefinition): string {
+export function accountFieldFullName(field: SalesforceField): string {
   return `${ACCOUNT_SOBJECT}.${field.salesforce}`;
 }
 
@@ -96,7 +97,7 @@ export interface PermissionSetDefinition {
 
 /** Read and edit on every connector field, and read/edit on Account itself (sharing still decides which records). */
 export function permissionSetDefinition(
-  fields: readonly FieldDefinition[] = FIELDS,
+  fields: readonly SalesforceField[] = SALESFORCE_FIELDS,
 ): PermissionSetDefinition {
   return {
     fullName: PERMISSION_SET.name,

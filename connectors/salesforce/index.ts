@@ -3,10 +3,12 @@ import { readSalesforceConfig, type SalesforceConfig, salesforceEnvSchema } from
 import { salesforceConnectionRoutes } from './connection-routes.js';
 import { SalesforceConnectionStore } from './connections.js';
 import { createSalesforceConnector } from './connector.js';
+import { SALESFORCE_FIELD_NAMES } from './field-names.js';
 import type { LocalSalesforce } from './local/server.js';
 import { writeSalesforceManifests } from './manifest.js';
 import { createSalesforceOAuthRouter, SALESFORCE_OAUTH_ROUTES } from './oauth-routes.js';
 import { SALESFORCE_LIMITS, SALESFORCE_PROVIDER } from './provider.js';
+import { SALESFORCE_RETRY_BUDGET } from './retry-budget.js';
 import { revokeSalesforceInstall } from './revoke.js';
 import { ensureSalesforceTokenInstallation } from './token-install.js';
 import { createSalesforceTokenRefresher } from './token-refresher.js';
@@ -28,6 +30,15 @@ export const salesforceProvider: CrmProvider<typeof SALESFORCE_PROVIDER, Salesfo
     kind: SALESFORCE_PROVIDER,
     label: 'Salesforce',
     accountNoun: 'org',
+    fieldNames: SALESFORCE_FIELD_NAMES,
+    activity: {
+      noun: 'a Task on the Account',
+      needs:
+        'Salesforce Tasks need no further OAuth scope (api covers them); the integration user needs permission to create Tasks.',
+      grantPath: null,
+    },
+    retryBudget: SALESFORCE_RETRY_BUDGET,
+    manifestsName: 'the SFDX project',
     installPath: SALESFORCE_OAUTH_ROUTES.install,
     limits: SALESFORCE_LIMITS,
     env: salesforceEnvSchema,

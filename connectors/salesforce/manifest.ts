@@ -1,6 +1,6 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { FIELDS } from '../../src/fields.js';
+import { SALESFORCE_FIELDS } from './field-names.js';
 import { customFieldDefinition, type PermissionSetDefinition } from './field-types.js';
 import { METADATA_NS, metadataDocument, renderElement, type XmlNode } from './metadata-xml.js';
 import { allPermissionSetDefinitions } from './permission-sets.js';
@@ -32,7 +32,7 @@ function sorted(node: XmlNode): XmlNode {
   return Object.fromEntries(Object.entries(node).sort(([a], [b]) => a.localeCompare(b)));
 }
 
-function fieldFile(field: (typeof FIELDS)[number]): string {
+function fieldFile(field: (typeof SALESFORCE_FIELDS)[number]): string {
   const { fullName, ...rest } = customFieldDefinition(field, 'source');
   return metadataDocument('CustomField', { fullName, ...sorted(rest as XmlNode) });
 }
@@ -124,7 +124,10 @@ function packageFile(apiVersion: string): string {
     ...renderElement('types', { members: [EXTERNAL_CLIENT_APP.name], name: 'ExternalClientApplication' }, 1),
     ...renderElement(
       'types',
-      { members: FIELDS.map((f) => `${ACCOUNT_SOBJECT}.${f.salesforce}`).sort(), name: 'CustomField' },
+      {
+        members: SALESFORCE_FIELDS.map((f) => `${ACCOUNT_SOBJECT}.${f.salesforce}`).sort(),
+        name: 'CustomField',
+      },
       1,
     ),
     ...renderElement('types', { members: [RECORD_COMPONENT.flexiPage], name: 'FlexiPage' }, 1),
@@ -287,7 +290,7 @@ export function salesforceProjectFiles(options: SalesforceProjectOptions): Recor
   for (const ps of allPermissionSetDefinitions()) {
     files[`${unpackaged}/permissionsets/${ps.fullName}.permissionset-meta.xml`] = permissionSetFile(ps);
   }
-  for (const field of FIELDS) {
+  for (const field of SALESFORCE_FIELDS) {
     files[`${unpackaged}/objects/${ACCOUNT_SOBJECT}/fields/${field.salesforce}.field-meta.xml`] =
       fieldFile(field);
   }

@@ -20,7 +20,7 @@ import {
 import { exchangeAuthorizationCode } from './oauth-client.js';
 import { refusalPage } from './oauth-refusals.js';
 import { createPkcePair } from './pkce.js';
-import { OAUTH_PATHS, OAUTH_SCOPES, SALESFORCE_PROVIDER } from './provider.js';
+import { OAUTH_PATHS, OAUTH_SCOPES, SALESFORCE_KIND, SALESFORCE_PROVIDER } from './provider.js';
 
 /**
  * The OAuth 2.0 web server flow with PKCE. `/install` makes a code verifier (pkce.ts), seals it into the
@@ -194,7 +194,7 @@ export function createSalesforceOAuthRouter(deps: SalesforceOAuthDeps): Router {
     let installation: Installation;
     try {
       installation = await deps.store.upsert({
-        crm: 'salesforce',
+        crm: SALESFORCE_KIND,
         externalId: identity.orgId,
         mode: 'oauth',
         tokens: {

@@ -1,4 +1,4 @@
-import { FIELDS, type FieldDefinition } from '../../src/fields.js';
+import { SALESFORCE_FIELDS, type SalesforceField } from './field-names.js';
 import {
   accountFieldFullName,
   type PermissionSetDefinition,
@@ -43,7 +43,7 @@ function accountAccess(allowEdit: boolean): PermissionSetDefinition['objectPermi
 }
 
 export function viewerPermissionSetDefinition(
-  fields: readonly FieldDefinition[] = FIELDS,
+  fields: readonly SalesforceField[] = SALESFORCE_FIELDS,
 ): PermissionSetDefinition {
   return {
     fullName: VIEWER_PERMISSION_SET.name,
@@ -60,7 +60,7 @@ export function viewerPermissionSetDefinition(
 }
 
 export function editorPermissionSetDefinition(
-  fields: readonly FieldDefinition[] = FIELDS,
+  fields: readonly SalesforceField[] = SALESFORCE_FIELDS,
 ): PermissionSetDefinition {
   return {
     fullName: EDITOR_PERMISSION_SET.name,
@@ -79,7 +79,7 @@ export function editorPermissionSetDefinition(
 
 /** Every permission set the connector defines, the integration user's first. */
 export function allPermissionSetDefinitions(
-  fields: readonly FieldDefinition[] = FIELDS,
+  fields: readonly SalesforceField[] = SALESFORCE_FIELDS,
 ): PermissionSetDefinition[] {
   return [
     permissionSetDefinition(fields),

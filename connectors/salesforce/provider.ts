@@ -1,5 +1,6 @@
 import type { ProviderLimits } from '../../src/crm/connector.js';
-import { RETRY_BUDGET } from '../../src/retry-budget.js';
+import { providerKind } from '../../src/crm/kind.js';
+import { SALESFORCE_RETRY_BUDGET } from './retry-budget.js';
 
 /**
  * Salesforce facts the connector depends on, kept as data in one place. Sources: the REST API developer guide
@@ -14,6 +15,8 @@ export const DEFAULT_API_VERSION = '68.0';
 export const DEFAULT_LOGIN_URL = 'https://login.salesforce.com';
 
 export const SALESFORCE_PROVIDER = 'salesforce';
+/** The same name as the application's CRM kind (installations, connectors). */
+export const SALESFORCE_KIND = providerKind(SALESFORCE_PROVIDER);
 
 /** The sObject the connector writes. */
 export const ACCOUNT_SOBJECT = 'Account';
@@ -37,6 +40,11 @@ export const SALESFORCE_LIMITS: ProviderLimits = {
    */
   requestsPerWindow: 20,
   windowMs: 1000,
+  /**
+   * Number fields keep 6 decimals (Number(18, 6)) and DateTime keeps whole seconds, so a report time with
+   * milliseconds would otherwise never read back equal and every sync would rewrite it.
+   */
+  valueGrain: { decimals: 6, instantMs: 1000 },
 };
 
 /** Salesforce advises Bulk API 2.0 over sObject Collections from this many records on. */
@@ -238,10 +246,10 @@ export const USAGE_RECHECK_MS = 5 * 60_000;
 
 /**
  * Whole-call retries for REQUEST_LIMIT_EXCEEDED and UNABLE_TO_LOCK_ROW before giving up to the job queue
- * (the counts are the retry budget's, src/retry-budget.ts).
+ * (the counts are the retry budget's, ./retry-budget.ts).
  */
 export const RETRY_DEFAULTS = {
-  ...RETRY_BUDGET.salesforceHttp,
+  ...SALESFORCE_RETRY_BUDGET.http.budget,
   /** What the queue is told to wait after the retries here are spent on REQUEST_LIMIT_EXCEEDED. */
   rateLimitedRetryAfterMs: 60_000,
   /** ... and when the daily allocation itself is spent. */

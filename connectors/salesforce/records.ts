@@ -1,12 +1,7 @@
 import { z } from 'zod';
 import type { ChangedRecord, CompanyRecord } from '../../src/crm/connector.js';
-import {
-  FIELDS,
-  type FieldDefinition,
-  type FieldKey,
-  type FieldValue,
-  type FieldValues,
-} from '../../src/fields.js';
+import type { FieldKey, FieldValue, FieldValues } from '../../src/fields.js';
+import { SALESFORCE_FIELDS, type SalesforceField } from './field-names.js';
 import { salesforceShape } from './field-types.js';
 import { ACCOUNT_CHANGE_FIELDS, ACCOUNT_STANDARD_FIELDS } from './provider.js';
 
@@ -58,7 +53,7 @@ export function accountSelectFields(options: { changes?: boolean; countryCodes?:
     ...ACCOUNT_STANDARD_FIELDS,
     ...(options.countryCodes ? ACCOUNT_COUNTRY_CODE_FIELDS : []),
     ...(options.changes ? ACCOUNT_CHANGE_FIELDS : []),
-    ...FIELDS.map((f) => f.salesforce),
+    ...SALESFORCE_FIELDS.map((f) => f.salesforce),
   ];
 }
 
@@ -70,7 +65,7 @@ export function normalizeDateTime(value: string): string | null {
   return Number.isNaN(ms) ? null : new Date(ms).toISOString();
 }
 
-function fromSalesforce(field: FieldDefinition, raw: unknown): FieldValue {
+function fromSalesforce(field: SalesforceField, raw: unknown): FieldValue {
   const parsed = fieldValue.safeParse(raw);
   if (!parsed.success || parsed.data === null || parsed.data === undefined) return null;
   const v = parsed.data;
@@ -127,7 +122,7 @@ function countryOf(code: string | null | undefined, name: string | null): string
 
 export function toCompanyRecord(row: AccountRow): CompanyRecord {
   const fields: Partial<FieldValues> = {};
-  for (const field of FIELDS) fields[field.key] = fromSalesforce(field, row[field.salesforce]);
+  for (const field of SALESFORCE_FIELDS) fields[field.key] = fromSalesforce(field, row[field.salesforce]);
   return {
     id: row.Id,
     name: row.Name,
@@ -159,7 +154,7 @@ export class FieldValueError extends Error {
   }
 }
 
-const FIELD_BY_KEY = new Map<FieldKey, FieldDefinition>(FIELDS.map((f) => [f.key, f]));
+const FIELD_BY_KEY = new Map<FieldKey, SalesforceField>(SALESFORCE_FIELDS.map((f) => [f.key, f]));
 
 /**
  * The wire value for one field: numbers as received, date-times as ISO 8601, `null` clears. Throws

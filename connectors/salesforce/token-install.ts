@@ -4,7 +4,7 @@ import { CrmBadRequestError, CrmUnauthorizedError } from '../../src/crm/errors.j
 import type { Installation, InstallationStore } from '../../src/installations/store.js';
 import type { SalesforceSettings } from './config.js';
 import { describeFailure, toCrmError } from './errors.js';
-import { ERROR_CODES, SALESFORCE_PROVIDER } from './provider.js';
+import { ERROR_CODES, SALESFORCE_KIND, SALESFORCE_PROVIDER } from './provider.js';
 
 /**
  * Token mode: SALESFORCE_INSTANCE_URL + SALESFORCE_ACCESS_TOKEN make one installation without OAuth. The org id
@@ -45,7 +45,7 @@ export async function ensureSalesforceTokenInstallation(
     );
   }
   return store.upsert({
-    crm: 'salesforce',
+    crm: SALESFORCE_KIND,
     externalId: parsed.data.records[0]!.Id,
     mode: 'token',
     tokens: { accessToken },

@@ -370,7 +370,7 @@ export class AdminActions {
     return { allowFixtureWrites: allow, runId };
   }
 
-  /** Switches alert activities (HubSpot note, Salesforce Task) on or off. */
+  /** Switches alert activities (the provider's `activity`: a note, a task) on or off. */
   async setAlertActivity(installationId: string, on: boolean): Promise<{ alertActivity: boolean }> {
     await this.installation(installationId);
     await this.ctx.installations.setAlertActivity(installationId, on);

@@ -89,7 +89,7 @@ import { readMultipartBody, readUploadForm } from './uploads.js';
  * GET    /admin/api/installations/:id/requests
  *        -> {requests: [{recordId, submissionId, name, requestedAt, ageSeconds, document}]}: pending, oldest first
  * POST   /admin/api/installations/:id/alert-activity  body {on: boolean}
- *        -> {alertActivity}: alerts also become a HubSpot note / Salesforce Task on each linked record
+ *        -> {alertActivity}: alerts also become an activity (note, task) on each linked record
  * POST   /admin/api/installations/:id/fixture-writes  {allow: boolean}
  *        -> {allowFixtureWrites, runId}: a sandbox key may (or may no longer) write fixture scores into this
  *           production CRM; allowing starts a full sync

@@ -1,6 +1,6 @@
 import express, { type NextFunction, type Request, type Response, Router } from 'express';
-import { ALERT_NOTES_INSTALL_PARAM } from '../alerts/alert-activity.js';
 import type { AppContext } from '../app/context.js';
+import { providerFor } from '../providers.js';
 import type { DocumentInput } from '../reports/submissions.js';
 import { isRedisUnavailable } from '../server/redis-availability.js';
 import type { AdminActions } from './admin-actions.js';
@@ -224,9 +224,7 @@ export function adminPageRouter(deps: PageRouteDeps): Router {
       ]);
     const { page, per } = reviewPageQuerySchema.parse(req.query);
     const reinstallUrl =
-      installation.crm === 'hubspot' && installation.mode === 'oauth'
-        ? `/oauth/hubspot/install?${ALERT_NOTES_INSTALL_PARAM}=1`
-        : null;
+      installation.mode === 'oauth' ? providerFor(installation.crm).activity.grantPath : null;
     send(
       res,
       installationPage({

@@ -6,7 +6,7 @@ import { reportSlugSchema } from '../reports/slug.js';
 
 export const installationIdSchema = installationSchema.shape.id;
 
-/** HubSpot ids are digits, Salesforce ids 15 or 18 letters and digits. */
+/** Any CRM's record id: digits, or letters and digits (15 or 18 of them on some CRMs). */
 export const recordIdSchema = z
   .string()
   .min(1)

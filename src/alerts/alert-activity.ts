@@ -1,10 +1,7 @@
 /**
- * Alert activities (a HubSpot note, a Salesforce Task) are off by default. HubSpot notes need an optional
- * scope (connectors/hubspot/provider.ts, HUBSPOT_NOTE_SCOPES), asked for only when an admin switches activities
- * on and installs the app again through `/oauth/hubspot/install?alert_notes=1`; Salesforce Tasks need no OAuth
- * scope beyond `api`.
+ * Alert activities (a note, a task: each provider's `activity` says which and what it needs) are off by
+ * default.
  */
-export const ALERT_NOTES_INSTALL_PARAM = 'alert_notes';
 
 /** What an alert activity says, in plain text; each connector formats it for its CRM (HTML for a note). */
 export interface AlertActivityInput {
@@ -16,7 +13,7 @@ export interface AlertActivityInput {
   at: string;
 }
 
-/** The longest subject both CRMs take (a Salesforce Task's Subject is 255 characters). */
+/** The longest subject every CRM takes (the shortest subject field, 255 characters). */
 const SUBJECT_MAX = 255;
 
 /** The activity of one alert: a one-line subject and a plain-text body whose line breaks are the alert's. */

@@ -7,7 +7,7 @@ import { z } from 'zod';
  */
 
 export const ALERT_EVENT = 'alert.fired';
-/** Salesforce Text(255) holds the line; HubSpot would take more, but both CRMs show the same text. */
+/** The shortest text field of the CRMs (255 characters) holds the line, so every CRM shows the same text. */
 export const ALERT_LINE_MAX = 255;
 
 export interface Alert {

@@ -99,7 +99,7 @@ export async function checkRedis(ctx: AppContext, timeoutMs = 5_000): Promise<vo
   }
 }
 
-/** Token-mode installations (HUBSPOT_ACCESS_TOKEN, SALESFORCE_ACCESS_TOKEN): created and backfilled once. */
+/** Token-mode installations (each provider's `tokenVariable`): created and backfilled once. */
 export async function ensureTokenModeInstallations(ctx: AppContext): Promise<Installation[]> {
   const service = new InstallationService(ctx);
   const made: Installation[] = [];

@@ -12,7 +12,7 @@ import type { MatchingStrategy } from '../pipeline/matching-strategy.js';
 import { Pipeline } from '../pipeline/pipeline.js';
 import { Queues } from '../pipeline/queues.js';
 import { PipelineWorkers } from '../pipeline/workers.js';
-import { providers } from '../providers.js';
+import { kindOf, providers } from '../providers.js';
 import { closeRedis, createRedis, type RedisClient } from '../redis.js';
 import { ReportRequests } from '../requests/report-requests.js';
 import { RequestStore } from '../requests/request-store.js';
@@ -178,7 +178,7 @@ function tokenRefreshers(config: Config, storage: ProviderStorage): Partial<Reco
   const out: Partial<Record<CrmKind, TokenRefresher>> = {};
   for (const provider of providers) {
     const refresher = provider.tokenRefresher(config, storage);
-    if (refresher) out[provider.kind] = refresher;
+    if (refresher) out[kindOf(provider)] = refresher;
   }
   return out;
 }

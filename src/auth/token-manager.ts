@@ -57,7 +57,8 @@ export class TokenManager {
   constructor(
     private readonly store: InstallationStore,
     private readonly redis: RedisClient,
-    private readonly refreshers: Partial<Record<Installation['crm'], TokenRefresher>>,
+    /** By CRM kind (`installation.crm`). */
+    private readonly refreshers: Readonly<Partial<Record<string, TokenRefresher>>>,
     private readonly options: TokenManagerOptions = {},
   ) {
     this.skewMs = options.skewMs ?? 5 * 60_000;

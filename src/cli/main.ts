@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { redactSecrets } from '../log.js';
+import { crmKinds, providers } from '../providers.js';
 import { findProjectRoot } from '../util/project-root.js';
 import { demoCommand } from './commands/demo.js';
 import { doctorCommand } from './commands/doctor.js';
@@ -43,15 +44,20 @@ const COMMAND_HELP: Record<string, { usage: string; about: string }> = {
     about: 'a local Published Report Lookup Service with fixture data',
   },
   demo: {
-    usage: 'demo [--crm hubspot|salesforce] [--port N] [--companies N]',
+    usage: `demo [--crm ${crmKinds.join('|')}] [--port N] [--companies N]`,
     about:
       'everything on this machine against the sandbox and a local CRM (N companies, 300 by default); prints the environment that drives it from another shell',
   },
   manifests: {
     usage: 'manifests --app-url URL [--out DIR]',
-    about: 'write the HubSpot project and the SFDX project for your APP_URL',
+    about: `write ${providers.map((p) => p.manifestsName).join(' and ')} for your APP_URL`,
   },
 };
+
+/** Each provider's variables, by their common start (its kind in capitals: provider-facts.test.ts checks it). */
+function crmVariables(): string {
+  return providers.map((p) => `${p.kind.toUpperCase()}_*`).join(', ');
+}
 
 const ENVIRONMENT = `Environment (also read from .env; the README's Configuration table lists every variable):
   REDIS_URL, REDIS_PREFIX     where the state lives (default redis://127.0.0.1:6379, rc)
@@ -59,7 +65,7 @@ const ENVIRONMENT = `Environment (also read from .env; the README's Configuratio
   ADMIN_TOKEN                 the admin page's and admin API's token
   REPORTS_API_URL, REPORTS_API_KEY
                               the report service and the operator's key
-  HUBSPOT_*, SALESFORCE_*     each CRM's app or token`;
+  ${crmVariables().padEnd(28)}each CRM's app or token`;
 
 function wrap(text: string, indent: string, width = 110): string {
   const lines: string[] = [];

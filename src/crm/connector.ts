@@ -1,13 +1,13 @@
 import type { FieldKey, FieldValue, FieldValues } from '../fields.js';
-import type { Provider } from '../providers.js';
+import type { CrmKind } from './kind.js';
+import type { ValueGrain } from './value-grain.js';
 
 /**
- * The one interface both CRMs implement, shaped by what the pipeline needs. No SDK type crosses it:
+ * The one interface every CRM implements, shaped by what the pipeline needs. No SDK type crosses it:
  * records are plain objects, failures are the classes of ./errors.ts or per-record `WriteResult`s.
  */
 
-/** The kinds of the provider list (src/providers.ts): a CRM exists for the code once it is on that list. */
-export type CrmKind = Provider['kind'];
+export type { CrmKind } from './kind.js';
 
 /** Provider facts kept as data so batch and page sizes are never scattered literals. */
 export interface ProviderLimits {
@@ -15,11 +15,13 @@ export interface ProviderLimits {
   pageSize: number;
   /** Ids per batch read. */
   readBatchSize: number;
-  /** Records per batch write (HubSpot 100, Salesforce collections 200). */
+  /** Records per batch write (the CRM's batch or collection size). */
   writeBatchSize: number;
   /** Requests allowed per `windowMs` per installation, for the shared limiter. */
   requestsPerWindow: number;
   windowMs: number;
+  /** How finely the CRM keeps numbers and instants: values equal at this grain need no write. */
+  valueGrain: ValueGrain;
 }
 
 export interface CompanyRecord {
@@ -80,7 +82,7 @@ export interface ApiUsage {
   limit?: number;
 }
 
-/** One CRM-side change, whatever its source (HubSpot webhook, Salesforce poll). */
+/** One CRM-side change, whatever its source (a webhook, a poll). */
 export type CrmChange =
   | { kind: 'created'; recordId: string }
   | { kind: 'renamed'; recordId: string }
@@ -89,7 +91,7 @@ export type CrmChange =
       kind: 'slugChanged';
       recordId: string;
       slug: string | null;
-      /** Who changed it, when the CRM says (a HubSpot `sourceId`, a Salesforce user id): the decision log. */
+      /** Who changed it, when the CRM says (its user or source id): the decision log. */
       by?: string | null;
     }
   | { kind: 'deleted'; recordId: string }
@@ -98,11 +100,11 @@ export type CrmChange =
       recordId: string;
       mergedInto: string;
       mergedIds: string[];
-      /** The slug the merged-away record carried, when the CRM still shows it (Salesforce's recycle bin). */
+      /** The slug the merged-away record carried, when the CRM still shows it (in a recycle bin). */
       mergedSlug?: string | null;
     };
 
-/** A note on the record's timeline: a HubSpot note on the company, a Salesforce Task on the Account. */
+/** An entry on the record's timeline (a note, a task: the provider's `activity` says which). */
 export interface RecordActivity {
   subject: string;
   body: string;
@@ -137,17 +139,17 @@ export interface CrmConnector {
   /** The CRM's API allocation as last seen, for the admin page; null when unknown. */
   apiUsage(): ApiUsage | null;
   /**
-   * Whether the portal or org holds real data (`production`) or is for testing (a HubSpot developer test
-   * account or sandbox, a Salesforce sandbox). Anything the CRM does not clearly call a test is production.
+   * Whether the portal or org holds real data (`production`) or is for testing (a developer test account or
+   * a sandbox). Anything the CRM does not clearly call a test is production.
    */
   environment(): Promise<CrmEnvironment>;
-  /** From this many updates on, `writeCompaniesBulk` is the cheaper path (Salesforce: Bulk API 2.0). */
+  /** From this many updates on, `writeCompaniesBulk` (the CRM's bulk API) is the cheaper path. */
   readonly bulkThreshold?: number;
   /** Any number of updates through the CRM's bulk API; one result per update, in order. */
   writeCompaniesBulk?(updates: RecordUpdate[]): Promise<WriteResult[]>;
   /** Puts an activity on the record's timeline (alerts, when the installation switched it on). */
   createActivity?(recordId: string, activity: RecordActivity): Promise<void>;
-  /** For CRMs whose sharing rules may hide records from the connector's user (Salesforce); `doctor` asks. */
+  /** For CRMs whose sharing rules may hide records from the connector's user; `doctor` asks. */
   readAccess?(): Promise<ReadAccess>;
   /**
    * The same connector reading the connector's own fields the CRM does not have as empty, instead of failing
@@ -162,12 +164,12 @@ export interface ChangedRecord extends CompanyRecord {
   /** ISO timestamps from the CRM. */
   createdAt: string;
   modifiedAt: string;
-  /** The CRM user who last changed the record, when the CRM says (Salesforce `LastModifiedById`). */
+  /** The CRM user who last changed the record, when the CRM says. */
   modifiedBy?: string | null;
 }
 
 /**
- * Salesforce has no company webhooks we can rely on: it is polled. The poll returns the changed records
+ * A CRM without company webhooks to rely on is polled. The poll returns the changed records
  * themselves; the pipeline compares them with what it last saw to tell a rename or a hand-set slug from the
  * connector's own writes (which bump the modification stamp too).
  */

@@ -14,6 +14,8 @@ import type { RequestGate } from './request-gate.js';
 
 /**
  * Everything the application knows about one CRM, handed over as one object by `connectors/<crm>/index.ts`.
+ * Everything CRM-specific the rest of the application shows or decides comes from here: names for people,
+ * field API names, activity wording, how finely values compare (`limits.valueGrain`), retry numbers.
  * The server, bootstrap, CLI, configuration and the local system loop over the provider list
  * (src/providers.ts) instead of naming a CRM, so a third CRM is a new folder plus one line there.
  * `C` is the provider's own configuration section (`config[kind]`), read from its own environment keys.
@@ -129,12 +131,39 @@ export interface LocalStandIn<K extends string, H> {
   close(): Promise<void>;
 }
 
+/** Alert activities as this CRM has them (CrmConnector.createActivity). */
+export interface ActivityFacts {
+  /** One activity on a record, for people: "a note on the company". */
+  noun: string;
+  /** What the CRM needs before activities can be written (a scope, a permission), shown beside the switch. */
+  needs: string;
+  /**
+   * Where an admin of an OAuth installation installs the app again to grant what activities need; null when
+   * the installation already has it.
+   */
+  grantPath: string | null;
+}
+
+/** A retry layer of the CRM's client: what it retries and its numbers (the table in src/retry-budget.ts). */
+export interface CrmRetryLayer {
+  /** Where it lives and what it retries, for people. */
+  retries: string;
+  budget: Readonly<Record<string, number>>;
+}
+
 export interface CrmProvider<K extends string, C, H> {
   kind: K;
   /** The CRM's name for people. */
   label: string;
   /** What the CRM calls the account an installation belongs to ("portal", "org"). */
   accountNoun: string;
+  /** The CRM's API name of each of the connector's fields (the FIELDS table of src/fields.ts). */
+  fieldNames: Readonly<Record<FieldKey, string>>;
+  activity: ActivityFacts;
+  /** The retry layers of the CRM's client, by name. */
+  retryBudget: Readonly<Record<string, CrmRetryLayer>>;
+  /** What `writeManifests` writes, for people: "the <CRM> project". */
+  manifestsName: string;
   /** Where an admin starts the OAuth install (and reconnects). */
   installPath: string;
   limits: ProviderLimits;

@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import type { CrmKind } from '../crm/connector.js';
-import { providers } from '../providers.js';
+import { type CrmKind, storedCrmKindSchema } from '../crm/kind.js';
 import type { RedisClient } from '../redis.js';
 import { deleteByPattern } from '../redis.js';
 import { Keys } from '../storage/keys.js';
@@ -32,14 +31,14 @@ export type StoredTokens = z.infer<typeof storedTokensSchema>;
 
 export const installationSchema = z.object({
   id: z.string().regex(/^[a-z]+-[A-Za-z0-9_-]+$/),
-  crm: z.enum(providers.map((p) => p.kind) as [CrmKind, ...CrmKind[]]),
-  /** HubSpot portal id or Salesforce org id. */
+  crm: storedCrmKindSchema,
+  /** The id of the CRM account (portal, org) the app is installed in. */
   externalId: z.string().min(1),
   mode: z.enum(['oauth', 'token']),
   status: installationStatusSchema,
   statusReason: z.string().optional(),
   instanceUrl: z.string().optional(),
-  /** The CRM account's IANA time zone, where the CRM says (HubSpot resets daily limits at its midnight). */
+  /** The CRM account's IANA time zone, where the CRM says (for a CRM that resets daily limits at its midnight). */
   timeZone: z.string().optional(),
   createdAt: z.string(),
   updatedAt: z.string(),
@@ -47,13 +46,13 @@ export const installationSchema = z.object({
   hasReportsApiKey: z.boolean(),
   reportsKeySandbox: z.boolean().optional(),
   reportsKeyCheckedAt: z.string().optional(),
-  /** Alerts also become an activity on each linked record (HubSpot note, Salesforce Task). Off by default. */
+  /** Alerts also become an activity on each linked record (a note or task: the provider's `activity`). Off by default. */
   alertActivity: z.boolean().optional(),
   /** The CRM user who installed the app (OAuth), as the CRM names them. */
   installedBy: z.string().optional(),
   /** The provider's connection (OAuth app) it was installed through; absent: the deployment's global app. */
   connectionId: z.string().optional(),
-  /** The portal's or org's name (HubSpot hub domain, Salesforce org name), when the CRM said it. */
+  /** The portal's or org's name (a hub domain, an org name), when the CRM said it. */
   accountName: z.string().optional(),
   /**
    * Who let it in: `token` (token mode), `allowlist`, `admin` (approved), `own_key` (a key of its own),

@@ -1,6 +1,6 @@
 /**
- * Industry words mapped to coarse sectors. CRMs and reports use different vocabularies (HubSpot's
- * `COMPUTER_SOFTWARE`, Salesforce's `Technology`, a report's `Fintech`), so an industry is compared as a set
+ * Industry words mapped to coarse sectors. CRMs and reports use different vocabularies (one CRM's
+ * `COMPUTER_SOFTWARE`, another's `Technology`, a report's `Fintech`), so an industry is compared as a set
  * of sectors: two values agree when their sets share a sector and disagree only when both are known and share
  * none. Words that straddle sectors map to all of them ("Fintech" is finance and software), which keeps a
  * fintech filed under "Computer Software" in the CRM from looking like a different company.
@@ -214,48 +214,8 @@ export const INDUSTRY_SECTORS: Readonly<Record<string, readonly string[]>> = {
   'nonprofit organization management': ['public'],
   'not for profit': ['public'],
 
-  // The rest of Salesforce's standard Account Industry picklist (SALESFORCE_INDUSTRY_PICKLIST).
+  // The rest of the CRMs' standard industry picklists (connectors/<crm>/industry-picklist.ts).
   communications: ['telecom', 'media'],
   engineering: ['manufacturing', 'construction'],
   recreation: ['travel', 'media'],
 };
-
-/**
- * Salesforce's standard Account `Industry` picklist. Every value but "Other" maps to at least one sector
- * above (test/matching-decide.test.ts checks it), so a Salesforce industry is compared, and shown to a
- * reviewer, like any other.
- */
-export const SALESFORCE_INDUSTRY_PICKLIST = [
-  'Agriculture',
-  'Apparel',
-  'Banking',
-  'Biotechnology',
-  'Chemicals',
-  'Communications',
-  'Construction',
-  'Consulting',
-  'Education',
-  'Electronics',
-  'Energy',
-  'Engineering',
-  'Entertainment',
-  'Environmental',
-  'Finance',
-  'Food & Beverage',
-  'Government',
-  'Healthcare',
-  'Hospitality',
-  'Insurance',
-  'Machinery',
-  'Manufacturing',
-  'Media',
-  'Not For Profit',
-  'Other',
-  'Recreation',
-  'Retail',
-  'Shipping',
-  'Technology',
-  'Telecommunications',
-  'Transportation',
-  'Utilities',
-] as const;

@@ -93,15 +93,27 @@ export async function enrichBatch(
     const alerts = await deps.alerts.latest(
       [...plans.plans.values()].flatMap((p) => (p.kind === 'linked' ? [p.slug] : [])),
     );
-    const desired = desiredValues(records, plans, reads, await reader.nextSeq(), matching, tally, alerts);
+    const grain = connector.limits.valueGrain;
+    const desired = desiredValues(
+      records,
+      plans,
+      reads,
+      await reader.nextSeq(),
+      matching,
+      tally,
+      grain,
+      alerts,
+    );
     if (job.preview) {
       // What the write would do, counted by the same step that decides it; nothing is written or kept.
-      const updates = await keepChanged(index, installationId, records, desired, tally, { dryRun: true });
+      const updates = await keepChanged(index, installationId, records, desired, tally, grain, {
+        dryRun: true,
+      });
       tally.result.wouldWrite = updates.length;
       tally.result.samples = previewSamples(records, desired);
       return { result: tally.result, retryRecordIds: [], staleSlugs: [] };
     }
-    const updates = await keepChanged(index, installationId, records, desired, tally);
+    const updates = await keepChanged(index, installationId, records, desired, tally, grain);
     await writeUpdates(
       { index, connector, installationId, ...(deps.metrics ? { metrics: deps.metrics } : {}) },
       updates,

@@ -151,7 +151,7 @@ const reportCompletedJobSchema = z.object({
 });
 export type ReportCompletedJob = z.infer<typeof reportCompletedJobSchema>;
 
-/** The activity (HubSpot note, Salesforce Task) for one alert on every record linked to its report. */
+/** The activity (a note, a task) for one alert on every record linked to its report. */
 const alertActivityJobSchema = z.object({
   installationId: z.string(),
   slug: z.string(),
@@ -163,7 +163,7 @@ const alertActivityJobSchema = z.object({
 });
 export type AlertActivityJob = z.infer<typeof alertActivityJobSchema>;
 
-/** One CRM-side change (HubSpot webhook, Salesforce poll). */
+/** One CRM-side change (from a webhook or a poll). */
 const crmChangeJobSchema = z.object({ installationId: z.string(), change: crmChangeSchema });
 export type CrmChangeJob = z.infer<typeof crmChangeJobSchema>;
 

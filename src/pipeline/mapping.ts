@@ -1,3 +1,4 @@
+import type { ValueGrain } from '../crm/value-grain.js';
 import {
   FIELDS,
   type FieldKey,
@@ -70,33 +71,47 @@ export function clearedValues(status: MatchStatus): DesiredValues {
 }
 
 /**
- * Equality as the CRM stores it: numbers to Salesforce's 6 decimals, instants regardless of format and to the
- * second (Salesforce keeps DateTime to the second, so a report time with milliseconds would otherwise never
- * read back equal and every sync would rewrite it).
+ * Equality as the CRM stores it (its provider's `limits.valueGrain`): numbers to the CRM's decimals, instants
+ * regardless of format and to the CRM's grain, so a value that reads back rounded is not written again.
  */
-export function sameValue(key: FieldKey, current: FieldValue | undefined, desired: FieldValue): boolean {
+export function sameValue(
+  key: FieldKey,
+  current: FieldValue | undefined,
+  desired: FieldValue,
+  grain: ValueGrain,
+): boolean {
   const a = current ?? null;
   if (a === null || desired === null) return a === desired || (a === '' && desired === null);
   const kind = fieldByKey(key).kind;
   if (kind === 'number') {
     const x = typeof a === 'number' ? a : Number(a);
     const y = typeof desired === 'number' ? desired : Number(desired);
-    return Number.isFinite(x) && Number.isFinite(y) && x.toFixed(6) === y.toFixed(6);
+    return (
+      Number.isFinite(x) && Number.isFinite(y) && x.toFixed(grain.decimals) === y.toFixed(grain.decimals)
+    );
   }
   if (kind === 'datetime') {
     const x = Date.parse(String(a));
     const y = Date.parse(String(desired));
-    return Number.isFinite(x) && Number.isFinite(y) && Math.floor(x / 1000) === Math.floor(y / 1000);
+    return (
+      Number.isFinite(x) &&
+      Number.isFinite(y) &&
+      Math.floor(x / grain.instantMs) === Math.floor(y / grain.instantMs)
+    );
   }
   return String(a) === String(desired);
 }
 
 /** The subset of `desired` that differs from what the record holds; empty when nothing would change. */
-export function changedValues(current: Partial<FieldValues>, desired: DesiredValues): DesiredValues {
+export function changedValues(
+  current: Partial<FieldValues>,
+  desired: DesiredValues,
+  grain: ValueGrain,
+): DesiredValues {
   const changes: DesiredValues = {};
   for (const [key, value] of Object.entries(desired) as [FieldKey, FieldValue][]) {
     if (key === 'syncedAt') continue;
-    if (!sameValue(key, current[key], value)) changes[key] = value;
+    if (!sameValue(key, current[key], value, grain)) changes[key] = value;
   }
   return changes;
 }

@@ -234,7 +234,7 @@ export class Pipeline {
   /**
    * Marks a slug's linked records for an update and makes sure the installation's update job is queued. The
    * job takes every slug marked by then and writes their records together, in full CRM batches: a burst of
-   * changes on many reports costs about one write per 100 (HubSpot) or 200 (Salesforce) records, not one per
+   * changes on many reports costs about one write per batch of records (`limits.writeBatchSize`), not one per
    * report. A slug asked for again and again (a storm of re-scores) is hot: it waits in its own lane, whose job
    * runs on the backfill queue's workers behind the backfill's own batches and reads in the report key's
    * deferrable lane, so a storm never takes the realtime workers or the key's burst from a single change.
@@ -612,7 +612,7 @@ export class Pipeline {
   /**
    * A merge keeps the survivor's own values; when the survivor has no link and a merged-away record had one,
    * the survivor takes that link (an auto-link stays an auto-link, so undo still finds it). The slug comes
-   * from the change (Salesforce shows the loser in its recycle bin) or from the index. Costs one read, and one
+   * from the change (a CRM with a recycle bin shows the loser there) or from the index. Costs one read, and one
    * write when a link moves. Returns the slug carried over, or null.
    */
   private async carryLink(
@@ -634,7 +634,7 @@ export class Pipeline {
     return slug;
   }
 
-  /** The Salesforce change poll: compares what changed with what was last seen. */
+  /** The change poll of a CRM without webhooks: compares what changed with what was last seen. */
   async poll({ installationId }: PollJob): Promise<void> {
     const { connector } = await this.deps.runtime.open(installationId);
     if (!isPolled(connector)) return;
@@ -824,7 +824,7 @@ export class Pipeline {
     return { unlinked: still.length, kept: ids.length - still.length, undone };
   }
 
-  /** Change polling for CRMs without webhooks (Salesforce), every `everyMs`. */
+  /** Change polling for CRMs without webhooks, every `everyMs`. */
   async schedulePoll(installationId: string, everyMs: number): Promise<void> {
     await this.removeLegacyPoll(installationId);
     await this.deps.queues.every(`poll-${jobIdPart(installationId)}`, everyMs, 'poll', { installationId });

@@ -9,7 +9,7 @@ import { InstallationService } from '../app/installation-service.js';
 import { createRecordCardHost } from '../cards/record-card-host.js';
 import { installationId } from '../installations/store.js';
 import type { PipelineWorkers } from '../pipeline/workers.js';
-import { providers } from '../providers.js';
+import { kindOf, providers } from '../providers.js';
 import { CrmEventMarks } from '../webhooks/crm-event-marks.js';
 import { createReportWebhookRouter } from '../webhooks/report-route.js';
 import {
@@ -171,7 +171,7 @@ export function createServerApp(ctx: AppContext, options: ServerOptions = {}): S
         await service.admit(installation);
       },
       crmChanged: async (externalId, changes) => {
-        const id = installationId(provider.kind, externalId);
+        const id = installationId(kindOf(provider), externalId);
         const installation = await ctx.installations.get(id);
         ctx.metrics.webhookEvents.inc(
           { source: provider.kind, outcome: installation ? 'accepted' : 'unknown_portal' },

@@ -3,21 +3,21 @@ import type { Keys } from '../storage/keys.js';
 
 /**
  * Which CRM webhook events were already taken in, by event id, for as long as a delivery's signature is
- * accepted (HubSpot's v3 signature: 5 minutes): a repeated delivery inside that window is acknowledged and
+ * accepted (5 minutes, the longest a connector's webhook signature check allows): a repeated delivery inside that window is acknowledged and
  * dropped. The mark is written only once the event's changes are queued, so a delivery that failed (503) is
  * taken in when it is sent again, and a mark written by Redis after our command timed out only drops a
  * delivery whose changes were queued already. The marks share the `{inbox}` slot with the report events'
  * (pipeline/keys.ts), so one pipeline reads or writes a whole delivery's marks on a cluster too.
  */
 
-/** The window a signed delivery is accepted in (connectors/hubspot/webhook-signature.ts). */
+/** The window a signed delivery is accepted in (each connector's webhook signature check, connectors/<crm>/). */
 export const CRM_EVENT_MARK_SECONDS = 5 * 60;
 
 export class CrmEventMarks {
   constructor(
     private readonly redis: RedisClient,
     private readonly keys: Keys,
-    /** The CRM's kind (`hubspot`): its marks are apart from any other sender's. */
+    /** The CRM's kind (`installation.crm`): its marks are apart from any other sender's. */
     private readonly source: string,
   ) {}
 

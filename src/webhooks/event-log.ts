@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { crmKindSchema } from '../providers.js';
 import type { RedisClient } from '../redis.js';
 import type { Keys } from '../storage/keys.js';
 import { LuaScript } from '../storage/lua-script.js';
@@ -11,7 +12,8 @@ import { parseStoredJson } from '../util/json.js';
 
 export const eventLogEntrySchema = z.object({
   id: z.string(),
-  source: z.enum(['reports', 'hubspot']),
+  /** The report service, or the CRM whose webhook it was. */
+  source: z.union([z.literal('reports'), crmKindSchema]),
   type: z.string(),
   slug: z.string().nullish(),
   receivedAt: z.string(),

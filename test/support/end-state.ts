@@ -1,14 +1,14 @@
+import { HUBSPOT_FIELDS } from '../../connectors/hubspot/field-names.js';
 import type { LocalSystem } from '../../local/system.js';
-import { FIELDS } from '../../src/fields.js';
 
 /** End-state checks that go past `wrongRecords`: the written values equal the sandbox's current report. */
 
 // Left out of the comparison: when the connector last wrote, and the score before its last change, which is
 // whichever intermediate version a run happened to write while scores moved (history, not end state).
 const RUN_DEPENDENT = new Set(
-  FIELDS.filter((f) => f.key === 'syncedAt' || f.key === 'scorePrevious').map((f) => f.hubspot),
+  HUBSPOT_FIELDS.filter((f) => f.key === 'syncedAt' || f.key === 'scorePrevious').map((f) => f.hubspot),
 );
-const OWN_PROPERTIES = FIELDS.map((f) => f.hubspot).filter((p) => !RUN_DEPENDENT.has(p));
+const OWN_PROPERTIES = HUBSPOT_FIELDS.map((f) => f.hubspot).filter((p) => !RUN_DEPENDENT.has(p));
 
 /** Records linked to a published report whose score or scored_at differ from what the sandbox serves now. */
 export function staleRecords(system: LocalSystem): string[] {

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { LocalSeedCompany, LocalStandIn, LocalStandInOptions } from '../../../src/crm/provider.js';
-import { FIELDS, fieldByKey } from '../../../src/fields.js';
+import { HUBSPOT_FIELDS, hubspotField } from '../field-names.js';
 import { HUBSPOT_WEBHOOK_PATH } from '../webhook-routes.js';
 import {
   createLocalHubSpot,
@@ -16,7 +16,7 @@ export function hubspotSeedProperties(c: LocalSeedCompany): Record<string, strin
   if (c.country) props.country = c.country;
   if (c.city) props.city = c.city;
   if (c.industry) props.industry = c.industry;
-  if (c.slug) props[fieldByKey('slug').hubspot] = c.slug;
+  if (c.slug) props[hubspotField('slug').hubspot] = c.slug;
   return props;
 }
 
@@ -62,7 +62,7 @@ export async function startHubSpotStandIn(
       return {
         id,
         name: empty(p.name),
-        fields: Object.fromEntries(FIELDS.map((f) => [f.key, empty(p[f.hubspot])])),
+        fields: Object.fromEntries(HUBSPOT_FIELDS.map((f) => [f.key, empty(p[f.hubspot])])),
       };
     },
     close: () => listening.close(),

@@ -1,5 +1,5 @@
 import type { LocalStandIn, LocalStandInOptions } from '../../../src/crm/provider.js';
-import { FIELDS, fieldByKey } from '../../../src/fields.js';
+import { SALESFORCE_FIELDS, salesforceField } from '../field-names.js';
 import { createLocalSalesforce, type LocalSalesforce } from './server.js';
 
 /**
@@ -26,7 +26,7 @@ export async function startSalesforceStandIn(
     // Salesforce refuses values for fields that do not exist yet: create them, then seed.
     async seed(companies, ensureFields) {
       await ensureFields();
-      const slug = fieldByKey('slug').salesforce;
+      const slug = salesforceField('slug').salesforce;
       return salesforce
         .seedAccounts(
           companies.map((c) => ({
@@ -47,7 +47,7 @@ export async function startSalesforceStandIn(
         id,
         name: a.Name,
         fields: Object.fromEntries(
-          FIELDS.map((f) => {
+          SALESFORCE_FIELDS.map((f) => {
             const v = a.custom[f.salesforce];
             if (f.kind === 'datetime' && text(v) !== null)
               return [f.key, new Date(v as string | number).toISOString()];

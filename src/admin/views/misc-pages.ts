@@ -1,3 +1,4 @@
+import { providerFor } from '../../providers.js';
 import type { EventLogEntry } from '../../webhooks/event-log.js';
 import { html, type SafeHtml } from '../html.js';
 import type { InstallationView } from '../overview.js';
@@ -10,7 +11,7 @@ export function eventsPage(o: { events: readonly EventLogEntry[]; csrfToken: str
   const rows = o.events.map(
     (e) => html`<tr>
       <td data-label="Received">${when(e.receivedAt)}</td>
-      <td data-label="Source">${e.source === 'reports' ? 'Report service' : 'HubSpot'}</td>
+      <td data-label="Source">${e.source === 'reports' ? 'Report service' : providerFor(e.source).label}</td>
       <td data-label="Type">${e.type}</td>
       <td data-label="Report">${e.slug ? html`<code>${e.slug}</code>` : '—'}</td>
       <td data-label="Outcome">${e.outcome}${e.detail ? html`<br><span class="hint">${e.detail}</span>` : ''}</td>

@@ -1,3 +1,4 @@
+import { providerFor } from '../../providers.js';
 import type { PendingRequestView } from '../admin-actions.js';
 import { html, type SafeHtml } from '../html.js';
 import type { InstallationView } from '../overview.js';
@@ -90,14 +91,6 @@ export function pendingRequestsSection(pending: readonly PendingRequestView[]): 
   </section>`;
 }
 
-/** What each CRM needs before activities can be written. */
-const ACTIVITY_NEEDS: Record<string, string> = {
-  hubspot:
-    'HubSpot notes need the scope crm.objects.contacts.write, which the app asks for only when this is on: after switching it on, install the app again from the link below to grant it.',
-  salesforce:
-    'Salesforce Tasks need no further OAuth scope (api covers them); the integration user needs permission to create Tasks.',
-};
-
 export function alertSection(
   v: InstallationView,
   alertActivity: boolean,
@@ -105,7 +98,7 @@ export function alertSection(
   reinstallUrl: string | null,
 ): SafeHtml {
   const action = installationPath(v.id, '/alert-activity');
-  const kind = v.crm === 'hubspot' ? 'a note on the company' : 'a Task on the Account';
+  const { activity } = providerFor(v.crm);
   return html`<section class="card" aria-labelledby="alerts">
     <h2 id="alerts">Alerts</h2>
     <p>Every <code>alert.fired</code> for a linked report sets <code>report_alert</code> and
@@ -113,10 +106,10 @@ export function alertSection(
     <form method="post" action="${action}" class="inline-form">
       ${csrfField(csrf)}
       <input type="hidden" name="on" value="${alertActivity ? 'false' : 'true'}">
-      <p>Also add ${kind} for each alert: <strong>${alertActivity ? 'on' : 'off'}</strong>.</p>
+      <p>Also add ${activity.noun} for each alert: <strong>${alertActivity ? 'on' : 'off'}</strong>.</p>
       <button type="submit" class="secondary">${alertActivity ? 'Switch off' : 'Switch on'}<span class="visually-hidden"> alert activities</span></button>
     </form>
-    <p class="hint">${ACTIVITY_NEEDS[v.crm] ?? ''}</p>
+    <p class="hint">${activity.needs}</p>
     ${alertActivity && reinstallUrl ? html`<p><a href="${reinstallUrl}">Grant the note scope (install the app again)</a></p>` : ''}
   </section>`;
 }

@@ -1,8 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { LocalSystem } from '../../../local/system.js';
-import { fieldByKey } from '../../fields.js';
-import { providers } from '../../providers.js';
+import { crmKinds, providerFor, providers } from '../../providers.js';
 import { deleteKeysWithPrefix } from '../../redis.js';
 import {
   INSTALL_REDIS_HINT,
@@ -23,13 +22,13 @@ import { followRuns, summaryLine } from './sync.js';
  */
 export async function demoCommand(argv: string[], io: CommandIo): Promise<number> {
   const { values } = parseCommandArgs('demo', argv, {
-    crm: { type: 'string', default: 'hubspot' },
+    crm: { type: 'string', default: providers[0].kind },
     port: { type: 'string' },
     companies: { type: 'string' },
   });
-  const provider = providers.find((p) => p.kind === values.crm);
-  if (!provider) throw new UsageError(`--crm expects ${providers.map((p) => p.kind).join(' or ')}`);
-  const crm = provider.kind;
+  const crm = crmKinds.find((kind) => kind === values.crm);
+  if (!crm) throw new UsageError(`--crm expects ${crmKinds.join(' or ')}`);
+  const provider = providerFor(crm);
   const port = intOption('port', values.port, Number(io.env.PORT ?? 3000));
   const companies = intOption('companies', values.companies, 300, 1, 100_000);
   const prefix = `rc-demo-${randomBytes(3).toString('hex')}`;
@@ -116,10 +115,10 @@ export async function demoCommand(argv: string[], io: CommandIo): Promise<number
         table([
           ['', 'before', 'after'],
           ['company', before.name ?? '', after.name ?? ''],
-          [fieldByKey('slug')[crm], before.slug ?? '', after.slug ?? ''],
-          [fieldByKey('score')[crm], String(before.score ?? ''), String(after.score ?? '')],
-          [fieldByKey('band')[crm], before.band ?? '', after.band ?? ''],
-          [fieldByKey('syncedAt')[crm], before.syncedAt ?? '', after.syncedAt ?? ''],
+          [provider.fieldNames.slug, before.slug ?? '', after.slug ?? ''],
+          [provider.fieldNames.score, String(before.score ?? ''), String(after.score ?? '')],
+          [provider.fieldNames.band, before.band ?? '', after.band ?? ''],
+          [provider.fieldNames.syncedAt, before.syncedAt ?? '', after.syncedAt ?? ''],
         ]),
       );
       io.out('');

@@ -4,7 +4,7 @@ import { parseCommandArgs } from '../args.js';
 import { UsageError } from '../errors.js';
 import type { CommandIo } from '../io.js';
 
-/** `manifests --app-url URL [--out DIR]`: writes each CRM's app project (HubSpot project, SFDX project) for your APP_URL. */
+/** `manifests --app-url URL [--out DIR]`: writes each CRM's app project (its provider's `writeManifests`) for your APP_URL. */
 export async function manifestsCommand(argv: string[], io: CommandIo): Promise<number> {
   const { values } = parseCommandArgs('manifests', argv, {
     'app-url': { type: 'string' },

@@ -1,5 +1,6 @@
 import type { AppContext } from '../../app/context.js';
 import type { ReportRateView } from '../../app/runtime.js';
+import { crmLabels } from '../../providers.js';
 import { parseCommandArgs } from '../args.js';
 import type { CommandIo } from '../io.js';
 import { openContext } from './context.js';
@@ -16,7 +17,7 @@ export async function statusCommand(argv: string[], io: CommandIo): Promise<numb
     }
     const lines: string[] = [];
     if (report.installations.length === 0)
-      lines.push('No installations yet: install the app in HubSpot or Salesforce.');
+      lines.push(`No installations yet: install the app in ${crmLabels()}.`);
     for (const i of report.installations) {
       lines.push(`${i.id} (${i.crm}, ${i.mode}): ${i.status}${i.statusReason ? ` (${i.statusReason})` : ''}`);
       if (i.fixtureRefusal) lines.push(`  writes refused: ${i.fixtureRefusal}`);

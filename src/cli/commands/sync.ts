@@ -3,6 +3,7 @@ import cliProgress from 'cli-progress';
 import type { AppContext } from '../../app/context.js';
 import { InstallationService, PreviewRefusedError } from '../../app/installation-service.js';
 import { MATCH_STATUSES } from '../../fields.js';
+import { crmLabels } from '../../providers.js';
 import type { RunSummary } from '../../storage/runs.js';
 import { parseCommandArgs } from '../args.js';
 import { CommandFailedError } from '../errors.js';
@@ -35,9 +36,7 @@ export async function syncCommand(argv: string[], io: CommandIo): Promise<number
       );
     }
     if (targets.length === 0)
-      throw new CommandFailedError(
-        'no connected installation: install the app in HubSpot or Salesforce first',
-      );
+      throw new CommandFailedError(`no connected installation: install the app in ${crmLabels()} first`);
     const waits = values.wait || values.preview;
     // A preview is worth nothing unqueued: check for a worker before starting anything.
     if (waits) await requireWorker(ctx);

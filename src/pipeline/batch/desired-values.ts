@@ -1,5 +1,6 @@
 import type { StoredAlert } from '../../alerts/alert-store.js';
 import type { CompanyRecord } from '../../crm/connector.js';
+import type { ValueGrain } from '../../crm/value-grain.js';
 import type { MatchStatus } from '../../fields.js';
 import { fingerprintOf, type RecordState } from '../../storage/record-state.js';
 import type { ReviewItem } from '../../storage/review-codec.js';
@@ -27,6 +28,8 @@ export function desiredValues(
   fallbackSeq: number,
   matching: MatchingStrategy,
   tally: BatchTally,
+  /** The CRM's `limits.valueGrain`: whether the score changed. */
+  grain: ValueGrain,
   /** The latest alert of each linked report (alerts/alert-store.ts). */
   alerts: ReadonlyMap<string, StoredAlert> = new Map(),
 ): Map<string, Desired> {
@@ -45,6 +48,7 @@ export function desiredValues(
       matching,
       reviewItems.get(record.id) ?? null,
       alerts,
+      grain,
     );
     if (plan.kind === 'error') tally.fail(record.id, plan.code, plan.message);
     if (plan.kind === 'linked') {
@@ -65,6 +69,7 @@ function desiredFor(
   matching: MatchingStrategy,
   review: ReviewItem | null,
   alerts: ReadonlyMap<string, StoredAlert>,
+  grain: ValueGrain,
 ): Desired {
   const base = {
     recordId: record.id,
@@ -147,7 +152,7 @@ function desiredFor(
       ...valuesForReport(read.report),
       alert: alert?.line ?? null,
       alertAt: alert?.at ?? null,
-      ...previousScore(record, read.report.score.overall),
+      ...previousScore(record, read.report.score.overall, grain),
     },
     seq: read.seq,
     state: linkedState('matched', read.report.score.overall),
@@ -155,9 +160,9 @@ function desiredFor(
 }
 
 /** The score the record held before this one, kept when the score changes (workflows compare the two). */
-function previousScore(record: CompanyRecord, next: number): DesiredValues {
+function previousScore(record: CompanyRecord, next: number, grain: ValueGrain): DesiredValues {
   const current = record.fields.score;
   if (current === null || current === undefined || current === '') return {};
-  if (sameValue('score', current, next)) return {};
+  if (sameValue('score', current, next, grain)) return {};
   return { scorePrevious: typeof current === 'number' ? current : Number(current) };
 }

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { CompanyRecord, CrmConnector, RecordUpdate } from '../../crm/connector.js';
+import type { ValueGrain } from '../../crm/value-grain.js';
 import { MATCH_STATUSES, type MatchStatus } from '../../fields.js';
 import type { Metrics } from '../../metrics.js';
 import { RETRY_BUDGET } from '../../retry-budget.js';
@@ -20,6 +21,8 @@ export async function keepChanged(
   records: CompanyRecord[],
   desired: Map<string, Desired>,
   tally: BatchTally,
+  /** The CRM's `limits.valueGrain`: what counts as unchanged. */
+  grain: ValueGrain,
   options: { dryRun?: boolean } = {},
 ): Promise<RecordUpdate[]> {
   const { result } = tally;
@@ -39,7 +42,7 @@ export async function keepChanged(
       result.skipped += 1;
       return;
     }
-    const changes = changedValues(record.fields, d.values);
+    const changes = changedValues(record.fields, d.values, grain);
     result.statuses[statusIn(d.values.matchStatus) ?? statusIn(record.fields.matchStatus) ?? 'error'] += 1;
     if (Object.keys(changes).length === 0) {
       result.unchanged += 1;
