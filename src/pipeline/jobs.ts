@@ -2,7 +2,7 @@ import type { JobsOptions } from 'bullmq';
 import { z } from 'zod';
 import type { CompanyRecord, CrmChange } from '../crm/connector.js';
 import { FIELD_KEYS } from '../fields.js';
-import type { QueueName } from './queues.js';
+import type { QueueName } from './queue-names.js';
 
 /**
  * Every job the pipeline runs: its name, the queues it may run on, and the schema of its payload. Producers

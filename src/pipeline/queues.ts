@@ -3,14 +3,14 @@ import type { RedisClient } from '../redis.js';
 import { RETRY_BUDGET } from '../retry-budget.js';
 import { Keys } from '../storage/keys.js';
 import type { JobData, JobName, JobQueue, JobToAdd } from './jobs.js';
+import type { QueueName } from './queue-names.js';
 
 /**
  * Three queues so that bulk work never holds back urgent work: `backfill` (listing pages and their batches),
  * `realtime` (webhook- and change-driven updates), `schedule` (the reconcile sweep and change polls).
  */
 
-export const QUEUE_NAMES = ['backfill', 'realtime', 'schedule'] as const;
-export type QueueName = (typeof QUEUE_NAMES)[number];
+export { QUEUE_NAMES, type QueueName } from './queue-names.js';
 
 export const DEFAULT_JOB_OPTIONS: JobsOptions = {
   attempts: RETRY_BUDGET.job.attempts,
