@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { recordApprovalsBefore } from '../src/installations/approval-upgrade.js';
 import { isLetIn } from '../src/installations/let-in.js';
 import { InstallationStore } from '../src/installations/store.js';
+import { crmKind } from '../src/providers.js';
 import { SecretBox } from '../src/util/secretbox.js';
 import { redisWithFreshPrefixes } from './support/redis-prefixes.js';
 
@@ -19,7 +20,7 @@ const tokens = { accessToken: 'at', refreshToken: 'rt' };
 describe('the installation store', () => {
   it('keeps a never-approved installation pending whatever status is set, and through a reinstall', async () => {
     const store = storeOf(freshPrefix());
-    const first = await store.upsert({ crm: 'hubspot', externalId: '101', mode: 'oauth', tokens });
+    const first = await store.upsert({ crm: crmKind('hubspot'), externalId: '101', mode: 'oauth', tokens });
     expect(first.status).toBe('pending');
     await store.setStatus(first.id, 'disconnected', 'the refresh token was refused');
     expect(await store.get(first.id)).toMatchObject({
@@ -28,20 +29,30 @@ describe('the installation store', () => {
     });
     await store.setStatus(first.id, 'key_invalid', 'key refused');
     expect((await store.get(first.id))?.status).toBe('pending');
-    const again = await store.upsert({ crm: 'hubspot', externalId: '101', mode: 'oauth', tokens });
+    const again = await store.upsert({ crm: crmKind('hubspot'), externalId: '101', mode: 'oauth', tokens });
     expect(again.status).toBe('pending');
     expect(isLetIn(again)).toBe(false);
   });
 
   it('lets in once: a second approval is refused, and a let-in installation reconnects connected', async () => {
     const store = storeOf(freshPrefix());
-    const { id } = await store.upsert({ crm: 'salesforce', externalId: '00D1', mode: 'oauth', tokens });
+    const { id } = await store.upsert({
+      crm: crmKind('salesforce'),
+      externalId: '00D1',
+      mode: 'oauth',
+      tokens,
+    });
     const both = await Promise.all([store.approve(id, 'admin'), store.approve(id, 'own_key')]);
     expect(both.filter(Boolean)).toHaveLength(1);
     expect(await store.approve(id, 'admin')).toBe(false);
     await store.setStatus(id, 'disconnected', 'refused');
     expect((await store.get(id))?.status).toBe('disconnected');
-    const back = await store.upsert({ crm: 'salesforce', externalId: '00D1', mode: 'oauth', tokens });
+    const back = await store.upsert({
+      crm: crmKind('salesforce'),
+      externalId: '00D1',
+      mode: 'oauth',
+      tokens,
+    });
     expect(back.status).toBe('connected');
     expect(await store.approve('salesforce-nope', 'admin')).toBe(false);
   });
@@ -60,7 +71,7 @@ describe('start-up upgrade of installations written before approvals were record
       ['4', 'oauth', 'pending'],
       ['5', 'token', 'disconnected'],
     ] as const) {
-      const saved = await store.upsert({ crm: 'hubspot', externalId, mode, tokens });
+      const saved = await store.upsert({ crm: crmKind('hubspot'), externalId, mode, tokens });
       await redis().hdel(store.keys.installation(saved.id), 'approvedBy', 'approvedAt');
       await redis().hset(store.keys.installation(saved.id), { status });
       made[externalId] = saved.id;

@@ -58,7 +58,7 @@ function uninstallApp(s: LocalSystem, crm: CrmKind): void {
   }
 }
 
-describe.each(['hubspot', 'salesforce'] as const)('on %s, an installation nobody approved', (crm) => {
+describe.each(['hubspot', 'salesforce'] as CrmKind[])('on %s, an installation nobody approved', (crm) => {
   it('stays pending through an uninstall, a refused token and a reinstall: zero CRM calls, zero report reads', async () => {
     const s = await startTestSystem({
       crm,
