@@ -33,7 +33,10 @@ export const hubspotProvider: CrmProvider<typeof HUBSPOT_PROVIDER, HubSpotConfig
   activity: {
     noun: 'a note on the company',
     needs: `HubSpot notes need the scope ${HUBSPOT_NOTE_SCOPES.join(' ')}, which the app asks for only when this is on: after switching it on, install the app again from the link below to grant it.`,
-    grantPath: `${HUBSPOT_INSTALL_PATH}?${ALERT_NOTES_INSTALL_PARAM}=1`,
+    grant: {
+      path: `${HUBSPOT_INSTALL_PATH}?${ALERT_NOTES_INSTALL_PARAM}=1`,
+      label: 'Grant the note scope (install the app again)',
+    },
   },
   retryBudget: HUBSPOT_RETRY_BUDGET,
   manifestsName: 'the HubSpot project',

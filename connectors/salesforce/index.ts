@@ -35,7 +35,7 @@ export const salesforceProvider: CrmProvider<typeof SALESFORCE_PROVIDER, Salesfo
       noun: 'a Task on the Account',
       needs:
         'Salesforce Tasks need no further OAuth scope (api covers them); the integration user needs permission to create Tasks.',
-      grantPath: null,
+      grant: null,
     },
     retryBudget: SALESFORCE_RETRY_BUDGET,
     manifestsName: 'the SFDX project',

@@ -224,7 +224,7 @@ export function adminPageRouter(deps: PageRouteDeps): Router {
       ]);
     const { page, per } = reviewPageQuerySchema.parse(req.query);
     const reinstallUrl =
-      installation.mode === 'oauth' ? providerFor(installation.crm).activity.grantPath : null;
+      installation.mode === 'oauth' ? (providerFor(installation.crm).activity.grant?.path ?? null) : null;
     send(
       res,
       installationPage({

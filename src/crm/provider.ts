@@ -138,10 +138,10 @@ export interface ActivityFacts {
   /** What the CRM needs before activities can be written (a scope, a permission), shown beside the switch. */
   needs: string;
   /**
-   * Where an admin of an OAuth installation installs the app again to grant what activities need; null when
-   * the installation already has it.
+   * Where an admin of an OAuth installation installs the app again to grant what activities need, and the
+   * link's words; null when the installation already has it.
    */
-  grantPath: string | null;
+  grant: { path: string; label: string } | null;
 }
 
 /** A retry layer of the CRM's client: what it retries and its numbers (the table in src/retry-budget.ts). */

@@ -110,6 +110,6 @@ export function alertSection(
       <button type="submit" class="secondary">${alertActivity ? 'Switch off' : 'Switch on'}<span class="visually-hidden"> alert activities</span></button>
     </form>
     <p class="hint">${activity.needs}</p>
-    ${alertActivity && reinstallUrl ? html`<p><a href="${reinstallUrl}">Grant the note scope (install the app again)</a></p>` : ''}
+    ${alertActivity && reinstallUrl ? html`<p><a href="${reinstallUrl}">${activity.grant?.label ?? 'Install the app again'}</a></p>` : ''}
   </section>`;
 }
