@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { crmKindSchema } from '../providers.js';
+import { storedCrmKindSchema } from '../crm/kind.js';
 import type { RedisClient } from '../redis.js';
 import type { Keys } from '../storage/keys.js';
 import { LuaScript } from '../storage/lua-script.js';
@@ -12,8 +12,8 @@ import { parseStoredJson } from '../util/json.js';
 
 export const eventLogEntrySchema = z.object({
   id: z.string(),
-  /** The report service, or the CRM whose webhook it was. */
-  source: z.union([z.literal('reports'), crmKindSchema]),
+  /** The report service, or the CRM whose webhook it was (a stored kind: the registry is not imported here). */
+  source: z.union([z.literal('reports'), storedCrmKindSchema]),
   type: z.string(),
   slug: z.string().nullish(),
   receivedAt: z.string(),

@@ -1,4 +1,4 @@
-import { providerFor } from '../../providers.js';
+import { isCrmKind, providerFor } from '../../providers.js';
 import type { EventLogEntry } from '../../webhooks/event-log.js';
 import { html, type SafeHtml } from '../html.js';
 import type { InstallationView } from '../overview.js';
@@ -7,11 +7,17 @@ import { csrfField, layout } from './layout.js';
 
 /** The event log, the disconnect confirmation and the error page. */
 
+/** Who sent an event, for people; a CRM no longer registered shows as its stored kind. */
+function sourceLabel(source: EventLogEntry['source']): string {
+  if (source === 'reports') return 'Report service';
+  return isCrmKind(source) ? providerFor(source).label : source;
+}
+
 export function eventsPage(o: { events: readonly EventLogEntry[]; csrfToken: string | null }): SafeHtml {
   const rows = o.events.map(
     (e) => html`<tr>
       <td data-label="Received">${when(e.receivedAt)}</td>
-      <td data-label="Source">${e.source === 'reports' ? 'Report service' : providerFor(e.source).label}</td>
+      <td data-label="Source">${sourceLabel(e.source)}</td>
       <td data-label="Type">${e.type}</td>
       <td data-label="Report">${e.slug ? html`<code>${e.slug}</code>` : '—'}</td>
       <td data-label="Outcome">${e.outcome}${e.detail ? html`<br><span class="hint">${e.detail}</span>` : ''}</td>
