@@ -3,6 +3,17 @@ import { z } from 'zod';
 import type { RedisClient } from '../../src/redis.js';
 import type { Keys } from '../../src/storage/keys.js';
 import type { SecretBox } from '../../src/util/secretbox.js';
+import { SALESFORCE_PROVIDER } from './provider.js';
+
+/** Hash of one connection: an External Client App's consumer key, sealed secret, login URL. */
+function connectionKey(keys: Keys, id: string): string {
+  return keys.provider(SALESFORCE_PROVIDER, 'connection', id);
+}
+
+/** Set of every connection id. */
+function connectionsKey(keys: Keys): string {
+  return keys.provider(SALESFORCE_PROVIDER, 'connections');
+}
 
 /**
  * Salesforce connections: one External Client App's consumer key, consumer secret and login URL, created by the
@@ -72,8 +83,8 @@ export class SalesforceConnectionStore {
       createdAt: new Date().toISOString(),
     };
     // The id joins the set first: `list` skips an id whose hash is not written yet.
-    await this.redis.sadd(this.keys.salesforceConnections(), id);
-    await this.redis.hset(this.keys.salesforceConnection(id), {
+    await this.redis.sadd(connectionsKey(this.keys), id);
+    await this.redis.hset(connectionKey(this.keys, id), {
       ...view,
       consumerSecret: this.box.seal(input.consumerSecret, id),
     });
@@ -82,7 +93,7 @@ export class SalesforceConnectionStore {
 
   async get(id: string): Promise<SalesforceConnection | null> {
     if (!CONNECTION_ID_PATTERN.test(id)) return null;
-    const h = await this.redis.hgetall(this.keys.salesforceConnection(id));
+    const h = await this.redis.hgetall(connectionKey(this.keys, id));
     if (!h.id) return null;
     return connectionViewSchema.parse({
       id: h.id,
@@ -96,13 +107,13 @@ export class SalesforceConnectionStore {
   /** The connection's keys for an OAuth call; throws ConnectionNotFoundError when it was removed. */
   async credentials(id: string): Promise<SalesforceAppCredentials> {
     const view = await this.get(id);
-    const sealed = view ? await this.redis.hget(this.keys.salesforceConnection(id), 'consumerSecret') : null;
+    const sealed = view ? await this.redis.hget(connectionKey(this.keys, id), 'consumerSecret') : null;
     if (!view || !sealed) throw new ConnectionNotFoundError(id);
     return { clientId: view.consumerKey, clientSecret: this.box.open(sealed, id), loginUrl: view.loginUrl };
   }
 
   async list(): Promise<SalesforceConnection[]> {
-    const ids = (await this.redis.smembers(this.keys.salesforceConnections())).sort();
+    const ids = (await this.redis.smembers(connectionsKey(this.keys))).sort();
     const all = await Promise.all(ids.map((id) => this.get(id)));
     return all.filter((c): c is SalesforceConnection => c !== null);
   }
@@ -110,8 +121,8 @@ export class SalesforceConnectionStore {
   /** Forgets a connection. Installations made through it can no longer refresh: they need a new install. */
   async remove(id: string): Promise<boolean> {
     if (!CONNECTION_ID_PATTERN.test(id)) return false;
-    const removed = await this.redis.del(this.keys.salesforceConnection(id));
-    await this.redis.srem(this.keys.salesforceConnections(), id);
+    const removed = await this.redis.del(connectionKey(this.keys, id));
+    await this.redis.srem(connectionsKey(this.keys), id);
     return removed > 0;
   }
 }

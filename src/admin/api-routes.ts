@@ -70,9 +70,8 @@ import { readMultipartBody, readUploadForm } from './uploads.js';
  * POST   /admin/api/installations/:id/sync            body {full?: boolean}
  *        -> 202 {runId, kind: "full" | "incremental"}; 409 when the installation is not connected.
  * GET    /admin/api/installations/:id/runs            -> {runs: [RunSummary]} (newest first, up to 20)
- * GET|POST /admin/api/salesforce/connections, DELETE /admin/api/salesforce/connections/:id
- *        -> Salesforce connections (an External Client App per org or group of orgs) and their install links;
- *        see connectors/salesforce/connection-routes.ts.
+ * Each provider's own admin routes (its `adminApi`, such as OAuth connections per org or group of orgs and
+ *        their install links) under /admin/api/<kind>/...; see connectors/<crm>/ and docs/http-api.md.
  * GET    /admin/api/events?limit=50  (1-500)
  *        -> {events: [{id, source, type, slug, receivedAt, outcome, detail}]}, newest first
  * POST   /admin/api/installations/:id/approve         -> {approved, runId}: a pending OAuth installation is let in
@@ -296,7 +295,7 @@ export function adminApiRouter({ ctx, guard, actions, overview }: ApiRouteDeps):
     res.json({ events: await ctx.events.recent(limit) });
   });
 
-  // Each CRM's own admin routes (Salesforce connections: connectors/salesforce/connection-routes.ts).
+  // Each CRM's own admin routes (its provider's `adminApi`).
   const storage = { redis: ctx.redis, keys: ctx.keys, box: ctx.box };
   for (const provider of providers) if (provider.adminApi) router.use(provider.adminApi(ctx.config, storage));
 

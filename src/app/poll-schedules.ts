@@ -4,7 +4,7 @@ import type { AppContext } from './context.js';
 
 /**
  * At start-up, every installation that is let in gets the change poll its CRM asks for now (a poll interval
- * changed in the environment, or a poll switched on after it was installed: HubSpot's journal). Scheduling
+ * changed in the environment, or a poll switched on after it was installed, such as a webhooks journal). Scheduling
  * is an upsert of one repeatable job per installation, so running it again changes nothing.
  */
 export async function schedulePolls(ctx: AppContext): Promise<number> {

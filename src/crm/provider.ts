@@ -39,7 +39,7 @@ export interface ConnectorInput<K extends string, C> {
   urgent: boolean;
 }
 
-/** Redis, its keys and the secret box, for a provider that keeps records of its own (Salesforce connections). */
+/** Redis, its keys and the secret box, for a provider that keeps records of its own (its OAuth connections). */
 export interface ProviderStorage {
   redis: RedisClient;
   keys: Keys;

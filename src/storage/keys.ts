@@ -18,9 +18,9 @@ import { createHash } from 'node:crypto';
  * storage/run-links.ts · run caches and report sequence: storage/run-caches.ts, storage/slug-changes.ts,
  * pipeline/report-reader.ts · events:
  * webhooks/event-log.ts · record locks: storage/record-locks.ts · pending slug updates: storage/pending-slugs.ts ·
- * OAuth state: auth/oauth-state.ts · refresh locks: auth/token-manager.ts · Salesforce connections:
- * connectors/salesforce/connections.ts · rate gates: ratelimit/redis-gate.ts · admin sessions and logins:
- * admin/session-revocations.ts, admin/login-throttle.ts · record card requests: connectors/hubspot/card-rate-limit.ts ·
+ * OAuth state: auth/oauth-state.ts · refresh locks: auth/token-manager.ts · a provider's own records (`provider`):
+ * connectors/<crm>/ · rate gates: ratelimit/redis-gate.ts · admin sessions and logins:
+ * admin/session-revocations.ts, admin/login-throttle.ts · record card requests: a provider's card rate limit ·
  * report requests: requests/request-store.ts ·
  * alerts: alerts/alert-store.ts · decision log: decisions/decision-log.ts. BullMQ builds its own keys under
  * the same prefix.
@@ -62,15 +62,11 @@ export class Keys {
     return `${this.inst(id)}:*`;
   }
 
-  // ---- Salesforce connections (connectors/salesforce/connections.ts) ----------------------------------
+  // ---- a provider's own records (connectors/<crm>/, e.g. OAuth connections) ---------------------------
 
-  /** Hash of one Salesforce connection: an External Client App's consumer key, sealed secret, login URL. */
-  salesforceConnection(id: string): string {
-    return `${this.prefix}:salesforce:connection:${id}`;
-  }
-  /** Set of every Salesforce connection id. */
-  salesforceConnections(): string {
-    return `${this.prefix}:salesforce:connections`;
+  /** A key a provider keeps for itself, under its kind: `<prefix>:<kind>:<parts...>`. */
+  provider(kind: string, ...parts: string[]): string {
+    return [this.prefix, kind, ...parts].join(':');
   }
 
   // ---- refresh locks (auth/token-manager.ts) ----------------------------------------------------------
@@ -330,7 +326,7 @@ export class Keys {
     return `${this.prefix}:admin:revoked-session:${sessionId}`;
   }
 
-  // ---- record card requests (connectors/hubspot/card-rate-limit.ts) -----------------------------------
+  // ---- record card requests (a provider's record card rate limit, connectors/<crm>/) ----------------------
 
   /** Count of one CRM account's card requests in the current minute (expires with the window). */
   cardRequests(crm: string, accountId: string): string {
