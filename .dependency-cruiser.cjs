@@ -6,7 +6,9 @@
 
 /** What the CRM layer (src/crm and connectors/) may import from src/: the parts every connector needs. */
 const CRM_LAYER_MAY_USE =
-  '^src/(crm|auth|installations|ratelimit|storage|util)/|^src/(fields|log|env-schema|redis)[.]ts$';
+  '^src/(crm|auth|installations|ratelimit|storage|util)/|^src/(fields|log|env-schema|redis)[.]ts$|' +
+  // The key builder, wherever it lives (a provider keeps records of its own under `Keys.provider`).
+  '^src/pipeline/keys[.]ts$';
 
 module.exports = {
   forbidden: [

@@ -1,6 +1,6 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { UsageError } from '../../src/cli/errors.js';
+import { ConfigError } from '../../src/env-schema.js';
 import { hubspotCardFiles } from './card-files.js';
 import { hubspotField } from './field-names.js';
 import { hubspotPropertyDefinitions, hubspotPropertyGroup } from './field-types.js';
@@ -42,7 +42,7 @@ export function hubspotAppAuthFrom(
   const asked = env.HUBSPOT_APP_AUTH?.trim();
   if (!asked || asked === 'oauth') return 'oauth';
   if (asked === 'static') return 'static';
-  throw new UsageError(`HUBSPOT_APP_AUTH=${asked} is not an app auth type: use oauth or static`);
+  throw new ConfigError('HUBSPOT_APP_AUTH', `is ${asked}, not an app auth type: use oauth or static`);
 }
 
 /** `HUBSPOT_PLATFORM_VERSION` from the environment, checked against the versions the generator supports. */
@@ -53,8 +53,9 @@ export function hubspotPlatformVersionFrom(
   if (!asked) return HUBSPOT_PLATFORM_VERSION;
   const known = HUBSPOT_PLATFORM_VERSIONS.find((v) => v === asked);
   if (!known) {
-    throw new UsageError(
-      `HUBSPOT_PLATFORM_VERSION=${asked} is not one the generator writes: use ${HUBSPOT_PLATFORM_VERSIONS.join(' or ')}`,
+    throw new ConfigError(
+      'HUBSPOT_PLATFORM_VERSION',
+      `is ${asked}, not one the generator writes: use ${HUBSPOT_PLATFORM_VERSIONS.join(' or ')}`,
     );
   }
   return known;

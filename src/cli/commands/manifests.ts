@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import { ConfigError } from '../../env-schema.js';
 import { providers } from '../../providers.js';
 import { parseCommandArgs } from '../args.js';
 import { UsageError } from '../errors.js';
@@ -17,7 +18,13 @@ export async function manifestsCommand(argv: string[], io: CommandIo): Promise<n
   const written: string[] = [];
   for (const provider of providers) {
     const dir = resolve(out, provider.kind);
-    written.push(...(await provider.writeManifests(dir, appUrl.replace(/\/+$/, ''), io.env)));
+    try {
+      written.push(...(await provider.writeManifests(dir, appUrl.replace(/\/+$/, ''), io.env)));
+    } catch (err) {
+      // A provider's own manifest settings (its environment keys) are part of this command's usage.
+      if (err instanceof ConfigError) throw new UsageError(err.message);
+      throw err;
+    }
   }
   io.err(`Wrote ${written.length} files under ${out} for ${appUrl}`);
   return 0;
