@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HUBSPOT_PROPERTY_NAMES } from '../connectors/hubspot/field-names.js';
+import { SALESFORCE_FIELD_NAMES } from '../connectors/salesforce/field-names.js';
 import { type LocalSystem, workerEnvFor } from '../local/system.js';
 import { main } from '../src/cli/main.js';
 import type { CrmKind } from '../src/crm/connector.js';
@@ -53,19 +55,21 @@ function resetCalls(s: LocalSystem, crm: CrmKind): void {
 function ownFields(s: LocalSystem, crm: CrmKind): string[] {
   const names =
     crm === 'hubspot' ? [...s.hubspot.store.properties.keys()] : [...s.salesforce!.org.customFields.keys()];
-  const own = new Set(FIELDS.map((f) => (crm === 'hubspot' ? f.hubspot : f.salesforce)));
+  const own = new Set(
+    FIELDS.map((f) => (crm === 'hubspot' ? HUBSPOT_PROPERTY_NAMES : SALESFORCE_FIELD_NAMES)[f.key]),
+  );
   return names.filter((n) => own.has(n));
 }
 
 /** The portal or org as a fresh one is: none of the connector's fields. */
 function dropOwnFields(s: LocalSystem, crm: CrmKind): void {
   for (const field of FIELDS) {
-    if (crm === 'hubspot') s.hubspot.store.properties.delete(field.hubspot);
-    else s.salesforce!.org.customFields.delete(field.salesforce);
+    if (crm === 'hubspot') s.hubspot.store.properties.delete(HUBSPOT_PROPERTY_NAMES[field.key]);
+    else s.salesforce!.org.customFields.delete(SALESFORCE_FIELD_NAMES[field.key]);
   }
 }
 
-describe.each(['hubspot', 'salesforce'] as const)('on %s, an installation not let in yet', (crm) => {
+describe.each(['hubspot', 'salesforce'] as CrmKind[])('on %s, an installation not let in yet', (crm) => {
   let system: LocalSystem;
 
   beforeAll(async () => {

@@ -44,6 +44,7 @@ export const salesforceProvider: CrmProvider<typeof SALESFORCE_PROVIDER, Salesfo
     env: salesforceEnvSchema,
     readConfig: readSalesforceConfig,
     tokenVariable: 'SALESFORCE_ACCESS_TOKEN',
+    tokenModeVariables: ['SALESFORCE_INSTANCE_URL', 'SALESFORCE_ACCESS_TOKEN'],
     // Salesforce sends no webhooks: changes are polled.
     pollIntervalMs: ({ salesforce }) => salesforce.pollSeconds * 1000,
     createConnector({ config, installation, tokens, gate, urgent }) {

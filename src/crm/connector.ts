@@ -153,8 +153,8 @@ export interface CrmConnector {
   readAccess?(): Promise<ReadAccess>;
   /**
    * The same connector reading the connector's own fields the CRM does not have as empty, instead of failing
-   * (a preview before approval creates no field). Absent where reads do so already (HubSpot leaves unknown
-   * properties out of its answer).
+   * (a preview before approval creates no field). Absent where reads do so already (a CRM that leaves unknown
+   * fields out of its answer).
    */
   withAbsentFieldsEmpty?(): CrmConnector;
 }

@@ -173,6 +173,8 @@ export interface CrmProvider<K extends string, C, H> {
   readConfig(env: Readonly<Record<string, string | undefined>>): C;
   /** The variable holding a token-mode installation's token: reconnecting means replacing it. */
   tokenVariable: string;
+  /** Every variable a token-mode installation needs, `tokenVariable` among them, for people. */
+  tokenModeVariables: readonly string[];
   /** Whether the connector polls for changes, and how often (ms); null when the CRM pushes webhooks. */
   pollIntervalMs(config: ProviderConfig<K, C>): number | null;
   createConnector(input: ConnectorInput<K, C>): CrmConnector;

@@ -1,5 +1,6 @@
 import type { AppContext } from '../../app/context.js';
 import { isLetIn } from '../../installations/let-in.js';
+import { providers } from '../../providers.js';
 import { describeRedisMode, inspectRedis, versionSupported } from '../../redis-health.js';
 import { ReportForbiddenError, ReportServiceError, ReportUnauthorizedError } from '../../reports/errors.js';
 import { writeScopeOf } from '../../reports/key-scopes.js';
@@ -195,7 +196,7 @@ async function installationChecks(ctx: AppContext): Promise<Check[]> {
       ok: true,
       warn: true,
       detail: 'no installation: nothing is synced',
-      fix: `install the app from ${ctx.config.appUrl}/oauth/hubspot/install or ${ctx.config.appUrl}/oauth/salesforce/install, or set HUBSPOT_ACCESS_TOKEN or SALESFORCE_INSTANCE_URL and SALESFORCE_ACCESS_TOKEN`,
+      fix: `install the app from ${providers.map((p) => `${ctx.config.appUrl}${p.installPath}`).join(' or ')}, or set ${providers.map((p) => p.tokenModeVariables.join(' and ')).join(' or ')}`,
     });
   }
   for (const installation of installations) {
