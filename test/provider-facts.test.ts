@@ -30,3 +30,12 @@ describe('retry budgets', () => {
     expect(RETRY_DEFAULTS).toMatchObject(salesforceProvider.retryBudget.http?.budget ?? { missing: 1 });
   });
 });
+
+describe('provider environment keys', () => {
+  it("start with the provider's kind in capitals, as the CLI's help names them", () => {
+    for (const provider of providers) {
+      for (const key of Object.keys(provider.env.shape))
+        expect(key).toMatch(new RegExp(`^${provider.kind.toUpperCase()}_`));
+    }
+  });
+});

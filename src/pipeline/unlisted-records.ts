@@ -8,8 +8,8 @@ import type { LinkIndex } from '../storage/link-index.js';
  * A listing pass that forgets records gone from the CRM: each listed page's ids go into a set of the run,
  * and when the listing is done every record the link index knows and the set lacks is read once more from the
  * CRM; those the CRM does not return are forgotten. Reading before forgetting keeps a record created while the
- * listing ran (after its page) in the index. Used when the CRM cannot say what was deleted (Salesforce's
- * delete log keeps about 15 days; a poll paused longer has lost deletions).
+ * listing ran (after its page) in the index. Used when the CRM cannot say what was deleted (a delete log
+ * that keeps some days only: a poll paused longer has lost deletions).
  */
 
 /** The set outlives a stalled run by this long and then goes by itself. */
