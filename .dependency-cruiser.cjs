@@ -10,6 +10,13 @@ const CRM_LAYER_MAY_USE =
   // The key builder, wherever it lives (a provider keeps records of its own under `Keys.provider`).
   '^src/pipeline/keys[.]ts$';
 
+/**
+ * App-level record shapes the CRM layer may name in types only (what a CRM's record card shows: review items,
+ * report requests, who decided); never their code.
+ */
+const CRM_LAYER_MAY_SEE_TYPES =
+  '^src/decisions/decision-log[.]ts$|^src/pipeline/link-index[.]ts$|^src/requests/request-store[.]ts$';
+
 module.exports = {
   forbidden: [
     {
@@ -42,7 +49,14 @@ module.exports = {
         'src/crm and connectors/ use only the CRM contract and the foundations (fields, auth, installations, ' +
         'storage, util, log); never the registry, the pipeline, the server, the admin or the CLI.',
       from: { path: '^(src/crm/|connectors/)' },
-      to: { path: '^src/', pathNot: CRM_LAYER_MAY_USE },
+      to: { path: '^src/', pathNot: `${CRM_LAYER_MAY_USE}|${CRM_LAYER_MAY_SEE_TYPES}` },
+    },
+    {
+      name: 'crm-layer-sees-app-types-only',
+      severity: 'error',
+      comment: 'The record shapes of CRM_LAYER_MAY_SEE_TYPES are imported as types only (import type).',
+      from: { path: '^(src/crm/|connectors/)' },
+      to: { path: CRM_LAYER_MAY_SEE_TYPES, dependencyTypesNot: ['type-only'] },
     },
     {
       name: 'util-is-a-leaf',

@@ -67,7 +67,7 @@ export interface ProviderHost {
    * queued (or ignored because the installation is unknown or not connected); a throw means "retry later".
    */
   crmChanged(externalId: string, changes: CrmChange[]): Promise<void>;
-  /** Records, review decisions and report requests for a CRM's record card (the HubSpot app card). */
+  /** Records, review decisions and report requests for a CRM's record card (an app card on the record). */
   cards?: RecordCardHost;
   /** Event ids of the CRM's webhooks already taken in, for a provider whose events carry one. */
   eventMarks?: WebhookEventMarks;

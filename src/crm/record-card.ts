@@ -5,7 +5,7 @@ import type { ReviewItem } from '../storage/review-codec.js';
 import type { CompanyRecord, CrmKind } from './connector.js';
 
 /**
- * What a CRM's record card (the HubSpot app card) may read and do through the application: one record as the
+ * What a CRM's record card (an app card on the record) may read and do through the application: one record as the
  * CRM holds it now, with its review item and report request, and the same review decisions and report
  * requests the admin page makes. A provider's card routes reach the application only through this.
  */
@@ -33,7 +33,7 @@ export class RecordCardError extends Error {
 }
 
 export interface RecordCardHost {
-  /** The installation of the CRM account the CRM knows as `externalId` (a HubSpot portal); null when none. */
+  /** The installation of the CRM account the CRM knows as `externalId` (a portal, an org); null when none. */
   installationOf(crm: CrmKind, externalId: string): Promise<Installation | null>;
   /** The record as the CRM holds it now; null when the installation's CRM has no such record. */
   read(installationId: string, recordId: string): Promise<RecordCardSource | null>;

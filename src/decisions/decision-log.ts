@@ -28,7 +28,7 @@ export const DECISION_ACTIONS = [
   'undo',
   /** An admin lifted a person's or an admin's `no_match`: the record is matched again. */
   'rematch',
-  /** A person asked the report service for a report on a record without one (the HubSpot app card). */
+  /** A person asked the report service for a report on a record without one (a CRM's record card). */
   'request',
 ] as const;
 export type DecisionAction = (typeof DECISION_ACTIONS)[number];

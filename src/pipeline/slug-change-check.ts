@@ -4,7 +4,7 @@ import { cleanSlug } from './batch/plan.js';
 
 /**
  * What a `report_slug` change event means, decided before anything about the record's link changes. A CRM
- * delivers change events late, more than once and out of order (HubSpot says so), and the connector's own
+ * delivers change events late, more than once and out of order (CRMs document it), and the connector's own
  * writes come back as events too; only a change that is still the record's value and is not what the
  * connector last wrote is a person's. So the event is compared with the CRM's current value (one read) and
  * with the connector's own last write (the index) first:

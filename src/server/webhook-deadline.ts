@@ -8,13 +8,13 @@ import {
 import { TimedOutError, within } from './redis-availability.js';
 
 /**
- * The deadline of the inbound webhook routes. A sender gives up after a few seconds (HubSpot: 5 s) and sends
+ * The deadline of the inbound webhook routes. A sender gives up after a few seconds (5 s for some CRMs) and sends
  * again; a request held longer only piles up sockets. So a webhook answers within WEBHOOK_DEADLINE_MS
  * whatever Redis does: 503 with Retry-After when its work is not done by then, and the sender retries.
  *
  * The work is not cancelled: commands already sent may still run when Redis answers again. Every step is
  * idempotent by the event's id (the duplicate mark, the score-change inbox's script, `evt-<id>` job ids, the
- * HubSpot event marks and the coalesced change jobs), so the retry of an event whose work went through late is
+ * CRM event marks and the coalesced change jobs), so the retry of an event whose work went through late is
  * acknowledged as a duplicate, and one whose work did not is done then: each event is applied once.
  */
 
