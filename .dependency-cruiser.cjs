@@ -6,16 +6,13 @@
 
 /** What the CRM layer (src/crm and connectors/) may import from src/: the parts every connector needs. */
 const CRM_LAYER_MAY_USE =
-  '^src/(crm|auth|installations|ratelimit|storage|util)/|^src/(fields|log|env-schema|redis)[.]ts$|' +
-  // The key builder, wherever it lives (a provider keeps records of its own under `Keys.provider`).
-  '^src/pipeline/keys[.]ts$';
+  '^src/(crm|auth|installations|ratelimit|storage|util)/|^src/(fields|log|env-schema|redis)[.]ts$';
 
 /**
  * App-level record shapes the CRM layer may name in types only (what a CRM's record card shows: review items,
  * report requests, who decided); never their code.
  */
-const CRM_LAYER_MAY_SEE_TYPES =
-  '^src/decisions/decision-log[.]ts$|^src/pipeline/link-index[.]ts$|^src/requests/request-store[.]ts$';
+const CRM_LAYER_MAY_SEE_TYPES = '^src/decisions/decision-log[.]ts$|^src/requests/request-store[.]ts$';
 
 module.exports = {
   forbidden: [
