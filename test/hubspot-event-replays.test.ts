@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalCrmRecord, LocalSystem } from '../local/system.js';
 import type { CrmChange } from '../src/crm/connector.js';
+import { crmChange } from '../src/pipeline/handlers/crm-change.js';
 import { startTestSystem, stopTestSystem } from './support/local-system.js';
 import { runEnded } from './support/system-state.js';
 import { waitFor } from './support/wait.js';
@@ -82,7 +83,7 @@ async function decisionsFor(recordId: string): Promise<number> {
 
 async function slugChange(recordId: string, slug: string | null): Promise<void> {
   const change: CrmChange = { kind: 'slugChanged', recordId, slug, by: 'userId:4242' };
-  await system.ctx.pipeline.crmChange({ installationId: system.installationId, change });
+  await crmChange(system.ctx.pipeline, { installationId: system.installationId, change });
 }
 
 describe('HubSpot events delivered again, late or as our own echo', () => {
@@ -135,7 +136,7 @@ describe('HubSpot events delivered again, late or as our own echo', () => {
 
   it('our own admin link echoed back stays the admin’s', async () => {
     const [target, other] = autoLinked();
-    await system.ctx.pipeline.resolveReview(system.installationId, target.id, {
+    await system.ctx.records.resolveReview(system.installationId, target.id, {
       action: 'link',
       slug: other.slug!,
     });

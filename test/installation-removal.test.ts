@@ -5,7 +5,7 @@ import type { AppContext } from '../src/app/context.js';
 import { InstallationService } from '../src/app/installation-service.js';
 import type { AppRuntime } from '../src/app/runtime.js';
 import { InstallationStore } from '../src/installations/store.js';
-import type { Pipeline } from '../src/pipeline/pipeline.js';
+import type { InstallationStop } from '../src/pipeline/installation-stop.js';
 import { crmKind } from '../src/providers.js';
 import { type ReportRequest, RequestStore } from '../src/requests/request-store.js';
 import { LinkIndex } from '../src/storage/link-index.js';
@@ -38,14 +38,14 @@ function removal(): Removal {
   const index = new LinkIndex(redis(), store.keys);
   const runs = new SyncRuns(redis(), store.keys);
   const requests = new RequestStore(redis(), store.keys);
-  const pipeline: Pick<Pipeline, 'stopInstallation'> = { stopInstallation: async () => undefined };
+  const installationStop: Pick<InstallationStop, 'stop'> = { stop: async () => undefined };
   const runtime: Pick<AppRuntime, 'forget'> = { forget: () => undefined };
   const parts = {
     installations: store,
     index,
     runs,
     requests,
-    pipeline,
+    installationStop,
     runtime,
     logger: pino({ level: 'silent' }),
   };

@@ -73,7 +73,7 @@ describe.each(['hubspot', 'salesforce'] as CrmKind[])('provenance on %s', (crm) 
 
   it('an admin unlink sticks through a full sync', async () => {
     const target = records(system).find((r) => r.status === 'matched' && r.linkSource === 'auto')!;
-    await system.ctx.pipeline.unlinkRecords(system.installationId, [target.id]);
+    await system.ctx.records.unlinkRecords(system.installationId, [target.id]);
     expect(system.crm.record(target.id)).toMatchObject({
       slug: null,
       status: 'no_match',
@@ -106,7 +106,7 @@ describe.each(['hubspot', 'salesforce'] as CrmKind[])('provenance on %s', (crm) 
       30_000,
       100,
     );
-    const outcome = await system.ctx.pipeline.undoRun(system.installationId, first.id);
+    const outcome = await system.ctx.records.undoRun(system.installationId, first.id);
     expect(outcome.unlinked).toBe(linkedByRun.length - 1);
     for (const r of before) {
       const now = system.crm.record(r.id)!;

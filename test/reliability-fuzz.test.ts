@@ -95,7 +95,8 @@ beforeAll(async () => {
       secrets: [SECRET],
       hexHeader: 'x-signature',
       enqueue: async () => {},
-      acceptScoreChange: async () => 'accepted',
+      inbox: { accept: async () => 'marked' },
+      kickScoreChanges: async () => {},
       logger: pino({ level: 'silent' }),
     }),
   );

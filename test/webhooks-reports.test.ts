@@ -137,14 +137,14 @@ describe('hex verification', () => {
  * The real inbox (its one-round-trip script decides what is a duplicate); what it marks is also noted in
  * `into`, as the fan-out would take it.
  */
-function acceptInto(
-  into: { id: string; type: string; slug: string }[],
-): ReportWebhookDeps['acceptScoreChange'] {
+function acceptInto(into: { id: string; type: string; slug: string }[]): ReportWebhookDeps['inbox'] {
   const inbox = new ScoreChangeInbox(redis, keys);
-  return async (entry) => {
-    if ((await inbox.accept(entry)) === 'duplicate') return 'duplicate';
-    into.push({ id: entry.id, type: entry.type, slug: entry.slug });
-    return 'accepted';
+  return {
+    accept: async (entry) => {
+      const outcome = await inbox.accept(entry);
+      if (outcome !== 'duplicate') into.push({ id: entry.id, type: entry.type, slug: entry.slug });
+      return outcome;
+    },
   };
 }
 
@@ -165,7 +165,8 @@ describe('POST /webhooks/reports', () => {
       enqueue: async (e) => {
         enqueued.push(e);
       },
-      acceptScoreChange: acceptInto(enqueued),
+      inbox: acceptInto(enqueued),
+      kickScoreChanges: async () => {},
       logger: pino({ level: 'silent' }),
     };
     const app = express();
@@ -311,7 +312,7 @@ describe('POST /webhooks/reports', () => {
     enqueued.length = 0;
     const body = event('score.changed', 'retry-me');
     const closed = async () => Promise.reject(new Error('Connection is closed'));
-    const failing = { ...deps, enqueue: closed, acceptScoreChange: closed };
+    const failing = { ...deps, enqueue: closed, inbox: { accept: closed } };
     const app = express();
     app.use(createReportWebhookRouter(failing));
     const failingServer = await listenOnLoopback(app);
@@ -353,7 +354,8 @@ describe('POST /webhooks/reports with the hex scheme: created_at (issue 16, poin
         enqueue: async (e) => {
           enqueued.push(e);
         },
-        acceptScoreChange: acceptInto(enqueued),
+        inbox: acceptInto(enqueued),
+        kickScoreChanges: async () => {},
         logger: pino({ level: 'silent' }),
       }),
     );

@@ -104,7 +104,7 @@ export class AdminActions {
       );
     }
     try {
-      await this.ctx.pipeline.resolveReview(
+      await this.ctx.records.resolveReview(
         installationId,
         recordId,
         decision.action === 'reject' ? { action: 'reject' } : { action: 'link', slug: decision.slug },
@@ -134,7 +134,7 @@ export class AdminActions {
   /**
    * Review at scale: accept each record's first candidate, or reject every candidate of each, in one request.
    * Records not waiting for review (decided meanwhile) and, for accept-first, records without candidates are
-   * left alone and said so. The writes go through the pipeline's batches; each record decided is logged.
+   * left alone and said so. The writes go through the batch path (records/record-commands.ts); each record decided is logged.
    */
   async resolveReviews(
     installationId: string,
@@ -165,7 +165,7 @@ export class AdminActions {
         );
     }
     try {
-      await this.ctx.pipeline.resolveReviews(installationId, links, rejected);
+      await this.ctx.records.resolveReviews(installationId, links, rejected);
     } catch (err) {
       throw explain(err);
     }
@@ -210,7 +210,7 @@ export class AdminActions {
     await this.installation(installationId);
     const [previousSlug = null] = await this.ctx.index.slugsOf(installationId, [recordId]);
     try {
-      await this.ctx.pipeline.unlinkRecords(installationId, [recordId]);
+      await this.ctx.records.unlinkRecords(installationId, [recordId]);
     } catch (err) {
       throw explain(err);
     }
@@ -234,7 +234,7 @@ export class AdminActions {
   ): Promise<{ recordId: string; status: MatchStatus | null; slug: string | null }> {
     await this.installation(installationId);
     try {
-      await this.ctx.pipeline.rematchRecords(installationId, [recordId]);
+      await this.ctx.records.rematchRecords(installationId, [recordId]);
     } catch (err) {
       throw explain(err);
     }
@@ -256,7 +256,7 @@ export class AdminActions {
     by: DecisionActor,
   ): Promise<{ runId: string; unlinked: number; kept: number }> {
     await this.installation(installationId);
-    const outcome = await this.ctx.pipeline.undoRun(installationId, runId).catch((err: unknown) => {
+    const outcome = await this.ctx.records.undoRun(installationId, runId).catch((err: unknown) => {
       throw explain(err);
     });
     await this.ctx.decisions.add(

@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import { KeyCheckError, PreviewRefusedError } from '../app/installation-service.js';
 import { CrmDisconnectedError, CrmError } from '../crm/errors.js';
 import { InstallationNotFoundError, InstallationStoppedError, NoReportKeyError } from '../pipeline/errors.js';
-import { ReviewWriteError } from '../pipeline/pipeline.js';
+import { ReviewWriteError } from '../records/errors.js';
 import { ReportNotFoundError, ReportServiceError } from '../reports/errors.js';
 
 /**

@@ -8,11 +8,14 @@ import type { ProviderStorage } from '../crm/provider.js';
 import { DecisionLog } from '../decisions/decision-log.js';
 import { InstallationStore } from '../installations/store.js';
 import { Metrics } from '../metrics.js';
+import { InstallationStop } from '../pipeline/installation-stop.js';
 import type { MatchingStrategy } from '../pipeline/matching-strategy.js';
 import { Pipeline } from '../pipeline/pipeline.js';
 import { Queues } from '../pipeline/queues.js';
+import { Schedules } from '../pipeline/schedules.js';
 import { PipelineWorkers } from '../pipeline/workers.js';
 import { kindOf, providers } from '../providers.js';
+import { RecordCommands } from '../records/record-commands.js';
 import { closeRedis, createRedis, type RedisClient } from '../redis.js';
 import { ReportRequests } from '../requests/report-requests.js';
 import { RequestStore } from '../requests/request-store.js';
@@ -46,7 +49,16 @@ export interface AppContext {
   queues: Queues;
   events: EventLog;
   runtime: AppRuntime;
+  /** What callers enqueue (pipeline/pipeline.ts). */
   pipeline: Pipeline;
+  /** Polls, sweeps and reconcile runs on the schedule queue. */
+  schedules: Schedules;
+  /** Stops an installation's schedules and open runs (disconnected, removed). */
+  installationStop: InstallationStop;
+  /** Admin commands on records, written to the CRM before they return. */
+  records: RecordCommands;
+  /** The score-change inbox the report webhook records `score.changed` events in. */
+  inbox: ScoreChangeInbox;
   /** Report requests as stored (pending, resolved) and the service that makes them. */
   requests: RequestStore;
   reportRequests: ReportRequests;
@@ -92,12 +104,13 @@ export function createAppContext(config: Config, options: ContextOptions): AppCo
   const index = new LinkIndex(redis, keys);
   const runs = new SyncRuns(redis, keys);
   const events = new EventLog(redis, keys);
-  let pipelineRef: Pipeline | undefined;
+  const schedules = new Schedules(queues);
+  const installationStop = new InstallationStop(schedules, runs);
   const tokens = new TokenManager(installations, redis, tokenRefreshers(config, { redis, keys, box }), {
     onDisconnected: async (installationId, reason) => {
       logger.warn({ installationId, reason }, 'installation disconnected; its jobs stop');
       await installations.clearTokens(installationId);
-      await pipelineRef?.stopInstallation(installationId);
+      await installationStop.stop(installationId);
     },
   });
   const states = new OAuthStateStore(config.encryptionKey, {
@@ -107,8 +120,9 @@ export function createAppContext(config: Config, options: ContextOptions): AppCo
   const requests = new RequestStore(redis, keys);
   const alerts = new AlertStore(redis, keys);
   const decisions = new DecisionLog(redis, keys);
+  const inbox = new ScoreChangeInbox(ingestRedis, keys);
   const pipeline = new Pipeline({
-    inbox: new ScoreChangeInbox(ingestRedis, keys),
+    inbox,
     redis,
     keys,
     index,
@@ -123,11 +137,11 @@ export function createAppContext(config: Config, options: ContextOptions): AppCo
     logger,
     metrics,
   });
-  pipelineRef = pipeline;
+  const records = new RecordCommands(pipeline);
   const reportRequests = new ReportRequests({
     store: requests,
     runtime,
-    refresh: (installationId, recordIds) => pipeline.refreshRecords(installationId, recordIds),
+    refresh: (installationId, recordIds) => records.refreshRecords(installationId, recordIds),
     logger,
   });
   const workerSets: PipelineWorkers[] = [];
@@ -149,6 +163,10 @@ export function createAppContext(config: Config, options: ContextOptions): AppCo
     events,
     runtime,
     pipeline,
+    schedules,
+    installationStop,
+    records,
+    inbox,
     requests,
     reportRequests,
     alerts,

@@ -106,7 +106,7 @@ export class InstallationService {
     }
     const pollEveryMs = providerFor(installation.crm).pollIntervalMs(this.ctx.config);
     if (isPolled(connector) && pollEveryMs !== null) {
-      await this.ctx.pipeline.schedulePoll(installation.id, pollEveryMs);
+      await this.ctx.schedules.schedulePoll(installation.id, pollEveryMs);
     }
     const runId = await this.ctx.pipeline.startSync(installation.id, 'initial');
     return { fields, runId };
@@ -162,7 +162,7 @@ export class InstallationService {
    * result says whether its access ended there too and, if not, what a person must do in the CRM.
    */
   async remove(installationId: string): Promise<RemovalResult> {
-    await this.ctx.pipeline.stopInstallation(installationId, 'the installation was removed');
+    await this.ctx.installationStop.stop(installationId, 'the installation was removed');
     const revocation = await this.revoke(installationId);
     // The hash goes first, and only here (`installations.remove` below deletes the rest, not the hash again):
     // from then on a batch still in flight writes no index state, run-links or pending slugs (their scripts

@@ -13,7 +13,7 @@ export async function schedulePolls(ctx: AppContext): Promise<number> {
     if (!isLetIn(installation)) continue;
     const everyMs = providerFor(installation.crm).pollIntervalMs(ctx.config);
     if (everyMs === null) continue;
-    await ctx.pipeline.schedulePoll(installation.id, everyMs);
+    await ctx.schedules.schedulePoll(installation.id, everyMs);
     scheduled++;
   }
   return scheduled;

@@ -14,11 +14,12 @@ import { type BatchResult, PREVIEW_SAMPLES_PER_BATCH, type PreviewSample } from 
 import { slugChangeSeqs } from '../storage/slug-changes.js';
 import { searchAndDecide } from './batch/candidate-search.js';
 import { type Desired, desiredValues } from './batch/desired-values.js';
+import { freshSlugsOf, isPreview, readScopeOf, runIdOf } from './batch/origin.js';
 import { type Plan, planLinks } from './batch/plan.js';
 import { readLinkedReports } from './batch/report-reads.js';
 import { BatchTally } from './batch/tally.js';
 import { keepChanged, writeUpdates } from './batch/write.js';
-import type { BatchJob } from './jobs.js';
+import type { BatchJob } from './batch-job.js';
 import type { MatchingStrategy } from './matching-strategy.js';
 import { ReportReader } from './report-reader.js';
 
@@ -67,9 +68,10 @@ export async function enrichBatch(
 ): Promise<BatchOutcome> {
   const { connector, client } = targets;
   const { index, matching } = deps;
-  const { installationId, runId } = job;
+  const { installationId } = job;
+  const runId = runIdOf(job);
   // Reads and searches go through the run's cache; a retry of a run's records uses the run's.
-  const readScope = runId ?? job.readRunId ?? null;
+  const readScope = readScopeOf(job);
   const reader = new ReportReader(deps.redis, deps.keys, client);
   const tally = new BatchTally();
 
@@ -89,7 +91,7 @@ export async function enrichBatch(
       new Set(waiting.keys()),
       requestedReportJudge(matching, reader, readScope),
     );
-    const reads = await readLinkedReports(reader, plans.plans.values(), readScope, job.freshSlugs ?? []);
+    const reads = await readLinkedReports(reader, plans.plans.values(), readScope, freshSlugsOf(job));
     const alerts = await deps.alerts.latest(
       [...plans.plans.values()].flatMap((p) => (p.kind === 'linked' ? [p.slug] : [])),
     );
@@ -104,7 +106,7 @@ export async function enrichBatch(
       grain,
       alerts,
     );
-    if (job.preview) {
+    if (isPreview(job)) {
       // What the write would do, counted by the same step that decides it; nothing is written or kept.
       const updates = await keepChanged(index, installationId, records, desired, tally, grain, {
         dryRun: true,

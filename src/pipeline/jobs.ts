@@ -1,34 +1,25 @@
 import type { JobsOptions } from 'bullmq';
 import { z } from 'zod';
-import type { CompanyRecord, CrmChange } from '../crm/connector.js';
-import { FIELD_KEYS } from '../fields.js';
+import type { CrmChange } from '../crm/connector.js';
+import { type BatchJob, batchJobSchema, SYNC_MODES } from './batch-job.js';
 import type { QueueName } from './queue-names.js';
 
 /**
  * Every job the pipeline runs: its name, the queues it may run on, and the schema of its payload. Producers
- * enqueue through `Queues.add`, which takes only a name of this table and its payload type; the worker parses
- * each payload with the schema before the handler (pipeline.ts) sees it. An event's path, by types:
- * webhooks/report-route.ts (VerifiedReportEvent) -> Pipeline.enqueueReportEvent -> `report-event`
- * (ReportEventJob) -> Pipeline.reportEvent -> `slug-update` (SlugUpdateJob) -> Pipeline.slugUpdate ->
- * enrichBatch (BatchJob) -> CrmConnector.writeCompanies.
+ * enqueue through `Queues.add`, which takes only a name of this table and its payload type; the worker
+ * (workers.ts) parses each payload with the schema before its handler (handlers/<job>.ts) sees it.
+ *
+ * A `score.changed`'s path, by types: webhooks/report-route.ts (ReportWebhookHandler.handle) ->
+ * ScoreChangeInbox.accept (the slug marked) -> Pipeline.kickScoreChanges -> `score-changes` (ScoreChangesJob)
+ * -> handlers/score-changes.ts drainScoreChanges -> handlers/report-event.ts reportEvent ->
+ * Pipeline.enqueueSlugUpdate (PendingSlugs) -> `slug-update` (SlugUpdateJob) -> handlers/slug-update.ts
+ * slugUpdate -> enrichNow -> enrichBatch (BatchJob, origin `report-change`) -> CrmConnector.writeCompanies.
+ * `report.completed` and `alert.fired` take Pipeline.enqueueReportEvent -> `report-event` (ReportEventJob) ->
+ * handlers/report-event.ts reportEvent instead.
  */
-
-const SYNC_MODES = ['full', 'incremental', 'reconcile'] as const;
 
 /** Report-service event kinds that make the connector do work; every other kind is recorded and acknowledged. */
 export const ACTIONABLE_REPORT_EVENTS = ['score.changed', 'report.completed', 'alert.fired'] as const;
-
-const fieldValueSchema = z.union([z.string(), z.number(), z.null()]);
-
-const companyRecordSchema = z.object({
-  id: z.string(),
-  name: z.string().nullable(),
-  domain: z.string().nullable(),
-  industry: z.string().nullable(),
-  country: z.string().nullable(),
-  city: z.string().nullable(),
-  fields: z.partialRecord(z.enum(FIELD_KEYS), fieldValueSchema),
-}) satisfies z.ZodType<CompanyRecord>;
 
 const crmChangeSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('created'), recordId: z.string() }),
@@ -65,56 +56,7 @@ const listJobSchema = z.object({
 });
 export type ListJob = z.infer<typeof listJobSchema>;
 
-/** One batch of records, end to end (enrich-batch.ts). */
-const batchJobSchema = z.object({
-  installationId: z.string(),
-  runId: z.string().nullable(),
-  batchId: z.string(),
-  /**
-   * `reconcile` re-reads linked reports only; `incremental` also matches records never matched before;
-   * `full` matches every unlinked record again, including those left `no_match` or `needs_review`.
-   */
-  mode: z.enum(SYNC_MODES),
-  recordIds: z.array(z.string()),
-  /** The records as listed moments ago; saves a batch read. Absent for event-driven batches. */
-  records: z.array(companyRecordSchema).optional(),
-  /**
-   * The run whose report and search cache this batch reads through when it belongs to no run itself: records
-   * of a run's batch tried again later read what the run already read, so no slug is read twice in a run.
-   */
-  readRunId: z.string().optional(),
-  /** Slugs to read afresh even inside a run (a webhook said they changed). */
-  freshSlugs: z.array(z.string()).optional(),
-  /** Records whose own auto link should be decided again (renamed). */
-  rematch: z.array(z.string()).optional(),
-  /**
-   * A requested report was published and `report.completed` named the record's submission (record id ->
-   * slug): linked where matching accepts the report as the record's, else sent to review with it as a
-   * candidate (requests/completion.ts).
-   */
-  links: z.record(z.string(), z.string()).optional(),
-  /**
-   * Records waiting for a requested report are matched again (a report was published); otherwise they keep
-   * `requested` without a search.
-   */
-  matchRequested: z.boolean().optional(),
-  /** Records whose slug a person just set by hand (the change event said so): their link is the person's. */
-  personSet: z.array(z.string()).optional(),
-  /**
-   * Records an admin linked on the review queue (record id -> slug): linked now with source `admin`, in the
-   * same write as the report's fields.
-   */
-  adminLinks: z.record(z.string(), z.string()).optional(),
-  /** Records an admin unlinked (or whose run was undone): `no_match`, source `admin`. */
-  adminUnlink: z.array(z.string()).optional(),
-  /** Records whose person/admin `no_match` is lifted: matched again (a re-match was asked for). */
-  release: z.array(z.string()).optional(),
-  /** Matches and counts what a write would do, writes nothing: no CRM write, no index change. */
-  preview: z.boolean().optional(),
-});
-export type BatchJob = z.infer<typeof batchJobSchema>;
-
-/** A verified, deduplicated report-service event. */
+/** A verified, deduplicated report-service event (`score.changed` reaches reportEvent through the inbox). */
 const reportEventJobSchema = z.object({
   eventId: z.string(),
   type: z.enum(ACTIONABLE_REPORT_EVENTS),
@@ -137,7 +79,7 @@ export type ScoreChangesJob = z.infer<typeof scoreChangesJobSchema>;
 const slugUpdateJobSchema = z.object({
   installationId: z.string(),
   slug: z.string().optional(),
-  /** Asked for again and again (a storm): deferrable, behind single changes (pipeline.ts, enqueueSlugUpdate). */
+  /** Asked for again and again (a storm): deferrable, behind single changes (Pipeline.enqueueSlugUpdate). */
   hot: z.boolean().optional(),
 });
 export type SlugUpdateJob = z.infer<typeof slugUpdateJobSchema>;

@@ -18,8 +18,19 @@ import {
   NoReportKeyError,
   PreviewWriteError,
 } from './errors.js';
+import { alertActivity } from './handlers/alert-activity.js';
+import { batch } from './handlers/batch.js';
+import { crmChange } from './handlers/crm-change.js';
+import { list } from './handlers/list.js';
+import { poll } from './handlers/poll.js';
+import { reconcile } from './handlers/reconcile.js';
+import { reportCompleted } from './handlers/report-completed.js';
+import { reportEvent } from './handlers/report-event.js';
+import { drainScoreChanges } from './handlers/score-changes.js';
+import { slugUpdate } from './handlers/slug-update.js';
 import { isJobName, type JobData, type JobName, parseJobData, type RunningJob } from './jobs.js';
-import { type Pipeline, Reschedule } from './pipeline.js';
+import type { Pipeline } from './pipeline.js';
+import { Reschedule } from './reschedule.js';
 
 /**
  * Workers and what a failure means for a job:
@@ -30,23 +41,23 @@ import { type Pipeline, Reschedule } from './pipeline.js';
  * - everything else is transient and retried with backoff (queues.ts).
  */
 
-/** Each job of the table (jobs.ts) and the pipeline step that runs it, with its parsed payload. */
+/** Each job of the table (jobs.ts) and its handler (handlers/<job>.ts), with its parsed payload. */
 type Handlers = {
   [N in JobName]: (data: JobData<N>, job: RunningJob<JobData<N>>) => Promise<unknown>;
 };
 
 function handlersOf(p: Pipeline): Handlers {
   return {
-    list: (data, job) => p.list(data, job),
-    batch: (data, job) => p.batch(data, job),
-    'report-event': (data) => p.reportEvent(data),
-    'score-changes': () => p.drainScoreChanges(),
-    'slug-update': (data, job) => p.slugUpdate(data, job),
-    'report-completed': (data) => p.reportCompleted(data),
-    'alert-activity': (data) => p.alertActivity(data),
-    'crm-change': (data) => p.crmChange(data),
-    poll: (data) => p.poll(data),
-    reconcile: () => p.reconcileAll(),
+    list: (data, job) => list(p, data, job),
+    batch: (data, job) => batch(p, data, job),
+    'report-event': (data) => reportEvent(p, data),
+    'score-changes': () => drainScoreChanges(p),
+    'slug-update': (data, job) => slugUpdate(p, data, job),
+    'report-completed': (data) => reportCompleted(p, data),
+    'alert-activity': (data) => alertActivity(p, data),
+    'crm-change': (data) => crmChange(p, data),
+    poll: (data) => poll(p, data),
+    reconcile: () => reconcile(p),
   };
 }
 
@@ -54,6 +65,11 @@ function handlersOf(p: Pipeline): Handlers {
 const stopScopeSchema = z.object({
   installationId: z.string().optional().catch(undefined),
   runId: z.string().nullish().catch(undefined),
+  /** A batch names its run in its origin (batch-job.ts); a retry's origin names none, as it counts in no run. */
+  origin: z
+    .object({ runId: z.string().optional().catch(undefined) })
+    .optional()
+    .catch(undefined),
 });
 
 export interface WorkerOptions {
@@ -159,7 +175,8 @@ export class PipelineWorkers {
       return new DelayedError();
     }
     const scope = stopScopeSchema.safeParse(job.data);
-    const { installationId, runId } = scope.success ? scope.data : {};
+    const { installationId, runId: payloadRunId, origin } = scope.success ? scope.data : {};
+    const runId = payloadRunId ?? origin?.runId;
     const stop = stopReason(err);
     if (stop !== null) {
       if (installationId) {

@@ -153,7 +153,8 @@ export function createServerApp(ctx: AppContext, options: ServerOptions = {}): S
     secrets: config.reports.webhookSecrets,
     hexHeader: config.reports.webhookHeader,
     enqueue: (event) => ctx.pipeline.enqueueReportEvent(event),
-    acceptScoreChange: (entry) => ctx.pipeline.acceptScoreChange(entry),
+    inbox: ctx.inbox,
+    kickScoreChanges: () => ctx.pipeline.kickScoreChanges(),
     logger: ctx.logger,
     metrics: ctx.metrics,
   });

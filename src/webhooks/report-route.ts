@@ -6,7 +6,8 @@ import { ALERT_EVENT, type Alert, alertFromEvent } from '../alerts/alert-event.j
 import type { Metrics } from '../metrics.js';
 import { ACTIONABLE_REPORT_EVENTS } from '../pipeline/jobs.js';
 import { slugProblem } from '../reports/slug.js';
-import type { EventLog, EventLogEntry } from './event-log.js';
+import type { AcceptOutcome, ScoreChangeInbox } from '../storage/score-change-inbox.js';
+import type { EventLog } from './event-log.js';
 import { verifyHex, verifyStandard, WebhookSignatureError } from './report-signature.js';
 
 /**
@@ -73,13 +74,15 @@ export interface ReportWebhookDeps {
   scheme: 'standard' | 'hex';
   secrets: string[];
   hexHeader: string;
-  /** Pipeline.enqueueReportEvent, which queues the `report-event` job (pipeline/jobs.ts). */
+  /** Pipeline.enqueueReportEvent, which queues the `report-event` job (pipeline/jobs.ts), for every other kind. */
   enqueue: (event: VerifiedReportEvent) => Promise<void>;
   /**
-   * Pipeline.acceptScoreChange: a `score.changed` recorded (duplicate marker, event log) and its slug marked
-   * in one round trip; `duplicate` when its id was seen before.
+   * The score-change inbox: a `score.changed` recorded (duplicate marker, event log) and its slug marked in one
+   * round trip; `duplicate` when its id was seen before, `marked_kick` when no fan-out is queued yet.
    */
-  acceptScoreChange: (entry: EventLogEntry & { slug: string }) => Promise<'duplicate' | 'accepted'>;
+  inbox: Pick<ScoreChangeInbox, 'accept'>;
+  /** Pipeline.kickScoreChanges: queues the inbox's fan-out (the `score-changes` job). */
+  kickScoreChanges: () => Promise<void>;
   logger: Logger;
   metrics?: Metrics;
 }
@@ -226,8 +229,9 @@ export class ReportWebhookHandler {
     };
     // The common case of a storm: one round trip from verified event to acknowledgement.
     if (actionable === 'score.changed' && slug && !alert) {
+      let accepted: AcceptOutcome;
       try {
-        const accepted = await deps.acceptScoreChange({
+        accepted = await deps.inbox.accept({
           id,
           source: 'reports',
           type: event.type,
@@ -235,11 +239,18 @@ export class ReportWebhookHandler {
           receivedAt: receivedAtIso,
           outcome: 'queued',
         });
-        if (accepted === 'duplicate') return answer('duplicate', 200, { received: true, duplicate: true });
-        return answer('accepted', 202, { received: true });
       } catch (err) {
         return unavailable(err);
       }
+      if (accepted === 'duplicate') return answer('duplicate', 200, { received: true, duplicate: true });
+      if (accepted === 'marked_kick') {
+        // The mark is durable once accepted: a fan-out not queued now is queued by the next event's kick or
+        // the periodic sweep (Schedules.scheduleScoreChangeSweep).
+        await deps.kickScoreChanges().catch((err: unknown) => {
+          deps.logger.warn({ err }, 'score-change fan-out not queued; the periodic sweep will run it');
+        });
+      }
+      return answer('accepted', 202, { received: true });
     }
     try {
       if (await deps.events.wasReceived('reports', id))

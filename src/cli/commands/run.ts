@@ -31,8 +31,8 @@ export async function runCommand(
       await upgradeLinkIndex(ctx);
       await schedulePolls(ctx);
       await foldLoginCountersIntoUnits(ctx.redis, ctx.config.redisPrefix);
-      await ctx.pipeline.scheduleReconcile(ctx.config.reconcileHours * 3_600_000);
-      await ctx.pipeline.scheduleScoreChangeSweep();
+      await ctx.schedules.scheduleReconcile(ctx.config.reconcileHours * 3_600_000);
+      await ctx.schedules.scheduleScoreChangeSweep();
     }
     if (kind !== 'serve') workers = await ctx.startWorkers();
     if (kind !== 'worker') server = await listen(ctx, workers);

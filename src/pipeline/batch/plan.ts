@@ -9,8 +9,9 @@ import {
 } from '../../reports/errors.js';
 import type { LinkIndex } from '../../storage/link-index.js';
 import type { ReviewItem } from '../../storage/review-codec.js';
-import type { BatchJob } from '../jobs.js';
+import type { BatchJob } from '../batch-job.js';
 import type { MatchOutcome } from '../matching-strategy.js';
+import { firstOriginOf, matchesWaiting, recordAsks } from './origin.js';
 
 /** What the batch does with one record, decided before any report is read. */
 export type Plan =
@@ -38,7 +39,7 @@ const LINKED_STATUSES: readonly unknown[] = ['matched', 'not_published', 'error'
 /**
  * Who made the link of a record that has a slug. The record's `report_link_source` says, except that a
  * slug a person set over the connector's own link still carries `auto` until we write it: the change event
- * (`personSet`) or the index's memory of our own link tells that apart. A record from before the field
+ * (a `person-set` ask, batch/origin.ts) or the index's memory of our own link tells that apart. A record from before the field
  * existed is ours exactly when the index remembers linking it.
  */
 function sourceOfLink(
@@ -98,7 +99,7 @@ export function cleanSlug(value: unknown): string | null {
 
 /**
  * Step 1: each record's link. A record with a slug keeps it, unless it is our own link and the record was
- * renamed (`rematch`); a record without one is matched, unless the mode says to leave it as it is.
+ * renamed (a `rematch-own` ask); a record without one is matched, unless the mode says to leave it as it is.
  */
 export async function planLinks(
   index: LinkIndex,
@@ -113,15 +114,9 @@ export async function planLinks(
     job.installationId,
     records.map((r) => r.id),
   );
-  const rematch = new Set(job.rematch ?? []);
-  const links = job.links ?? {};
-  // A waiting record is searched again only when a report was published or a full run asks for it; any other
-  // batch keeps it `requested` without spending a search.
-  const matchWaiting = job.matchRequested === true || (job.runId !== null && job.mode === 'full');
-  const personSet = new Set(job.personSet ?? []);
-  const adminUnlink = new Set(job.adminUnlink ?? []);
-  const released = new Set(job.release ?? []);
-  const adminLinks = job.adminLinks ?? {};
+  const askOf = recordAsks(job);
+  const matchWaiting = matchesWaiting(job);
+  const reportPublished = firstOriginOf(job).kind === 'report-published';
   const plans = new Map<string, Plan>();
   const reviewItems = new Map<string, ReviewItem>();
   const setReview = (
@@ -141,33 +136,32 @@ export async function planLinks(
   for (const [i, record] of records.entries()) {
     const slug = cleanSlug(record.fields.slug);
     const autoLink = autoLinks[i] ?? null;
-    if (adminUnlink.has(record.id)) {
+    const ask = askOf(record.id);
+    if (ask.kind === 'admin-unlink') {
       plans.set(record.id, { kind: 'held', source: 'admin' });
       continue;
     }
-    const adminSlug = adminLinks[record.id];
-    if (adminSlug) {
+    if (ask.kind === 'admin-link') {
       // The admin's decision on the review queue: their link, whatever matching would say.
       plans.set(record.id, {
         kind: 'linked',
-        slug: adminSlug,
+        slug: ask.slug,
         source: 'admin',
         autoLinked: false,
-        newlyLinked: adminSlug !== slug,
+        newlyLinked: ask.slug !== slug,
       });
       continue;
     }
-    const requestedSlug = links[record.id];
-    if (requestedSlug && !slug) {
+    if (ask.kind === 'request-link' && !slug) {
       // The service published the report this record asked for: the request's link where matching accepts
       // the report as the record's, else a person decides with that report as a candidate. A report that
       // cannot be read is not linked: a waiting record waits on.
       try {
-        const judged = await judgeRequested(record, requestedSlug);
+        const judged = await judgeRequested(record, ask.slug);
         if (judged?.status === 'matched') {
           plans.set(record.id, {
             kind: 'linked',
-            slug: requestedSlug,
+            slug: ask.slug,
             source: 'request',
             autoLinked: false,
             newlyLinked: true,
@@ -183,8 +177,8 @@ export async function planLinks(
       }
       continue;
     }
-    const source = slug ? sourceOfLink(record, slug, autoLink, personSet.has(record.id)) : null;
-    const ownLinkUnderReview = rematch.has(record.id) && source === 'auto';
+    const source = slug ? sourceOfLink(record, slug, autoLink, ask.kind === 'person-set') : null;
+    const ownLinkUnderReview = ask.kind === 'rematch-own' && source === 'auto';
     if (slug && source && !ownLinkUnderReview) {
       plans.set(record.id, {
         kind: 'linked',
@@ -195,7 +189,8 @@ export async function planLinks(
       });
       continue;
     }
-    const hold = slug || released.has(record.id) ? null : holdOf(record);
+    const released = ask.kind === 'release';
+    const hold = slug || released ? null : holdOf(record);
     if (hold) {
       plans.set(record.id, { kind: 'held', source: hold });
       continue;
@@ -209,7 +204,7 @@ export async function planLinks(
       record.fields.matchStatus === 'no_match' ||
       record.fields.matchStatus === 'needs_review' ||
       record.fields.matchStatus === 'requested';
-    const asked = ownLinkUnderReview || released.has(record.id);
+    const asked = ownLinkUnderReview || released;
     if ((job.mode === 'reconcile' || (job.mode === 'incremental' && decided)) && !asked) {
       plans.set(record.id, { kind: 'skip' });
       continue;
@@ -224,7 +219,7 @@ export async function planLinks(
           autoLinked: true,
           newlyLinked: outcome.slug !== slug,
         });
-      } else if (outcome.status === 'needs_review' && !(isWaiting && job.matchRequested === true)) {
+      } else if (outcome.status === 'needs_review' && !(isWaiting && reportPublished)) {
         // Another company's publication is no answer to a request: a waiting record leaves `requested` for a
         // link matching is sure of or for its own report (above), never for a candidate to review.
         setReview(record, outcome);

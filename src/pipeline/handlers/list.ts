@@ -1,0 +1,60 @@
+import { chunk } from '../../util/chunk.js';
+import type { ListJob, RunningJob } from '../jobs.js';
+import type { Pipeline } from '../pipeline.js';
+import { jobIdPart } from '../queues.js';
+import { Reschedule } from '../reschedule.js';
+
+/** Batches of one run allowed in the queue at once, so installations take turns on a shared queue. */
+export const MAX_OUTSTANDING_BATCHES = 8;
+
+/** `list`: lists one page at a time and turns it into batch jobs, keeping a bounded number outstanding. */
+export async function list(
+  p: Pipeline,
+  start: ListJob,
+  job: RunningJob<ListJob>,
+): Promise<Reschedule<ListJob> | undefined> {
+  const { runtime, runs } = p.deps;
+  let data = start;
+  const { connector } = await runtime.open(data.installationId, { preview: data.preview === true });
+  for (;;) {
+    const outstanding = data.batches - (await runs.batchesDone(data.runId));
+    if (outstanding >= MAX_OUTSTANDING_BATCHES) return new Reschedule(250, data);
+    const page = await connector.listCompanies(data.cursor);
+    // A CRM with a bulk API gets batches big enough to use it (one write per batch either way).
+    const batches = chunk(
+      page.records,
+      Math.max(connector.limits.writeBatchSize, connector.bulkThreshold ?? 0),
+    );
+    for (const [i, records] of batches.entries()) {
+      const batchId = `${data.page}-${i}`;
+      await p.enqueueBatch(
+        'backfill',
+        {
+          installationId: data.installationId,
+          batchId,
+          mode: data.mode,
+          recordIds: records.map((r) => r.id),
+          records,
+          origin: data.preview ? { kind: 'preview', runId: data.runId } : { kind: 'sync', runId: data.runId },
+        },
+        { jobId: `batch-${jobIdPart(data.runId)}-${batchId}` },
+      );
+    }
+    await runs.addListed(data.runId, data.page, page.records.length);
+    if (data.forgetUnlisted)
+      await p.unlisted.addListed(
+        data.installationId,
+        data.runId,
+        page.records.map((r) => r.id),
+      );
+    data = { ...data, cursor: page.nextCursor, page: data.page + 1, batches: data.batches + batches.length };
+    // Saved before the next page: a killed lister resumes here, and re-enqueued batch ids are deduplicated.
+    await job.updateData(data);
+    if (page.nextCursor === null) {
+      if (data.forgetUnlisted)
+        await p.unlisted.forgetUnlisted(p.deps.index, connector, data.installationId, data.runId);
+      await runs.listingDone(data.runId, data.batches);
+      return undefined;
+    }
+  }
+}

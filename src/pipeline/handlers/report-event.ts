@@ -1,0 +1,85 @@
+import { markSlugChanged } from '../../storage/slug-changes.js';
+import type { ReportEventJob } from '../jobs.js';
+import type { Pipeline } from '../pipeline.js';
+import { jobIdPart } from '../queues.js';
+
+/** `report-event`: a report-service event, fanned out to every installation it concerns. */
+export async function reportEvent(p: Pipeline, data: ReportEventJob): Promise<void> {
+  if (data.type === 'score.changed') await scoreChanged(p, data.slug);
+  else if (data.type === 'alert.fired') await alertFired(p, data);
+  else if (data.type === 'report.completed') await reportCompleted(p, data);
+}
+
+/** Every installation linked to the slug updates its records (one coalesced `slug-update` each). */
+async function scoreChanged(p: Pipeline, slug: string): Promise<void> {
+  const { redis, keys, index } = p.deps;
+  // Before the fan-out: a batch that read this report earlier and links a record after the fan-out
+  // looked at the index sees the mark and asks for this update again (see BatchOutcome.staleSlugs).
+  await markSlugChanged(redis, keys, slug);
+  for (const installationId of await index.slugs.installationsForSlug(slug)) {
+    await p.enqueueSlugUpdate(installationId, slug);
+  }
+}
+
+/**
+ * `alert.fired`: the alert becomes the report's latest, then every linked record is updated through the same
+ * coalesced `slug-update` as a score change, so one event writes each record once. The activity (note,
+ * Task) is a job of its own per installation that switched it on.
+ */
+async function alertFired(p: Pipeline, data: ReportEventJob): Promise<void> {
+  if (!data.alert) return;
+  const { redis, keys, index, alerts, installations, queues } = p.deps;
+  const { line, at, text } = data.alert;
+  const newest = await alerts.record(data.slug, { line, at, eventId: data.eventId });
+  if (!newest) return;
+  await markSlugChanged(redis, keys, data.slug);
+  for (const installationId of await index.slugs.installationsForSlug(data.slug)) {
+    await p.enqueueSlugUpdate(installationId, data.slug);
+    const installation = await installations.get(installationId);
+    if (!installation?.alertActivity) continue;
+    await queues.add(
+      'realtime',
+      'alert-activity',
+      { installationId, slug: data.slug, eventId: data.eventId, line, at, ...(text ? { text } : {}) },
+      { jobId: `act-${jobIdPart(installationId)}-${jobIdPart(data.eventId)}` },
+    );
+  }
+}
+
+/**
+ * `report.completed`: a record whose own submission the event names is linked at once; every connected
+ * installation then looks for unlinked records the new report may fit (`report-completed`).
+ */
+async function reportCompleted(p: Pipeline, data: ReportEventJob): Promise<void> {
+  const { requests, installations, queues } = p.deps;
+  const waiting = data.submissionId ? await requests.bySubmission(data.submissionId) : null;
+  const direct = waiting?.state === 'pending' ? waiting : null;
+  if (direct) {
+    // The event names the record's own submission: linked where matching accepts the report, else sent to
+    // review with it (requests/completion.ts).
+    await p.enqueueBatch(
+      'realtime',
+      {
+        installationId: direct.installationId,
+        batchId: 'request-link',
+        mode: 'full',
+        recordIds: [direct.recordId],
+        origin: { kind: 'request', links: { [direct.recordId]: data.slug } },
+      },
+      { jobId: `reqlink-${jobIdPart(data.eventId)}` },
+    );
+  }
+  for (const installation of await installations.list()) {
+    if (installation.status !== 'connected') continue;
+    await queues.add(
+      'realtime',
+      'report-completed',
+      {
+        installationId: installation.id,
+        slug: data.slug,
+        ...(direct?.installationId === installation.id ? { requestedRecordId: direct.recordId } : {}),
+      },
+      { deduplication: { id: `done-${jobIdPart(installation.id)}-${jobIdPart(data.slug)}` } },
+    );
+  }
+}

@@ -1,0 +1,40 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { HOT_EVENTS, type MarkedSlug } from '../../storage/score-change-inbox.js';
+import type { Pipeline } from '../pipeline.js';
+import { COALESCE_MS } from '../pipeline.js';
+import { reportEvent } from './report-event.js';
+
+const DRAIN_TAKE = 100;
+const DRAIN_ROUNDS = 50;
+const STORM_DRAIN_PAUSE_MS = 1_000;
+
+/**
+ * `score-changes`: the fan-out of the score-change inbox's marks: a killed fan-out's leftovers first, then
+ * the marks oldest first, each through `reportEvent` (one coalesced `slug-update` per installation linked to
+ * the slug). After DRAIN_ROUNDS takes it hands over to a new job, so a continuous storm never keeps one job
+ * running forever.
+ */
+export async function drainScoreChanges(p: Pipeline): Promise<void> {
+  const { inbox } = p.deps;
+  // A take's marks are fanned out together: one after another, each waited its turn behind every request
+  // the storm had queued on this event loop.
+  const fanOut = (marks: MarkedSlug[]) =>
+    Promise.all(
+      marks.map(async (mark) => {
+        await reportEvent(p, { eventId: mark.eventId, type: 'score.changed', slug: mark.slug });
+        await inbox.done(mark);
+      }),
+    );
+  await fanOut(await inbox.leftovers());
+  for (let round = 0; round < DRAIN_ROUNDS; round++) {
+    const marks = await inbox.take(DRAIN_TAKE);
+    if (marks.length === 0) return;
+    await fanOut(marks);
+    // What arrives meanwhile coalesces into one mark per slug: a storm is fanned out a few times a second,
+    // not once per event, and once a second when it was all the take held (its updates wait
+    // HOT_COALESCE_MS anyway), which leaves the event loop to the acknowledgements.
+    const onlyStorm = marks.every((m) => m.events >= HOT_EVENTS);
+    await sleep(onlyStorm ? STORM_DRAIN_PAUSE_MS : COALESCE_MS);
+  }
+  await p.kickScoreChanges();
+}

@@ -1,0 +1,59 @@
+import { chunk } from '../../util/chunk.js';
+import { enrichNow } from '../enrich-now.js';
+import type { RunningJob, SlugUpdateJob } from '../jobs.js';
+import type { Pipeline } from '../pipeline.js';
+
+/** Slugs one update job takes; more are left to the next job, queued at its end. */
+const SLUGS_PER_UPDATE = 500;
+
+/**
+ * `slug-update`: re-reads the reports marked for one installation (PendingSlugs) and updates every record
+ * linked to them, gathered across the reports and written in the CRM's batch size. Each report is read once
+ * for the whole job, shared by its batches and its reruns through a job-scoped cache; it is fresh without
+ * asking: every change marks the slug changed before it is marked here, so no cached copy predates it, and a
+ * later change marks it again and makes a rerun read anew (report-reader.ts). Marks are cleared only once the
+ * writes are done, so a killed job's reports are updated by its rerun.
+ */
+export async function slugUpdate(
+  p: Pipeline,
+  data: SlugUpdateJob,
+  job: RunningJob<SlugUpdateJob>,
+): Promise<void> {
+  const { pendingSlugs } = p;
+  const { index, inbox, runtime } = p.deps;
+  const lane = data.hot ? 'hot' : 'urgent';
+  const { installationId } = data;
+  // A job queued before the marks existed names its one slug.
+  if (data.slug) await pendingSlugs.mark(installationId, data.slug, lane);
+  const taken = await pendingSlugs.take(installationId, lane, SLUGS_PER_UPDATE);
+  if (taken.length === 0) return;
+  let work = taken;
+  if (!data.hot) {
+    // Marked as single changes, but a storm of the same report began meanwhile: they wait with the storm's.
+    const hot = await Promise.all(taken.map((t) => inbox.isHot(t.slug)));
+    work = taken.filter((_, i) => !hot[i]);
+    for (const t of taken.filter((_, i) => hot[i])) await pendingSlugs.mark(installationId, t.slug, 'hot');
+    if (work.length < taken.length) await p.queueSlugUpdate(installationId, true);
+  }
+  const recordIds = new Set<string>();
+  for (const { slug } of work) {
+    const linked = await index.slugs.recordsForSlug(installationId, slug);
+    for (const id of await p.mergedInto.resolve(installationId, linked)) recordIds.add(id);
+  }
+  if (recordIds.size > 0) {
+    // A hot update is deferrable: it reads in the lane that leaves the key's burst to single changes.
+    const targets = await runtime.open(installationId, { urgent: !data.hot });
+    const runId = `ev-${job.id}`;
+    for (const [i, ids] of chunk([...recordIds], targets.connector.limits.writeBatchSize).entries()) {
+      await enrichNow(p, targets, {
+        installationId,
+        batchId: `slug-${i}`,
+        mode: 'reconcile',
+        recordIds: ids,
+        origin: { kind: 'report-change', runId },
+      });
+    }
+  }
+  await pendingSlugs.done(installationId, lane, taken);
+  if (taken.length === SLUGS_PER_UPDATE) await p.queueSlugUpdate(installationId, data.hot === true);
+}

@@ -1,0 +1,40 @@
+import { jobIdPart, legacyJobIdPart, type Queues } from './queues.js';
+
+/** A fan-out of score changes runs this often whatever arrives (see scheduleScoreChangeSweep). */
+export const SCORE_CHANGES_SWEEP_MS = 30_000;
+
+/** The jobs that run by themselves on the schedule queue: change polls, the score-change sweep, reconcile. */
+export class Schedules {
+  constructor(private readonly queues: Queues) {}
+
+  /** Change polling for CRMs without webhooks, every `everyMs`. */
+  async schedulePoll(installationId: string, everyMs: number): Promise<void> {
+    await this.removeLegacyPoll(installationId);
+    await this.queues.every(`poll-${jobIdPart(installationId)}`, everyMs, 'poll', { installationId });
+  }
+
+  /** Stops an installation's change poll (installation-stop.ts). */
+  async stopPoll(installationId: string): Promise<void> {
+    await this.queues.stopSchedule(`poll-${jobIdPart(installationId)}`);
+    await this.removeLegacyPoll(installationId);
+  }
+
+  /**
+   * A fan-out of score changes every SCORE_CHANGES_SWEEP_MS whatever arrives: marks left by an ingest that died
+   * before it queued the fan-out are taken up even when no later event comes.
+   */
+  async scheduleScoreChangeSweep(): Promise<void> {
+    await this.queues.every('score-changes', SCORE_CHANGES_SWEEP_MS, 'score-changes', {});
+  }
+
+  /** The reconcile sweep, every `everyMs` (RECONCILE_HOURS). */
+  async scheduleReconcile(everyMs: number): Promise<void> {
+    await this.queues.every('reconcile', everyMs, 'reconcile', {});
+  }
+
+  /** A poll scheduled under the old job-id encoding would otherwise run beside the new one. */
+  private async removeLegacyPoll(installationId: string): Promise<void> {
+    const legacy = `poll-${legacyJobIdPart(installationId)}`;
+    if (legacy !== `poll-${jobIdPart(installationId)}`) await this.queues.stopSchedule(legacy);
+  }
+}

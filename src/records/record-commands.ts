@@ -1,0 +1,176 @@
+import type { BatchJob, FirstBatchOrigin } from '../pipeline/batch-job.js';
+import { enrichNow } from '../pipeline/enrich-now.js';
+import type { Pipeline } from '../pipeline/pipeline.js';
+import { RunLinks } from '../storage/run-links.js';
+import { chunk } from '../util/chunk.js';
+import { ReviewWriteError } from './errors.js';
+
+/**
+ * Commands that act on records at once, inside the HTTP request (or CLI command) that asks for them: an
+ * admin's review decisions, unlinks, re-matches and undone runs, and the refresh after a report request.
+ * Each is written to the CRM through the batch path (enrich-batch.ts), in the CRM's batch size, before the
+ * command returns; the answer can then say what the record became.
+ */
+export class RecordCommands {
+  constructor(private readonly pipeline: Pipeline) {}
+
+  /**
+   * A person's decision on the review queue, written to the CRM at once: accept a candidate or set a slug by
+   * hand (the record is linked and enriched now, as a person's link), or reject the candidates (never offered
+   * again for this record; the record becomes `no_match`).
+   */
+  async resolveReview(
+    installationId: string,
+    recordId: string,
+    decision: { action: 'link'; slug: string } | { action: 'reject' },
+  ): Promise<void> {
+    const { runtime, index } = this.pipeline.deps;
+    const { connector, client } = await runtime.open(installationId, { urgent: true });
+    if (decision.action === 'reject') {
+      const item = await index.reviews.item(installationId, recordId);
+      await index.reviews.addRejectedSlugs(
+        installationId,
+        recordId,
+        (item?.candidates ?? []).map((c) => c.slug),
+      );
+    } else {
+      // Refuses a slug with no published report before anything is written (ReportNotFoundError).
+      await client.getReport(decision.slug);
+      const [result] = await connector.writeCompanies([
+        { id: recordId, values: { slug: decision.slug, linkSource: 'admin' } },
+      ]);
+      if (result && !result.ok) throw new ReviewWriteError(result.error.message, result.error.code);
+      await index.dropAutoLink(installationId, recordId);
+    }
+    await enrichNow(
+      this.pipeline,
+      { connector, client },
+      {
+        installationId,
+        batchId: 'review',
+        mode: 'full',
+        recordIds: [recordId],
+        // Rejecting every candidate is the admin's decision that the record has no report.
+        origin:
+          decision.action === 'link'
+            ? { kind: 'review', links: {}, rejected: [], written: decision.slug }
+            : { kind: 'review', links: {}, rejected: [recordId] },
+      },
+    );
+  }
+
+  /**
+   * Many review decisions at once (review at scale): accepted links (record id -> slug) become the admin's
+   * links and rejected records (record id -> the candidates rejected) the admin's `no_match`. Both go through
+   * the batch path in the CRM's batch size, so a thousand decisions cost a few batch reads and writes, never
+   * one CRM call per record. A slug whose report is gone by now leaves its record linked and `not_published`,
+   * as any other link.
+   */
+  async resolveReviews(
+    installationId: string,
+    links: ReadonlyMap<string, string>,
+    rejected: ReadonlyMap<string, readonly string[]>,
+  ): Promise<void> {
+    for (const [recordId, slugs] of rejected) {
+      await this.pipeline.deps.index.reviews.addRejectedSlugs(installationId, recordId, [...slugs]);
+    }
+    await this.enrichInChunks(
+      installationId,
+      'review-bulk',
+      [...links.keys(), ...rejected.keys()],
+      (ids) => ({
+        kind: 'review',
+        links: Object.fromEntries(ids.filter((id) => links.has(id)).map((id) => [id, links.get(id)!])),
+        rejected: ids.filter((id) => rejected.has(id)),
+      }),
+    );
+  }
+
+  /**
+   * An admin's "this is not the company": each record becomes `no_match` with source `admin` and is never
+   * auto-linked again. Written through the batch path in the CRM's batch size, like any other update.
+   */
+  async unlinkRecords(installationId: string, recordIds: string[]): Promise<void> {
+    await this.enrichInChunks(installationId, 'unlink', recordIds, () => ({ kind: 'unlink' }));
+  }
+
+  /**
+   * A re-match asked for: a person's or an admin's `no_match` is lifted and the records are matched again as
+   * in a full sync (rejected candidates stay rejected). A record holding a link keeps it.
+   */
+  async rematchRecords(installationId: string, recordIds: string[]): Promise<void> {
+    await this.enrichInChunks(installationId, 'rematch', recordIds, () => ({ kind: 'rematch' }));
+  }
+
+  /**
+   * Removes the auto-links one run made. A record is left alone when its link is no longer that run's:
+   * another slug, or a source other than `auto` (a person or an admin touched it since).
+   */
+  async undoRun(
+    installationId: string,
+    runId: string,
+  ): Promise<{ unlinked: number; kept: number; undone: Map<string, string> }> {
+    const { redis, keys, runtime } = this.pipeline.deps;
+    const made = await new RunLinks(redis, keys).linksOf(installationId, runId);
+    if (made.size === 0) return { unlinked: 0, kept: 0, undone: new Map() };
+    const { connector } = await runtime.open(installationId, { urgent: true });
+    const ids = [...made.keys()];
+    const still: string[] = [];
+    for (const part of chunk(ids, connector.limits.readBatchSize)) {
+      for (const record of await connector.readCompanies(part)) {
+        const ours =
+          record.fields.slug === made.get(record.id) &&
+          (record.fields.linkSource === 'auto' || record.fields.linkSource == null);
+        if (ours) still.push(record.id);
+      }
+    }
+    await this.unlinkRecords(installationId, still);
+    // Which link each undone record lost: the decision log's evidence.
+    const undone = new Map(still.map((id) => [id, made.get(id)!]));
+    return { unlinked: still.length, kept: ids.length - still.length, undone };
+  }
+
+  /**
+   * Writes a few records' fields from their current state now (a report request was just made), or, when the
+   * CRM cannot take it at this moment, leaves the same work to the queue.
+   */
+  async refreshRecords(installationId: string, recordIds: string[]): Promise<void> {
+    const job: BatchJob = {
+      installationId,
+      batchId: 'refresh',
+      mode: 'full',
+      recordIds,
+      origin: { kind: 'refresh' },
+    };
+    try {
+      const targets = await this.pipeline.deps.runtime.open(installationId, { urgent: true });
+      await enrichNow(this.pipeline, targets, job);
+    } catch (err) {
+      this.pipeline.deps.logger.warn(
+        { err, installationId, recordIds },
+        'record refresh deferred to the queue',
+      );
+      await this.pipeline.enqueueBatch('realtime', job, { delay: 1_000 });
+    }
+  }
+
+  /** Event-driven batches over many records, in the CRM's read size (each batch reads, then writes in bulk). */
+  private async enrichInChunks(
+    installationId: string,
+    name: string,
+    recordIds: string[],
+    originOf: (ids: string[]) => FirstBatchOrigin,
+  ): Promise<void> {
+    if (recordIds.length === 0) return;
+    const targets = await this.pipeline.deps.runtime.open(installationId, { urgent: true });
+    for (const [i, ids] of chunk(recordIds, targets.connector.limits.readBatchSize).entries()) {
+      await enrichNow(this.pipeline, targets, {
+        installationId,
+        batchId: `${name}-${i}`,
+        mode: 'full',
+        recordIds: ids,
+        origin: originOf(ids),
+      });
+    }
+  }
+}
