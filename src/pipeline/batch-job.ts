@@ -100,8 +100,8 @@ const currentBatchJobSchema = z.object({ ...batchFields, origin: batchOriginSche
 export type BatchJob = z.infer<typeof currentBatchJobSchema>;
 
 /**
- * A batch as queued before origins existed: a run id and a flag for each thing a batch could be asked. Such
- * jobs may still wait in a deployment's queues when it is upgraded; they parse into the origin they meant.
+ * A batch in the flag shape: a run id and one optional flag for each thing a batch can be asked. A deployment
+ * upgraded in place may hold such jobs in its queues; each parses into the origin it means.
  */
 const flagBatchJobSchema = z.object({
   ...batchFields,
@@ -120,10 +120,10 @@ const flagBatchJobSchema = z.object({
 export type FlagBatchJob = z.infer<typeof flagBatchJobSchema>;
 
 /**
- * The origin a flag-shaped batch meant. The lister queued run batches (`runId`, `preview`); a batch's retry
- * carried its flags on with `runId` null, and `readRunId` only when the first batch was a run's (which carries
- * no other flag); events queued `request-link` (`links`), `completed-*` (`matchRequested`) and `refresh` (no
- * flag). The flags of admin commands and CRM changes were read inline, but are mapped the same way.
+ * The origin a flag-shaped batch means. Queued in that shape are a run's batches (`runId`, `preview`); a
+ * retry (`runId` null, the first batch's flags, and `readRunId` when the first batch is a run's, which carries
+ * no other flag); `request-link` (`links`), `completed-*` (`matchRequested`) and `refresh` (no flag). The
+ * flags of batches run in place (admin commands, CRM changes) map the same way.
  */
 export function originOfFlags(job: FlagBatchJob): BatchOrigin {
   if (job.runId !== null) {

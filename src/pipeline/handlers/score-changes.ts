@@ -1,7 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { HOT_EVENTS, type MarkedSlug } from '../../storage/score-change-inbox.js';
-import type { Pipeline } from '../pipeline.js';
-import { COALESCE_MS } from '../pipeline.js';
+import { COALESCE_MS, type Pipeline } from '../pipeline.js';
 import { reportEvent } from './report-event.js';
 
 const DRAIN_TAKE = 100;
