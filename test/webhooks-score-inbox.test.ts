@@ -1,0 +1,102 @@
+import { createHmac, randomUUID } from 'node:crypto';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Keys } from '../src/pipeline/keys.js';
+import { ScoreChangeInbox } from '../src/pipeline/score-change-inbox.js';
+import { closeRedis, createRedis, deleteByPattern, waitForRedis } from '../src/redis.js';
+import { EventLog } from '../src/webhooks/event-log.js';
+import { ReportWebhookHandler, type WebhookDelivery } from '../src/webhooks/report-route.js';
+import { REDIS_URL } from './support/redis-url.js';
+
+/**
+ * The report route records a `score.changed` in the score-change inbox itself and queues the inbox's fan-out
+ * only when the inbox says none is queued; a fan-out that cannot be queued leaves the event acknowledged (its
+ * mark waits for the next kick or the periodic sweep).
+ */
+
+const redis = createRedis(REDIS_URL, 'producer');
+const prefix = `rc-test-${randomUUID()}`;
+const SECRET = `whsec_${Buffer.from('a score inbox secret of 32 bytes').toString('base64')}`;
+
+beforeAll(async () => {
+  await waitForRedis(redis);
+});
+
+afterAll(async () => {
+  await deleteByPattern(redis, `${prefix}*`);
+  await closeRedis(redis);
+});
+
+function delivery(slug: string, id = `msg_${randomUUID()}`): WebhookDelivery {
+  const body = JSON.stringify({
+    id,
+    type: 'score.changed',
+    created_at: new Date().toISOString(),
+    data: { slug },
+  });
+  const ts = Math.floor(Date.now() / 1000);
+  const key = Buffer.from(SECRET.replace(/^whsec_/, ''), 'base64');
+  const signature = `v1,${createHmac('sha256', key).update(`${id}.${ts}.${body}`).digest('base64')}`;
+  return {
+    raw: Buffer.from(body),
+    headers: {
+      'content-type': 'application/json',
+      'webhook-id': id,
+      'webhook-timestamp': String(ts),
+      'webhook-signature': signature,
+    },
+    ip: '127.0.0.1',
+  };
+}
+
+/** A route on its own inbox (a fresh key prefix) whose kicks are counted, or refused when `failKick`. */
+function route(failKick = false) {
+  const own = new Keys(`${prefix}:${randomUUID().slice(0, 8)}`);
+  const inbox = new ScoreChangeInbox(redis, own);
+  const kicks = { count: 0 };
+  const handler = new ReportWebhookHandler({
+    events: new EventLog(redis, own),
+    scheme: 'standard',
+    secrets: [SECRET],
+    hexHeader: 'x-signature',
+    enqueue: async () => {
+      throw new Error('score.changed is never queued as a report-event job');
+    },
+    inbox,
+    kickScoreChanges: async () => {
+      kicks.count += 1;
+      if (failKick) throw new Error('Connection is closed');
+    },
+    logger: pino({ level: 'silent' }),
+  });
+  return { handler, inbox, kicks };
+}
+
+describe('score.changed through the route into the inbox', () => {
+  it('the first event on an idle inbox queues one fan-out; events meanwhile only add marks', async () => {
+    const { handler, inbox, kicks } = route();
+    expect((await handler.handle(delivery('acme'))).status).toBe(202);
+    expect(kicks.count).toBe(1);
+    expect((await handler.handle(delivery('globex'))).status).toBe(202);
+    expect((await handler.handle(delivery('acme'))).status).toBe(202);
+    expect(kicks.count).toBe(1);
+    expect(await inbox.waiting()).toBe(2);
+  });
+
+  it('a redelivery is a duplicate and queues nothing', async () => {
+    const { handler, kicks } = route();
+    const first = await handler.handle(delivery('initech', 'msg_again'));
+    const again = await handler.handle(delivery('initech', 'msg_again'));
+    expect(first.status).toBe(202);
+    expect(again).toMatchObject({ status: 200, outcome: 'duplicate', body: { duplicate: true } });
+    expect(kicks.count).toBe(1);
+  });
+
+  it('a fan-out that cannot be queued leaves the event acknowledged and its slug marked', async () => {
+    const { handler, inbox, kicks } = route(true);
+    const answer = await handler.handle(delivery('hooli'));
+    expect(answer).toMatchObject({ status: 202, outcome: 'accepted' });
+    expect(kicks.count).toBe(1);
+    expect(await inbox.waiting()).toBe(1);
+  });
+});
