@@ -1,12 +1,12 @@
-import { createHmac, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { pino } from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Keys } from '../src/pipeline/keys.js';
 import { ScoreChangeInbox } from '../src/pipeline/score-change-inbox.js';
-import { closeRedis, createRedis, deleteByPattern, waitForRedis } from '../src/redis.js';
 import { EventLog } from '../src/webhooks/event-log.js';
 import { ReportWebhookHandler, type WebhookDelivery } from '../src/webhooks/report-route.js';
-import { REDIS_URL } from './support/redis-url.js';
+import { redisWithFreshPrefixes } from './support/redis-prefixes.js';
+import { scoreChangedEvent, signedHeaders } from './support/report-webhooks.js';
 
 /**
  * The report route records a `score.changed` in the score-change inbox itself and queues the inbox's fan-out
@@ -14,48 +14,25 @@ import { REDIS_URL } from './support/redis-url.js';
  * mark waits for the next kick or the periodic sweep).
  */
 
-const redis = createRedis(REDIS_URL, 'producer');
-const prefix = `rc-test-${randomUUID()}`;
+const { redis, freshPrefix } = redisWithFreshPrefixes('score-inbox');
 const SECRET = `whsec_${Buffer.from('a score inbox secret of 32 bytes').toString('base64')}`;
 
-beforeAll(async () => {
-  await waitForRedis(redis);
-});
-
-afterAll(async () => {
-  await deleteByPattern(redis, `${prefix}*`);
-  await closeRedis(redis);
-});
-
 function delivery(slug: string, id = `msg_${randomUUID()}`): WebhookDelivery {
-  const body = JSON.stringify({
-    id,
-    type: 'score.changed',
-    created_at: new Date().toISOString(),
-    data: { slug },
-  });
-  const ts = Math.floor(Date.now() / 1000);
-  const key = Buffer.from(SECRET.replace(/^whsec_/, ''), 'base64');
-  const signature = `v1,${createHmac('sha256', key).update(`${id}.${ts}.${body}`).digest('base64')}`;
+  const body = JSON.stringify(scoreChangedEvent(id, slug));
   return {
     raw: Buffer.from(body),
-    headers: {
-      'content-type': 'application/json',
-      'webhook-id': id,
-      'webhook-timestamp': String(ts),
-      'webhook-signature': signature,
-    },
+    headers: { 'content-type': 'application/json', ...signedHeaders(SECRET, body, id) },
     ip: '127.0.0.1',
   };
 }
 
-/** A route on its own inbox (a fresh key prefix) whose kicks are counted, or refused when `failKick`. */
+/** A route on an inbox of its own (a fresh key prefix) whose kicks are counted, or refused when `failKick`. */
 function route(failKick = false) {
-  const own = new Keys(`${prefix}:${randomUUID().slice(0, 8)}`);
-  const inbox = new ScoreChangeInbox(redis, own);
+  const own = new Keys(freshPrefix());
+  const inbox = new ScoreChangeInbox(redis(), own);
   const kicks = { count: 0 };
   const handler = new ReportWebhookHandler({
-    events: new EventLog(redis, own),
+    events: new EventLog(redis(), own),
     scheme: 'standard',
     secrets: [SECRET],
     hexHeader: 'x-signature',
