@@ -23,7 +23,7 @@ const companyRecordSchema = z.object({
 }) satisfies z.ZodType<CompanyRecord>;
 
 /** CRM changes that lead to a batch (a deletion only forgets the record). */
-export const BATCH_CRM_CHANGES = ['created', 'renamed', 'domainChanged', 'slugChanged', 'merged'] as const;
+const BATCH_CRM_CHANGES = ['created', 'renamed', 'domainChanged', 'slugChanged', 'merged'] as const;
 
 const firstOriginSchema = z.discriminatedUnion('kind', [
   /** A sync run's batch, as listed: it counts in the run and reads through the run's cache. */
@@ -77,10 +77,7 @@ export type FirstBatchOrigin = z.infer<typeof firstOriginSchema>;
  */
 const retryOriginSchema = z.object({ kind: z.literal('retry'), of: firstOriginSchema });
 
-export const batchOriginSchema = z.discriminatedUnion('kind', [
-  ...firstOriginSchema.options,
-  retryOriginSchema,
-]);
+const batchOriginSchema = z.discriminatedUnion('kind', [...firstOriginSchema.options, retryOriginSchema]);
 export type BatchOrigin = z.infer<typeof batchOriginSchema>;
 
 const batchFields = {
@@ -117,7 +114,7 @@ const flagBatchJobSchema = z.object({
   release: z.array(z.string()).optional(),
   preview: z.boolean().optional(),
 });
-export type FlagBatchJob = z.infer<typeof flagBatchJobSchema>;
+type FlagBatchJob = z.infer<typeof flagBatchJobSchema>;
 
 /**
  * The origin a flag-shaped batch means. Queued in that shape are a run's batches (`runId`, `preview`); a
@@ -125,7 +122,7 @@ export type FlagBatchJob = z.infer<typeof flagBatchJobSchema>;
  * no other flag); `request-link` (`links`), `completed-*` (`matchRequested`) and `refresh` (no flag). The
  * flags of batches run in place (admin commands, CRM changes) map the same way.
  */
-export function originOfFlags(job: FlagBatchJob): BatchOrigin {
+function originOfFlags(job: FlagBatchJob): BatchOrigin {
   if (job.runId !== null) {
     return job.preview ? { kind: 'preview', runId: job.runId } : { kind: 'sync', runId: job.runId };
   }
