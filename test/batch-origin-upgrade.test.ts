@@ -228,52 +228,23 @@ describe('flag-shaped batches waiting in the queue, run by the upgraded worker',
 
   it('unlink, review links, request links and a re-match do what their flags did', async () => {
     const autoLinked = records().filter((r) => r.status === 'matched' && r.linkSource === 'auto');
-    const unlinked = records().filter((r) => r.slug === null && r.linkSource === null);
     expect(autoLinked.length).toBeGreaterThanOrEqual(3);
-    expect(unlinked.length).toBeGreaterThanOrEqual(2);
-    const [unlinkTarget, reviewTarget, otherLinked] = autoLinked;
-    const [requestTarget] = unlinked;
-    const slug = otherLinked!.slug!;
+    const [unlinkTarget, reviewTarget, requestTarget] = autoLinked;
+    const unlink = async (record: LocalCrmRecord) => {
+      await queueAsBefore({
+        runId: null,
+        batchId: 'unlink-0',
+        recordIds: [record.id],
+        adminUnlink: [record.id],
+      });
+      expect(system.crm.record(record.id)).toMatchObject({
+        slug: null,
+        status: 'no_match',
+        linkSource: 'admin',
+      });
+    };
 
-    await queueAsBefore({
-      runId: null,
-      batchId: 'unlink-0',
-      recordIds: [unlinkTarget!.id],
-      adminUnlink: [unlinkTarget!.id],
-    });
-    expect(system.crm.record(unlinkTarget!.id)).toMatchObject({
-      slug: null,
-      status: 'no_match',
-      linkSource: 'admin',
-    });
-
-    await queueAsBefore({
-      runId: null,
-      batchId: 'review-bulk-0',
-      recordIds: [reviewTarget!.id],
-      adminLinks: { [reviewTarget!.id]: slug },
-      adminUnlink: [],
-      freshSlugs: [slug],
-    });
-    expect(system.crm.record(reviewTarget!.id)).toMatchObject({
-      slug,
-      status: 'matched',
-      linkSource: 'admin',
-    });
-
-    await queueAsBefore({
-      runId: null,
-      batchId: 'request-link',
-      recordIds: [requestTarget!.id],
-      links: { [requestTarget!.id]: slug },
-      freshSlugs: [slug],
-    });
-    expect(system.crm.record(requestTarget!.id)).toMatchObject({
-      slug,
-      status: 'matched',
-      linkSource: 'request',
-    });
-
+    await unlink(unlinkTarget!);
     // The admin's no_match holds through a plain refresh, and is lifted by a re-match.
     await queueAsBefore({ runId: null, batchId: 'refresh', recordIds: [unlinkTarget!.id] });
     expect(system.crm.record(unlinkTarget!.id)).toMatchObject({ status: 'no_match', linkSource: 'admin' });
@@ -286,6 +257,37 @@ describe('flag-shaped batches waiting in the queue, run by the upgraded worker',
     expect(system.crm.record(unlinkTarget!.id)).toMatchObject({
       slug: unlinkTarget!.slug,
       linkSource: 'auto',
+    });
+
+    // An admin's link on the review queue: theirs, whatever matching would say.
+    const otherSlug = requestTarget!.slug!;
+    await queueAsBefore({
+      runId: null,
+      batchId: 'review-bulk-0',
+      recordIds: [reviewTarget!.id],
+      adminLinks: { [reviewTarget!.id]: otherSlug },
+      adminUnlink: [],
+      freshSlugs: [otherSlug],
+    });
+    expect(system.crm.record(reviewTarget!.id)).toMatchObject({
+      slug: otherSlug,
+      status: 'matched',
+      linkSource: 'admin',
+    });
+
+    // A requested report published for a record without a slug, which matching accepts as the record's.
+    await unlink(requestTarget!);
+    await queueAsBefore({
+      runId: null,
+      batchId: 'request-link',
+      recordIds: [requestTarget!.id],
+      links: { [requestTarget!.id]: otherSlug },
+      freshSlugs: [otherSlug],
+    });
+    expect(system.crm.record(requestTarget!.id)).toMatchObject({
+      slug: otherSlug,
+      status: 'matched',
+      linkSource: 'request',
     });
     expect(await failedJobs(system)).toBe(0);
   }, 120_000);
