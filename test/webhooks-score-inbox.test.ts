@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { Keys } from '../src/pipeline/keys.js';
-import { ScoreChangeInbox } from '../src/pipeline/score-change-inbox.js';
+import { Keys } from '../src/storage/keys.js';
+import { ScoreChangeInbox } from '../src/storage/score-change-inbox.js';
 import { EventLog } from '../src/webhooks/event-log.js';
 import { ReportWebhookHandler, type WebhookDelivery } from '../src/webhooks/report-route.js';
 import { redisWithFreshPrefixes } from './support/redis-prefixes.js';
