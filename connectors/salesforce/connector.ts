@@ -36,6 +36,7 @@ import { ensureSalesforceFields } from './ensure-fields.js';
 import { describeFailure, toRecordError } from './errors.js';
 import { SALESFORCE_FIELDS, salesforceField } from './field-names.js';
 import { isSalesforceId, toId18 } from './ids.js';
+import { type PreparedOk, prepareUpdates } from './prepare-updates.js';
 import {
   ACCOUNT_SOBJECT,
   BULK_THRESHOLD,
@@ -51,10 +52,8 @@ import {
   accountRowSchema,
   accountSelectFields,
   changedAccountRowSchema,
-  FieldValueError,
   toChangedRecord,
   toCompanyRecord,
-  toSalesforceFields,
 } from './records.js';
 import { soqlDateTime, soqlIdList, soqlQuote } from './soql.js';
 import { taskDescription, taskSubject } from './task-fields.js';
@@ -526,34 +525,6 @@ export class SalesforceConnector implements PolledCrmConnector {
     const settle = this.deps.changeSettleMs ?? CHANGE_POLL.settleMs;
     return { page: parseQueryResult(raw, label), horizon: Math.floor(now / 1000) * 1000 - settle };
   }
-}
-
-type PreparedOk = { ok: true; original: string; id: string; fields: Record<string, string | number | null> };
-type Prepared = PreparedOk | { ok: false; result: WriteResult };
-
-/** Checks ids and converts values up front, so a bad record fails alone and never reaches Salesforce. */
-function prepareUpdates(updates: RecordUpdate[]): Prepared[] {
-  return updates.map((u): Prepared => {
-    if (!isSalesforceId(u.id)) {
-      return {
-        ok: false,
-        result: {
-          id: u.id,
-          ok: false,
-          error: { code: 'NOT_FOUND', message: `${JSON.stringify(u.id)} is not a Salesforce id` },
-        },
-      };
-    }
-    try {
-      return { ok: true, original: u.id, id: toId18(u.id), fields: toSalesforceFields(u.values) };
-    } catch (err) {
-      if (!(err instanceof FieldValueError)) throw err;
-      return {
-        ok: false,
-        result: { id: u.id, ok: false, error: { code: 'INVALID_VALUE', message: err.message } },
-      };
-    }
-  });
 }
 
 function parseQueryResult(raw: unknown, label: string): QueryResult {
