@@ -10,7 +10,7 @@ import { LuaScript } from './lua-script.js';
  * webhooks/event-log.ts's keys) and its slug's mark are written by one script, so a 2xx means all three are
  * in Redis and a failed one means none is (the sender's retry is then not a duplicate). A storm of N events on
  * K reports leaves K marks, each counting its events; the fan-out (`score-changes` job,
- * Pipeline.drainScoreChanges) takes the marks with the fewest events first, so a single change is fanned out
+ * drainScoreChanges in pipeline/handlers/score-changes.ts) takes the marks with the fewest events first, so a single change is fanned out
  * ahead of a storm's repeats, and a slug with many events counts as hot (deferrable). Taken marks move to a `draining` hash until their fan-out is done, so a killed fan-out's marks are
  * taken up again by the next one.
  */

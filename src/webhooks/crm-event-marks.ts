@@ -7,7 +7,7 @@ import type { Keys } from '../storage/keys.js';
  * dropped. The mark is written only once the event's changes are queued, so a delivery that failed (503) is
  * taken in when it is sent again, and a mark written by Redis after our command timed out only drops a
  * delivery whose changes were queued already. The marks share the `{inbox}` slot with the report events'
- * (pipeline/keys.ts), so one pipeline reads or writes a whole delivery's marks on a cluster too.
+ * (storage/keys.ts), so one pipeline reads or writes a whole delivery's marks on a cluster too.
  */
 
 /** The window a signed delivery is accepted in (each connector's webhook signature check, connectors/<crm>/). */
