@@ -39,7 +39,7 @@ import { recordSlugsReply, SlugIndex } from './slug-index.js';
 
 /**
  * The records the connector itself linked to one report, with the digests of their places as they were when
- * linked (null: not known, a link made before the digests were kept or inherited in a merge).
+ * linked (null: not known, as for a state written without place digests or a link inherited in a merge).
  */
 export interface AutoLinkGroup {
   slug: string;

@@ -12,7 +12,7 @@ import { dropRunCaches } from './run-caches.js';
  * Sync runs: what `sync --wait`, `status` and the admin page show. Each batch stores its own result under its
  * id, so a batch that runs twice (retry, killed worker) overwrites rather than double-counts; totals are sums.
  * When the run is done or stopped its batches are folded into one summary on the run's hash and deleted: a kept
- * run then costs the same whatever the CRM's size, so the history is bounded by its count of runs (issue 15).
+ * run then costs the same whatever the CRM's size, so the history is bounded by its count of runs.
  */
 
 /** `preview` matches like a full run and writes nothing: its counts and samples say what a write would do. */
