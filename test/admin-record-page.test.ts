@@ -44,6 +44,18 @@ describe.each(['hubspot', 'salesforce'] as const)('the admin record page on %s',
     expect(page.text).toContain('In the connector');
   });
 
+  it('answers 404 to unlinking a record nobody knows and to undoing a run that does not exist', async () => {
+    const base = `/admin/api/installations/${system.installationId}`;
+    const unlink = await adminRequest(system, `${base}/records/999999999/unlink`, { bearer: true, json: {} });
+    expect(unlink).toMatchObject({ status: 404, body: { code: 'RECORD_NOT_FOUND' } });
+    const undo = await adminRequest(system, `${base}/runs/full-nobody-0-000000/undo`, {
+      bearer: true,
+      json: {},
+    });
+    expect(undo).toMatchObject({ status: 404, body: { code: 'RUN_NOT_FOUND' } });
+    expect(await system.ctx.decisions.count(system.installationId)).toBe(0);
+  });
+
   it('answers 404 for a record nobody knows, a malformed id and an unknown installation', async () => {
     const base = `/admin/api/installations/${system.installationId}/records`;
     expect((await adminRequest(system, `${base}/999999999`, { bearer: true })).status).toBe(404);

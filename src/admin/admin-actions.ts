@@ -208,6 +208,7 @@ export class AdminActions {
     by: DecisionActor,
   ): Promise<{ recordId: string; status: MatchStatus | null }> {
     await this.installation(installationId);
+    await this.requireRecord(installationId, recordId);
     const [previousSlug = null] = await this.ctx.index.slugsOf(installationId, [recordId]);
     try {
       await this.ctx.records.unlinkRecords(installationId, [recordId]);
@@ -221,6 +222,21 @@ export class AdminActions {
       ]);
     }
     return { recordId, status };
+  }
+
+  /**
+   * 404 unless the connector has seen the record or the CRM has it: an unlink of an id nobody knows must not
+   * answer "Unlinked" (nothing was written).
+   */
+  private async requireRecord(installationId: string, recordId: string): Promise<void> {
+    if ((await this.ctx.index.statusOf(installationId, recordId)) !== null) return;
+    const { connector } = await this.ctx.runtime
+      .open(installationId, { urgent: true })
+      .catch((err: unknown) => {
+        throw explain(err);
+      });
+    if ((await connector.readCompanies([recordId])).length > 0) return;
+    throw new AdminRequestError(404, 'RECORD_NOT_FOUND', `The CRM has no record ${recordId}.`);
   }
 
   /**
@@ -256,6 +272,14 @@ export class AdminActions {
     by: DecisionActor,
   ): Promise<{ runId: string; unlinked: number; kept: number }> {
     await this.installation(installationId);
+    const run = await this.ctx.runs.get(runId);
+    if (!run || run.installationId !== installationId) {
+      throw new AdminRequestError(
+        404,
+        'RUN_NOT_FOUND',
+        `Installation ${installationId} has no run ${runId}.`,
+      );
+    }
     const outcome = await this.ctx.records.undoRun(installationId, runId).catch((err: unknown) => {
       throw explain(err);
     });
