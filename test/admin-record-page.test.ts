@@ -44,6 +44,15 @@ describe.each(['hubspot', 'salesforce'] as const)('the admin record page on %s',
     expect(page.text).toContain('In the connector');
   });
 
+  it('the alerts section never points at a link it does not show (token mode has no install to repeat)', async () => {
+    const page = await adminRequest(system, `/admin/installations/${system.installationId}`, {
+      bearer: true,
+    });
+    expect(page.status).toBe(200);
+    expect(page.text).not.toMatch(/link below/);
+    if (crm === 'hubspot') expect(page.text).toContain('This installation uses HUBSPOT_ACCESS_TOKEN');
+  });
+
   it('answers 404 to unlinking a record nobody knows and to undoing a run that does not exist', async () => {
     const base = `/admin/api/installations/${system.installationId}`;
     const unlink = await adminRequest(system, `${base}/records/999999999/unlink`, { bearer: true, json: {} });

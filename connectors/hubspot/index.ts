@@ -32,10 +32,11 @@ export const hubspotProvider: CrmProvider<typeof HUBSPOT_PROVIDER, HubSpotConfig
   fieldNames: HUBSPOT_PROPERTY_NAMES,
   activity: {
     noun: 'a note on the company',
-    needs: `HubSpot notes need the scope ${HUBSPOT_NOTE_SCOPES.join(' ')}, which the app asks for only when this is on: after switching it on, install the app again from the link below to grant it.`,
+    needs: `HubSpot notes need the scope ${HUBSPOT_NOTE_SCOPES.join(' ')}, which the app asks for only when this is on.`,
     grant: {
       path: `${HUBSPOT_INSTALL_PATH}?${ALERT_NOTES_INSTALL_PARAM}=1`,
       label: 'Grant the note scope (install the app again)',
+      tokenMode: `This installation uses HUBSPOT_ACCESS_TOKEN: give that app or key the scope ${HUBSPOT_NOTE_SCOPES.join(' ')} in HubSpot.`,
     },
   },
   retryBudget: HUBSPOT_RETRY_BUDGET,

@@ -141,7 +141,12 @@ export interface ActivityFacts {
    * Where an admin of an OAuth installation installs the app again to grant what activities need, and the
    * link's words; null when the installation already has it.
    */
-  grant: { path: string; label: string } | null;
+  grant: {
+    path: string;
+    label: string;
+    /** What to do instead for an installation in token mode (no OAuth install to repeat). */
+    tokenMode: string;
+  } | null;
 }
 
 /** A retry layer of the CRM's client: what it retries and its numbers (the table in src/retry-budget.ts). */

@@ -110,6 +110,12 @@ export function alertSection(
       <button type="submit" class="secondary">${alertActivity ? 'Switch off' : 'Switch on'}<span class="visually-hidden"> alert activities</span></button>
     </form>
     <p class="hint">${activity.needs}</p>
-    ${alertActivity && reinstallUrl ? html`<p><a href="${reinstallUrl}">${activity.grant?.label ?? 'Install the app again'}</a></p>` : ''}
+    ${
+      !activity.grant
+        ? ''
+        : reinstallUrl
+          ? html`<p>After switching it on: <a href="${reinstallUrl}">${activity.grant.label}</a></p>`
+          : html`<p class="hint">${activity.grant.tokenMode}</p>`
+    }
   </section>`;
 }
