@@ -2,15 +2,12 @@ import nock from 'nock';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createHubSpotConnector } from '../connectors/hubspot/create-connector.js';
 import { HUBSPOT_DEFAULT_API_VERSION, hubspotPaths } from '../connectors/hubspot/provider.js';
-import {
-  createSalesforceConnector,
-  type SalesforceConnectorDeps,
-} from '../connectors/salesforce/connector.js';
 import { createLocalSalesforce } from '../connectors/salesforce/local/index.js';
 import { alertActivity } from '../src/alerts/alert-activity.js';
 import { alertFromEvent } from '../src/alerts/alert-event.js';
 import type { RecordActivity } from '../src/crm/connector.js';
 import type { RequestGate } from '../src/crm/request-gate.js';
+import { fixedTokens, localSalesforceConnector } from './support/local-salesforce-connector.js';
 
 /**
  * Issue 26, point 6: text from an `alert.fired` event reaches a HubSpot note (HTML) escaped, so a tag in it
@@ -88,21 +85,12 @@ describe('alert activities, formatted for each CRM', () => {
     const server = await local.listen();
     try {
       const [account] = local.seedAccounts([{ Name: 'Acme' }]);
-      const token = local.issueAccessToken();
-      const connector = createSalesforceConnector({
-        installation: { id: `salesforce-${local.orgId}`, instanceUrl: server.url, externalId: local.orgId },
-        tokens: { current: async () => token, refreshAfterRejection: async () => token },
-        gate,
-        config: {
-          salesforce: {
-            apiVersion: '63.0',
-            usagePauseShare: 0.8,
-          } as SalesforceConnectorDeps['config']['salesforce'],
-        },
-        retry: { baseDelayMs: 1, maxDelayMs: 2 },
-        httpOptions: { retry: { maxRetries: 0 } },
-        bulk: { pollIntervalMs: 5 },
-      });
+      const connector = localSalesforceConnector(
+        local,
+        server.url,
+        { tokens: fixedTokens(local), gate, apiVersion: '63.0' },
+        { bulk: { pollIntervalMs: 5 } },
+      );
       await connector.createActivity(account!.Id, activityOfEvent());
       const [task] = local.org.tasksFor(account!.Id);
       expect(task!.Subject).toBe(

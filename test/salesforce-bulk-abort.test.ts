@@ -1,13 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  createSalesforceConnector,
-  type SalesforceConnectorDeps,
-} from '../connectors/salesforce/connector.js';
 import { createLocalSalesforce, type LocalSalesforceOptions } from '../connectors/salesforce/local/index.js';
-import { DEFAULT_API_VERSION } from '../connectors/salesforce/provider.js';
-import type { AccessTokenSource } from '../src/auth/token-manager.js';
 import { CrmTransientError } from '../src/crm/errors.js';
-import type { RequestGate } from '../src/crm/request-gate.js';
+import { connectLocalSalesforce } from './support/local-salesforce-connector.js';
 
 /**
  * A Bulk API 2.0 job that does not finish within the connector's wait is aborted (PATCH state Aborted), so it
@@ -20,26 +14,9 @@ afterEach(async () => {
   await Promise.all(running.splice(0).map((s) => s.close()));
 });
 
-const gate: RequestGate = { acquire: async () => {}, pause: async () => {} };
-
 async function setup(options: LocalSalesforceOptions) {
   const local = createLocalSalesforce(options);
-  const server = await local.listen();
-  running.push(server);
-  const token = local.issueAccessToken();
-  const tokens: AccessTokenSource = { current: async () => token, refreshAfterRejection: async () => token };
-  const connector = createSalesforceConnector({
-    installation: { id: `salesforce-${local.orgId}`, instanceUrl: server.url, externalId: local.orgId },
-    tokens,
-    gate,
-    config: {
-      salesforce: {
-        apiVersion: DEFAULT_API_VERSION,
-        usagePauseShare: 0.8,
-      } as SalesforceConnectorDeps['config']['salesforce'],
-    },
-    retry: { baseDelayMs: 1, maxDelayMs: 2 },
-    httpOptions: { retry: { maxRetries: 0 } },
+  const connector = await connectLocalSalesforce(local, running, {
     bulk: { pollIntervalMs: 5, pollTimeoutMs: 80 },
   });
   await connector.ensureFields();

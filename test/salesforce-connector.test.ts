@@ -1,9 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { SalesforceApi } from '../connectors/salesforce/api-client.js';
-import {
-  createSalesforceConnector,
-  type SalesforceConnectorDeps,
-} from '../connectors/salesforce/connector.js';
+import type { SalesforceConnector, SalesforceConnectorDeps } from '../connectors/salesforce/connector.js';
 import { SALESFORCE_FIELDS } from '../connectors/salesforce/field-names.js';
 import { customFieldDefinition } from '../connectors/salesforce/field-types.js';
 import {
@@ -22,6 +19,7 @@ import {
   CrmUnauthorizedError,
 } from '../src/crm/errors.js';
 import type { RequestGate } from '../src/crm/request-gate.js';
+import { localSalesforceConnector } from './support/local-salesforce-connector.js';
 
 /**
  * The connector against the local Salesforce over real HTTP: jsforce runs unchanged, so these tests see the
@@ -51,7 +49,7 @@ interface Setup {
   gate: RecordingGate;
   refreshes: string[];
   tokens: AccessTokenSource;
-  connector(extra?: Partial<SalesforceConnectorDeps>): ReturnType<typeof createSalesforceConnector>;
+  connector(extra?: Partial<SalesforceConnectorDeps>): SalesforceConnector;
 }
 
 async function setup(options: LocalSalesforceOptions = {}): Promise<Setup> {
@@ -76,21 +74,12 @@ async function setup(options: LocalSalesforceOptions = {}): Promise<Setup> {
     refreshes,
     tokens,
     connector: (extra = {}) =>
-      createSalesforceConnector({
-        installation: { id: `salesforce-${local.orgId}`, instanceUrl: server.url, externalId: local.orgId },
-        tokens,
-        gate,
-        config: {
-          salesforce: {
-            apiVersion: '63.0',
-            usagePauseShare: 0.8,
-          } as SalesforceConnectorDeps['config']['salesforce'],
-        },
-        retry: { baseDelayMs: 1, maxDelayMs: 2 },
-        httpOptions: { retry: { maxRetries: 0 } },
-        bulk: { pollIntervalMs: 5 },
-        ...extra,
-      }),
+      localSalesforceConnector(
+        local,
+        server.url,
+        { tokens, gate, apiVersion: '63.0' },
+        { bulk: { pollIntervalMs: 5 }, ...extra },
+      ),
   };
 }
 

@@ -1,13 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  createSalesforceConnector,
-  type SalesforceConnectorDeps,
-} from '../connectors/salesforce/connector.js';
 import { decodeChangeCursor } from '../connectors/salesforce/cursors.js';
-import { createLocalSalesforce, type LocalSalesforce } from '../connectors/salesforce/local/index.js';
-import { DEFAULT_API_VERSION } from '../connectors/salesforce/provider.js';
-import type { AccessTokenSource } from '../src/auth/token-manager.js';
-import type { RequestGate } from '../src/crm/request-gate.js';
+import { connectLocalSalesforce, localSalesforceAt } from './support/local-salesforce-connector.js';
 
 /**
  * The change poll against the delete log's rules, which the local Salesforce enforces as Salesforce documents
@@ -22,36 +15,11 @@ afterEach(async () => {
   await Promise.all(running.splice(0).map((s) => s.close()));
 });
 
-const gate: RequestGate = { acquire: async () => {}, pause: async () => {} };
-
 async function setup(start: string) {
-  let now = Date.parse(start);
-  const local: LocalSalesforce = createLocalSalesforce({ now: () => now });
-  const server = await local.listen();
-  running.push(server);
-  const token = local.issueAccessToken();
-  const tokens: AccessTokenSource = { current: async () => token, refreshAfterRejection: async () => token };
-  const connector = createSalesforceConnector({
-    installation: { id: `salesforce-${local.orgId}`, instanceUrl: server.url, externalId: local.orgId },
-    tokens,
-    gate,
-    config: {
-      salesforce: {
-        apiVersion: DEFAULT_API_VERSION,
-        usagePauseShare: 0.8,
-      } as SalesforceConnectorDeps['config']['salesforce'],
-    },
-    retry: { baseDelayMs: 1, maxDelayMs: 2 },
-    httpOptions: { retry: { maxRetries: 0 } },
-  });
+  const { local, advance } = localSalesforceAt(start);
+  const connector = await connectLocalSalesforce(local, running);
   await connector.ensureFields();
-  return {
-    local,
-    connector,
-    advance: (ms: number) => {
-      now += ms;
-    },
-  };
+  return { local, connector, advance };
 }
 
 describe('the change poll and the delete log window', () => {

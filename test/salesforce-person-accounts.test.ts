@@ -1,12 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  createSalesforceConnector,
-  type SalesforceConnectorDeps,
-} from '../connectors/salesforce/connector.js';
-import { createLocalSalesforce, type LocalSalesforceOptions } from '../connectors/salesforce/local/index.js';
+import type { LocalSalesforceOptions } from '../connectors/salesforce/local/index.js';
 import { DEFAULT_API_VERSION } from '../connectors/salesforce/provider.js';
-import type { AccessTokenSource } from '../src/auth/token-manager.js';
-import type { RequestGate } from '../src/crm/request-gate.js';
+import { connectLocalSalesforce, localSalesforceAt } from './support/local-salesforce-connector.js';
 
 /**
  * Person Accounts: in an org that has them, Account holds people beside companies. The connector asks the
@@ -20,36 +15,11 @@ afterEach(async () => {
   await Promise.all(running.splice(0).map((s) => s.close()));
 });
 
-const gate: RequestGate = { acquire: async () => {}, pause: async () => {} };
-
 async function setup(options: LocalSalesforceOptions) {
-  let now = Date.parse('2026-08-01T10:00:00Z');
-  const local = createLocalSalesforce({ now: () => now, ...options });
-  const server = await local.listen();
-  running.push(server);
-  const token = local.issueAccessToken();
-  const tokens: AccessTokenSource = { current: async () => token, refreshAfterRejection: async () => token };
-  const connector = createSalesforceConnector({
-    installation: { id: `salesforce-${local.orgId}`, instanceUrl: server.url, externalId: local.orgId },
-    tokens,
-    gate,
-    config: {
-      salesforce: {
-        apiVersion: DEFAULT_API_VERSION,
-        usagePauseShare: 0.8,
-      } as SalesforceConnectorDeps['config']['salesforce'],
-    },
-    retry: { baseDelayMs: 1, maxDelayMs: 2 },
-    httpOptions: { retry: { maxRetries: 0 } },
-  });
+  const { local, advance } = localSalesforceAt('2026-08-01T10:00:00Z', options);
+  const connector = await connectLocalSalesforce(local, running);
   await connector.ensureFields();
-  return {
-    local,
-    connector,
-    advance: (ms: number) => {
-      now += ms;
-    },
-  };
+  return { local, connector, advance };
 }
 
 describe('Person Accounts', () => {

@@ -1,16 +1,10 @@
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  createSalesforceConnector,
-  type SalesforceConnectorDeps,
-} from '../connectors/salesforce/connector.js';
 import { decodeChangeCursor } from '../connectors/salesforce/cursors.js';
 import { createLocalSalesforce } from '../connectors/salesforce/local/index.js';
-import { DEFAULT_API_VERSION } from '../connectors/salesforce/provider.js';
 import { CALL_HEADER } from '../connectors/salesforce/response-observer.js';
-import type { AccessTokenSource } from '../src/auth/token-manager.js';
-import type { RequestGate } from '../src/crm/request-gate.js';
+import { fixedTokens, localSalesforceConnector, openGate } from './support/local-salesforce-connector.js';
 
 /**
  * Through an HTTP proxy, jsforce makes a proxy agent of its own per call, which would bypass the dispatcher
@@ -90,8 +84,6 @@ afterEach(async () => {
   await Promise.all(running.splice(0).map((s) => s.close()));
 });
 
-const gate: RequestGate = { acquire: async () => {}, pause: async () => {} };
-
 describe('Sforce-Limit-Info through an HTTP proxy', () => {
   it('is read from REST and Metadata API answers, with the server Date, and the call tag stays home', async () => {
     const orgNow = Date.parse('2026-01-15T09:30:00Z');
@@ -100,24 +92,12 @@ describe('Sforce-Limit-Info through an HTTP proxy', () => {
     running.push(server);
     const proxy = await startForwardProxy();
     running.push(proxy);
-    const token = local.issueAccessToken();
-    const tokens: AccessTokenSource = {
-      current: async () => token,
-      refreshAfterRejection: async () => token,
-    };
-    const connector = createSalesforceConnector({
-      installation: { id: `salesforce-${local.orgId}`, instanceUrl: server.url, externalId: local.orgId },
-      tokens,
-      gate,
-      config: {
-        salesforce: {
-          apiVersion: DEFAULT_API_VERSION,
-          usagePauseShare: 0.8,
-        } as SalesforceConnectorDeps['config']['salesforce'],
-      },
-      retry: { baseDelayMs: 1, maxDelayMs: 2 },
-      httpOptions: { retry: { maxRetries: 0 }, httpProxy: proxy.url },
-    });
+    const connector = localSalesforceConnector(
+      local,
+      server.url,
+      { tokens: fixedTokens(local), gate: openGate },
+      { httpOptions: { retry: { maxRetries: 0 }, httpProxy: proxy.url } },
+    );
 
     await connector.ensureFields(); // Metadata API (SOAP) calls, which jsforce itself never reads
     expect(connector.apiUsage()).toMatchObject({ used: local.apiUsage().used, limit: 5000 });

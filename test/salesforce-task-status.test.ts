@@ -1,12 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  createSalesforceConnector,
-  type SalesforceConnectorDeps,
-} from '../connectors/salesforce/connector.js';
 import { createLocalSalesforce } from '../connectors/salesforce/local/index.js';
-import { DEFAULT_API_VERSION } from '../connectors/salesforce/provider.js';
-import type { AccessTokenSource } from '../src/auth/token-manager.js';
-import type { RequestGate } from '../src/crm/request-gate.js';
+import { connectLocalSalesforce } from './support/local-salesforce-connector.js';
 
 /**
  * An alert's Task is created closed in the org's own closed status, read from TaskStatus (orgs rename
@@ -18,27 +12,9 @@ afterEach(async () => {
   await Promise.all(running.splice(0).map((s) => s.close()));
 });
 
-const gate: RequestGate = { acquire: async () => {}, pause: async () => {} };
-
 async function setup() {
   const local = createLocalSalesforce({});
-  const server = await local.listen();
-  running.push(server);
-  const token = local.issueAccessToken();
-  const tokens: AccessTokenSource = { current: async () => token, refreshAfterRejection: async () => token };
-  const connector = createSalesforceConnector({
-    installation: { id: `salesforce-${local.orgId}`, instanceUrl: server.url, externalId: local.orgId },
-    tokens,
-    gate,
-    config: {
-      salesforce: {
-        apiVersion: DEFAULT_API_VERSION,
-        usagePauseShare: 0.8,
-      } as SalesforceConnectorDeps['config']['salesforce'],
-    },
-    retry: { baseDelayMs: 1, maxDelayMs: 2 },
-    httpOptions: { retry: { maxRetries: 0 } },
-  });
+  const connector = await connectLocalSalesforce(local, running);
   return { local, connector };
 }
 
