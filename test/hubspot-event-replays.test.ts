@@ -2,7 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalCrmRecord, LocalSystem } from '../local/system.js';
 import type { CrmChange } from '../src/crm/connector.js';
 import { crmChange } from '../src/pipeline/handlers/crm-change.js';
+import { hubspotSlugEvent } from './support/hubspot-events.js';
 import { startTestSystem, stopTestSystem } from './support/local-system.js';
+import { realtimeIdle } from './support/realtime-idle.js';
 import { runEnded } from './support/system-state.js';
 import { waitFor } from './support/wait.js';
 
@@ -43,36 +45,7 @@ function autoLinked(): [LocalCrmRecord, LocalCrmRecord] {
 
 /** A HubSpot `report_slug` change event as HubSpot signs and sends it. */
 function slugEvent(recordId: string, value: string): Record<string, unknown> {
-  return {
-    eventId: nextEventId++,
-    subscriptionId: 1,
-    portalId: Number(system.hubspot.portalId),
-    appId: 1_234_567,
-    occurredAt: Date.now(),
-    subscriptionType: 'object.propertyChange',
-    objectTypeId: '0-2',
-    attemptNumber: 0,
-    objectId: Number(recordId),
-    propertyName: 'report_slug',
-    propertyValue: value,
-    changeSource: 'CRM_UI',
-    sourceId: 'userId:4242',
-  };
-}
-
-/** Nothing waiting, running or delayed on the realtime queue, three looks in a row. */
-async function realtimeIdle(): Promise<void> {
-  let quiet = 0;
-  await waitFor(
-    'the realtime queue to be idle',
-    async () => {
-      const { realtime } = await system.ctx.queues.counts();
-      quiet = realtime.waiting + realtime.active + realtime.delayed === 0 ? quiet + 1 : 0;
-      return quiet >= 3 ? true : undefined;
-    },
-    30_000,
-    100,
-  );
+  return hubspotSlugEvent(nextEventId++, system.hubspot.portalId, recordId, value);
 }
 
 /** Decisions logged about one record (other tests' queued work may log about theirs meanwhile). */
@@ -120,7 +93,7 @@ describe('HubSpot events delivered again, late or as our own echo', () => {
       30_000,
       50,
     );
-    await realtimeIdle();
+    await realtimeIdle(system, { looks: 3, timeoutMs: 30_000, everyMs: 100 });
     expect(system.crm.record(target.id)?.linkSource).toBe('person');
     expect(await decisionsFor(target.id)).toBe(1);
   }, 60_000);

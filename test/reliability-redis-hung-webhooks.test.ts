@@ -3,9 +3,11 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalCrmRecord, LocalSystem } from '../local/system.js';
 import { PRODUCER_COMMAND_TIMEOUT_MS } from '../src/redis.js';
+import { hubspotSlugEvent } from './support/hubspot-events.js';
 import { startTestSystem, stopTestSystem } from './support/local-system.js';
 import { measured } from './support/measured.js';
 import { OwnRedisServer } from './support/own-redis.js';
+import { realtimeIdle } from './support/realtime-idle.js';
 import { LocalRedisCluster } from './support/redis-cluster.js';
 import { postSignedEvent, signedHeaders } from './support/report-webhooks.js';
 import { SwallowingProxy } from './support/swallowing-proxy.js';
@@ -92,35 +94,7 @@ class Scenario {
   }
 
   hubspotSlugEvent(recordId: string, slug: string): Record<string, unknown> {
-    return {
-      eventId: this.nextHubSpotEventId++,
-      subscriptionId: 1,
-      portalId: Number(this.system.hubspot.portalId),
-      appId: 1_234_567,
-      occurredAt: Date.now(),
-      subscriptionType: 'object.propertyChange',
-      objectTypeId: '0-2',
-      attemptNumber: 0,
-      objectId: Number(recordId),
-      propertyName: 'report_slug',
-      propertyValue: slug,
-      changeSource: 'CRM_UI',
-      sourceId: 'userId:4242',
-    };
-  }
-
-  async realtimeIdle(): Promise<void> {
-    let quiet = 0;
-    await waitFor(
-      'the realtime queue to be idle',
-      async () => {
-        const { realtime } = await this.system.ctx.queues.counts();
-        quiet = realtime.waiting + realtime.active + realtime.delayed === 0 ? quiet + 1 : 0;
-        return quiet >= 3 ? true : undefined;
-      },
-      REALTIME_MS,
-      100,
-    );
+    return hubspotSlugEvent(this.nextHubSpotEventId++, this.system.hubspot.portalId, recordId, slug);
   }
 
   /**
@@ -204,7 +178,7 @@ class Scenario {
       REALTIME_MS,
       100,
     );
-    await this.realtimeIdle();
+    await realtimeIdle(this.system, { looks: 3, timeoutMs: REALTIME_MS, everyMs: 100 });
     const log = await system.ctx.events.recent(500);
     for (const event of [before, ...during]) {
       expect(log.filter((e) => e.id === event.id).length, event.id).toBe(1);

@@ -3,6 +3,7 @@ import { demoCompanies, type SeedCompanyInput } from '../local/demo-seed.js';
 import type { LocalSystem } from '../local/system.js';
 import { loadFixtureReports } from '../src/sandbox/index.js';
 import { startTestSystem, stopTestSystem } from './support/local-system.js';
+import { realtimeIdle } from './support/realtime-idle.js';
 import { runEnded } from './support/system-state.js';
 import { waitFor } from './support/wait.js';
 
@@ -47,20 +48,6 @@ describe.each(['hubspot', 'salesforce'] as const)('%s', (crm) => {
 
   async function requestState(company: SeedCompanyInput) {
     return system.ctx.requests.get(system.installationId, idOf.get(company.name!)!);
-  }
-
-  async function realtimeIdle(): Promise<void> {
-    let quiet = 0;
-    await waitFor(
-      'the realtime queue to be idle',
-      async () => {
-        const { realtime } = await system.ctx.queues.counts();
-        quiet = realtime.waiting + realtime.active + realtime.delayed === 0 ? quiet + 1 : 0;
-        return quiet >= 3 ? true : undefined;
-      },
-      REALTIME_MS,
-      100,
-    );
   }
 
   beforeAll(async () => {
@@ -145,7 +132,7 @@ describe.each(['hubspot', 'salesforce'] as const)('%s', (crm) => {
       );
       expect(system.crm.record(idOf.get(NEIGHBOUR.name!)!)?.slug).toBe(published.report.slug);
       // The neighbour's report.completed also went to every unlinked record it may concern: all of it done.
-      await realtimeIdle();
+      await realtimeIdle(system, { looks: 3, timeoutMs: REALTIME_MS, everyMs: 100 });
       expect(await requestState(WAITING)).toMatchObject({ state: 'pending' });
       expect(system.crm.record(waitingId)).toMatchObject({ slug: null, status: 'requested' });
     });

@@ -3,6 +3,7 @@ import { demoCompanies, type SeedCompanyInput } from '../local/demo-seed.js';
 import type { LocalSystem } from '../local/system.js';
 import { loadFixtureReports } from '../src/sandbox/index.js';
 import { startTestSystem, stopTestSystem } from './support/local-system.js';
+import { realtimeIdle } from './support/realtime-idle.js';
 import { runEnded } from './support/system-state.js';
 import { waitFor } from './support/wait.js';
 import { buildWorkerCli, sharedSecretsEnv, WorkerProcess, workerEnvFor } from './support/worker-process.js';
@@ -29,21 +30,6 @@ const UNKNOWN: SeedCompanyInput = {
 
 /** How long a change may take to reach the CRM here (the real-time path, on a shared test machine). */
 const REALTIME_MS = 15_000;
-
-/** Nothing left on the realtime queue, twice in a row (the Salesforce poll keeps the schedule queue busy). */
-async function realtimeIdle(system: LocalSystem): Promise<void> {
-  let quiet = 0;
-  await waitFor(
-    'the realtime queue to be idle',
-    async () => {
-      const { realtime } = await system.ctx.queues.counts();
-      quiet = realtime.waiting + realtime.active + realtime.delayed === 0 ? quiet + 1 : 0;
-      return quiet >= 2 ? true : undefined;
-    },
-    REALTIME_MS,
-    200,
-  );
-}
 
 let bin: string;
 beforeAll(async () => {
@@ -246,7 +232,8 @@ describe.each(['hubspot', 'salesforce'] as const)('%s: request a report, then al
     const after = new Map(linked.map((id) => [id, system.crm.record(id)?.syncedAt]));
     const requestedBefore = system.crm.record(recordId)?.alert;
     expect(requestedBefore).toBeNull();
-    await realtimeIdle(system);
+    // Nothing left on the realtime queue, twice in a row (the Salesforce poll keeps the schedule queue busy).
+    await realtimeIdle(system, { looks: 2, timeoutMs: REALTIME_MS, everyMs: 200 });
     for (const id of linked) {
       expect(system.crm.record(id)?.syncedAt).toBe(after.get(id));
       expect(activities(id)).toBe(1);
