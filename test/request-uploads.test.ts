@@ -144,6 +144,17 @@ function post(body: Buffer, query = ''): Promise<{ status: number; json: Record<
   });
 }
 
+/**
+ * Writes an entry's CRC-32, sizes (stored, so compressed and uncompressed are the same) and name length, which
+ * a zip's local header holds from offset 14 and its central directory header from offset 16.
+ */
+function writeEntrySizes(header: Buffer, at: number, crc: number, size: number, nameLength: number): void {
+  header.writeUInt32LE(crc, at);
+  header.writeUInt32LE(size, at + 4);
+  header.writeUInt32LE(size, at + 8);
+  header.writeUInt16LE(nameLength, at + 12);
+}
+
 /** A zip with stored (uncompressed) entries, enough for an OOXML document's type to be read. */
 function storedZip(entries: [string, string][]): Buffer {
   const locals: Buffer[] = [];
@@ -156,18 +167,12 @@ function storedZip(entries: [string, string][]): Buffer {
     const local = Buffer.alloc(30);
     local.writeUInt32LE(0x04034b50, 0);
     local.writeUInt16LE(20, 4);
-    local.writeUInt32LE(crc, 14);
-    local.writeUInt32LE(data.length, 18);
-    local.writeUInt32LE(data.length, 22);
-    local.writeUInt16LE(nameBytes.length, 26);
+    writeEntrySizes(local, 14, crc, data.length, nameBytes.length);
     const central = Buffer.alloc(46);
     central.writeUInt32LE(0x02014b50, 0);
     central.writeUInt16LE(20, 4);
     central.writeUInt16LE(20, 6);
-    central.writeUInt32LE(crc, 16);
-    central.writeUInt32LE(data.length, 20);
-    central.writeUInt32LE(data.length, 24);
-    central.writeUInt16LE(nameBytes.length, 28);
+    writeEntrySizes(central, 16, crc, data.length, nameBytes.length);
     central.writeUInt32LE(offset, 42);
     locals.push(local, nameBytes, data);
     centrals.push(central, nameBytes);
