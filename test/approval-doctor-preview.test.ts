@@ -5,6 +5,7 @@ import { type LocalSystem, workerEnvFor } from '../local/system.js';
 import { main } from '../src/cli/main.js';
 import type { CrmKind } from '../src/crm/connector.js';
 import { FIELDS } from '../src/fields.js';
+import { crmCalls, resetCalls } from './support/crm-calls.js';
 import { startTestSystem, stopTestSystem } from './support/local-system.js';
 import { runEnded } from './support/system-state.js';
 
@@ -36,19 +37,6 @@ async function doctor(
   });
   const text = stdout.join('\n');
   return { code, report: json ? (JSON.parse(text) as DoctorReport) : null, text };
-}
-
-/** Calls at the stand-in other than OAuth's own. */
-function crmCalls(s: LocalSystem, crm: CrmKind): Record<string, number> {
-  const calls = crm === 'hubspot' ? s.hubspot.stats().calls : s.salesforce!.counters();
-  return Object.fromEntries(
-    Object.entries(calls).filter(([route, n]) => n > 0 && !/^(oauth|identity|userinfo)/i.test(route)),
-  );
-}
-
-function resetCalls(s: LocalSystem, crm: CrmKind): void {
-  if (crm === 'hubspot') s.hubspot.resetStats();
-  else s.salesforce!.resetCounters();
 }
 
 /** The connector's own fields the CRM has. */

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { LocalSystem } from '../local/system.js';
 import type { CrmKind } from '../src/crm/connector.js';
 import { CookieJar } from './support/cookie-jar.js';
+import { crmCalls, resetCalls } from './support/crm-calls.js';
 import { startTestSystem, stopTestSystem } from './support/local-system.js';
 import { queuesIdle, runEnded } from './support/system-state.js';
 
@@ -33,19 +34,6 @@ async function installThroughOAuth(s: LocalSystem, crm: CrmKind): Promise<string
   expect(done.status).toBeLessThan(400);
   const [installation] = await s.ctx.installations.list();
   return installation!.id;
-}
-
-/** Calls at the stand-in that list, read or write records or touch the schema: none but OAuth's own. */
-function crmCalls(s: LocalSystem, crm: CrmKind): Record<string, number> {
-  const calls = crm === 'hubspot' ? s.hubspot.stats().calls : s.salesforce!.counters();
-  return Object.fromEntries(
-    Object.entries(calls).filter(([route, n]) => n > 0 && !/^(oauth|identity|userinfo)/i.test(route)),
-  );
-}
-
-function resetCalls(s: LocalSystem, crm: CrmKind): void {
-  if (crm === 'hubspot') s.hubspot.resetStats();
-  else s.salesforce!.resetCounters();
 }
 
 function uninstallApp(s: LocalSystem, crm: CrmKind): void {
