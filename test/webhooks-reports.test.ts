@@ -148,6 +148,26 @@ function acceptInto(into: { id: string; type: string; slug: string }[]): ReportW
   };
 }
 
+/** The route's dependencies for one signing scheme: the real event log and inbox, events noted in `enqueued`. */
+function routeDeps(
+  scheme: ReportWebhookDeps['scheme'],
+  secret: string,
+  enqueued: { id: string; type: string; slug: string }[],
+): ReportWebhookDeps {
+  return {
+    events: new EventLog(redis, keys),
+    scheme,
+    secrets: [secret],
+    hexHeader: 'x-signature',
+    enqueue: async (e) => {
+      enqueued.push(e);
+    },
+    inbox: acceptInto(enqueued),
+    kickScoreChanges: async () => {},
+    logger: pino({ level: 'silent' }),
+  };
+}
+
 describe('POST /webhooks/reports', () => {
   let served: LoopbackServer;
   let url: string;
@@ -157,18 +177,7 @@ describe('POST /webhooks/reports', () => {
   beforeAll(async () => {
     // The route's connection fails fast by design (503 while Redis is away), so it must be up first.
     await waitForRedis(redis);
-    deps = {
-      events: new EventLog(redis, keys),
-      scheme: 'standard',
-      secrets: [SECRET],
-      hexHeader: 'x-signature',
-      enqueue: async (e) => {
-        enqueued.push(e);
-      },
-      inbox: acceptInto(enqueued),
-      kickScoreChanges: async () => {},
-      logger: pino({ level: 'silent' }),
-    };
+    deps = routeDeps('standard', SECRET, enqueued);
     const app = express();
     app.use(createReportWebhookRouter(deps));
     served = await listenOnLoopback(app);
@@ -345,20 +354,7 @@ describe('POST /webhooks/reports with the hex scheme: created_at (issue 16, poin
   beforeAll(async () => {
     await waitForRedis(redis);
     const app = express();
-    app.use(
-      createReportWebhookRouter({
-        events: new EventLog(redis, keys),
-        scheme: 'hex',
-        secrets: [HEX_SECRET],
-        hexHeader: 'x-signature',
-        enqueue: async (e) => {
-          enqueued.push(e);
-        },
-        inbox: acceptInto(enqueued),
-        kickScoreChanges: async () => {},
-        logger: pino({ level: 'silent' }),
-      }),
-    );
+    app.use(createReportWebhookRouter(routeDeps('hex', HEX_SECRET, enqueued)));
     served = await listenOnLoopback(app);
     url = `${served.url}/webhooks/reports`;
   });
