@@ -6,8 +6,8 @@ import { type CardDecision, type CardErrorBody, cardDecisionSchema } from './car
 import type { CardRateLimit } from './card-rate-limit.js';
 import { cardDataOf } from './card-view.js';
 import { HubSpotSignatureError } from './errors.js';
-import { HUBSPOT_KIND, HUBSPOT_WEBHOOK } from './provider.js';
-import { verifyHubSpotSignatureV3 } from './webhook-signature.js';
+import { HUBSPOT_KIND } from './provider.js';
+import { verifySignedRequest } from './webhook-signature.js';
 
 /**
  * The HubSpot app card's routes: `GET /cards/hubspot/companies/:companyId` (the card's data) and, under it,
@@ -60,16 +60,11 @@ export function createHubSpotCardRouter(deps: HubSpotCardRouterDeps): Router {
 
   // Signature, identity, budget and installation, for every card route, in that order.
   router.use(HUBSPOT_CARD_PATH, async (req: Request, res: Response, next: NextFunction) => {
-    const rawBody = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
     try {
-      verifyHubSpotSignatureV3({
-        method: req.method,
-        url: `${publicUrl}${req.originalUrl}`,
-        rawBody,
-        timestampHeader: req.get(HUBSPOT_WEBHOOK.timestampHeader),
-        signatureHeader: req.get(HUBSPOT_WEBHOOK.signatureHeader),
+      verifySignedRequest(req, {
+        publicUrl,
         clientSecret: deps.clientSecret,
-        now: (deps.now ?? Date.now)(),
+        ...(deps.now ? { now: deps.now } : {}),
       });
     } catch (err) {
       if (err instanceof HubSpotSignatureError) {

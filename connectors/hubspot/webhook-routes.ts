@@ -5,7 +5,7 @@ import type { Logger } from '../../src/log.js';
 import { HubSpotPayloadError, HubSpotSignatureError } from './errors.js';
 import { HUBSPOT_WEBHOOK } from './provider.js';
 import { freshEvents, type HubSpotEvent, parseHubSpotEvents, toCrmChanges } from './webhook-events.js';
-import { verifyHubSpotSignatureV3 } from './webhook-signature.js';
+import { verifySignedRequest } from './webhook-signature.js';
 
 export const HUBSPOT_WEBHOOK_PATH = '/webhooks/hubspot';
 
@@ -40,16 +40,12 @@ export function createHubSpotWebhookRouter(deps: HubSpotWebhookRouterDeps): Rout
     HUBSPOT_WEBHOOK_PATH,
     express.raw({ type: '*/*', limit: HUBSPOT_WEBHOOK.maxBodySize }),
     async (req: Request, res: Response) => {
-      const rawBody = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+      let rawBody: Buffer;
       try {
-        verifyHubSpotSignatureV3({
-          method: req.method,
-          url: `${publicUrl}${req.originalUrl}`,
-          rawBody,
-          timestampHeader: req.get(HUBSPOT_WEBHOOK.timestampHeader),
-          signatureHeader: req.get(HUBSPOT_WEBHOOK.signatureHeader),
+        rawBody = verifySignedRequest(req, {
+          publicUrl,
           clientSecret: deps.clientSecret,
-          now: (deps.now ?? Date.now)(),
+          ...(deps.now ? { now: deps.now } : {}),
         });
       } catch (err) {
         if (err instanceof HubSpotSignatureError) {

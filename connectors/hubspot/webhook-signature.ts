@@ -77,3 +77,32 @@ export function verifyHubSpotSignatureV3(input: HubSpotSignatureInput): void {
     );
   }
 }
+
+/** What the routes that HubSpot signs need to check a request: where the app is, the secret and the clock. */
+export interface SignedRouteSettings {
+  /** APP_URL: the URL HubSpot signed is the public one, not what the proxy in front of us forwarded. */
+  publicUrl: string;
+  clientSecret: string;
+  now?: () => number;
+}
+
+/**
+ * Checks an Express request read with `express.raw` as HubSpot signs it (v3); returns its raw body. Throws
+ * HubSpotSignatureError. The webhook route and the app card's routes both call this.
+ */
+export function verifySignedRequest(
+  req: { method: string; originalUrl: string; body: unknown; get(name: string): string | undefined },
+  settings: SignedRouteSettings,
+): Buffer {
+  const rawBody = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+  verifyHubSpotSignatureV3({
+    method: req.method,
+    url: `${settings.publicUrl}${req.originalUrl}`,
+    rawBody,
+    timestampHeader: req.get(HUBSPOT_WEBHOOK.timestampHeader),
+    signatureHeader: req.get(HUBSPOT_WEBHOOK.signatureHeader),
+    clientSecret: settings.clientSecret,
+    now: (settings.now ?? Date.now)(),
+  });
+  return rawBody;
+}
