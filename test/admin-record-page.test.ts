@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalSystem } from '../local/system.js';
+import type { BulkReviewOutcome } from '../src/admin/admin-actions.js';
 import type { RecordView } from '../src/admin/record-view.js';
 import { adminRequest } from './support/admin-api.js';
+import { reviewState } from './support/link-states.js';
 import { startTestSystem, stopTestSystem } from './support/local-system.js';
 import { runEnded } from './support/system-state.js';
 
@@ -53,8 +55,38 @@ describe.each(['hubspot', 'salesforce'] as const)('the admin record page on %s',
     if (crm === 'hubspot') expect(page.text).toContain('This installation uses HUBSPOT_ACCESS_TOKEN');
   });
 
+  it('never accepts tied top candidates in bulk; a clear first is accepted', async () => {
+    const [tiedId, clearId] = system.recordIds.filter((r) => system.crm.record(r)?.status !== 'matched');
+    const published = system.sandbox
+      .listReports()
+      .filter((r) => r.published)
+      .map((r) => r.slug);
+    await system.ctx.index.apply(system.installationId, [
+      reviewState(tiedId!, [
+        { slug: published[0]!, score: 0.8 },
+        { slug: published[1]!, score: 0.8 },
+      ]),
+      reviewState(clearId!, [
+        { slug: published[2]!, score: 0.9 },
+        { slug: published[3]!, score: 0.6 },
+      ]),
+    ]);
+    const res = await adminRequest<BulkReviewOutcome>(
+      system,
+      `/admin/api/installations/${system.installationId}/review/bulk`,
+      { bearer: true, json: { action: 'accept-first', recordIds: [tiedId, clearId] } },
+    );
+    expect(res.status).toBe(200);
+    expect(Object.fromEntries(res.body.results.map((r) => [r.recordId, r.outcome]))).toEqual({
+      [tiedId!]: 'tied',
+      [clearId!]: 'linked',
+    });
+    expect(await system.ctx.index.statusOf(system.installationId, tiedId!)).toBe('needs_review');
+  });
+
   it('answers 404 to unlinking a record nobody knows and to undoing a run that does not exist', async () => {
     const base = `/admin/api/installations/${system.installationId}`;
+    const before = await system.ctx.decisions.count(system.installationId);
     const unlink = await adminRequest(system, `${base}/records/999999999/unlink`, { bearer: true, json: {} });
     expect(unlink).toMatchObject({ status: 404, body: { code: 'RECORD_NOT_FOUND' } });
     const undo = await adminRequest(system, `${base}/runs/full-nobody-0-000000/undo`, {
@@ -62,7 +94,7 @@ describe.each(['hubspot', 'salesforce'] as const)('the admin record page on %s',
       json: {},
     });
     expect(undo).toMatchObject({ status: 404, body: { code: 'RUN_NOT_FOUND' } });
-    expect(await system.ctx.decisions.count(system.installationId)).toBe(0);
+    expect(await system.ctx.decisions.count(system.installationId)).toBe(before);
   });
 
   it('answers 404 for a record nobody knows, a malformed id and an unknown installation', async () => {

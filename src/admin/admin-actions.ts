@@ -25,14 +25,21 @@ export interface ReviewOutcome {
   status: MatchStatus | null;
 }
 
+/** Whether the first two candidates score the same: bulk "accept the first" would pick one at random. */
+export function topTied(item: Pick<ReviewItem, 'candidates'>): boolean {
+  const [a, b] = item.candidates;
+  return a !== undefined && b !== undefined && a.score != null && a.score === b.score;
+}
+
 /** What became of one record of a bulk review decision. */
 export interface BulkReviewResult {
   recordId: string;
   /**
    * `linked` / `rejected`: done and written; `not_in_review`: it was not waiting (resolved meanwhile);
-   * `no_candidates`: nothing to accept; `failed`: the CRM did not take the write (the item still waits).
+   * `no_candidates`: nothing to accept; `tied`: its top candidates score the same, so "the first" is no choice
+   * (a person picks one); `failed`: the CRM did not take the write (the item still waits).
    */
-  outcome: 'linked' | 'rejected' | 'not_in_review' | 'no_candidates' | 'failed';
+  outcome: 'linked' | 'rejected' | 'not_in_review' | 'no_candidates' | 'tied' | 'failed';
   slug: string | null;
   status: MatchStatus | null;
 }
@@ -151,6 +158,7 @@ export class AdminActions {
       if (!item) skipped.set(id, 'not_in_review');
       else if (bulk.action === 'accept-first' && item.candidates.length === 0)
         skipped.set(id, 'no_candidates');
+      else if (bulk.action === 'accept-first' && topTied(item)) skipped.set(id, 'tied');
       else waiting.set(id, item);
     });
     const links = new Map<string, string>();

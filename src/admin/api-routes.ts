@@ -50,7 +50,8 @@ import { readMultipartBody, readUploadForm } from './uploads.js';
  * GET    /admin/api/installations/:id/review.csv     -> text/csv, one row per candidate (review-queue.csv)
  * POST   /admin/api/installations/:id/review/bulk    body {action: "accept-first" | "reject", recordIds: [..]}
  *        (1-1000) -> {action, done, results: [{recordId, outcome, slug, status}]}; outcome `linked`,
- *        `rejected`, `not_in_review`, `no_candidates` or `failed`. Written through the batch path before the
+ *        `rejected`, `not_in_review`, `no_candidates`, `tied` (top candidates score the same: never
+ *        accepted in bulk) or `failed`. Written through the batch path before the
  *        answer; each record decided goes to the decision log.
  * GET    /admin/api/installations/:id/decisions?limit=100 (1-1000)
  *        -> {decisions: [{id, at, action, bulk, recordId, slug, by: {kind, id}, evidence}]}, newest first;

@@ -65,7 +65,7 @@ const DONE_MESSAGES: Record<string, string> = {
   'review-bulk-rejected':
     'Rejected: the selected records’ candidates will not be offered again, and the CRM records were updated.',
   'review-bulk-partial':
-    'Some selected records were not decided (resolved meanwhile, no candidate, or refused by the CRM); the rest were written. The decision log shows each record decided.',
+    'Some selected records were not decided (resolved meanwhile, no candidate, top candidates tied: pick one yourself, or refused by the CRM); the rest were written. The decision log shows each record decided.',
   unlinked:
     'Unlinked: the record has no report now, by your decision, and will not be linked again by matching.',
   rematched:

@@ -19,3 +19,24 @@ export function autoLinkedState(
     place: { domain, country },
   };
 }
+
+/** A record waiting for review with the given candidates (slug and score each). */
+export function reviewState(recordId: string, candidates: { slug: string; score: number }[]): RecordState {
+  return {
+    recordId,
+    slug: null,
+    status: 'needs_review',
+    score: null,
+    autoLinked: false,
+    unlinkedName: null,
+    review: {
+      recordId,
+      name: `Company ${recordId}`,
+      country: null,
+      industry: null,
+      candidates: candidates.map((c) => ({ slug: c.slug, name: c.slug, score: c.score, why: 'same name' })),
+      at: new Date().toISOString(),
+    },
+    fingerprint: fingerprintOf({ name: `Company ${recordId}`, domain: null, fields: { slug: null } }),
+  };
+}
