@@ -47,6 +47,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly installations = new Gauge({
+    name: 'report_connector_installations',
+    help: 'Installations by CRM and status (pending: waiting for approval; alert on disconnected and key_invalid)',
+    labelNames: ['crm', 'status'] as const,
+    registers: [this.registry],
+  });
+
   readonly redisUp = new Gauge({
     name: 'report_connector_redis_up',
     help: 'Whether Redis answered the last scrape (1) or not (0); job counts are from the last answer',

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalSystem } from '../local/system.js';
 import type { BulkReviewOutcome } from '../src/admin/admin-actions.js';
 import type { RecordView } from '../src/admin/record-view.js';
+import { crmKind } from '../src/providers.js';
 import { adminRequest } from './support/admin-api.js';
 import { reviewState } from './support/link-states.js';
 import { startTestSystem, stopTestSystem } from './support/local-system.js';
@@ -82,6 +83,24 @@ describe.each(['hubspot', 'salesforce'] as const)('the admin record page on %s',
       [clearId!]: 'linked',
     });
     expect(await system.ctx.index.statusOf(system.installationId, tiedId!)).toBe('needs_review');
+  });
+
+  it('/metrics counts installations by CRM and status, pending and disconnected included', async () => {
+    const other = await system.ctx.installations.upsert({
+      crm: crmKind(crm),
+      externalId: 'metrics-pending',
+      mode: 'oauth',
+      tokens: { accessToken: 'unused' },
+    });
+    try {
+      const text = await (await fetch(`${system.appUrl}/metrics`)).text();
+      expect(text).toContain(`report_connector_installations{crm="${crm}",status="pending"} 1`);
+      expect(text).toContain(`report_connector_installations{crm="${crm}",status="connected"} 1`);
+      expect(text).toContain(`report_connector_installations{crm="${crm}",status="disconnected"} 0`);
+    } finally {
+      await system.ctx.installations.retire(other.id);
+      await system.ctx.installations.remove(other.id);
+    }
   });
 
   it('answers 404 to unlinking a record nobody knows and to undoing a run that does not exist', async () => {

@@ -7,7 +7,7 @@ import { createAdminRouter } from '../admin/router.js';
 import type { AppContext } from '../app/context.js';
 import { InstallationService } from '../app/installation-service.js';
 import { createRecordCardHost } from '../cards/record-card-host.js';
-import { installationId } from '../installations/store.js';
+import { installationId, installationStatusSchema } from '../installations/store.js';
 import type { PipelineWorkers } from '../pipeline/workers.js';
 import { kindOf, providers } from '../providers.js';
 import { CrmEventMarks } from '../webhooks/crm-event-marks.js';
@@ -114,10 +114,21 @@ export function createServerApp(ctx: AppContext, options: ServerOptions = {}): S
     let up = redisReady(ctx.redis) && redisReady(ctx.queues.connection);
     if (up) {
       try {
-        const counts = await within(ctx.queues.counts(), PROBE_TIMEOUT_MS, 'Redis');
+        const [counts, installations] = await within(
+          Promise.all([ctx.queues.counts(), ctx.installations.list()]),
+          PROBE_TIMEOUT_MS,
+          'Redis',
+        );
         for (const [queue, c] of Object.entries(counts)) {
           for (const [state, n] of Object.entries(c)) ctx.metrics.jobs.set({ queue, state }, n);
         }
+        // Every status of every CRM is set, zero included, so an alert on a count going up sees it start.
+        ctx.metrics.installations.reset();
+        for (const crm of new Set(installations.map((i) => i.crm))) {
+          for (const status of installationStatusSchema.options)
+            ctx.metrics.installations.set({ crm, status }, 0);
+        }
+        for (const i of installations) ctx.metrics.installations.inc({ crm: i.crm, status: i.status });
       } catch {
         up = false;
       }
