@@ -284,6 +284,10 @@ describe('memory', () => {
     // One reading once the route holds the document, one while the service is receiving it.
     expect(service.readings).toHaveLength(2);
     const peak = Math.max(...service.readings) - before;
-    expect(peak).toBeLessThanOrEqual(2 * size);
+    // The service stand-in runs in this process: the chunk its socket is reading (at most its 64 KiB
+    // high-water mark) is counted too, though it is not the connector's. Without this slack the reading
+    // came out a few kilobytes over 2x on some runs (20,976,375 for 20,971,520).
+    const standInChunk = 64 * 1024;
+    expect(peak).toBeLessThanOrEqual(2 * size + standInChunk);
   });
 });
