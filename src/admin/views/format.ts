@@ -66,9 +66,13 @@ export function when(iso: string | null | undefined): string {
   return `${d.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
 }
 
-export function installationTitle(v: Pick<InstallationView, 'crm' | 'externalId'>): string {
+/** "HubSpot portal acme.example (62515)": the account's name when the CRM said it, with its id. */
+export function installationTitle(
+  v: Pick<InstallationView, 'crm' | 'externalId'> & Partial<Pick<InstallationView, 'accountName'>>,
+): string {
   const provider = providerFor(v.crm);
-  return `${provider.label} ${provider.accountNoun} ${v.externalId}`;
+  const name = v.accountName ? `${v.accountName} (${v.externalId})` : v.externalId;
+  return `${provider.label} ${provider.accountNoun} ${name}`;
 }
 
 export function isActive(run: RunSummary): boolean {
