@@ -205,13 +205,17 @@ describe.each(['hubspot', 'salesforce'] as CrmKind[])('review at scale on %s', (
     const queue = await call(api('/review.csv'));
     expect(queue.status).toBe(200);
     expect(queue.headers.get('content-type')).toMatch(/^text\/csv/);
-    expect(queue.headers.get('content-disposition')).toBe('attachment; filename="review-queue.csv"');
+    expect(queue.headers.get('content-disposition')).toMatch(
+      new RegExp(`^attachment; filename="review-queue-${id}-\\d{4}-\\d{2}-\\d{2}\\.csv"$`),
+    );
     expect(queue.headers.get('cache-control')).toBe('no-store');
     expect(parseCsv(queue.text)[0]).toContain('candidate_slug');
 
     const log = await call(api('/decisions.csv'));
     expect(log.status).toBe(200);
-    expect(log.headers.get('content-disposition')).toBe('attachment; filename="decisions.csv"');
+    expect(log.headers.get('content-disposition')).toMatch(
+      new RegExp(`^attachment; filename="decisions-${id}-\\d{4}-\\d{2}-\\d{2}\\.csv"$`),
+    );
     const [header, ...rows] = parseCsv(log.text);
     expect(header).toEqual([
       'at',

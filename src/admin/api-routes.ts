@@ -124,6 +124,11 @@ function installationParam(req: Request): string {
   return result.data;
 }
 
+/** `review-queue-hubspot-62515-2026-11-26.csv`: which installation and which day, so downloads do not collide. */
+function csvName(what: string, installationId: string): string {
+  return `${what}-${installationId.replace(/[^A-Za-z0-9_-]/g, '_')}-${new Date().toISOString().slice(0, 10)}.csv`;
+}
+
 /** A download: the admin's browser saves it under `filename` (still no-store, as every admin answer). */
 function sendCsv(res: Response, filename: string, body: string): void {
   res
@@ -179,7 +184,7 @@ export function adminApiRouter({ ctx, guard, actions, overview }: ApiRouteDeps):
   router.get('/installations/:id/review.csv', async (req, res) => {
     const id = installationParam(req);
     await actions.installation(id);
-    sendCsv(res, 'review-queue.csv', reviewCsv(await ctx.index.reviews.items(id)));
+    sendCsv(res, csvName('review-queue', id), reviewCsv(await ctx.index.reviews.items(id)));
   });
 
   // Before `/review/:recordId`, which would take `bulk` for a record id.
@@ -206,7 +211,7 @@ export function adminApiRouter({ ctx, guard, actions, overview }: ApiRouteDeps):
   router.get('/installations/:id/decisions.csv', async (req, res) => {
     const id = installationParam(req);
     await actions.installation(id);
-    sendCsv(res, 'decisions.csv', decisionsCsv(await ctx.decisions.all(id)));
+    sendCsv(res, csvName('decisions', id), decisionsCsv(await ctx.decisions.all(id)));
   });
 
   router.post('/installations/:id/records/:recordId/unlink', async (req, res) => {
