@@ -5,10 +5,13 @@
  * before the 202. It does nothing with the events: it is the floor the connector's acknowledgement is measured
  * against, in the same run, on the same machine.
  */
+import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
+import { findProjectRoot } from '../../src/util/project-root.js';
 import { serveRpc } from '../support/rpc.js';
 
 export interface ReferenceIngestConfig {
@@ -25,12 +28,11 @@ export type ReferenceIngestProtocol = {
   received: { args: null; result: { accepted: number; duplicates: number; refused: number } };
 };
 
-const INGEST = `
-if redis.call('SET', KEYS[1], '1', 'EX', 172800, 'NX') then
-  redis.call('RPUSH', KEYS[2], ARGV[1])
-  return 1
-end
-return 0`;
+/** Lua lives in .lua files (issue 29), the bench's own too; read from the project root, whether run from src or dist. */
+const INGEST = readFileSync(
+  join(findProjectRoot(import.meta.url), 'bench', 'children', 'reference-ingest.lua'),
+  'utf8',
+);
 
 await serveRpc<ReferenceIngestProtocol, ReferenceIngestConfig, ReferenceIngestReady>(async (config) => {
   const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 1 });
