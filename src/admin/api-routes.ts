@@ -124,7 +124,7 @@ function installationParam(req: Request): string {
   return result.data;
 }
 
-/** `review-queue-hubspot-62515-2026-11-26.csv`: which installation and which day, so downloads do not collide. */
+/** `review-queue-<installation id>-2026-11-26.csv`: which installation and which day, so downloads do not collide. */
 function csvName(what: string, installationId: string): string {
   return `${what}-${installationId.replace(/[^A-Za-z0-9_-]/g, '_')}-${new Date().toISOString().slice(0, 10)}.csv`;
 }

@@ -66,7 +66,7 @@ export function when(iso: string | null | undefined): string {
   return `${d.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
 }
 
-/** "HubSpot portal acme.example (62515)": the account's name when the CRM said it, with its id. */
+/** "<CRM> <account noun> acme.example (62515)": the account's name when the CRM said it, with its id. */
 export function installationTitle(
   v: Pick<InstallationView, 'crm' | 'externalId'> & Partial<Pick<InstallationView, 'accountName'>>,
 ): string {
