@@ -21,6 +21,7 @@ import {
 } from '../src/sandbox/index.js';
 import { createServerApp } from '../src/server/app.js';
 import { demoCompanies, type SeedCompanyInput } from './demo-seed.js';
+import { createComponentPreview } from './preview/page.js';
 
 /**
  * Everything on one machine: the report sandbox, the local stand-in of the CRM asked for, the HTTP server and
@@ -183,7 +184,12 @@ export async function startLocalSystem(options: LocalSystemOptions = {}): Promis
     const seed = Array.isArray(options.companies)
       ? options.companies
       : demoCompanies(sandbox.listReports(), options.companies ?? 300);
-    server.on('request', createServerApp(ctx));
+    const app = createServerApp(ctx);
+    // The component preview is demo equipment: it answers its own paths ahead of the connector's routes.
+    const preview = createComponentPreview();
+    server.on('request', (req, res) => {
+      if (!preview(req, res)) app(req, res);
+    });
     for (let i = 0; i < (options.workers ?? 1); i++) workers.push(await ctx.startWorkers());
 
     const installation = await provider.installFromToken(config, ctx.installations);

@@ -123,9 +123,10 @@ export function cardStateText(state: CardState): string {
 
 /** The same state as a simple HTML fragment (for a preview page; not HubSpot's own look). */
 export function cardStateHtml(state: CardState): string {
-  return `<section class="report-card">${render(state)
+  // One piece a line: side-by-side pieces (two buttons) stay apart in the page's text, as they are on the card.
+  return `<section class="report-card">\n${render(state)
     .map((p) => p.html)
-    .join('')}</section>`;
+    .join('\n')}\n</section>`;
 }
 
 /** Every sample state's text, by name. */
