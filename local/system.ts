@@ -21,7 +21,7 @@ import {
 } from '../src/sandbox/index.js';
 import { createServerApp } from '../src/server/app.js';
 import { demoCompanies, type SeedCompanyInput } from './demo-seed.js';
-import { createComponentPreview } from './preview/page.js';
+import { createComponentPreview, PREVIEW_PATH } from './preview/page.js';
 
 /**
  * Everything on one machine: the report sandbox, the local stand-in of the CRM asked for, the HTTP server and
@@ -89,6 +89,8 @@ export interface LocalSystem {
   /** The local Salesforce, when the CRM is Salesforce. */
   salesforce: LocalSalesforce | null;
   appUrl: string;
+  /** The demo's page showing every state of each CRM's record component, as previews. */
+  componentPreviewUrl: string;
   installationId: string;
   seed: SeedCompanyInput[];
   /** Record id in the local CRM of each seed company, same order. */
@@ -184,7 +186,9 @@ export async function startLocalSystem(options: LocalSystemOptions = {}): Promis
     const seed = Array.isArray(options.companies)
       ? options.companies
       : demoCompanies(sandbox.listReports(), options.companies ?? 300);
-    const app = createServerApp(ctx);
+    const app = createServerApp(ctx, {
+      adminLinks: [{ href: PREVIEW_PATH, label: 'previews of the CRM components in each state' }],
+    });
     // The component preview is demo equipment: it answers its own paths ahead of the connector's routes.
     const preview = createComponentPreview();
     server.on('request', (req, res) => {
@@ -217,6 +221,7 @@ export async function startLocalSystem(options: LocalSystemOptions = {}): Promis
       },
       salesforce: local.kind === 'salesforce' ? local.handle : null,
       appUrl,
+      componentPreviewUrl: `${appUrl}${PREVIEW_PATH}`,
       installationId: installation.id,
       seed,
       recordIds,

@@ -126,6 +126,15 @@ describe('the component preview page', () => {
       expect(await page.textContent(`#${id}`)).toMatch(/preview$/);
   });
 
+  it("is linked from the demo's admin page", async () => {
+    const answer = await fetch(`${system.appUrl}/admin`, {
+      headers: { authorization: `Bearer ${system.ctx.config.adminToken}` },
+    });
+    expect(answer.status).toBe(200);
+    expect(await answer.text()).toContain(`<a href="${PREVIEW_PATH}">`);
+    expect(system.componentPreviewUrl).toBe(`${system.appUrl}${PREVIEW_PATH}`);
+  });
+
   it("takes the README's pictures of both components (docs/images/preview-*.png)", async () => {
     mkdirSync(IMAGES, { recursive: true });
     await page.locator('#hubspot-card').screenshot({ path: join(IMAGES, 'preview-hubspot-card.png') });

@@ -26,7 +26,7 @@ import {
 import type { SessionRevocations } from './session-revocations.js';
 import { readMultipartBody, readUploadForm } from './uploads.js';
 import { FORM_RECORD, type LinkedItem } from './views/corrections.js';
-import { dashboardPage } from './views/dashboard.js';
+import { type AdminLink, dashboardPage } from './views/dashboard.js';
 import { installationPath } from './views/format.js';
 import { type InstallationPageInput, installationPage, type PageForm } from './views/installation-page.js';
 import { loginPage } from './views/login.js';
@@ -50,6 +50,8 @@ export interface PageRouteDeps {
   throttle: LoginThrottle;
   /** Renders the login form in place of a page that needs the admin. */
   showLogin: (req: Request, res: Response) => void;
+  /** More pages of this server for the installations page to list (the demo's component previews). */
+  links?: readonly AdminLink[];
 }
 
 /** What a redirect's `?done=` stands for: fixed sentences, so a crafted link cannot put words on the page. */
@@ -185,7 +187,10 @@ export function adminPageRouter(deps: PageRouteDeps): Router {
 
   pages.get('/', async (req, res) => {
     const views = (await overview.list()).map((v) => ({ ...v, approveCsrf: csrf(res) }));
-    send(res, dashboardPage({ views, csrfToken: csrf(res), notice: doneMessage(req) }));
+    send(
+      res,
+      dashboardPage({ views, csrfToken: csrf(res), notice: doneMessage(req), links: deps.links ?? [] }),
+    );
   });
 
   pages.get('/events', async (_req, res) => {

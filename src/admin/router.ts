@@ -21,6 +21,7 @@ import { adminPageRouter } from './page-routes.js';
 import { safeNextPath } from './schemas.js';
 import { adminPageHeaders, bullBoardHeaders, noStore } from './security-headers.js';
 import { SessionRevocations } from './session-revocations.js';
+import type { AdminLink } from './views/dashboard.js';
 import { loginPage } from './views/login.js';
 import { messagePage } from './views/misc-pages.js';
 
@@ -32,7 +33,11 @@ import { messagePage } from './views/misc-pages.js';
 /** How long the admin page waits for Redis to answer a ping before it says Redis is unreachable. */
 export const REDIS_CHECK_MS = 1_500;
 
-export function createAdminRouter(ctx: AppContext, service: InstallationService): Router {
+export function createAdminRouter(
+  ctx: AppContext,
+  service: InstallationService,
+  links: readonly AdminLink[] = [],
+): Router {
   const secure = ctx.config.appUrl.startsWith('https:');
   const auth = new AdminAuth({
     adminToken: ctx.config.adminToken,
@@ -96,7 +101,9 @@ export function createAdminRouter(ctx: AppContext, service: InstallationService)
   admin.use(assetsRouter());
   admin.use(noStore, redisGate, guard.identify);
   admin.use('/api', adminApiRouter({ ctx, guard, actions, overview }));
-  admin.use(adminPageRouter({ ctx, auth, guard, actions, overview, revocations, throttle, showLogin }));
+  admin.use(
+    adminPageRouter({ ctx, auth, guard, actions, overview, revocations, throttle, showLogin, links }),
+  );
   // Redis lost in the middle of a request (or hung past the command timeout): the same 503, never a 500.
   admin.use((err: unknown, req: Request, res: Response, next: NextFunction) => {
     if (res.headersSent || !isRedisUnavailable(err, ctx.redis)) return next(err);

@@ -4,6 +4,7 @@ import helmet from 'helmet';
 import proxyaddr from 'proxy-addr';
 import { AdminActions } from '../admin/admin-actions.js';
 import { createAdminRouter } from '../admin/router.js';
+import type { AdminLink } from '../admin/views/dashboard.js';
 import type { AppContext } from '../app/context.js';
 import { InstallationService } from '../app/installation-service.js';
 import { createRecordCardHost } from '../cards/record-card-host.js';
@@ -40,6 +41,8 @@ export const PROBE_TIMEOUT_MS = 1_500;
 export interface ServerOptions {
   /** Workers running in this process, if any (`start`); readiness then requires them. */
   workers?: PipelineWorkers;
+  /** More pages this server answers for, listed on the admin's installations page (the demo's previews). */
+  adminLinks?: readonly AdminLink[];
 }
 
 /** What node:http calls for each request (`http.createServer(handler)`). */
@@ -198,7 +201,7 @@ export function createServerApp(ctx: AppContext, options: ServerOptions = {}): S
     for (const router of routers) app.use(router);
   }
 
-  app.use(createAdminRouter(ctx, service));
+  app.use(createAdminRouter(ctx, service, options.adminLinks ?? []));
 
   app.use((_req, res) => {
     res.status(404).json({ error: 'not found' });

@@ -14,10 +14,17 @@ import { connectionBadge, connectionDetails, coverageChart, keyDetails } from '.
 
 /** `/admin`: every installation at a glance, each with a link to its own page. */
 
+/** A page of this server beside the admin's own (the demo's component previews). */
+export interface AdminLink {
+  href: string;
+  label: string;
+}
+
 export function dashboardPage(o: {
   views: readonly InstallationView[];
   csrfToken: string | null;
   notice?: string | null;
+  links?: readonly AdminLink[];
 }): SafeHtml {
   const cards = o.views.map((v) => {
     const title = installationTitle(v);
@@ -49,6 +56,14 @@ export function dashboardPage(o: {
               )},
               or set an access token in the configuration.</p>`
           : cards
+      }
+      ${
+        o.links?.length
+          ? html`<p class="admin-links">Also here: ${joinHtml(
+              o.links.map((l) => html`<a href="${l.href}">${l.label}</a>`),
+              html`, `,
+            )}.</p>`
+          : ''
       }`,
   );
 }

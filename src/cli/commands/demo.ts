@@ -123,6 +123,7 @@ export async function demoCommand(argv: string[], io: CommandIo): Promise<number
       );
       io.out('');
       io.out(`Admin page: ${system.appUrl}/admin  (token: ${adminToken})`);
+      io.out(`Component previews (each state of the CRM record components): ${system.componentPreviewUrl}`);
       if (cliEnv) io.out(`\n${cliBlock(cliEnv(system), system)}`);
       io.out('Press Ctrl-C to stop.');
       await stopped;
