@@ -55,6 +55,8 @@ let system: LocalSystem;
 let browser: Browser;
 let page: Page;
 let lwcTexts: Record<string, string>;
+/** The text checks that passed: the README's pictures are taken only of a page whose texts match. */
+const matched = new Set<string>();
 
 beforeAll(async () => {
   // The Jest side first: the component's states as the Jest tests render them, written to test-artifacts/.
@@ -102,6 +104,7 @@ describe('the component preview page', () => {
       const state = CARD_SAMPLES[name as CardSampleName];
       expect(squeeze(text), name).toBe(rendererText(state));
     }
+    matched.add('card');
   });
 
   it('shows each state of the Salesforce component with the text its Jest tests read', async () => {
@@ -116,6 +119,7 @@ describe('the component preview page', () => {
       const text = await page.evaluate(`window.lwcStateText(${JSON.stringify(name)})`);
       expect(text, name).toBe(lwcTexts[name]);
     }
+    matched.add('lwc');
   });
 
   it('labels every state as a preview', async () => {
@@ -136,6 +140,10 @@ describe('the component preview page', () => {
   });
 
   it("takes the README's pictures of both components (docs/images/preview-*.png)", async () => {
+    expect([...matched].sort(), 'both text checks must pass first (run the whole file)').toEqual([
+      'card',
+      'lwc',
+    ]);
     mkdirSync(IMAGES, { recursive: true });
     await page.locator('#hubspot-card').screenshot({ path: join(IMAGES, 'preview-hubspot-card.png') });
     await page.locator('#salesforce-lwc').screenshot({ path: join(IMAGES, 'preview-salesforce-lwc.png') });
