@@ -29,6 +29,8 @@ interface Signed {
   /** Epoch ms the request claims. */
   at?: number;
   secret?: string;
+  /** Sign and send this query instead of the portal and user ones (a URL HubSpot may extend). */
+  query?: string;
   /** Send this query instead of the one that was signed (a tampered URL). */
   sentQuery?: string;
   unsigned?: boolean;
@@ -41,7 +43,8 @@ async function card(path: string, options: Signed = {}) {
   const query = new URLSearchParams();
   if (options.portalId !== null) query.set('portalId', options.portalId ?? LOCAL_HUBSPOT_PORTAL_ID);
   if (options.userId !== null) query.set('userId', options.userId ?? USER_ID);
-  const signedUrl = `${system.appUrl}${path}${query.size ? `?${query}` : ''}`;
+  const sentQuery = options.query ?? query.toString();
+  const signedUrl = `${system.appUrl}${path}${sentQuery ? `?${sentQuery}` : ''}`;
   const body = options.body === undefined ? '' : JSON.stringify(options.body);
   const at = String(options.at ?? Date.now());
   const headers: Record<string, string> = {};
@@ -115,6 +118,16 @@ describe('HubSpot card routes, signed by hubspot.fetch', () => {
     expect(noPortal.status).toBe(401);
     expect(noPortal.body.error).toBe('unsigned_identity');
     expect((await card(path, { userId: null })).status).toBe(401);
+  });
+
+  it('accepts the portal and user named twice alike (card and HubSpot), refuses two different ones', async () => {
+    const path = companyPath(recordWith('matched'));
+    const portal = LOCAL_HUBSPOT_PORTAL_ID;
+    const twice = `portalId=${portal}&userId=${USER_ID}&portalId=${portal}&userId=${USER_ID}`;
+    expect((await card(path, { query: twice })).status).toBe(200);
+    const conflicting = await card(path, { query: `portalId=${portal}&userId=${USER_ID}&portalId=987654` });
+    expect(conflicting.status).toBe(401);
+    expect(conflicting.body.error).toBe('unsigned_identity');
   });
 
   it('refuses another portal (403) and a company that is not this portal’s (404)', async () => {

@@ -237,15 +237,19 @@ describe('the card loading through hubspot.fetch', () => {
       () => ({ status: 200, body: linkedData }),
     ]);
     const r = createRenderer('crm.record.tab');
-    r.render(<ReportCard companyId="1001" appUrl={APP} fetcher={fetcher} />);
+    r.render(<ReportCard companyId="1001" appUrl={APP} fetcher={fetcher} portalId={31337} userId={4242} />);
     expect(r.maybeFind(LoadingSpinner)).not.toBeNull();
     await r.waitFor(() => expect(r.find(ToggleGroup)).toBeTruthy());
     r.findByTestId(Button, 'accept').trigger('onClick');
     await r.waitFor(() => expect(r.findAll(ProgressBar).length).toBe(3));
     expect(calls).toEqual([
-      { url: 'https://connector.example.com/cards/hubspot/companies/1001', method: 'GET', body: undefined },
       {
-        url: 'https://connector.example.com/cards/hubspot/companies/1001/decision',
+        url: 'https://connector.example.com/cards/hubspot/companies/1001?portalId=31337&userId=4242',
+        method: 'GET',
+        body: undefined,
+      },
+      {
+        url: 'https://connector.example.com/cards/hubspot/companies/1001/decision?portalId=31337&userId=4242',
         method: 'POST',
         body: { action: 'accept', slug: 'acme-gmbh' },
       },

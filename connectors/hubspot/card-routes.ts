@@ -46,9 +46,16 @@ function refuse(res: Response, status: number, body: CardErrorBody): void {
   res.status(status).json(body);
 }
 
+/**
+ * One numeric query value. The card names its portal and user in the URL and HubSpot may add the same names
+ * again (its documentation does not say): a repeat is accepted only when every copy says the same.
+ */
 function queryValue(req: Request, name: string): string | null {
-  const value = req.query[name];
-  return typeof value === 'string' && NUMERIC_ID.test(value) ? value : null;
+  const raw = req.query[name];
+  const values = Array.isArray(raw) ? raw : [raw];
+  const first = values[0];
+  if (typeof first !== 'string' || !NUMERIC_ID.test(first)) return null;
+  return values.every((value) => value === first) ? first : null;
 }
 
 export function createHubSpotCardRouter(deps: HubSpotCardRouterDeps): Router {

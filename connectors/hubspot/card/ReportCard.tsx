@@ -334,18 +334,32 @@ export interface ReportCardProps {
   /** The connector's public URL (`APP_URL`), which the app's `permittedUrls` declares. */
   appUrl: string;
   fetcher: CardFetcher;
+  /**
+   * The portal and user from the card's context. The card puts them in its URLs itself, inside what HubSpot
+   * signs, because HubSpot's documentation does not say that `hubspot.fetch` adds them (docs/vendor-sources.md);
+   * if HubSpot adds them too, the connector accepts the repeat only when both say the same.
+   */
+  portalId?: number | string;
+  userId?: number | string;
+}
+
+/** The card's signed identity as a query string, or '' when the context gave none (tests, the preview). */
+export function cardIdentityQuery(portalId?: number | string, userId?: number | string): string {
+  if (portalId === undefined || userId === undefined) return '';
+  return `?${new URLSearchParams({ portalId: String(portalId), userId: String(userId) }).toString()}`;
 }
 
 /** The card as HubSpot runs it: loads its state, then sends decisions and requests. */
-export function ReportCard({ companyId, appUrl, fetcher }: ReportCardProps) {
+export function ReportCard({ companyId, appUrl, fetcher, portalId, userId }: ReportCardProps) {
   const [state, setState] = useState<CardState>({ kind: 'loading' });
   const [sending, setSending] = useState(false);
   const [actionError, setActionError] = useState<string | null>(null);
   const base = `${appUrl.replace(/\/+$/, '')}${cardCompanyPath(companyId)}`;
+  const identity = cardIdentityQuery(portalId, userId);
 
   useEffect(() => {
     let live = true;
-    fetcher(base)
+    fetcher(`${base}${identity}`)
       .then(stateOf, (): CardState => ({ kind: 'unreachable' }))
       .then((next) => {
         if (live) setState(next);
@@ -353,14 +367,14 @@ export function ReportCard({ companyId, appUrl, fetcher }: ReportCardProps) {
     return () => {
       live = false;
     };
-  }, [base, fetcher]);
+  }, [base, identity, fetcher]);
 
   const send = useCallback(
     async (path: string, body: Record<string, unknown>) => {
       setSending(true);
       setActionError(null);
       try {
-        const response = await fetcher(`${base}${path}`, { method: 'POST', body });
+        const response = await fetcher(`${base}${path}${identity}`, { method: 'POST', body });
         if (response.status === 200) setState(await stateOf(response));
         else setActionError(await messageOf(response));
       } catch {
@@ -369,7 +383,7 @@ export function ReportCard({ companyId, appUrl, fetcher }: ReportCardProps) {
         setSending(false);
       }
     },
-    [base, fetcher],
+    [base, identity, fetcher],
   );
 
   return (

@@ -4,8 +4,15 @@ import { ReportCard } from './ReportCard.js';
 
 /**
  * The card's entry point in the HubSpot project (company record tab and sidebar). HubSpot signs each
- * `hubspot.fetch` request and adds the portal and user to its URL; the connector answers only such requests.
+ * `hubspot.fetch` request, URL included; the card names its portal and user in that URL, and the connector
+ * answers only such requests.
  */
 hubspot.extend<'crm.record.tab'>(({ context }) => (
-  <ReportCard companyId={String(context.crm.objectId)} appUrl={APP_URL} fetcher={hubspot.fetch} />
+  <ReportCard
+    companyId={String(context.crm.objectId)}
+    appUrl={APP_URL}
+    fetcher={hubspot.fetch}
+    portalId={context.portal.id}
+    userId={context.user.id}
+  />
 ));
