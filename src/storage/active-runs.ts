@@ -61,15 +61,15 @@ export class ActiveRuns {
 
   /** The lane's run, or null; `known` is false while no run was ever started through the pointer. */
   async current(installationId: string, lane: RunLane): Promise<{ known: boolean; run: ActiveRun | null }> {
-    const [v, runId, kind, rank] = await this.redis.hmget(
+    const [seen, runId, kind, rank] = await this.redis.hmget(
       this.keys.activeRuns(installationId),
-      'v',
+      `${lane}:seen`,
       lane,
       `${lane}:kind`,
       `${lane}:rank`,
     );
     return {
-      known: v !== null,
+      known: seen !== null,
       run: runId ? { runId, kind: kind ?? '', rank: Number(rank ?? 0) } : null,
     };
   }

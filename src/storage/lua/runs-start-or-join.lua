@@ -3,12 +3,13 @@
 -- during an incremental or reconcile run) supersedes it: the lane then points to the new run.
 --
 -- KEYS[1] the installation's hash (exists while the installation does)
--- KEYS[2] the installation's active runs (hash: `v`, and per lane `<lane>`, `<lane>:kind`, `<lane>:rank`)
+-- KEYS[2] the installation's active runs (hash, per lane: `<lane>:seen` once the lane was ever written, and
+--   while a run is under way `<lane>`, `<lane>:kind`, `<lane>:rank`)
 -- ARGV[1] the lane ('sync' or 'preview')
 -- ARGV[2] the new run's id
 -- ARGV[3] the new run's kind
 -- ARGV[4] the new run's rank (what it covers: a higher rank supersedes a lower one)
--- ARGV[5] a run from before the active-runs hash to adopt when the hash is new ('' for none)
+-- ARGV[5] a run from before the lanes to adopt when the lane was never written ('' for none)
 -- ARGV[6] its kind
 -- ARGV[7] its rank
 -- ARGV[8] a run found ended or dead, not to be joined ('' for none)
@@ -17,8 +18,8 @@
 
 if redis.call('EXISTS', KEYS[1]) == 0 then return {'gone'} end
 local lane = ARGV[1]
-if redis.call('HEXISTS', KEYS[2], 'v') == 0 then
-  redis.call('HSET', KEYS[2], 'v', '1')
+if redis.call('HEXISTS', KEYS[2], lane .. ':seen') == 0 then
+  redis.call('HSET', KEYS[2], lane .. ':seen', '1')
   if ARGV[5] ~= '' then
     redis.call('HSET', KEYS[2], lane, ARGV[5], lane .. ':kind', ARGV[6], lane .. ':rank', ARGV[7])
   end
