@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { type LocalSystem, workerEnvFor } from '../local/system.js';
+import { upgradeLinkIndex } from '../src/app/index-upgrade.js';
 import type { CommandIo } from '../src/cli/io.js';
 import { main } from '../src/cli/main.js';
 import type { BatchJob } from '../src/pipeline/batch-job.js';
@@ -8,8 +9,10 @@ import { list } from '../src/pipeline/handlers/list.js';
 import type { ListJob } from '../src/pipeline/jobs.js';
 import { jobIdPart } from '../src/pipeline/queues.js';
 import { RunLinks } from '../src/storage/run-links.js';
+import { adminLogin } from './support/admin-login.js';
 import { startTestSystem, stopTestSystem } from './support/local-system.js';
 import { runEnded } from './support/system-state.js';
+import { waitFor } from './support/wait.js';
 
 /**
  * Issue 30, "one pass at a time per installation": a sync asked for while one is under way joins it, a full
@@ -85,6 +88,18 @@ describe('one pass at a time per installation', () => {
     });
     expect(res.status).toBe(202);
     expect(await res.json()).toEqual({ runId: first!.id, kind: 'incremental', joined: true });
+
+    // "Sync now" on the installation page joins it too, and says so.
+    const { cookie, csrf } = await adminLogin(s);
+    const page = await fetch(`${s.appUrl}/admin/installations/${s.installationId}/sync`, {
+      method: 'POST',
+      headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ _csrf: csrf }).toString(),
+      redirect: 'manual',
+    });
+    expect(page.status).toBe(303);
+    expect(page.headers.get('location')).toContain('done=sync-joined');
+    expect(await s.ctx.runs.recent(s.installationId, 10)).toHaveLength(1);
   });
 
   it('a full sync supersedes an incremental run: one pass, which the superseded run points to', async () => {
@@ -104,6 +119,17 @@ describe('one pass at a time per installation', () => {
     });
     expect(await counter(s, 'report_connector_runs_superseded_total', { kind: 'full' })).toBe(1);
     expect(await counter(s, 'report_connector_runs_stopped_total', { reason: 'superseded' })).toBe(1);
+  });
+
+  it('the start-up index upgrade joins a full sync under way', async () => {
+    const s = await quietSystem();
+    const { pipeline, redis, keys } = s.ctx;
+    const sync = await pipeline.requestSync(s.installationId, 'full');
+    const [legacy] = keys.legacyIndexKeys(s.installationId);
+    await redis.hset(legacy!, 'record-1', 'some-slug');
+    const [upgraded] = await upgradeLinkIndex(s.ctx);
+    expect(upgraded?.runId).toBe(sync.runId);
+    expect(await s.ctx.runs.recent(s.installationId, 10)).toHaveLength(1);
   });
 
   it('a preview runs beside a sync, and two previews join each other', async () => {
@@ -268,6 +294,26 @@ describe('following a superseded run', () => {
     const undone = await s.ctx.records.undoRun(s.installationId, full.runId);
     for (const id of linkedFirst.keys()) expect(undone.undone.has(id), id).toBe(true);
     for (const id of linkedFirst.keys()) expect(s.crm.record(id)?.slug ?? null).toBeNull();
+  }, 120_000);
+
+  it('`sync --wait` that joined a run follows it and exits 0 when it ends done', async () => {
+    const s = await quietSystem();
+    await (await s.ctx.runtime.open(s.installationId)).connector.ensureFields();
+    s.workers.push(await s.ctx.startWorkers());
+    // Held until the CLI has joined: the run cannot end before.
+    await s.ctx.queues.backfill.pause();
+    const running = await s.ctx.pipeline.requestSync(s.installationId, 'full');
+    const out: string[] = [];
+    const err: string[] = [];
+    const cli = main(['sync', '--installation', s.installationId, '--wait'], cliIo(s, out, err));
+    await waitFor(
+      'the CLI to join',
+      () => err.some((l) => l.includes(`joined run ${running.runId}`)) || undefined,
+    );
+    await s.ctx.queues.backfill.resume();
+    expect(await cli, err.join('\n')).toBe(0);
+    expect((await s.ctx.runs.get(running.runId))?.state).toBe('done');
+    expect(err.join('\n')).toContain('Sync finished');
   }, 120_000);
 
   it('`sync --full --preview` is accepted and previews', async () => {
