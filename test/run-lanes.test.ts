@@ -119,6 +119,9 @@ describe('one pass at a time per installation', () => {
     });
     expect(await counter(s, 'report_connector_runs_superseded_total', { kind: 'full' })).toBe(1);
     expect(await counter(s, 'report_connector_runs_stopped_total', { reason: 'superseded' })).toBe(1);
+    // A setting the full run ran under changed (fixture writes allowed): a new full run takes its place.
+    const again = await pipeline.requestSync(s.installationId, 'full', { restart: true });
+    expect(again).toMatchObject({ joined: false, supersededRunId: full.runId });
   });
 
   it('the start-up index upgrade joins a full sync under way', async () => {

@@ -403,7 +403,10 @@ export class AdminActions {
     await this.installation(installationId);
     await this.ctx.installations.setAllowFixtureWrites(installationId, allow);
     this.ctx.runtime.forget(installationId);
-    const runId = allow ? await this.ctx.pipeline.startSync(installationId, 'full') : null;
+    // A run under way refused its fixture writes so far: a new full run takes its place.
+    const runId = allow
+      ? (await this.ctx.pipeline.requestSync(installationId, 'full', { restart: true })).runId
+      : null;
     return { allowFixtureWrites: allow, runId };
   }
 

@@ -115,12 +115,13 @@ export class Pipeline {
    * One pass at a time per installation: a sync asked for while one is under way joins it; one that covers
    * more (a full sync during an incremental or reconcile run: runRank) supersedes it, which stops it. A
    * preview has its own lane (it never joins nor blocks a sync). A run found dead (run-liveness.ts) is stopped
-   * with its reason and never joined.
+   * with its reason and never joined. `restart`: supersede the run under way whatever it covers, as a setting
+   * it ran under changed (fixture writes allowed).
    */
   async requestSync(
     installationId: string,
     kind: RunKind,
-    options: { forgetUnlisted?: boolean } = {},
+    options: { forgetUnlisted?: boolean; restart?: boolean } = {},
   ): Promise<SyncStart> {
     const { runs, metrics } = this.deps;
     const { adopt, dead } = await this.laneState(installationId, kind);

@@ -51,6 +51,8 @@ export interface StartOrJoinRequest {
   adopt?: ActiveRun | null;
   /** The lane's run, found ended or dead: never joined. */
   dead?: string | null;
+  /** Supersede the lane's run whatever it covers: it ran under settings that changed since. */
+  restart?: boolean;
 }
 
 export class ActiveRuns {
@@ -88,6 +90,7 @@ export class ActiveRuns {
         adopt?.kind ?? '',
         adopt?.rank ?? 0,
         request.dead ?? '',
+        request.restart ? '1' : '0',
       ],
       startReply,
     );

@@ -206,7 +206,12 @@ export class SyncRuns {
   async begin(
     installationId: string,
     kind: RunKind,
-    options: { forgetUnlisted?: boolean; adopt?: ActiveRun | null; dead?: string | null } = {},
+    options: {
+      forgetUnlisted?: boolean;
+      restart?: boolean;
+      adopt?: ActiveRun | null;
+      dead?: string | null;
+    } = {},
   ): Promise<SyncStart | null> {
     const id = newRunId(installationId, kind);
     const forget = options.forgetUnlisted === true;
@@ -218,6 +223,7 @@ export class SyncRuns {
       rank: runRank(kind, forget),
       adopt: options.adopt ?? null,
       dead: options.dead ?? null,
+      restart: options.restart === true,
     });
     if (outcome.outcome === 'gone' || outcome.outcome === 'joined') {
       await this.redis.unlink(this.keys.run(id));

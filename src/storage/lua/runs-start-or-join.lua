@@ -13,6 +13,8 @@
 -- ARGV[6] its kind
 -- ARGV[7] its rank
 -- ARGV[8] a run found ended or dead, not to be joined ('' for none)
+-- ARGV[9] '1' to supersede the lane's run whatever its rank (what it did so far was done under settings that
+--   changed), else '0'
 -- returns {'started', id}; {'joined', id, kind}; {'superseded', id, old id}; {'gone'} when the installation
 --   is gone
 
@@ -27,7 +29,7 @@ end
 local current = redis.call('HGET', KEYS[2], lane)
 if current and current ~= ARGV[8] then
   local rank = tonumber(redis.call('HGET', KEYS[2], lane .. ':rank') or '0')
-  if tonumber(ARGV[4]) <= rank then
+  if ARGV[9] ~= '1' and tonumber(ARGV[4]) <= rank then
     return {'joined', current, redis.call('HGET', KEYS[2], lane .. ':kind') or ''}
   end
   redis.call('HSET', KEYS[2], lane, ARGV[2], lane .. ':kind', ARGV[3], lane .. ':rank', ARGV[4])
