@@ -6,7 +6,7 @@ import { main } from '../src/cli/main.js';
 import type { BatchJob } from '../src/pipeline/batch-job.js';
 import { batch } from '../src/pipeline/handlers/batch.js';
 import { list } from '../src/pipeline/handlers/list.js';
-import type { ListJob } from '../src/pipeline/jobs.js';
+import { type ListJob, parseJobData } from '../src/pipeline/jobs.js';
 import { jobIdPart } from '../src/pipeline/queues.js';
 import { RunLinks } from '../src/storage/run-links.js';
 import { adminLogin } from './support/admin-login.js';
@@ -245,6 +245,10 @@ describe('one pass at a time per installation', () => {
       .map((j) => j.timestamp + j.delay);
     expect(Math.max(...dueAt)).toBeGreaterThanOrEqual(startedAt + period);
     expect(Math.max(...dueAt)).toBeLessThan(startedAt + period + 60_000);
+    // The check is a `reconcile` job of one installation; the scheduler's own payload stays `{}`.
+    const check = checks.find((j) => j.name === 'reconcile')!;
+    expect(parseJobData('reconcile', check.data)).toEqual({ installationId: s.installationId });
+    expect(parseJobData('reconcile', {})).toEqual({});
     // A preview is no pass.
     await pipeline.requestSync(s.installationId, 'preview');
     const [due] = await pipeline.reconcileAll(startedAt + period + 1);
