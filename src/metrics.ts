@@ -60,6 +60,25 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly runsJoined = new Counter({
+    name: 'report_connector_runs_joined_total',
+    help: 'Syncs asked for that joined the run under way on their installation, by the kind asked for',
+    labelNames: ['kind'] as const,
+    registers: [this.registry],
+  });
+  readonly runsSuperseded = new Counter({
+    name: 'report_connector_runs_superseded_total',
+    help: 'Runs under way stopped for a sync that covers more (a full sync during an incremental or reconcile run)',
+    labelNames: ['kind'] as const,
+    registers: [this.registry],
+  });
+  readonly runsStopped = new Counter({
+    name: 'report_connector_runs_stopped_total',
+    help: 'Runs stopped before their end, by reason (superseded, stale: no progress, no_jobs: its jobs were lost, other)',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+
   constructor(options: { defaults?: boolean } = {}) {
     if (options.defaults ?? true) collectDefaultMetrics({ register: this.registry });
   }

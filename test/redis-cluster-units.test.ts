@@ -122,6 +122,7 @@ describe('hash tags', () => {
       keys.recordLock(id, '7'),
       keys.recordLock(id, '8'),
       keys.runs(id),
+      keys.activeRuns(id),
       keys.runLinks(id, 'run-1'),
       keys.requests(id),
       keys.requestLock(id, '7'),

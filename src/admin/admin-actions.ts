@@ -318,10 +318,14 @@ export class AdminActions {
     }
   }
 
+  /**
+   * A sync asked for while one is under way joins it (`joined`: the run id is that run's); a full one asked
+   * for during an incremental or reconcile run supersedes it (Pipeline.requestSync).
+   */
   async startSync(
     installationId: string,
     full: boolean,
-  ): Promise<{ runId: string; kind: 'full' | 'incremental' }> {
+  ): Promise<{ runId: string; kind: 'full' | 'incremental'; joined: boolean }> {
     const installation = await this.installation(installationId);
     if (installation.status !== 'connected') {
       const why = installation.statusReason ? `: ${installation.statusReason}` : '';
@@ -336,7 +340,8 @@ export class AdminActions {
       );
     }
     const kind = full ? 'full' : 'incremental';
-    return { runId: await this.ctx.pipeline.startSync(installationId, kind), kind };
+    const start = await this.ctx.pipeline.requestSync(installationId, kind);
+    return { runId: start.runId, kind, joined: start.joined };
   }
 
   /**
@@ -398,7 +403,10 @@ export class AdminActions {
     await this.installation(installationId);
     await this.ctx.installations.setAllowFixtureWrites(installationId, allow);
     this.ctx.runtime.forget(installationId);
-    const runId = allow ? await this.ctx.pipeline.startSync(installationId, 'full') : null;
+    // A run under way refused its fixture writes so far: a new full run takes its place.
+    const runId = allow
+      ? (await this.ctx.pipeline.requestSync(installationId, 'full', { restart: true })).runId
+      : null;
     return { allowFixtureWrites: allow, runId };
   }
 

@@ -62,6 +62,7 @@ const DONE_MESSAGES: Record<string, string> = {
   'review-linked': 'Linked: the report was written to the CRM record.',
   'review-rejected': 'Rejected: the candidates will not be offered again, and the CRM record was updated.',
   'sync-started': 'A sync has started; its progress shows below.',
+  'sync-joined': 'A sync was already under way: yours joined it; its progress shows below.',
   'review-bulk-linked':
     'Accepted: each selected record is linked to its first candidate, and the CRM records were updated.',
   'review-bulk-rejected':
@@ -331,8 +332,8 @@ export function adminPageRouter(deps: PageRouteDeps): Router {
     '/installations/:id/sync',
     change('sync', async (req, id) => {
       const body = (req.body ?? {}) as Record<string, unknown>;
-      await actions.startSync(id, body.full === 'true');
-      return installationPath(id, '?done=sync-started#runs');
+      const { joined } = await actions.startSync(id, body.full === 'true');
+      return installationPath(id, `?done=${joined ? 'sync-joined' : 'sync-started'}#runs`);
     }),
   );
 

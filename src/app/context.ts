@@ -136,6 +136,7 @@ export function createAppContext(config: Config, options: ContextOptions): AppCo
     matching: options.matching ?? defaultMatching,
     logger,
     metrics,
+    reconcilePeriodMs: config.reconcileHours * 3_600_000,
   });
   const records = new RecordCommands(pipeline);
   const reportRequests = new ReportRequests({

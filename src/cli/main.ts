@@ -22,7 +22,7 @@ const COMMAND_HELP: Record<string, { usage: string; about: string }> = {
   sync: {
     usage: 'sync [--installation ID] [--full] [--wait] [--preview]',
     about:
-      'enqueue a backfill; --wait shows progress and a summary; --preview matches without writing and prints what a write would do',
+      'enqueue a backfill, or join the one under way; --wait shows progress and a summary; --preview matches without writing and prints what a write would do',
   },
   status: {
     usage: 'status [--json]',

@@ -113,8 +113,11 @@ export type CrmChangeJob = z.infer<typeof crmChangeJobSchema>;
 const pollJobSchema = z.object({ installationId: z.string() });
 export type PollJob = z.infer<typeof pollJobSchema>;
 
-/** The reconcile sweep over every connected installation. */
-const reconcileJobSchema = z.object({});
+/**
+ * The reconcile sweep over every connected installation; with `installationId`, the check of one installation
+ * that a sweep skipped (Pipeline.reconcileInstallation).
+ */
+const reconcileJobSchema = z.object({ installationId: z.string().optional() });
 export type ReconcileJob = z.infer<typeof reconcileJobSchema>;
 
 /** Each job's payload type, by name. */

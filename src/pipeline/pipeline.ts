@@ -6,17 +6,27 @@ import type { InstallationStore } from '../installations/store.js';
 import type { Metrics } from '../metrics.js';
 import type { RedisClient } from '../redis.js';
 import type { RequestStore } from '../requests/request-store.js';
+import type { ActiveRun } from '../storage/active-runs.js';
 import type { Keys } from '../storage/keys.js';
 import type { LinkIndex } from '../storage/link-index.js';
 import { MergeForwarding } from '../storage/merge-forwarding.js';
 import { PendingSlugs } from '../storage/pending-slugs.js';
-import type { RunKind, SyncRuns } from '../storage/runs.js';
+import {
+  KEPT_RUNS,
+  laneOf,
+  type RunKind,
+  type RunSummary,
+  runRank,
+  type SyncRuns,
+  type SyncStart,
+} from '../storage/runs.js';
 import type { ScoreChangeInbox } from '../storage/score-change-inbox.js';
 import type { VerifiedReportEvent } from '../webhooks/report-route.js';
 import type { BatchJob } from './batch-job.js';
 import type { ListJob } from './jobs.js';
 import type { MatchingStrategy } from './matching-strategy.js';
 import { jobIdPart, type Queues } from './queues.js';
+import { DEFAULT_RUN_BOUNDS, deadRunReason, type RunBounds } from './run-liveness.js';
 import type { InstallationRuntime } from './runtime.js';
 import { UnlistedRecords } from './unlisted-records.js';
 
@@ -54,7 +64,24 @@ export interface PipelineDeps {
   inbox: ScoreChangeInbox;
   logger: Logger;
   metrics?: Metrics;
+  /** RECONCILE_HOURS in ms: how often every linked slug is read from the service at least (reconcileAll). */
+  reconcilePeriodMs?: number;
+  /** When a run under way counts as dead (run-liveness.ts); tests shorten them. */
+  runBounds?: RunBounds;
 }
+
+/** RECONCILE_HOURS' default. */
+const DEFAULT_RECONCILE_PERIOD_MS = 24 * 3_600_000;
+/**
+ * An installation skipped by the reconcile because a run was under way is looked at again this soon: should
+ * that run not end done, its reconcile is not a whole period late.
+ */
+const UNDER_WAY_RECHECK_MS = 3_600_000;
+
+/** What the reconcile did for one installation. */
+export type ReconcileOutcome =
+  | { installationId: string; action: 'started' | 'joined'; runId: string }
+  | { installationId: string; action: 'skipped'; why: 'under_way' | 'recent_pass'; recheckInMs: number };
 
 export class Pipeline {
   /** Reports whose records wait for an update, per installation (what `slug-update` jobs take). */
@@ -68,18 +95,65 @@ export class Pipeline {
     this.pendingSlugs = new PendingSlugs(deps.redis, deps.keys);
     this.unlisted = new UnlistedRecords(deps.redis, deps.keys);
     this.mergedInto = new MergeForwarding(deps.redis, deps.keys);
+    const { metrics } = deps;
+    if (metrics) deps.runs.onStopped((code) => metrics.runsStopped.inc({ reason: code }));
   }
 
   /**
-   * Starts a sync run; returns its id. A full run also matches unlinked records; a preview matches as a full
-   * run does and writes nothing.
+   * Asks for a sync run; returns the id of the run that does it. A full run also matches unlinked records; a
+   * preview matches as a full run does and writes nothing. See requestSync: a run under way is joined.
    */
   async startSync(
     installationId: string,
     kind: RunKind,
     options: { forgetUnlisted?: boolean } = {},
   ): Promise<string> {
-    const runId = await this.deps.runs.start(installationId, kind);
+    return (await this.requestSync(installationId, kind, options)).runId;
+  }
+
+  /**
+   * One pass at a time per installation: a sync asked for while one is under way joins it; one that covers
+   * more (a full sync during an incremental or reconcile run: runRank) supersedes it, which stops it. A
+   * preview has its own lane (it never joins nor blocks a sync). A run found dead (run-liveness.ts) is stopped
+   * with its reason and never joined. `restart`: supersede the run under way whatever it covers, as a setting
+   * it ran under changed (fixture writes allowed).
+   */
+  async requestSync(
+    installationId: string,
+    kind: RunKind,
+    options: { forgetUnlisted?: boolean; restart?: boolean } = {},
+  ): Promise<SyncStart> {
+    const { runs, metrics } = this.deps;
+    const { adopt, dead } = await this.laneState(installationId, kind);
+    const start = await runs.begin(installationId, kind, { ...options, adopt, dead });
+    if (start === null) {
+      // The installation is gone: a run of its own, as before there were lanes; its list job stops it.
+      const runId = await runs.start(installationId, kind);
+      await this.queueListing(installationId, runId, kind, options);
+      return { runId, joined: false, supersededRunId: null };
+    }
+    if (start.joined) {
+      metrics?.runsJoined.inc({ kind });
+      this.deps.logger.info({ installationId, kind, runId: start.runId }, 'sync joined the run under way');
+      return start;
+    }
+    if (start.supersededRunId) {
+      metrics?.runsSuperseded.inc({ kind });
+      this.deps.logger.info(
+        { installationId, runId: start.runId, superseded: start.supersededRunId },
+        'a full sync superseded the run under way',
+      );
+    }
+    await this.queueListing(installationId, start.runId, kind, options);
+    return start;
+  }
+
+  private async queueListing(
+    installationId: string,
+    runId: string,
+    kind: RunKind,
+    options: { forgetUnlisted?: boolean },
+  ): Promise<void> {
     const data: ListJob = {
       installationId,
       runId,
@@ -91,14 +165,121 @@ export class Pipeline {
       ...(options.forgetUnlisted ? { forgetUnlisted: true } : {}),
     };
     await this.deps.queues.add('backfill', 'list', data, { jobId: `list-${jobIdPart(runId)}` });
-    return runId;
   }
 
-  /** The daily sweep (the `reconcile` job): a reconcile run for every connected installation. */
-  async reconcileAll(): Promise<void> {
-    for (const installation of await this.deps.installations.list()) {
-      if (installation.status === 'connected') await this.startSync(installation.id, 'reconcile');
+  /**
+   * The lane's run before a request: the run to adopt when the lane was never written (runs of older code are
+   * found in the history), and the run not to join because it ended or is dead (stopped here, with why).
+   */
+  private async laneState(
+    installationId: string,
+    kind: RunKind,
+  ): Promise<{ adopt: ActiveRun | null; dead: string | null }> {
+    const lane = laneOf(kind);
+    const { known, run: pointed } = await this.deps.runs.active.current(installationId, lane);
+    let adopt: ActiveRun | null = null;
+    let candidate: RunSummary | null = null;
+    if (known) {
+      candidate = pointed ? await this.deps.runs.get(pointed.runId) : null;
+      if (pointed && !candidate) return { adopt: null, dead: pointed.runId };
+    } else {
+      candidate = await this.olderRunUnderWay(installationId, lane);
+      if (candidate)
+        adopt = {
+          runId: candidate.id,
+          kind: candidate.kind,
+          rank: runRank(candidate.kind, candidate.forgetUnlisted),
+        };
     }
+    if (!candidate) return { adopt: null, dead: null };
+    if ((await this.checkRun(candidate)) === 'alive') return { adopt, dead: null };
+    return { adopt: null, dead: candidate.id };
+  }
+
+  /**
+   * Runs started by code from before the lanes were not on a lane: the newest one under way in the history is
+   * the lane's (read once, when the installation's lane is first written).
+   */
+  private async olderRunUnderWay(
+    installationId: string,
+    lane: 'sync' | 'preview',
+  ): Promise<RunSummary | null> {
+    for (const run of await this.deps.runs.recent(installationId, KEPT_RUNS)) {
+      if (laneOf(run.kind) !== lane) continue;
+      if (run.state === 'listing' || run.state === 'processing') return run;
+    }
+    return null;
+  }
+
+  /**
+   * Stops a run under way that can no longer end (no progress for `staleMs`, or no job left), with why;
+   * says whether it is still alive. `sync --wait` calls it while it follows a run.
+   */
+  async checkRun(run: RunSummary | string): Promise<'alive' | 'ended' | 'stopped'> {
+    const summary = typeof run === 'string' ? await this.deps.runs.get(run) : run;
+    if (!summary) return 'ended';
+    const why = await deadRunReason(this.deps.queues, summary, this.deps.runBounds ?? DEFAULT_RUN_BOUNDS);
+    if (why === null) return 'alive';
+    if (why === 'ended') return 'ended';
+    this.deps.logger.warn({ runId: summary.id, reason: why.reason }, 'sync run stopped: it could not end');
+    await this.deps.runs.stop(summary.id, why.reason, why.code);
+    return 'stopped';
+  }
+
+  /**
+   * The daily sweep (the `reconcile` job): a reconcile run for every connected installation that needs one
+   * (reconcileInstallation).
+   */
+  async reconcileAll(now = Date.now()): Promise<ReconcileOutcome[]> {
+    const outcomes: ReconcileOutcome[] = [];
+    for (const installation of await this.deps.installations.list()) {
+      if (installation.status === 'connected')
+        outcomes.push(await this.reconcileInstallation(installation.id, now));
+    }
+    return outcomes;
+  }
+
+  /**
+   * Every linked slug is read from the service at least once per reconcile period: a done pass (any run but
+   * a preview lists every record and reads the report of each linked one) started within the period makes a
+   * reconcile needless until the period has passed since that start, when this installation is looked at
+   * again (a delayed `reconcile` job of its own); a run under way is looked at again within the hour, in case
+   * it does not end done. Otherwise a reconcile run starts (or joins a run that started meanwhile).
+   */
+  async reconcileInstallation(installationId: string, now = Date.now()): Promise<ReconcileOutcome> {
+    const period = this.deps.reconcilePeriodMs ?? DEFAULT_RECONCILE_PERIOD_MS;
+    const history = await this.deps.runs.recent(installationId, KEPT_RUNS);
+    const underWay = history.find(
+      (r) => r.kind !== 'preview' && (r.state === 'listing' || r.state === 'processing'),
+    );
+    if (underWay && (await this.checkRun(underWay)) === 'alive') {
+      const recheckInMs = Math.min(period, UNDER_WAY_RECHECK_MS);
+      await this.queueReconcileCheck(installationId, now + recheckInMs, now);
+      return { installationId, action: 'skipped', why: 'under_way', recheckInMs };
+    }
+    const lastPass = history.find((r) => r.kind !== 'preview' && r.state === 'done');
+    const passStart = lastPass ? Date.parse(lastPass.startedAt) : Number.NaN;
+    if (passStart > now - period) {
+      const recheckInMs = passStart + period - now;
+      await this.queueReconcileCheck(installationId, passStart + period, now);
+      return { installationId, action: 'skipped', why: 'recent_pass', recheckInMs };
+    }
+    const start = await this.requestSync(installationId, 'reconcile');
+    return { installationId, action: start.joined ? 'joined' : 'started', runId: start.runId };
+  }
+
+  /** One delayed check per installation and minute: a sweep that skips it again queues no second one. */
+  private async queueReconcileCheck(installationId: string, at: number, now: number): Promise<void> {
+    const minute = Math.ceil(at / 60_000);
+    await this.deps.queues.add(
+      'schedule',
+      'reconcile',
+      { installationId },
+      {
+        jobId: `reconcile-${jobIdPart(installationId)}-${minute}`,
+        delay: Math.max(0, minute * 60_000 - now),
+      },
+    );
   }
 
   /**

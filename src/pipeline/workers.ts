@@ -57,7 +57,7 @@ function handlersOf(p: Pipeline): Handlers {
     'alert-activity': (data) => alertActivity(p, data),
     'crm-change': (data) => crmChange(p, data),
     poll: (data) => poll(p, data),
-    reconcile: () => reconcile(p),
+    reconcile: (data) => reconcile(p, data),
   };
 }
 

@@ -110,8 +110,12 @@ export class RecordCommands {
     installationId: string,
     runId: string,
   ): Promise<{ unlinked: number; kept: number; undone: Map<string, string> }> {
-    const { redis, keys, runtime } = this.pipeline.deps;
-    const made = await new RunLinks(redis, keys).linksOf(installationId, runId);
+    const { redis, keys, runtime, runs } = this.pipeline.deps;
+    // A run's links include those of the runs it superseded: from the operator's side they were one sync.
+    const made = await new RunLinks(redis, keys).linksOfRuns(installationId, [
+      runId,
+      ...(await runs.supersededRuns(runId)),
+    ]);
     if (made.size === 0) return { unlinked: 0, kept: 0, undone: new Map() };
     const { connector } = await runtime.open(installationId, { urgent: true });
     const ids = [...made.keys()];

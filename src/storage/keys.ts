@@ -228,6 +228,13 @@ export class Keys {
   runs(id: string): string {
     return `${this.inst(id)}:runs`;
   }
+  /**
+   * Hash of the runs under way on an installation, one per lane (`sync`, `preview`): what a sync asked for
+   * joins (storage/active-runs.ts). In the installation's slot, beside its hash.
+   */
+  activeRuns(id: string): string {
+    return `${this.inst(id)}:active-runs`;
+  }
   /** Hash of one run; every key of the run starts with it (the run id is their hash tag). */
   run(runId: string): string {
     return `${this.prefix}:run:${tag(runId)}`;

@@ -30,6 +30,16 @@ export class RunLinks {
     );
   }
 
+  /** record id -> slug, of several runs (a later run's link of a record wins). */
+  async linksOfRuns(installationId: string, runIds: readonly string[]): Promise<Map<string, string>> {
+    const all = new Map<string, string>();
+    // Oldest first: `runIds` lists a run before the runs it superseded.
+    for (const runId of [...runIds].reverse()) {
+      for (const [recordId, slug] of await this.linksOf(installationId, runId)) all.set(recordId, slug);
+    }
+    return all;
+  }
+
   /** record id -> slug */
   async linksOf(installationId: string, runId: string): Promise<Map<string, string>> {
     return new Map(Object.entries(await this.redis.hgetall(this.keys.runLinks(installationId, runId))));

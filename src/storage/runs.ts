@@ -4,6 +4,7 @@ import { MATCH_STATUSES } from '../fields.js';
 import type { RedisClient } from '../redis.js';
 import { deleteByPattern } from '../redis.js';
 import { parseStoredJson } from '../util/json.js';
+import { type ActiveRun, ActiveRuns, type RunLane, type StartOrJoin } from './active-runs.js';
 import type { Keys } from './keys.js';
 import { LuaScript } from './lua-script.js';
 import { dropRunCaches } from './run-caches.js';
@@ -91,6 +92,14 @@ const runHashSchema = z.object({
   batchesTotal: z.coerce.number().optional(),
   /** A done or stopped run's batches folded (`runSummaryPartsSchema`, JSON); absent while they are kept. */
   summary: z.string().optional(),
+  /** When the run last moved (a page listed, a batch ended), ms; absent on runs of older code. */
+  progressAt: z.coerce.number().optional(),
+  /** The run that superseded this one (it was stopped for it). */
+  supersededBy: z.string().optional(),
+  /** The runs this one superseded, comma-separated: their links are this run's too (undo). */
+  supersedes: z.string().optional(),
+  /** 'forget': a listing that forgets indexed records gone from the CRM (what it covers, `runRank`). */
+  scope: z.string().optional(),
 });
 
 /** A run's batches summed: what `get` shows, and what a done or stopped run keeps instead of its batches. */
@@ -127,29 +136,129 @@ export interface RunSummary {
   errors: RecordFailure[];
   /** A preview's samples, at most PREVIEW_SAMPLES_PER_STATUS per status; empty for other runs. */
   samples: PreviewSample[];
+  /** When the run last moved, ms (its start when it never did). */
+  progressAt: number;
+  /** The run this one was stopped for (`stoppedReason` 'superseded'): `sync --wait` follows it. */
+  supersededBy: string | null;
+  /** The runs this one superseded. */
+  supersedes: string[];
+  /** Whether its listing forgets indexed records gone from the CRM. */
+  forgetUnlisted: boolean;
+}
+
+/** Why a run was stopped, as the metrics count it. */
+export const STOP_CODES = ['superseded', 'stale', 'no_jobs', 'other'] as const;
+export type StopCode = (typeof STOP_CODES)[number];
+
+/** What a sync asked for got: a run of its own, the run under way (joined), or one that superseded it. */
+export type SyncStart =
+  | { runId: string; joined: false; supersededRunId: string | null }
+  | { runId: string; joined: true };
+
+/**
+ * What a run covers: a full listing matches every record (2), one that also forgets records gone from the CRM
+ * covers more (3); an incremental or reconcile run reads linked records only (1). A sync asked for during a
+ * run of a lower rank supersedes it; one of the same or a lower rank joins it.
+ */
+export function runRank(kind: RunKind, forgetUnlisted = false): number {
+  if (kind === 'incremental' || kind === 'reconcile' || kind === 'preview') return 1;
+  return forgetUnlisted ? 3 : 2;
+}
+
+export function laneOf(kind: RunKind): RunLane {
+  return kind === 'preview' ? 'preview' : 'sync';
 }
 
 /** Runs kept in an installation's history (`recent`); older ones are deleted as new ones start. */
 export const KEPT_RUNS = 50;
 
 export class SyncRuns {
+  /** The run under way on each installation's lanes (what a sync asked for joins). */
+  readonly active: ActiveRuns;
+  private stopped: (code: StopCode) => void = () => {};
+
   constructor(
     private readonly redis: RedisClient,
     private readonly keys: Keys,
-  ) {}
+  ) {
+    this.active = new ActiveRuns(redis, keys);
+  }
 
+  /** Called once per run stopped, with why (the metrics' counter). */
+  onStopped(listener: (code: StopCode) => void): void {
+    this.stopped = listener;
+  }
+
+  /** Starts a run whatever runs already (tests, and what `begin` does once the lane is its). */
   async start(installationId: string, kind: RunKind): Promise<string> {
-    const id = `${kind}-${installationId}-${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`;
-    // The run's hash, then its place in the installation's history: the two lie in different slots on a
-    // cluster, so they are two commands; a run not yet in the list is only missing from `recent`.
+    const id = newRunId(installationId, kind);
+    await this.create(id, installationId, kind, false);
+    await this.addToHistory(installationId, id);
+    return id;
+  }
+
+  /**
+   * Starts a run on the installation's lane, or joins the one under way there, or supersedes it (runRank):
+   * atomically, through the active-runs pointer. `adopt` is a run of older code found under way when the
+   * pointer is new; `dead` the lane's run found ended or dead (never joined). The new run's hash exists before
+   * the pointer names it, so a request that joins it always finds it.
+   */
+  async begin(
+    installationId: string,
+    kind: RunKind,
+    options: {
+      forgetUnlisted?: boolean;
+      restart?: boolean;
+      adopt?: ActiveRun | null;
+      dead?: string | null;
+    } = {},
+  ): Promise<SyncStart | null> {
+    const id = newRunId(installationId, kind);
+    const forget = options.forgetUnlisted === true;
+    await this.create(id, installationId, kind, forget);
+    const outcome: StartOrJoin = await this.active.startOrJoin(installationId, {
+      lane: laneOf(kind),
+      runId: id,
+      kind,
+      rank: runRank(kind, forget),
+      adopt: options.adopt ?? null,
+      dead: options.dead ?? null,
+      restart: options.restart === true,
+    });
+    if (outcome.outcome === 'gone' || outcome.outcome === 'joined') {
+      await this.redis.unlink(this.keys.run(id));
+      return outcome.outcome === 'gone' ? null : { runId: outcome.runId, joined: true };
+    }
+    await this.addToHistory(installationId, id);
+    if (outcome.outcome === 'started') return { runId: id, joined: false, supersededRunId: null };
+    const old = outcome.supersededRunId;
+    // The pointer first names the superseding run, then the old one says so before it stops: a follower that
+    // sees it stopped sees where to go; its links stay the new run's to undo (`supersededRuns`).
+    await this.redis.hset(this.keys.run(id), 'supersedes', old);
+    await this.redis.hset(this.keys.run(old), 'supersededBy', id);
+    await this.stop(old, 'superseded', 'superseded');
+    return { runId: id, joined: false, supersededRunId: old };
+  }
+
+  private async create(id: string, installationId: string, kind: RunKind, forget: boolean): Promise<void> {
+    const now = new Date();
     await this.redis.hset(this.keys.run(id), {
       id,
       installationId,
       kind,
       state: 'listing',
-      startedAt: new Date().toISOString(),
+      startedAt: now.toISOString(),
+      progressAt: String(now.getTime()),
       recordsListed: '0',
+      ...(forget ? { scope: 'forget' } : {}),
     });
+  }
+
+  /**
+   * The run's place in the installation's history: the hash and the list lie in different slots on a
+   * cluster, so they are two commands; a run not yet in the list is only missing from `recent`.
+   */
+  private async addToHistory(installationId: string, id: string): Promise<void> {
     const [, dropped] = ((await this.redis
       .multi()
       .lpush(this.keys.runs(installationId), id)
@@ -162,7 +271,18 @@ export class SyncRuns {
       await this.redis.unlink(this.keys.run(old));
       await this.redis.unlink(this.keys.runBatches(old));
     }
-    return id;
+  }
+
+  /** The runs `runId` superseded, and those they superseded: their links are its links too. */
+  async supersededRuns(runId: string): Promise<string[]> {
+    const found: string[] = [];
+    let next = [runId];
+    while (next.length > 0 && found.length < KEPT_RUNS) {
+      const raw = await Promise.all(next.map((id) => this.redis.hget(this.keys.run(id), 'supersedes')));
+      next = raw.flatMap((r) => (r ? r.split(',') : [])).filter((id) => id !== runId && !found.includes(id));
+      found.push(...next);
+    }
+    return found;
   }
 
   /**
@@ -171,21 +291,38 @@ export class SyncRuns {
    */
   async addListed(runId: string, page: number, records: number): Promise<void> {
     await ADD_LISTED.run(this.redis, [this.keys.run(runId)], [page, records], z.enum(['counted', 'seen']));
+    await this.moved(runId);
   }
 
   /** Listing is complete: `batchesTotal` batches were enqueued in all. */
   async listingDone(runId: string, batchesTotal: number): Promise<void> {
-    await this.redis.hset(this.keys.run(runId), { batchesTotal: String(batchesTotal), state: 'processing' });
+    await this.redis.hset(this.keys.run(runId), {
+      batchesTotal: String(batchesTotal),
+      state: 'processing',
+      progressAt: String(Date.now()),
+    });
     await this.maybeFinish(runId);
   }
 
   async recordBatch(runId: string, batchId: string, result: BatchResult): Promise<void> {
     await this.redis.hset(this.keys.runBatches(runId), batchId, JSON.stringify(result));
+    await this.moved(runId);
     await this.maybeFinish(runId);
   }
 
-  /** Stops a run, folding the batches it has so far like a done run's (a batch that ends later is added). */
-  async stop(runId: string, reason: string): Promise<void> {
+  /**
+   * The run moved: what tells a slow run from a dead one (a run without progress for a bounded time is
+   * stopped). Only while it exists: a run deleted from the history is not written back.
+   */
+  private async moved(runId: string): Promise<void> {
+    await this.redis.hset(this.keys.run(runId), 'progressAt', String(Date.now()));
+  }
+
+  /**
+   * Stops a run, folding the batches it has so far like a done run's (a batch that ends later is added), and
+   * takes it off its installation's lane.
+   */
+  async stop(runId: string, reason: string, code: StopCode = 'other'): Promise<void> {
     const keys = [this.keys.run(runId), this.keys.runBatches(runId)];
     for (let attempt = 0; ; attempt += 1) {
       const batches = await this.redis.hvals(this.keys.runBatches(runId));
@@ -200,10 +337,29 @@ export class SyncRuns {
           reason,
           new Date().toISOString(),
         ],
-        z.enum(['stopped', 'not_running', 'batches_changed']),
+        z.enum(['stopped', 'not_running', 'batches_changed', 'stopped_now']),
       );
-      if (stopped !== 'batches_changed') return;
+      if (stopped === 'batches_changed') continue;
+      if (stopped === 'stopped_now') this.stopped(code);
+      await this.leaveLane(runId);
+      return;
     }
+  }
+
+  private async leaveLane(runId: string): Promise<void> {
+    const installationId = await this.redis.hget(this.keys.run(runId), 'installationId');
+    if (installationId) await this.active.clear(installationId, runId);
+  }
+
+  /** The run that superseded `runId`, or null. */
+  async supersededBy(runId: string): Promise<string | null> {
+    return this.redis.hget(this.keys.run(runId), 'supersededBy');
+  }
+
+  /** The run's state, or null when it is unknown. */
+  async state(runId: string): Promise<RunState | null> {
+    const state = await this.redis.hget(this.keys.run(runId), 'state');
+    return state === null ? null : (z.enum(RUN_STATES).safeParse(state).data ?? null);
   }
 
   async batchesDone(runId: string): Promise<number> {
@@ -229,7 +385,9 @@ export class SyncRuns {
       [JSON.stringify(sumBatches(batches)), batches.length, new Date().toISOString()],
       z.enum(['finished', 'not_finished']),
     );
-    if (finished === 'finished') await dropRunCaches(this.redis, this.keys, runId);
+    if (finished !== 'finished') return;
+    await this.leaveLane(runId);
+    await dropRunCaches(this.redis, this.keys, runId);
   }
 
   private folded(raw: string | null | undefined): RunSummaryParts | null {
@@ -259,6 +417,10 @@ export class SyncRuns {
       totals: parts.totals,
       errors: parts.errors,
       samples: parts.samples,
+      progressAt: h.progressAt ?? (Date.parse(h.startedAt) || 0),
+      supersededBy: h.supersededBy ?? null,
+      supersedes: h.supersedes ? h.supersedes.split(',') : [],
+      forgetUnlisted: h.scope === 'forget',
     };
   }
 
@@ -274,6 +436,10 @@ export class SyncRuns {
     const runs = await Promise.all(ids.map((id) => this.get(id)));
     return runs.filter((r): r is RunSummary => r !== null);
   }
+}
+
+function newRunId(installationId: string, kind: RunKind): string {
+  return `${kind}-${installationId}-${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`;
 }
 
 /**

@@ -12,8 +12,10 @@ import { openContext } from './context.js';
 
 /**
  * `sync [--installation ID] [--full] [--wait] [--preview]`: enqueue a backfill; with --wait, follow it to the
- * end. `--preview` matches as a full sync would, writes nothing, waits for the result and prints it; a pending
- * installation may be previewed when named with --installation.
+ * end. A sync asked for while one is under way joins it (its run id is printed, --wait follows it); a full one
+ * during an incremental or reconcile run supersedes it. `--preview` matches as a full sync would (with or
+ * without --full), writes nothing, waits for the result and prints it; a pending installation may be previewed
+ * when named with --installation.
  */
 export async function syncCommand(argv: string[], io: CommandIo): Promise<number> {
   const { values } = parseCommandArgs('sync', argv, {
@@ -22,8 +24,6 @@ export async function syncCommand(argv: string[], io: CommandIo): Promise<number
     wait: { type: 'boolean', default: false },
     preview: { type: 'boolean', default: false },
   });
-  if (values.preview && values.full)
-    throw new CommandFailedError('--preview already matches as a full sync does: leave out --full');
   const ctx = await openContext(io);
   try {
     const all = await ctx.installations.list();
@@ -52,8 +52,14 @@ export async function syncCommand(argv: string[], io: CommandIo): Promise<number
         }
         io.err(`Preview queued for ${installation.id}: nothing will be written`);
       } else {
-        runIds.push(await ctx.pipeline.startSync(installation.id, values.full ? 'full' : 'incremental'));
-        io.err(`Sync queued for ${installation.id}`);
+        const start = await ctx.pipeline.requestSync(installation.id, values.full ? 'full' : 'incremental');
+        runIds.push(start.runId);
+        if (start.joined) io.err(`Sync already under way for ${installation.id}: joined run ${start.runId}`);
+        else if (start.supersededRunId)
+          io.err(
+            `Full sync queued for ${installation.id} as run ${start.runId}: it supersedes run ${start.supersededRunId}`,
+          );
+        else io.err(`Sync queued for ${installation.id} as run ${start.runId}`);
       }
     }
     if (!waits) return 0;
@@ -68,13 +74,22 @@ export async function syncCommand(argv: string[], io: CommandIo): Promise<number
   }
 }
 
-/** Shows a progress bar per run until each is done or stopped. Used by `sync --wait` and `demo`. */
+/** How often a followed run is checked for a lost job or no progress (Pipeline.checkRun). */
+const CHECK_EVERY_MS = 5_000;
+
+/**
+ * Shows a progress bar per run until each is done or stopped. Used by `sync --wait` and `demo`. A run stopped
+ * because a full sync superseded it is followed into that sync: the result is the full sync's.
+ */
 export async function followRuns(
   ctx: AppContext,
-  runIds: string[],
+  asked: string[],
   io: CommandIo,
   pollMs = 250,
 ): Promise<RunSummary[]> {
+  // Position -> the run followed there now (a superseded run's place goes to the run that superseded it).
+  const runIds = [...asked];
+  let checkedAt = Date.now();
   const bars = new cliProgress.MultiBar(
     {
       stream: process.stderr,
@@ -93,10 +108,20 @@ export async function followRuns(
   const final = new Map<string, RunSummary>();
   try {
     while (final.size < runIds.length) {
-      for (const id of runIds) {
+      const check = Date.now() - checkedAt >= CHECK_EVERY_MS;
+      if (check) checkedAt = Date.now();
+      for (const [at, id] of runIds.entries()) {
         if (final.has(id)) continue;
         const run = await ctx.runs.get(id);
         if (!run) throw new CommandFailedError(`run ${id} disappeared from Redis`);
+        if (run.state === 'stopped' && run.supersededBy && !runIds.includes(run.supersededBy)) {
+          io.err(`Run ${id} was superseded by the full sync ${run.supersededBy}: following it`);
+          runIds[at] = run.supersededBy;
+          bar.set(run.supersededBy, bar.get(id)!);
+          continue;
+        }
+        if (check && (run.state === 'listing' || run.state === 'processing'))
+          await ctx.pipeline.checkRun(run);
         const b = bar.get(id)!;
         b.setTotal(Math.max(1, run.recordsListed));
         b.update(run.totals.records, {

@@ -15,6 +15,8 @@ export async function batch(p: Pipeline, start: BatchJob, job?: RunningJob<Batch
   // from the CRM instead.
   const data: BatchJob = job && job.attemptsStarted > 1 ? { ...start, records: undefined } : start;
   const runId = runIdOf(data);
+  // A superseded run's batches are the full run's to do: doing them too would read and write twice.
+  if (runId && (await p.deps.runs.supersededBy(runId)) !== null) return;
   // Batches without a run come from events (retries of webhook work, report.completed): urgent.
   const { connector, client } = await p.deps.runtime.open(data.installationId, {
     urgent: runId === null,

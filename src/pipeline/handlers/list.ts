@@ -17,6 +17,8 @@ export async function list(
   let data = start;
   const { connector } = await runtime.open(data.installationId, { preview: data.preview === true });
   for (;;) {
+    // A run stopped (superseded by a full sync, found stale, its installation stopped) lists no further.
+    if ((await runs.state(data.runId)) === 'stopped') return undefined;
     const outstanding = data.batches - (await runs.batchesDone(data.runId));
     if (outstanding >= MAX_OUTSTANDING_BATCHES) return new Reschedule(250, data);
     const page = await connector.listCompanies(data.cursor);

@@ -7,8 +7,9 @@
 -- ARGV[2] how many batches it sums (-1: stop without folding)
 -- ARGV[3] the reason
 -- ARGV[4] the time (ISO)
--- returns 'stopped'; 'not_running' when the run is unknown or done; 'batches_changed' when a batch ended
---   since the summary was made (read again)
+-- returns 'stopped_now' when the run was running; 'stopped' when it was stopped already (the new reason
+--   kept); 'not_running' when the run is unknown or done; 'batches_changed' when a batch ended since the
+--   summary was made (read again)
 
 local state = redis.call('HGET', KEYS[1], 'state')
 if not state or state == 'done' then return 'not_running' end
@@ -19,9 +20,9 @@ end
 local count = tonumber(ARGV[2])
 if count < 0 then
   redis.call('HSET', KEYS[1], 'state', 'stopped', 'stoppedReason', ARGV[3], 'finishedAt', ARGV[4])
-  return 'stopped'
+  return 'stopped_now'
 end
 if redis.call('HLEN', KEYS[2]) ~= count then return 'batches_changed' end
 redis.call('HSET', KEYS[1], 'state', 'stopped', 'stoppedReason', ARGV[3], 'finishedAt', ARGV[4], 'summary', ARGV[1])
 redis.call('UNLINK', KEYS[2])
-return 'stopped'
+return 'stopped_now'

@@ -1,0 +1,69 @@
+import type { RunSummary, StopCode } from '../storage/runs.js';
+import { jobIdPart, legacyJobIdPart, type Queues } from './queues.js';
+
+/**
+ * Whether a run under way can still end: a lost job (deleted, failed for good, its Redis state lost) must
+ * never hold an installation's lane, or every later sync would join a run that never ends.
+ */
+
+export interface RunBounds {
+  /** A run that has not moved (a page listed, a batch ended) for this long is stopped as stale. */
+  staleMs: number;
+  /**
+   * A run found without any job left is stopped only once it has not moved for this long: its list job is
+   * queued just after the run is (Pipeline.requestSync), and a batch's retry just after the batch.
+   */
+  noJobGraceMs: number;
+}
+
+/**
+ * Long enough for a batch held back by rate limits and worker restarts (the stalled-job check takes one back
+ * within 30 s); short enough that a sync asked for after a lost job starts within the quarter hour.
+ */
+export const DEFAULT_RUN_BOUNDS: RunBounds = { staleMs: 15 * 60_000, noJobGraceMs: 30_000 };
+
+export interface DeadRun {
+  code: Exclude<StopCode, 'superseded' | 'other'>;
+  reason: string;
+}
+
+/** Why `run` can no longer end, or null while it can; an ended run is 'ended'. */
+export async function deadRunReason(
+  queues: Queues,
+  run: RunSummary,
+  bounds: RunBounds,
+  now = Date.now(),
+): Promise<DeadRun | 'ended' | null> {
+  if (run.state === 'done' || run.state === 'stopped') return 'ended';
+  const still = now - run.progressAt;
+  if (still > bounds.staleMs) {
+    return { code: 'stale', reason: `stale: no progress for ${Math.round(still / 1000)} s` };
+  }
+  if (still <= bounds.noJobGraceMs) return null;
+  if (run.state === 'listing') {
+    if (await listJobAlive(queues, run.id)) return null;
+    return { code: 'no_jobs', reason: 'lost: its list job is gone from the queues' };
+  }
+  // Processing: its batches are on the backfill queue (retries on the realtime one); their ids are not kept,
+  // so a run waiting for batches while neither queue holds any job has lost them.
+  if (run.batchesTotal !== null && run.batchesDone >= run.batchesTotal) return null;
+  const counts = await Promise.all(
+    [queues.backfill, queues.realtime].map((q) =>
+      q.getJobCountByTypes('waiting', 'active', 'delayed', 'prioritized', 'waiting-children', 'wait'),
+    ),
+  );
+  if (counts.some((n) => n > 0)) return null;
+  return { code: 'no_jobs', reason: 'lost: no job of it is left in the queues' };
+}
+
+/** Whether the run's list job is still queued, running or waiting to retry (not failed for good, not gone). */
+async function listJobAlive(queues: Queues, runId: string): Promise<boolean> {
+  // A run of older code named its list job with the older id encoding.
+  for (const part of new Set([jobIdPart(runId), legacyJobIdPart(runId)])) {
+    const job = await queues.backfill.getJob(`list-${part}`);
+    if (!job) continue;
+    const state = await job.getState();
+    if (state !== 'failed' && state !== 'completed' && state !== 'unknown') return true;
+  }
+  return false;
+}
