@@ -68,6 +68,12 @@ export const ADAPTIVE_DEFAULTS: Required<AdaptiveRateOptions> = {
 /** The longest a caller sleeps before asking the gate again. */
 const MAX_SLEEP_MS = 1_000;
 
+/**
+ * An urgent caller's waiting mark outlives its sleep (at most MAX_SLEEP_MS plus 20 ms of jitter) by this much,
+ * so it asks again before the mark lapses; a mark left by a caller that died lapses this long after its sleep.
+ */
+const URGENT_MARK_MARGIN_MS = 100;
+
 /** A stated quota is paced this share under its limit (see QUOTA). */
 const STATED_QUOTA_MARGIN = 0.02;
 
@@ -84,11 +90,18 @@ export interface RateGateOptions {
   maxWaitMs?: number;
   /**
    * Milliseconds of the burst this gate's callers leave to callers without a reserve on the same identity. A
-   * deferrable lane (backfills, sweeps, a storm's repeats) reserves part of the burst, so urgent requests
-   * still pass at once while it is busy; both lanes get the full steady rate when the other is idle. An
-   * adaptive gate keeps the same share of whatever burst it has learnt.
+   * deferrable lane (backfills, sweeps) reserves part of the burst, so urgent requests still pass at once
+   * while it is busy; both lanes get the full steady rate when the other is idle. An adaptive gate keeps the
+   * same share of whatever burst it has learnt. A gate with a reserve is deferrable in the steady rate too
+   * (see `lane`).
    */
   reserveMs?: number;
+  /**
+   * `deferrable` callers admit nothing while an `urgent` caller of the same identity waits for a slot, so a
+   * saturating backfill leaves the rate to events and changes whenever they want it (a 429 that took the burst
+   * away takes the reserve with it; this does not go). Default: deferrable when `reserveMs` is set.
+   */
+  lane?: 'urgent' | 'deferrable';
   /** Learn the upstream's rate below `max` (see above). */
   adaptive?: AdaptiveRateOptions;
   /** Told when this gate's cut lowered the rate, for metrics and logs. */
@@ -139,7 +152,8 @@ export class RedisRateGate implements AdaptiveGate {
   private readonly interval: number;
   private readonly reserveShare: number;
   private readonly adaptive: Required<AdaptiveRateOptions> | null;
-  private readonly keys: { tat: string; pause: string; rate: string };
+  private readonly keys: { tat: string; pause: string; rate: string; urgent: string };
+  private readonly deferrable: boolean;
   private lastQuota: { limit: number; windowMs: number; at: number } | null = null;
 
   constructor(
@@ -152,6 +166,8 @@ export class RedisRateGate implements AdaptiveGate {
     this.reserveShare = Math.min(1, Math.max(0, (options.reserveMs ?? 0) / options.windowMs));
     this.adaptive = options.adaptive ? { ...ADAPTIVE_DEFAULTS, ...options.adaptive } : null;
     this.keys = gateKeys(identity);
+    this.deferrable =
+      (options.lane ?? ((options.reserveMs ?? 0) > 0 ? 'deferrable' : 'urgent')) === 'deferrable';
   }
 
   async acquire(): Promise<void> {
@@ -163,7 +179,7 @@ export class RedisRateGate implements AdaptiveGate {
     for (;;) {
       const [wait, admittedAt] = await ACQUIRE.run(
         this.redis,
-        [this.keys.tat, this.keys.pause, this.keys.rate],
+        [this.keys.tat, this.keys.pause, this.keys.rate, this.keys.urgent],
         [
           this.interval,
           this.options.windowMs,
@@ -172,6 +188,8 @@ export class RedisRateGate implements AdaptiveGate {
           this.adaptive?.quietMs ?? 0,
           this.adaptive?.raiseShare ?? 0,
           this.adaptive?.ttlMs ?? 0,
+          this.deferrable ? 1 : 0,
+          URGENT_MARK_MARGIN_MS,
         ],
         admitReply,
       );

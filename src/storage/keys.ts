@@ -208,6 +208,13 @@ export class Keys {
   pendingSlugSeq(id: string): string {
     return `${this.inst(id)}:pending-slugs:seq`;
   }
+  /**
+   * Sorted set slug -> when its oldest unfinished change arrived (ms), both lanes: the age of the oldest pending
+   * update (metrics) and the event-to-CRM latency. Absent for marks made before it existed.
+   */
+  pendingSlugSince(id: string): string {
+    return `${this.inst(id)}:pending-slugs:since`;
+  }
 
   // ---- record locks (storage/record-locks.ts) --------------------------------------------------------
 
@@ -310,6 +317,14 @@ export class Keys {
   scoreInboxKick(): string {
     return `${this.inbox()}:score-inbox:kick`;
   }
+  /** Sorted set slug -> when its oldest event not yet taken was accepted (ms): the inbox's age, for metrics. */
+  scoreInboxSince(): string {
+    return `${this.inbox()}:score-inbox:since`;
+  }
+  /** Hash slug -> when the event the fan-out took was accepted (ms), until its fan-out is done. */
+  scoreInboxDrainingSince(): string {
+    return `${this.inbox()}:score-inbox:draining-since`;
+  }
 
   // ---- events (webhooks/event-log.ts) -----------------------------------------------------------------
 
@@ -381,9 +396,10 @@ function tag(value: string): string {
 
 /**
  * The keys of one rate gate, from its stem (`Keys.crmGate`, `Keys.reportsGate`, or a test's own): the GCRA's
- * arrival time, the pause a 429 sets, and the rate an adaptive gate has learnt. One stem, so that a script
+ * arrival time, the pause a 429 sets, the rate an adaptive gate has learnt, and the mark urgent callers set while
+ * they wait (deferrable callers hold back meanwhile). One stem, so that a script
  * touching all three stays in one Redis Cluster slot when the stem carries a hash tag.
  */
-export function gateKeys(stem: string): { tat: string; pause: string; rate: string } {
-  return { tat: `${stem}:tat`, pause: `${stem}:pause`, rate: `${stem}:rate` };
+export function gateKeys(stem: string): { tat: string; pause: string; rate: string; urgent: string } {
+  return { tat: `${stem}:tat`, pause: `${stem}:pause`, rate: `${stem}:rate`, urgent: `${stem}:urgent` };
 }

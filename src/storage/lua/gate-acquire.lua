@@ -1,9 +1,12 @@
 -- Admits one request through a rate gate (ratelimit/redis-gate.ts): a GCRA on the gate's arrival time, held
--- back by a pause, at the rate an adaptive gate has learnt (raised again after a quiet while).
+-- back by a pause, at the rate an adaptive gate has learnt (raised again after a quiet while). Urgent callers
+-- that must wait set a mark; deferrable callers admit nothing while it is set, so the next slot goes to the
+-- urgent caller however many deferrable callers ask (realtime may take the whole rate, backfill what is left).
 --
 -- KEYS[1] the arrival time (tat)
 -- KEYS[2] the pause
 -- KEYS[3] the learnt rate (hash)
+-- KEYS[4] the urgent callers' waiting mark (absent in calls from before it existed)
 -- ARGV[1] the ceiling's interval (ms)
 -- ARGV[2] the window (ms)
 -- ARGV[3] the reserve share
@@ -11,12 +14,29 @@
 -- ARGV[5] quiet ms before a raise
 -- ARGV[6] raise share
 -- ARGV[7] how long the learnt rate is kept (ms)
+-- ARGV[8] '1' for a deferrable caller (yields to the mark), '0' or absent for an urgent one (sets it)
+-- ARGV[9] how long past the caller's wait its mark lasts (ms): longer than the caller takes to ask again
 -- returns {ms to wait, 0}, or {0, the time admitted (ms)}
 
 -- @include redis-clock
 
+local urgentMark = KEYS[4]
+local deferrable = ARGV[8] == '1'
+-- An urgent caller told to wait holds the deferrable lane back until it asks again.
+local function waitFor(ms)
+  if urgentMark and not deferrable then
+    local ttl = math.ceil(math.min(ms, 1000) + tonumber(ARGV[9] or 100))
+    if redis.call('PTTL', urgentMark) < ttl then redis.call('SET', urgentMark, '1', 'PX', ttl) end
+  end
+  return {ms, 0}
+end
+
 local pause = redis.call('PTTL', KEYS[2])
-if pause > 0 then return {pause, 0} end
+if pause > 0 then return waitFor(pause) end
+if urgentMark and deferrable then
+  local held = redis.call('PTTL', urgentMark)
+  if held > 0 then return {held, 0} end
+end
 local now = now_ms()
 local ceilIv = tonumber(ARGV[1])
 local interval = ceilIv
@@ -50,6 +70,6 @@ if tat > now + window then
 end
 local nextTat = tat + interval
 local allowAt = nextTat - window + reserve
-if allowAt > now then return {math.ceil(allowAt - now), 0} end
+if allowAt > now then return waitFor(math.ceil(allowAt - now)) end
 redis.call('SET', KEYS[1], string.format('%.3f', nextTat), 'PX', math.ceil(window + interval))
 return {0, now}
