@@ -40,10 +40,11 @@ import { UnlistedRecords } from './unlisted-records.js';
 export const COALESCE_MS = 300;
 /**
  * A hot slug's updates coalesce over this long: a storm on K reports then costs at most K reads (and CRM
- * reads) per HOT_COALESCE_MS, which leaves most of the report key's and the CRM's budget to single changes.
- * Its records still end with the storm's last score.
+ * reads) per HOT_COALESCE_MS. Coalescing keeps a storm cheap; it is never deprioritised behind a backfill
+ * (issue 30): its job runs on the realtime workers, and its records end with the storm's last score within
+ * this bound plus one update.
  */
-export const HOT_COALESCE_MS = 20_000;
+export const HOT_COALESCE_MS = 5_000;
 
 export interface PipelineDeps {
   redis: RedisClient;
@@ -336,24 +337,28 @@ export class Pipeline {
    * job takes every slug marked by then and writes their records together, in full CRM batches: a burst of
    * changes on many reports costs about one write per batch of records (`limits.writeBatchSize`), not one per
    * report. A slug asked for again and again (a storm of re-scores) is hot: it waits in its own lane, whose job
-   * runs on the backfill queue's workers behind the backfill's own batches and reads in the report key's
-   * deferrable lane, so a storm never takes the realtime workers or the key's burst from a single change.
+   * coalesces over HOT_COALESCE_MS instead of COALESCE_MS, so a storm costs a few reads and writes per report,
+   * and a single change's job (a lane of its own) never waits behind it. Both lanes run on the realtime
+   * workers with the realtime share of the rate gates: a backfill never holds a change back.
    */
-  async enqueueSlugUpdate(installationId: string, slug: string): Promise<void> {
+  async enqueueSlugUpdate(installationId: string, slug: string, since?: number): Promise<void> {
     const hot = await this.deps.inbox.isHot(slug);
-    await this.pendingSlugs.mark(installationId, slug, hot ? 'hot' : 'urgent');
+    await this.pendingSlugs.mark(installationId, slug, hot ? 'hot' : 'urgent', since);
     await this.queueSlugUpdate(installationId, hot);
   }
 
-  /** The installation's `slug-update` job of one lane, for the slugs marked in it. */
+  /**
+   * The installation's `slug-update` job of one lane, for the slugs marked in it. Always on the realtime
+   * queue: a `hot` job main queued on the backfill queue (before issue 30) still runs there and takes the
+   * same lane's marks, so nothing it waited for is lost.
+   */
   async queueSlugUpdate(installationId: string, hot: boolean): Promise<void> {
     await this.deps.queues.add(
-      hot ? 'backfill' : 'realtime',
+      'realtime',
       'slug-update',
       { installationId, ...(hot ? { hot: true } : {}) },
       {
         delay: hot ? HOT_COALESCE_MS : COALESCE_MS,
-        ...(hot ? { priority: 1 } : {}),
         // One pending job per installation and lane; one more when it is already running, for marks made
         // after it took its own.
         deduplication: {
