@@ -47,6 +47,30 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /**
+   * Issue 30's real-time lane, for alerts: from a report event's acceptance (202) or a CRM change's arrival to
+   * the end of the update that wrote its records (`source`: report, crm).
+   */
+  readonly eventToCrmSeconds = new Histogram({
+    name: 'report_connector_event_to_crm_seconds',
+    help: "Time from a report event's acceptance or a CRM change's arrival to its records' CRM write",
+    labelNames: ['source'] as const,
+    buckets: [0.25, 0.5, 1, 2, 3, 5, 10, 20, 30, 60, 120, 300],
+    registers: [this.registry],
+  });
+  readonly oldestPendingSeconds = new Gauge({
+    name: 'report_connector_oldest_pending_update_seconds',
+    help: 'Age of the oldest change not yet written, by where it waits (score_inbox: not fanned out yet; pending_slugs: its records not written yet); 0 when none waits',
+    labelNames: ['queue'] as const,
+    registers: [this.registry],
+  });
+  readonly queueDepth = new Gauge({
+    name: 'report_connector_queue_depth',
+    help: 'Jobs waiting, delayed or active, by queue (lane: backfill, realtime, schedule)',
+    labelNames: ['queue'] as const,
+    registers: [this.registry],
+  });
+
   readonly installations = new Gauge({
     name: 'report_connector_installations',
     help: 'Installations by CRM and status (pending: waiting for approval; alert on disconnected and key_invalid)',

@@ -56,4 +56,21 @@ describe('PendingSlugs', () => {
     // No done: the worker died. The rerun finds the same mark.
     expect(await pending.take('hubspot-1', 'hot', 10)).toEqual(first);
   });
+
+  it("keeps when each slug's oldest unwritten change arrived, across lanes, until its marks are done (issue 30)", async () => {
+    const pending = await fresh();
+    expect(await pending.oldest('hubspot-1')).toBeNull();
+    await pending.mark('hubspot-1', 'acme', 'urgent', 1_000);
+    await pending.mark('hubspot-1', 'acme', 'urgent', 2_000);
+    await pending.mark('hubspot-1', 'globex', 'urgent', 3_000);
+    expect(await pending.oldest('hubspot-1')).toBe(1_000);
+    const taken = await pending.take('hubspot-1', 'urgent', 10);
+    // acme turns hot while its update runs: moved to the hot lane, its change is still the one of 1,000.
+    await pending.mark('hubspot-1', 'acme', 'hot', 4_000);
+    await pending.done('hubspot-1', 'urgent', taken);
+    expect(Object.fromEntries(await pending.since('hubspot-1', ['acme', 'globex']))).toEqual({ acme: 1_000 });
+    const hot = await pending.take('hubspot-1', 'hot', 10);
+    await pending.done('hubspot-1', 'hot', hot);
+    expect(await pending.oldest('hubspot-1')).toBeNull();
+  });
 });

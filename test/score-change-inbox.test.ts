@@ -36,9 +36,13 @@ describe('ScoreChangeInbox', () => {
     expect(await inbox.waiting()).toBe(7);
     const taken = await inbox.take(100);
     // 300 = 6 × 43 + 42: slug-6 had 42 events, the others 43 each; fewest first.
-    expect(taken[0]).toEqual({ slug: 'slug-6', eventId: 'e293', events: 42 });
+    expect(taken[0]).toMatchObject({ slug: 'slug-6', eventId: 'e293', events: 42 });
     // Latest wins: slug-0's last event is e294 (294 % 7 === 0).
-    expect(taken.find((m) => m.slug === 'slug-0')).toEqual({ slug: 'slug-0', eventId: 'e294', events: 43 });
+    expect(taken.find((m) => m.slug === 'slug-0')).toMatchObject({
+      slug: 'slug-0',
+      eventId: 'e294',
+      events: 43,
+    });
     expect(taken).toHaveLength(7);
     // Every event is in the log and its duplicate marker set, in the same step.
     expect(await events.wasReceived('reports', 'e0')).toBe(true);
@@ -51,7 +55,7 @@ describe('ScoreChangeInbox', () => {
     for (let i = 0; i < 50; i++) await inbox.accept(event(`s${i}`, `storm-${i % 5}`));
     await inbox.accept(event('single', 'quiet'));
     const [first] = await inbox.take(1);
-    expect(first).toEqual({ slug: 'quiet', eventId: 'single', events: 1 });
+    expect(first).toMatchObject({ slug: 'quiet', eventId: 'single', events: 1 });
   });
 
   it('a redelivery is a duplicate and marks nothing', async () => {
@@ -86,8 +90,27 @@ describe('ScoreChangeInbox', () => {
     // A newer event of b taken meanwhile is not cleared by the older one's done.
     await inbox.accept(event('e3', 'b'));
     const newer = await inbox.take(10);
-    expect(newer).toEqual([{ slug: 'b', eventId: 'e3', events: 1 }]);
+    expect(newer).toMatchObject([{ slug: 'b', eventId: 'e3', events: 1 }]);
     await inbox.done(taken[1]!);
-    expect(await inbox.leftovers()).toEqual([{ slug: 'b', eventId: 'e3', events: 1 }]);
+    expect(await inbox.leftovers()).toMatchObject([{ slug: 'b', eventId: 'e3', events: 1 }]);
+  });
+
+  it('knows when its oldest waiting event was accepted, through the fan-out until it is done (issue 30)', async () => {
+    const { inbox } = fresh();
+    expect(await inbox.oldest()).toBeNull();
+    const before = Date.now();
+    await inbox.accept(event('o1', 'a'));
+    await inbox.accept(event('o2', 'b'));
+    await inbox.accept(event('o3', 'a'));
+    const oldest = await inbox.oldest();
+    expect(oldest).toBeGreaterThanOrEqual(before);
+    expect(oldest).toBeLessThanOrEqual(Date.now());
+    const taken = await inbox.take(10);
+    // Taken is not done: a fan-out killed now still counts as waiting, with its first event's time.
+    expect(await inbox.oldest()).toBe(oldest);
+    expect(taken.find((m) => m.slug === 'a')?.since).toBe(oldest);
+    expect((await inbox.leftovers()).find((m) => m.slug === 'a')?.since).toBe(oldest);
+    for (const mark of taken) await inbox.done(mark);
+    expect(await inbox.oldest()).toBeNull();
   });
 });

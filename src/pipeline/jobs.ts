@@ -79,7 +79,7 @@ export type ScoreChangesJob = z.infer<typeof scoreChangesJobSchema>;
 const slugUpdateJobSchema = z.object({
   installationId: z.string(),
   slug: z.string().optional(),
-  /** Asked for again and again (a storm): deferrable, behind single changes (Pipeline.enqueueSlugUpdate). */
+  /** Asked for again and again (a storm): coalesced longer than single changes (Pipeline.enqueueSlugUpdate). */
   hot: z.boolean().optional(),
 });
 export type SlugUpdateJob = z.infer<typeof slugUpdateJobSchema>;
@@ -190,6 +190,8 @@ export interface RunningJob<D> {
   id: string;
   /** Attempts started so far, this one included. */
   attemptsStarted: number;
+  /** When the job was added (ms): for an event's job, when the event arrived. */
+  createdAt: number;
   /** Saves the payload, so that a later attempt resumes from it. */
   updateData(data: D): Promise<void>;
 }

@@ -50,7 +50,7 @@ function handlersOf(p: Pipeline): Handlers {
   return {
     list: (data, job) => list(p, data, job),
     batch: (data, job) => batch(p, data, job),
-    'report-event': (data) => reportEvent(p, data),
+    'report-event': (data, job) => reportEvent(p, data, job.createdAt),
     'score-changes': () => drainScoreChanges(p),
     'slug-update': (data, job) => slugUpdate(p, data, job),
     'report-completed': (data) => reportCompleted(p, data),
@@ -142,6 +142,13 @@ export class PipelineWorkers {
         await job.moveToDelayed(Date.now() + outcome.delayMs, token);
         throw new DelayedError();
       }
+      if (job.name === 'crm-change') {
+        // The job is added when the change arrives (webhook or poll); a rate-limit delay keeps its timestamp.
+        this.pipeline.deps.metrics?.eventToCrmSeconds.observe(
+          { source: 'crm' },
+          (Date.now() - job.timestamp) / 1000,
+        );
+      }
       return outcome ?? null;
     } catch (err) {
       throw await this.classify(job, token, err);
@@ -160,6 +167,7 @@ export class PipelineWorkers {
     const running: RunningJob<JobData<N>> = {
       id: job.id ?? 'x',
       attemptsStarted: job.attemptsStarted,
+      createdAt: job.timestamp,
       updateData: async (next) => {
         await job.updateData(next);
       },

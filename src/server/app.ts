@@ -9,6 +9,7 @@ import type { AppContext } from '../app/context.js';
 import { InstallationService } from '../app/installation-service.js';
 import { createRecordCardHost } from '../cards/record-card-host.js';
 import { installationId, installationStatusSchema } from '../installations/store.js';
+import { setLaneMetrics } from '../pipeline/lane-metrics.js';
 import type { PipelineWorkers } from '../pipeline/workers.js';
 import { kindOf, providers } from '../providers.js';
 import { CrmEventMarks } from '../webhooks/crm-event-marks.js';
@@ -125,6 +126,11 @@ export function createServerApp(ctx: AppContext, options: ServerOptions = {}): S
         for (const [queue, c] of Object.entries(counts)) {
           for (const [state, n] of Object.entries(c)) ctx.metrics.jobs.set({ queue, state }, n);
         }
+        await within(
+          setLaneMetrics(ctx.metrics, ctx.pipeline, counts, installations),
+          PROBE_TIMEOUT_MS,
+          'Redis',
+        );
         // Every status of every CRM is set, zero included, so an alert on a count going up sees it start.
         ctx.metrics.installations.reset();
         for (const crm of new Set(installations.map((i) => i.crm))) {

@@ -10,8 +10,10 @@ import { LuaScript } from './lua-script.js';
  * again while its update ran keeps its new mark and is updated once more. The marks live in Redis, so a killed
  * worker loses none: the job runs again and finds them.
  *
- * `urgent`: single changes (realtime workers, the report key's whole burst). `hot`: a storm's repeats
- * (deferrable: backfill workers, behind single changes).
+ * `urgent`: single changes, coalesced over a moment. `hot`: a storm's repeats, coalesced longer (a few seconds)
+ * so a storm costs a few reads per report; both run on the realtime workers, never behind a backfill. Beside
+ * the marks, when each slug's oldest unfinished change arrived: the age of the oldest pending update and the
+ * event-to-CRM latency (metrics.ts).
  */
 
 export type SlugLane = 'urgent' | 'hot';
@@ -33,16 +35,20 @@ export class PendingSlugs {
     private readonly keys: Keys,
   ) {}
 
-  /** Marks nothing once the installation is removed (see MARK). */
-  async mark(installationId: string, slug: string, lane: SlugLane): Promise<void> {
+  /**
+   * Marks nothing once the installation is removed (see MARK). `since`: when the change arrived (a webhook's
+   * acceptance, a CRM change's arrival); now when not known.
+   */
+  async mark(installationId: string, slug: string, lane: SlugLane, since = Date.now()): Promise<void> {
     await MARK.run(
       this.redis,
       [
         this.keys.installation(installationId),
         this.keys.pendingSlugs(installationId, lane),
         this.keys.pendingSlugSeq(installationId),
+        this.keys.pendingSlugSince(installationId),
       ],
-      [slug],
+      [slug, Math.floor(since)],
       z.union([z.number(), z.literal('gone')]),
     );
   }
@@ -67,10 +73,37 @@ export class PendingSlugs {
     if (taken.length === 0) return;
     await DONE.run(
       this.redis,
-      [this.keys.pendingSlugs(installationId, lane)],
+      [
+        this.keys.pendingSlugs(installationId, lane),
+        this.keys.pendingSlugSince(installationId),
+        this.keys.pendingSlugs(installationId, lane === 'hot' ? 'urgent' : 'hot'),
+      ],
       taken.flatMap((t) => [t.slug, t.mark]),
       z.number(),
     );
+  }
+
+  /** When each slug's oldest unfinished change arrived (ms), for those that say (marks since issue 30). */
+  async since(installationId: string, slugs: readonly string[]): Promise<Map<string, number>> {
+    const out = new Map<string, number>();
+    if (slugs.length === 0) return out;
+    const scores = await this.redis.zmscore(this.keys.pendingSlugSince(installationId), ...slugs);
+    slugs.forEach((slug, i) => {
+      const at = scores[i];
+      if (at !== null && at !== undefined) out.set(slug, Number(at));
+    });
+    return out;
+  }
+
+  /** When the installation's oldest pending change arrived (ms), or null when none waits. */
+  async oldest(installationId: string): Promise<number | null> {
+    const [, at] = await this.redis.zrange(
+      this.keys.pendingSlugSince(installationId),
+      '0',
+      '0',
+      'WITHSCORES',
+    );
+    return at === undefined ? null : Number(at);
   }
 
   async count(installationId: string, lane: SlugLane): Promise<number> {

@@ -37,6 +37,8 @@ export interface MarkedSlug {
   eventId: string;
   /** Events on the slug since it was last taken (leftovers: 1). */
   events: number;
+  /** When its oldest event not yet fanned out was accepted (ms); absent for events accepted before issue 30. */
+  since?: number;
 }
 
 export class ScoreChangeInbox {
@@ -57,6 +59,7 @@ export class ScoreChangeInbox {
         k.scoreInboxOrder(),
         k.scoreInboxKick(),
         k.slugHeat(entry.slug),
+        k.scoreInboxSince(),
       ],
       [
         DEDUP_TTL_SECONDS,
@@ -66,6 +69,7 @@ export class ScoreChangeInbox {
         entry.id,
         KICK_TTL_MS,
         HEAT_WINDOW_MS,
+        Date.now(),
       ],
       z.enum(ACCEPT_OUTCOMES),
     );
@@ -76,28 +80,62 @@ export class ScoreChangeInbox {
     const k = this.keys;
     const flat = await TAKE.run(
       this.redis,
-      [k.scoreInbox(), k.scoreInboxOrder(), k.scoreInboxDraining(), k.scoreInboxKick()],
+      [
+        k.scoreInbox(),
+        k.scoreInboxOrder(),
+        k.scoreInboxDraining(),
+        k.scoreInboxKick(),
+        k.scoreInboxSince(),
+        k.scoreInboxDrainingSince(),
+      ],
       [max],
       takenSchema,
     );
     const out: MarkedSlug[] = [];
-    for (let i = 0; i + 2 < flat.length; i += 3) {
-      out.push({ slug: flat[i]!, eventId: flat[i + 1]!, events: Number(flat[i + 2]) });
+    for (let i = 0; i + 3 < flat.length; i += 4) {
+      const since = flat[i + 3] ? Number(flat[i + 3]) : undefined;
+      out.push({
+        slug: flat[i]!,
+        eventId: flat[i + 1]!,
+        events: Number(flat[i + 2]),
+        ...(since === undefined ? {} : { since }),
+      });
     }
     return out;
   }
 
   /** Marks a fan-out took and never finished. */
   async leftovers(): Promise<MarkedSlug[]> {
-    const all = await this.redis.hgetall(this.keys.scoreInboxDraining());
-    return Object.entries(all).map(([slug, eventId]) => ({ slug, eventId, events: 1 }));
+    const [all, since] = await Promise.all([
+      this.redis.hgetall(this.keys.scoreInboxDraining()),
+      this.redis.hgetall(this.keys.scoreInboxDrainingSince()),
+    ]);
+    return Object.entries(all).map(([slug, eventId]) => ({
+      slug,
+      eventId,
+      events: 1,
+      ...(since[slug] ? { since: Number(since[slug]) } : {}),
+    }));
+  }
+
+  /**
+   * When the oldest event still waiting for its fan-out (or in one not finished) was accepted (ms), or null
+   * when none waits. Events accepted before issue 30 carry no time and are not seen.
+   */
+  async oldest(): Promise<number | null> {
+    const [[, marked], draining] = await Promise.all([
+      this.redis.zrange(this.keys.scoreInboxSince(), '0', '0', 'WITHSCORES'),
+      this.redis.hvals(this.keys.scoreInboxDrainingSince()),
+    ]);
+    const all = [...(marked === undefined ? [] : [Number(marked)]), ...draining.map(Number)];
+    return all.length === 0 ? null : Math.min(...all);
   }
 
   /** The slug's fan-out is done (unless a newer event of it was taken meanwhile). */
   async done(mark: MarkedSlug): Promise<void> {
     await DONE.run(
       this.redis,
-      [this.keys.scoreInboxDraining()],
+      [this.keys.scoreInboxDraining(), this.keys.scoreInboxDrainingSince()],
       [mark.slug, mark.eventId],
       z.enum(['done', 'newer']),
     );

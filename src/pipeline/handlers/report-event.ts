@@ -3,21 +3,24 @@ import type { ReportEventJob } from '../jobs.js';
 import type { Pipeline } from '../pipeline.js';
 import { jobIdPart } from '../queues.js';
 
-/** `report-event`: a report-service event, fanned out to every installation it concerns. */
-export async function reportEvent(p: Pipeline, data: ReportEventJob): Promise<void> {
-  if (data.type === 'score.changed') await scoreChanged(p, data.slug);
-  else if (data.type === 'alert.fired') await alertFired(p, data);
+/**
+ * `report-event`: a report-service event, fanned out to every installation it concerns. `acceptedAt`: when the
+ * webhook accepted it, carried to the update's marks for the event-to-CRM latency.
+ */
+export async function reportEvent(p: Pipeline, data: ReportEventJob, acceptedAt?: number): Promise<void> {
+  if (data.type === 'score.changed') await scoreChanged(p, data.slug, acceptedAt);
+  else if (data.type === 'alert.fired') await alertFired(p, data, acceptedAt);
   else if (data.type === 'report.completed') await reportCompleted(p, data);
 }
 
 /** Every installation linked to the slug updates its records (one coalesced `slug-update` each). */
-async function scoreChanged(p: Pipeline, slug: string): Promise<void> {
+async function scoreChanged(p: Pipeline, slug: string, acceptedAt?: number): Promise<void> {
   const { redis, keys, index } = p.deps;
   // Before the fan-out: a batch that read this report earlier and links a record after the fan-out
   // looked at the index sees the mark and asks for this update again (see BatchOutcome.staleSlugs).
   await markSlugChanged(redis, keys, slug);
   for (const installationId of await index.slugs.installationsForSlug(slug)) {
-    await p.enqueueSlugUpdate(installationId, slug);
+    await p.enqueueSlugUpdate(installationId, slug, acceptedAt);
   }
 }
 
@@ -26,7 +29,7 @@ async function scoreChanged(p: Pipeline, slug: string): Promise<void> {
  * coalesced `slug-update` as a score change, so one event writes each record once. The activity (note,
  * Task) is a job of its own per installation that switched it on.
  */
-async function alertFired(p: Pipeline, data: ReportEventJob): Promise<void> {
+async function alertFired(p: Pipeline, data: ReportEventJob, acceptedAt?: number): Promise<void> {
   if (!data.alert) return;
   const { redis, keys, index, alerts, installations, queues } = p.deps;
   const { line, at, text } = data.alert;
@@ -34,7 +37,7 @@ async function alertFired(p: Pipeline, data: ReportEventJob): Promise<void> {
   if (!newest) return;
   await markSlugChanged(redis, keys, data.slug);
   for (const installationId of await index.slugs.installationsForSlug(data.slug)) {
-    await p.enqueueSlugUpdate(installationId, data.slug);
+    await p.enqueueSlugUpdate(installationId, data.slug, acceptedAt);
     const installation = await installations.get(installationId);
     if (!installation?.alertActivity) continue;
     await queues.add(

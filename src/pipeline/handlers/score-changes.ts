@@ -20,7 +20,7 @@ export async function drainScoreChanges(p: Pipeline): Promise<void> {
   const fanOut = (marks: MarkedSlug[]) =>
     Promise.all(
       marks.map(async (mark) => {
-        await reportEvent(p, { eventId: mark.eventId, type: 'score.changed', slug: mark.slug });
+        await reportEvent(p, { eventId: mark.eventId, type: 'score.changed', slug: mark.slug }, mark.since);
         await inbox.done(mark);
       }),
     );
@@ -30,7 +30,7 @@ export async function drainScoreChanges(p: Pipeline): Promise<void> {
     if (marks.length === 0) return;
     await fanOut(marks);
     // What arrives meanwhile coalesces into one mark per slug: a storm is fanned out a few times a second,
-    // not once per event, and once a second when it was all the take held (its updates wait
+    // not once per event, and once a second when it was all the take held (its updates coalesce over
     // HOT_COALESCE_MS anyway), which leaves the event loop to the acknowledgements.
     const onlyStorm = marks.every((m) => m.events >= HOT_EVENTS);
     await sleep(onlyStorm ? STORM_DRAIN_PAUSE_MS : COALESCE_MS);

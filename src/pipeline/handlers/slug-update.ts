@@ -36,13 +36,16 @@ export async function slugUpdate(
     if (work.length < taken.length) await p.queueSlugUpdate(installationId, true);
   }
   const recordIds = new Set<string>();
+  const written: string[] = [];
   for (const { slug } of work) {
     const linked = await index.slugs.recordsForSlug(installationId, slug);
+    if (linked.length > 0) written.push(slug);
     for (const id of await p.mergedInto.resolve(installationId, linked)) recordIds.add(id);
   }
+  const since = await pendingSlugs.since(installationId, written);
   if (recordIds.size > 0) {
-    // A hot update is deferrable: it reads in the lane that leaves the key's burst to single changes.
-    const targets = await runtime.open(installationId, { urgent: !data.hot });
+    // A storm's update is real time too (issue 30): coalescing keeps it cheap, the urgent lane keeps it prompt.
+    const targets = await runtime.open(installationId, { urgent: true });
     const runId = `ev-${job.id}`;
     for (const [i, ids] of chunk([...recordIds], targets.connector.limits.writeBatchSize).entries()) {
       await enrichNow(p, targets, {
@@ -55,5 +58,8 @@ export async function slugUpdate(
     }
   }
   await pendingSlugs.done(installationId, lane, taken);
+  const now = Date.now();
+  for (const at of since.values())
+    p.deps.metrics?.eventToCrmSeconds.observe({ source: 'report' }, (now - at) / 1000);
   if (taken.length === SLUGS_PER_UPDATE) await p.queueSlugUpdate(installationId, data.hot === true);
 }

@@ -5,8 +5,10 @@
 -- KEYS[2] the inbox's order (sorted set slug -> events)
 -- KEYS[3] draining (hash slug -> event id)
 -- KEYS[4] the kick mark
+-- KEYS[5] when each mark's oldest event was accepted (sorted set slug -> ms)
+-- KEYS[6] the same for draining marks (hash slug -> ms)
 -- ARGV[1] how many marks at most
--- returns {slug, event id, event count, ...}
+-- returns {slug, event id, event count, accepted at (ms, or '' when not known), ...}
 
 local slugs = redis.call('ZRANGE', KEYS[2], 0, tonumber(ARGV[1]) - 1)
 if #slugs == 0 then
@@ -17,13 +19,18 @@ local out = {}
 for _, slug in ipairs(slugs) do
   local id = redis.call('HGET', KEYS[1], slug)
   local count = redis.call('ZSCORE', KEYS[2], slug)
+  local since = redis.call('ZSCORE', KEYS[5], slug)
   redis.call('HDEL', KEYS[1], slug)
   redis.call('ZREM', KEYS[2], slug)
+  redis.call('ZREM', KEYS[5], slug)
   if id then
     redis.call('HSET', KEYS[3], slug, id)
+    -- A mark taken again while its earlier take drains keeps the earlier, older time.
+    if since then redis.call('HSETNX', KEYS[6], slug, since) end
     table.insert(out, slug)
     table.insert(out, id)
     table.insert(out, count)
+    table.insert(out, since or '')
   end
 end
 return out

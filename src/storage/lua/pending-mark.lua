@@ -4,10 +4,17 @@
 -- KEYS[1] the installation's hash (exists while the installation does)
 -- KEYS[2] the lane's marks (sorted set slug -> mark)
 -- KEYS[3] the installation's mark counter
+-- KEYS[4] when each marked slug's oldest unfinished change arrived (sorted set slug -> ms; absent before issue 30)
 -- ARGV[1] the slug
+-- ARGV[2] when this change arrived (ms; absent before issue 30)
 -- returns the mark, or 'gone' when the installation is gone
 
 if redis.call('EXISTS', KEYS[1]) == 0 then return 'gone' end
 local n = redis.call('INCR', KEYS[3])
 redis.call('ZADD', KEYS[2], n, ARGV[1])
+if KEYS[4] and ARGV[2] then
+  -- The oldest change still waiting counts: a later mark of the same slug keeps it.
+  local since = redis.call('ZSCORE', KEYS[4], ARGV[1])
+  if not since or tonumber(since) > tonumber(ARGV[2]) then redis.call('ZADD', KEYS[4], ARGV[2], ARGV[1]) end
+end
 return n

@@ -1,0 +1,34 @@
+import type { Installation } from '../installations/store.js';
+import type { Metrics } from '../metrics.js';
+import type { Pipeline } from './pipeline.js';
+import type { QueueName } from './queue-names.js';
+
+type QueueCounts = Record<QueueName, { waiting: number; active: number; delayed: number }>;
+
+/**
+ * The real-time lane's gauges, set at each scrape (server/app.ts's `/metrics`): how deep each queue is, and how
+ * long the oldest change not yet written has waited, in the score-change inbox and in the installations'
+ * pending slugs. An operator alerts on the age: it grows when real time falls behind, whatever the cause.
+ */
+export async function setLaneMetrics(
+  metrics: Metrics,
+  pipeline: Pipeline,
+  counts: QueueCounts,
+  installations: readonly Installation[],
+  now = Date.now(),
+): Promise<void> {
+  for (const [queue, c] of Object.entries(counts))
+    metrics.queueDepth.set({ queue }, c.waiting + c.active + c.delayed);
+  const [inbox, ...pending] = await Promise.all([
+    pipeline.deps.inbox.oldest(),
+    ...installations.map((i) => pipeline.pendingSlugs.oldest(i.id)),
+  ]);
+  const age = (at: number | null | undefined) =>
+    at === null || at === undefined ? 0 : Math.max(0, now - at) / 1000;
+  metrics.oldestPendingSeconds.set({ queue: 'score_inbox' }, age(inbox));
+  const oldestPending = pending.reduce<number | null>(
+    (min, at) => (at === null || at === undefined ? min : min === null ? at : Math.min(min, at)),
+    null,
+  );
+  metrics.oldestPendingSeconds.set({ queue: 'pending_slugs' }, age(oldestPending));
+}
