@@ -7,11 +7,20 @@ import { LuaScript } from './lua-script.js';
 
 /**
  * All-or-nothing locks on a set of CRM records, so that a webhook-driven update and a backfill batch never
- * interleave their read-compare-write on one record. The TTL bounds how long a killed worker's locks last.
+ * interleave their read-compare-write on one record. Each lock is a lease: short, and renewed by its holder
+ * while it lives, so a batch may hold its records for as long as its reads take, while a killed worker's
+ * records are free again within one lease (issue 30: an event for them lands within the lease plus a few
+ * seconds, where a fixed 60 s TTL made it wait a minute).
  */
 
 const ACQUIRE = LuaScript.load('locks-acquire');
 const RELEASE = LuaScript.load('locks-release');
+const RENEW = LuaScript.load('locks-renew');
+
+/** The longest a lock outlives its holder. */
+export const LOCK_LEASE_MS = 15_000;
+/** Renewals per lease: a renewal can miss twice (a slow Redis, a busy event loop) before the lease lapses. */
+const RENEWALS_PER_LEASE = 3;
 
 export class RecordLockTimeoutError extends Error {
   readonly code = 'RECORD_LOCK_TIMEOUT';
@@ -23,6 +32,15 @@ export class RecordLockTimeoutError extends Error {
 
 export interface HeldLocks {
   release(): Promise<void>;
+  /** False once a renewal found a lease lapsed (the holder stalled past it): another holder may have them. */
+  held(): boolean;
+}
+
+export interface LockOptions {
+  /** The lease (capped at LOCK_LEASE_MS; tests shorten it): how long the locks outlive a holder that died. */
+  ttlMs?: number;
+  /** How long to wait for locks another holder has before giving up (RecordLockTimeoutError). */
+  waitMs?: number;
 }
 
 /** Locks records of one installation (the pipeline's entry point; `lockRecords` takes the keys themselves). */
@@ -31,7 +49,7 @@ export function lockInstallationRecords(
   keys: Keys,
   installationId: string,
   recordIds: string[],
-  options: { ttlMs?: number; waitMs?: number } = {},
+  options: LockOptions = {},
 ): Promise<HeldLocks> {
   return lockRecords(
     redis,
@@ -43,21 +61,46 @@ export function lockInstallationRecords(
 export async function lockRecords(
   redis: RedisClient,
   keys: string[],
-  options: { ttlMs?: number; waitMs?: number } = {},
+  options: LockOptions = {},
 ): Promise<HeldLocks> {
-  const ttl = options.ttlMs ?? 60_000;
+  const lease = Math.min(options.ttlMs ?? LOCK_LEASE_MS, LOCK_LEASE_MS);
   const waitMs = options.waitMs ?? 30_000;
   const token = randomUUID();
   const sorted = [...new Set(keys)].sort();
   const started = Date.now();
   let delay = 20;
-  while ((await ACQUIRE.run(redis, sorted, [token, ttl], z.enum(['acquired', 'busy']))) !== 'acquired') {
+  while ((await ACQUIRE.run(redis, sorted, [token, lease], z.enum(['acquired', 'busy']))) !== 'acquired') {
     if (Date.now() - started > waitMs) throw new RecordLockTimeoutError(Date.now() - started);
     await sleep(delay + Math.floor(Math.random() * delay));
     delay = Math.min(delay * 2, 500);
   }
+  let held = true;
+  let released = false;
+  let renewing: Promise<void> = Promise.resolve();
+  const timer =
+    sorted.length === 0
+      ? undefined
+      : setInterval(() => {
+          renewing = (async () => {
+            try {
+              const renewed = await RENEW.run(redis, sorted, [token, lease], z.number());
+              if (renewed < sorted.length && !released) {
+                held = false;
+                clearInterval(timer);
+              }
+            } catch {
+              // Redis away for a moment: the next renewal tries again, and the lease covers two misses.
+            }
+          })();
+        }, lease / RENEWALS_PER_LEASE);
+  // A holder that has nothing else to do must not stay alive for its renewals alone.
+  timer?.unref();
   return {
+    held: () => held,
     release: async () => {
+      released = true;
+      clearInterval(timer);
+      await renewing;
       if (sorted.length > 0) await RELEASE.run(redis, sorted, [token], z.number());
     },
   };
