@@ -49,13 +49,27 @@ export class Metrics {
 
   /**
    * Issue 30's real-time lane, for alerts: from a report event's acceptance (202) or a CRM change's arrival to
-   * the end of the update that wrote its records (`source`: report, crm).
+   * the end of the update that wrote its records (`source`: report, crm). A histogram in Prometheus's series
+   * (`_bucket` with `le`, `_sum`, `_count`), kept in Redis by whichever process wrote the records
+   * (storage/event-latency.ts) and set here at each scrape: gauges of totals that only grow, so `rate()` and
+   * `histogram_quantile()` apply as to a histogram.
    */
-  readonly eventToCrmSeconds = new Histogram({
-    name: 'report_connector_event_to_crm_seconds',
-    help: "Time from a report event's acceptance or a CRM change's arrival to its records' CRM write",
+  readonly eventToCrmBucket = new Gauge({
+    name: 'report_connector_event_to_crm_seconds_bucket',
+    help: "Updates whose time from a report event's acceptance or a CRM change's arrival to the CRM write was at most le seconds (cumulative, all processes)",
+    labelNames: ['source', 'le'] as const,
+    registers: [this.registry],
+  });
+  readonly eventToCrmSum = new Gauge({
+    name: 'report_connector_event_to_crm_seconds_sum',
+    help: 'Sum of the event-to-CRM times, seconds (all processes)',
     labelNames: ['source'] as const,
-    buckets: [0.25, 0.5, 1, 2, 3, 5, 10, 20, 30, 60, 120, 300],
+    registers: [this.registry],
+  });
+  readonly eventToCrmCount = new Gauge({
+    name: 'report_connector_event_to_crm_seconds_count',
+    help: 'Updates timed from their event to the CRM write (all processes)',
+    labelNames: ['source'] as const,
     registers: [this.registry],
   });
   readonly oldestPendingSeconds = new Gauge({

@@ -1,5 +1,6 @@
 import type { Installation } from '../installations/store.js';
 import type { Metrics } from '../metrics.js';
+import { EventLatencies, type LatencySource } from '../storage/event-latency.js';
 import type { Pipeline } from './pipeline.js';
 import type { QueueName } from './queue-names.js';
 
@@ -8,7 +9,8 @@ type QueueCounts = Record<QueueName, { waiting: number; active: number; delayed:
 /**
  * The real-time lane's gauges, set at each scrape (server/app.ts's `/metrics`): how deep each queue is, and how
  * long the oldest change not yet written has waited, in the score-change inbox and in the installations'
- * pending slugs. An operator alerts on the age: it grows when real time falls behind, whatever the cause.
+ * pending slugs, and the event-to-CRM histogram the workers keep in Redis. An operator alerts on the age: it
+ * grows when real time falls behind, whatever the cause.
  */
 export async function setLaneMetrics(
   metrics: Metrics,
@@ -31,4 +33,11 @@ export async function setLaneMetrics(
     null,
   );
   metrics.oldestPendingSeconds.set({ queue: 'pending_slugs' }, age(oldestPending));
+  const latencies = new EventLatencies(pipeline.deps.redis, pipeline.deps.keys);
+  for (const source of ['report', 'crm'] satisfies LatencySource[]) {
+    const totals = await latencies.totals(source);
+    for (const { le, count } of totals.buckets) metrics.eventToCrmBucket.set({ source, le }, count);
+    metrics.eventToCrmSum.set({ source }, totals.sum);
+    metrics.eventToCrmCount.set({ source }, totals.count);
+  }
 }

@@ -9,6 +9,7 @@ import {
   ReportServiceError,
   ReportUnauthorizedError,
 } from '../reports/errors.js';
+import { EventLatencies } from '../storage/event-latency.js';
 import { Keys } from '../storage/keys.js';
 import { RecordLockTimeoutError } from '../storage/record-locks.js';
 import {
@@ -144,10 +145,8 @@ export class PipelineWorkers {
       }
       if (job.name === 'crm-change') {
         // The job is added when the change arrives (webhook or poll); a rate-limit delay keeps its timestamp.
-        this.pipeline.deps.metrics?.eventToCrmSeconds.observe(
-          { source: 'crm' },
-          (Date.now() - job.timestamp) / 1000,
-        );
+        const { redis, keys } = this.pipeline.deps;
+        await new EventLatencies(redis, keys).record('crm', [(Date.now() - job.timestamp) / 1000]);
       }
       return outcome ?? null;
     } catch (err) {

@@ -216,6 +216,13 @@ export class Keys {
     return `${this.inst(id)}:pending-slugs:since`;
   }
 
+  // ---- event-to-CRM latencies (storage/event-latency.ts) ---------------------------------------------
+
+  /** Hash of one source's latency histogram: `le:<bound>` -> updates in that bucket, `count`, `sum` (seconds). */
+  eventLatency(source: string): string {
+    return `${this.prefix}:event-to-crm:${source}`;
+  }
+
   // ---- record locks (storage/record-locks.ts) --------------------------------------------------------
 
   recordLock(id: string, recordId: string): string {

@@ -1,3 +1,4 @@
+import { EventLatencies } from '../../storage/event-latency.js';
 import { chunk } from '../../util/chunk.js';
 import { enrichNow } from '../enrich-now.js';
 import type { RunningJob, SlugUpdateJob } from '../jobs.js';
@@ -59,7 +60,9 @@ export async function slugUpdate(
   }
   await pendingSlugs.done(installationId, lane, taken);
   const now = Date.now();
-  for (const at of since.values())
-    p.deps.metrics?.eventToCrmSeconds.observe({ source: 'report' }, (now - at) / 1000);
+  await new EventLatencies(p.deps.redis, p.deps.keys).record(
+    'report',
+    [...since.values()].map((at) => (now - at) / 1000),
+  );
   if (taken.length === SLUGS_PER_UPDATE) await p.queueSlugUpdate(installationId, data.hot === true);
 }
