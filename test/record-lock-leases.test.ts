@@ -1,13 +1,9 @@
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { closeRedis, createRedis } from '../src/redis.js';
 import { LOCK_LEASE_MS, lockRecords, RecordLockTimeoutError } from '../src/storage/record-locks.js';
+import { LockHolderProcess } from './support/lock-holder-process.js';
 import { REDIS_URL } from './support/redis-url.js';
-import { waitFor } from './support/wait.js';
-import { buildWorkerCli, TEST_BUILD_DIR } from './support/worker-process.js';
 
 /**
  * Issue 30: record locks are leases of at most LOCK_LEASE_MS, renewed while their holder lives. The holder that
@@ -56,42 +52,14 @@ describe('record lock leases', () => {
   it('the locks of a SIGKILLed holder are taken by another within the lease', {
     timeout: 180_000,
   }, async () => {
-    await buildWorkerCli();
     const keys = [`${prefix}:{inst}:lock:k1`, `${prefix}:{inst}:lock:k2`];
-    const moduleUrl = (path: string) => pathToFileURL(join(TEST_BUILD_DIR, path)).href;
-    // The holder: another process taking the locks through the same code, then idling until killed.
-    const script = `
-      const { createRedis } = await import(${JSON.stringify(moduleUrl('src/redis.js'))});
-      const { lockRecords } = await import(${JSON.stringify(moduleUrl('src/storage/record-locks.js'))});
-      const redis = createRedis(${JSON.stringify(REDIS_URL)}, 'worker');
-      await lockRecords(redis, ${JSON.stringify(keys)}, { ttlMs: ${LEASE_MS} });
-      console.log('held');
-      setInterval(() => {}, 1000);
-    `;
-    const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-    });
-    child.stderr.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-    });
-    const exited = new Promise((resolve) => child.once('exit', resolve));
+    const holder = await LockHolderProcess.start(keys, { ttlMs: LEASE_MS });
     try {
-      await waitFor(
-        'the holder process to hold the locks',
-        () => (out.includes('held') ? true : undefined),
-        30_000,
-        20,
-      );
       // Alive, it renews: four leases later the locks are still its own.
       await expect(
         lockRecords(redis, keys, { ttlMs: LEASE_MS, waitMs: 4 * LEASE_MS }),
       ).rejects.toBeInstanceOf(RecordLockTimeoutError);
-      child.kill('SIGKILL');
-      await exited;
+      await holder.kill();
       const killedAt = Date.now();
       const taken = await lockRecords(redis, keys, { ttlMs: LEASE_MS, waitMs: 10 * LEASE_MS });
       const freeAfter = Date.now() - killedAt;
@@ -99,7 +67,7 @@ describe('record lock leases', () => {
       // Within the lease and the contender's back-off (at most 500 ms between attempts).
       expect(freeAfter).toBeLessThanOrEqual(LEASE_MS + 600);
     } finally {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      await holder.kill();
     }
   });
 });
