@@ -190,8 +190,8 @@ export interface RunningJob<D> {
   id: string;
   /** Attempts started so far, this one included. */
   attemptsStarted: number;
-  /** When the job was added (ms): for an event's job, when the event arrived. */
-  createdAt: number;
+  /** When the job was added (ms): for an event's job, when the event arrived. Absent: not known (tests). */
+  createdAt?: number;
   /** Saves the payload, so that a later attempt resumes from it. */
   updateData(data: D): Promise<void>;
 }
