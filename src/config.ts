@@ -139,6 +139,12 @@ const envSchema = z.object({
     .default('x-signature'),
   RECONCILE_HOURS: positiveNumber('a number of hours greater than 0').default(24),
   REPORTS_RATE_PER_MINUTE: positiveNumber('a number of requests per minute greater than 0').default(600),
+  REPORT_CACHE_SECONDS: z.coerce
+    .number({ error: 'expects a whole number of seconds from 0 to 86400' })
+    .int('expects a whole number of seconds from 0 to 86400')
+    .min(0, 'expects a whole number of seconds from 0 to 86400')
+    .max(86_400, 'expects a whole number of seconds from 0 to 86400')
+    .default(600),
   REPORTS_TIMEOUT_MS: positiveNumber('a number of milliseconds greater than 0').default(10_000),
   REDIS_PREFIX: z
     .string()
@@ -199,6 +205,11 @@ export interface BaseConfig {
   reconcileHours: number;
   /** Requests per minute per report-service key; the service does not publish its limits. */
   reportsRatePerMinute: number;
+  /**
+   * How long a report read (200 or 404) or a search serves every run and job reading with the same key, unless
+   * the service says the report changed first; 0 keeps nothing.
+   */
+  reportCacheSeconds: number;
   /** Per-attempt timeout of report-service calls. */
   reportsTimeoutMs: number;
   /** Prefix of every Redis key and BullMQ queue of this deployment. */
@@ -302,6 +313,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, options: LoadCo
     reconcileHours: e.RECONCILE_HOURS,
     reportsRatePerMinute: e.REPORTS_RATE_PER_MINUTE,
     reportsTimeoutMs: e.REPORTS_TIMEOUT_MS,
+    reportCacheSeconds: e.REPORT_CACHE_SECONDS,
     redisPrefix: e.REDIS_PREFIX,
     logLevel: e.LOG_LEVEL,
     trustProxy: e.TRUST_PROXY,

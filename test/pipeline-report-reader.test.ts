@@ -9,7 +9,7 @@ import { REDIS_URL } from './support/redis-url.js';
 import { waitFor } from './support/wait.js';
 
 /**
- * The run cache's fill lock: one worker reads a slug while the others wait for its answer. A read can last far
+ * The report cache's fill lock: one worker reads a slug while the others wait for its answer. A read can last far
  * longer than the lock (a 429 waited out, three times); the filler renews the lock meanwhile, so a waiter
  * never gives up on a live filler and reads the slug a second time.
  */
@@ -31,39 +31,40 @@ afterAll(async () => {
   await closeRedis(redis);
 });
 
+function client(): ReportClient {
+  return new ReportClient({ baseUrl: listening.url, apiKey: 'sk_sandbox_read' });
+}
+
 function reader(): ReportReader {
-  const client = new ReportClient({ baseUrl: listening.url, apiKey: 'sk_sandbox_read' });
-  return new ReportReader(redis, keys, client, { fillLockMs: 150 });
+  return new ReportReader(redis, keys, client(), { fillLockMs: 150 });
 }
 
 describe('ReportReader fill lock', () => {
   it('a read slower than the lock is still read once: the waiter takes the filler’s answer', async () => {
     const slug = sandbox.listReports().find((r) => r.published)!.slug;
-    const runId = `run-${randomUUID()}`;
     // Every answer takes ten times the lock's life.
     sandbox.setFaults({ delayMs: 1_500 });
     try {
-      const filling = reader().read(slug, runId);
+      const filling = reader().read(slug);
       await waitFor('the filler to hold the lock', async () =>
-        (await redis.exists(keys.runReportFill(runId, slug))) ? true : undefined,
+        (await redis.exists(keys.reportCacheFill(client().keyIdentity, slug))) ? true : undefined,
       );
-      const waiting = reader().read(slug, runId);
+      const waiting = reader().read(slug);
       const [filled, waited] = await Promise.all([filling, waiting]);
       expect(sandbox.answeredReads().get(slug)).toBe(1);
       expect(waited).toEqual(filled);
-      expect(await redis.exists(keys.runReportFill(runId, slug))).toBe(0);
+      expect(await redis.exists(keys.reportCacheFill(client().keyIdentity, slug))).toBe(0);
     } finally {
       sandbox.clearFaults();
     }
   });
 
   it('a filler that stops renewing (it died) lets the waiter read the slug itself', async () => {
-    const slug = sandbox.listReports().find((r) => r.published)!.slug;
-    const runId = `run-${randomUUID()}`;
+    const slug = sandbox.listReports().filter((r) => r.published)[1]!.slug;
     // A lock left by a killed worker: nobody renews it.
-    await redis.set(keys.runReportFill(runId, slug), 'dead-worker', 'PX', 150);
+    await redis.set(keys.reportCacheFill(client().keyIdentity, slug), 'dead-worker', 'PX', 150);
     sandbox.resetRequestCounts();
-    const read = await reader().read(slug, runId);
+    const read = await reader().read(slug);
     expect(read.kind).toBe('report');
     expect(sandbox.answeredReads().get(slug)).toBe(1);
   });

@@ -153,9 +153,8 @@ describe('hash tags', () => {
   });
 
   it("puts one run's keys in one slot, each rate gate's two keys together, each queue apart", () => {
-    const run = [keys.run('r1'), keys.runBatches('r1'), keys.runReport('r1', 's'), keys.runSearch('r1', 'q')];
+    const run = [keys.run('r1'), keys.runBatches('r1'), keys.runCached('r1')];
     expect(new Set(run.map(hashed))).toEqual(new Set(['r1']));
-    expect(keys.runReportFill('r1', 's').startsWith(keys.run('r1'))).toBe(true);
     const gate = gateKeys(keys.reportsGate('abc'));
     expect(hashed(gate.tat)).toBe(hashed(gate.pause));
     // The learnt rate too: the gate's scripts read and write all three together.
@@ -168,6 +167,25 @@ describe('hash tags', () => {
     for (const k of [...run, gate.tat, keys.queuePrefix('backfill'), keys.events()]) {
       expect(k.startsWith('rc:')).toBe(true);
     }
+  });
+});
+
+describe('the report cache on a cluster', () => {
+  it("spreads one key's reads and searches over at least 16 hash tags, an entry and its fill lock in one slot", () => {
+    const keys = new Keys('rc');
+    const slugs = Array.from({ length: 500 }, (_, i) => `company-${i}`);
+    const reads = new Set(slugs.map((s) => hashed(keys.reportCached('key1', s))));
+    const searches = new Set(slugs.map((s) => hashed(keys.searchCached('key1', s, 10))));
+    expect(reads.size).toBeGreaterThanOrEqual(16);
+    expect(searches.size).toBeGreaterThanOrEqual(16);
+    for (const s of slugs.slice(0, 50)) {
+      expect(hashed(keys.reportCacheFill('key1', s))).toBe(hashed(keys.reportCached('key1', s)));
+    }
+    // Another key's entries never share a tag with this key's: no key reads through another's partition.
+    const other = new Set(slugs.map((s) => hashed(keys.reportCached('key2', s))));
+    expect([...other].filter((t) => reads.has(t))).toEqual([]);
+    // Nothing per run or per job in them.
+    expect(keys.reportCached('key1', 'acme')).not.toMatch(/run|ev-/);
   });
 });
 

@@ -137,6 +137,7 @@ export function createAppContext(config: Config, options: ContextOptions): AppCo
     logger,
     metrics,
     reconcilePeriodMs: config.reconcileHours * 3_600_000,
+    reportCacheSeconds: config.reportCacheSeconds,
   });
   const records = new RecordCommands(pipeline);
   const reportRequests = new ReportRequests({

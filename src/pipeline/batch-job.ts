@@ -31,8 +31,8 @@ const firstOriginSchema = z.discriminatedUnion('kind', [
   /** A preview run's batch: matches and counts what a write would do, writes nothing (no CRM write, no index). */
   z.object({ kind: z.literal('preview'), runId: z.string() }),
   /**
-   * Records linked to reports that changed (score.changed, alert.fired), updated by a `slug-update` job; its
-   * reads go through the job's own cache scope (`ev-<job id>`).
+   * Records linked to reports that changed (score.changed, alert.fired), updated by a `slug-update` job; `runId`
+   * (`ev-<job id>`) names the job; its reads go through the key's report cache like every batch's.
    */
   z.object({ kind: z.literal('report-change'), runId: z.string() }),
   /**

@@ -14,7 +14,7 @@ import { type BatchResult, PREVIEW_SAMPLES_PER_BATCH, type PreviewSample } from 
 import { slugChangeSeqs } from '../storage/slug-changes.js';
 import { searchAndDecide } from './batch/candidate-search.js';
 import { type Desired, desiredValues } from './batch/desired-values.js';
-import { freshSlugsOf, isPreview, readScopeOf, runIdOf } from './batch/origin.js';
+import { freshSlugsOf, isPreview, runIdOf } from './batch/origin.js';
 import { type Plan, planLinks } from './batch/plan.js';
 import { readLinkedReports } from './batch/report-reads.js';
 import { BatchTally } from './batch/tally.js';
@@ -43,6 +43,8 @@ export interface BatchDeps {
   alerts: AlertStore;
   logger: Logger;
   metrics?: Metrics;
+  /** REPORT_CACHE_SECONDS (report-reader.ts has the default). */
+  reportCacheSeconds?: number;
 }
 
 export interface BatchTargets {
@@ -70,9 +72,11 @@ export async function enrichBatch(
   const { index, matching } = deps;
   const { installationId } = job;
   const runId = runIdOf(job);
-  // Reads and searches go through the run's cache; a retry of a run's records uses the run's.
-  const readScope = readScopeOf(job);
-  const reader = new ReportReader(deps.redis, deps.keys, client);
+  // Reads and searches go through the key's report cache, shared with every run and job: a retry, a rerun or
+  // the next sync reads nothing the service has not said changed since (report-reader.ts).
+  const reader = new ReportReader(deps.redis, deps.keys, client, {
+    ...(deps.reportCacheSeconds === undefined ? {} : { cacheSeconds: deps.reportCacheSeconds }),
+  });
   const tally = new BatchTally();
 
   const locks = await lockInstallationRecords(deps.redis, deps.keys, installationId, job.recordIds);
@@ -87,11 +91,11 @@ export async function enrichBatch(
       index,
       job,
       records,
-      (record) => searchAndDecide({ index, matching, reader, installationId, runId: readScope }, record),
+      (record) => searchAndDecide({ index, matching, reader, installationId }, record),
       new Set(waiting.keys()),
-      requestedReportJudge(matching, reader, readScope),
+      requestedReportJudge(matching, reader),
     );
-    const reads = await readLinkedReports(reader, plans.plans.values(), readScope, freshSlugsOf(job));
+    const reads = await readLinkedReports(reader, plans.plans.values(), freshSlugsOf(job));
     const alerts = await deps.alerts.latest(
       [...plans.plans.values()].flatMap((p) => (p.kind === 'linked' ? [p.slug] : [])),
     );

@@ -69,6 +69,8 @@ export interface PipelineDeps {
   reconcilePeriodMs?: number;
   /** When a run under way counts as dead (run-liveness.ts); tests shorten them. */
   runBounds?: RunBounds;
+  /** REPORT_CACHE_SECONDS: how long a report read or search serves every run and job (report-reader.ts). */
+  reportCacheSeconds?: number;
 }
 
 /** RECONCILE_HOURS' default. */

@@ -7,17 +7,24 @@ import { ReportNotFoundError } from '../reports/errors.js';
 import { type Report, reportSchema, type SearchHit, searchHitSchema } from '../reports/schemas.js';
 import type { Keys } from '../storage/keys.js';
 import { LuaScript } from '../storage/lua-script.js';
-import { slugChangeSeq } from '../storage/slug-changes.js';
+import { searchChangeSeq, slugChangeSeq } from '../storage/slug-changes.js';
 import { parseStoredJson } from '../util/json.js';
 
 /**
- * Reads reports for the pipeline. Within one run a slug is read once, however many records and workers want
- * it (a Redis entry per run, with a fill lock so two workers do not both fetch: the filler keeps the lock
- * alive for as long as its read lasts, throttled reads waiting out `Retry-After` included, and the others
- * wait while it does; a filler that dies stops renewing and its lock lapses within `fillLockMs`). Every read carries a
- * sequence number from one Redis counter, taken before the request: a write made from an older read never
- * overwrites a write made from a newer one (enrich-batch.ts compares them). Search results are kept per run
- * the same way: many records with one name cost one search.
+ * Reads reports for the pipeline through one report cache per report key (REPORT_CACHE_SECONDS): a read (a 200
+ * or a 404; errors are never kept) serves every run, preview and job reading with the same key, and the retry of
+ * a killed batch, until the service says the report changed or the bound passes. Every read carries a sequence
+ * number from one Redis counter, taken before the request; a change event takes one too (storage/slug-changes.ts),
+ * so a kept read older than the slug's last change is never served: an event-driven update reads anew. A write
+ * made from an older read never overwrites one made from a newer read (enrich-batch.ts compares them).
+ *
+ * A fill lock keeps two workers from reading one slug at once: the filler renews it for as long as its read
+ * lasts (throttled reads waiting out `Retry-After` included) and the others wait; a filler that dies stops
+ * renewing and its lock lapses within `fillLockMs`. Searches are kept the same way, stale once any of their
+ * hits changed or any report was published since.
+ *
+ * Partitioned by the client's key identity (a digest of the key and the service's address): a sandbox key's
+ * fixtures never answer a live key, and a revoked key reads nobody's answers but its own.
  */
 
 export type ReadReport =
@@ -29,9 +36,10 @@ const cachedSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('not_published'), seq: z.number() }),
 ]);
 
-const searchHitsSchema = z.array(searchHitSchema);
+const searchedSchema = z.object({ seq: z.number(), hits: z.array(searchHitSchema) });
 
-const RUN_CACHE_TTL_SECONDS = 24 * 3600;
+/** REPORT_CACHE_SECONDS when nobody says otherwise. */
+export const DEFAULT_REPORT_CACHE_SECONDS = 600;
 const FILL_LOCK_MS = 15_000;
 /** A waiter gives up on a filler that is alive but slower than this, and reads the report itself. */
 const FILL_WAIT_MAX_MS = 5 * 60_000;
@@ -42,10 +50,14 @@ const RELEASE = LuaScript.load('locks-release');
 export interface ReportReaderOptions {
   /** The fill lock's lifetime without renewal (tests shorten it). */
   fillLockMs?: number;
+  /** How long a read or search is kept (REPORT_CACHE_SECONDS); 0 keeps nothing. */
+  cacheSeconds?: number;
 }
 
 export class ReportReader {
   private readonly fillLockMs: number;
+  private readonly cacheSeconds: number;
+  private readonly keyId: string;
 
   constructor(
     private readonly redis: RedisClient,
@@ -54,6 +66,8 @@ export class ReportReader {
     options: ReportReaderOptions = {},
   ) {
     this.fillLockMs = options.fillLockMs ?? FILL_LOCK_MS;
+    this.cacheSeconds = Math.floor(options.cacheSeconds ?? DEFAULT_REPORT_CACHE_SECONDS);
+    this.keyId = client.keyIdentity;
   }
 
   async nextSeq(): Promise<number> {
@@ -61,20 +75,20 @@ export class ReportReader {
   }
 
   /**
-   * The report as read in this run, or a fresh read when `runId` is null or `fresh` is set (a webhook says
-   * it changed). Errors other than 404 are thrown for the caller to classify.
+   * The report as kept for this key when it was read after the slug's last change, else read now (and kept).
+   * `fresh`: read now whatever is kept (a person's decision just named the slug). Errors other than 404 are
+   * thrown for the caller to classify.
    */
-  async read(slug: string, runId: string | null, options: { fresh?: boolean } = {}): Promise<ReadReport> {
-    if (runId === null) return this.fetch(slug);
-    const key = this.keys.runReport(runId, slug);
-    const lockKey = this.keys.runReportFill(runId, slug);
+  async read(slug: string, options: { fresh?: boolean } = {}): Promise<ReadReport> {
+    if (this.cacheSeconds <= 0) return this.fetch(slug);
+    const key = this.keys.reportCached(this.keyId, slug);
+    const lockKey = this.keys.reportCacheFill(this.keyId, slug);
     const token = randomUUID();
     if (!options.fresh) {
-      const cached = await this.cached(key);
-      // A run's copy older than the service's last change event is stale: it is read again and replaced.
-      if (cached && cached.seq > (await slugChangeSeq(this.redis, this.keys, slug))) return cached;
-      if (!cached && (await this.redis.set(lockKey, token, 'PX', this.fillLockMs, 'NX')) !== 'OK') {
-        const filled = await this.waitForFill(key, lockKey);
+      const kept = await this.current(key, slug);
+      if (kept) return kept;
+      if ((await this.redis.set(lockKey, token, 'PX', this.fillLockMs, 'NX')) !== 'OK') {
+        const filled = await this.waitForFill(key, lockKey, slug);
         if (filled) return filled;
       }
     }
@@ -87,7 +101,7 @@ export class ReportReader {
     }, this.fillLockMs / 3);
     try {
       const result = await this.fetch(slug);
-      await this.store(runId, key, JSON.stringify(result));
+      await this.redis.set(key, JSON.stringify(result), 'EX', this.cacheSeconds);
       return result;
     } finally {
       clearInterval(renew);
@@ -95,38 +109,33 @@ export class ReportReader {
     }
   }
 
-  /** One search per distinct query per run; a null run searches every time. */
-  async search(q: string, limit: number, runId: string | null): Promise<SearchHit[]> {
-    const key = runId === null ? null : this.keys.runSearch(runId, q);
-    if (key) {
-      const cached = parseStoredJson(searchHitsSchema, await this.redis.get(key));
-      if (cached) return cached;
+  /**
+   * The service's hits for `q`, kept like reads: many records with one name, and every later run within the
+   * bound, cost one search. Hits that are whole reports are kept as reads of those reports (as of the search).
+   */
+  async search(q: string, limit: number): Promise<SearchHit[]> {
+    const key = this.keys.searchCached(this.keyId, q, limit);
+    if (this.cacheSeconds > 0) {
+      const kept = parseStoredJson(searchedSchema, await this.redis.get(key));
+      const hitSlugs = kept ? kept.hits.map((h) => h.slug) : [];
+      if (kept && kept.seq > (await searchChangeSeq(this.redis, this.keys, hitSlugs))) return kept.hits;
     }
+    const seq = await this.nextSeq();
     const { hits } = await this.client.search({ q, limit });
-    if (key && runId !== null) await this.store(runId, key, JSON.stringify(hits));
+    if (this.cacheSeconds <= 0) return hits;
+    await this.redis.set(key, JSON.stringify({ seq, hits }), 'EX', this.cacheSeconds);
+    for (const hit of hits) {
+      const full = reportSchema.safeParse(hit);
+      // As good as reading it: it saves a read later. Never over a read of its own (NX).
+      if (full.success) await this.keep(full.data, seq);
+    }
     return hits;
   }
 
-  /** Search results that are whole reports count as reads of those reports for this run. */
-  async remember(runId: string | null, report: Report): Promise<void> {
-    if (runId === null) return;
-    const seq = await this.nextSeq();
+  private async keep(report: Report, seq: number): Promise<void> {
     const entry: ReadReport = { kind: 'report', report, seq };
-    await this.store(runId, this.keys.runReport(runId, report.slug), JSON.stringify(entry), {
-      onlyNew: true,
-    });
-  }
-
-  /**
-   * One cache entry of a run, and its name in the run's list of entries (`dropRunCaches` empties both when the
-   * run is done). One transaction: every key of a run shares its hash tag, so this is one slot on a cluster.
-   */
-  private async store(runId: string, key: string, value: string, options: { onlyNew?: boolean } = {}) {
-    const index = this.keys.runCached(runId);
-    const tx = this.redis.multi();
-    if (options.onlyNew) tx.set(key, value, 'EX', RUN_CACHE_TTL_SECONDS, 'NX');
-    else tx.set(key, value, 'EX', RUN_CACHE_TTL_SECONDS);
-    await tx.sadd(index, key).expire(index, RUN_CACHE_TTL_SECONDS).exec();
+    const key = this.keys.reportCached(this.keyId, report.slug);
+    await this.redis.set(key, JSON.stringify(entry), 'EX', this.cacheSeconds, 'NX');
   }
 
   private async fetch(slug: string): Promise<ReadReport> {
@@ -139,21 +148,26 @@ export class ReportReader {
     }
   }
 
-  private async cached(key: string): Promise<ReadReport | null> {
-    const parsed = parseStoredJson(cachedSchema, await this.redis.get(key));
-    if (!parsed) return null;
+  /** The kept read of `slug`, unless the service said the report changed after it was read. */
+  private async current(key: string, slug: string): Promise<ReadReport | null> {
+    const [raw, changed] = await Promise.all([
+      this.redis.get(key),
+      slugChangeSeq(this.redis, this.keys, slug),
+    ]);
+    const parsed = parseStoredJson(cachedSchema, raw);
+    if (!parsed || parsed.seq <= changed) return null;
     if (parsed.kind === 'not_published') return parsed;
     const report = reportSchema.safeParse(parsed.report);
     return report.success ? { kind: 'report', report: report.data, seq: parsed.seq } : null;
   }
 
   /** Waits while the filler holds the lock (it renews it while alive); null: read it yourself. */
-  private async waitForFill(key: string, lockKey: string): Promise<ReadReport | null> {
+  private async waitForFill(key: string, lockKey: string, slug: string): Promise<ReadReport | null> {
     const deadline = Date.now() + FILL_WAIT_MAX_MS;
     while (Date.now() < deadline) {
       await sleep(25);
-      const cached = await this.cached(key);
-      if (cached) return cached;
+      const kept = await this.current(key, slug);
+      if (kept) return kept;
       // The filler failed or died: fetch ourselves.
       if (!(await this.redis.exists(lockKey))) return null;
     }

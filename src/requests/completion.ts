@@ -4,7 +4,7 @@ import type { ReportReader } from '../pipeline/report-reader.js';
 
 /**
  * A requested report published: what the batch does with the record whose own submission `report.completed`
- * names. The report is read (through the batch's reader, so a run's cache serves it) and matching judges it
+ * names. The report is read (through the batch's reader, so the report cache serves it) and matching judges it
  * against the record as it is in the CRM now: linked (source `request`) where the names agree as matching
  * would accept, else sent to review with that report as a candidate. Either way the request resolves (the
  * batch ends it once the record holds its new state). A report that cannot be read as published links
@@ -16,10 +16,9 @@ import type { ReportReader } from '../pipeline/report-reader.js';
 export function requestedReportJudge(
   matching: MatchingStrategy,
   reader: ReportReader,
-  runId: string | null,
 ): JudgeRequested {
   return async (record, slug) => {
-    const read = await reader.read(slug, runId);
+    const read = await reader.read(slug);
     if (read.kind !== 'report') return null;
     const { report } = read;
     return matching.judgeRequested(record, {

@@ -15,8 +15,8 @@ import { createHash } from 'node:crypto';
  * installations: installations/store.ts · per-record link state: storage/link-index.ts with the review queue
  * (storage/review-queue.ts), slug index (storage/slug-index.ts, storage/slug-fanout.ts) and poll cursors
  * (storage/poll-cursor.ts) it holds · runs and sync history: storage/runs.ts · links a run made:
- * storage/run-links.ts · run caches and report sequence: storage/run-caches.ts, storage/slug-changes.ts,
- * pipeline/report-reader.ts · events:
+ * storage/run-links.ts · the report cache and report sequence: pipeline/report-reader.ts, storage/slug-changes.ts,
+ * storage/run-caches.ts (the run caches before it) · events:
  * webhooks/event-log.ts · record locks: storage/record-locks.ts · pending slug updates: storage/pending-slugs.ts ·
  * OAuth state: auth/oauth-state.ts · refresh locks: auth/token-manager.ts · a provider's own records (`provider`):
  * connectors/<crm>/ · rate gates: ratelimit/redis-gate.ts · admin sessions and logins:
@@ -261,23 +261,39 @@ export class Keys {
     return `${this.run(runId)}*`;
   }
 
-  // ---- run caches and the report sequence (pipeline/report-reader.ts) ---------------------------------
+  // ---- run caches before the report cache (storage/run-caches.ts deletes them; nothing reads them) ------
 
-  /** Set of a run's cached reports and searches: dropped with them when the run is done. */
+  /** Set of a run's cached reports and searches, as main before issue 30 wrote them: dropped with the run. */
   runCached(runId: string): string {
     return `${this.run(runId)}:cached`;
   }
-  runReport(runId: string, slug: string): string {
-    return `${this.run(runId)}:report:${slug}`;
+
+  // ---- the report cache and the report sequence (pipeline/report-reader.ts, storage/report-cache.ts) -----
+
+  /**
+   * A report read (200 or 404) as the key `keyId` was answered, shared by every run and job reading with that
+   * key. Tagged by the key and one of REPORT_CACHE_SHARDS buckets of the slug: an entry and its fill lock share
+   * a slot, and one key's cache spreads over the cluster instead of filling one slot.
+   */
+  reportCached(keyId: string, slug: string): string {
+    return `${this.reportCacheStem(keyId, slug)}:r:${slug}`;
   }
-  /** Held by the one worker filling a run's copy of a report. */
-  runReportFill(runId: string, slug: string): string {
-    return `${this.runReport(runId, slug)}:fill`;
+  /** Held by the one worker filling `reportCached(keyId, slug)`. */
+  reportCacheFill(keyId: string, slug: string): string {
+    return `${this.reportCached(keyId, slug)}:fill`;
   }
-  /** A run's cached search results for query `q` (hashed: queries are free text of any length). */
-  runSearch(runId: string, q: string): string {
-    const qHash = createHash('sha256').update(q).digest('hex').slice(0, 24);
-    return `${this.run(runId)}:search:${qHash}`;
+  /** Search results of query `q` with `limit`, for the key `keyId` (hashed: queries are free text). */
+  searchCached(keyId: string, q: string, limit: number): string {
+    const qHash = createHash('sha256').update(`${limit} ${q}`).digest('hex').slice(0, 24);
+    return `${this.reportCacheStem(keyId, qHash)}:s:${qHash}`;
+  }
+  /** Pattern of every report-cache key (the memory bench, clean-up). */
+  reportCachePattern(): string {
+    return `${this.prefix}:rcache:*`;
+  }
+  private reportCacheStem(keyId: string, name: string): string {
+    const bucket = createHash('sha256').update(name).digest().readUInt16BE(0) % REPORT_CACHE_SHARDS;
+    return `${this.prefix}:rcache:${tag(`${keyId}.${bucket}`)}`;
   }
   reportSeq(): string {
     return `${this.prefix}:report-seq`;
@@ -397,6 +413,9 @@ export class Keys {
 }
 
 /** A hash tag: on a Redis Cluster, keys with the same tag live in the same slot. */
+/** Hash tags one report key's cache spreads over (Keys.reportCached): at least 16, so never one slot. */
+export const REPORT_CACHE_SHARDS = 64;
+
 function tag(value: string): string {
   return `{${value}}`;
 }

@@ -2,10 +2,11 @@ import type { RedisClient } from '../redis.js';
 import type { Keys } from './keys.js';
 
 /**
- * Deletes a finished run's cached reports and searches (pipeline/report-reader.ts fills them). They expire
- * within a day anyway, but a daily sweep would keep a day of them, about as much memory as the link state
- * itself; nothing reads them after the run. All of a run's keys share its hash tag (one slot on a cluster), so
- * one UNLINK takes many.
+ * Deletes a finished run's cached reports and searches as main before issue 30 kept them, per run (now one report
+ * cache per key serves every run: pipeline/report-reader.ts). Nothing reads them any more; a run started before
+ * the upgrade still has them, so it drops them when it finishes, and a job's `ev-<job id>` ones expire within
+ * the day they were kept for. All of a run's keys share its hash tag (one slot on a cluster), so one UNLINK takes
+ * many; a run started since has no index and costs one SMEMBERS.
  */
 export async function dropRunCaches(redis: RedisClient, keys: Keys, runId: string): Promise<void> {
   const index = keys.runCached(runId);

@@ -17,6 +17,24 @@ export async function markSlugChanged(redis: RedisClient, keys: Keys, slug: stri
   return seq;
 }
 
+/** The field of `Keys.slugChanges` holding the last publication: no slug starts with `*` (reports/slug.ts). */
+const PUBLISHED = '*published';
+
+/**
+ * A report was published (report.completed): a kept 404 of its slug is stale, and so is every search made before,
+ * since any query may now find it (pipeline/report-reader.ts).
+ */
+export async function markReportPublished(redis: RedisClient, keys: Keys, slug: string): Promise<void> {
+  const seq = await markSlugChanged(redis, keys, slug);
+  await SLUG_CHANGED.run(redis, [keys.slugChanges()], [PUBLISHED, seq], z.enum(['set', 'older']));
+}
+
+/** The newest of the last publication and the last change of each of `slugs`: a search older than it is stale. */
+export async function searchChangeSeq(redis: RedisClient, keys: Keys, slugs: string[]): Promise<number> {
+  const raw = await redis.hmget(keys.slugChanges(), PUBLISHED, ...slugs);
+  return Math.max(0, ...raw.map((v) => Number(v ?? 0)));
+}
+
 /** Sequence number of the last change event of `slug` (0 when none). */
 export async function slugChangeSeq(redis: RedisClient, keys: Keys, slug: string): Promise<number> {
   return Number((await redis.hget(keys.slugChanges(), slug)) ?? 0);

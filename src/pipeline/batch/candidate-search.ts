@@ -1,13 +1,12 @@
 import type { CompanyRecord } from '../../crm/connector.js';
-import { reportSchema } from '../../reports/schemas.js';
 import type { LinkIndex } from '../../storage/link-index.js';
 import type { MatchCandidate, MatchingStrategy, MatchOutcome } from '../matching-strategy.js';
 import type { ReportReader } from '../report-reader.js';
 
 /**
  * The candidate search of one record: the strategy (src/matching, behind `MatchingStrategy`) decides what to
- * search and what links; this step gives it a search of the report service (cached per run, summary hits
- * completed with their report) and the slugs a person rejected for the record. It is the only place the
+ * search and what links; this step gives it a search of the report service (through the key's report cache, summary
+ * hits completed with their report) and the slugs a person rejected for the record. It is the only place the
  * batch meets matching.
  */
 export async function searchAndDecide(
@@ -16,25 +15,21 @@ export async function searchAndDecide(
     matching: MatchingStrategy;
     reader: ReportReader;
     installationId: string;
-    runId: string | null;
   },
   record: CompanyRecord,
 ): Promise<MatchOutcome> {
-  const { index, matching, reader, installationId, runId } = context;
+  const { index, matching, reader, installationId } = context;
   const rejected = await index.reviews.rejectedSlugs(installationId, record.id);
   const search = async (q: string, limit: number): Promise<MatchCandidate[]> => {
-    const hits = await reader.search(q, limit, runId);
+    const hits = await reader.search(q, limit);
     const candidates: MatchCandidate[] = [];
     for (const hit of hits) {
-      const full = reportSchema.safeParse(hit);
-      // A hit that is a whole report is as good as reading it: it saves a call later in this run.
-      if (full.success) await reader.remember(runId, full.data);
       let name = hit.name;
       let extra: Partial<MatchCandidate> = {};
       if (name === undefined) {
         // Summary hits (GraphQL promises only slug and score) need the report for its name.
         if (rejected.has(hit.slug)) continue;
-        const read = await reader.read(hit.slug, runId);
+        const read = await reader.read(hit.slug);
         if (read.kind !== 'report') continue;
         name = read.report.name;
         extra = {

@@ -24,8 +24,8 @@ export function firstOriginOf(job: BatchJob): FirstBatchOrigin {
 }
 
 /**
- * The run whose report and search cache the batch reads through: its own, or for a retry of a run's records
- * the run's, so no slug is read twice in a run.
+ * The run the batch's records belong to: its own, or for a retry of a run's records the run's. Such a batch reads
+ * nothing afresh: it reads through the key's report cache as the run did (pipeline/report-reader.ts).
  */
 export function readScopeOf(job: BatchJob): string | null {
   return runIdOf(job) ?? ownRunId(firstOriginOf(job));

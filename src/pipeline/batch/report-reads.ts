@@ -4,11 +4,13 @@ import { isPerRecordError, type Plan } from './plan.js';
 
 export type ReportRead = ReadReport | { kind: 'error'; code: string; message: string };
 
-/** Step 2: each distinct linked report read once (from the run's cache unless a webhook said it changed). */
+/**
+ * Step 2: each distinct linked report read once, from the key's report cache unless the service or a decision
+ * said it changed since (report-reader.ts).
+ */
 export async function readLinkedReports(
   reader: ReportReader,
   plans: Iterable<Plan>,
-  runId: string | null,
   freshSlugs: string[],
 ): Promise<Map<string, ReportRead>> {
   const fresh = new Set(freshSlugs);
@@ -23,7 +25,7 @@ export async function readLinkedReports(
       continue;
     }
     try {
-      reads.set(plan.slug, await reader.read(plan.slug, runId, { fresh: fresh.has(plan.slug) }));
+      reads.set(plan.slug, await reader.read(plan.slug, { fresh: fresh.has(plan.slug) }));
     } catch (err) {
       if (!isPerRecordError(err)) throw err;
       reads.set(plan.slug, { kind: 'error', code: err.code, message: err.message });

@@ -1,4 +1,4 @@
-import { markSlugChanged } from '../../storage/slug-changes.js';
+import { markReportPublished, markSlugChanged } from '../../storage/slug-changes.js';
 import type { ReportEventJob } from '../jobs.js';
 import type { Pipeline } from '../pipeline.js';
 import { jobIdPart } from '../queues.js';
@@ -54,7 +54,9 @@ async function alertFired(p: Pipeline, data: ReportEventJob, acceptedAt?: number
  * installation then looks for unlinked records the new report may fit (`report-completed`).
  */
 async function reportCompleted(p: Pipeline, data: ReportEventJob): Promise<void> {
-  const { requests, installations, queues } = p.deps;
+  const { requests, installations, queues, redis, keys } = p.deps;
+  // A kept 404 of this slug, and every kept search, no longer says what the service holds (report-reader.ts).
+  await markReportPublished(redis, keys, data.slug);
   const waiting = data.submissionId ? await requests.bySubmission(data.submissionId) : null;
   const direct = waiting?.state === 'pending' ? waiting : null;
   if (direct) {

@@ -10,10 +10,10 @@ const SLUGS_PER_UPDATE = 500;
 /**
  * `slug-update`: re-reads the reports marked for one installation (PendingSlugs) and updates every record
  * linked to them, gathered across the reports and written in the CRM's batch size. Each report is read once
- * for the whole job, shared by its batches and its reruns through a job-scoped cache; it is fresh without
- * asking: every change marks the slug changed before it is marked here, so no cached copy predates it, and a
- * later change marks it again and makes a rerun read anew (report-reader.ts). Marks are cleared only once the
- * writes are done, so a killed job's reports are updated by its rerun.
+ * for the whole job, shared by its batches and its reruns through the key's report cache; it is fresh without
+ * asking: every change marks the slug changed before it is marked here, and the cache serves no read older than
+ * the mark, and a later change marks it again and makes a rerun read anew (report-reader.ts). Marks are cleared
+ * only once the writes are done, so a killed job's reports are updated by its rerun.
  */
 export async function slugUpdate(
   p: Pipeline,
@@ -47,6 +47,7 @@ export async function slugUpdate(
   if (recordIds.size > 0) {
     // A storm's update is real time too (issue 30): coalescing keeps it cheap, the urgent lane keeps it prompt.
     const targets = await runtime.open(installationId, { urgent: true });
+    // Only names the batches' origin: reads no longer go through a cache of the job's own (issue 30).
     const runId = `ev-${job.id}`;
     for (const [i, ids] of chunk([...recordIds], targets.connector.limits.writeBatchSize).entries()) {
       await enrichNow(p, targets, {
