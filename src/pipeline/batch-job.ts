@@ -26,7 +26,7 @@ const companyRecordSchema = z.object({
 const BATCH_CRM_CHANGES = ['created', 'renamed', 'domainChanged', 'slugChanged', 'merged'] as const;
 
 const firstOriginSchema = z.discriminatedUnion('kind', [
-  /** A sync run's batch, as listed: it counts in the run and reads through the run's cache. */
+  /** A sync run's batch, as listed: it counts in the run (its reads go through the key's report cache). */
   z.object({ kind: z.literal('sync'), runId: z.string() }),
   /** A preview run's batch: matches and counts what a write would do, writes nothing (no CRM write, no index). */
   z.object({ kind: z.literal('preview'), runId: z.string() }),

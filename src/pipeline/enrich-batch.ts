@@ -16,7 +16,7 @@ import { searchAndDecide } from './batch/candidate-search.js';
 import { type Desired, desiredValues } from './batch/desired-values.js';
 import { freshSlugsOf, isPreview, runIdOf } from './batch/origin.js';
 import { type Plan, planLinks } from './batch/plan.js';
-import { readLinkedReports } from './batch/report-reads.js';
+import { readLinkedReports, readSinceOf } from './batch/report-reads.js';
 import { BatchTally } from './batch/tally.js';
 import { keepChanged, writeUpdates } from './batch/write.js';
 import type { BatchJob } from './batch-job.js';
@@ -76,6 +76,7 @@ export async function enrichBatch(
   // the next sync reads nothing the service has not said changed since (report-reader.ts).
   const reader = new ReportReader(deps.redis, deps.keys, client, {
     ...(deps.reportCacheSeconds === undefined ? {} : { cacheSeconds: deps.reportCacheSeconds }),
+    readSince: readSinceOf(job),
   });
   const tally = new BatchTally();
 

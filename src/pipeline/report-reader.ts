@@ -31,12 +31,13 @@ export type ReadReport =
   | { kind: 'report'; report: Report; seq: number }
   | { kind: 'not_published'; seq: number };
 
+/** A kept read: the read, and when (epoch ms) its request started. */
 const cachedSchema = z.discriminatedUnion('kind', [
-  z.object({ kind: z.literal('report'), report: z.unknown(), seq: z.number() }),
-  z.object({ kind: z.literal('not_published'), seq: z.number() }),
+  z.object({ kind: z.literal('report'), report: z.unknown(), seq: z.number(), at: z.number() }),
+  z.object({ kind: z.literal('not_published'), seq: z.number(), at: z.number() }),
 ]);
 
-const searchedSchema = z.object({ seq: z.number(), hits: z.array(searchHitSchema) });
+const searchedSchema = z.object({ seq: z.number(), at: z.number(), hits: z.array(searchHitSchema) });
 
 /** REPORT_CACHE_SECONDS when nobody says otherwise. */
 export const DEFAULT_REPORT_CACHE_SECONDS = 600;
@@ -52,12 +53,18 @@ export interface ReportReaderOptions {
   fillLockMs?: number;
   /** How long a read or search is kept (REPORT_CACHE_SECONDS); 0 keeps nothing. */
   cacheSeconds?: number;
+  /**
+   * Epoch ms: nothing kept from a request started earlier is served (a reconcile reads every report anew once
+   * per run, yet the retry of its killed batch reads nothing its first attempt read).
+   */
+  readSince?: number;
 }
 
 export class ReportReader {
   private readonly fillLockMs: number;
   private readonly cacheSeconds: number;
   private readonly keyId: string;
+  private readonly readSince: number;
 
   constructor(
     private readonly redis: RedisClient,
@@ -68,6 +75,7 @@ export class ReportReader {
     this.fillLockMs = options.fillLockMs ?? FILL_LOCK_MS;
     this.cacheSeconds = Math.floor(options.cacheSeconds ?? DEFAULT_REPORT_CACHE_SECONDS);
     this.keyId = client.keyIdentity;
+    this.readSince = options.readSince ?? 0;
   }
 
   async nextSeq(): Promise<number> {
@@ -100,8 +108,9 @@ export class ReportReader {
       );
     }, this.fillLockMs / 3);
     try {
+      const at = Date.now();
       const result = await this.fetch(slug);
-      await this.redis.set(key, JSON.stringify(result), 'EX', this.cacheSeconds);
+      await this.redis.set(key, JSON.stringify({ ...result, at }), 'EX', this.cacheSeconds);
       return result;
     } finally {
       clearInterval(renew);
@@ -118,22 +127,28 @@ export class ReportReader {
     if (this.cacheSeconds > 0) {
       const kept = parseStoredJson(searchedSchema, await this.redis.get(key));
       const hitSlugs = kept ? kept.hits.map((h) => h.slug) : [];
-      if (kept && kept.seq > (await searchChangeSeq(this.redis, this.keys, hitSlugs))) return kept.hits;
+      if (
+        kept &&
+        kept.at >= this.readSince &&
+        kept.seq > (await searchChangeSeq(this.redis, this.keys, hitSlugs))
+      )
+        return kept.hits;
     }
+    const at = Date.now();
     const seq = await this.nextSeq();
     const { hits } = await this.client.search({ q, limit });
     if (this.cacheSeconds <= 0) return hits;
-    await this.redis.set(key, JSON.stringify({ seq, hits }), 'EX', this.cacheSeconds);
+    await this.redis.set(key, JSON.stringify({ seq, at, hits }), 'EX', this.cacheSeconds);
     for (const hit of hits) {
       const full = reportSchema.safeParse(hit);
       // As good as reading it: it saves a read later. Never over a read of its own (NX).
-      if (full.success) await this.keep(full.data, seq);
+      if (full.success) await this.keep(full.data, seq, at);
     }
     return hits;
   }
 
-  private async keep(report: Report, seq: number): Promise<void> {
-    const entry: ReadReport = { kind: 'report', report, seq };
+  private async keep(report: Report, seq: number, at: number): Promise<void> {
+    const entry = { kind: 'report', report, seq, at };
     const key = this.keys.reportCached(this.keyId, report.slug);
     await this.redis.set(key, JSON.stringify(entry), 'EX', this.cacheSeconds, 'NX');
   }
@@ -155,7 +170,7 @@ export class ReportReader {
       slugChangeSeq(this.redis, this.keys, slug),
     ]);
     const parsed = parseStoredJson(cachedSchema, raw);
-    if (!parsed || parsed.seq <= changed) return null;
+    if (!parsed || parsed.seq <= changed || parsed.at < this.readSince) return null;
     if (parsed.kind === 'not_published') return parsed;
     const report = reportSchema.safeParse(parsed.report);
     return report.success ? { kind: 'report', report: report.data, seq: parsed.seq } : null;

@@ -13,10 +13,7 @@ import type { ReportReader } from '../pipeline/report-reader.js';
  * Other companies' publications leave a waiting record waiting (batch/plan.ts): only a link matching is sure
  * of, or the record's own report, ends its request.
  */
-export function requestedReportJudge(
-  matching: MatchingStrategy,
-  reader: ReportReader,
-): JudgeRequested {
+export function requestedReportJudge(matching: MatchingStrategy, reader: ReportReader): JudgeRequested {
   return async (record, slug) => {
     const read = await reader.read(slug);
     if (read.kind !== 'report') return null;

@@ -1,5 +1,7 @@
 import { slugProblem } from '../../reports/slug.js';
+import type { BatchJob } from '../batch-job.js';
 import type { ReadReport, ReportReader } from '../report-reader.js';
+import { firstOriginOf } from './origin.js';
 import { isPerRecordError, type Plan } from './plan.js';
 
 export type ReportRead = ReadReport | { kind: 'error'; code: string; message: string };
@@ -32,4 +34,20 @@ export async function readLinkedReports(
     }
   }
   return reads;
+}
+
+/**
+ * Epoch ms before which no kept read or search serves the batch (ReportReaderOptions.readSince): for a reconcile
+ * run, the run's start, so that every linked report is read from the service once per reconcile and a change whose
+ * webhook was missed is found, while the retry of a killed batch still reads nothing again; 0 for any other batch
+ * (change events and REPORT_CACHE_SECONDS keep the cache current). The start is the one in the run's id
+ * (storage/runs.ts names a run `<kind>-<installation>-<start ms, base 36>-<random>`); an id without one reads anew.
+ */
+export function readSinceOf(job: BatchJob, now = Date.now()): number {
+  const origin = firstOriginOf(job);
+  if (origin.kind !== 'sync' || job.mode !== 'reconcile') return 0;
+  const parts = origin.runId.split('-');
+  const start = parts.length >= 4 ? Number.parseInt(parts[parts.length - 2] ?? '', 36) : Number.NaN;
+  // A start in the future or implausibly old is not one: read anew.
+  return Number.isFinite(start) && start > 1e12 && start <= now ? start : now;
 }
