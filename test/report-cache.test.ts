@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { readSinceOf } from '../src/pipeline/batch/report-reads.js';
+import { batchJobSchema } from '../src/pipeline/batch-job.js';
 import { DEFAULT_REPORT_CACHE_SECONDS, ReportReader } from '../src/pipeline/report-reader.js';
 import { closeRedis, createRedis, deleteKeysWithPrefix } from '../src/redis.js';
 import { ReportClient } from '../src/reports/client.js';
@@ -188,5 +190,24 @@ describe('the report cache is reused until the report changes or the bound passe
     await reader('sk_sandbox_read', { readSince: since }).read(slug);
     await reader('sk_sandbox_read', { readSince: since }).read(slug);
     expect(sandbox.answeredReads().get(slug)).toBe(2);
+  });
+});
+
+describe('which batches kept reads serve', () => {
+  const job = (mode: string, origin: unknown) =>
+    batchJobSchema.parse({ installationId: 'i1', batchId: 'b', mode, recordIds: ['1'], origin });
+  const now = Date.UTC(2026, 10, 26, 12);
+  const started = now - 60_000;
+
+  it("a sync, a preview and a report change take any; a reconcile only its run's own; a decision none", () => {
+    expect(readSinceOf(job('full', { kind: 'sync', runId: 'full-i1-x-abc' }), now)).toBe(0);
+    expect(readSinceOf(job('full', { kind: 'preview', runId: 'p1' }), now)).toBe(0);
+    expect(readSinceOf(job('reconcile', { kind: 'report-change', runId: 'ev-7' }), now)).toBe(0);
+    const reconcile = { kind: 'sync', runId: `reconcile-i-1-${started.toString(36)}-a1b2c3` };
+    expect(readSinceOf(job('reconcile', reconcile), now)).toBe(started);
+    // Its retry too: what the killed attempt read serves it.
+    expect(readSinceOf(job('reconcile', { kind: 'retry', of: reconcile }), now)).toBe(started);
+    expect(readSinceOf(job('reconcile', { kind: 'sync', runId: 'reconcile-odd' }), now)).toBe(now);
+    expect(readSinceOf(job('full', { kind: 'rematch' }), now)).toBe(now);
   });
 });

@@ -37,15 +37,22 @@ export async function readLinkedReports(
 }
 
 /**
- * Epoch ms before which no kept read or search serves the batch (ReportReaderOptions.readSince): for a reconcile
- * run, the run's start, so that every linked report is read from the service once per reconcile and a change whose
- * webhook was missed is found, while the retry of a killed batch still reads nothing again; 0 for any other batch
- * (change events and REPORT_CACHE_SECONDS keep the cache current). The start is the one in the run's id
- * (storage/runs.ts names a run `<kind>-<installation>-<start ms, base 36>-<random>`); an id without one reads anew.
+ * Epoch ms before which no kept read or search serves the batch (ReportReaderOptions.readSince).
+ * - A sync or preview run's batch, and its retry: 0, reads kept by anyone serve it (change events and
+ *   REPORT_CACHE_SECONDS keep them current); a reconcile run's: the run's start, so that every linked report is read
+ *   from the service once per reconcile and a change whose webhook was missed is found, while the retry of a
+ *   killed batch still reads nothing again. The start is the one in the run's id (storage/runs.ts names a run
+ *   `<kind>-<installation>-<start ms, base 36>-<random>`); an id without one reads anew.
+ * - A report change's batch (`slug-update`): 0, since no kept read older than the change serves it.
+ * - Any other (a person's decision, a CRM change, a publication, a refresh): now, as before the report cache. Its
+ *   decision is newer than any kept read, and a write is never made from a read older than the record's last
+ *   write (batch/write.ts, keepChanged), so a kept read would leave the decision unwritten.
  */
 export function readSinceOf(job: BatchJob, now = Date.now()): number {
   const origin = firstOriginOf(job);
-  if (origin.kind !== 'sync' || job.mode !== 'reconcile') return 0;
+  if (origin.kind === 'preview' || origin.kind === 'report-change') return 0;
+  if (origin.kind !== 'sync') return now;
+  if (job.mode !== 'reconcile') return 0;
   const parts = origin.runId.split('-');
   const start = parts.length >= 4 ? Number.parseInt(parts[parts.length - 2] ?? '', 36) : Number.NaN;
   // A start in the future or implausibly old is not one: read anew.
