@@ -23,7 +23,12 @@ let version = 0;
 const gone = new Set<string>();
 
 beforeAll(async () => {
-  system = await startTestSystem({ companies: COMPANIES, logLevel: 'silent' });
+  // Each sync rewrites scores changed without an event: nothing is kept between syncs (REPORT_CACHE_SECONDS).
+  system = await startTestSystem({
+    companies: COMPANIES,
+    logLevel: 'silent',
+    env: { REPORT_CACHE_SECONDS: '0' },
+  });
   system.sandbox.configureWebhook(undefined, undefined);
   const first = await runEnded(system);
   expect(first.state).toBe('done');

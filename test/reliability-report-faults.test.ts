@@ -32,7 +32,12 @@ beforeAll(async () => {
     companies: COMPANIES,
     workers: 0,
     logLevel: 'silent',
-    env: { REPORTS_API_URL: proxyUrl, REPORTS_TIMEOUT_MS: String(CLIENT_TIMEOUT_MS) },
+    // Each sync must read every report through the faults: nothing is kept between syncs (REPORT_CACHE_SECONDS).
+    env: {
+      REPORTS_API_URL: proxyUrl,
+      REPORTS_TIMEOUT_MS: String(CLIENT_TIMEOUT_MS),
+      REPORT_CACHE_SECONDS: '0',
+    },
   });
   proxy.target = new URL(system.sandboxUrl).origin;
   // Syncs do the work here, not score.changed events: the sandbox keeps its changes to itself.

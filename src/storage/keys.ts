@@ -6,7 +6,8 @@ import { createHash } from 'node:crypto';
  *
  * Hash tags (the `{…}` part) decide a key's slot on a Redis Cluster: every key one Lua script or MULTI touches
  * carries the same tag. One installation's keys share its id as tag (its link state is written in one
- * transaction), so installations spread over the masters; one run's keys share the run id; the inbound-event
+ * transaction), so installations spread over the masters; one run's keys share the run id; one report key's
+ * cache spreads over REPORT_CACHE_SHARDS tags (an entry and its fill lock share one); the inbound-event
  * keys (event log, duplicate marks, the score-change inbox) share `{inbox}`, since one script accepts an event
  * into all of them; each rate gate's two keys share its identity; each BullMQ queue has its own tagged prefix
  * (`queuePrefix`). Keys used only one at a time carry no tag. On one Redis tags change nothing.
