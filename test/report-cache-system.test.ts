@@ -98,3 +98,26 @@ describe('the report cache across runs and jobs', () => {
     }
   });
 });
+
+describe('on Salesforce', () => {
+  let sf: LocalSystem;
+
+  beforeAll(async () => {
+    sf = await startTestSystem({ crm: 'salesforce', companies: 150, logLevel: 'silent' });
+    await runEnded(sf);
+  }, 120_000);
+
+  afterAll(async () => {
+    await stopTestSystem(sf);
+  });
+
+  it('a second sync of the unchanged org makes no search, no read and no write', async () => {
+    sf.sandbox.resetRequestCounts();
+    const runId = await sf.ctx.pipeline.startSync(sf.installationId, 'full');
+    const run = await runEnded(sf, runId);
+    expect(run.state).toBe('done');
+    expect(run.recordsListed).toBe(150);
+    expect(run.totals.written).toBe(0);
+    expect(sf.sandbox.requestCount()).toBe(0);
+  });
+});
