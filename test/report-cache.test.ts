@@ -8,6 +8,7 @@ import { ReportClient } from '../src/reports/client.js';
 import { ReportUnauthorizedError } from '../src/reports/errors.js';
 import { createSandbox, type ListeningSandbox, type ReportSandbox } from '../src/sandbox/index.js';
 import { Keys } from '../src/storage/keys.js';
+import { dropRunCaches } from '../src/storage/run-caches.js';
 import { markReportPublished, markSlugChanged } from '../src/storage/slug-changes.js';
 import { REDIS_URL } from './support/redis-url.js';
 import { waitFor } from './support/wait.js';
@@ -209,5 +210,29 @@ describe('which batches kept reads serve', () => {
     expect(readSinceOf(job('reconcile', { kind: 'retry', of: reconcile }), now)).toBe(started);
     expect(readSinceOf(job('reconcile', { kind: 'sync', runId: 'reconcile-odd' }), now)).toBe(now);
     expect(readSinceOf(job('full', { kind: 'rematch' }), now)).toBe(now);
+  });
+});
+
+describe('upgrading from the run caches', () => {
+  it("never reads a run's or a slug-update job's cache as main kept them, and a finished run still drops its own", async () => {
+    const slug = freshSlug();
+    const real = sandbox.getReport(slug)!.score.overall;
+    // As main kept them: `run:{<run id>}:report:<slug>` listed in the run's `:cached` set, 24 hours.
+    const stale = JSON.stringify({
+      kind: 'report',
+      report: { ...sandbox.getReport(slug), score: { overall: real + 50, band: 'strong' } },
+      seq: Number.MAX_SAFE_INTEGER,
+    });
+    for (const runId of ['full-i1-abc-123456', 'ev-42']) {
+      const entry = `${keys.run(runId)}:report:${slug}`;
+      await redis.set(entry, stale, 'EX', 86_400);
+      await redis.sadd(keys.runCached(runId), entry);
+    }
+    const read = await reader().read(slug);
+    expect(read.kind === 'report' && read.report.score.overall).toBe(real);
+    expect(sandbox.answeredReads().get(slug)).toBe(1);
+    await dropRunCaches(redis, keys, 'full-i1-abc-123456');
+    expect(await redis.exists(`${keys.run('full-i1-abc-123456')}:report:${slug}`)).toBe(0);
+    expect(await redis.exists(keys.runCached('full-i1-abc-123456'))).toBe(0);
   });
 });
