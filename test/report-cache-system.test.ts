@@ -5,6 +5,7 @@ import { type BatchJob, batchJobSchema } from '../src/pipeline/batch-job.js';
 import { enrichBatch } from '../src/pipeline/enrich-batch.js';
 import { startTestSystem, stopTestSystem } from './support/local-system.js';
 import { keysWithPrefix, runEnded } from './support/system-state.js';
+import { waitFor } from './support/wait.js';
 
 /**
  * The report cache across runs and jobs (issue 30), end to end on the local HubSpot and the sandbox: a second sync
@@ -49,6 +50,22 @@ describe('the report cache across runs and jobs', () => {
     expect(run.totals.written).toBe(0);
     expect(system.sandbox.requestCount()).toBe(0);
     expect(system.hubspot.stats().calls['companies.batchUpdate'] ?? 0).toBe(0);
+  });
+
+  it('a score.changed reads its report anew through the cache, and leaves no key of its job', async () => {
+    const record = system.recordIds.map((id) => system.crm.record(id)!).find((r) => r.status === 'matched')!;
+    const slug = record.slug!;
+    const next = system.sandbox.getReport(slug)!.score.overall + 1.25;
+    system.sandbox.resetRequestCounts();
+    // The sandbox sends the signed event to the connector.
+    system.sandbox.updateReport(slug, { score: { overall: next } });
+    await waitFor('the change on its record', () =>
+      system.crm.record(record.id)?.score === next ? true : undefined,
+    );
+    expect(system.sandbox.answeredReads().get(slug)).toBe(1);
+    const { ctx } = system;
+    const left = await keysWithPrefix(ctx.redis, ctx.config.redisPrefix);
+    expect(left.filter((k) => k.includes('{ev-'))).toEqual([]);
   });
 
   it('a batch killed after its searches and reads makes none of them again on retry', async () => {
