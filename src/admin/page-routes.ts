@@ -113,6 +113,15 @@ function doneMessage(req: Request): string | null {
   return typeof done === 'string' ? (DONE_MESSAGES[done] ?? null) : null;
 }
 
+/** After an OAuth install that was let in (the callback's `installed=`), for the operator. */
+function installedMessage(req: Request): string | null {
+  const id = req.query.installed;
+  if (typeof id !== 'string' || id === '') return null;
+  return req.query.reconnected === '1'
+    ? `Installation ${id} is reconnected; syncing resumes.`
+    : `Installation ${id} is connected; its first sync has started.`;
+}
+
 export function adminPageRouter(deps: PageRouteDeps): Router {
   const { ctx, auth, guard, actions, overview, revocations, throttle, showLogin } = deps;
   const router = Router();
@@ -190,7 +199,12 @@ export function adminPageRouter(deps: PageRouteDeps): Router {
     const views = (await overview.list()).map((v) => ({ ...v, approveCsrf: csrf(res) }));
     send(
       res,
-      dashboardPage({ views, csrfToken: csrf(res), notice: doneMessage(req), links: deps.links ?? [] }),
+      dashboardPage({
+        views,
+        csrfToken: csrf(res),
+        notice: doneMessage(req) ?? installedMessage(req),
+        links: deps.links ?? [],
+      }),
     );
   });
 
