@@ -298,7 +298,17 @@ export function adminApiRouter({ ctx, guard, actions, overview }: ApiRouteDeps):
 
   router.get('/events', async (req, res) => {
     const { limit } = parse(eventsQuerySchema, req.query, 'The query');
-    res.json({ events: await ctx.events.recent(limit) });
+    const events = await ctx.events.recent(limit);
+    const activities = await ctx.alerts.outcomes(
+      events.filter((e) => e.type === 'alert.fired').map((e) => e.id),
+    );
+    // An alert's activity outcome per installation (created, failed with reason, skipped), when one ran.
+    res.json({
+      events: events.map((e) => {
+        const byInstallation = activities.get(e.id);
+        return byInstallation ? { ...e, activities: Object.fromEntries(byInstallation) } : e;
+      }),
+    });
   });
 
   // Each CRM's own admin routes (its provider's `adminApi`).

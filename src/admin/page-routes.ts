@@ -209,7 +209,11 @@ export function adminPageRouter(deps: PageRouteDeps): Router {
   });
 
   pages.get('/events', async (_req, res) => {
-    send(res, eventsPage({ events: await ctx.events.recent(200), csrfToken: csrf(res) }));
+    const events = await ctx.events.recent(200);
+    const activities = await ctx.alerts.outcomes(
+      events.filter((e) => e.type === 'alert.fired').map((e) => e.id),
+    );
+    send(res, eventsPage({ events, activities, csrfToken: csrf(res) }));
   });
 
   const installationId = (req: Request): string => {
