@@ -57,6 +57,10 @@ export interface PageRouteDeps {
 /** What a redirect's `?done=` stands for: fixed sentences, so a crafted link cannot put words on the page. */
 const DONE_MESSAGES: Record<string, string> = {
   'key-saved': 'The report service accepted the key; it is saved (encrypted) and used from now on.',
+  'key-server':
+    "The installation's own key is forgotten: it uses the server's key (REPORTS_API_KEY) from now on.",
+  'key-server-resumed':
+    "The installation's own key is forgotten: it uses the server's key (REPORTS_API_KEY), and a full sync has started.",
   'key-saved-resumed':
     'The report service accepted the key; it is saved. The installation was stopped, so a full sync has started.',
   'review-linked': 'Linked: the report was written to the CRM record.',
@@ -343,6 +347,14 @@ export function adminPageRouter(deps: PageRouteDeps): Router {
       if (!parsed.success) throw badRequest(parsed.error, 'The key');
       const result = await actions.setReportKey(id, parsed.data.apiKey);
       return installationPath(id, `?done=${result.resumedRunId ? 'key-saved-resumed' : 'key-saved'}#key`);
+    }),
+  );
+
+  pages.post(
+    '/installations/:id/key/server',
+    change('key', async (_req, id) => {
+      const result = await actions.useServerKey(id);
+      return installationPath(id, `?done=${result.resumedRunId ? 'key-server-resumed' : 'key-server'}#key`);
     }),
   );
 

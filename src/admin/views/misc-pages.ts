@@ -3,7 +3,7 @@ import { isCrmKind, providerFor } from '../../providers.js';
 import type { EventLogEntry } from '../../webhooks/event-log.js';
 import { html, type SafeHtml } from '../html.js';
 import type { InstallationView } from '../overview.js';
-import { installationPath, installationTitle, when } from './format.js';
+import { installationPath, installationTitle, time } from './format.js';
 import { csrfField, layout } from './layout.js';
 
 /** The event log, the disconnect confirmation and the error page. */
@@ -39,7 +39,7 @@ export function eventsPage(o: {
   const activitiesOf = (e: EventLogEntry) => [...(o.activities?.get(e.id) ?? new Map())];
   const rows = o.events.map(
     (e) => html`<tr>
-      <td data-label="Received">${when(e.receivedAt)}</td>
+      <td data-label="Received">${time(e.receivedAt)}</td>
       <td data-label="Source">${sourceLabel(e.source)}</td>
       <td data-label="Type">${e.type}</td>
       <td data-label="Report">${e.slug ? html`<code>${e.slug}</code>` : '—'}</td>
