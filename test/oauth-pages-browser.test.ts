@@ -1,3 +1,4 @@
+import { mkdirSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalSystem } from '../local/system.js';
 import { type BrowserSession, startSystemInBrowser, stopSystemInBrowser } from './support/browser-session.js';
@@ -13,6 +14,7 @@ let system: LocalSystem;
 let browser: BrowserSession;
 
 beforeAll(async () => {
+  mkdirSync('test-artifacts', { recursive: true });
   ({ system, browser } = await startSystemInBrowser({ crm: 'salesforce', companies: 20 }));
 }, 180_000);
 
@@ -35,6 +37,12 @@ describe('OAuth result pages', () => {
     expect(await page.locator('header.site-header').count()).toBe(1);
     expect(await page.getByRole('status').textContent()).toMatch(/connected again/);
     await page.getByRole('heading', { name: 'Next steps' }).waitFor();
+    // docs/admin.md shows this page (refreshed with UPDATE_DOCS_SCREENSHOTS=1).
+    await page.screenshot({
+      path: process.env.UPDATE_DOCS_SCREENSHOTS
+        ? 'docs/images/oauth-connected.png'
+        : 'test-artifacts/oauth-connected.png',
+    });
     const after = await system.ctx.installations.get(system.installationId);
     expect(after?.mode).toBe('oauth');
     expect(after?.status).toBe('connected');
