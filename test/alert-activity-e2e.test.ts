@@ -63,5 +63,57 @@ describe.each(['hubspot', 'salesforce'] as const)('alert activities on %s', (crm
       expect(task!.Description).toContain(`${TITLE}\n\n${MESSAGE}\n\nReport: ${linked!.slug}`);
       expect(task!.Subject).not.toMatch(/\n/);
     }
+    // The event log says what became of it, instead of "queued" forever (issue 31).
+    const records = system.recordIds.filter((id) => system.crm.record(id)?.slug === linked!.slug).length;
+    const outcome = await activityOutcome(system, linked!.slug!);
+    expect(outcome).toMatchObject({ state: 'created', created: records, already: 0 });
+    const page = await adminRequest<string>(system, '/admin/events', { bearer: true });
+    expect(page.text).toContain(`created on ${records} record${records === 1 ? '' : 's'}`);
   }, 60_000);
+
+  it.runIf(crm === 'hubspot')(
+    'shows a failed activity with the CRM’s reason (issue 31)',
+    async () => {
+      const linked = system.recordIds.map((id) => system.crm.record(id)!).find((r) => r.status === 'matched');
+      // Every CRM call refused for good: the note cannot be made.
+      system.hubspot.injectFaults({ failShare: 1, failStatus: 400 });
+      try {
+        system.sandbox.emitEvent('alert.fired', { slug: linked!.slug!, title: 'Refused', message: 'x' });
+        const outcome = await activityOutcome(system, linked!.slug!, 'Refused', 'failed');
+        expect(outcome.reason).toMatch(/400/);
+        const page = await adminRequest<string>(system, '/admin/events', { bearer: true });
+        expect(page.text).toMatch(/failed \([^)]*400/);
+      } finally {
+        system.hubspot.clearFaults();
+      }
+    },
+    60_000,
+  );
 });
+
+interface EventWithActivities {
+  id: string;
+  type: string;
+  slug?: string | null;
+  detail?: string;
+  activities?: Record<string, { state: string; created: number; already: number; reason?: string }>;
+}
+
+/** The activity outcome of the newest alert for `slug` in the system's installation, once it has `state`. */
+async function activityOutcome(system: LocalSystem, slug: string, title = '', state = 'created') {
+  return waitFor(
+    `the alert's activity outcome (${state})`,
+    async () => {
+      const { body } = await adminRequest<{ events: EventWithActivities[] }>(system, '/admin/api/events', {
+        bearer: true,
+      });
+      const event = body.events.find(
+        (e) => e.type === 'alert.fired' && e.slug === slug && (e.detail ?? '').includes(title),
+      );
+      const outcome = event?.activities?.[system.installationId];
+      return outcome?.state === state ? outcome : undefined;
+    },
+    30_000,
+    100,
+  );
+}

@@ -131,6 +131,10 @@ describe('report-connector', () => {
       );
       expect(out).toMatch(/report_score\s+\S+\s+\S+/);
       expect(out).toMatch(/score\.changed for \S+ reached the CRM record/);
+      // Where to try the OAuth install against the local CRM (issue 31).
+      expect(out).toMatch(
+        /OAuth install against the local HubSpot: http:\/\/127\.0\.0\.1:\d+\/oauth\/hubspot\/install/,
+      );
       // The printed block drives the demo from a fresh environment: the commands as the block writes them.
       const fresh: Record<string, string> = { PATH: process.env.PATH ?? '' };
       for (const [, name, value] of out.matchAll(/^export (\w+)=(.*)$/gm)) {

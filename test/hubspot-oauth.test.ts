@@ -9,9 +9,13 @@ import {
   type LocalHubSpot,
   type LocalHubSpotServer,
 } from '../connectors/hubspot/local/index.js';
-import { createHubSpotOAuthRouter } from '../connectors/hubspot/oauth-routes.js';
+import {
+  createHubSpotNotConfiguredRouter,
+  createHubSpotOAuthRouter,
+} from '../connectors/hubspot/oauth-routes.js';
 import { exchangeHubSpotCode } from '../connectors/hubspot/oauth-tokens.js';
 import { HUBSPOT_DEFAULT_API_VERSION, hubspotPaths } from '../connectors/hubspot/provider.js';
+import { oauthResultPage } from '../src/admin/views/oauth-result.js';
 import { type IssuedOAuthState, OAuthStateStore } from '../src/auth/oauth-state.js';
 import { type Installation, InstallationStore } from '../src/installations/store.js';
 import { closeRedis, createRedis, deleteByPattern, waitForRedis } from '../src/redis.js';
@@ -52,6 +56,8 @@ async function startInstallApp(
       authorizeUrl: `${local.url}/oauth/authorize`,
       states,
       installations: store,
+      // The server's renderer: the admin's look (issue 31).
+      renderPage: (page) => oauthResultPage(page).value,
       onInstalled:
         onInstalled ??
         (async (installation) => {
@@ -173,6 +179,13 @@ describe('GET /oauth/hubspot/callback', () => {
     expect(hubspot.stats().calls['oauth.token']).toBe(1);
   });
 
+  it('an install again of a portal already let in is a reconnect, and the admin it lands on is told so (issue 31)', async () => {
+    await manual(await callbackUrlFor(app));
+    const again = await manual(await callbackUrlFor(app));
+    expect(again.status).toBe(302);
+    expect(again.headers.get('location')).toBe('/admin?installed=hubspot-62515&reconnected=1');
+  });
+
   it('refuses a missing, forged, foreign or expired state before touching HubSpot', async () => {
     hubspot.resetStats();
     const callback = new URL(await callbackUrlFor(app));
@@ -260,9 +273,21 @@ describe('GET /oauth/hubspot/callback', () => {
       seen.push(installation);
     });
     try {
-      await expectPage(await manual(await callbackUrlFor(waiting)), 200, 'waiting for approval');
+      const page = await expectPage(
+        await manual(await callbackUrlFor(waiting)),
+        200,
+        'waiting for approval',
+        // The admin's look, and what happens next (issue 31).
+        '/admin/assets/admin.css',
+        'Next steps',
+        'href="/admin/installations/hubspot-99999"',
+        'INSTALL_ALLOWLIST',
+      );
+      expect(page).toMatch(/Nothing more is needed in HubSpot/);
       expect((await store.get('hubspot-99999'))?.status).toBe('pending');
       expect(seen.map((i) => i.status)).toEqual(['pending']);
+      // Installed again: still waiting, and still says so.
+      await expectPage(await manual(await callbackUrlFor(waiting)), 200, 'waiting for approval');
     } finally {
       await waiting.close();
       await otherServer.close();
@@ -351,5 +376,39 @@ describe('exchangeHubSpotCode', () => {
       hubId: '42',
     });
     nock.cleanAll();
+  });
+});
+
+describe('GET /oauth/hubspot/install without an app configured (issue 31)', () => {
+  it('names the missing variables: a page for a browser, JSON for a script', async () => {
+    const bare = express().use(
+      createHubSpotNotConfiguredRouter({
+        missing: ['HUBSPOT_CLIENT_ID', 'HUBSPOT_CLIENT_SECRET'],
+        tokenVariable: 'HUBSPOT_ACCESS_TOKEN',
+        renderPage: (page) => oauthResultPage(page).value,
+      }),
+    );
+    const served = await listenOnLoopback(bare);
+    try {
+      const page = await fetch(`${served.url}/oauth/hubspot/install`, {
+        headers: { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' },
+      });
+      await expectPage(
+        page,
+        503,
+        'HubSpot install is not configured',
+        'HUBSPOT_CLIENT_ID and HUBSPOT_CLIENT_SECRET are not set',
+        'HUBSPOT_ACCESS_TOKEN',
+        '/admin/assets/admin.css',
+      );
+      const json = await fetch(`${served.url}/oauth/hubspot/install`);
+      expect(json.status).toBe(503);
+      expect(await json.json()).toMatchObject({
+        code: 'OAUTH_NOT_CONFIGURED',
+        missing: ['HUBSPOT_CLIENT_ID', 'HUBSPOT_CLIENT_SECRET'],
+      });
+    } finally {
+      await served.close();
+    }
   });
 });

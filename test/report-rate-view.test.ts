@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LocalSystem, workerEnvFor } from '../local/system.js';
 import type { InstallationView } from '../src/admin/overview.js';
+import { perMinute } from '../src/app/rate-words.js';
 import { main } from '../src/cli/main.js';
 import { installationView } from './support/admin-api.js';
 import { adminLogin } from './support/admin-login.js';
@@ -74,8 +75,11 @@ describe('the learnt report-service rate', () => {
       untilStopped: () => Promise.resolve(),
     });
     expect(code).toBe(0);
+    // The same figures in the same words as the page (issue 31): one formatting for both.
     expect(stdout.join('\n')).toContain(
-      `report-service rate: ${shown}/min learnt (ceiling ${ceiling}); last cut ${rate!.lastCut!.at}`,
+      `report-service rate: ${perMinute(rate!.perMinute)}/min learnt (ceiling ${perMinute(ceiling)}); last cut ${rate!.lastCut!.at}`,
     );
+    expect(paragraph).toContain(`${perMinute(rate!.perMinute)} requests a minute`);
+    expect(paragraph).toContain(`ceiling ${perMinute(ceiling)} `);
   }, 90_000);
 });

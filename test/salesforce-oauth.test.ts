@@ -164,7 +164,11 @@ describe('install', () => {
     const { callback } = await authorize();
     const done = await get(callback);
     expect(done.status).toBe(200);
-    expect(await done.text()).toContain('Salesforce is connected');
+    const text = await done.text();
+    expect(text).toContain('Salesforce is connected');
+    // What to do next, with the way to the admin (issue 31).
+    expect(text).toContain('Next steps');
+    expect(text).toContain(`href="/admin?installed=salesforce-${local.orgId}"`);
 
     expect(installed).toHaveLength(1);
     const inst = installed[0]!;
@@ -281,6 +285,30 @@ describe('install', () => {
     const res = await get(`${appUrl}/oauth/salesforce/install`);
     expect(res.status).toBe(503);
     expect(await res.text()).toMatch(/SALESFORCE_CLIENT_ID/);
+  });
+
+  it('names exactly the missing variables: a page for a browser, JSON for a script (issue 31)', async () => {
+    config.salesforce.clientId = undefined;
+    config.salesforce.clientSecret = undefined;
+    const page = await browser.fetch(`${appUrl}/oauth/salesforce/install`, {
+      headers: { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' },
+    });
+    expect(page.status).toBe(503);
+    expect(page.headers.get('content-type')).toContain('text/html');
+    const text = await page.text();
+    expect(text).toContain('SALESFORCE_CLIENT_ID and SALESFORCE_CLIENT_SECRET are not set');
+    expect(text).toContain(`${appUrl}/oauth/salesforce/callback`);
+    const json = await browser.fetch(`${appUrl}/oauth/salesforce/install`, {
+      headers: { accept: 'application/json' },
+    });
+    expect(json.status).toBe(503);
+    expect(await json.json()).toMatchObject({
+      code: 'OAUTH_NOT_CONFIGURED',
+      missing: ['SALESFORCE_CLIENT_ID', 'SALESFORCE_CLIENT_SECRET'],
+    });
+    config.salesforce.clientSecret = local.org.clientSecret;
+    const one = await (await browser.fetch(`${appUrl}/oauth/salesforce/install`)).json();
+    expect(one).toMatchObject({ missing: ['SALESFORCE_CLIENT_ID'] });
   });
 
   it('does not trust a token response whose signature does not verify', async () => {

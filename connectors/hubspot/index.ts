@@ -7,7 +7,11 @@ import { createHubSpotConnector, createJournalHubSpotConnector } from './create-
 import { HUBSPOT_PROPERTY_NAMES } from './field-names.js';
 import type { LocalHubSpot } from './local/local-hubspot.js';
 import { writeHubSpotManifests } from './manifest.js';
-import { createHubSpotOAuthRouter, HUBSPOT_INSTALL_PATH } from './oauth-routes.js';
+import {
+  createHubSpotNotConfiguredRouter,
+  createHubSpotOAuthRouter,
+  HUBSPOT_INSTALL_PATH,
+} from './oauth-routes.js';
 import { createHubSpotTokenRefresher } from './oauth-tokens.js';
 import {
   ALERT_NOTES_INSTALL_PARAM,
@@ -114,6 +118,18 @@ export const hubspotProvider: CrmProvider<typeof HUBSPOT_PROVIDER, HubSpotConfig
           installations: host.installations,
           onInstalled: (installation) => host.installed(installation),
           logger: host.logger,
+          ...(host.oauthPage ? { renderPage: host.oauthPage } : {}),
+        }),
+      );
+    } else {
+      routers.push(
+        createHubSpotNotConfiguredRouter({
+          missing: [
+            ...(hubspot.clientId ? [] : ['HUBSPOT_CLIENT_ID']),
+            ...(hubspot.clientSecret ? [] : ['HUBSPOT_CLIENT_SECRET']),
+          ],
+          tokenVariable: 'HUBSPOT_ACCESS_TOKEN',
+          ...(host.oauthPage ? { renderPage: host.oauthPage } : {}),
         }),
       );
     }

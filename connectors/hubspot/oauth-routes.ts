@@ -1,7 +1,17 @@
 import { type Request, type Response, Router } from 'express';
 import { OAuthStateError, type OAuthStateStore } from '../../src/auth/oauth-state.js';
+import {
+  adminInstalledPath,
+  type InstalledFacts,
+  notConfiguredPage,
+  type OAuthPage,
+  type OAuthPageRenderer,
+  sendNotConfigured,
+  sendOAuthPage,
+  waitingForApprovalPage,
+} from '../../src/crm/oauth-page.js';
 import { isLetIn } from '../../src/installations/let-in.js';
-import type { Installation, InstallationStore } from '../../src/installations/store.js';
+import { type Installation, type InstallationStore, installationId } from '../../src/installations/store.js';
 import { type Logger, redactSecrets } from '../../src/log.js';
 import { HubSpotOAuthError } from './errors.js';
 import { exchangeHubSpotCode, introspectHubSpotToken } from './oauth-tokens.js';
@@ -19,6 +29,8 @@ import { readHubSpotAccount } from './token-install.js';
  * browser by a cookie; `GET /oauth/hubspot/callback` checks that state and cookie, exchanges the code (date-versioned token endpoint), stores the
  * installation with sealed tokens, hands it to `onInstalled` and sends the admin to `/admin?installed=<id>`.
  * Every failure is a short page saying what happened and what to do; no stack trace reaches the browser.
+ * A CRM admin who is not the connector's operator lands on the admin's login after a let-in install: the login
+ * says why (page-routes.ts, `installed=`).
  */
 
 export const HUBSPOT_INSTALL_PATH = '/oauth/hubspot/install';
@@ -40,7 +52,11 @@ export interface HubSpotOAuthRouterDeps {
   /** The lead's code: create the fields, start the backfill. */
   onInstalled: (installation: Installation) => Promise<void>;
   logger?: Logger;
+  /** The result pages' look (the admin's, from the server); plain HTML without it. */
+  renderPage?: OAuthPageRenderer;
 }
+
+const WHERE_SCORES_SHOW = "report scores appear on the portal's companies (property group report_scores)";
 
 export function hubspotRedirectUri(appUrl: string): string {
   return `${appUrl.replace(/\/+$/, '')}${HUBSPOT_CALLBACK_PATH}`;
@@ -68,6 +84,8 @@ export function hubspotAuthorizeUrl(
 
 export function createHubSpotOAuthRouter(deps: HubSpotOAuthRouterDeps): Router {
   const router = Router();
+  const page = (res: Response, status: number, title: string, message: string, offerRetry = false): void =>
+    sendOAuthPage(res, problemPage(status, title, message, offerRetry), deps.renderPage);
   const oauth = {
     apiUrl: deps.apiUrl,
     clientId: deps.clientId,
@@ -126,6 +144,7 @@ export function createHubSpotOAuthRouter(deps: HubSpotOAuthRouterDeps): Router {
     }
 
     let installation: Installation;
+    let facts: InstalledFacts;
     try {
       const grant = await exchangeHubSpotCode(oauth, code, hubspotRedirectUri(deps.appUrl));
       // Who installed it and in which portal: shown to the operator who approves it.
@@ -149,6 +168,7 @@ export function createHubSpotOAuthRouter(deps: HubSpotOAuthRouterDeps): Router {
           return undefined;
         },
       );
+      const before = await deps.installations.get(installationId(HUBSPOT_KIND, hubId));
       installation = await deps.installations.upsert({
         crm: HUBSPOT_KIND,
         externalId: hubId,
@@ -158,6 +178,14 @@ export function createHubSpotOAuthRouter(deps: HubSpotOAuthRouterDeps): Router {
         ...(info.user ? { installedBy: info.user } : {}),
         ...(info.hubDomain ? { accountName: info.hubDomain } : {}),
       });
+      facts = {
+        crmLabel: 'HubSpot',
+        accountNoun: 'portal',
+        account: info.hubDomain ? `${info.hubDomain} (${hubId})` : hubId,
+        installationId: installation.id,
+        whereScoresShow: WHERE_SCORES_SHOW,
+        reconnected: before !== null,
+      };
     } catch (err) {
       if (err instanceof HubSpotOAuthError && err.refused) {
         deps.logger?.warn({ err }, 'HubSpot refused the authorization code');
@@ -201,15 +229,11 @@ export function createHubSpotOAuthRouter(deps: HubSpotOAuthRouterDeps): Router {
     }
     const saved = await deps.installations.get(installation.id);
     if (saved && !isLetIn(saved)) {
-      page(
-        res,
-        200,
-        'Installed: waiting for approval',
-        "The app is installed in your HubSpot portal. It starts once the app's operator approves the installation; until then it reads and writes nothing.",
-      );
+      sendOAuthPage(res, waitingForApprovalPage(facts), deps.renderPage);
       return;
     }
-    res.redirect(302, `/admin?installed=${encodeURIComponent(installation.id)}`);
+    // An operator goes straight to the admin; anyone else sees its login, which says why (installed=).
+    res.redirect(302, adminInstalledPath(facts));
   });
 
   return router;
@@ -223,20 +247,35 @@ function capitalize(s: string): string {
   return s.charAt(0).toUpperCase() + s.slice(1);
 }
 
-function escapeHtml(s: string): string {
-  return s.replace(
-    /[&<>"']/g,
-    (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!,
-  );
+function problemPage(status: number, title: string, message: string, offerRetry: boolean): OAuthPage {
+  return {
+    status,
+    tone: 'problem',
+    title,
+    paragraphs: [message],
+    next: offerRetry
+      ? [{ href: HUBSPOT_INSTALL_PATH, label: 'Start the install again' }]
+      : [{ href: '/admin', label: 'Open the admin page' }],
+  };
 }
 
-function page(res: Response, status: number, title: string, message: string, offerRetry = false): void {
-  const retry = offerRetry ? `<p><a href="${HUBSPOT_INSTALL_PATH}">Start the install again</a></p>` : '';
-  res
-    .status(status)
-    .type('html')
-    .send(
-      `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title></head>` +
-        `<body><h1>${escapeHtml(title)}</h1><p>${escapeHtml(message)}</p>${retry}</body></html>`,
-    );
+/** The install route when HUBSPOT_CLIENT_ID or HUBSPOT_CLIENT_SECRET is missing: says which, never a bare 404. */
+export function createHubSpotNotConfiguredRouter(o: {
+  missing: readonly string[];
+  tokenVariable: string;
+  renderPage?: OAuthPageRenderer;
+}): Router {
+  const router = Router();
+  router.get(HUBSPOT_INSTALL_PATH, (req: Request, res: Response) => {
+    const page = notConfiguredPage({
+      crmLabel: 'HubSpot',
+      missing: o.missing,
+      explain:
+        "They are the HubSpot app's client id and secret (its Auth settings), with the redirect URL <APP_URL>" +
+        `${HUBSPOT_CALLBACK_PATH}.`,
+      otherwise: `A single portal can be connected without OAuth: set ${o.tokenVariable} (a private app's token).`,
+    });
+    sendNotConfigured(req, res, page, o.missing, o.renderPage);
+  });
+  return router;
 }

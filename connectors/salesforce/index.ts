@@ -72,6 +72,7 @@ export const salesforceProvider: CrmProvider<typeof SALESFORCE_PROVIDER, Salesfo
         connections: connectionStore(host.storage),
         logger: host.logger,
         onInstalled: (installation) => host.installed(installation),
+        ...(host.oauthPage ? { renderPage: host.oauthPage } : {}),
       }),
     ],
     adminApi: (config, storage) => salesforceConnectionRoutes(config, connectionStore(storage)),

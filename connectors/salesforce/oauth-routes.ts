@@ -1,7 +1,17 @@
 import { type Request, type Response, Router } from 'express';
 import { OAuthStateError, type OAuthStateStore } from '../../src/auth/oauth-state.js';
+import {
+  connectedPage,
+  type InstalledFacts,
+  notConfiguredPage,
+  type OAuthNextStep,
+  type OAuthPageRenderer,
+  sendNotConfigured,
+  sendOAuthPage,
+  waitingForApprovalPage,
+} from '../../src/crm/oauth-page.js';
 import { isLetIn } from '../../src/installations/let-in.js';
-import type { Installation, InstallationStore } from '../../src/installations/store.js';
+import { type Installation, type InstallationStore, installationId } from '../../src/installations/store.js';
 import type { Logger } from '../../src/log.js';
 import { appCredentials, globalAppCredentials, NoSalesforceAppError } from './app-credentials.js';
 import type { SalesforceSettings } from './config.js';
@@ -46,22 +56,19 @@ export interface SalesforceOAuthDeps {
   /** Runs after the installation is stored (create fields, start the backfill); a failure is shown to the admin. */
   onInstalled: (installation: Installation) => Promise<void>;
   logger: Logger;
+  /** The result pages' look (the admin's, from the server); plain HTML without it. */
+  renderPage?: OAuthPageRenderer;
 }
 
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-}
+const WHERE_SCORES_SHOW =
+  "report scores appear on its Accounts (the Report Connector fields; users see them once a Salesforce admin assigns the app's permission sets)";
 
-function page(res: Response, status: number, title: string, paragraphs: string[]): void {
-  const body = paragraphs.map((p) => `<p>${escapeHtml(p)}</p>`).join('\n');
-  res
-    .status(status)
-    .type('html')
-    .set('cache-control', 'no-store')
-    .send(
-      `<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title></head>\n` +
-        `<body><h1>${escapeHtml(title)}</h1>\n${body}\n</body></html>\n`,
-    );
+/** The variables of the global app that are not set. */
+function missingVariables(config: SalesforceSettings): string[] {
+  return [
+    ...(config.salesforce.clientId ? [] : ['SALESFORCE_CLIENT_ID']),
+    ...(config.salesforce.clientSecret ? [] : ['SALESFORCE_CLIENT_SECRET']),
+  ];
 }
 
 function queryString(req: Request, name: string): string | undefined {
@@ -75,13 +82,36 @@ export function createSalesforceOAuthRouter(deps: SalesforceOAuthDeps): Router {
   const installBase = `${deps.config.appUrl}${SALESFORCE_OAUTH_ROUTES.install}`;
   const linkFor = (connectionId: string | undefined) =>
     connectionId ? `${installBase}?connection=${encodeURIComponent(connectionId)}` : installBase;
+  const again = (link: string): OAuthNextStep[] => [{ href: link, label: 'Start the install again' }];
+  const page = (
+    res: Response,
+    status: number,
+    title: string,
+    paragraphs: string[],
+    next: OAuthNextStep[] = [{ href: '/admin', label: 'Open the admin page' }],
+  ) =>
+    sendOAuthPage(
+      res,
+      { status, tone: status >= 400 ? 'problem' : 'done', title, paragraphs, next },
+      deps.renderPage,
+    );
 
-  const notConfigured = (res: Response) =>
-    page(res, 503, 'Salesforce is not configured', [
-      'This app has no Salesforce External Client App yet: set SALESFORCE_CLIENT_ID and SALESFORCE_CLIENT_SECRET ' +
-        `(the app's consumer key and secret, with callback URL ${redirectUri}) and restart it, or install through ` +
-        "a Salesforce connection's link from the operator.",
-    ]);
+  const notConfigured = (req: Request, res: Response) => {
+    const missing = missingVariables(deps.config);
+    sendNotConfigured(
+      req,
+      res,
+      notConfiguredPage({
+        crmLabel: 'Salesforce',
+        missing,
+        explain: `They are the consumer key and secret of the Report Connector External Client App (manifests/salesforce), whose callback URL must be ${redirectUri}.`,
+        otherwise:
+          "An org can also be installed through a Salesforce connection's own install link (the admin API's /admin/api/salesforce/connections), or connected without OAuth with SALESFORCE_INSTANCE_URL and SALESFORCE_ACCESS_TOKEN.",
+      }),
+      missing,
+      deps.renderPage,
+    );
+  };
   const unknownConnection = (res: Response) =>
     page(res, 404, 'This install link is not valid', [
       "The Salesforce connection it names does not exist (it may have been removed). Ask the app's operator for a current install link.",
@@ -89,6 +119,7 @@ export function createSalesforceOAuthRouter(deps: SalesforceOAuthDeps): Router {
 
   /** The app for a connection id from the link or the state; answers and returns null when there is none. */
   const appFor = async (
+    req: Request,
     res: Response,
     connectionId: string | undefined,
   ): Promise<SalesforceAppCredentials | null> => {
@@ -96,7 +127,7 @@ export function createSalesforceOAuthRouter(deps: SalesforceOAuthDeps): Router {
       return await appCredentials(deps.config, deps.connections, connectionId);
     } catch (err) {
       if (err instanceof ConnectionNotFoundError) unknownConnection(res);
-      else if (err instanceof NoSalesforceAppError) notConfigured(res);
+      else if (err instanceof NoSalesforceAppError) notConfigured(req, res);
       else throw err;
       return null;
     }
@@ -107,7 +138,7 @@ export function createSalesforceOAuthRouter(deps: SalesforceOAuthDeps): Router {
     const parsed = named === undefined ? undefined : connectionIdSchema.safeParse(named);
     if (parsed && !parsed.success) return unknownConnection(res);
     const connectionId = parsed?.data;
-    const app = await appFor(res, connectionId);
+    const app = await appFor(req, res, connectionId);
     if (!app) return;
     const pkce = createPkcePair();
     // The verifier (and the connection) are sealed into the browser's state cookie: nothing is stored
@@ -137,16 +168,13 @@ export function createSalesforceOAuthRouter(deps: SalesforceOAuthDeps): Router {
       data = deps.states.consume(SALESFORCE_PROVIDER, req.query.state, req.get('cookie'));
     } catch (err) {
       if (!(err instanceof OAuthStateError)) throw err;
-      if (!globalAppCredentials(deps.config) && !deps.connections) return notConfigured(res);
+      if (!globalAppCredentials(deps.config) && !deps.connections) return notConfigured(req, res);
       deps.logger.warn({ reason: err.reason }, 'salesforce callback with a bad state');
-      return page(res, 400, 'This install link is not valid', [
-        `${err.message}.`,
-        `Start again at ${installBase}.`,
-      ]);
+      return page(res, 400, 'This install link is not valid', [`${err.message}.`], again(installBase));
     }
     const connectionId = data.connectionId || undefined;
     const installLink = linkFor(connectionId);
-    const app = await appFor(res, connectionId);
+    const app = await appFor(req, res, connectionId);
     if (!app) return;
 
     const denied = queryString(req, 'error');
@@ -154,19 +182,25 @@ export function createSalesforceOAuthRouter(deps: SalesforceOAuthDeps): Router {
       // Fixed text only: the query string is never echoed (see oauth-refusals.ts).
       const refusal = refusalPage(denied, queryString(req, 'error_description'));
       deps.logger.info({ refusal: refusal.kind }, 'salesforce install was not approved');
-      return page(res, 403, refusal.title, [
-        ...refusal.lines,
-        `When that is done, start again at ${installLink}.`,
-      ]);
+      return page(
+        res,
+        403,
+        refusal.title,
+        [...refusal.lines, 'When that is done, start the install again.'],
+        again(installLink),
+      );
     }
 
     const code = queryString(req, 'code');
     const codeVerifier = data.codeVerifier;
     if (!code || !codeVerifier) {
-      return page(res, 400, 'This install link is not valid', [
-        'Salesforce sent no authorization code.',
-        `Start again at ${installLink}.`,
-      ]);
+      return page(
+        res,
+        400,
+        'This install link is not valid',
+        ['Salesforce sent no authorization code.'],
+        again(installLink),
+      );
     }
 
     let tokens: SalesforceTokenResponse;
@@ -176,23 +210,36 @@ export function createSalesforceOAuthRouter(deps: SalesforceOAuthDeps): Router {
       );
     } catch (err) {
       deps.logger.warn({ err }, 'salesforce token exchange failed');
-      return page(res, 502, 'Salesforce did not complete the install', [
-        'Exchanging the authorization code failed: Salesforce did not accept it (it may have expired or been used already).',
-        `Start again at ${installLink}.`,
-      ]);
+      return page(
+        res,
+        502,
+        'Salesforce did not complete the install',
+        [
+          'Exchanging the authorization code failed: Salesforce did not accept it (it may have expired or been used already).',
+        ],
+        again(installLink),
+      );
     }
 
     if (!verifyTokenSignature(tokens, app.clientSecret)) {
       deps.logger.warn('salesforce token response signature did not verify');
-      return page(res, 502, 'Salesforce did not complete the install', [
-        'The token response from Salesforce failed its signature check, so it was not trusted.',
-        `Check the consumer secret (${connectionId ? `connection ${connectionId}` : 'SALESFORCE_CLIENT_SECRET'}) and start again at ${installLink}.`,
-      ]);
+      return page(
+        res,
+        502,
+        'Salesforce did not complete the install',
+        [
+          'The token response from Salesforce failed its signature check, so it was not trusted.',
+          `Check the consumer secret (${connectionId ? `connection ${connectionId}` : 'SALESFORCE_CLIENT_SECRET'}) and start the install again.`,
+        ],
+        again(installLink),
+      );
     }
 
     const identity = parseIdentityUrl(tokens.id);
     let installation: Installation;
+    let reconnected: boolean;
     try {
+      reconnected = (await deps.store.get(installationId(SALESFORCE_KIND, identity.orgId))) !== null;
       installation = await deps.store.upsert({
         crm: SALESFORCE_KIND,
         externalId: identity.orgId,
@@ -207,10 +254,16 @@ export function createSalesforceOAuthRouter(deps: SalesforceOAuthDeps): Router {
       });
     } catch (err) {
       deps.logger.error({ err, org: identity.orgId }, 'salesforce install: could not store the installation');
-      return page(res, 503, 'Install could not finish', [
-        'Salesforce approved the install, but the app could not save it (its Redis is unavailable).',
-        `Try again at ${installLink} in a minute.`,
-      ]);
+      return page(
+        res,
+        503,
+        'Install could not finish',
+        [
+          'Salesforce approved the install, but the app could not save it (its Redis is unavailable).',
+          'Start the install again in a minute.',
+        ],
+        again(installLink),
+      );
     }
     deps.logger.info(
       { installation: installation.id, org: identity.orgId, user: identity.userId, connection: connectionId },
@@ -228,22 +281,29 @@ export function createSalesforceOAuthRouter(deps: SalesforceOAuthDeps): Router {
       await deps.onInstalled(installation);
     } catch (err) {
       deps.logger.error({ err, installation: installation.id }, 'salesforce post-install setup failed');
-      return page(res, 500, 'Connected, but setup did not finish', [
-        `The Salesforce org ${identity.orgId} is connected, but setting it up failed. The details are in the app's log.`,
-        `Fix the cause and install again at ${installLink}; installing again is safe.`,
-      ]);
+      return page(
+        res,
+        500,
+        'Connected, but setup did not finish',
+        [
+          `The Salesforce org ${identity.orgId} is connected, but setting it up failed. The details are in the app's log.`,
+          'Fix the cause and install again; installing again is safe.',
+        ],
+        [...again(installLink), { href: '/admin', label: 'Open the admin page' }],
+      );
     }
+    const facts: InstalledFacts = {
+      crmLabel: 'Salesforce',
+      accountNoun: 'org',
+      account: `${identity.orgId} (${tokens.instance_url})`,
+      installationId: installation.id,
+      whereScoresShow: WHERE_SCORES_SHOW,
+      reconnected,
+    };
     const saved = await deps.store.get(installation.id);
-    if (saved && !isLetIn(saved)) {
-      return page(res, 200, 'Installed: waiting for approval', [
-        `The app is installed in the Salesforce org ${identity.orgId}. It starts once the app's operator approves the installation; until then it reads and writes nothing.`,
-        ...notes,
-      ]);
-    }
-    page(res, 200, 'Salesforce is connected', [
-      `The Salesforce org ${identity.orgId} (${tokens.instance_url}) is connected. Report scores will appear on its Accounts.`,
-      ...notes,
-    ]);
+    const result =
+      saved && !isLetIn(saved) ? waitingForApprovalPage(facts, notes) : connectedPage(facts, notes);
+    sendOAuthPage(res, result, deps.renderPage);
   });
 
   return router;

@@ -318,6 +318,19 @@ export class AdminActions {
     }
   }
 
+  /** 409 when the server has no key of its own to go back to. */
+  async useServerKey(installationId: string): Promise<{ resumedRunId: string | null }> {
+    await this.installation(installationId);
+    if (!this.ctx.config.reports.apiKey) {
+      throw new AdminRequestError(
+        409,
+        'NO_SERVER_KEY',
+        "The server has no key of its own (REPORTS_API_KEY is not set), so this installation's key is kept.",
+      );
+    }
+    return this.service.useServerKey(installationId);
+  }
+
   /**
    * A sync asked for while one is under way joins it (`joined`: the run id is that run's); a full one asked
    * for during an incremental or reconcile run supersedes it (Pipeline.requestSync).

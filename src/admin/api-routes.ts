@@ -66,6 +66,7 @@ import { readMultipartBody, readUploadForm } from './uploads.js';
  *        -> {recordId, action, slug, status}; written to the CRM before the answer. 404 NOT_IN_REVIEW when the
  *        record is not waiting for review; 422 REPORTS_NOT_FOUND when no published report has that slug.
  * POST   /admin/api/installations/:id/key             body {apiKey}
+ * DELETE /admin/api/installations/:id/key             back to the server's key (REPORTS_API_KEY)
  *        -> {sandbox, resumedRunId}; checked with `me { sandbox }` first, stored encrypted. A refused key:
  *        422 REPORT_KEY_REFUSED with keyStatus 401 or 403 and an explanation; nothing is stored.
  * POST   /admin/api/installations/:id/sync            body {full?: boolean}
@@ -238,6 +239,11 @@ export function adminApiRouter({ ctx, guard, actions, overview }: ApiRouteDeps):
     res.json(await actions.setReportKey(id, apiKey));
   });
 
+  // Back to the server's key (REPORTS_API_KEY): 409 NO_SERVER_KEY when it has none.
+  router.delete('/installations/:id/key', async (req, res) => {
+    res.json({ source: 'environment', ...(await actions.useServerKey(installationParam(req))) });
+  });
+
   router.post('/installations/:id/sync', async (req, res) => {
     const id = installationParam(req);
     const { full } = parse(syncBodySchema, req.body ?? {}, 'The sync request');
@@ -298,7 +304,17 @@ export function adminApiRouter({ ctx, guard, actions, overview }: ApiRouteDeps):
 
   router.get('/events', async (req, res) => {
     const { limit } = parse(eventsQuerySchema, req.query, 'The query');
-    res.json({ events: await ctx.events.recent(limit) });
+    const events = await ctx.events.recent(limit);
+    const activities = await ctx.alerts.outcomes(
+      events.filter((e) => e.type === 'alert.fired').map((e) => e.id),
+    );
+    // An alert's activity outcome per installation (created, failed with reason, skipped), when one ran.
+    res.json({
+      events: events.map((e) => {
+        const byInstallation = activities.get(e.id);
+        return byInstallation ? { ...e, activities: Object.fromEntries(byInstallation) } : e;
+      }),
+    });
   });
 
   // Each CRM's own admin routes (its provider's `adminApi`).

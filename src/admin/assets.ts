@@ -42,6 +42,7 @@ h3 { font-size: 1.05rem; margin: 0 0 0.25rem; }
 .grid-2 + .card, .grid-2 + section { margin-top: 1.25rem; }
 .hint { color: var(--muted); font-size: 0.9rem; }
 .problem-text { color: var(--bad); }
+.next-steps { list-style: none; padding: 0; display: flex; flex-wrap: wrap; gap: 0.75rem; }
 .notice, .problem { border-left: 6px solid; padding: 0.5rem 1rem; margin-bottom: 1rem; background: var(--paper); }
 .notice { border-color: var(--good); }
 .problem { border-color: var(--bad); }

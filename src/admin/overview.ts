@@ -46,6 +46,8 @@ export interface ReportKeyView {
   checkedAt: string | null;
   /** Why the key does not work, in plain words; null when it does or is not known. */
   problem: string | null;
+  /** Whether the server has a key of its own (REPORTS_API_KEY) to go back to from one entered here. */
+  serverKey: boolean;
 }
 
 export interface InstallationView {
@@ -191,21 +193,24 @@ export class AdminOverview {
   private async reportKey(installation: Installation): Promise<ReportKeyView> {
     const problem =
       installation.status === 'key_invalid' ? (installation.statusReason ?? 'the key was refused') : null;
+    const serverKey = Boolean(this.ctx.config.reports.apiKey);
     if (installation.hasReportsApiKey) {
       return {
         source: 'installation',
         sandbox: installation.reportsKeySandbox ?? null,
         checkedAt: installation.reportsKeyCheckedAt ?? null,
         problem,
+        serverKey,
       };
     }
-    if (!this.ctx.config.reports.apiKey) return { source: 'none', sandbox: null, checkedAt: null, problem };
+    if (!serverKey) return { source: 'none', sandbox: null, checkedAt: null, problem, serverKey };
     const env = await this.envKey.state();
     return {
       source: 'environment',
       sandbox: env.state === 'ok' ? env.sandbox : null,
       checkedAt: env.state === 'unknown' ? null : env.checkedAt,
       problem: problem ?? (env.state === 'refused' ? env.message : null),
+      serverKey,
     };
   }
 

@@ -57,6 +57,10 @@ export interface PageRouteDeps {
 /** What a redirect's `?done=` stands for: fixed sentences, so a crafted link cannot put words on the page. */
 const DONE_MESSAGES: Record<string, string> = {
   'key-saved': 'The report service accepted the key; it is saved (encrypted) and used from now on.',
+  'key-server':
+    "The installation's own key is forgotten: it uses the server's key (REPORTS_API_KEY) from now on.",
+  'key-server-resumed':
+    "The installation's own key is forgotten: it uses the server's key (REPORTS_API_KEY), and a full sync has started.",
   'key-saved-resumed':
     'The report service accepted the key; it is saved. The installation was stopped, so a full sync has started.',
   'review-linked': 'Linked: the report was written to the CRM record.',
@@ -111,6 +115,15 @@ function send(res: Response, page: SafeHtml, status = 200): void {
 function doneMessage(req: Request): string | null {
   const done = req.query.done;
   return typeof done === 'string' ? (DONE_MESSAGES[done] ?? null) : null;
+}
+
+/** After an OAuth install that was let in (the callback's `installed=`), for the operator. */
+function installedMessage(req: Request): string | null {
+  const id = req.query.installed;
+  if (typeof id !== 'string' || id === '') return null;
+  return req.query.reconnected === '1'
+    ? `Installation ${id} is reconnected; syncing resumes.`
+    : `Installation ${id} is connected; its first sync has started.`;
 }
 
 export function adminPageRouter(deps: PageRouteDeps): Router {
@@ -190,12 +203,21 @@ export function adminPageRouter(deps: PageRouteDeps): Router {
     const views = (await overview.list()).map((v) => ({ ...v, approveCsrf: csrf(res) }));
     send(
       res,
-      dashboardPage({ views, csrfToken: csrf(res), notice: doneMessage(req), links: deps.links ?? [] }),
+      dashboardPage({
+        views,
+        csrfToken: csrf(res),
+        notice: doneMessage(req) ?? installedMessage(req),
+        links: deps.links ?? [],
+      }),
     );
   });
 
   pages.get('/events', async (_req, res) => {
-    send(res, eventsPage({ events: await ctx.events.recent(200), csrfToken: csrf(res) }));
+    const events = await ctx.events.recent(200);
+    const activities = await ctx.alerts.outcomes(
+      events.filter((e) => e.type === 'alert.fired').map((e) => e.id),
+    );
+    send(res, eventsPage({ events, activities, csrfToken: csrf(res) }));
   });
 
   const installationId = (req: Request): string => {
@@ -325,6 +347,14 @@ export function adminPageRouter(deps: PageRouteDeps): Router {
       if (!parsed.success) throw badRequest(parsed.error, 'The key');
       const result = await actions.setReportKey(id, parsed.data.apiKey);
       return installationPath(id, `?done=${result.resumedRunId ? 'key-saved-resumed' : 'key-saved'}#key`);
+    }),
+  );
+
+  pages.post(
+    '/installations/:id/key/server',
+    change('key', async (_req, id) => {
+      const result = await actions.useServerKey(id);
+      return installationPath(id, `?done=${result.resumedRunId ? 'key-server-resumed' : 'key-server'}#key`);
     }),
   );
 

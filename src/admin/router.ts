@@ -22,7 +22,7 @@ import { safeNextPath } from './schemas.js';
 import { adminPageHeaders, bullBoardHeaders, noStore } from './security-headers.js';
 import { SessionRevocations } from './session-revocations.js';
 import type { AdminLink } from './views/dashboard.js';
-import { loginPage } from './views/login.js';
+import { installedNotice, loginPage } from './views/login.js';
 import { messagePage } from './views/misc-pages.js';
 
 /**
@@ -51,10 +51,11 @@ export function createAdminRouter(
   const overview = new AdminOverview(ctx, envKey);
   const actions = new AdminActions(ctx, service);
   const showLogin = (req: Request, res: Response) => {
+    const next = req.method === 'GET' ? safeNextPath(req.originalUrl) : '/admin';
     res
       .status(200)
       .type('html')
-      .send(loginPage({ next: req.method === 'GET' ? safeNextPath(req.originalUrl) : '/admin' }).value);
+      .send(loginPage({ next, notice: installedNotice(next) }).value);
   };
 
   /** 503 with a sentence, as JSON for scripts and as a page for a person. */

@@ -116,6 +116,19 @@ export class InstallationService {
    * Checks a report-service key with `me { sandbox }` before storing it (encrypted). A refused key is
    * explained in plain words and not stored. A stopped installation resumes with a full sync.
    */
+  /**
+   * Back to the server's key (REPORTS_API_KEY) after one was entered for the installation. A `key_invalid`
+   * installation (its own key refused) is connected again and synced: the refusal was about the key it drops.
+   */
+  async useServerKey(installationId: string): Promise<{ resumedRunId: string | null }> {
+    const before = await this.ctx.installations.get(installationId);
+    await this.ctx.installations.clearReportsApiKey(installationId);
+    this.ctx.runtime.forget(installationId);
+    if (before?.status !== 'key_invalid') return { resumedRunId: null };
+    await this.ctx.installations.setStatus(installationId, 'connected');
+    return { resumedRunId: await this.ctx.pipeline.startSync(installationId, 'full') };
+  }
+
   async setReportKey(
     installationId: string,
     apiKey: string,

@@ -9,6 +9,7 @@ import type { RedisClient } from '../redis.js';
 import type { Keys } from '../storage/keys.js';
 import type { SecretBox } from '../util/secretbox.js';
 import type { CrmChange, CrmConnector, ProviderLimits } from './connector.js';
+import type { OAuthPageRenderer } from './oauth-page.js';
 import type { RecordCardHost } from './record-card.js';
 import type { RequestGate } from './request-gate.js';
 
@@ -73,6 +74,8 @@ export interface ProviderHost {
   eventMarks?: WebhookEventMarks;
   /** A webhook answers 503 when its work is not done by then (Redis hung): the CRM sends it again. */
   webhookDeadlineMs?: number;
+  /** The OAuth routes' result pages in the admin's look (src/crm/oauth-page.ts). */
+  oauthPage?: OAuthPageRenderer;
 }
 
 /** What a provider needs to end an installation's authorisation. */

@@ -266,6 +266,15 @@ export class InstallationStore {
       .exec();
   }
 
+  /** Forgets the installation's own key: it uses the server's (REPORTS_API_KEY) from now on. */
+  async clearReportsApiKey(id: string): Promise<void> {
+    await this.redis
+      .multi()
+      .hdel(this.key(id), 'reportsApiKey', 'reportsKeySandbox', 'reportsKeyCheckedAt', 'fixtureRefusal')
+      .hset(this.key(id), { updatedAt: new Date().toISOString() })
+      .exec();
+  }
+
   async getReportsApiKey(id: string): Promise<string | null> {
     const sealed = await this.redis.hget(this.key(id), 'reportsApiKey');
     return sealed ? this.box.open(sealed, `${id}:reports`) : null;

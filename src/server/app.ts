@@ -4,7 +4,9 @@ import helmet from 'helmet';
 import proxyaddr from 'proxy-addr';
 import { AdminActions } from '../admin/admin-actions.js';
 import { createAdminRouter } from '../admin/router.js';
+import { adminPageHeaders } from '../admin/security-headers.js';
 import type { AdminLink } from '../admin/views/dashboard.js';
+import { oauthResultPage } from '../admin/views/oauth-result.js';
 import type { AppContext } from '../app/context.js';
 import { InstallationService } from '../app/installation-service.js';
 import { createRecordCardHost } from '../cards/record-card-host.js';
@@ -58,8 +60,8 @@ export function createServerApp(ctx: AppContext, options: ServerOptions = {}): S
   // Nobody's X-Forwarded-For is believed unless TRUST_PROXY says so: req.ip is the real peer by default.
   app.set('trust proxy', ctx.config.trustProxy);
   const service = new InstallationService(ctx);
-  // Every answer gets strict security headers (the OAuth pages are plain HTML with nothing to load); the admin
-  // router sets its own, looser where its page needs it.
+  // Every answer gets strict security headers; the admin router sets its own, looser where its page needs it,
+  // and so do the OAuth result pages, which load the admin's stylesheet and script (issue 31).
   const securityHeaders = helmet({
     contentSecurityPolicy: {
       useDefaults: false,
@@ -75,6 +77,7 @@ export function createServerApp(ctx: AppContext, options: ServerOptions = {}): S
     strictTransportSecurity: ctx.config.appUrl.startsWith('https:') ? { maxAge: 180 * 24 * 3600 } : false,
   });
   app.use(securityHeaders);
+  app.use('/oauth', adminPageHeaders(ctx.config.appUrl.startsWith('https:')));
   const { config } = ctx;
 
   app.get('/healthz', (_req, res) => {
@@ -151,12 +154,15 @@ export function createServerApp(ctx: AppContext, options: ServerOptions = {}): S
   app.use(
     '/oauth',
     limitRequests(new AddressWindow(OAUTH_REQUESTS_PER_MINUTE, 60_000), (res) => {
-      res
-        .type('html')
-        .send(
-          '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Too many attempts</title></head>' +
-            '<body><h1>Too many attempts</h1><p>Too many install requests from this address: wait a minute and try again.</p></body></html>',
-        );
+      res.type('html').send(
+        oauthResultPage({
+          status: 429,
+          tone: 'problem',
+          title: 'Too many attempts',
+          paragraphs: ['Too many install requests from this address: wait a minute and try again.'],
+          next: [],
+        }).value,
+      );
     }),
   );
   const webhookRefusals = new AddressWindow(WEBHOOK_REFUSALS_PER_MINUTE, 60_000);
@@ -203,6 +209,7 @@ export function createServerApp(ctx: AppContext, options: ServerOptions = {}): S
       },
       eventMarks: new CrmEventMarks(ctx.redis, ctx.keys, provider.kind),
       webhookDeadlineMs: WEBHOOK_DEADLINE_MS,
+      oauthPage: (page) => oauthResultPage(page).value,
     });
     for (const router of routers) app.use(router);
   }

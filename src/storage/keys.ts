@@ -411,6 +411,13 @@ export class Keys {
   alertActivities(id: string, eventId: string): string {
     return `${this.inst(id)}:alert-activities:${eventId}`;
   }
+  /**
+   * Hash installation id -> JSON of what the activity job did for one alert event (created, failed, skipped),
+   * for the event log.
+   */
+  alertOutcomes(eventId: string): string {
+    return `${this.prefix}:alert-outcomes:${eventId}`;
+  }
 }
 
 /** A hash tag: on a Redis Cluster, keys with the same tag live in the same slot. */

@@ -3,8 +3,9 @@ import { SALESFORCE_FIELDS, salesforceField } from '../field-names.js';
 import { createLocalSalesforce, type LocalSalesforce } from './server.js';
 
 /**
- * The local Salesforce as the provider's stand-in: token mode with an issued access token, and a short poll
- * interval so changes show within seconds.
+ * The local Salesforce as the provider's stand-in: token mode with an issued access token, a short poll
+ * interval so changes show within seconds, and its External Client App's keys so the OAuth install (the admin's
+ * "Install the app from Salesforce", a reconnect) can be tried against the local org's OAuth server too.
  */
 export async function startSalesforceStandIn(
   _options: LocalStandInOptions,
@@ -20,9 +21,16 @@ export async function startSalesforceStandIn(
       SALESFORCE_INSTANCE_URL: listening.url,
       SALESFORCE_LOGIN_URL: listening.url,
       SALESFORCE_ACCESS_TOKEN: salesforce.issueAccessToken(),
+      SALESFORCE_CLIENT_ID: salesforce.org.clientId,
+      SALESFORCE_CLIENT_SECRET: salesforce.org.clientSecret,
       SALESFORCE_POLL_SECONDS: '2',
     },
-    workerEnv: { SALESFORCE_LOGIN_URL: listening.url },
+    // The app's keys too: a worker refreshes the tokens of an OAuth installation.
+    workerEnv: {
+      SALESFORCE_LOGIN_URL: listening.url,
+      SALESFORCE_CLIENT_ID: salesforce.org.clientId,
+      SALESFORCE_CLIENT_SECRET: salesforce.org.clientSecret,
+    },
     // Salesforce refuses values for fields that do not exist yet: create them, then seed.
     async seed(companies, ensureFields) {
       await ensureFields();

@@ -2,7 +2,7 @@ import type { Decision, DecisionActor } from '../../decisions/decision-log.js';
 import type { RunSummary } from '../../storage/runs.js';
 import { html, type SafeHtml } from '../html.js';
 import type { InstallationView } from '../overview.js';
-import { installationPath, num, RUN_KIND_LABELS, when } from './format.js';
+import { installationPath, num, RUN_KIND_LABELS, time, when } from './format.js';
 import { csrfField, problem } from './layout.js';
 import { recordLink } from './record-page.js';
 
@@ -212,7 +212,7 @@ export function decisionLogSection(o: {
 }): SafeHtml {
   const rows = o.decisions.map(
     (d) => html`<tr>
-      <th scope="row" data-label="When">${when(d.at)}</th>
+      <th scope="row" data-label="When">${time(d.at)}</th>
       <td data-label="Decision">${ACTION_LABELS[d.action]}${d.bulk ? html` <span class="hint">(bulk)</span>` : ''}</td>
       <td data-label="Record">${recordLink(o.view.id, d.recordId)}</td>
       <td data-label="Report"><code>${d.slug ?? '—'}</code></td>

@@ -2,6 +2,7 @@ import type { MatchStatus } from '../../fields.js';
 import type { ApprovalSource, InstallationStatus } from '../../installations/store.js';
 import { providerFor } from '../../providers.js';
 import type { RunSummary } from '../../storage/runs.js';
+import { html, type SafeHtml } from '../html.js';
 import type { InstallationView } from '../overview.js';
 
 /** Words and number formats the pages share. */
@@ -64,6 +65,18 @@ export function when(iso: string | null | undefined): string {
   const d = new Date(iso);
   if (Number.isNaN(d.getTime())) return iso;
   return `${d.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+}
+
+/**
+ * A time for people where markup may go: `when()`'s words in a `<time>` whose `datetime` (and tooltip) keep the
+ * exact ISO instant for machines and the curious. Text that is not a time is shown as it is.
+ */
+export function time(iso: string | null | undefined): SafeHtml {
+  if (!iso) return html`—`;
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return html`${iso}`;
+  const exact = d.toISOString();
+  return html`<time datetime="${exact}" title="${exact}">${when(iso)}</time>`;
 }
 
 /** "<CRM> <account noun> acme.example (62515)": the account's name when the CRM said it, with its id. */

@@ -21,3 +21,21 @@ export function loginPage(o: { next: string; error?: string | null; notice?: str
     </div>`,
   );
 }
+
+/**
+ * Why a person who just installed or reconnected the app through OAuth sees this login: the callback sends
+ * everyone to the admin, and a CRM admin usually does not hold the connector's token. Null for any other visit.
+ */
+export function installedNotice(next: string): string | null {
+  const query = next.split('?')[1];
+  if (!query) return null;
+  const params = new URLSearchParams(query);
+  const id = params.get('installed');
+  if (!id) return null;
+  const what = params.get('reconnected') === '1' ? 'reconnected' : 'installed and connected';
+  return (
+    `The app is ${what} (installation ${id}): nothing more is needed in the CRM, and report scores appear on its records as the sync runs. ` +
+    "This page is the connector's own admin, for whoever runs the connector: it asks for their admin token (ADMIN_TOKEN). " +
+    'Without it you can close this page.'
+  );
+}

@@ -1,8 +1,9 @@
+import type { ActivityOutcome } from '../../alerts/alert-store.js';
 import { isCrmKind, providerFor } from '../../providers.js';
 import type { EventLogEntry } from '../../webhooks/event-log.js';
 import { html, type SafeHtml } from '../html.js';
 import type { InstallationView } from '../overview.js';
-import { installationPath, installationTitle, when } from './format.js';
+import { installationPath, installationTitle, time } from './format.js';
 import { csrfField, layout } from './layout.js';
 
 /** The event log, the disconnect confirmation and the error page. */
@@ -13,14 +14,38 @@ function sourceLabel(source: EventLogEntry['source']): string {
   return isCrmKind(source) ? providerFor(source).label : source;
 }
 
-export function eventsPage(o: { events: readonly EventLogEntry[]; csrfToken: string | null }): SafeHtml {
+/** What an alert's activity job did in one installation, for people. */
+function activityLine(installationId: string, a: ActivityOutcome): SafeHtml {
+  const noun = isCrmKind(a.crm) ? providerFor(a.crm).activity.noun : 'activity';
+  const where = html`<a href="${installationPath(installationId)}">${installationId}</a>`;
+  const count = (n: number) => `${n} record${n === 1 ? '' : 's'}`;
+  const already = a.already > 0 ? `, ${count(a.already)} had it already` : '';
+  switch (a.state) {
+    case 'created':
+      return html`<span class="activity" data-state="created">${where}: ${noun} created on ${count(a.created)}${already}</span>`;
+    case 'failed':
+      return html`<span class="activity problem-text" data-state="failed">${where}: ${noun} failed${a.created > 0 ? ` after ${count(a.created)}` : ''} (${a.reason ?? 'no reason given'})</span>`;
+    case 'skipped':
+      return html`<span class="activity" data-state="skipped">${where}: ${noun} skipped (${a.reason ?? 'nothing to do'})</span>`;
+  }
+}
+
+export function eventsPage(o: {
+  events: readonly EventLogEntry[];
+  /** Per alert event id, the activity outcome of each installation (alert-store.ts). */
+  activities?: ReadonlyMap<string, ReadonlyMap<string, ActivityOutcome>>;
+  csrfToken: string | null;
+}): SafeHtml {
+  const activitiesOf = (e: EventLogEntry) => [...(o.activities?.get(e.id) ?? new Map())];
   const rows = o.events.map(
     (e) => html`<tr>
-      <td data-label="Received">${when(e.receivedAt)}</td>
+      <td data-label="Received">${time(e.receivedAt)}</td>
       <td data-label="Source">${sourceLabel(e.source)}</td>
       <td data-label="Type">${e.type}</td>
       <td data-label="Report">${e.slug ? html`<code>${e.slug}</code>` : '—'}</td>
-      <td data-label="Outcome">${e.outcome}${e.detail ? html`<br><span class="hint">${e.detail}</span>` : ''}</td>
+      <td data-label="Outcome">${e.outcome}${e.detail ? html`<br><span class="hint">${e.detail}</span>` : ''}${activitiesOf(
+        e,
+      ).map(([id, a]) => html`<br>${activityLine(id, a)}`)}</td>
       <td data-label="Event id"><code>${e.id}</code></td>
     </tr>`,
   );

@@ -1,3 +1,4 @@
+import { perMinute } from '../../app/rate-words.js';
 import { MATCH_STATUSES } from '../../fields.js';
 import { providerFor } from '../../providers.js';
 import type { ReviewItem } from '../../storage/review-codec.js';
@@ -16,6 +17,7 @@ import {
   percent,
   RUN_KIND_LABELS,
   RUN_STATE_LABELS,
+  time,
   when,
 } from './format.js';
 import { csrfField } from './layout.js';
@@ -38,7 +40,7 @@ export function connectionDetails(v: InstallationView): SafeHtml {
     c.state === 'pending'
       ? html`<p><strong>Waiting for approval.</strong> Installed by ${v.installedBy ?? 'an unknown user'} in
           ${providerFor(v.crm).label} ${providerFor(v.crm).accountNoun} ${v.accountName ? html`${v.accountName} (${v.externalId})` : v.externalId}
-          on ${v.createdAt}. Nothing runs for it until it is approved: no sync, no report read, no CRM call. A preview (below)
+          on ${time(v.createdAt)}. Nothing runs for it until it is approved: no sync, no report read, no CRM call. A preview (below)
           shows what its first write would do, and writes nothing.</p>
           ${
             v.approveCsrf === undefined
@@ -55,7 +57,7 @@ export function connectionDetails(v: InstallationView): SafeHtml {
             ${c.reconnectHint ? html`<p>${c.reconnectHint}</p>` : ''}`
           : html`<p><strong>Stopped: the report service refused the key</strong>${c.reason ? html` (${c.reason})` : ''}. Enter a working key below; a full sync then starts by itself.</p>`;
   const letIn = v.approval
-    ? html`<p class="muted">Let in ${APPROVAL_LABELS[v.approval.by]}${v.approval.at ? html` on ${v.approval.at}` : ''}.</p>`
+    ? html`<p class="muted">Let in ${APPROVAL_LABELS[v.approval.by]}${v.approval.at ? html` on ${time(v.approval.at)}` : ''}.</p>`
     : html``;
   const usage = v.apiUsage
     ? html`<p>CRM API usage: ${v.apiUsage.summary}${
@@ -71,18 +73,13 @@ export function keyDetails(v: InstallationView): SafeHtml {
   const k = v.reportKey;
   const source =
     k.source === 'installation'
-      ? html`This installation uses its own key, checked ${when(k.checkedAt)}.`
+      ? html`This installation uses its own key, checked ${time(k.checkedAt)}.`
       : k.source === 'environment'
-        ? html`This installation uses the server's key (<code>REPORTS_API_KEY</code>)${k.checkedAt ? html`, checked ${when(k.checkedAt)}` : ''}.`
+        ? html`This installation uses the server's key (<code>REPORTS_API_KEY</code>)${k.checkedAt ? html`, checked ${time(k.checkedAt)}` : ''}.`
         : html`There is no key: enter one below, or the connector cannot read any report.`;
   return html`<p>${source} ${sandboxBadge(v)}</p>
     ${k.sandbox ? html`<p class="hint">A sandbox key reads the service's fixture data, not real reports.</p>` : ''}
     ${k.problem ? html`<p class="problem-text"><strong>Problem:</strong> ${k.problem}</p>` : ''}`;
-}
-
-/** Requests a minute, as a person reads them: whole numbers, one decimal under ten. */
-function perMinute(n: number): string {
-  return n >= 10 ? num(Math.round(n)) : n.toFixed(1);
 }
 
 /**
@@ -114,7 +111,17 @@ export function keyForm(v: InstallationView, csrf: string | null, error: string 
       ${error ? html`<p class="problem-text" id="api-key-error">${error}</p>` : ''}
     </div>
     <button type="submit">Check and save key</button>
-  </form>`;
+  </form>
+  ${
+    v.reportKey.source === 'installation' && v.reportKey.serverKey
+      ? html`<form method="post" action="${installationPath(v.id, '/key/server')}" class="stack">
+          ${csrfField(csrf)}
+          <p class="hint">This installation's own key replaced the server's. Going back forgets it (the server's key
+            is <code>REPORTS_API_KEY</code>).</p>
+          <button type="submit" class="secondary">Use the server's key again</button>
+        </form>`
+      : ''
+  }`;
 }
 
 const TONES: Record<(typeof MATCH_STATUSES)[number], string> = {
@@ -183,7 +190,7 @@ export function runsTable(runs: readonly RunSummary[], apiUrl: string): SafeHtml
             </ul>
           </details>`;
     return html`<tr data-run-id="${run.id}" data-active="${isActive(run) ? 'true' : 'false'}">
-      <th scope="row" data-label="Run">${RUN_KIND_LABELS[run.kind]}<br><span class="hint">${when(run.startedAt)}</span></th>
+      <th scope="row" data-label="Run">${RUN_KIND_LABELS[run.kind]}<br><span class="hint">${time(run.startedAt)}</span></th>
       <td data-label="State" data-field="state">${state}</td>
       <td data-label="Progress">${runProgress(run)}</td>
       <td data-label="Records" data-field="records" class="num">${num(run.totals.records)} of ${num(run.recordsListed)}</td>
@@ -232,7 +239,7 @@ export function reviewItemView(installationId: string, item: ReviewItem, csrf: s
   );
   return html`<article class="review-item" aria-labelledby="${headingId}">
     <div class="review-head">${selectBox(item.recordId, who)}<h3 id="${headingId}">${company}</h3></div>
-    <p class="hint">Record ${recordLink(installationId, item.recordId)} · Country: ${item.country ?? '—'} · Industry: ${item.industry ?? '—'} · Queued ${when(item.at)}</p>
+    <p class="hint">Record ${recordLink(installationId, item.recordId)} · Country: ${item.country ?? '—'} · Industry: ${item.industry ?? '—'} · Queued ${time(item.at)}</p>
     ${
       item.candidates.length > 0
         ? html`<table class="responsive candidates">

@@ -1,7 +1,7 @@
 import { FIELDS } from '../../fields.js';
 import { html, type SafeHtml } from '../html.js';
 import type { RecordView } from '../record-view.js';
-import { installationPath, MATCH_STATUS_LABELS, when } from './format.js';
+import { installationPath, MATCH_STATUS_LABELS, time } from './format.js';
 import { layout } from './layout.js';
 
 /** One record: what the CRM holds beside what the connector keeps (linked from every list of records). */
@@ -26,9 +26,13 @@ function crmSection(v: RecordView): SafeHtml {
   if (!crm.found)
     return html`<p>The CRM has no record <code>${v.recordId}</code> (deleted or merged away); what the connector
       kept is below.</p>`;
-  const rows = FIELDS.map(
-    (f) => html`<tr><th scope="row">${f.label}</th><td>${text(crm.fields[f.key])}</td></tr>`,
-  );
+  // A datetime field reads as a time, its exact value kept in the <time> element.
+  const rows = FIELDS.map((f) => {
+    const value = crm.fields[f.key];
+    const shown =
+      f.kind === 'datetime' && typeof value === 'string' && value !== '' ? time(value) : text(value);
+    return html`<tr><th scope="row">${f.label}</th><td>${shown}</td></tr>`;
+  });
   return html`<table>
       <caption class="visually-hidden">The record's fields in the CRM</caption>
       <tbody>
@@ -47,7 +51,7 @@ function connectorSection(v: RecordView): SafeHtml {
   const decisions = c.decisions.length
     ? html`<ul>${c.decisions.map(
         (d) =>
-          html`<li>${when(d.at)}: ${d.action}${d.slug ? html` <code>${d.slug}</code>` : ''} by ${d.by.kind}${
+          html`<li>${time(d.at)}: ${d.action}${d.slug ? html` <code>${d.slug}</code>` : ''} by ${d.by.kind}${
             'id' in d.by && d.by.id ? html` ${d.by.id}` : ''
           }</li>`,
       )}</ul>`

@@ -3,7 +3,7 @@ import type { PendingRequestView } from '../admin-actions.js';
 import { html, type SafeHtml } from '../html.js';
 import type { InstallationView } from '../overview.js';
 import { rematchForm } from './corrections.js';
-import { installationPath, num, when } from './format.js';
+import { installationPath, num, time } from './format.js';
 import { csrfField } from './layout.js';
 import { recordLink } from './record-page.js';
 
@@ -71,7 +71,7 @@ export function pendingRequestsSection(pending: readonly PendingRequestView[]): 
     (r) => html`<tr>
       <th scope="row" data-label="Company">${r.name ?? '—'}<br><code>${r.recordId}</code></th>
       <td data-label="Submission"><code>${r.submissionId}</code></td>
-      <td data-label="Requested">${when(r.requestedAt)}</td>
+      <td data-label="Requested">${time(r.requestedAt)}</td>
       <td data-label="Waiting" class="num">${age(r.ageSeconds)}</td>
       <td data-label="Document">${r.document ? (r.document.error ? html`not attached: ${r.document.error}` : r.document.filename) : '—'}</td>
     </tr>`,

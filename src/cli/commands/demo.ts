@@ -123,6 +123,8 @@ export async function demoCommand(argv: string[], io: CommandIo): Promise<number
       );
       io.out('');
       io.out(`Admin page: ${system.appUrl}/admin  (token: ${adminToken})`);
+      // The local CRM has an OAuth server too: the install (a reconnect of the demo's installation) can be tried.
+      io.out(`OAuth install against the local ${provider.label}: ${system.appUrl}${provider.installPath}`);
       io.out(`Component previews (each state of the CRM record components): ${system.componentPreviewUrl}`);
       if (cliEnv) io.out(`\n${cliBlock(cliEnv(system), system)}`);
       io.out('Press Ctrl-C to stop.');

@@ -1,4 +1,5 @@
 import type { AppContext } from '../../app/context.js';
+import { perMinute } from '../../app/rate-words.js';
 import type { ReportRateView } from '../../app/runtime.js';
 import { crmLabels } from '../../providers.js';
 import { parseCommandArgs } from '../args.js';
@@ -51,7 +52,7 @@ export async function statusCommand(argv: string[], io: CommandIo): Promise<numb
 
 /** One line: the rate the key's gate allows now, its ceiling, and the last cut when one is stored. */
 function rateLine(r: ReportRateView): string {
-  const n = (v: number) => (v >= 10 ? String(Math.round(v)) : v.toFixed(1));
+  const n = perMinute;
   if (!r.learnt) return `report-service rate: ${n(r.perMinute)}/min, the ceiling (nothing learnt)`;
   const quota = r.statedQuota ? `, stated by the service's headers ${n(r.statedQuota.perMinute)}/min` : '';
   const cut = r.lastCut ? `; last cut ${r.lastCut.at} (${r.lastCut.reason})` : '';

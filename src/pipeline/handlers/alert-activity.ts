@@ -1,21 +1,57 @@
 import { alertActivity as activityOf } from '../../alerts/alert-activity.js';
+import type { ActivityOutcome } from '../../alerts/alert-store.js';
+import { redactSecrets } from '../../log.js';
 import type { AlertActivityJob } from '../jobs.js';
 import type { Pipeline } from '../pipeline.js';
 
-/** `alert-activity`: one activity per record linked to the alert's report; a retry skips the records already done. */
+/**
+ * `alert-activity`: one activity per record linked to the alert's report; a retry skips the records already
+ * done. What it did (created, failed with the reason, skipped with why) is kept per event and installation for
+ * the event log, so an alert does not read "queued" forever.
+ */
 export async function alertActivity(p: Pipeline, data: AlertActivityJob): Promise<void> {
-  const { runtime, index, alerts } = p.deps;
-  const { connector } = await runtime.open(data.installationId, { urgent: true });
-  if (!connector.createActivity) return;
-  const activity = activityOf(data);
-  const linked = await index.slugs.recordsForSlug(data.installationId, data.slug);
-  for (const recordId of await p.mergedInto.resolve(data.installationId, linked)) {
-    if (!(await alerts.claimActivity(data.installationId, data.eventId, recordId))) continue;
-    try {
-      await connector.createActivity(recordId, activity);
-    } catch (err) {
-      await alerts.releaseActivity(data.installationId, data.eventId, recordId);
-      throw err;
+  const { runtime, index, alerts, installations } = p.deps;
+  let crm = (await installations.get(data.installationId))?.crm ?? 'unknown';
+  const outcome = (o: Omit<ActivityOutcome, 'crm' | 'at'>) =>
+    alerts.recordOutcome(data.eventId, data.installationId, { ...o, crm, at: new Date().toISOString() });
+  let created = 0;
+  let already = 0;
+  try {
+    const { connector, installation } = await runtime.open(data.installationId, { urgent: true });
+    crm = installation.crm;
+    if (!connector.createActivity) {
+      await outcome({ state: 'skipped', created, already, reason: 'this CRM has no activities' });
+      return;
     }
+    const activity = activityOf(data);
+    const linked = await index.slugs.recordsForSlug(data.installationId, data.slug);
+    const records = await p.mergedInto.resolve(data.installationId, linked);
+    if (records.length === 0) {
+      await outcome({ state: 'skipped', created, already, reason: 'no record is linked to the report' });
+      return;
+    }
+    for (const recordId of records) {
+      if (!(await alerts.claimActivity(data.installationId, data.eventId, recordId))) {
+        already += 1;
+        continue;
+      }
+      try {
+        await connector.createActivity(recordId, activity);
+        created += 1;
+      } catch (err) {
+        await alerts.releaseActivity(data.installationId, data.eventId, recordId);
+        throw err;
+      }
+    }
+    await outcome({ state: 'created', created, already });
+  } catch (err) {
+    // Kept before the retry: the event log says why now, and a later success replaces it.
+    await outcome({
+      state: 'failed',
+      created,
+      already,
+      reason: redactSecrets(err instanceof Error ? err.message : String(err)).slice(0, 300),
+    }).catch(() => undefined);
+    throw err;
   }
 }
