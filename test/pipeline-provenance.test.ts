@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalCrmRecord, LocalSystem } from '../local/system.js';
+import { AdminMassActions } from '../src/admin/mass-actions.js';
 import type { CrmKind } from '../src/crm/connector.js';
 import { deleteByPattern } from '../src/redis.js';
 import { startTestSystem, stopTestSystem } from './support/local-system.js';
@@ -106,8 +107,13 @@ describe.each(['hubspot', 'salesforce'] as CrmKind[])('provenance on %s', (crm) 
       30_000,
       100,
     );
-    const outcome = await system.ctx.records.undoRun(system.installationId, first.id);
-    expect(outcome.unlinked).toBe(linkedByRun.length - 1);
+    const mass = new AdminMassActions(system.ctx, async (id) => (await system.ctx.installations.get(id))!);
+    const outcome = await mass.apply(
+      system.installationId,
+      { kind: 'undo-run', runId: first.id },
+      { kind: 'admin-token', id: null },
+    );
+    expect(outcome.done).toBe(linkedByRun.length - 1);
     for (const r of before) {
       const now = system.crm.record(r.id)!;
       if (r.id === personal.id) {

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { type LocalSystem, workerEnvFor } from '../local/system.js';
+import { AdminMassActions } from '../src/admin/mass-actions.js';
 import { upgradeLinkIndex } from '../src/app/index-upgrade.js';
 import type { CommandIo } from '../src/cli/io.js';
 import { main } from '../src/cli/main.js';
@@ -298,8 +299,17 @@ describe('following a superseded run', () => {
     // The full run found those records linked already; undoing it takes their links back all the same.
     const ownLinks = await new RunLinks(redis, keys).linksOf(s.installationId, full.runId);
     for (const id of linkedFirst.keys()) expect(ownLinks.has(id)).toBe(false);
-    const undone = await s.ctx.records.undoRun(s.installationId, full.runId);
-    for (const id of linkedFirst.keys()) expect(undone.undone.has(id), id).toBe(true);
+    const mass = new AdminMassActions(s.ctx, async (id) => (await s.ctx.installations.get(id))!);
+    const shown = await mass.preview(s.installationId, { kind: 'undo-run', runId: full.runId });
+    const undone = await mass.apply(
+      s.installationId,
+      { kind: 'undo-run', runId: full.runId },
+      { kind: 'admin-token', id: null },
+      shown.confirm,
+    );
+    expect(undone.done).toBe(shown.count);
+    const taken = new Set((await mass.log.get(s.installationId, undone.massId!))!.records.map((r) => r.id));
+    for (const id of linkedFirst.keys()) expect(taken.has(id), id).toBe(true);
     for (const id of linkedFirst.keys()) expect(s.crm.record(id)?.slug ?? null).toBeNull();
   }, 120_000);
 

@@ -1,15 +1,15 @@
 import type { AppContext } from '../app/context.js';
 import type { InstallationService, RemovalResult } from '../app/installation-service.js';
-import type { DecisionActor, NewDecision } from '../decisions/decision-log.js';
+import type { DecisionActor } from '../decisions/decision-log.js';
 import type { MatchStatus } from '../fields.js';
 import type { Installation } from '../installations/store.js';
 import { ReportWriteScopeError } from '../reports/errors.js';
 import type { DocumentInput } from '../reports/submissions.js';
 import { ReportRequestError, type RequestOutcome } from '../requests/report-requests.js';
 import { type ReportRequest, RequestLockedError } from '../requests/request-store.js';
-import type { ReviewCandidate, ReviewItem } from '../storage/review-codec.js';
 import type { RunSummary } from '../storage/runs.js';
 import { AdminRequestError, explain, installationNotFound } from './errors.js';
+import { AdminMassActions, type BulkReviewResult, evidenceOf } from './mass-actions.js';
 import type { BulkReviewDecision, ReviewDecision } from './schemas.js';
 
 /**
@@ -25,30 +25,15 @@ export interface ReviewOutcome {
   status: MatchStatus | null;
 }
 
-/** Whether the first two candidates score the same: bulk "accept the first" would pick one at random. */
-export function topTied(item: Pick<ReviewItem, 'candidates'>): boolean {
-  const [a, b] = item.candidates;
-  return a !== undefined && b !== undefined && a.score != null && a.score === b.score;
-}
-
-/** What became of one record of a bulk review decision. */
-export interface BulkReviewResult {
-  recordId: string;
-  /**
-   * `linked` / `rejected`: done and written; `not_in_review`: it was not waiting (resolved meanwhile);
-   * `no_candidates`: nothing to accept; `tied`: its top candidates score the same, so "the first" is no choice
-   * (a person picks one); `failed`: the CRM did not take the write (the item still waits).
-   */
-  outcome: 'linked' | 'rejected' | 'not_in_review' | 'no_candidates' | 'tied' | 'failed';
-  slug: string | null;
-  status: MatchStatus | null;
-}
+export { type BulkReviewResult, topTied } from './mass-actions.js';
 
 export interface BulkReviewOutcome {
   action: BulkReviewDecision['action'];
   /** How many records were decided (linked or rejected). */
   done: number;
   results: BulkReviewResult[];
+  /** The mass action kept for its undo (null when nothing was decided). */
+  massId: string | null;
 }
 
 /** A pending request as the admin page and API show it. */
@@ -73,10 +58,15 @@ const REQUEST_ERROR_STATUS: Record<ReportRequestError['code'], number> = {
 };
 
 export class AdminActions {
+  /** Undoing runs, bulk review decisions and undoing those: previewed, confirmed, kept for their own undo. */
+  readonly mass: AdminMassActions;
+
   constructor(
     private readonly ctx: AppContext,
     private readonly service: InstallationService,
-  ) {}
+  ) {
+    this.mass = new AdminMassActions(ctx, (id) => this.installation(id));
+  }
 
   async installation(id: string): Promise<Installation> {
     const installation = await this.ctx.installations.get(id);
@@ -140,73 +130,24 @@ export class AdminActions {
 
   /**
    * Review at scale: accept each record's first candidate, or reject every candidate of each, in one request.
-   * Records not waiting for review (decided meanwhile) and, for accept-first, records without candidates are
-   * left alone and said so. The writes go through the batch path (records/record-commands.ts); each record decided is logged.
+   * Records not waiting for review (decided meanwhile) and, for accept-first, records without candidates or
+   * with tied top candidates are left alone and said so. The writes go through the batch path
+   * (records/record-commands.ts); each record decided is logged, and the whole kept for its undo
+   * (mass-actions.ts). With `confirm`, only if the set is still the one previewed.
    */
   async resolveReviews(
     installationId: string,
     bulk: BulkReviewDecision,
     by: DecisionActor,
+    confirm?: string,
   ): Promise<BulkReviewOutcome> {
-    await this.installation(installationId);
-    const ids = [...new Set(bulk.recordIds)];
-    const items = await this.ctx.index.reviews.itemsOf(installationId, ids);
-    const waiting = new Map<string, ReviewItem>();
-    const skipped = new Map<string, BulkReviewResult['outcome']>();
-    ids.forEach((id, i) => {
-      const item = items[i];
-      if (!item) skipped.set(id, 'not_in_review');
-      else if (bulk.action === 'accept-first' && item.candidates.length === 0)
-        skipped.set(id, 'no_candidates');
-      else if (bulk.action === 'accept-first' && topTied(item)) skipped.set(id, 'tied');
-      else waiting.set(id, item);
-    });
-    const links = new Map<string, string>();
-    const rejected = new Map<string, string[]>();
-    for (const [id, item] of waiting) {
-      const first = item.candidates[0];
-      if (bulk.action === 'accept-first' && first) links.set(id, first.slug);
-      else
-        rejected.set(
-          id,
-          item.candidates.map((c) => c.slug),
-        );
-    }
-    try {
-      await this.ctx.records.resolveReviews(installationId, links, rejected);
-    } catch (err) {
-      throw explain(err);
-    }
-    const statuses = await this.ctx.index.statusesOf(installationId, ids);
-    const results: BulkReviewResult[] = ids.map((recordId, i) => {
-      const status = statuses[i] ?? null;
-      const slug = links.get(recordId) ?? null;
-      const skip = skipped.get(recordId);
-      if (skip) return { recordId, outcome: skip, slug: null, status };
-      // A record still waiting for review was not written (the CRM refused it or asked to retry later).
-      if (status === 'needs_review' || status === null) return { recordId, outcome: 'failed', slug, status };
-      return { recordId, outcome: slug ? 'linked' : 'rejected', slug, status };
-    });
-    const decided = results.filter((r) => r.outcome === 'linked' || r.outcome === 'rejected');
-    await this.ctx.decisions.add(
-      installationId,
-      decided.map((r): NewDecision => {
-        const item = waiting.get(r.recordId);
-        const candidates = item?.candidates ?? [];
-        return {
-          action: r.outcome === 'linked' ? 'accept' : 'reject',
-          bulk: true,
-          recordId: r.recordId,
-          slug: r.slug,
-          by,
-          evidence: {
-            candidates: evidenceOf(r.outcome === 'linked' ? candidates.slice(0, 1) : candidates),
-            offered: candidates.length,
-          },
-        };
-      }),
-    );
-    return { action: bulk.action, done: decided.length, results };
+    const outcome = await this.mass.apply(installationId, { kind: 'review', bulk }, by, confirm);
+    return {
+      action: bulk.action,
+      done: outcome.done,
+      results: outcome.results ?? [],
+      massId: outcome.massId,
+    };
   }
 
   /** "This is not the company": the record becomes `no_match` by the admin's decision, written before return. */
@@ -273,36 +214,18 @@ export class AdminActions {
     return { recordId, status, slug };
   }
 
-  /** Takes back the auto-links one run made; records touched since keep their link. */
+  /**
+   * Takes back the auto-links one run made; records a person or an admin decided about since the run started
+   * keep their link. Kept as a mass action, so it can be undone in turn.
+   */
   async undoRun(
     installationId: string,
     runId: string,
     by: DecisionActor,
-  ): Promise<{ runId: string; unlinked: number; kept: number }> {
-    await this.installation(installationId);
-    const run = await this.ctx.runs.get(runId);
-    if (!run || run.installationId !== installationId) {
-      throw new AdminRequestError(
-        404,
-        'RUN_NOT_FOUND',
-        `Installation ${installationId} has no run ${runId}.`,
-      );
-    }
-    const outcome = await this.ctx.records.undoRun(installationId, runId).catch((err: unknown) => {
-      throw explain(err);
-    });
-    await this.ctx.decisions.add(
-      installationId,
-      [...outcome.undone].map(([recordId, previousSlug]) => ({
-        action: 'undo' as const,
-        bulk: true,
-        recordId,
-        slug: null,
-        by,
-        evidence: { runId, previousSlug },
-      })),
-    );
-    return { runId, unlinked: outcome.unlinked, kept: outcome.kept };
+    confirm?: string,
+  ): Promise<{ runId: string; unlinked: number; kept: number; massId: string | null }> {
+    const outcome = await this.mass.apply(installationId, { kind: 'undo-run', runId }, by, confirm);
+    return { runId, unlinked: outcome.done, kept: outcome.kept, massId: outcome.massId };
   }
 
   /** Checked with the service at once; a refused key is explained and not stored. */
@@ -462,11 +385,6 @@ export class AdminActions {
     await this.installation(installationId);
     return this.service.remove(installationId);
   }
-}
-
-/** A candidate as the decision log keeps it: what the admin saw (slug, the report's score, why offered). */
-function evidenceOf(candidates: readonly ReviewCandidate[]) {
-  return candidates.map((c) => ({ slug: c.slug, score: c.score ?? null, why: c.why ?? null }));
 }
 
 function capitalise(text: string): string {

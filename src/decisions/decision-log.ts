@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { RedisClient } from '../redis.js';
 import type { Keys } from '../storage/keys.js';
+import { LuaScript } from '../storage/lua-script.js';
 import { parseStoredJson } from '../util/json.js';
 
 /**
@@ -30,6 +31,8 @@ export const DECISION_ACTIONS = [
   'rematch',
   /** A person asked the report service for a report on a record without one (a CRM's record card). */
   'request',
+  /** An admin undid a mass action (an undone run, a bulk accept or reject): the record's earlier link is back. */
+  'restore',
 ] as const;
 export type DecisionAction = (typeof DECISION_ACTIONS)[number];
 
@@ -40,6 +43,8 @@ export type DecisionAction = (typeof DECISION_ACTIONS)[number];
 export const decisionActorSchema = z.object({
   kind: z.enum(['admin-session', 'admin-token', 'crm-user', 'crm']),
   id: z.string().nullable(),
+  /** The admin's name, when they signed in (or called the API) with a named token (`ADMIN_TOKENS`). */
+  name: z.string().optional(),
 });
 export type DecisionActor = z.infer<typeof decisionActorSchema>;
 
@@ -54,6 +59,8 @@ export const decisionEvidenceSchema = z.object({
   previousSlug: z.string().nullish(),
   /** The run whose auto-links were undone. */
   runId: z.string().optional(),
+  /** The mass action (storage/mass-actions.ts) this decision was part of: what "undo this" takes back. */
+  massId: z.string().optional(),
 });
 export type DecisionEvidence = z.infer<typeof decisionEvidenceSchema>;
 
@@ -75,6 +82,29 @@ export type NewDecision = Omit<Decision, 'id' | 'at'> & { at?: string };
 
 const storedSchema = decisionSchema.omit({ id: true });
 
+/** Appends the entries and sets each record's touch mark in the same step (decisions-add.lua). */
+const ADD_AND_MARK = LuaScript.load('decisions-add');
+
+/**
+ * Where a record's last human decision stands: the decision log's stream id (`<ms>-<seq>`), ordered. A mark
+ * for a moment rather than an entry (a run's start) is `markBefore(ms)`: it sorts before every entry of that ms.
+ */
+export type TouchMark = string;
+
+export function markBefore(ms: number): TouchMark {
+  return `${Math.max(0, ms - 1)}-18446744073709551615`;
+}
+
+/** Stream ids compare by their two numbers, not as text ("9-0" is older than "10-0"). */
+export function compareMarks(a: TouchMark, b: TouchMark): number {
+  const [am = '0', as = '0'] = a.split('-');
+  const [bm = '0', bs = '0'] = b.split('-');
+  const ms = BigInt(am) - BigInt(bm);
+  if (ms !== 0n) return ms < 0n ? -1 : 1;
+  const seq = BigInt(as) - BigInt(bs);
+  return seq === 0n ? 0 : seq < 0n ? -1 : 1;
+}
+
 export class DecisionLog {
   constructor(
     private readonly redis: RedisClient,
@@ -82,17 +112,46 @@ export class DecisionLog {
     private readonly size = DECISION_LOG_SIZE,
   ) {}
 
-  /** Appends decisions in one round trip; the stream is trimmed to its size as it grows. */
-  async add(installationId: string, decisions: readonly NewDecision[]): Promise<void> {
-    if (decisions.length === 0) return;
-    const key = this.keys.decisions(installationId);
+  /**
+   * Appends decisions in one round trip; the stream is trimmed to its size as it grows. Each record is marked
+   * as touched by a person or an admin at its entry (see `touchedAfter`). Returns the last entry's id, null
+   * when nothing was added.
+   */
+  async add(installationId: string, decisions: readonly NewDecision[]): Promise<TouchMark | null> {
+    if (decisions.length === 0) return null;
     const now = new Date().toISOString();
-    const tx = this.redis.multi();
+    const args: (string | number)[] = [this.size];
     for (const d of decisions) {
-      const entry = storedSchema.parse({ ...d, at: d.at ?? now });
-      tx.xadd(key, 'MAXLEN', String(this.size), '*', 'e', JSON.stringify(entry));
+      args.push(d.recordId, JSON.stringify(storedSchema.parse({ ...d, at: d.at ?? now })));
     }
-    await tx.exec();
+    return ADD_AND_MARK.run(
+      this.redis,
+      [this.keys.decisions(installationId), this.keys.touchMarks(installationId)],
+      args,
+      z.string(),
+    );
+  }
+
+  /**
+   * The records among `recordIds` that a person or an admin decided about after `mark`: what an undo leaves
+   * alone. The marks outlive the capped log (one field per record, deleted with the installation).
+   */
+  async touchedAfter(
+    installationId: string,
+    recordIds: readonly string[],
+    mark: TouchMark,
+  ): Promise<Set<string>> {
+    const touched = new Set<string>();
+    for (let i = 0; i < recordIds.length; i += 1_000) {
+      const part = recordIds.slice(i, i + 1_000);
+      if (part.length === 0) continue;
+      const marks = await this.redis.hmget(this.keys.touchMarks(installationId), ...part);
+      part.forEach((id, j) => {
+        const m = marks[j];
+        if (m && compareMarks(m, mark) > 0) touched.add(id);
+      });
+    }
+    return touched;
   }
 
   /** The newest decisions first, at most `count`. */

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { CompanyRecord } from '../crm/connector.js';
-import { FIELD_KEYS } from '../fields.js';
+import { FIELD_KEYS, LINK_SOURCES } from '../fields.js';
+import { reviewCandidateSchema } from '../storage/review-codec.js';
 
 /**
  * The `batch` job's payload: which records, in which mode, and the batch's origin, the one thing that says
@@ -21,6 +22,17 @@ const companyRecordSchema = z.object({
   city: z.string().nullable(),
   fields: z.partialRecord(z.enum(FIELD_KEYS), fieldValueSchema),
 }) satisfies z.ZodType<CompanyRecord>;
+
+/**
+ * The link a record had before a mass action, put back by its undo: a slug with who made it, a person's or an
+ * admin's `no_match`, the review item it waited with, or plain `no_match`.
+ */
+export const restoredLinkSchema = z.object({
+  slug: z.string().nullable(),
+  source: z.enum(LINK_SOURCES).nullable(),
+  candidates: z.array(reviewCandidateSchema).optional(),
+});
+export type RestoredLink = z.infer<typeof restoredLinkSchema>;
 
 /** CRM changes that lead to a batch (a deletion only forgets the record). */
 const BATCH_CRM_CHANGES = ['created', 'renamed', 'domainChanged', 'slugChanged', 'merged'] as const;
@@ -50,6 +62,8 @@ const firstOriginSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('unlink') }),
   /** A re-match asked for: a person's or an admin's `no_match` is lifted and the records matched again. */
   z.object({ kind: z.literal('rematch') }),
+  /** A mass action undone: each record gets back the link it had before (record id -> that link). */
+  z.object({ kind: z.literal('restore'), links: z.record(z.string(), restoredLinkSchema) }),
   /**
    * `report.completed` named a waiting record's own submission (record id -> slug): linked where matching
    * accepts the report as the record's, else sent to review with it as a candidate (requests/completion.ts).

@@ -1,9 +1,24 @@
-import type { BatchJob, FirstBatchOrigin } from '../pipeline/batch-job.js';
+import { markBefore } from '../decisions/decision-log.js';
+import { type LinkSource, linkSourceOf } from '../fields.js';
+import type { BatchJob, FirstBatchOrigin, RestoredLink } from '../pipeline/batch-job.js';
 import { enrichNow } from '../pipeline/enrich-now.js';
 import type { Pipeline } from '../pipeline/pipeline.js';
 import { RunLinks } from '../storage/run-links.js';
 import { chunk } from '../util/chunk.js';
 import { ReviewWriteError } from './errors.js';
+
+/** A run's link that an undo would take back: its slug, who the CRM says made it, the record's name. */
+export interface UndoableLink {
+  slug: string;
+  source: LinkSource | null;
+  name: string | null;
+}
+
+/** An earlier link to put back, with the rejected slugs to take out of the record's (`remove`) or put in (`add`). */
+export type RestoreLink = RestoredLink & {
+  rejectedRemove?: readonly string[];
+  rejectedAdd?: readonly string[];
+};
 
 /**
  * Commands that act on records at once, inside the HTTP request (or CLI command) that asks for them: an
@@ -103,35 +118,70 @@ export class RecordCommands {
   }
 
   /**
-   * Removes the auto-links one run made. A record is left alone when its link is no longer that run's:
-   * another slug, or a source other than `auto` (a person or an admin touched it since).
+   * The auto-links of one run that an undo would take back now: each record still on the run's slug in the
+   * CRM that no person or admin decided about since the run started (the decision log's touch marks; the
+   * record's `report_link_source` cannot tell, since a re-match to the same slug writes `auto` again). Each
+   * with the source it holds, so undoing the undo restores it exactly. Reads the CRM, writes nothing.
    */
-  async undoRun(
+  async undoableLinks(
     installationId: string,
     runId: string,
-  ): Promise<{ unlinked: number; kept: number; undone: Map<string, string> }> {
-    const { redis, keys, runtime, runs } = this.pipeline.deps;
-    // A run's links include those of the runs it superseded: from the operator's side they were one sync.
-    const made = await new RunLinks(redis, keys).linksOfRuns(installationId, [
-      runId,
-      ...(await runs.supersededRuns(runId)),
-    ]);
-    if (made.size === 0) return { unlinked: 0, kept: 0, undone: new Map() };
-    const { connector } = await runtime.open(installationId, { urgent: true });
+    runStartedAt: string,
+  ): Promise<{ links: Map<string, UndoableLink>; kept: number }> {
+    const { redis, keys, runtime, decisions, runs } = this.pipeline.deps;
+    // A run's links include those of the runs it superseded: from the operator's side they were one sync,
+    // which started when the first of them did.
+    const superseded = await runs.supersededRuns(runId);
+    const made = await new RunLinks(redis, keys).linksOfRuns(installationId, [runId, ...superseded]);
+    const links = new Map<string, UndoableLink>();
+    if (made.size === 0) return { links, kept: 0 };
+    let since = Date.parse(runStartedAt);
+    for (const id of superseded) {
+      const started = Date.parse((await runs.get(id))?.startedAt ?? '');
+      if (Number.isFinite(started) && started < since) since = started;
+    }
     const ids = [...made.keys()];
-    const still: string[] = [];
-    for (const part of chunk(ids, connector.limits.readBatchSize)) {
+    const touched = await decisions.touchedAfter(installationId, ids, markBefore(since));
+    const { connector } = await runtime.open(installationId, { urgent: true });
+    for (const part of chunk(
+      ids.filter((id) => !touched.has(id)),
+      connector.limits.readBatchSize,
+    )) {
       for (const record of await connector.readCompanies(part)) {
-        const ours =
-          record.fields.slug === made.get(record.id) &&
-          (record.fields.linkSource === 'auto' || record.fields.linkSource == null);
-        if (ours) still.push(record.id);
+        if (record.fields.slug !== made.get(record.id)) continue;
+        links.set(record.id, {
+          slug: made.get(record.id)!,
+          source: linkSourceOf(record.fields.linkSource),
+          name: record.name,
+        });
       }
     }
-    await this.unlinkRecords(installationId, still);
-    // Which link each undone record lost: the decision log's evidence.
-    const undone = new Map(still.map((id) => [id, made.get(id)!]));
-    return { unlinked: still.length, kept: ids.length - still.length, undone };
+    return { links, kept: ids.length - links.size };
+  }
+
+  /**
+   * Puts back each record's earlier link (an undone mass action): slug and source, a person's or an admin's
+   * `no_match`, or the review item it waited with; slugs a bulk reject added to its rejected ones are taken
+   * out first. Written through the batch path in the CRM's batch size.
+   */
+  async restoreRecords(installationId: string, links: ReadonlyMap<string, RestoreLink>): Promise<void> {
+    const { reviews } = this.pipeline.deps.index;
+    for (const [recordId, link] of links) {
+      if (link.rejectedRemove?.length) {
+        await reviews.removeRejectedSlugs(installationId, recordId, link.rejectedRemove);
+      }
+      if (link.rejectedAdd?.length)
+        await reviews.addRejectedSlugs(installationId, recordId, [...link.rejectedAdd]);
+    }
+    await this.enrichInChunks(installationId, 'restore', [...links.keys()], (ids) => ({
+      kind: 'restore',
+      links: Object.fromEntries(
+        ids.map((id) => {
+          const { slug, source, candidates } = links.get(id)!;
+          return [id, { slug, source, ...(candidates ? { candidates } : {}) }];
+        }),
+      ),
+    }));
   }
 
   /**

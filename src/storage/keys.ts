@@ -23,7 +23,8 @@ import { createHash } from 'node:crypto';
  * connectors/<crm>/ · rate gates: ratelimit/redis-gate.ts · admin sessions and logins:
  * admin/session-revocations.ts, admin/login-throttle.ts · record card requests: a provider's card rate limit ·
  * report requests: requests/request-store.ts ·
- * alerts: alerts/alert-store.ts · decision log: decisions/decision-log.ts. BullMQ builds its own keys under
+ * alerts: alerts/alert-store.ts · decision log and touch marks: decisions/decision-log.ts · mass actions:
+ * decisions/mass-actions.ts. BullMQ builds its own keys under
  * the same prefix.
  */
 export class Keys {
@@ -399,6 +400,21 @@ export class Keys {
   /** Stream of who decided what about records' links, capped (DECISION_LOG_SIZE); deleted with the installation. */
   decisions(id: string): string {
     return `${this.inst(id)}:decisions`;
+  }
+  /** Hash record id -> stream id of the record's latest decision by a person or an admin (what undo spares). */
+  touchMarks(id: string): string {
+    return `${this.inst(id)}:touched`;
+  }
+
+  // ---- mass actions (decisions/mass-actions.ts) -----------------------------------------------------------
+
+  /** JSON of one mass action (an undone run, a bulk review decision, an undo of one): what undoing it restores. */
+  massAction(id: string, massId: string): string {
+    return `${this.inst(id)}:mass:${massId}`;
+  }
+  /** List of an installation's recent mass action ids, newest first. */
+  massActions(id: string): string {
+    return `${this.inst(id)}:mass-list`;
   }
 
   // ---- alerts (alerts/alert-store.ts) -----------------------------------------------------------------

@@ -71,6 +71,26 @@ export class ReviewQueue {
     );
   }
 
+  /** Takes back slugs rejected by a decision that was undone: they may be offered again. */
+  async removeRejectedSlugs(
+    installationId: string,
+    recordId: string,
+    slugs: readonly string[],
+  ): Promise<void> {
+    const rejected = await this.rejectedSlugs(installationId, recordId);
+    for (const slug of slugs) rejected.delete(slug);
+    if (rejected.size === 0) {
+      await this.redis.hdel(this.keys.rejected(installationId), recordId);
+      return;
+    }
+    await HSET_IF_INSTALLED.run(
+      this.redis,
+      [this.keys.installation(installationId), this.keys.rejected(installationId)],
+      [recordId, JSON.stringify([...rejected])],
+      z.enum(['set', 'gone']),
+    );
+  }
+
   private async read(
     installationId: string,
     raw: readonly (readonly [string, string | null])[],

@@ -173,6 +173,7 @@ export const ACTION_LABELS: Record<Decision['action'], string> = {
   undo: 'Undid a sync’s link',
   rematch: 'Asked for a re-match',
   request: 'Requested a report',
+  restore: 'Undid a mass action',
 };
 
 export function actorLabel(by: DecisionActor): string {

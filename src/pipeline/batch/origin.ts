@@ -1,4 +1,4 @@
-import type { BatchJob, BatchOrigin, FirstBatchOrigin } from '../batch-job.js';
+import type { BatchJob, BatchOrigin, FirstBatchOrigin, RestoredLink } from '../batch-job.js';
 
 /** What a batch's origin (batch-job.ts) means for its run, its reads and each of its records. */
 
@@ -41,6 +41,8 @@ export function freshSlugsOf(job: BatchJob): string[] {
       return [...new Set([...Object.values(origin.links), ...(origin.written ? [origin.written] : [])])];
     case 'request':
       return Object.values(origin.links);
+    case 'restore':
+      return [...new Set(Object.values(origin.links).flatMap((l) => (l.slug ? [l.slug] : [])))];
     case 'crm-change':
       return origin.slug ? [origin.slug] : [];
     default:
@@ -75,6 +77,8 @@ export type RecordAsk =
   | { kind: 'rematch-own' }
   /** A re-match was asked for: a person's or an admin's `no_match` is lifted. */
   | { kind: 'release' }
+  /** A mass action undone: the record gets back the link it had before it. */
+  | { kind: 'restore'; link: RestoredLink }
   | { kind: 'none' };
 
 const NONE: RecordAsk = { kind: 'none' };
@@ -87,6 +91,11 @@ export function recordAsks(job: BatchJob): (recordId: string) => RecordAsk {
       return () => ({ kind: 'admin-unlink' });
     case 'rematch':
       return () => ({ kind: 'release' });
+    case 'restore':
+      return (id) => {
+        const link = Object.hasOwn(origin.links, id) ? origin.links[id] : undefined;
+        return link ? { kind: 'restore', link } : NONE;
+      };
     case 'review': {
       const rejected = new Set(origin.rejected);
       return (id) => {

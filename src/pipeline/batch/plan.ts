@@ -141,6 +141,31 @@ export async function planLinks(
       plans.set(record.id, { kind: 'held', source: 'admin' });
       continue;
     }
+    if (ask.kind === 'restore') {
+      // An undo puts back exactly what the record had: its slug and who made it, or its decision not to link.
+      const { link } = ask;
+      if (link.slug) {
+        const source = link.source ?? 'auto';
+        plans.set(record.id, {
+          kind: 'linked',
+          slug: link.slug,
+          source,
+          autoLinked: source === 'auto',
+          newlyLinked: link.slug !== slug,
+        });
+      } else if (link.source === 'person' || link.source === 'admin') {
+        plans.set(record.id, { kind: 'held', source: link.source });
+      } else if (link.candidates && link.candidates.length > 0) {
+        setReview(record, {
+          status: 'needs_review',
+          candidates: link.candidates,
+          reason: 'restored by an undo',
+        });
+      } else {
+        plans.set(record.id, { kind: 'no_match' });
+      }
+      continue;
+    }
     if (ask.kind === 'admin-link') {
       // The admin's decision on the review queue: their link, whatever matching would say.
       plans.set(record.id, {
