@@ -7,15 +7,19 @@ import { decisionsCsv, reviewCsv } from './csv.js';
 import { AdminRequestError, badRequest, installationNotFound } from './errors.js';
 import { type AdminGuard, deciderOf } from './guard.js';
 import { bodyError } from './http-errors.js';
+import type { MassPreview } from './mass-actions.js';
 import type { AdminOverview } from './overview.js';
 import { recordViewOr404 } from './record-view.js';
 import {
   alertActivityBodySchema,
   bulkReviewSchema,
   decisionsQuerySchema,
+  dryRunQuerySchema,
   eventsQuerySchema,
   fixtureWritesBodySchema,
   installationIdSchema,
+  massBodySchema,
+  massIdSchema,
   recordIdSchema,
   reportKeyBodySchema,
   reviewDecisionSchema,
@@ -51,8 +55,11 @@ import { readMultipartBody, readUploadForm } from './uploads.js';
  * POST   /admin/api/installations/:id/review/bulk    body {action: "accept-first" | "reject", recordIds: [..]}
  *        (1-1000) -> {action, done, results: [{recordId, outcome, slug, status}]}; outcome `linked`,
  *        `rejected`, `not_in_review`, `no_candidates`, `tied` (top candidates score the same: never
- *        accepted in bulk) or `failed`. Written through the batch path before the
- *        answer; each record decided goes to the decision log.
+ *        accepted in bulk) or `failed`, and massId (the mass action kept for its undo). Written through the
+ *        batch path before the answer; each record decided goes to the decision log. `?dryRun=1` answers
+ *        {dryRun: true, count, sample: [{recordId, name, from, to}] (the first 20), leftAlone: {reason: n},
+ *        confirm} and changes nothing; a body `confirm` from it applies the decision only to that same set
+ *        (409 SET_CHANGED with the new `preview` when it changed). The same for both undo routes below.
  * GET    /admin/api/installations/:id/decisions?limit=100 (1-1000)
  *        -> {decisions: [{id, at, action, bulk, recordId, slug, by: {kind, id}, evidence}]}, newest first;
  *        kind `admin-session`, `admin-token`, `crm-user` or `crm`
@@ -60,7 +67,14 @@ import { readMultipartBody, readUploadForm } from './uploads.js';
  * POST   /admin/api/installations/:id/records/:recordId/unlink  -> {recordId, status}: no_match by the admin
  * POST   /admin/api/installations/:id/records/:recordId/rematch -> {recordId, status, slug}: a person's or
  *        admin's no_match lifted, the record matched again at once
- * POST   /admin/api/installations/:id/runs/:runId/undo  -> {runId, unlinked, kept}: the run's auto-links taken back
+ * POST   /admin/api/installations/:id/runs/:runId/undo  body {confirm?} -> {runId, unlinked, kept, massId}: the
+ *        run's auto-links taken back, except on records a person or an admin decided about since the run
+ *        started; `?dryRun=1` as for bulk review. 404 RUN_NOT_FOUND.
+ * GET    /admin/api/installations/:id/mass-actions -> {massActions: [{id, kind, at, by, runId?, undoes?, done,
+ *        kept, undoneBy?}]}: undone runs, bulk decisions and undos of those, newest first (kept 30 days)
+ * POST   /admin/api/installations/:id/mass-actions/:massId/undo  body {confirm?} -> {massId, undid, restored,
+ *        kept}: every record gets back the link and source it had before, except records decided about since;
+ *        `?dryRun=1` as above. 404 MASS_ACTION_NOT_FOUND, 409 ALREADY_UNDONE.
  * POST   /admin/api/installations/:id/review/:recordId  body {action: "accept", slug} (one of the candidates),
  *        {action: "set", slug} (any published report) or {action: "reject"} (every candidate)
  *        -> {recordId, action, slug, status}; written to the CRM before the answer. 404 NOT_IN_REVIEW when the
@@ -140,6 +154,11 @@ function sendCsv(res: Response, filename: string, body: string): void {
     .send(body);
 }
 
+/** `?dryRun=1`: what a mass action would do; nothing was changed. */
+function dryRunAnswer(p: MassPreview) {
+  return { dryRun: true, count: p.count, sample: p.sample, leftAlone: p.leftAlone, confirm: p.confirm };
+}
+
 export function adminApiRouter({ ctx, guard, actions, overview }: ApiRouteDeps): Router {
   const router = Router();
   router.use(guard.requireApi);
@@ -192,7 +211,11 @@ export function adminApiRouter({ ctx, guard, actions, overview }: ApiRouteDeps):
   router.post('/installations/:id/review/bulk', async (req, res) => {
     const id = installationParam(req);
     const bulk = parse(bulkReviewSchema, jsonBody(req), 'The bulk decision');
-    res.json(await actions.resolveReviews(id, bulk, deciderOf(res)));
+    if (parse(dryRunQuerySchema, req.query, 'The query').dryRun) {
+      res.json(dryRunAnswer(await actions.mass.preview(id, { kind: 'review', bulk })));
+      return;
+    }
+    res.json(await actions.resolveReviews(id, bulk, deciderOf(res), bulk.confirm));
   });
 
   router.post('/installations/:id/review/:recordId', async (req, res) => {
@@ -230,7 +253,32 @@ export function adminApiRouter({ ctx, guard, actions, overview }: ApiRouteDeps):
   router.post('/installations/:id/runs/:runId/undo', async (req, res) => {
     const id = installationParam(req);
     const runId = parse(recordIdSchema, req.params.runId, 'The run id');
-    res.json(await actions.undoRun(id, runId, deciderOf(res)));
+    const { confirm } = parse(massBodySchema, req.body ?? {}, 'The confirmation');
+    if (parse(dryRunQuerySchema, req.query, 'The query').dryRun) {
+      res.json(dryRunAnswer(await actions.mass.preview(id, { kind: 'undo-run', runId })));
+      return;
+    }
+    res.json(await actions.undoRun(id, runId, deciderOf(res), confirm));
+  });
+
+  router.get('/installations/:id/mass-actions', async (req, res) => {
+    const id = installationParam(req);
+    await actions.installation(id);
+    const recent = await actions.mass.log.recent(id);
+    res.json({ massActions: recent.map(({ records: _records, ...summary }) => summary) });
+  });
+
+  router.post('/installations/:id/mass-actions/:massId/undo', async (req, res) => {
+    const id = installationParam(req);
+    const massId = parse(massIdSchema, req.params.massId, 'The mass action id');
+    const { confirm } = parse(massBodySchema, req.body ?? {}, 'The confirmation');
+    const request = { kind: 'undo-mass' as const, massId };
+    if (parse(dryRunQuerySchema, req.query, 'The query').dryRun) {
+      res.json(dryRunAnswer(await actions.mass.preview(id, request)));
+      return;
+    }
+    const { massId: newId, done, kept } = await actions.mass.apply(id, request, deciderOf(res), confirm);
+    res.json({ massId: newId, undid: massId, restored: done, kept });
   });
 
   router.post('/installations/:id/key', async (req, res) => {

@@ -167,7 +167,8 @@ const SCRIPT = `'use strict';
 
 /**
  * Review at scale: shows the "select all" box of a bulk form and keeps it, and the count beside it, in step
- * with the item checkboxes that belong to that form (their `form` attribute names it).
+ * with the item checkboxes that belong to that form (their `form` attribute names it). The form's buttons are
+ * disabled while nothing is selected (without the script they stay enabled and the server says so instead).
  */
 const SELECT_SCRIPT = `'use strict';
 (function () {
@@ -176,8 +177,11 @@ const SELECT_SCRIPT = `'use strict';
     var boxes = Array.prototype.slice.call(
       document.querySelectorAll('input[type="checkbox"][form="' + CSS.escape(formId) + '"]'));
     var count = document.querySelector('[data-selected-count="' + CSS.escape(formId) + '"]');
+    var form = document.getElementById(formId);
+    var buttons = form ? Array.prototype.slice.call(form.querySelectorAll('button[type="submit"]')) : [];
     function update() {
       var n = boxes.filter(function (b) { return b.checked; }).length;
+      buttons.forEach(function (b) { b.disabled = n === 0; });
       all.checked = n > 0 && n === boxes.length;
       all.indeterminate = n > 0 && n < boxes.length;
       if (count) count.textContent = n === 0 ? 'None selected.' : n + ' selected.';

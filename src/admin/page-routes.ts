@@ -10,10 +10,10 @@ import { type AdminGuard, adminOf, clientOf, deciderOf, TOO_MANY_ATTEMPTS_MESSAG
 import type { SafeHtml } from './html.js';
 import { bodyError } from './http-errors.js';
 import type { LoginThrottle } from './login-throttle.js';
+import { addMassPageRoutes, massNotice } from './mass-page-routes.js';
 import type { AdminOverview } from './overview.js';
 import { recordViewOr404 } from './record-view.js';
 import {
-  bulkReviewSchema,
   installationIdSchema,
   loginFormSchema,
   REVIEW_PAGE_SIZES,
@@ -71,6 +71,10 @@ const DONE_MESSAGES: Record<string, string> = {
     'Accepted: each selected record is linked to its first candidate, and the CRM records were updated.',
   'review-bulk-rejected':
     'Rejected: the selected records’ candidates will not be offered again, and the CRM records were updated.',
+  'review-bulk-empty':
+    'Nothing was selected, so nothing was changed: tick the records to decide (or “Select all”), then choose the action.',
+  'mass-none':
+    'Nothing was changed: every record was left alone (decided meanwhile, tied candidates, or changed by a person since).',
   'review-bulk-partial':
     'Some selected records were not decided (resolved meanwhile, no candidate, top candidates tied: pick one yourself, or refused by the CRM); the rest were written. The decision log shows each record decided.',
   unlinked:
@@ -101,6 +105,7 @@ const RUNS_SHOWN = 10;
 const NO_MATCH_SHOWN = 20;
 const LINKED_SHOWN = 20;
 const DECISIONS_SHOWN = 20;
+const MASS_ACTIONS_SHOWN = 10;
 
 /** The file of a request form, read before the CSRF check and kept beside the request it came with. */
 const UPLOADS = new WeakMap<Request, DocumentInput | null>();
@@ -135,7 +140,7 @@ export function adminPageRouter(deps: PageRouteDeps): Router {
     express.urlencoded({
       extended: false,
       limit: '64kb',
-      parameterLimit: Math.max(...REVIEW_PAGE_SIZES) + 5,
+      parameterLimit: Math.max(...REVIEW_PAGE_SIZES) + 8,
     }),
   );
   router.use(express.urlencoded({ extended: false, limit: '16kb', parameterLimit: 20 }));
@@ -239,7 +244,7 @@ export function adminPageRouter(deps: PageRouteDeps): Router {
     status = 200,
   ) => {
     const installation = await actions.installation(id);
-    const [view, review, runs, pending, { noMatch, linked }, decisions, decisionCount, preview] =
+    const [view, review, runs, pending, { noMatch, linked }, decisions, decisionCount, preview, massActions] =
       await Promise.all([
         overview.view(installation),
         ctx.index.reviews.items(id),
@@ -249,6 +254,7 @@ export function adminPageRouter(deps: PageRouteDeps): Router {
         ctx.decisions.latest(id, DECISIONS_SHOWN),
         ctx.decisions.count(id),
         actions.latestPreview(id),
+        actions.mass.log.recent(id, MASS_ACTIONS_SHOWN),
       ]);
     const { page, per } = reviewPageQuerySchema.parse(req.query);
     const reinstallUrl =
@@ -264,6 +270,7 @@ export function adminPageRouter(deps: PageRouteDeps): Router {
         linked,
         decisions,
         decisionCount,
+        massActions,
         preview,
         noMatch,
         noMatchTotal: view.coverage.counts.no_match,
@@ -331,7 +338,10 @@ export function adminPageRouter(deps: PageRouteDeps): Router {
     };
 
   pages.get('/installations/:id', async (req, res) => {
-    await renderInstallation(req, res, installationId(req), { notice: doneMessage(req) });
+    const id = installationId(req);
+    await renderInstallation(req, res, id, {
+      notice: doneMessage(req) ?? (await massNotice(actions, req, id)),
+    });
   });
 
   pages.get('/installations/:id/records/:recordId', async (req, res) => {
@@ -367,21 +377,8 @@ export function adminPageRouter(deps: PageRouteDeps): Router {
     }),
   );
 
-  pages.post(
-    '/installations/:id/review/bulk',
-    change('review', async (req, id, res) => {
-      const bulk = bulkReviewSchema.safeParse(req.body ?? {});
-      if (!bulk.success) throw badRequest(bulk.error, 'The selection');
-      const outcome = await actions.resolveReviews(id, bulk.data, deciderOf(res));
-      const done =
-        outcome.done < outcome.results.length
-          ? 'review-bulk-partial'
-          : bulk.data.action === 'reject'
-            ? 'review-bulk-rejected'
-            : 'review-bulk-linked';
-      return installationPath(id, `?done=${done}#review`);
-    }),
-  );
+  // Before `/review/:recordId`, which would take `bulk` for a record id.
+  addMassPageRoutes(pages, { ctx, actions, overview, send });
 
   pages.post(
     '/installations/:id/review/:recordId',
@@ -434,16 +431,6 @@ export function adminPageRouter(deps: PageRouteDeps): Router {
     change('links', async (req, id, res) => {
       await actions.rematch(id, formRecordId(req), deciderOf(res));
       return installationPath(id, '?done=rematched#corrections');
-    }),
-  );
-
-  pages.post(
-    '/installations/:id/runs/:runId/undo',
-    change('undo', async (req, id, res) => {
-      const runId = recordIdSchema.safeParse(req.params.runId);
-      if (!runId.success) throw badRequest(runId.error, 'The run id');
-      await actions.undoRun(id, runId.data, deciderOf(res));
-      return installationPath(id, '?done=run-undone#corrections');
     }),
   );
 

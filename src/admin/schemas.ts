@@ -36,6 +36,24 @@ export const BULK_REVIEW_MAX = 1_000;
 
 export const BULK_REVIEW_ACTIONS = ['accept-first', 'reject'] as const;
 
+/** A mass action's confirmation: the digest of the set its preview showed (admin/mass-actions.ts). */
+export const confirmSchema = z
+  .string()
+  .regex(/^[A-Za-z0-9_-]{32}$/, 'expects the confirmation given with the preview (?dryRun=1)');
+
+/** The body of a mass action other than a bulk review decision: an optional confirmation. */
+export const massBodySchema = z.object({ confirm: confirmSchema.optional() });
+
+/** `?dryRun=1` (or `true`): answer what a mass action would do, change nothing. */
+export const dryRunQuerySchema = z.object({
+  dryRun: z
+    .enum(['1', 'true', '0', 'false'], { error: 'dryRun must be 1 or 0' })
+    .optional()
+    .transform((v) => v === '1' || v === 'true'),
+});
+
+export const massIdSchema = z.string().regex(/^[a-z0-9]{1,40}$/, 'expects a mass action id');
+
 /**
  * Review at scale: accept each record's first candidate, or reject every candidate of each record. The page's
  * form sends one `recordIds` field per checked box, which arrives as a string when only one is checked.
@@ -50,6 +68,8 @@ export const bulkReviewSchema = z.object({
       .min(1, 'select at least one record')
       .max(BULK_REVIEW_MAX, `at most ${BULK_REVIEW_MAX} records at once`),
   ),
+  /** When given, the decision is made only for the set that confirmation was shown for. */
+  confirm: confirmSchema.optional(),
 });
 export type BulkReviewDecision = z.infer<typeof bulkReviewSchema>;
 

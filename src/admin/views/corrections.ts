@@ -35,9 +35,11 @@ export function bulkReviewForm(
   v: Pick<InstallationView, 'id'>,
   shown: number,
   csrf: string | null,
+  paging: { page: number; per: number } = { page: 1, per: 10 },
 ): SafeHtml {
   return html`<form id="${BULK_FORM_ID}" method="post" action="${installationPath(v.id, '/review/bulk')}" class="bulk-form">
     ${csrfField(csrf)}
+    <input type="hidden" name="page" value="${paging.page}"><input type="hidden" name="per" value="${paging.per}">
     <span class="check" data-select-all-box hidden>
       <input type="checkbox" id="review-select-all" data-select-all="${BULK_FORM_ID}">
       <label for="review-select-all">Select all ${num(shown)} on this page</label>

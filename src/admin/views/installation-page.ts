@@ -1,11 +1,13 @@
 import type { Decision } from '../../decisions/decision-log.js';
 import { DECISION_LOG_SIZE } from '../../decisions/decision-log.js';
+import type { MassAction } from '../../decisions/mass-actions.js';
 import type { ReviewItem } from '../../storage/review-codec.js';
 import type { RunSummary } from '../../storage/runs.js';
 import type { PendingRequestView } from '../admin-actions.js';
 import { html, type SafeHtml } from '../html.js';
 import type { InstallationView } from '../overview.js';
 import { REVIEW_PAGE_SIZES } from '../schemas.js';
+import { massActionsSection } from './confirm.js';
 import {
   bulkReviewForm,
   correctionsSection,
@@ -56,6 +58,8 @@ export interface InstallationPageInput {
   /** The latest decisions, newest first, and how many the log keeps now. */
   decisions?: readonly Decision[];
   decisionCount?: number;
+  /** The latest mass actions (undone syncs, bulk decisions), each with "Undo this". */
+  massActions?: readonly MassAction[];
   /** The latest preview run, or null when none was made. */
   preview?: RunSummary | null;
   /** Companies left `no_match` (a page of them) and how many there are. */
@@ -149,7 +153,7 @@ export function installationPage(o: InstallationPageInput): SafeHtml {
         ${
           o.review.length === 0
             ? html`<p>Nothing waits for review.</p>`
-            : html`${reviewPageSizes(v, REVIEW_PAGE_SIZES, per)}${bulkReviewForm(v, shown.length, o.csrfToken)}${pager}${shown.map((item) => reviewItemView(v.id, item, o.csrfToken))}${pager}`
+            : html`${reviewPageSizes(v, REVIEW_PAGE_SIZES, per)}${bulkReviewForm(v, shown.length, o.csrfToken, { page, per })}${pager}${shown.map((item) => reviewItemView(v.id, item, o.csrfToken))}${pager}`
         }
       </section>
 
@@ -162,6 +166,7 @@ export function installationPage(o: InstallationPageInput): SafeHtml {
         error: o.error?.form === 'links' || o.error?.form === 'undo' ? o.error.message : null,
       })}
       ${decisionLogSection({ view: v, decisions: o.decisions ?? [], total: o.decisionCount ?? 0, limit: DECISION_LOG_SIZE })}
+      ${massActionsSection({ installationId: v.id, actions: o.massActions ?? [], csrf: o.csrfToken })}
 
       ${pendingRequestsSection(o.pending)}
       ${noMatchSection(v, o.noMatch, o.noMatchTotal, o.csrfToken)}
