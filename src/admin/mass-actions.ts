@@ -38,6 +38,9 @@ export interface MassRow {
   name: string | null;
   from: string | null;
   to: string | null;
+  /** The record's status now and the one it would be left with (for a record without a slug). */
+  fromStatus: MatchStatus | null;
+  toStatus: MatchStatus | null;
 }
 
 export interface MassPreview {
@@ -76,7 +79,7 @@ export function topTied(item: Pick<ReviewItem, 'candidates'>): boolean {
 }
 
 interface Planned {
-  rows: (MassRow & { before: LinkState; after: LinkState })[];
+  rows: (Omit<MassRow, 'fromStatus' | 'toStatus'> & { before: LinkState; after: LinkState })[];
   leftAlone: Record<string, number>;
   /** Per record asked (review): why it is left alone. */
   skipped: Map<string, BulkReviewResult['outcome']>;

@@ -1,4 +1,5 @@
 import type { MassAction, MassKind } from '../../decisions/mass-actions.js';
+import type { MatchStatus } from '../../fields.js';
 import { html, type SafeHtml } from '../html.js';
 import type { MassOutcome, MassPreview } from '../mass-actions.js';
 import { actorLabel } from './corrections.js';
@@ -44,8 +45,18 @@ export interface ConfirmPageInput {
   csrfToken: string | null;
 }
 
-function change(slug: string | null): SafeHtml {
-  return slug ? html`<code>${slug}</code>` : html`<span class="hint">no report</span>`;
+const STATUS_WORDS: Record<MatchStatus, string> = {
+  matched: 'linked',
+  needs_review: 'waiting for review',
+  no_match: 'no report (no match)',
+  not_published: 'linked, not published',
+  requested: 'report requested',
+  error: 'error',
+};
+
+function change(slug: string | null, status: MatchStatus | null): SafeHtml {
+  if (slug) return html`<code>${slug}</code>`;
+  return html`<span class="hint">${status ? STATUS_WORDS[status] : 'no report'}</span>`;
 }
 
 export function confirmPage(o: ConfirmPageInput): SafeHtml {
@@ -54,8 +65,8 @@ export function confirmPage(o: ConfirmPageInput): SafeHtml {
   const rows = p.sample.map(
     (r) => html`<tr>
       <th scope="row" data-label="Record">${r.name ? html`${r.name}<br>` : ''}${recordLink(o.installationId, r.recordId)}</th>
-      <td data-label="Now">${change(r.from)}</td>
-      <td data-label="After">${change(r.to)}</td>
+      <td data-label="Now">${change(r.from, r.fromStatus)}</td>
+      <td data-label="After">${change(r.to, r.toStatus)}</td>
     </tr>`,
   );
   return layout(
