@@ -157,9 +157,14 @@ export class AdminMassActions {
     return {
       request,
       count: planned.rows.length,
-      sample: planned.rows
-        .slice(0, SAMPLE_SIZE)
-        .map(({ recordId, name, from, to }) => ({ recordId, name, from, to })),
+      sample: planned.rows.slice(0, SAMPLE_SIZE).map(({ recordId, name, from, to, before, after }) => ({
+        recordId,
+        name,
+        from,
+        to,
+        fromStatus: before.status,
+        toStatus: after.status,
+      })),
       leftAlone: planned.leftAlone,
       confirm,
     };
