@@ -32,6 +32,67 @@ const encryptionKey = z
     message: 'expects 32 bytes encoded as base64 (for example: openssl rand -base64 32)',
   });
 
+/** An admin's name as ADMIN_TOKENS gives it: shown in the decision log and kept in the session cookie. */
+export const ADMIN_NAME = /^[A-Za-z0-9_-]{1,32}$/;
+
+export interface NamedAdminToken {
+  name: string;
+  token: string;
+}
+
+/**
+ * ADMIN_TOKENS: comma-separated `name:token` pairs (`alice:<token>,bob:<token>`). Every entry is checked and
+ * every bad one named by its place and name, never by its token (a secret).
+ */
+const namedTokens = z
+  .string()
+  .optional()
+  .transform((raw, ctx): NamedAdminToken[] => {
+    const entries = (raw ?? '').split(',').map((e) => e.trim());
+    if (entries.every((e) => e === '')) return [];
+    const named: NamedAdminToken[] = [];
+    entries.forEach((entry, i) => {
+      const place = `entry ${i + 1}`;
+      const colon = entry.indexOf(':');
+      if (colon < 0) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `${place} expects name:token (comma-separated pairs, e.g. alice:<token>,bob:<token>)`,
+        });
+        return;
+      }
+      const name = entry.slice(0, colon).trim();
+      const token = entry.slice(colon + 1).trim();
+      if (!ADMIN_NAME.test(name)) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `${place} has no valid name: 1 to 32 letters, digits, '-' or '_' before the colon`,
+        });
+        return;
+      }
+      if (token.length < 16) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `the token of ${name} (${place}) expects at least 16 characters`,
+        });
+        return;
+      }
+      if (named.some((n) => n.name === name)) {
+        ctx.addIssue({ code: 'custom', message: `${name} is named twice (${place}): one token per admin` });
+        return;
+      }
+      if (named.some((n) => n.token === token)) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `the token of ${name} (${place}) is another admin's too: give each their own`,
+        });
+        return;
+      }
+      named.push({ name, token });
+    });
+    return named;
+  });
+
 const secretList = z
   .string()
   .trim()
@@ -125,6 +186,7 @@ const envSchema = z.object({
   APP_URL: httpUrl.optional(),
   ENCRYPTION_KEY: encryptionKey.optional(),
   ADMIN_TOKEN: z.string().trim().min(16, 'expects at least 16 characters').optional(),
+  ADMIN_TOKENS: namedTokens,
   REPORTS_API_URL: httpUrl.optional(),
   REPORTS_API_KEY: optionalText,
   REPORTS_WEBHOOK_SECRET: secretList,
@@ -195,6 +257,8 @@ export interface BaseConfig {
   /** 32-byte key for AES-256-GCM; generated per process in demo mode. */
   encryptionKey: Buffer;
   adminToken: string;
+  /** Named admins (ADMIN_TOKENS): the name goes into the session and into every decision they log. */
+  adminTokens: NamedAdminToken[];
   reports: {
     apiUrl: string;
     apiKey: string | undefined;
@@ -274,11 +338,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, options: LoadCo
     : demo
       ? randomKey()
       : missing('ENCRYPTION_KEY', 'is required: 32 bytes as base64 (openssl rand -base64 32)');
+  const named = e?.ADMIN_TOKENS ?? [];
+  if (e?.ADMIN_TOKEN && named.some((n) => n.token === e.ADMIN_TOKEN)) {
+    missing('ADMIN_TOKENS', 'holds ADMIN_TOKEN as a named token: give the named admins tokens of their own');
+  }
+  // With named admins only, the unnamed token is one of theirs: it is matched as that admin's first (AdminAuth).
   const adminToken =
     e?.ADMIN_TOKEN ??
+    named[0]?.token ??
     (demo || readOnly
       ? randomKey().toString('base64url')
-      : missing('ADMIN_TOKEN', 'is required: a long random string'));
+      : missing('ADMIN_TOKEN', 'is required (or ADMIN_TOKENS): a long random string'));
   const apiUrl =
     e?.REPORTS_API_URL ??
     (readOnly
@@ -302,6 +372,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, options: LoadCo
     appUrl: e.APP_URL ?? `http://localhost:${e.PORT}`,
     encryptionKey,
     adminToken,
+    adminTokens: named,
     reports: {
       apiUrl,
       apiKey: e.REPORTS_API_KEY,

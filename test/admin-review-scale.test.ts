@@ -229,6 +229,8 @@ describe.each(['hubspot', 'salesforce'] as CrmKind[])('review at scale on %s', (
       'candidates_offered',
       'previous_slug',
       'run_id',
+      'decided_by_name',
+      'mass_action_id',
     ]);
     const all = await decisions();
     expect(rows).toHaveLength(all.length);

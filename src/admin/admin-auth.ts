@@ -2,8 +2,9 @@ import { createHash, createHmac, hkdfSync, randomBytes, timingSafeEqual } from '
 import { serializeCookie } from '../util/cookies.js';
 
 /**
- * The admin page's credentials: the ADMIN_TOKEN itself (bearer requests and the login form) and a stateless
- * session cookie signed with a key derived from ENCRYPTION_KEY. The admin token's hash salts the derivation, so
+ * The admin page's credentials: the ADMIN_TOKEN itself, or a named admin's token from ADMIN_TOKENS (bearer
+ * requests and the login form), and a stateless session cookie signed with a key derived from ENCRYPTION_KEY
+ * (a named admin's carries the name). The admin token's hash salts the derivation, so
  * changing ADMIN_TOKEN ends every session. CSRF tokens are an HMAC of the session id under a second derived key:
  * nothing to store, and a token from one session is worthless in another.
  */
@@ -15,15 +16,23 @@ export const SESSION_TTL_MS = 12 * 60 * 60 * 1000;
 export const ADMIN_COOKIE_PATH = '/admin';
 export const BULL_BOARD_PATH = '/admin/queues';
 
+/** An unnamed admin's session (ADMIN_TOKEN): `v1.<id>.<expiry>.<mac>`, as issued before named admins. */
 const SESSION_VERSION = 'v1';
+/** A named admin's session (ADMIN_TOKENS): `v2.<id>.<expiry>.<name>.<mac>`. */
+const NAMED_SESSION_VERSION = 'v2';
+const NAME = /^[A-Za-z0-9_-]{1,32}$/;
 
 export interface AdminSession {
   id: string;
   expiresAt: number;
+  /** The admin's name when they signed in with a named token. */
+  name?: string;
 }
 
 export interface AdminAuthOptions {
   adminToken: string;
+  /** Named admins (ADMIN_TOKENS); changing them ends every session, as changing ADMIN_TOKEN does. */
+  adminTokens?: readonly { name: string; token: string }[];
   encryptionKey: Buffer;
   /** Cookies get `Secure` when the app is served over https. */
   secureCookies: boolean;
@@ -34,26 +43,53 @@ export class AdminAuth {
   private readonly sessionKey: Buffer;
   private readonly csrfKey: Buffer;
   private readonly tokenDigest: Buffer;
+  private readonly named: readonly { name: string; digest: Buffer }[];
   private readonly now: () => number;
   readonly secureCookies: boolean;
 
   constructor(options: AdminAuthOptions) {
     this.tokenDigest = sha256(options.adminToken);
-    this.sessionKey = derive(options.encryptionKey, this.tokenDigest, 'report-connector admin session');
-    this.csrfKey = derive(options.encryptionKey, this.tokenDigest, 'report-connector admin csrf');
+    const named = options.adminTokens ?? [];
+    this.named = named.map((n) => ({ name: n.name, digest: sha256(n.token) }));
+    // Without named admins the salt is ADMIN_TOKEN's hash alone, as before them: sessions survive the upgrade.
+    const salt =
+      named.length === 0
+        ? this.tokenDigest
+        : sha256([options.adminToken, ...named.map((n) => `${n.name}:${n.token}`).sort()].join('\n'));
+    this.sessionKey = derive(options.encryptionKey, salt, 'report-connector admin session');
+    this.csrfKey = derive(options.encryptionKey, salt, 'report-connector admin csrf');
     this.secureCookies = options.secureCookies;
     this.now = options.now ?? Date.now;
   }
 
   /** Constant time whatever the candidate's length: both sides are hashed to 32 bytes first. */
   tokenMatches(candidate: string): boolean {
-    return timingSafeEqual(sha256(candidate), this.tokenDigest);
+    return this.adminFor(candidate) !== null;
   }
 
-  issueSession(): { session: AdminSession; cookieValue: string } {
-    const session = { id: randomBytes(18).toString('base64url'), expiresAt: this.now() + SESSION_TTL_MS };
-    const body = `${SESSION_VERSION}.${session.id}.${session.expiresAt.toString(36)}`;
-    return { session, cookieValue: `${body}.${this.mac(this.sessionKey, body)}` };
+  /**
+   * Who a token is: a named admin (`{name}`), the unnamed ADMIN_TOKEN (`{name: null}`), or nobody (null).
+   * Every token is compared, in constant time each, so the time taken does not tell which matched.
+   */
+  adminFor(candidate: string): { name: string | null } | null {
+    const digest = sha256(candidate);
+    let found: { name: string | null } | null = null;
+    for (const n of this.named) {
+      if (timingSafeEqual(digest, n.digest) && found === null) found = { name: n.name };
+    }
+    const unnamed = timingSafeEqual(digest, this.tokenDigest);
+    return found ?? (unnamed ? { name: null } : null);
+  }
+
+  issueSession(name: string | null = null): { session: AdminSession; cookieValue: string } {
+    const id = randomBytes(18).toString('base64url');
+    const expiresAt = this.now() + SESSION_TTL_MS;
+    if (name !== null && NAME.test(name)) {
+      const body = `${NAMED_SESSION_VERSION}.${id}.${expiresAt.toString(36)}.${name}`;
+      return { session: { id, expiresAt, name }, cookieValue: `${body}.${this.mac(this.sessionKey, body)}` };
+    }
+    const body = `${SESSION_VERSION}.${id}.${expiresAt.toString(36)}`;
+    return { session: { id, expiresAt }, cookieValue: `${body}.${this.mac(this.sessionKey, body)}` };
   }
 
   /** The session a cookie value stands for, or null when it is forged, malformed or expired. */
@@ -69,14 +105,18 @@ export class AdminAuth {
   inspectSession(cookieValue: string | undefined): AdminSession | 'absent' | 'forged' | 'expired' {
     if (!cookieValue) return 'absent';
     const parts = cookieValue.split('.');
-    if (parts.length !== 4) return 'forged';
-    const [version, id, expiry, mac] = parts as [string, string, string, string];
-    if (version !== SESSION_VERSION || !/^[A-Za-z0-9_-]{24}$/.test(id) || !/^[0-9a-z]{1,12}$/.test(expiry))
-      return 'forged';
-    if (!equalText(mac, this.mac(this.sessionKey, `${version}.${id}.${expiry}`))) return 'forged';
+    const named = parts.length === 5 && parts[0] === NAMED_SESSION_VERSION;
+    if (!named && (parts.length !== 4 || parts[0] !== SESSION_VERSION)) return 'forged';
+    const [, id, expiry] = parts as [string, string, string];
+    const name = named ? parts[3]! : null;
+    const mac = parts[parts.length - 1]!;
+    if (!/^[A-Za-z0-9_-]{24}$/.test(id) || !/^[0-9a-z]{1,12}$/.test(expiry)) return 'forged';
+    if (name !== null && !NAME.test(name)) return 'forged';
+    const body = parts.slice(0, -1).join('.');
+    if (!equalText(mac, this.mac(this.sessionKey, body))) return 'forged';
     const expiresAt = Number.parseInt(expiry, 36);
     if (!Number.isSafeInteger(expiresAt) || expiresAt <= this.now()) return 'expired';
-    return { id, expiresAt };
+    return name === null ? { id, expiresAt } : { id, expiresAt, name };
   }
 
   csrfTokenFor(session: AdminSession): string {

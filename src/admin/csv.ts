@@ -67,6 +67,8 @@ export function decisionsCsv(decisions: readonly Decision[]): string {
     'candidates_offered',
     'previous_slug',
     'run_id',
+    'decided_by_name',
+    'mass_action_id',
   ];
   return csvRows(
     header,
@@ -84,6 +86,8 @@ export function decisionsCsv(decisions: readonly Decision[]): string {
       d.evidence.offered,
       d.evidence.previousSlug,
       d.evidence.runId,
+      d.by.name,
+      d.evidence.massId,
     ]),
   );
 }

@@ -19,6 +19,8 @@ export interface AdminIdentity {
   session: AdminSession | null;
   /** The token forms must echo back; null for bearer requests. */
   csrfToken: string | null;
+  /** The admin's name (a named token from ADMIN_TOKENS), or null for ADMIN_TOKEN. */
+  name: string | null;
 }
 
 export const TOO_MANY_ATTEMPTS_MESSAGE =
@@ -36,17 +38,18 @@ export function adminOf(res: Response): AdminIdentity | null {
 }
 
 /**
- * Who made a change, for the decision log. The admin token is shared, so the best a log can say is which
- * session (a short hash of its id: the log never holds anything that helps forge a cookie) or that a script
- * used the bearer token.
+ * Who made a change, for the decision log: the admin's name when they used a named token (ADMIN_TOKENS), and
+ * which session (a short hash of its id: the log never holds anything that helps forge a cookie) or that a
+ * script used a bearer token. ADMIN_TOKEN is shared, so without a name the session is all a log can say.
  */
 export function deciderOf(res: Response): DecisionActor {
   const admin = adminOf(res);
+  const name = admin?.name ? { name: admin.name } : {};
   if (admin?.via === 'session' && admin.session) {
     const hash = createHash('sha256').update(admin.session.id).digest('hex').slice(0, 12);
-    return { kind: 'admin-session', id: hash };
+    return { kind: 'admin-session', id: hash, ...name };
   }
-  return { kind: 'admin-token', id: null };
+  return { kind: 'admin-token', id: null, ...name };
 }
 
 export class AdminGuard {
@@ -85,11 +88,14 @@ export class AdminGuard {
     const authorization = req.get('authorization');
     if (authorization !== undefined) {
       const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
-      const right = match !== null && this.auth.tokenMatches(match[1]!);
+      const admin = match !== null ? this.auth.adminFor(match[1]!) : null;
+      const right = admin !== null;
       // The throttle's count decides before the comparison's outcome is used, atomically with counting it.
       const verdict = await this.throttle.judge(client, right);
       if (verdict.kind === 'throttled') return { retryAfterSeconds: verdict.retryAfterSeconds };
-      return verdict.kind === 'let-in' ? { via: 'bearer', session: null, csrfToken: null } : null;
+      return verdict.kind === 'let-in'
+        ? { via: 'bearer', session: null, csrfToken: null, name: admin?.name ?? null }
+        : null;
     }
     const session = this.auth.inspectSession(cookieValue(req.get('cookie'), SESSION_COOKIE));
     if (session === 'forged') {
@@ -99,7 +105,12 @@ export class AdminGuard {
       for (const cookie of this.auth.clearedCookies()) res.append('Set-Cookie', cookie);
     }
     if (typeof session === 'string' || (await this.revocations.isRevoked(session.id))) return null;
-    return { via: 'session', session, csrfToken: this.auth.csrfTokenFor(session) };
+    return {
+      via: 'session',
+      session,
+      csrfToken: this.auth.csrfTokenFor(session),
+      name: session.name ?? null,
+    };
   }
 
   /** For the JSON API: 401 without a valid token or session. */

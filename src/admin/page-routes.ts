@@ -159,7 +159,8 @@ export function adminPageRouter(deps: PageRouteDeps): Router {
     const client = clientOf(req);
     const form = loginFormSchema.safeParse(req.body ?? {});
     const next = safeNextPath(form.success ? form.data.next : undefined);
-    const verdict = await throttle.judge(client, form.success && auth.tokenMatches(form.data.token));
+    const admin = form.success ? auth.adminFor(form.data.token) : null;
+    const verdict = await throttle.judge(client, admin !== null);
     if (verdict.kind === 'throttled') {
       res.set('Retry-After', String(verdict.retryAfterSeconds));
       return send(res, loginPage({ next, error: TOO_MANY_ATTEMPTS_MESSAGE }), 429);
@@ -172,7 +173,7 @@ export function adminPageRouter(deps: PageRouteDeps): Router {
       );
     }
     await throttle.reset(client);
-    const { session, cookieValue } = auth.issueSession();
+    const { session, cookieValue } = auth.issueSession(admin?.name ?? null);
     res.append('Set-Cookie', auth.sessionCookie(cookieValue, session));
     res.append('Set-Cookie', auth.xsrfCookie(session));
     res.redirect(303, next);

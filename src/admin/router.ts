@@ -41,6 +41,7 @@ export function createAdminRouter(
   const secure = ctx.config.appUrl.startsWith('https:');
   const auth = new AdminAuth({
     adminToken: ctx.config.adminToken,
+    adminTokens: ctx.config.adminTokens,
     encryptionKey: ctx.config.encryptionKey,
     secureCookies: secure,
   });

@@ -179,6 +179,8 @@ export const ACTION_LABELS: Record<Decision['action'], string> = {
 };
 
 export function actorLabel(by: DecisionActor): string {
+  if (by.name && by.kind === 'admin-session') return `${by.name} (session ${by.id ?? '?'})`;
+  if (by.name && by.kind === 'admin-token') return `${by.name} (API token)`;
   switch (by.kind) {
     case 'admin-session':
       return `Admin (session ${by.id ?? '?'})`;
