@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { csvCell, decisionsCsv, reviewCsv } from '../src/admin/csv.js';
-import { type Decision, DecisionLog, type NewDecision } from '../src/decisions/decision-log.js';
+import {
+  compareMarks,
+  type Decision,
+  DecisionLog,
+  markBefore,
+  type NewDecision,
+} from '../src/decisions/decision-log.js';
 import { Keys } from '../src/storage/keys.js';
 import { redisUnderOwnPrefix } from './support/redis-prefixes.js';
 
@@ -116,7 +122,29 @@ describe('CSV exports', () => {
       },
     };
     expect(decisionsCsv([d]).split('\r\n')[1]).toBe(
-      '2026-01-01T00:00:00.000Z,reject,false,7,,crm-user,userId:5,a (60): similar name; b,2,,',
+      '2026-01-01T00:00:00.000Z,reject,false,7,,crm-user,userId:5,a (60): similar name; b,2,,,,',
     );
+    // A named admin's bulk decision: the name and the mass action it was part of, in the last two columns.
+    const named: Decision = {
+      ...d,
+      by: { kind: 'admin-session', id: 'abcdefabcdef', name: 'alice' },
+      evidence: { massId: 'm1' },
+    };
+    expect(decisionsCsv([named]).split('\r\n')[1]).toBe(
+      '2026-01-01T00:00:00.000Z,reject,false,7,,admin-session,abcdefabcdef,,,,,alice,m1',
+    );
+  });
+
+  it('marks each record as touched at its entry, in the same step, for undo to spare it', async () => {
+    const log = new DecisionLog(redis, keys);
+    const first = await log.add('inst-t', [decision('t1'), decision('t2')]);
+    const second = await log.add('inst-t', [decision('t2')]);
+    expect(first).toMatch(/^\d+-\d+$/);
+    expect(await log.touchedAfter('inst-t', ['t1', 't2', 'never'], first!)).toEqual(new Set(['t2']));
+    expect(await log.touchedAfter('inst-t', ['t1', 't2'], second!)).toEqual(new Set());
+    expect(compareMarks('9-5', '10-0')).toBe(-1);
+    expect(compareMarks('10-2', '10-10')).toBe(-1);
+    expect(compareMarks(markBefore(10), '10-0')).toBe(-1);
+    expect(compareMarks(markBefore(10), '9-99')).toBe(1);
   });
 });
