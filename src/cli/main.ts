@@ -63,6 +63,7 @@ const ENVIRONMENT = `Environment (also read from .env; the README's Configuratio
   REDIS_URL, REDIS_PREFIX     where the state lives (default redis://127.0.0.1:6379, rc)
   ENCRYPTION_KEY              32 bytes as base64: tokens and keys are sealed with it
   ADMIN_TOKEN                 the admin page's and admin API's token
+  ADMIN_TOKENS                named admins' tokens, name:token pairs (decisions logged by name)
   REPORTS_API_URL, REPORTS_API_KEY
                               the report service and the operator's key
   ${crmVariables().padEnd(28)}each CRM's app or token`;
