@@ -302,16 +302,28 @@ describe.each(['hubspot', 'salesforce'] as CrmKind[])('review at scale on %s', (
     // Undo the first sync: its auto-links still standing are taken back, each one logged.
     const [first] = (await system.ctx.runs.recent(id, 20)).filter((r) => r.kind === 'initial');
     const stillAuto = system.recordIds.filter((r) => system.crm.record(r)?.linkSource === 'auto');
-    const undone = await call(`/admin/installations/${id}/runs/${first!.id}/undo`, {
+    // The form first answers the confirmation (count, first records), which posts again with the set's digest.
+    const shown = await call(`/admin/installations/${id}/runs/${first!.id}/undo`, {
       form: new URLSearchParams({ _csrf: csrf }),
       headers: { cookie },
     });
+    expect(shown.status).toBe(200);
+    const confirm = /name="confirm" value="([^"]+)"/.exec(shown.text)![1]!;
+    expect(shown.text).toContain(`${stillAuto.length - 1} records would change`);
+    const undone = await call(`/admin/installations/${id}/runs/${first!.id}/undo`, {
+      form: new URLSearchParams({ _csrf: csrf, confirm }),
+      headers: { cookie },
+    });
     expect(undone.status).toBe(303);
-    expect(undone.headers.get('location')).toBe(`/admin/installations/${id}?done=run-undone#corrections`);
+    expect(undone.headers.get('location')).toMatch(
+      new RegExp(`^/admin/installations/${id}\\?done=mass&mass=m[a-z0-9]+#corrections$`),
+    );
     const undoEntries = (await decisions()).filter((d) => d.action === 'undo');
-    // The re-matched record holds the run's slug as an auto-link again, so it is undone with the rest.
+    // The re-matched record holds the run's slug as an auto-link again, but an admin decided about it after
+    // the run (issue 31): it is left alone, the rest are undone.
     expect(stillAuto).toContain(target);
-    expect(undoEntries.map((d) => d.recordId).sort()).toEqual(stillAuto.sort());
+    expect(undoEntries.map((d) => d.recordId).sort()).toEqual(stillAuto.filter((r) => r !== target).sort());
+    expect(system.crm.record(target)).toMatchObject({ slug, linkSource: 'auto' });
     for (const d of undoEntries) {
       expect(d.evidence.runId).toBe(first!.id);
       expect(d.evidence.previousSlug).toBeTruthy();
@@ -328,13 +340,15 @@ describe.each(['hubspot', 'salesforce'] as CrmKind[])('review at scale on %s', (
     expect(res.status).toBe(400);
     expect(res.text).toContain('id="corrections-error"');
 
-    // The bulk form sent with nothing selected.
+    // The bulk form sent with nothing selected: said on the same review page, not an error page (issue 31).
     const none = await call(`/admin/installations/${id}/review/bulk`, {
-      form: new URLSearchParams({ _csrf: csrf, action: 'accept-first' }),
+      form: new URLSearchParams({ _csrf: csrf, action: 'accept-first', page: '2', per: '50' }),
       headers: { cookie },
     });
-    expect(none.status).toBe(400);
-    expect(none.text).toContain('select at least one record');
+    expect(none.status).toBe(303);
+    expect(none.headers.get('location')).toBe(
+      `/admin/installations/${id}?page=2&per=50&done=review-bulk-empty#review`,
+    );
   });
 
   it.runIf(crm === 'salesforce')(
