@@ -142,6 +142,15 @@ describe('CSV exports', () => {
     expect(first).toMatch(/^\d+-\d+$/);
     expect(await log.touchedAfter('inst-t', ['t1', 't2', 'never'], first!)).toEqual(new Set(['t2']));
     expect(await log.touchedAfter('inst-t', ['t1', 't2'], second!)).toEqual(new Set());
+    // Decisions logged before the marks existed (an upgrade in place) are found in the log itself.
+    const { action, bulk, slug, by, evidence } = decision('old');
+    await redis.xadd(
+      keys.decisions('inst-t'),
+      '*',
+      'e',
+      JSON.stringify({ action, bulk, recordId: 'old', slug, by, evidence, at: new Date().toISOString() }),
+    );
+    expect(await log.touchedAfter('inst-t', ['old', 't1', 't2'], second!)).toEqual(new Set(['old']));
     expect(compareMarks('9-5', '10-0')).toBe(-1);
     expect(compareMarks('10-2', '10-10')).toBe(-1);
     expect(compareMarks(markBefore(10), '10-0')).toBe(-1);

@@ -134,7 +134,9 @@ export class DecisionLog {
 
   /**
    * The records among `recordIds` that a person or an admin decided about after `mark`: what an undo leaves
-   * alone. The marks outlive the capped log (one field per record, deleted with the installation).
+   * alone. The marks outlive the capped log (one field per record, deleted with the installation); the log's
+   * own entries after `mark` are read too, so decisions logged before the marks existed (an upgrade in place)
+   * count as well.
    */
   async touchedAfter(
     installationId: string,
@@ -150,6 +152,11 @@ export class DecisionLog {
         const m = marks[j];
         if (m && compareMarks(m, mark) > 0) touched.add(id);
       });
+    }
+    const asked = new Set(recordIds);
+    const since = await this.redis.xrange(this.keys.decisions(installationId), `(${mark}`, '+');
+    for (const [id, fields] of since) {
+      for (const d of this.parse(id, fields)) if (asked.has(d.recordId)) touched.add(d.recordId);
     }
     return touched;
   }
