@@ -214,7 +214,17 @@ export function decisionLogSection(o: {
   decisions: readonly Decision[];
   total: number;
   limit: number;
+  /** Mass actions that can still be undone: their entries carry "Undo this" (it shows the action first). */
+  undoable?: ReadonlySet<string>;
+  csrf?: string | null;
 }): SafeHtml {
+  const undo = (d: Decision) => {
+    const massId = d.evidence.massId;
+    if (!massId || !o.undoable?.has(massId)) return '';
+    return html`<form method="post" action="${installationPath(o.view.id, `/mass-actions/${encodeURIComponent(massId)}/undo`)}" class="inline-form">
+      ${csrfField(o.csrf)}<button type="submit" class="secondary">Undo this…<span class="visually-hidden"> (the whole bulk action)</span></button>
+    </form>`;
+  };
   const rows = o.decisions.map(
     (d) => html`<tr>
       <th scope="row" data-label="When">${time(d.at)}</th>
@@ -222,7 +232,7 @@ export function decisionLogSection(o: {
       <td data-label="Record">${recordLink(o.view.id, d.recordId)}</td>
       <td data-label="Report"><code>${d.slug ?? '—'}</code></td>
       <td data-label="By">${actorLabel(d.by)}</td>
-      <td data-label="Evidence">${evidenceText(d)}</td>
+      <td data-label="Evidence">${evidenceText(d)}${undo(d)}</td>
     </tr>`,
   );
   return html`<section class="card" aria-labelledby="decisions">

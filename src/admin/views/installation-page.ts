@@ -165,7 +165,7 @@ export function installationPage(o: InstallationPageInput): SafeHtml {
         csrf: o.csrfToken,
         error: o.error?.form === 'links' || o.error?.form === 'undo' ? o.error.message : null,
       })}
-      ${decisionLogSection({ view: v, decisions: o.decisions ?? [], total: o.decisionCount ?? 0, limit: DECISION_LOG_SIZE })}
+      ${decisionLogSection({ view: v, decisions: o.decisions ?? [], total: o.decisionCount ?? 0, limit: DECISION_LOG_SIZE, undoable: new Set((o.massActions ?? []).filter((m) => !m.undoneBy).map((m) => m.id)), csrf: o.csrfToken })}
       ${massActionsSection({ installationId: v.id, actions: o.massActions ?? [], csrf: o.csrfToken })}
 
       ${pendingRequestsSection(o.pending)}
