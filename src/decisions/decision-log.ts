@@ -84,6 +84,7 @@ const storedSchema = decisionSchema.omit({ id: true });
 
 /** Appends the entries and sets each record's touch mark in the same step (decisions-add.lua). */
 const ADD_AND_MARK = LuaScript.load('decisions-add');
+const ENTRIES_PER_SCRIPT = 1_000;
 
 /**
  * Where a record's last human decision stands: the decision log's stream id (`<ms>-<seq>`), ordered. A mark
@@ -113,23 +114,28 @@ export class DecisionLog {
   ) {}
 
   /**
-   * Appends decisions in one round trip; the stream is trimmed to its size as it grows. Each record is marked
+   * Appends decisions (one round trip per thousand); the stream is trimmed to its size as it grows. Each record is marked
    * as touched by a person or an admin at its entry (see `touchedAfter`). Returns the last entry's id, null
    * when nothing was added.
    */
   async add(installationId: string, decisions: readonly NewDecision[]): Promise<TouchMark | null> {
     if (decisions.length === 0) return null;
     const now = new Date().toISOString();
-    const args: (string | number)[] = [this.size];
-    for (const d of decisions) {
-      args.push(d.recordId, JSON.stringify(storedSchema.parse({ ...d, at: d.at ?? now })));
+    let last: TouchMark | null = null;
+    // A large undo logs one entry per record: a script per thousand keeps Redis answering others meanwhile.
+    for (let i = 0; i < decisions.length; i += ENTRIES_PER_SCRIPT) {
+      const args: (string | number)[] = [this.size];
+      for (const d of decisions.slice(i, i + ENTRIES_PER_SCRIPT)) {
+        args.push(d.recordId, JSON.stringify(storedSchema.parse({ ...d, at: d.at ?? now })));
+      }
+      last = await ADD_AND_MARK.run(
+        this.redis,
+        [this.keys.decisions(installationId), this.keys.touchMarks(installationId)],
+        args,
+        z.string(),
+      );
     }
-    return ADD_AND_MARK.run(
-      this.redis,
-      [this.keys.decisions(installationId), this.keys.touchMarks(installationId)],
-      args,
-      z.string(),
-    );
+    return last;
   }
 
   /**
