@@ -61,7 +61,8 @@ import { readMultipartBody, readUploadForm } from './uploads.js';
  *        confirm} and changes nothing; a body `confirm` from it applies the decision only to that same set
  *        (409 SET_CHANGED with the new `preview` when it changed). The same for both undo routes below.
  * GET    /admin/api/installations/:id/decisions?limit=100 (1-1000)
- *        -> {decisions: [{id, at, action, bulk, recordId, slug, by: {kind, id}, evidence}]}, newest first;
+ *        -> {decisions: [{id, at, action, bulk, recordId, slug, by: {kind, id, name?}, evidence}]}, newest first;
+ *        `name` is a named admin's (ADMIN_TOKENS); evidence.massId names the mass action a decision was part of;
  *        kind `admin-session`, `admin-token`, `crm-user` or `crm`
  * GET    /admin/api/installations/:id/decisions.csv  -> text/csv, every decision kept (decisions.csv)
  * POST   /admin/api/installations/:id/records/:recordId/unlink  -> {recordId, status}: no_match by the admin
