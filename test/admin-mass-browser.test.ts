@@ -126,10 +126,18 @@ describe('mass actions in a browser', () => {
     const unlinked = system.recordIds.filter((id) => system.crm.record(id)?.linkSource === 'admin');
     expect(unlinked.length).toBeGreaterThanOrEqual(count);
 
+    // "Undo this" on the logged action (each entry of it carries one) and in the list of mass actions.
     const mass = page.locator('section[aria-labelledby="mass-actions"]');
-    await mass
-      .getByRole('button', { name: /^Undo this…/ })
+    // This undo and the bulk reject above.
+    expect(await mass.getByRole('button', { name: /^Undo this…/ }).count()).toBe(2);
+    await page.evaluate('document.getElementById("decisions").scrollIntoView()');
+    await page.screenshot({ path: 'test-artifacts/mass-actions.png' });
+    const log = page.locator('section[aria-labelledby="decisions"]');
+    await log
+      .getByRole('row')
+      .filter({ hasText: 'Undid a sync’s link' })
       .first()
+      .getByRole('button', { name: /^Undo this…/ })
       .click();
     await page.getByRole('heading', { name: `${count} records would change` }).waitFor();
     await page.getByRole('button', { name: `Put these back (${count})` }).click();
