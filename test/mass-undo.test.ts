@@ -11,7 +11,7 @@ import { runEnded } from './support/system-state.js';
 /**
  * Issue 31: mass actions are previewed, bound to the set they showed, and undoable. Undoing a run's links and
  * then undoing that undo puts back every record's link and source exactly (300 records, the local CRM, real
- * Redis); a record an admin re-matched after the run is left alone, though the re-match wrote `auto` again.
+ * Redis, both CRMs); a record an admin re-matched after the run is left alone, though the re-match wrote `auto` again.
  */
 
 const ADMIN = { kind: 'admin-session' as const, id: 'abcdefabcdef', name: 'alice' };
@@ -23,13 +23,13 @@ function linkState(system: LocalSystem): string[] {
   });
 }
 
-describe('undo a run, then undo the undo', () => {
+describe.each(['hubspot', 'salesforce'])('undo a run, then undo the undo on %s', (crm) => {
   let system: LocalSystem;
   let actions: AdminActions;
   let runId: string;
 
   beforeAll(async () => {
-    system = await startTestSystem({ crm: crmKind('hubspot'), companies: 300 });
+    system = await startTestSystem({ crm: crmKind(crm), companies: 300 });
     runId = (await runEnded(system)).id;
     // The service is not used by mass actions (sync, keys and approval are).
     actions = new AdminActions(system.ctx, {} as InstallationService);
