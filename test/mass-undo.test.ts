@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalCrmRecord, LocalSystem } from '../local/system.js';
 import { AdminActions } from '../src/admin/admin-actions.js';
 import type { AdminRequestError } from '../src/admin/errors.js';
-import type { MassPreview } from '../src/admin/mass-actions.js';
+import { type MassPreview, topTied } from '../src/admin/mass-actions.js';
 import type { InstallationService } from '../src/app/installation-service.js';
 import { crmKind } from '../src/providers.js';
 import { startTestSystem, stopTestSystem } from './support/local-system.js';
@@ -100,4 +100,48 @@ describe.each(['hubspot', 'salesforce'])('undo a run, then undo the undo on %s',
     expect(again.done).toBe(preview.count);
     expect(linkState(system)).toEqual(after);
   }, 180_000);
+
+  it('undoes a bulk accept and a bulk reject: the review items, their candidates and rejected slugs come back', async () => {
+    const id = system.installationId;
+    const items = (await system.ctx.index.reviews.items(id)).filter((i) => !topTied(i));
+    expect(items.length).toBeGreaterThanOrEqual(4);
+    const [a, b, c, d] = items;
+    const crmState = (ids: string[]) =>
+      ids.map((r) => {
+        const x = system.crm.record(r)!;
+        return `${r}|${x.slug}|${x.status}|${x.linkSource}`;
+      });
+    const ids = [a!, b!, c!, d!].map((i) => i.recordId);
+    const before = crmState(ids);
+
+    const accepted = await actions.resolveReviews(
+      id,
+      { action: 'accept-first', recordIds: [a!.recordId, b!.recordId] },
+      ADMIN,
+    );
+    const rejected = await actions.resolveReviews(
+      id,
+      { action: 'reject', recordIds: [c!.recordId, d!.recordId] },
+      ADMIN,
+    );
+    expect([accepted.done, rejected.done]).toEqual([2, 2]);
+    expect(await system.ctx.index.reviews.rejectedSlugs(id, c!.recordId)).toEqual(
+      new Set(c!.candidates.map((x) => x.slug)),
+    );
+
+    for (const massId of [rejected.massId!, accepted.massId!]) {
+      const undone = await actions.mass.apply(id, { kind: 'undo-mass', massId }, ADMIN);
+      expect(undone.done).toBe(2);
+    }
+    expect(crmState(ids)).toEqual(before);
+    const back = await system.ctx.index.reviews.itemsOf(id, ids);
+    back.forEach((item, i) => {
+      const was = [a!, b!, c!, d!][i]!;
+      expect(
+        item?.candidates.map((x) => [x.slug, x.score]),
+        was.recordId,
+      ).toEqual(was.candidates.map((x) => [x.slug, x.score]));
+    });
+    expect(await system.ctx.index.reviews.rejectedSlugs(id, c!.recordId)).toEqual(new Set());
+  }, 120_000);
 });
