@@ -93,6 +93,25 @@ export class Keys {
     return `${this.inst(id)}:rec`;
   }
   /**
+   * Hash of one installation's status counts (lua/lib/status-counts.lua): `b:<integer part of score>` -> how many
+   * records with a status carry such a score, and `built` once the one-time build counted the states written
+   * before the counts were kept.
+   */
+  statusCounts(id: string): string {
+    return `${this.inst(id)}:counts`;
+  }
+  /**
+   * Prefix of the per-status linear-hash maps record id -> '' (`<prefix>:<status code>`, the code as the packed
+   * state has it): each map's size is the status's count, its buckets page the list of records in that status.
+   */
+  statusRecordsPrefix(id: string): string {
+    return `${this.inst(id)}:st`;
+  }
+  /** Set of slug digests whose slug-index field lists two records or more (where records may share a report). */
+  sharedSlugDigests(id: string): string {
+    return `${this.inst(id)}:slug-shared`;
+  }
+  /**
    * Stem of the linear-hash map slug digest -> space-joined ids of the records linked to that slug. The digest
    * is a decimal number (slug-digest.ts), which a compact bucket keeps as an integer of 4 bytes.
    */

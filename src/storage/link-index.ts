@@ -20,6 +20,7 @@ import { ReviewQueue } from './review-queue.js';
 import { slugDigest } from './slug-digest.js';
 import { SlugFanout } from './slug-fanout.js';
 import { recordSlugsReply, SlugIndex } from './slug-index.js';
+import { StatusCounts } from './status-counts.js';
 
 /**
  * What the connector remembers about each record besides the CRM itself: which slug it is linked to (and the
@@ -59,6 +60,8 @@ export class LinkIndex {
   readonly reviews: ReviewQueue;
   readonly slugs: SlugIndex;
   readonly pollCursors: PollCursors;
+  /** Counts and pages of records by status, kept by the scripts here (status-counts.ts). */
+  readonly statuses: StatusCounts;
   private readonly fanout: SlugFanout;
 
   constructor(
@@ -69,6 +72,7 @@ export class LinkIndex {
     this.reviews = new ReviewQueue(redis, keys);
     this.slugs = new SlugIndex(redis, keys, this.fanout);
     this.pollCursors = new PollCursors(redis, keys);
+    this.statuses = new StatusCounts(redis, keys);
   }
 
   /**
@@ -91,6 +95,8 @@ export class LinkIndex {
       k.slugRecords(installationId),
       k.review(installationId),
       k.reviewCandidates(installationId),
+      ...this.statuses.scriptKeys(installationId),
+      k.sharedSlugDigests(installationId),
     ];
     for (let i = 0; i < states.length; i += FIELDS_PER_CALL) {
       const args = states.slice(i, i + FIELDS_PER_CALL).flatMap((s) => {
@@ -124,6 +130,7 @@ export class LinkIndex {
       k.recordStates(installationId),
       k.review(installationId),
       k.reviewCandidates(installationId),
+      ...this.statuses.scriptKeys(installationId),
     ];
     for (let i = 0; i < recordIds.length; i += FIELDS_PER_CALL) {
       const [, ...left] = await FORGET.run(
@@ -156,8 +163,30 @@ export class LinkIndex {
     await this.setAuto(installationId, recordId, '');
   }
 
-  /** Reports the connector linked to more than one record by itself, with the digests of those records' places. */
+  /**
+   * Reports the connector linked to more than one record by itself, with the digests of those records' places.
+   * Reads only the slugs that list several records (kept by the scripts: status-counts.ts), never every state.
+   * A record whose auto-link names another slug than its own (a merge survivor before its state is written
+   * again) is not seen here until it is.
+   */
   async sharedAutoLinks(installationId: string): Promise<AutoLinkGroup[]> {
+    const digests = await this.statuses.sharedDigests(installationId);
+    const lists = await getLinearHashFields(this.redis, this.keys.slugRecords(installationId), digests);
+    const recordIds = [...new Set(lists.flatMap((l) => (l ? l.split(' ') : [])))];
+    const states = await this.states(installationId, recordIds);
+    const bySlug = new Map<string, Map<string, PlaceDigest | null>>();
+    recordIds.forEach((recordId, i) => {
+      const state = states[i];
+      if (!state?.autoSlug || state.autoSlug !== state.slug) return;
+      const records = bySlug.get(state.autoSlug) ?? new Map<string, PlaceDigest | null>();
+      records.set(recordId, state.place);
+      bySlug.set(state.autoSlug, records);
+    });
+    return groupsOf(bySlug);
+  }
+
+  /** The same by a scan of every state (what the kept sets must agree with; tests and the bench compare). */
+  async sharedAutoLinksByScan(installationId: string): Promise<AutoLinkGroup[]> {
     const bySlug = new Map<string, Map<string, PlaceDigest | null>>();
     await scanRecordStates(this.redis, this.keys, installationId, (recordId, state) => {
       if (!state.autoSlug) return true;
@@ -166,15 +195,7 @@ export class LinkIndex {
       bySlug.set(state.autoSlug, records);
       return true;
     });
-    return [...bySlug]
-      .filter(([, records]) => records.size > 1)
-      .map(([slug, records]) => ({
-        slug,
-        records: [...records]
-          .map(([recordId, place]) => ({ recordId, place }))
-          .sort((a, b) => a.recordId.localeCompare(b.recordId)),
-      }))
-      .sort((a, b) => a.slug.localeCompare(b.slug));
+    return groupsOf(bySlug);
   }
 
   async autoLinksOf(installationId: string, recordIds: string[]): Promise<(string | null)[]> {
@@ -206,25 +227,44 @@ export class LinkIndex {
     return status;
   }
 
-  /**
-   * Up to `limit` records in one status with their normalised names, for the admin page's list of companies
-   * without a report. Scans the records' states a page of buckets at a time, never all at once.
-   */
+  /** Up to `limit` records in one status with their normalised names (the first page of `statusPage`). */
   async recordsWithStatus(
     installationId: string,
     status: MatchStatus,
     limit: number,
   ): Promise<{ recordId: string; normalizedName: string | null }[]> {
-    const found = new Map<string, string | null>();
-    if (limit <= 0) return [];
-    await scanRecordStates(this.redis, this.keys, installationId, (recordId, state) => {
-      if (state.status === status) found.set(recordId, state.unlinkedName);
-      return found.size < limit;
-    });
-    return [...found].map(([recordId, normalizedName]) => ({ recordId, normalizedName }));
+    return (await this.statusPage(installationId, status, 0, limit)).records;
   }
 
+  /**
+   * Records in one status from position `offset` (an indexed range of the status's own map, never a scan of
+   * every state), with their normalised names where the connector keeps one (unlinked records), and how many
+   * records are in that status.
+   */
+  async statusPage(
+    installationId: string,
+    status: MatchStatus,
+    offset: number,
+    limit: number,
+  ): Promise<{ total: number; records: { recordId: string; normalizedName: string | null }[] }> {
+    const { total, recordIds } = await this.statuses.page(installationId, status, offset, Math.max(0, limit));
+    const states = await this.states(installationId, recordIds);
+    return {
+      total,
+      records: recordIds.map((recordId, i) => ({
+        recordId,
+        normalizedName: states[i]?.unlinkedName ?? null,
+      })),
+    };
+  }
+
+  /** Records per status, from the kept counts. */
   async coverage(installationId: string): Promise<Record<MatchStatus, number>> {
+    return (await this.statuses.read(installationId)).counts;
+  }
+
+  /** The same by a scan of every state (what the kept counts must agree with). */
+  async coverageByScan(installationId: string): Promise<Record<MatchStatus, number>> {
     const counts = Object.fromEntries(MATCH_STATUSES.map((s) => [s, 0])) as Record<MatchStatus, number>;
     for (const state of (await this.allStates(installationId)).values()) {
       if (state.status) counts[state.status] += 1;
@@ -232,9 +272,22 @@ export class LinkIndex {
     return counts;
   }
 
+  /** Every record and its status, by a scan of every state. */
+  async recordIdsByScan(installationId: string): Promise<[string, MatchStatus | null][]> {
+    return [...(await this.allStates(installationId))].map(([recordId, s]) => [recordId, s.status]);
+  }
+
+  /** Every score kept, by a scan of every state. */
   async scores(installationId: string): Promise<number[]> {
     return [...(await this.allStates(installationId)).values()].flatMap((s) =>
       s.score !== null ? [s.score] : [],
+    );
+  }
+
+  /** Scores of records with a status (what the kept score counts hold), by a scan of every state. */
+  async scoresByScan(installationId: string): Promise<number[]> {
+    return [...(await this.allStates(installationId)).values()].flatMap((s) =>
+      s.score !== null && s.status !== null ? [s.score] : [],
     );
   }
 
@@ -283,4 +336,16 @@ export class LinkIndex {
     });
     return all;
   }
+}
+
+function groupsOf(bySlug: Map<string, Map<string, PlaceDigest | null>>): AutoLinkGroup[] {
+  return [...bySlug]
+    .filter(([, records]) => records.size > 1)
+    .map(([slug, records]) => ({
+      slug,
+      records: [...records]
+        .map(([recordId, place]) => ({ recordId, place }))
+        .sort((a, b) => a.recordId.localeCompare(b.recordId)),
+    }))
+    .sort((a, b) => a.slug.localeCompare(b.slug));
 }

@@ -73,7 +73,7 @@ export interface StoredState {
 }
 
 /** One character per status in the packed state. */
-const STATUS_CODES: Record<MatchStatus, string> = {
+export const STATUS_CODES: Record<MatchStatus, string> = {
   matched: 'm',
   needs_review: 'r',
   no_match: 'n',

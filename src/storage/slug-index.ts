@@ -77,6 +77,7 @@ export class SlugIndex {
       k.installation(installationId),
       k.recordStates(installationId),
       k.slugRecords(installationId),
+      k.sharedSlugDigests(installationId),
     ];
     for (let i = 0; i < entries.length; i += FIELDS_PER_CALL) {
       const args = entries
@@ -102,7 +103,7 @@ export class SlugIndex {
       }));
       const [, ...moved] = await UNINDEX.run(
         this.redis,
-        [k.recordStates(installationId), k.slugRecords(installationId)],
+        [k.recordStates(installationId), k.slugRecords(installationId), k.sharedSlugDigests(installationId)],
         some.flatMap((e) => [e.recordId, e.slug, e.digest]),
         unindexReply,
       );
@@ -114,7 +115,12 @@ export class SlugIndex {
       if (again.length === 0) continue;
       await REINDEX.run(
         this.redis,
-        [k.installation(installationId), k.recordStates(installationId), k.slugRecords(installationId)],
+        [
+          k.installation(installationId),
+          k.recordStates(installationId),
+          k.slugRecords(installationId),
+          k.sharedSlugDigests(installationId),
+        ],
         again,
         reindexReply,
       );

@@ -9,6 +9,9 @@
 -- KEYS[3] slug index: slug digest -> record ids (linear-hash stem)
 -- KEYS[4] review items (linear-hash stem)
 -- KEYS[5] review candidates' details (hash)
+-- KEYS[6] status counts (hash; lib/status-counts.lua)
+-- KEYS[7] stem prefix of the per-status record maps (`<prefix>:<status code>`)
+-- KEYS[8] slug digests listing two records or more (set)
 -- ARGV[1..] six per record: id, packed state without its seq, stored slug, its digest, review item ('' deletes
 --   it), its candidates' details (JSON object). The stored seq is kept.
 -- returns {'gone'} when the installation is gone; else {'applied', id, stored slug left, ...} for each record
@@ -18,9 +21,11 @@
 -- @include member-lists
 -- @include record-state
 -- @include review-items
+-- @include status-counts
 
 if redis.call('EXISTS', KEYS[1]) == 0 then return { 'gone' } end
 local R, B, RV = lh_open(KEYS[2]), lh_open(KEYS[3]), lh_open(KEYS[4])
+local C = sc_open(KEYS[7])
 local reply = { 'applied' }
 for i = 1, #ARGV, 6 do
   local id, rest, slug, digest, review, cands = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4], ARGV[i + 5]
@@ -31,12 +36,18 @@ for i = 1, #ARGV, 6 do
       reply[#reply + 1] = id
       reply[#reply + 1] = before
     end
-    if slug ~= '' then list_add(B, digest, id) end
+    if slug ~= '' then
+      list_add(B, digest, id)
+      shared_note(B, KEYS[8], digest)
+    end
   end
-  lh_set(R, id, (old and seq_of(old) or '') .. '|' .. rest)
+  local new = (old and seq_of(old) or '') .. '|' .. rest
+  lh_set(R, id, new)
+  sc_move(C, KEYS[6], id, old, new)
   review_set(RV, KEYS[5], id, review, cands)
 end
 lh_close(R)
 lh_close(B)
 lh_close(RV)
+sc_close(C)
 return reply

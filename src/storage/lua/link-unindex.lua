@@ -4,12 +4,14 @@
 --
 -- KEYS[1] record states (linear-hash stem)
 -- KEYS[2] slug index: slug digest -> record ids (linear-hash stem)
+-- KEYS[3] slug digests listing two records or more (set)
 -- ARGV[1..] three per record: id, stored slug it left, that slug's digest
 -- returns {'unindexed', id, stored slug, ...} for the records taken out while linked to another slug
 
 -- @include linear-hash
 -- @include member-lists
 -- @include record-state
+-- @include status-counts
 
 local R, B = lh_open(KEYS[1]), lh_open(KEYS[2])
 local reply = { 'unindexed' }
@@ -18,6 +20,7 @@ for i = 1, #ARGV, 3 do
   local slug = state and slug_of(state) or ''
   if slug ~= ARGV[i + 1] then
     list_remove(B, ARGV[i + 2], ARGV[i])
+    shared_note(B, KEYS[3], ARGV[i + 2])
     if slug ~= '' then
       reply[#reply + 1] = ARGV[i]
       reply[#reply + 1] = slug
