@@ -48,7 +48,8 @@ describe.each(['hubspot', 'salesforce'] as const)('the admin record page on %s',
   });
 
   it('the alerts section never points at a link it does not show (token mode has no install to repeat)', async () => {
-    const page = await adminRequest(system, `/admin/installations/${system.installationId}`, {
+    // The alerts section is on the installation's requests and alerts page.
+    const page = await adminRequest(system, `/admin/installations/${system.installationId}/requests`, {
       bearer: true,
     });
     expect(page.status).toBe(200);

@@ -246,7 +246,8 @@ describe.each(['hubspot', 'salesforce'] as CrmKind[])('review at scale on %s', (
 
   it('unlinks, re-matches and undoes from the page forms, with the CSRF token, and logs the session', async () => {
     const { cookie, csrf } = await adminLogin(system);
-    const page = await call(`/admin/installations/${id}`, { headers: { cookie } });
+    // Corrections and the decision log are on the installation's links page.
+    const page = await call(`/admin/installations/${id}/links`, { headers: { cookie } });
     expect(page.text).toContain('id="corrections"');
     expect(page.text).toContain('id="decisions"');
     expect(page.text).toContain(`href="/admin/api/installations/${id}/decisions.csv"`);

@@ -52,6 +52,12 @@ h3 { font-size: 1.05rem; margin: 0 0 0.25rem; }
 .badge-connected { color: var(--good); }
 .badge-disconnected, .badge-key_invalid, .badge-pending { color: var(--bad); }
 .badge-sandbox { color: var(--warn); border-style: dashed; }
+.badge-stale { color: var(--warn); }
+.tabs ul { display: flex; flex-wrap: wrap; gap: 0.25rem 1rem; list-style: none; margin: 0 0 1rem; padding: 0;
+  border-bottom: 1px solid var(--line); }
+.tabs a { display: inline-block; padding: 0.4rem 0.1rem; text-decoration: none; }
+.tabs a[aria-current="page"] { font-weight: 700; color: var(--ink); border-bottom: 3px solid var(--accent); }
+.list-search { margin: 0.5rem 0; }
 code { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: 0.9em; overflow-wrap: anywhere; }
 button, .button { font: inherit; display: inline-block; cursor: pointer; padding: 0.45rem 1rem; border-radius: 4px;
   border: 2px solid var(--accent); background: var(--accent); color: var(--accent-ink); text-decoration: none; line-height: 1.3; }
@@ -201,6 +207,32 @@ const SELECT_SCRIPT = `'use strict';
 /** The router is mounted at /admin; the page links to the full paths. */
 const relative = (path: string) => path.replace(/^\/admin/, '');
 
+/**
+ * A running preview's section (`data-preview-refresh`, seconds) is fetched again with its page and put in place
+ * until the preview is done; a fetch that fails waits and tries again.
+ */
+const PREVIEW_SCRIPT = `'use strict';
+(function () {
+  var section = document.querySelector('[data-preview-refresh]');
+  if (!section || !window.DOMParser) return;
+  var seconds = Number(section.getAttribute('data-preview-refresh')) || 3;
+  function tick() {
+    fetch(location.pathname + location.search, { credentials: 'same-origin', headers: { accept: 'text/html' } })
+      .then(function (res) { return res.ok ? res.text() : null; })
+      .then(function (text) {
+        if (text === null) return setTimeout(tick, seconds * 2000);
+        var fresh = new DOMParser().parseFromString(text, 'text/html').querySelector('[data-preview-section]');
+        if (!fresh) return;
+        var current = document.querySelector('[data-preview-section]');
+        if (!current) return;
+        current.replaceWith(document.importNode(fresh, true));
+        if (fresh.hasAttribute('data-preview-refresh')) setTimeout(tick, seconds * 1000);
+      })
+      .catch(function () { setTimeout(tick, seconds * 2000); });
+  }
+  setTimeout(tick, seconds * 1000);
+})();`;
+
 export function assetsRouter(): Router {
   const router = Router();
   router.get(relative(ASSET_PATHS.css), (_req, res) => {
@@ -210,7 +242,7 @@ export function assetsRouter(): Router {
     res
       .set('Cache-Control', 'public, max-age=300')
       .type('text/javascript')
-      .send(`${SCRIPT}\n${SELECT_SCRIPT}`);
+      .send(`${SCRIPT}\n${SELECT_SCRIPT}\n${PREVIEW_SCRIPT}`);
   });
   return router;
 }

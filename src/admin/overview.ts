@@ -82,6 +82,8 @@ export interface InstallationView {
    */
   sharedLinkPlacesProblem: string | null;
   lastRun: RunSummary | null;
+  /** When a record's state last changed or a decision was made (ISO); null when neither is known. */
+  lastChangeAt: string | null;
   /** Why record writes are refused (a sandbox key on a production CRM); null when they are not. */
   fixtureRefusal: string | null;
   /** An operator allowed fixture scores in this production CRM. */
@@ -107,15 +109,24 @@ export class AdminOverview {
 
   async view(installation: Installation): Promise<InstallationView> {
     const { ctx } = this;
-    const [counts, scores, reviewCount, runs, reportKey, apiUsage, shared, reportRate] = await Promise.all([
-      ctx.index.coverage(installation.id),
-      ctx.index.scores(installation.id),
+    const [
+      { counts, scoreBins, changedAt },
+      reviewCount,
+      runs,
+      reportKey,
+      apiUsage,
+      shared,
+      reportRate,
+      decided,
+    ] = await Promise.all([
+      ctx.index.statuses.read(installation.id),
       ctx.index.reviews.count(installation.id),
       ctx.runs.recent(installation.id, 1),
       this.reportKey(installation),
       this.apiUsage(installation),
       ctx.index.sharedAutoLinks(installation.id),
       ctx.runtime.reportRate(installation),
+      ctx.decisions.latest(installation.id, 1),
     ]);
     const conflicts = conflictingPlaceDigests(shared).slice(0, MAX_SHARED_CONFLICTS);
     const places = await this.sharedLinkPlaces(installation, conflicts);
@@ -135,11 +146,15 @@ export class AdminOverview {
       reportKey,
       reportRate,
       coverage: { counts, total: MATCH_STATUSES.reduce((sum, s) => sum + counts[s], 0) },
-      scores: { count: scores.length, buckets: scoreBuckets(scores, SCORE_BUCKETS) },
+      scores: {
+        count: [...scoreBins.values()].reduce((a, b) => a + b, 0),
+        buckets: weightedScoreBuckets(scoreBins, SCORE_BUCKETS),
+      },
       reviewCount,
       sharedLinkConflicts: places.conflicts,
       sharedLinkPlacesProblem: places.problem,
       lastRun: runs[0] ?? null,
+      lastChangeAt: latestOf(changedAt, decided[0]?.at ?? null),
       fixtureRefusal: installation.fixtureRefusal ?? null,
       allowFixtureWrites: installation.allowFixtureWrites ?? false,
     };
@@ -265,14 +280,24 @@ export function connectionOf(installation: Installation): ConnectionView {
  * buckets span 0–100 (comparable between installations), otherwise they span the scores seen.
  */
 export function scoreBuckets(scores: readonly number[], count: number): ScoreBucket[] {
+  const weighted = new Map<number, number>();
+  for (const score of scores) weighted.set(score, (weighted.get(score) ?? 0) + 1);
+  return weightedScoreBuckets(weighted, count);
+}
+
+/**
+ * The same from scores and how many records carry each: the kept score counts (storage/status-counts.ts) hold
+ * scores by their integer part, which puts each record in its own bucket while the scores lie in 0–100.
+ */
+export function weightedScoreBuckets(scores: ReadonlyMap<number, number>, count: number): ScoreBucket[] {
   if (count < 1) return [];
   let lo = 0;
   let hi = 100;
-  if (scores.length > 0) {
+  if (scores.size > 0) {
     // A loop, not Math.min(...scores): a large CRM has more scores than a call has room for arguments.
     let min = Number.POSITIVE_INFINITY;
     let max = Number.NEGATIVE_INFINITY;
-    for (const s of scores) {
+    for (const s of scores.keys()) {
       if (s < min) min = s;
       if (s > max) max = s;
     }
@@ -287,12 +312,18 @@ export function scoreBuckets(scores: readonly number[], count: number): ScoreBuc
     to: round(i === count - 1 ? hi : lo + (i + 1) * width),
     count: 0,
   }));
-  for (const score of scores) {
+  for (const [score, n] of scores) {
     // The top edge belongs to the last bucket, so a perfect score is counted.
     const i = Math.min(count - 1, Math.max(0, Math.floor((score - lo) / width)));
-    buckets[i]!.count += 1;
+    buckets[i]!.count += n;
   }
   return buckets;
+}
+
+function latestOf(a: string | null, b: string | null): string | null {
+  if (a === null) return b;
+  if (b === null) return a;
+  return Date.parse(a) >= Date.parse(b) ? a : b;
 }
 
 function round(n: number): number {

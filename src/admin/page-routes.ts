@@ -1,6 +1,5 @@
 import express, { type NextFunction, type Request, type Response, Router } from 'express';
 import type { AppContext } from '../app/context.js';
-import { providerFor } from '../providers.js';
 import type { DocumentInput } from '../reports/submissions.js';
 import { isRedisUnavailable } from '../server/redis-availability.js';
 import type { AdminActions } from './admin-actions.js';
@@ -9,6 +8,7 @@ import { AdminRequestError, badRequest } from './errors.js';
 import { type AdminGuard, adminOf, clientOf, deciderOf, TOO_MANY_ATTEMPTS_MESSAGE } from './guard.js';
 import type { SafeHtml } from './html.js';
 import { bodyError } from './http-errors.js';
+import { FORM_TAB, InstallationPages, tabOfOldQuery } from './installation-pages.js';
 import type { LoginThrottle } from './login-throttle.js';
 import { addMassPageRoutes, massNotice } from './mass-page-routes.js';
 import type { AdminOverview } from './overview.js';
@@ -20,19 +20,19 @@ import {
   recordIdSchema,
   reportKeyBodySchema,
   reviewDecisionSchema,
-  reviewPageQuerySchema,
   safeNextPath,
 } from './schemas.js';
 import type { SessionRevocations } from './session-revocations.js';
 import { readMultipartBody, readUploadForm } from './uploads.js';
-import { FORM_RECORD, type LinkedItem } from './views/corrections.js';
+import { FORM_RECORD } from './views/corrections.js';
 import { type AdminLink, dashboardPage } from './views/dashboard.js';
 import { installationPath } from './views/format.js';
-import { type InstallationPageInput, installationPage, type PageForm } from './views/installation-page.js';
+import type { PageForm } from './views/installation-page.js';
+import { TAB_PATHS, tabPath } from './views/installation-tabs.js';
+import { queryStrings } from './views/list-paging.js';
 import { loginPage } from './views/login.js';
 import { disconnectPage, eventsPage, messagePage } from './views/misc-pages.js';
 import { recordPage } from './views/record-page.js';
-import type { NoMatchItem } from './views/requests.js';
 
 /**
  * The admin page, mounted at /admin: server-rendered HTML with plain forms. Every change is a POST carrying the
@@ -100,12 +100,6 @@ const DONE_MESSAGES: Record<string, string> = {
     "The installation was disconnected: the CRM ended the app's access, and its jobs, tokens, key and link index are gone here.",
   'logged-out': 'You are logged out.',
 };
-
-const RUNS_SHOWN = 10;
-const NO_MATCH_SHOWN = 20;
-const LINKED_SHOWN = 20;
-const DECISIONS_SHOWN = 20;
-const MASS_ACTIONS_SHOWN = 10;
 
 /** The file of a request form, read before the CSRF check and kept beside the request it came with. */
 const UPLOADS = new WeakMap<Request, DocumentInput | null>();
@@ -204,6 +198,7 @@ export function adminPageRouter(deps: PageRouteDeps): Router {
 
   const pages = Router();
   pages.use(guard.requirePage(showLogin), pageCsrf);
+  const installationPages = new InstallationPages(ctx, actions, overview);
 
   pages.get('/', async (req, res) => {
     const views = (await overview.list()).map((v) => ({ ...v, approveCsrf: csrf(res) }));
@@ -237,94 +232,6 @@ export function adminPageRouter(deps: PageRouteDeps): Router {
     return result.data;
   };
 
-  const renderInstallation = async (
-    req: Request,
-    res: Response,
-    id: string,
-    extra: Pick<InstallationPageInput, 'notice' | 'error'>,
-    status = 200,
-  ) => {
-    const installation = await actions.installation(id);
-    const [view, review, runs, pending, { noMatch, linked }, decisions, decisionCount, preview, massActions] =
-      await Promise.all([
-        overview.view(installation),
-        ctx.index.reviews.items(id),
-        ctx.runs.recent(id, RUNS_SHOWN),
-        actions.pendingRequests(id),
-        recordLists(id),
-        ctx.decisions.latest(id, DECISIONS_SHOWN),
-        ctx.decisions.count(id),
-        actions.latestPreview(id),
-        actions.mass.log.recent(id, MASS_ACTIONS_SHOWN),
-      ]);
-    const { page, per } = reviewPageQuerySchema.parse(req.query);
-    const reinstallUrl =
-      installation.mode === 'oauth' ? (providerFor(installation.crm).activity.grant?.path ?? null) : null;
-    send(
-      res,
-      installationPage({
-        view: { ...view, approveCsrf: csrf(res) },
-        review,
-        reviewPage: page,
-        reviewPerPage: per,
-        runs,
-        linked,
-        decisions,
-        decisionCount,
-        massActions,
-        preview,
-        noMatch,
-        noMatchTotal: view.coverage.counts.no_match,
-        pending,
-        alertActivity: installation.alertActivity === true,
-        reinstallUrl,
-        csrfToken: csrf(res),
-        ...extra,
-      }),
-      status,
-    );
-  };
-
-  /**
-   * A page of the companies left without a report and a page of linked ones (each with an unlink button), with
-   * the CRM's names when the CRM answers (the connector itself keeps only normalised names of unlinked
-   * records): one CRM read for both, and the page never fails because the CRM is slow or down.
-   */
-  const recordLists = async (id: string): Promise<{ noMatch: NoMatchItem[]; linked: LinkedItem[] }> => {
-    const [unlinked, linkedIds] = await Promise.all([
-      ctx.index.recordsWithStatus(id, 'no_match', NO_MATCH_SHOWN),
-      ctx.index.recordsWithStatus(id, 'matched', LINKED_SHOWN).then((found) => found.map((f) => f.recordId)),
-    ]);
-    const [slugs, names] = await Promise.all([
-      ctx.index.slugsOf(id, linkedIds),
-      crmNames(id, [...unlinked.map((f) => f.recordId), ...linkedIds]),
-    ]);
-    return {
-      noMatch: unlinked.map((f) => ({
-        recordId: f.recordId,
-        name: names.get(f.recordId) ?? f.normalizedName,
-      })),
-      linked: linkedIds.map((recordId, i) => ({
-        recordId,
-        name: names.get(recordId) ?? null,
-        slug: slugs[i] ?? null,
-      })),
-    };
-  };
-
-  /** The CRM's names of a few records; none when the CRM is slow or down (the page still renders). */
-  const crmNames = async (id: string, recordIds: string[]): Promise<Map<string, string | null>> => {
-    const names = new Map<string, string | null>();
-    if (recordIds.length === 0) return names;
-    try {
-      const { connector } = await ctx.runtime.open(id);
-      for (const record of await connector.readCompanies(recordIds)) names.set(record.id, record.name);
-    } catch (err) {
-      ctx.logger.debug({ err, installationId: id }, 'names of records not read');
-    }
-    return names;
-  };
-
   /** Runs a form's change; a refusal renders the installation page again with the reason beside the form. */
   const change =
     (form: PageForm, run: (req: Request, id: string, res: Response) => Promise<string>) =>
@@ -334,16 +241,34 @@ export function adminPageRouter(deps: PageRouteDeps): Router {
         res.redirect(303, await run(req, id, res));
       } catch (err) {
         if (!(err instanceof AdminRequestError) || err.code === 'INSTALLATION_NOT_FOUND') throw err;
-        await renderInstallation(req, res, id, { error: { form, message: err.message } }, err.status);
+        const page = await installationPages.render(FORM_TAB[form], req, id, csrf(res), {
+          error: { form, message: err.message },
+        });
+        send(res, page, err.status);
       }
     };
 
+  // The single page's URL is the overview; its review paging and the `done` of a change made on another page
+  // redirect there (a browser keeps the `#anchor` of the old link across the redirect).
   pages.get('/installations/:id', async (req, res) => {
     const id = installationId(req);
-    await renderInstallation(req, res, id, {
-      notice: doneMessage(req) ?? (await massNotice(actions, req, id)),
-    });
+    const moved = tabOfOldQuery(req.query as Record<string, unknown>);
+    if (moved) {
+      const search = new URLSearchParams(queryStrings(req.query as Record<string, unknown>)).toString();
+      res.redirect(303, tabPath(id, moved, search ? `?${search}` : ''));
+      return;
+    }
+    const notice = doneMessage(req) ?? (await massNotice(actions, req, id));
+    send(res, await installationPages.render('overview', req, id, csrf(res), { notice }));
   });
+
+  for (const tab of ['review', 'links', 'requests', 'settings'] as const) {
+    pages.get(`/installations/:id${TAB_PATHS[tab]}`, async (req, res) => {
+      const id = installationId(req);
+      const notice = doneMessage(req) ?? (await massNotice(actions, req, id));
+      send(res, await installationPages.render(tab, req, id, csrf(res), { notice }));
+    });
+  }
 
   pages.get('/installations/:id/records/:recordId', async (req, res) => {
     const id = installationId(req);

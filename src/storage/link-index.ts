@@ -20,7 +20,9 @@ import { ReviewQueue } from './review-queue.js';
 import { slugDigest } from './slug-digest.js';
 import { SlugFanout } from './slug-fanout.js';
 import { recordSlugsReply, SlugIndex } from './slug-index.js';
-import { StatusCounts } from './status-counts.js';
+import { rangeOf, StatusCounts } from './status-counts.js';
+
+const SEARCH_CHUNK = 1_000;
 
 /**
  * What the connector remembers about each record besides the CRM itself: which slug it is linked to (and the
@@ -256,6 +258,52 @@ export class LinkIndex {
         normalizedName: states[i]?.unlinkedName ?? null,
       })),
     };
+  }
+
+  /**
+   * Records in one status whose id is `query`, or whose kept name (unlinked records only) holds it, or (linked
+   * records) whose slug is it: up to `limit` and how many match. Reads that status's records only, 1,000 at a
+   * time.
+   */
+  async searchStatus(
+    installationId: string,
+    status: MatchStatus,
+    query: string,
+    limit: number,
+  ): Promise<{ total: number; records: { recordId: string; normalizedName: string | null }[] }> {
+    const needle = query.trim().toLowerCase();
+    const found = new Map<string, string | null>();
+    let total = 0;
+    const take = (recordId: string, name: string | null) => {
+      if (found.has(recordId)) return;
+      total += 1;
+      if (found.size < limit) found.set(recordId, name);
+    };
+    const [exact] = await this.statuses.inStatus(installationId, status, [query.trim()]);
+    if (exact)
+      take(query.trim(), (await this.states(installationId, [query.trim()]))[0]?.unlinkedName ?? null);
+    const onSlug = await this.slugs.recordsForSlug(installationId, query.trim());
+    const onSlugStatus = await this.statuses.inStatus(installationId, status, onSlug);
+    onSlug.forEach((recordId, i) => {
+      if (onSlugStatus[i]) take(recordId, null);
+    });
+    if (needle === '')
+      return {
+        total,
+        records: [...found].map(([recordId, normalizedName]) => ({ recordId, normalizedName })),
+      };
+    const stem = this.statuses.stem(installationId, status);
+    for (let offset = 0; ; offset += SEARCH_CHUNK) {
+      const { total: size, entries } = await rangeOf(this.redis, stem, offset, SEARCH_CHUNK);
+      const ids = entries.map(([id]) => id);
+      const states = await this.states(installationId, ids);
+      ids.forEach((recordId, i) => {
+        const name = states[i]?.unlinkedName ?? null;
+        if (name?.toLowerCase().includes(needle)) take(recordId, name);
+      });
+      if (offset + SEARCH_CHUNK >= size) break;
+    }
+    return { total, records: [...found].map(([recordId, normalizedName]) => ({ recordId, normalizedName })) };
   }
 
   /** Records per status, from the kept counts. */

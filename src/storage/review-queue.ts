@@ -5,6 +5,7 @@ import type { Keys } from './keys.js';
 import { getLinearHashFields, linearHashSize, scanLinearHash } from './linear-hash.js';
 import { LuaScript } from './lua-script.js';
 import { parseReview, type ReviewItem, storedCandidateSchema, unpackReview } from './review-codec.js';
+import { rangeOf } from './status-counts.js';
 
 /**
  * The records waiting for a person's review, with the candidates offered for each, and the slugs a person
@@ -32,6 +33,52 @@ export class ReviewQueue {
     });
     const items = await this.read(installationId, [...raw]);
     return items.filter((r) => r !== null).sort((a, b) => (a.name ?? '').localeCompare(b.name ?? ''));
+  }
+
+  /**
+   * The items from position `offset` in the map's bucket order (an indexed range: the buckets before it are
+   * counted, not read), by name within the page, and how many there are.
+   */
+  async page(
+    installationId: string,
+    offset: number,
+    count: number,
+  ): Promise<{ total: number; items: ReviewItem[] }> {
+    const { total, entries } = await rangeOf(this.redis, this.keys.review(installationId), offset, count);
+    const items = (await this.read(installationId, entries)).filter((r) => r !== null);
+    return { total, items: items.sort((a, b) => (a.name ?? '').localeCompare(b.name ?? '')) };
+  }
+
+  /**
+   * Items whose record id is `query` or whose name holds it (any case): up to `limit` of them and how many
+   * match. Reads the whole queue, a page of buckets at a time.
+   */
+  async search(
+    installationId: string,
+    query: string,
+    limit: number,
+  ): Promise<{ total: number; items: ReviewItem[] }> {
+    const needle = query.toLowerCase();
+    const exact = await this.item(installationId, query);
+    const found = new Map<string, ReviewItem>();
+    if (exact) found.set(exact.recordId, exact);
+    let total = exact ? 1 : 0;
+    const raw: [string, string][] = [];
+    await scanLinearHash(this.redis, this.keys.review(installationId), (recordId, value) => {
+      raw.push([recordId, value]);
+      return true;
+    });
+    const seen = new Set<string>(found.keys());
+    for (let i = 0; i < raw.length; i += 500) {
+      for (const item of await this.read(installationId, raw.slice(i, i + 500))) {
+        if (!item || seen.has(item.recordId)) continue;
+        seen.add(item.recordId);
+        if (!(item.name ?? '').toLowerCase().includes(needle)) continue;
+        total += 1;
+        if (found.size < limit) found.set(item.recordId, item);
+      }
+    }
+    return { total, items: [...found.values()] };
   }
 
   async item(installationId: string, recordId: string): Promise<ReviewItem | null> {

@@ -26,6 +26,8 @@ export interface StatusCountsView {
   counts: Record<MatchStatus, number>;
   /** Records with a status and a score, by the score's integer part. */
   scoreBins: Map<number, number>;
+  /** When a record's state last changed (ISO), null when not since the counts were kept. */
+  changedAt: string | null;
 }
 
 export class StatusCounts {
@@ -103,7 +105,9 @@ export class StatusCounts {
       const n = Number(value);
       if (n > 0) scoreBins.set(Number(field.slice(2)), n);
     }
-    return { counts, scoreBins };
+    const changed = Number(bins.changed);
+    const changedAt = Number.isFinite(changed) && changed > 0 ? new Date(changed).toISOString() : null;
+    return { counts, scoreBins, changedAt };
   }
 
   /**

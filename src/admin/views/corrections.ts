@@ -67,7 +67,7 @@ export function reviewPageSizes(
   current: number,
 ): SafeHtml {
   return html`<p class="hint">Items per page:
-    ${sizes.map((n, i) => html`${i > 0 ? ' · ' : ''}${n === current ? html`<strong aria-current="true">${n}</strong>` : html`<a href="${installationPath(v.id, `?per=${n}#review`)}">${n}</a>`}`)}
+    ${sizes.map((n, i) => html`${i > 0 ? ' · ' : ''}${n === current ? html`<strong aria-current="true">${n}</strong>` : html`<a href="${installationPath(v.id, `/review?per=${n}#review`)}">${n}</a>`}`)}
     · Download the whole queue as <a href="${apiPath(v.id, '/review.csv')}" download>CSV</a>.</p>`;
 }
 
@@ -101,6 +101,8 @@ export function correctionsSection(o: {
   view: Pick<InstallationView, 'id'>;
   linked: readonly LinkedItem[];
   linkedTotal: number;
+  /** The linked list's search and pager (links-page.ts). */
+  linkedNav?: SafeHtml;
   runs: readonly RunSummary[];
   csrf: string | null;
   error: string | null;
@@ -150,15 +152,16 @@ export function correctionsSection(o: {
       ${lookup('rematch', 'Match a record again by its id', 'Lifts a person’s or an admin’s “no match” and matches the record now.')}
     </div>
     <h3 id="linked-records">Linked records (${num(o.linkedTotal)})</h3>
+    ${o.linkedNav ?? ''}
     ${
       o.linked.length === 0
-        ? html`<p>No record is linked to a report yet.</p>`
+        ? html`<p>${o.linkedTotal === 0 ? 'No record is linked to a report yet.' : 'No linked record here.'}</p>`
         : html`<table class="responsive">
             <caption class="visually-hidden">Records linked to a report</caption>
             <thead><tr><th scope="col">Company</th><th scope="col">Report</th><th scope="col">Correction</th></tr></thead>
             <tbody>${linkedRows}</tbody>
           </table>
-          ${o.linkedTotal > o.linked.length ? html`<p class="hint">Showing ${num(o.linked.length)} of ${num(o.linkedTotal)}; unlink any other by its id above.</p>` : ''}`
+          ${!o.linkedNav && o.linkedTotal > o.linked.length ? html`<p class="hint">Showing ${num(o.linked.length)} of ${num(o.linkedTotal)}; unlink any other by its id above.</p>` : ''}`
     }
     <h3 id="undo-runs">Undo a sync</h3>
     <p>Takes back the links a sync made by itself; records a person or an admin changed since keep theirs.</p>

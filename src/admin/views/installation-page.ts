@@ -1,38 +1,17 @@
-import type { Decision } from '../../decisions/decision-log.js';
-import { DECISION_LOG_SIZE } from '../../decisions/decision-log.js';
-import type { MassAction } from '../../decisions/mass-actions.js';
-import type { ReviewItem } from '../../storage/review-codec.js';
 import type { RunSummary } from '../../storage/runs.js';
-import type { PendingRequestView } from '../admin-actions.js';
 import { html, type SafeHtml } from '../html.js';
 import type { InstallationView } from '../overview.js';
-import { REVIEW_PAGE_SIZES } from '../schemas.js';
-import { massActionsSection } from './confirm.js';
-import {
-  bulkReviewForm,
-  correctionsSection,
-  decisionLogSection,
-  type LinkedItem,
-  reviewPageSizes,
-} from './corrections.js';
-import { installationPath, installationTitle, num } from './format.js';
-import { csrfField, layout, notice, problem } from './layout.js';
-import {
-  connectionBadge,
-  connectionDetails,
-  coverageChart,
-  keyDetails,
-  keyForm,
-  rateDetails,
-  reviewItemView,
-  runsTable,
-  sandboxBadge,
-  scoreChart,
-} from './parts.js';
+import { installationPath, num } from './format.js';
+import { installationShell, tabPath } from './installation-tabs.js';
+import { csrfField } from './layout.js';
+import { connectionDetails, coverageChart, keyDetails, rateDetails, runsTable, scoreChart } from './parts.js';
 import { previewSection } from './preview.js';
-import { alertSection, type NoMatchItem, noMatchSection, pendingRequestsSection } from './requests.js';
 
-/** `/admin/installations/:id`: everything about one installation and every change an admin can make to it. */
+/**
+ * `/admin/installations/:id`: the installation's overview (connection, key, preview, matching, sync history)
+ * with a line per other page saying what waits there. Review, links, requests and alerts, and settings are
+ * pages of their own (review-page.ts, links-page.ts, requests-page.ts, settings-page.ts).
+ */
 
 /** The forms a refusal can be shown beside. */
 export type PageForm =
@@ -48,27 +27,11 @@ export type PageForm =
 
 export interface InstallationPageInput {
   view: InstallationView;
-  review: readonly ReviewItem[];
-  reviewPage: number;
-  /** Review items per page (one of REVIEW_PAGE_SIZES). */
-  reviewPerPage?: number;
   runs: readonly RunSummary[];
-  /** A page of linked records, each with an unlink button. */
-  linked?: readonly LinkedItem[];
-  /** The latest decisions, newest first, and how many the log keeps now. */
-  decisions?: readonly Decision[];
-  decisionCount?: number;
-  /** The latest mass actions (undone syncs, bulk decisions), each with "Undo this". */
-  massActions?: readonly MassAction[];
   /** The latest preview run, or null when none was made. */
   preview?: RunSummary | null;
-  /** Companies left `no_match` (a page of them) and how many there are. */
-  noMatch: readonly NoMatchItem[];
-  noMatchTotal: number;
-  pending: readonly PendingRequestView[];
-  alertActivity: boolean;
-  /** Where to install the app again to grant an activity's optional scope; null when none is needed. */
-  reinstallUrl: string | null;
+  /** When the installation last changed (a write or a decision); a preview older than it is stale. */
+  lastChange?: string | null;
   csrfToken: string | null;
   notice?: string | null;
   /** A failed form: which one and why (shown at the top and beside the form). */
@@ -77,31 +40,27 @@ export interface InstallationPageInput {
 
 export function installationPage(o: InstallationPageInput): SafeHtml {
   const { view: v } = o;
-  const title = installationTitle(v);
-  const per = o.reviewPerPage ?? REVIEW_PAGE_SIZES[0];
-  const pages = Math.max(1, Math.ceil(o.review.length / per));
-  const page = Math.min(o.reviewPage, pages);
-  const shown = o.review.slice((page - 1) * per, page * per);
-  const perQuery = per === REVIEW_PAGE_SIZES[0] ? '' : `&per=${per}`;
-  const pageLink = (n: number, text: string) =>
-    html`<a href="${installationPath(v.id, `?page=${n}${perQuery}#review`)}">${text}</a>`;
-  const pager =
-    pages > 1
-      ? html`<nav class="pager" aria-label="Review queue pages">
-          ${page > 1 ? pageLink(page - 1, 'Previous page') : ''}
-          <span>Page ${page} of ${pages}</span>
-          ${page < pages ? pageLink(page + 1, 'Next page') : ''}
-        </nav>`
-      : '';
   const runsUrl = `/admin/api/installations/${encodeURIComponent(v.id)}/runs`;
+  const c = v.coverage.counts;
 
-  return layout(
-    { title, csrfToken: o.csrfToken, section: 'installations', signedIn: true },
-    html`<p class="crumbs"><a href="/admin">Installations</a> / ${title}</p>
-      <h1>${title} ${connectionBadge(v)} ${sandboxBadge(v)}</h1>
-      ${notice(o.notice)}
-      ${problem(o.error?.message)}
-      ${fixtureRefusal(v, o.csrfToken, o.error?.form === 'fixtures' ? o.error.message : null)}
+  return installationShell(
+    {
+      view: v,
+      tab: 'overview',
+      csrfToken: o.csrfToken,
+      notice: o.notice,
+      error: o.error?.message,
+      lead: fixtureRefusal(v, o.csrfToken, o.error?.form === 'fixtures' ? o.error.message : null),
+    },
+    html`<section class="card" aria-labelledby="waiting">
+        <h2 id="waiting">What waits</h2>
+        <ul class="plain-list waiting-list">
+          <li><a href="${tabPath(v.id, 'review')}">${num(v.reviewCount)} waiting for review</a>: pick the right report or reject the candidates.</li>
+          <li><a href="${tabPath(v.id, 'links')}">${num(c.matched)} linked records</a>: unlink, match again, undo a sync, the decision log${c.not_published > 0 ? html`; <a href="${tabPath(v.id, 'links', '#not-published')}">${num(c.not_published)} whose report is not published</a>` : ''}.</li>
+          <li><a href="${tabPath(v.id, 'requests')}">${num(c.no_match)} without a report, ${num(c.requested)} requested</a>: request a report; alerts.</li>
+          <li><a href="${tabPath(v.id, 'settings')}">Settings</a>: the report-service key, fixture writes, disconnecting.</li>
+        </ul>
+      </section>
 
       <div class="grid-2">
         <section class="card" aria-labelledby="connection">
@@ -112,11 +71,11 @@ export function installationPage(o: InstallationPageInput): SafeHtml {
           <h2 id="key">Report-service key</h2>
           ${keyDetails(v)}
           ${rateDetails(v)}
-          ${keyForm(v, o.csrfToken, o.error?.form === 'key' ? o.error.message : null)}
+          <p><a href="${tabPath(v.id, 'settings', '#key-form')}">Change the key</a></p>
         </section>
       </div>
 
-      ${previewSection({ view: v, preview: o.preview ?? null, csrf: o.csrfToken, error: o.error?.form === 'preview' ? o.error.message : null })}
+      ${previewSection({ view: v, preview: o.preview ?? null, lastChange: o.lastChange ?? null, csrf: o.csrfToken, error: o.error?.form === 'preview' ? o.error.message : null })}
 
       <section class="card" aria-labelledby="coverage">
         <h2 id="coverage">Matching</h2>
@@ -143,40 +102,6 @@ export function installationPage(o: InstallationPageInput): SafeHtml {
         </form>`
         }
         ${runsTable(o.runs, runsUrl)}
-      </section>
-
-      <section class="card" aria-labelledby="review">
-        <h2 id="review">Review queue (${num(o.review.length)})</h2>
-        <p>These companies have more than one plausible report. Accept a candidate, reject them all, or type the
-          slug of the right report. Each decision is written to the CRM at once. To decide many at once, select
-          them and accept each one's first candidate or reject them together.</p>
-        ${
-          o.review.length === 0
-            ? html`<p>Nothing waits for review.</p>`
-            : html`${reviewPageSizes(v, REVIEW_PAGE_SIZES, per)}${bulkReviewForm(v, shown.length, o.csrfToken, { page, per })}${pager}${shown.map((item) => reviewItemView(v.id, item, o.csrfToken))}${pager}`
-        }
-      </section>
-
-      ${correctionsSection({
-        view: v,
-        linked: o.linked ?? [],
-        linkedTotal: v.coverage.counts.matched,
-        runs: o.runs,
-        csrf: o.csrfToken,
-        error: o.error?.form === 'links' || o.error?.form === 'undo' ? o.error.message : null,
-      })}
-      ${decisionLogSection({ view: v, decisions: o.decisions ?? [], total: o.decisionCount ?? 0, limit: DECISION_LOG_SIZE, undoable: new Set((o.massActions ?? []).filter((m) => !m.undoneBy).map((m) => m.id)), csrf: o.csrfToken })}
-      ${massActionsSection({ installationId: v.id, actions: o.massActions ?? [], csrf: o.csrfToken })}
-
-      ${pendingRequestsSection(o.pending)}
-      ${noMatchSection(v, o.noMatch, o.noMatchTotal, o.csrfToken)}
-      ${alertSection(v, o.alertActivity, o.csrfToken, o.reinstallUrl)}
-
-      <section class="card danger-zone" aria-labelledby="disconnect">
-        <h2 id="disconnect">Disconnect</h2>
-        <p>Stops all work for this installation and deletes its tokens, key and link index from the connector. The
-          CRM's records keep their values.</p>
-        <p><a class="button danger" href="${installationPath(v.id, '/disconnect')}">Disconnect ${title}…</a></p>
       </section>`,
   );
 }

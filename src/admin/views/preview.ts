@@ -23,12 +23,15 @@ const STATUS_LABELS: Record<MatchStatus, string> = {
 export function previewSection(o: {
   view: Pick<InstallationView, 'id'> & { connection: { state: string } };
   preview: RunSummary | null;
+  /** When the installation last changed (a record's state or a decision); null when not known. */
+  lastChange?: string | null;
   csrf: string | null;
   error: string | null;
 }): SafeHtml {
   const { view: v, preview: p } = o;
   const pending = v.connection.state === 'pending';
   const running = p !== null && (p.state === 'listing' || p.state === 'processing');
+  const stale = p !== null && !running && isStale(p, o.lastChange ?? null);
   const startForm = html`<form method="post" action="${installationPath(v.id, '/preview')}" class="inline-form">
     ${csrfField(o.csrf)}
     <button type="submit" class="${p ? 'secondary' : ''}">${p ? 'Preview again' : 'Preview a full sync'}</button>
@@ -42,12 +45,16 @@ export function previewSection(o: {
         : html`<form method="post" action="${installationPath(v.id, '/sync')}" class="inline-form">
             ${csrfField(o.csrf)}<input type="hidden" name="full" value="true">
             <button type="submit">Start the write (full sync)</button></form>`;
-  return html`<section class="card" aria-labelledby="preview">
-    <h2 id="preview">Preview</h2>
+  // While it runs, the page's script fetches the page again every few seconds and puts this section in place
+  // (assets.ts, PREVIEW_SCRIPT): no reload, nothing inline for the content security policy to refuse.
+  return html`<section class="card" aria-labelledby="preview" data-preview-section${running ? html` data-preview-refresh="3"` : ''}>
+    <h2 id="preview">Preview${stale ? html` <span class="badge badge-stale" data-preview-stale>out of date</span>` : ''}</h2>
     <p>Matches every record as a full sync would and writes nothing to the CRM, then shows what the write would
       do.${pending ? ' The installation waits for approval: preview it, then approve it to write.' : ''}</p>
     ${problem(o.error)}
     ${p === null ? html`<p>No preview yet.</p>` : previewResult(p, running)}
+    ${running ? html`<p class="hint" role="status">Running: this part of the page refreshes itself every few seconds.</p>` : ''}
+    ${stale ? html`<p class="problem" role="status">This preview is older than the installation's last change (${when(o.lastChange)}): records were written or decided since it ran. Preview again to see what a write would do now.</p>` : ''}
     <p class="button-row">${startForm}${writeForm}</p>
   </section>`;
 }
@@ -86,4 +93,12 @@ function previewResult(p: RunSummary, running: boolean): SafeHtml {
         )}</tbody>
       </table></details>`
     }`;
+}
+
+/** A finished preview started before the installation's last change no longer says what a write would do. */
+export function isStale(p: RunSummary, lastChange: string | null): boolean {
+  if (!lastChange) return false;
+  const change = Date.parse(lastChange);
+  const started = Date.parse(p.startedAt);
+  return Number.isFinite(change) && Number.isFinite(started) && change > started;
 }

@@ -46,6 +46,8 @@ export function noMatchSection(
   items: readonly NoMatchItem[],
   total: number,
   csrf: string | null,
+  /** The list's search and pager (requests-page.ts). */
+  nav?: SafeHtml,
 ): SafeHtml {
   const rows = items.map((item) => {
     const company = item.name ?? `Record ${item.recordId}`;
@@ -61,12 +63,17 @@ export function noMatchSection(
       CRM knows (name, domain, country, city, industry and the record id), and the record shows
       <code>requested</code> until the report is published, then it is linked and scored by itself. The key needs
       the <code>write</code> scope.</p>
-    ${items.length === 0 ? html`<p>Every processed company has a report or waits for review.</p>` : html`<ul class="plain-list">${rows}</ul>`}
-    ${total > items.length ? html`<p class="hint">Showing ${num(items.length)} of ${num(total)}.</p>` : ''}
+    ${nav ?? ''}
+    ${items.length === 0 ? html`<p>${total === 0 ? 'Every processed company has a report or waits for review.' : 'No company here.'}</p>` : html`<ul class="plain-list">${rows}</ul>`}
+    ${!nav && total > items.length ? html`<p class="hint">Showing ${num(items.length)} of ${num(total)}.</p>` : ''}
   </section>`;
 }
 
-export function pendingRequestsSection(pending: readonly PendingRequestView[]): SafeHtml {
+export function pendingRequestsSection(
+  pending: readonly PendingRequestView[],
+  /** The list's search and pager, and how many wait in all (requests-page.ts). */
+  paged?: { nav: SafeHtml; total: number },
+): SafeHtml {
   const rows = pending.map(
     (r) => html`<tr>
       <th scope="row" data-label="Company">${r.name ?? '—'}<br><code>${r.recordId}</code></th>
@@ -77,7 +84,8 @@ export function pendingRequestsSection(pending: readonly PendingRequestView[]): 
     </tr>`,
   );
   return html`<section class="card" aria-labelledby="requests">
-    <h2 id="requests">Requested reports (${num(pending.length)})</h2>
+    <h2 id="requests">Requested reports (${num(paged?.total ?? pending.length)})</h2>
+    ${paged?.nav ?? ''}
     ${
       pending.length === 0
         ? html`<p>No report is being waited for.</p>`

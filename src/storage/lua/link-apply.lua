@@ -9,7 +9,8 @@
 -- KEYS[3] slug index: slug digest -> record ids (linear-hash stem)
 -- KEYS[4] review items (linear-hash stem)
 -- KEYS[5] review candidates' details (hash)
--- KEYS[6] status counts (hash; lib/status-counts.lua)
+-- KEYS[6] status counts (hash; lib/status-counts.lua); its `changed` is set to the Redis time (ms) when a
+--   record's state changed
 -- KEYS[7] stem prefix of the per-status record maps (`<prefix>:<status code>`)
 -- KEYS[8] slug digests listing two records or more (set)
 -- ARGV[1..] six per record: id, packed state without its seq, stored slug, its digest, review item ('' deletes
@@ -22,10 +23,12 @@
 -- @include record-state
 -- @include review-items
 -- @include status-counts
+-- @include redis-clock
 
 if redis.call('EXISTS', KEYS[1]) == 0 then return { 'gone' } end
 local R, B, RV = lh_open(KEYS[2]), lh_open(KEYS[3]), lh_open(KEYS[4])
 local C = sc_open(KEYS[7])
+local changed = false
 local reply = { 'applied' }
 for i = 1, #ARGV, 6 do
   local id, rest, slug, digest, review, cands = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4], ARGV[i + 5]
@@ -42,6 +45,7 @@ for i = 1, #ARGV, 6 do
     end
   end
   local new = (old and seq_of(old) or '') .. '|' .. rest
+  if not old or rest_of(old) ~= rest then changed = true end
   lh_set(R, id, new)
   sc_move(C, KEYS[6], id, old, new)
   review_set(RV, KEYS[5], id, review, cands)
@@ -50,4 +54,5 @@ lh_close(R)
 lh_close(B)
 lh_close(RV)
 sc_close(C)
+if changed then redis.call('HSET', KEYS[6], 'changed', now_ms()) end
 return reply

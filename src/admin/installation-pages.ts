@@ -1,0 +1,264 @@
+import type { Request } from 'express';
+import type { AppContext } from '../app/context.js';
+import type { MatchStatus } from '../fields.js';
+import { providerFor } from '../providers.js';
+import type { AdminActions } from './admin-actions.js';
+import type { SafeHtml } from './html.js';
+import type { AdminOverview } from './overview.js';
+import { reviewPageQuerySchema } from './schemas.js';
+import type { LinkedItem } from './views/corrections.js';
+import { installationPage, type PageForm } from './views/installation-page.js';
+import type { InstallationTab } from './views/installation-tabs.js';
+import {
+  LINKED_LIST,
+  type ListPart,
+  linksPage,
+  NOT_PUBLISHED_LIST,
+  type NotPublishedItem,
+} from './views/links-page.js';
+import { type ListParams, type ListPlace, listPlace, pageCount, queryStrings } from './views/list-paging.js';
+import type { NoMatchItem } from './views/requests.js';
+import { NO_MATCH_LIST, REQUESTED_LIST, requestsPage } from './views/requests-page.js';
+import { REVIEW_LIST, reviewPage } from './views/review-page.js';
+import { settingsPage } from './views/settings-page.js';
+
+/**
+ * The installation's pages (overview, review, links, requests and alerts, settings): what each reads and which
+ * page a form's refusal is shown on. Every list is read a page at a time by an indexed range
+ * (storage/status-counts.ts, ReviewQueue.page), never by reading the whole list and slicing it.
+ */
+
+const RUNS_SHOWN = 10;
+const LIST_SHOWN = 20;
+const DECISIONS_SHOWN = 20;
+
+/** The page each form lives on: a refused change is shown there, beside its form. */
+export const FORM_TAB: Record<PageForm, InstallationTab> = {
+  key: 'settings',
+  fixtures: 'settings',
+  review: 'review',
+  sync: 'overview',
+  preview: 'overview',
+  request: 'requests',
+  alerts: 'requests',
+  links: 'links',
+  undo: 'links',
+};
+
+/** Where the single page's `?done=` of each change now lives (the old URLs redirect there). */
+const DONE_TAB: Record<string, InstallationTab> = {
+  'key-saved': 'settings',
+  'key-saved-resumed': 'settings',
+  'fixture-writes-refused': 'settings',
+  'review-linked': 'review',
+  'review-rejected': 'review',
+  'review-bulk-linked': 'review',
+  'review-bulk-rejected': 'review',
+  'review-bulk-partial': 'review',
+  unlinked: 'links',
+  rematched: 'links',
+  'run-undone': 'links',
+  'report-requested': 'requests',
+  'report-request-pending': 'requests',
+  'alert-activity-on': 'requests',
+  'alert-activity-off': 'requests',
+};
+
+/**
+ * The page an old single-page URL stands for: its review paging (`page`, `per`, `q`) or the `done` of a change
+ * made on another page. Null: the overview.
+ */
+export function tabOfOldQuery(query: Record<string, unknown>): InstallationTab | null {
+  if ('page' in query || 'per' in query || 'q' in query) return 'review';
+  const done = query.done;
+  return typeof done === 'string' ? (DONE_TAB[done] ?? null) : null;
+}
+
+export interface PageExtra {
+  notice?: string | null;
+  error?: { form: PageForm; message: string } | null;
+}
+
+export class InstallationPages {
+  constructor(
+    private readonly ctx: AppContext,
+    private readonly actions: AdminActions,
+    private readonly overview: AdminOverview,
+  ) {}
+
+  async render(
+    tab: InstallationTab,
+    req: Request,
+    id: string,
+    csrf: string | null,
+    extra: PageExtra,
+  ): Promise<SafeHtml> {
+    const installation = await this.actions.installation(id);
+    const view = { ...(await this.overview.view(installation)), approveCsrf: csrf };
+    const query = queryStrings(req.query as Record<string, unknown>);
+    const common = { view, csrfToken: csrf, notice: extra.notice ?? null };
+    const message = extra.error?.message ?? null;
+    switch (tab) {
+      case 'overview': {
+        const [runs, preview] = await Promise.all([
+          this.ctx.runs.recent(id, RUNS_SHOWN),
+          this.actions.latestPreview(id),
+        ]);
+        return installationPage({
+          ...common,
+          runs,
+          preview,
+          lastChange: view.lastChangeAt,
+          error: extra.error,
+        });
+      }
+      case 'review': {
+        const { per } = reviewPageQuerySchema.parse(req.query);
+        const place = listPlace(req.query as Record<string, unknown>, REVIEW_LIST, per);
+        const found = place.query
+          ? { ...(await this.ctx.index.reviews.search(id, place.query, per)), place }
+          : await this.atPage(place, (offset, count) => this.ctx.index.reviews.page(id, offset, count));
+        return reviewPage({
+          ...common,
+          items: found.items,
+          total: found.total,
+          place: found.place,
+          query,
+          error: message,
+        });
+      }
+      case 'links': {
+        const [linked, notPublished, runs, decisions, decisionCount] = await Promise.all([
+          this.statusList(id, 'matched', LINKED_LIST, req),
+          this.statusList(id, 'not_published', NOT_PUBLISHED_LIST, req),
+          this.ctx.runs.recent(id, RUNS_SHOWN),
+          this.ctx.decisions.latest(id, DECISIONS_SHOWN),
+          this.ctx.decisions.count(id),
+        ]);
+        const ids = [...linked.items, ...notPublished.items].map((r) => r.recordId);
+        const [slugs, names] = await Promise.all([this.ctx.index.slugsOf(id, ids), this.crmNames(id, ids)]);
+        const slugOf = new Map(ids.map((r, i) => [r, slugs[i] ?? null]));
+        const linkedPart: ListPart<LinkedItem> = {
+          ...linked,
+          items: linked.items.map((r) => ({
+            recordId: r.recordId,
+            name: names.get(r.recordId) ?? null,
+            slug: slugOf.get(r.recordId) ?? null,
+          })),
+        };
+        const npPart: ListPart<NotPublishedItem> = {
+          ...notPublished,
+          items: notPublished.items.map((r) => ({
+            recordId: r.recordId,
+            name: names.get(r.recordId) ?? r.normalizedName,
+            slug: slugOf.get(r.recordId) ?? null,
+          })),
+        };
+        return linksPage({
+          ...common,
+          linked: linkedPart,
+          notPublished: npPart,
+          runs,
+          decisions,
+          decisionCount,
+          query,
+          error: message,
+        });
+      }
+      case 'requests': {
+        const [noMatch, pendingAll] = await Promise.all([
+          this.statusList(id, 'no_match', NO_MATCH_LIST, req),
+          this.actions.pendingRequests(id),
+        ]);
+        const names = await this.crmNames(
+          id,
+          noMatch.items.map((r) => r.recordId),
+        );
+        const noMatchPart: ListPart<NoMatchItem> = {
+          ...noMatch,
+          items: noMatch.items.map((r) => ({
+            recordId: r.recordId,
+            name: names.get(r.recordId) ?? r.normalizedName,
+          })),
+        };
+        // Requests wait in a list of their own (requests/request-store.ts), kept small by the service's answers.
+        const place = listPlace(req.query as Record<string, unknown>, REQUESTED_LIST, LIST_SHOWN);
+        const needle = place.query.toLowerCase();
+        const matching = place.query
+          ? pendingAll.filter(
+              (r) => r.recordId === place.query || (r.name ?? '').toLowerCase().includes(needle),
+            )
+          : pendingAll;
+        const page = Math.min(place.page, pageCount(matching.length, place.per));
+        const pending: ListPart<(typeof pendingAll)[number]> = {
+          items: matching.slice((page - 1) * place.per, page * place.per),
+          total: matching.length,
+          place: { ...place, page },
+        };
+        const reinstallUrl =
+          installation.mode === 'oauth' ? (providerFor(installation.crm).activity.grant?.path ?? null) : null;
+        return requestsPage({
+          ...common,
+          noMatch: noMatchPart,
+          pending,
+          alertActivity: installation.alertActivity === true,
+          reinstallUrl,
+          query,
+          error: message,
+        });
+      }
+      case 'settings': {
+        const error =
+          extra.error && (extra.error.form === 'key' || extra.error.form === 'fixtures')
+            ? { form: extra.error.form, message: extra.error.message }
+            : null;
+        return settingsPage({ ...common, error });
+      }
+    }
+  }
+
+  /**
+   * One page of a list read by position; a page past the end reads the last page instead (a list that shrank
+   * since the link was made).
+   */
+  private async atPage<T>(
+    place: ListPlace,
+    read: (offset: number, count: number) => Promise<{ total: number; items: T[] }>,
+  ): Promise<{ total: number; items: T[]; place: ListPlace }> {
+    const first = await read((place.page - 1) * place.per, place.per);
+    const last = pageCount(first.total, place.per);
+    if (place.page <= last) return { ...first, place };
+    return { ...(await read((last - 1) * place.per, place.per)), place: { ...place, page: last } };
+  }
+
+  private async statusList(
+    id: string,
+    status: MatchStatus,
+    params: ListParams,
+    req: Request,
+  ): Promise<ListPart<{ recordId: string; normalizedName: string | null }>> {
+    const place = listPlace(req.query as Record<string, unknown>, params, LIST_SHOWN);
+    if (place.query) {
+      const found = await this.ctx.index.searchStatus(id, status, place.query, place.per);
+      return { items: found.records, total: found.total, place };
+    }
+    const read = await this.atPage(place, async (offset, count) => {
+      const page = await this.ctx.index.statusPage(id, status, offset, count);
+      return { total: page.total, items: page.records };
+    });
+    return { items: read.items, total: read.total, place: read.place };
+  }
+
+  /** The CRM's names of a few records; none when the CRM is slow or down (the page still renders). */
+  private async crmNames(id: string, recordIds: string[]): Promise<Map<string, string | null>> {
+    const names = new Map<string, string | null>();
+    if (recordIds.length === 0) return names;
+    try {
+      const { connector } = await this.ctx.runtime.open(id);
+      for (const record of await connector.readCompanies(recordIds)) names.set(record.id, record.name);
+    } catch (err) {
+      this.ctx.logger.debug({ err, installationId: id }, 'names of records not read');
+    }
+    return names;
+  }
+}

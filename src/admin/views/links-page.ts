@@ -1,0 +1,124 @@
+import type { Decision } from '../../decisions/decision-log.js';
+import { DECISION_LOG_SIZE } from '../../decisions/decision-log.js';
+import type { RunSummary } from '../../storage/runs.js';
+import { html, type SafeHtml } from '../html.js';
+import type { InstallationView } from '../overview.js';
+import { correctionsSection, decisionLogSection, type LinkedItem } from './corrections.js';
+import { num } from './format.js';
+import { installationShell, tabPath } from './installation-tabs.js';
+import { type ListPlace, listNav, listParams } from './list-paging.js';
+import { recordLink } from './record-page.js';
+
+/**
+ * `/admin/installations/:id/links`: linked records (a page at a time, searchable), unlink and re-match, undoing a
+ * sync, the records whose report is not published, and the decision log.
+ */
+
+export const LINKED_LIST = listParams('linked');
+export const NOT_PUBLISHED_LIST = listParams('np');
+
+export interface ListPart<T> {
+  items: readonly T[];
+  /** In the list, or found by the search. */
+  total: number;
+  place: ListPlace;
+}
+
+export interface NotPublishedItem {
+  recordId: string;
+  /** The CRM's name when read, else the normalised one the connector keeps. */
+  name: string | null;
+  slug: string | null;
+}
+
+export interface LinksPageInput {
+  view: InstallationView;
+  linked: ListPart<LinkedItem>;
+  notPublished: ListPart<NotPublishedItem>;
+  runs: readonly RunSummary[];
+  decisions: readonly Decision[];
+  decisionCount: number;
+  query: Record<string, string>;
+  csrfToken: string | null;
+  notice?: string | null;
+  error?: string | null;
+}
+
+export function linksPage(o: LinksPageInput): SafeHtml {
+  const { view: v } = o;
+  const path = tabPath(v.id, 'links');
+  return installationShell(
+    { view: v, tab: 'links', csrfToken: o.csrfToken, notice: o.notice, error: o.error },
+    html`${correctionsSection({
+      view: v,
+      linked: o.linked.items,
+      linkedTotal: v.coverage.counts.matched,
+      linkedNav: html`${listNav({
+        path,
+        current: o.query,
+        params: LINKED_LIST,
+        place: o.linked.place,
+        total: o.linked.total,
+        anchor: 'linked-records',
+        label: 'Linked records',
+        searchHint: 'A record id, or a report’s slug (the connector keeps no names of linked records).',
+      })}${searchNote(o.linked)}`,
+      runs: o.runs,
+      csrf: o.csrfToken,
+      error: o.error ?? null,
+    })}
+    ${notPublishedSection(v, o.notPublished, path, o.query)}
+    ${decisionLogSection({ view: v, decisions: o.decisions, total: o.decisionCount, limit: DECISION_LOG_SIZE })}`,
+  );
+}
+
+export function searchNote<T>(part: ListPart<T>): SafeHtml | string {
+  if (!part.place.query) return '';
+  return html`<p class="hint" role="status">${num(part.total)} found for “${part.place.query}”${part.total > part.items.length ? html`, the first ${num(part.items.length)} shown` : ''}.</p>`;
+}
+
+function notPublishedSection(
+  v: InstallationView,
+  part: ListPart<NotPublishedItem>,
+  path: string,
+  query: Record<string, string>,
+): SafeHtml {
+  const total = v.coverage.counts.not_published;
+  const rows = part.items.map(
+    (item) => html`<tr>
+      <th scope="row" data-label="Company">${item.name ?? `Record ${item.recordId}`}<br>${recordLink(v.id, item.recordId)}</th>
+      <td data-label="Report"><code>${item.slug ?? '—'}</code></td>
+    </tr>`,
+  );
+  return html`<section class="card" aria-labelledby="not-published">
+    <h2 id="not-published">Reports not published (${num(total)})</h2>
+    <p>These records carry a report's slug whose report the service does not publish (yet, or any more): the
+      connector writes no score for them. What to do: if the report is being made, nothing: the record is linked and
+      scored by itself when the service publishes it (a <code>report.completed</code> event, or the next full
+      sync). If the slug is wrong, unlink the record or match it again (above), or set the right slug in the CRM. If
+      the report should be published, ask the report service about that slug.</p>
+    ${
+      total === 0
+        ? html`<p>Every linked slug has a published report.</p>`
+        : html`${listNav({
+            path,
+            current: query,
+            params: NOT_PUBLISHED_LIST,
+            place: part.place,
+            total: part.total,
+            anchor: 'not-published',
+            label: 'Reports not published',
+            searchHint: 'A company name (or part of one) or a record id.',
+          })}${searchNote(part)}
+          ${
+            part.items.length === 0
+              ? html`<p>No record here.</p>`
+              : html`<table class="responsive">
+            <caption class="visually-hidden">Records whose report is not published</caption>
+            <thead><tr><th scope="col">Company</th><th scope="col">Slug</th></tr></thead>
+            <tbody>${rows}</tbody>
+          </table>`
+          }`
+    }
+  </section>`;
+}

@@ -1,0 +1,58 @@
+import type { ReviewItem } from '../../storage/review-codec.js';
+import { html, type SafeHtml } from '../html.js';
+import type { InstallationView } from '../overview.js';
+import { REVIEW_PAGE_SIZES } from '../schemas.js';
+import { bulkReviewForm, reviewPageSizes } from './corrections.js';
+import { num } from './format.js';
+import { installationShell, tabPath } from './installation-tabs.js';
+import { type ListPlace, listNav, listParams } from './list-paging.js';
+import { reviewItemView } from './parts.js';
+
+/** `/admin/installations/:id/review`: the review queue, a page at a time, searchable by name and record id. */
+
+export interface ReviewPageInput {
+  view: InstallationView;
+  /** This page's items (or the search's). */
+  items: readonly ReviewItem[];
+  /** Items in the queue (or found by the search). */
+  total: number;
+  place: ListPlace;
+  /** The request's query, to keep in page links. */
+  query: Record<string, string>;
+  csrfToken: string | null;
+  notice?: string | null;
+  error?: string | null;
+}
+
+export const REVIEW_LIST = listParams(null);
+
+export function reviewPage(o: ReviewPageInput): SafeHtml {
+  const { view: v, place } = o;
+  const per = place.per;
+  return installationShell(
+    { view: v, tab: 'review', csrfToken: o.csrfToken, notice: o.notice, error: o.error },
+    html`<section class="card" aria-labelledby="review">
+      <h2 id="review">Review queue (${num(v.reviewCount)})</h2>
+      <p>These companies have more than one plausible report. Accept a candidate, reject them all, or type the
+        slug of the right report. Each decision is written to the CRM at once. To decide many at once, select
+        them and accept each one's first candidate or reject them together.</p>
+      ${
+        v.reviewCount === 0
+          ? html`<p>Nothing waits for review.</p>`
+          : html`${reviewPageSizes(v, REVIEW_PAGE_SIZES, per)}
+        ${listNav({
+          path: tabPath(v.id, 'review'),
+          current: o.query,
+          params: REVIEW_LIST,
+          place,
+          total: o.total,
+          anchor: 'review',
+          label: 'Review queue',
+          searchHint: 'A company name (or part of one) or a record id.',
+        })}
+        ${place.query ? html`<p class="hint" role="status">${num(o.total)} found for “${place.query}”${o.total > o.items.length ? html`, the first ${num(o.items.length)} shown` : ''}.</p>` : ''}
+        ${o.items.length === 0 ? html`<p>No item on this page.</p>` : html`${bulkReviewForm(v, o.items.length, o.csrfToken)}${o.items.map((item) => reviewItemView(v.id, item, o.csrfToken))}`}`
+      }
+    </section>`,
+  );
+}
