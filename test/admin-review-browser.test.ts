@@ -78,7 +78,8 @@ describe('review at scale in a browser', () => {
       Math.min(50, queue.length - selected.length + tied),
     );
 
-    // The decision log on the page names each one, as a bulk accept by this session.
+    // The decision log on the links page names each one, as a bulk accept by this session.
+    await page.getByRole('link', { name: /^Links/ }).click();
     const log = page.locator('section[aria-labelledby="decisions"]');
     expect(await log.getByRole('row').filter({ hasText: 'Accepted a candidate (bulk)' }).count()).toBe(
       Math.min(selected.length - tied, 20),
@@ -93,11 +94,13 @@ describe('review at scale in a browser', () => {
     const page = await browser.newPage(400);
     await browser.logIn(page);
     await page.goto(`${system.appUrl}/admin/installations/${system.installationId}?per=50#review`);
+    await page.getByRole('heading', { name: /^Review queue/ }).waitFor();
+    const overflow = () =>
+      page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth');
+    expect(await overflow()).toBeLessThanOrEqual(0);
+    await page.goto(`${system.appUrl}/admin/installations/${system.installationId}/links`);
     await page.getByRole('heading', { name: /^Decision log/ }).waitFor();
-    const overflow = await page.evaluate<number>(
-      'document.documentElement.scrollWidth - document.documentElement.clientWidth',
-    );
-    expect(overflow).toBeLessThanOrEqual(0);
+    expect(await overflow()).toBeLessThanOrEqual(0);
     await page.close();
   });
 
