@@ -64,7 +64,10 @@ describe('the admin page in a browser', () => {
     await browser.logIn(page);
     await page.getByRole('link', { name: /^Manage HubSpot portal/ }).click();
     // The overview links each of the installation's pages; the review queue is one of them.
-    await page.getByRole('navigation', { name: 'Installation pages' }).getByRole('link', { name: /^Review/ }).click();
+    await page
+      .getByRole('navigation', { name: 'Installation pages' })
+      .getByRole('link', { name: /^Review/ })
+      .click();
     await page.getByRole('heading', { name: /^Review queue/ }).waitFor();
 
     const first = page.locator('article.review-item').first();

@@ -84,7 +84,7 @@ export function listNav(o: ListNavInput): SafeHtml {
     ([k]) => k !== o.params.pageParam && k !== o.params.queryParam && k !== 'done',
   );
   const searchId = `${o.anchor}-search`;
-  return html`<form method="get" action="${o.path}#${o.anchor}" class="list-search" role="search" aria-label="Search ${o.label}">
+  return html`<form method="get" action="${o.path}#${o.anchor}" class="list-search" role="search" aria-label="${o.label}: search">
       ${kept.map(([k, v]) => html`<input type="hidden" name="${k}" value="${v}">`)}
       <label for="${searchId}">Search ${o.label.toLowerCase()}</label>
       <span class="slug-row">
