@@ -71,9 +71,7 @@ describe('the installation pages in a browser', () => {
     const pager = page.locator('nav[data-pager="linked-records"]');
     await expect.poll(() => pager.locator('span').textContent()).toBe(`Page 1 of ${pages}`);
     const rowIds = async () =>
-      page
-        .locator('#linked-records ~ table tbody tr th a')
-        .evaluateAll((els) => els.map((el) => (el.textContent ?? '').trim()));
+      (await page.locator('#linked-records ~ table tbody tr th a').allTextContents()).map((t) => t.trim());
     const seen: string[] = [];
     for (let n = 1; n <= pages; n += 1) {
       const ids = await rowIds();
@@ -103,9 +101,9 @@ describe('the installation pages in a browser', () => {
     await page.getByLabel('Search linked records').fill(target!);
     await page.getByLabel('Search linked records').press('Enter');
     await page.getByText(`1 found for “${target}”`).waitFor();
-    const ids = await page
-      .locator('#linked-records ~ table tbody tr th a')
-      .evaluateAll((els) => els.map((el) => (el.textContent ?? '').trim()));
+    const ids = (await page.locator('#linked-records ~ table tbody tr th a').allTextContents()).map((t) =>
+      t.trim(),
+    );
     expect(ids).toEqual([target]);
 
     // A company without a report, by a part of its name as the connector keeps it.
