@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import { scoreBuckets } from '../src/admin/overview.js';
+import { buildStatusCounts } from '../src/app/status-counts-upgrade.js';
 import { MATCH_STATUSES, type MatchStatus } from '../src/fields.js';
 import { closeRedis, createRedis } from '../src/redis.js';
 import { Keys } from '../src/storage/keys.js';
@@ -185,6 +186,38 @@ describe('status counts kept by the scripts', () => {
     await index.statuses.build(id);
     expect(await index.coverage(id)).toEqual(scanned);
     await expectAgreement(index, id);
+  });
+
+  it('need no build for an installation whose first states are written with them', async () => {
+    const index = new LinkIndex(redis, keys);
+    const id = 'fresh';
+    await redis.hset(keys.installation(id), 'id', id);
+    await index.apply(id, [randomState(seededRandom(seed + 3), 'r1')]);
+    expect(await index.statuses.isBuilt(id)).toBe(true);
+  });
+
+  it('are built at start-up for installations written without them (buildStatusCounts)', async () => {
+    const index = new LinkIndex(redis, keys);
+    const id = 'startup';
+    await redis.hset(keys.installation(id), 'id', id);
+    const random = seededRandom(seed + 4);
+    await index.apply(
+      id,
+      Array.from({ length: 60 }, (_, i) => randomState(random, `r${i}`)),
+    );
+    await forgetCounts(id);
+    const logged: unknown[] = [];
+    const ctx = {
+      installations: { list: async () => [{ id }] },
+      index,
+      logger: { info: (o: unknown) => logged.push(o) },
+    } as unknown as Parameters<typeof buildStatusCounts>[0];
+    expect(await buildStatusCounts(ctx)).toBe(1);
+    expect(await index.statuses.isBuilt(id)).toBe(true);
+    expect(await redis.hget(keys.statusCounts(id), 'built')).toBe('1');
+    expect(await index.coverage(id)).toEqual(await index.coverageByScan(id));
+    // A second start finds nothing to build.
+    expect(await buildStatusCounts(ctx)).toBe(0);
   });
 
   it('are built on first read when missing, with the shared slugs', async () => {

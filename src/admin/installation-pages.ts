@@ -94,32 +94,39 @@ export class InstallationPages {
     extra: PageExtra,
   ): Promise<SafeHtml> {
     const installation = await this.actions.installation(id);
-    const view = { ...(await this.overview.view(installation)), approveCsrf: csrf };
+    // The view and the page's own lists are read at once.
+    const viewRead = this.overview
+      .view(installation, { light: tab !== 'overview' })
+      .then((v) => ({ ...v, approveCsrf: csrf }));
     const query = queryStrings(req.query as Record<string, unknown>);
-    const common = { view, csrfToken: csrf, notice: extra.notice ?? null };
+    const common = async () => ({ view: await viewRead, csrfToken: csrf, notice: extra.notice ?? null });
     const message = extra.error?.message ?? null;
     switch (tab) {
       case 'overview': {
-        const [runs, preview] = await Promise.all([
+        const [c, runs, preview] = await Promise.all([
+          common(),
           this.ctx.runs.recent(id, RUNS_SHOWN),
           this.actions.latestPreview(id),
         ]);
         return installationPage({
-          ...common,
+          ...c,
           runs,
           preview,
-          lastChange: view.lastChangeAt,
+          lastChange: c.view.lastChangeAt,
           error: extra.error,
         });
       }
       case 'review': {
         const { per } = reviewPageQuerySchema.parse(req.query);
         const place = listPlace(req.query as Record<string, unknown>, REVIEW_LIST, per);
-        const found = place.query
-          ? { ...(await this.ctx.index.reviews.search(id, place.query, per)), place }
-          : await this.atPage(place, (offset, count) => this.ctx.index.reviews.page(id, offset, count));
+        const [c, found] = await Promise.all([
+          common(),
+          place.query
+            ? this.ctx.index.reviews.search(id, place.query, per).then((f) => ({ ...f, place }))
+            : this.atPage(place, (offset, count) => this.ctx.index.reviews.page(id, offset, count)),
+        ]);
         return reviewPage({
-          ...common,
+          ...c,
           items: found.items,
           total: found.total,
           place: found.place,
@@ -128,7 +135,8 @@ export class InstallationPages {
         });
       }
       case 'links': {
-        const [linked, notPublished, runs, decisions, decisionCount] = await Promise.all([
+        const [c, linked, notPublished, runs, decisions, decisionCount] = await Promise.all([
+          common(),
           this.statusList(id, 'matched', LINKED_LIST, req),
           this.statusList(id, 'not_published', NOT_PUBLISHED_LIST, req),
           this.ctx.runs.recent(id, RUNS_SHOWN),
@@ -155,7 +163,7 @@ export class InstallationPages {
           })),
         };
         return linksPage({
-          ...common,
+          ...c,
           linked: linkedPart,
           notPublished: npPart,
           runs,
@@ -166,7 +174,8 @@ export class InstallationPages {
         });
       }
       case 'requests': {
-        const [noMatch, pendingAll] = await Promise.all([
+        const [c, noMatch, pendingAll] = await Promise.all([
+          common(),
           this.statusList(id, 'no_match', NO_MATCH_LIST, req),
           this.actions.pendingRequests(id),
         ]);
@@ -198,7 +207,7 @@ export class InstallationPages {
         const reinstallUrl =
           installation.mode === 'oauth' ? (providerFor(installation.crm).activity.grant?.path ?? null) : null;
         return requestsPage({
-          ...common,
+          ...c,
           noMatch: noMatchPart,
           pending,
           alertActivity: installation.alertActivity === true,
@@ -212,7 +221,7 @@ export class InstallationPages {
           extra.error && (extra.error.form === 'key' || extra.error.form === 'fixtures')
             ? { form: extra.error.form, message: extra.error.message }
             : null;
-        return settingsPage({ ...common, error });
+        return settingsPage({ ...(await common()), error });
       }
     }
   }

@@ -107,8 +107,13 @@ export class AdminOverview {
     return Promise.all(ordered.map((i) => this.view(i)));
   }
 
-  async view(installation: Installation): Promise<InstallationView> {
+  /**
+   * `light`: what the installation's other pages show around their lists (title, badges, counts): no shared
+   * links (and so no CRM read for their places) and no API usage.
+   */
+  async view(installation: Installation, options: { light?: boolean } = {}): Promise<InstallationView> {
     const { ctx } = this;
+    const light = options.light === true;
     const [
       { counts, scoreBins, changedAt },
       reviewCount,
@@ -123,8 +128,8 @@ export class AdminOverview {
       ctx.index.reviews.count(installation.id),
       ctx.runs.recent(installation.id, 1),
       this.reportKey(installation),
-      this.apiUsage(installation),
-      ctx.index.sharedAutoLinks(installation.id),
+      light ? null : this.apiUsage(installation),
+      light ? [] : ctx.index.sharedAutoLinks(installation.id),
       ctx.runtime.reportRate(installation),
       ctx.decisions.latest(installation.id, 1),
     ]);

@@ -4,6 +4,7 @@ import { ensureTokenModeInstallations } from '../../app/bootstrap.js';
 import type { AppContext } from '../../app/context.js';
 import { upgradeLinkIndex } from '../../app/index-upgrade.js';
 import { schedulePolls } from '../../app/poll-schedules.js';
+import { buildStatusCounts } from '../../app/status-counts-upgrade.js';
 import { recordApprovalsBefore } from '../../installations/approval-upgrade.js';
 import type { PipelineWorkers } from '../../pipeline/workers.js';
 import { createServerApp } from '../../server/app.js';
@@ -29,6 +30,8 @@ export async function runCommand(
     if (kind !== 'worker') {
       await ensureTokenModeInstallations(ctx);
       await upgradeLinkIndex(ctx);
+      // In the background: a large installation's build takes seconds, and the first read builds it anyway.
+      buildStatusCounts(ctx).catch((err: unknown) => ctx.logger.warn({ err }, 'status counts not built'));
       await schedulePolls(ctx);
       await foldLoginCountersIntoUnits(ctx.redis, ctx.config.redisPrefix);
       await ctx.schedules.scheduleReconcile(ctx.config.reconcileHours * 3_600_000);

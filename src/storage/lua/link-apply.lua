@@ -10,7 +10,7 @@
 -- KEYS[4] review items (linear-hash stem)
 -- KEYS[5] review candidates' details (hash)
 -- KEYS[6] status counts (hash; lib/status-counts.lua); its `changed` is set to the Redis time (ms) when a
---   record's state changed
+--   record's state changed, its `built` when the installation's first states are written (none to count)
 -- KEYS[7] stem prefix of the per-status record maps (`<prefix>:<status code>`)
 -- KEYS[8] slug digests listing two records or more (set)
 -- ARGV[1..] six per record: id, packed state without its seq, stored slug, its digest, review item ('' deletes
@@ -27,6 +27,10 @@
 
 if redis.call('EXISTS', KEYS[1]) == 0 then return { 'gone' } end
 local R, B, RV = lh_open(KEYS[2]), lh_open(KEYS[3]), lh_open(KEYS[4])
+-- The first states of an installation: none was written uncounted, so no build is needed for it.
+if R.n == 0 and R.k == 0 and redis.call('EXISTS', KEYS[2] .. ':big') == 0 then
+  redis.call('HSETNX', KEYS[6], 'built', '1')
+end
 local C = sc_open(KEYS[7])
 local changed = false
 local reply = { 'applied' }
