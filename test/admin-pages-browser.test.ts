@@ -165,6 +165,43 @@ describe('the installation pages in a browser', () => {
     await page.close();
   }, 120_000);
 
+  it('pages the decision log by cursor, newest to oldest, and finds a record’s decisions', async () => {
+    await system.ctx.decisions.add(
+      system.installationId,
+      Array.from({ length: 30 }, (_, i) => ({
+        action: 'set' as const,
+        by: { kind: 'crm-user' as const, id: `u${i}` },
+        bulk: false,
+        recordId: `log-${i}`,
+        slug: `log-slug-${i}`,
+        evidence: {},
+      })),
+    );
+    const total = await system.ctx.decisions.count(system.installationId);
+    const page = await browser.newPage(1280);
+    await browser.logIn(page);
+    await page.goto(`${base}/links#decisions`);
+    const log = page.locator('section[aria-labelledby="decisions"]');
+    const rows = () => log.locator('tbody tr').count();
+    expect(await rows()).toBe(20);
+    // The newest first: the last one added heads the log.
+    expect(await log.locator('tbody tr').first().textContent()).toContain('log-29');
+    let seen = 20;
+    while (await log.getByRole('link', { name: 'Older decisions' }).count()) {
+      await log.getByRole('link', { name: 'Older decisions' }).click();
+      await page.waitForURL(/dl-before=/);
+      seen += await rows();
+    }
+    expect(seen).toBe(total);
+    await log.getByRole('link', { name: 'Newest decisions' }).click();
+    await expect.poll(() => log.locator('tbody tr').first().textContent()).toContain('log-29');
+    await page.getByLabel('Search the decision log').fill('log-7');
+    await page.getByLabel('Search the decision log').press('Enter');
+    await page.getByText('1 found for “log-7”').waitFor();
+    expect(await rows()).toBe(1);
+    await page.close();
+  }, 60_000);
+
   it('ran without a content security policy violation', () => {
     expect(browser.cspViolations).toEqual([]);
   });

@@ -10,6 +10,8 @@ import type { LinkedItem } from './views/corrections.js';
 import { installationPage, type PageForm } from './views/installation-page.js';
 import type { InstallationTab } from './views/installation-tabs.js';
 import {
+  DECISIONS_BEFORE,
+  DECISIONS_QUERY,
   LINKED_LIST,
   type ListPart,
   linksPage,
@@ -140,7 +142,7 @@ export class InstallationPages {
           this.statusList(id, 'matched', LINKED_LIST, req),
           this.statusList(id, 'not_published', NOT_PUBLISHED_LIST, req),
           this.ctx.runs.recent(id, RUNS_SHOWN),
-          this.ctx.decisions.latest(id, DECISIONS_SHOWN),
+          this.decisionLog(id, query),
           this.ctx.decisions.count(id),
         ]);
         const ids = [...linked.items, ...notPublished.items].map((r) => r.recordId);
@@ -167,7 +169,8 @@ export class InstallationPages {
           linked: linkedPart,
           notPublished: npPart,
           runs,
-          decisions,
+          decisions: decisions.decisions,
+          decisionPage: decisions.page,
           decisionCount,
           query,
           error: message,
@@ -256,6 +259,21 @@ export class InstallationPages {
       return { total: page.total, items: page.records };
     });
     return { items: read.items, total: read.total, place: read.place };
+  }
+
+  /** The decision log's page by cursor (`dl-before`), or a search (`dl-q`) by record id or slug. */
+  private async decisionLog(id: string, query: Record<string, string>) {
+    const q = (query[DECISIONS_QUERY] ?? '').trim().slice(0, 200);
+    if (q) {
+      const found = await this.ctx.decisions.search(id, q, DECISIONS_SHOWN);
+      return {
+        decisions: found.decisions,
+        page: { before: null, older: null, query: q, found: found.total },
+      };
+    }
+    const before = /^\d+-\d+$/.test(query[DECISIONS_BEFORE] ?? '') ? query[DECISIONS_BEFORE]! : null;
+    const page = await this.ctx.decisions.page(id, before, DECISIONS_SHOWN);
+    return { decisions: page.decisions, page: { before, older: page.older, query: '', found: null } };
   }
 
   /** The CRM's names of a few records; none when the CRM is slow or down (the page still renders). */

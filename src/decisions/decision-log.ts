@@ -173,6 +173,38 @@ export class DecisionLog {
     return raw.flatMap(([id, fields]) => this.parse(id, fields));
   }
 
+  /**
+   * A page of decisions, newest first, older than `before` (a decision's id; null: from the newest), and the id
+   * to ask for the next page with (null: none older). A cursor into the stream, never a read of all of it.
+   */
+  async page(
+    installationId: string,
+    before: string | null,
+    count: number,
+  ): Promise<{ decisions: Decision[]; older: string | null }> {
+    const raw = await this.redis.xrevrange(
+      this.keys.decisions(installationId),
+      before ? `(${before}` : '+',
+      '-',
+      'COUNT',
+      count + 1,
+    );
+    const decisions = raw.slice(0, count).flatMap(([id, fields]) => this.parse(id, fields));
+    return { decisions, older: raw.length > count ? (raw[count - 1]?.[0] ?? null) : null };
+  }
+
+  /** Decisions about a record id or a report slug, newest first: up to `limit` and how many there are. */
+  async search(
+    installationId: string,
+    query: string,
+    limit: number,
+  ): Promise<{ decisions: Decision[]; total: number }> {
+    const found = (await this.all(installationId))
+      .filter((d) => d.recordId === query || d.slug === query)
+      .reverse();
+    return { decisions: found.slice(0, limit), total: found.length };
+  }
+
   /** Every decision still kept, oldest first (the CSV export). */
   async all(installationId: string): Promise<Decision[]> {
     const raw = await this.redis.xrange(this.keys.decisions(installationId), '-', '+');

@@ -220,6 +220,8 @@ export function decisionLogSection(o: {
   /** Mass actions that can still be undone: their entries carry "Undo this" (it shows the action first). */
   undoable?: ReadonlySet<string>;
   csrf?: string | null;
+  /** The log's search and its newer and older pages (links-page.ts). */
+  nav?: SafeHtml;
 }): SafeHtml {
   const undo = (d: Decision) => {
     const massId = d.evidence.massId;
@@ -243,6 +245,7 @@ export function decisionLogSection(o: {
     <p>Who decided what about a link, when, and on what evidence: review decisions (one by one or in bulk),
       unlinks, undos, re-matches, and slugs set or cleared by people in the CRM. The newest
       ${num(o.limit)} are kept per installation. Download <a href="${apiPath(o.view.id, '/decisions.csv')}" download>the decision log as CSV</a>.</p>
+    ${o.nav ?? ''}
     ${
       o.decisions.length === 0
         ? html`<p>No decision has been made yet.</p>`

@@ -7,6 +7,10 @@ import { correctionsSection, decisionLogSection, type LinkedItem } from './corre
 import { num } from './format.js';
 import { installationShell, tabPath } from './installation-tabs.js';
 import { type ListPlace, listNav, listParams } from './list-paging.js';
+
+export const DECISIONS_BEFORE = 'dl-before';
+export const DECISIONS_QUERY = 'dl-q';
+
 import { recordLink } from './record-page.js';
 
 /**
@@ -38,6 +42,8 @@ export interface LinksPageInput {
   runs: readonly RunSummary[];
   decisions: readonly Decision[];
   decisionCount: number;
+  /** Where the decision log's page is: the cursor it started at, the next older one, a search and its count. */
+  decisionPage?: { before: string | null; older: string | null; query: string; found: number | null };
   query: Record<string, string>;
   csrfToken: string | null;
   notice?: string | null;
@@ -68,7 +74,17 @@ export function linksPage(o: LinksPageInput): SafeHtml {
       error: o.error ?? null,
     })}
     ${notPublishedSection(v, o.notPublished, path, o.query)}
-    ${decisionLogSection({ view: v, decisions: o.decisions, total: o.decisionCount, limit: DECISION_LOG_SIZE })}`,
+    ${decisionLogSection({
+      view: v,
+      decisions: o.decisions,
+      total: o.decisionCount,
+      limit: DECISION_LOG_SIZE,
+      nav: decisionNav(
+        path,
+        o.query,
+        o.decisionPage ?? { before: null, older: null, query: '', found: null },
+      ),
+    })}`,
   );
 }
 
@@ -121,4 +137,37 @@ function notPublishedSection(
           }`
     }
   </section>`;
+}
+
+/** The decision log's search (record id or slug) and its pages by cursor: newest, older. */
+function decisionNav(
+  path: string,
+  query: Record<string, string>,
+  p: { before: string | null; older: string | null; query: string; found: number | null },
+): SafeHtml {
+  const others = Object.entries(query).filter(
+    ([k]) => k !== DECISIONS_BEFORE && k !== DECISIONS_QUERY && k !== 'done',
+  );
+  const href = (changes: Record<string, string>) => {
+    const q = new URLSearchParams([...others, ...Object.entries(changes)]).toString();
+    return `${path}${q ? `?${q}` : ''}#decisions`;
+  };
+  return html`<form method="get" action="${path}#decisions" class="list-search" role="search" aria-label="Decision log: search">
+      ${others.map(([k, val]) => html`<input type="hidden" name="${k}" value="${val}">`)}
+      <label for="decisions-search">Search the decision log</label>
+      <span class="slug-row">
+        <input id="decisions-search" name="${DECISIONS_QUERY}" type="search" value="${p.query}" spellcheck="false" autocomplete="off">
+        <button type="submit" class="secondary">Search</button>
+      </span>
+      <span class="hint">A record id or a report’s slug.${p.query ? html` · <a href="${href({})}">Show all</a>` : ''}</span>
+    </form>
+    ${p.query && p.found !== null ? html`<p class="hint" role="status">${num(p.found)} found for “${p.query}”.</p>` : ''}
+    ${
+      p.query || (!p.before && !p.older)
+        ? ''
+        : html`<nav class="pager" aria-label="Decision log pages" data-pager="decisions">
+      ${p.before ? html`<a href="${href({})}" data-page-link="first">Newest decisions</a>` : ''}
+      ${p.older ? html`<a href="${href({ [DECISIONS_BEFORE]: p.older })}" data-page-link="next">Older decisions</a>` : ''}
+    </nav>`
+    }`;
 }
