@@ -33,6 +33,7 @@ import { settingsPage } from './views/settings-page.js';
 const RUNS_SHOWN = 10;
 const LIST_SHOWN = 20;
 const DECISIONS_SHOWN = 20;
+const MASS_ACTIONS_SHOWN = 10;
 
 /** The page each form lives on: a refused change is shown there, beside its form. */
 export const FORM_TAB: Record<PageForm, InstallationTab> = {
@@ -57,6 +58,13 @@ const DONE_TAB: Record<string, InstallationTab> = {
   'review-bulk-linked': 'review',
   'review-bulk-rejected': 'review',
   'review-bulk-partial': 'review',
+  'review-bulk-empty': 'review',
+  // A mass action's notice: a bulk review's comes back with its review paging (to the review page); an undo's
+  // (a sync's, a mass action's) belongs with the corrections and the mass actions.
+  mass: 'links',
+  'mass-none': 'links',
+  'key-server': 'settings',
+  'key-server-resumed': 'settings',
   unlinked: 'links',
   rematched: 'links',
   'run-undone': 'links',
@@ -137,13 +145,14 @@ export class InstallationPages {
         });
       }
       case 'links': {
-        const [c, linked, notPublished, runs, decisions, decisionCount] = await Promise.all([
+        const [c, linked, notPublished, runs, decisions, decisionCount, massActions] = await Promise.all([
           common(),
           this.statusList(id, 'matched', LINKED_LIST, req),
           this.statusList(id, 'not_published', NOT_PUBLISHED_LIST, req),
           this.ctx.runs.recent(id, RUNS_SHOWN),
           this.decisionLog(id, query),
           this.ctx.decisions.count(id),
+          this.actions.mass.log.recent(id, MASS_ACTIONS_SHOWN),
         ]);
         const ids = [...linked.items, ...notPublished.items].map((r) => r.recordId);
         const [slugs, names] = await Promise.all([this.ctx.index.slugsOf(id, ids), this.crmNames(id, ids)]);
@@ -171,6 +180,7 @@ export class InstallationPages {
           runs,
           decisions: decisions.decisions,
           decisionPage: decisions.page,
+          massActions,
           decisionCount,
           query,
           error: message,

@@ -1,8 +1,10 @@
 import type { Decision } from '../../decisions/decision-log.js';
 import { DECISION_LOG_SIZE } from '../../decisions/decision-log.js';
+import type { MassAction } from '../../decisions/mass-actions.js';
 import type { RunSummary } from '../../storage/runs.js';
 import { html, type SafeHtml } from '../html.js';
 import type { InstallationView } from '../overview.js';
+import { massActionsSection } from './confirm.js';
 import { correctionsSection, decisionLogSection, type LinkedItem } from './corrections.js';
 import { num } from './format.js';
 import { installationShell, tabPath } from './installation-tabs.js';
@@ -42,6 +44,8 @@ export interface LinksPageInput {
   runs: readonly RunSummary[];
   decisions: readonly Decision[];
   decisionCount: number;
+  /** The latest mass actions (undone syncs, bulk decisions), each with "Undo this". */
+  massActions?: readonly MassAction[];
   /** Where the decision log's page is: the cursor it started at, the next older one, a search and its count. */
   decisionPage?: { before: string | null; older: string | null; query: string; found: number | null };
   query: Record<string, string>;
@@ -84,7 +88,10 @@ export function linksPage(o: LinksPageInput): SafeHtml {
         o.query,
         o.decisionPage ?? { before: null, older: null, query: '', found: null },
       ),
-    })}`,
+      undoable: new Set((o.massActions ?? []).filter((m) => !m.undoneBy).map((m) => m.id)),
+      csrf: o.csrfToken,
+    })}
+    ${massActionsSection({ installationId: v.id, actions: o.massActions ?? [], csrf: o.csrfToken })}`,
   );
 }
 
