@@ -66,7 +66,8 @@ describe('smaller admin items (issue 31)', () => {
   it("goes back to the server's key after one was saved for the installation", async () => {
     const page = await browser.newPage(1280);
     await browser.logIn(page);
-    await page.goto(`${system.appUrl}/admin/installations/${system.installationId}`);
+    // The key form is on the installation's settings page.
+    await page.goto(`${system.appUrl}/admin/installations/${system.installationId}/settings`);
     expect(await page.getByRole('button', { name: "Use the server's key again" }).count()).toBe(0);
     await page.getByLabel('Report-service API key').fill('sk_sandbox_read');
     await page.getByRole('button', { name: 'Check and save key' }).click();
