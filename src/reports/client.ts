@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import { type AdaptiveGate, isAdaptiveGate, OPEN_GATE, type RequestGate } from '../crm/request-gate.js';
@@ -21,6 +20,7 @@ import {
   ReportWriteScopeError,
   WRITE_SCOPE_ADVICE,
 } from './errors.js';
+import { reportKeyIdentity } from './key-identity.js';
 import { MAX_QUERY_LENGTH } from './query.js';
 import {
   type Report,
@@ -117,11 +117,7 @@ export const GRAPHQL_SEARCH_QUERY = `query Search($q: String, $industry: String,
 const ME_QUERY = 'query Me { me { sandbox } }';
 
 export class ReportClient {
-  /**
-   * This key at this address, by a digest that does not reveal the key: what the report cache is partitioned by
-   * (pipeline/report-reader.ts), so a sandbox key's fixtures never answer a live key and a revoked key never reads
-   * another key's answers. Two installations sharing one key share it, as they share the key's answers.
-   */
+  /** This key at this address (key-identity.ts): what the report cache is partitioned by. */
   readonly keyIdentity: string;
   private readonly baseUrl: string;
   private readonly timeoutMs: number;
@@ -137,10 +133,7 @@ export class ReportClient {
 
   constructor(private readonly options: ReportClientOptions) {
     this.baseUrl = options.baseUrl.replace(/\/+$/, '');
-    this.keyIdentity = createHash('sha256')
-      .update(`${this.baseUrl}\n${options.apiKey}`)
-      .digest('hex')
-      .slice(0, 16);
+    this.keyIdentity = reportKeyIdentity(this.baseUrl, options.apiKey);
     this.timeoutMs = options.timeoutMs ?? 10_000;
     this.maxRetries = options.maxRetries ?? RETRY_BUDGET.reportsHttp.maxRetries;
     this.baseDelayMs = options.baseDelayMs ?? RETRY_BUDGET.reportsHttp.baseDelayMs;
