@@ -23,7 +23,7 @@ beforeAll(async () => {
 afterAll(() => stopSystemInBrowser({ system, browser }));
 
 const reviewUrl = (query = '') =>
-  `${system.appUrl}/admin/installations/${system.installationId}${query}#review`;
+  `${system.appUrl}/admin/installations/${system.installationId}/review${query}#review`;
 
 describe('mass actions in a browser', () => {
   it('disables the bulk buttons while nothing is selected; an empty selection posted anyway is explained', async () => {
@@ -106,7 +106,7 @@ describe('mass actions in a browser', () => {
     const before = state();
     const page = await browser.newPage(1280);
     await browser.logIn(page);
-    await page.goto(`${system.appUrl}/admin/installations/${system.installationId}#corrections`);
+    await page.goto(`${system.appUrl}/admin/installations/${system.installationId}/links#corrections`);
     await page
       .getByRole('button', { name: /^Undo its links/ })
       .last()

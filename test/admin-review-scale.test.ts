@@ -317,7 +317,7 @@ describe.each(['hubspot', 'salesforce'] as CrmKind[])('review at scale on %s', (
     });
     expect(undone.status).toBe(303);
     expect(undone.headers.get('location')).toMatch(
-      new RegExp(`^/admin/installations/${id}\\?done=mass&mass=m[a-z0-9]+#corrections$`),
+      new RegExp(`^/admin/installations/${id}/links\\?done=mass&mass=m[a-z0-9]+#corrections$`),
     );
     const undoEntries = (await decisions()).filter((d) => d.action === 'undo');
     // The re-matched record holds the run's slug as an auto-link again, but an admin decided about it after
@@ -348,7 +348,7 @@ describe.each(['hubspot', 'salesforce'] as CrmKind[])('review at scale on %s', (
     });
     expect(none.status).toBe(303);
     expect(none.headers.get('location')).toBe(
-      `/admin/installations/${id}?page=2&per=50&done=review-bulk-empty#review`,
+      `/admin/installations/${id}/review?page=2&per=50&done=review-bulk-empty#review`,
     );
   });
 

@@ -16,7 +16,8 @@ import {
   reviewPageQuerySchema,
 } from './schemas.js';
 import { confirmPage, MASS_LABELS, massDoneMessage } from './views/confirm.js';
-import { installationPath, installationTitle, RUN_KIND_LABELS, when } from './views/format.js';
+import { installationTitle, RUN_KIND_LABELS, when } from './views/format.js';
+import { tabPath } from './views/installation-tabs.js';
 
 /**
  * The admin page's mass actions: bulk accept or reject on the review queue, undoing a run's links, and
@@ -125,7 +126,7 @@ export function addMassPageRoutes(pages: Router, deps: MassPageDeps): void {
   pages.post('/installations/:id/review/bulk', async (req, res) => {
     const id = idOf(req);
     const paging = reviewQuery(req.body);
-    const back = (query: string) => installationPath(id, `?${paging}${query ? `&${query}` : ''}#review`);
+    const back = (query: string) => tabPath(id, 'review', `?${paging}${query ? `&${query}` : ''}#review`);
     const body = (req.body ?? {}) as Record<string, unknown>;
     if (body.recordIds === undefined || body.recordIds === '') {
       // No box checked: say so on the same review page, nothing posted on.
@@ -166,7 +167,7 @@ export function addMassPageRoutes(pages: Router, deps: MassPageDeps): void {
       heading: `Undo the links of the ${label}`,
       confirmLabel: 'Undo these links',
       fields: [],
-      back: (query) => installationPath(id, `${query ? `?${query}` : ''}#corrections`),
+      back: (query) => tabPath(id, 'links', `${query ? `?${query}` : ''}#corrections`),
     });
   });
 
@@ -181,7 +182,7 @@ export function addMassPageRoutes(pages: Router, deps: MassPageDeps): void {
       heading: `Undo “${action ? MASS_LABELS[action.kind] : 'mass action'}” of ${when(action?.at)}`,
       confirmLabel: 'Put these back',
       fields: [],
-      back: (query) => installationPath(id, `${query ? `?${query}` : ''}#mass-actions`),
+      back: (query) => tabPath(id, 'links', `${query ? `?${query}` : ''}#mass-actions`),
     });
   });
 }
