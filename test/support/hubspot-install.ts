@@ -20,5 +20,8 @@ export async function installThroughOAuth(system: LocalSystem): Promise<string> 
   if (done.status !== 302 || !landing.startsWith('/admin?installed=')) {
     throw new Error(`the callback answered ${done.status}: ${await done.text()}`);
   }
-  return decodeURIComponent(landing.slice('/admin?installed='.length));
+  // The landing may say more (`&reconnected=1`): the installation is the one named by `installed`.
+  const installed = new URL(landing, 'http://admin.invalid').searchParams.get('installed');
+  if (!installed) throw new Error(`the callback's landing names no installation: ${landing}`);
+  return installed;
 }
