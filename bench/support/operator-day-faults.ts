@@ -9,7 +9,6 @@ import { deliverUntilAcknowledged, scoreChangedEvent } from '../../test/support/
 import { seededRandom } from '../../test/support/seeded-random.js';
 import { sharedSecretsEnv, WorkerProcess, workerEnvFor } from '../../test/support/worker-process.js';
 import type { Setting } from './operator-day-normal.js';
-import type { LatencySummary } from './operator-day-report.js';
 import {
   firstWriteWatch,
   type OperatorDayOptions,
@@ -53,6 +52,16 @@ export const FAULT_DEFAULTS: FaultOptions = {
   afterBackfillMs: 15_000,
   timeoutMs: 6 * 60_000,
 };
+
+export interface LatencySummary {
+  acknowledged: number;
+  landed: number;
+  p50Ms: number;
+  p95Ms: number;
+  maxMs: number;
+  /** Landed within 10 s. */
+  within10s: number;
+}
 
 export interface FaultFigures {
   setting: Setting;

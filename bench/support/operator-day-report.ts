@@ -1,4 +1,4 @@
-import type { FaultFigures } from './operator-day-faults.js';
+import type { FaultFigures, LatencySummary } from './operator-day-faults.js';
 import type { NormalFigures, Setting } from './operator-day-normal.js';
 import { sizesText } from './throttled-backfill.js';
 
@@ -122,16 +122,6 @@ export function faultTable(figures: FaultFigures[]): string {
     ([label, cell, target]) => `| ${label} | ${figures.map(cell).join(' | ')} | ${target} |`,
   );
   return [header, `|---|${figures.map(() => '---|').join('')}---|`, ...lines].join('\n');
-}
-
-export interface LatencySummary {
-  acknowledged: number;
-  landed: number;
-  p50Ms: number;
-  p95Ms: number;
-  maxMs: number;
-  /** Landed within 10 s. */
-  within10s: number;
 }
 
 function latencyText(l: LatencySummary): string {
