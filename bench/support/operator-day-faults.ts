@@ -16,6 +16,7 @@ import {
   runsSince,
   settle,
   startOperatorSystem,
+  writeCallSizes,
 } from './operator-day-setup.js';
 
 /**
@@ -154,6 +155,16 @@ export async function measureFaults(
       }
     })();
     const landing = setInterval(() => markLanded(sys, events, recordsOf), 100);
+    // Every 10 s on stderr: the key's answers (429s) and the CRM's writes so far, to see where progress stalls.
+    const timeline = setInterval(() => {
+      const answers = sys.sandbox.answerCounts().byStatus;
+      const total = Object.values(answers).reduce((a, b) => a + b, 0);
+      const writes = writeCallSizes(sys);
+      say(
+        `  ${at(Date.now()).toFixed(0)} s: report answers ${total} (429: ${answers['429'] ?? 0}), ` +
+          `CRM write calls ${writes.length} (${writes.reduce((a, b) => a + b, 0)} records), events ${events.length}`,
+      );
+    }, 10_000);
 
     // The faults: worker kills every 5-10 s (each replaced at once), Redis killed and restarted once midway.
     const random = seededRandom(30);
@@ -197,6 +208,7 @@ export async function measureFaults(
     while (Date.now() < deadline && events.some((e) => e.ackAt !== null && e.landedAt === null))
       await sleep(200);
     clearInterval(landing);
+    clearInterval(timeline);
     markLanded(sys, events, recordsOf);
     const firstWriteMs = watch.stop();
     const runs = await runsSince(sys, day.startedAt);
