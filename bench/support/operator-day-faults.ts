@@ -3,7 +3,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import type { LocalSystem } from '../../local/system.js';
 import { crmKind } from '../../src/providers.js';
+import { identityOf } from '../../src/ratelimit/redis-gate.js';
 import { deleteKeysWithPrefix } from '../../src/redis.js';
+import { gateKeys } from '../../src/storage/keys.js';
 import { OwnRedisServer } from '../../test/support/own-redis.js';
 import { deliverUntilAcknowledged, scoreChangedEvent } from '../../test/support/report-webhooks.js';
 import { seededRandom } from '../../test/support/seeded-random.js';
@@ -156,14 +158,26 @@ export async function measureFaults(
     })();
     const landing = setInterval(() => markLanded(sys, events, recordsOf), 100);
     // Every 10 s on stderr: the key's answers (429s) and the CRM's writes so far, to see where progress stalls.
+    const gate = gateKeys(sys.ctx.keys.reportsGate(identityOf(sys.ctx.config.reports.apiKey ?? '')));
     const timeline = setInterval(() => {
-      const answers = sys.sandbox.answerCounts().byStatus;
-      const total = Object.values(answers).reduce((a, b) => a + b, 0);
-      const writes = writeCallSizes(sys);
-      say(
-        `  ${at(Date.now()).toFixed(0)} s: report answers ${total} (429: ${answers['429'] ?? 0}), ` +
-          `CRM write calls ${writes.length} (${writes.reduce((a, b) => a + b, 0)} records), events ${events.length}`,
-      );
+      void (async () => {
+        const answers = sys.sandbox.answerCounts().byStatus;
+        const total = Object.values(answers).reduce((a, b) => a + b, 0);
+        const writes = writeCallSizes(sys);
+        const { redis } = sys.ctx;
+        const [iv, pause, urgent] = await Promise.all([
+          redis.hget(gate.rate, 'iv'),
+          redis.pttl(gate.pause),
+          redis.pttl(gate.urgent),
+        ]);
+        const q = (await sys.ctx.queues.counts()).backfill;
+        say(
+          `  ${at(Date.now()).toFixed(0)} s: report answers ${total} (429: ${answers['429'] ?? 0}), ` +
+            `CRM write calls ${writes.length} (${writes.reduce((a, b) => a + b, 0)} records), events ${events.length}; ` +
+            `key ${iv ? (60_000 / Number(iv)).toFixed(0) : 'ceiling'}/min, pause ${pause} ms, urgent mark ${urgent} ms; ` +
+            `backfill queue active ${q.active} waiting ${q.waiting} delayed ${q.delayed}`,
+        );
+      })().catch(() => {});
     }, 10_000);
 
     // The faults: worker kills every 5-10 s (each replaced at once), Redis killed and restarted once midway.
