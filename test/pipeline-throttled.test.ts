@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { LocalSystem } from '../local/system.js';
+import { FIRST_BATCH_RECORDS } from '../src/pipeline/batch/sizing.js';
 import { ROUTES } from '../src/sandbox/index.js';
 import { startTestSystem, stopTestSystem } from './support/local-system.js';
 import { runEnded } from './support/system-state.js';
@@ -48,6 +49,10 @@ async function settled(s: LocalSystem, runId?: string) {
   return run;
 }
 
+function sortedDown(sizes: number[]): number[] {
+  return [...sizes].sort((a, b) => b - a);
+}
+
 function slugsReadMoreThanOnce(s: LocalSystem): [string, number][] {
   return [...s.sandbox.answeredReads()].filter(([, n]) => n > 1);
 }
@@ -67,12 +72,12 @@ describe('a backfill against throttling, failing upstreams', () => {
     const sizes = salesforce.collectionSizes();
     const changed = s.recordIds.filter((id) => s.crm.record(id)?.syncedAt).length;
     expect(changed).toBe(COMPANIES);
-    // 300 records are one batch: 200, then the other 100 with the records the first call had refused.
-    expect(sizes[0]).toBe(200);
-    expect(sizes[1]).toBeGreaterThan(100);
-    expect(sizes[1]).toBeLessThanOrEqual(200);
-    // What the second call had refused once more: at most two resends of it, never a batch per refusal.
-    expect(sizes.length).toBeLessThanOrEqual(Math.ceil(COMPANIES / 200) + 2);
+    // 300 records are two batches (the run's small first one, then the rest: 200 and 75 with the records the
+    // 200 had refused); what a call had refused rides in its batch's next call, never in a call of its own.
+    expect(Math.max(...sizes)).toBe(200);
+    expect(sizes.filter((n) => n > FIRST_BATCH_RECORDS && n < 200)[0]).toBeGreaterThan(75);
+    // At most two resends beyond one call per 200 of each batch, never a batch per refusal.
+    expect(sizes.length).toBeLessThanOrEqual(1 + Math.ceil((COMPANIES - FIRST_BATCH_RECORDS) / 200) + 2);
     expect(sizes.reduce((a, b) => a + b, 0) - COMPANIES).toBeLessThan(COMPANIES * 0.1);
 
     // A second sync of the unchanged CRM, right after the first, writes nothing.
@@ -89,7 +94,13 @@ describe('a backfill against throttling, failing upstreams', () => {
     const run = await settled(s);
     expect(run.state).toBe('done');
     expect(slugsReadMoreThanOnce(s)).toEqual([]);
-    expect(s.hubspot.stats().batchSizes).toEqual([100, 100, 100]);
+    // The run's small first batch (issue 30), then full ones: 25 and 75 from the first page of 100.
+    expect(sortedDown(s.hubspot.stats().batchSizes)).toEqual([
+      100,
+      100,
+      100 - FIRST_BATCH_RECORDS,
+      FIRST_BATCH_RECORDS,
+    ]);
 
     s.hubspot.resetStats();
     const second = await s.ctx.pipeline.startSync(s.installationId, 'full');
@@ -102,13 +113,18 @@ describe('a backfill against throttling, failing upstreams', () => {
     const s = await throttledSystem('salesforce');
     const salesforce = s.salesforce!;
     expect(salesforce.collectionSizes()).toEqual([]);
-    // The batch's second collection call answers 503: the job fails and BullMQ runs it again.
-    salesforce.injectFaultsAfterCollections(1, { serverErrors: 1 });
+    // The third collection call answers 503 (the small first batch writes one, the other batch's first is the
+    // second): the job fails and BullMQ runs it again.
+    salesforce.injectFaultsAfterCollections(2, { serverErrors: 1 });
     const run = await settled(s);
     expect(run.state).toBe('done');
     expect(s.recordIds.filter((id) => s.crm.record(id)?.syncedAt).length).toBe(COMPANIES);
-    // The 200 the first attempt wrote are not sent again (they were, from the listing's copy: 200, 200, 100).
-    expect(salesforce.collectionSizes()).toEqual([200, 100]);
+    // The 200 the first attempt wrote are not sent again (they were, from the listing's copy: 200, 200, 75).
+    expect(sortedDown(salesforce.collectionSizes())).toEqual([
+      200,
+      100 - FIRST_BATCH_RECORDS,
+      FIRST_BATCH_RECORDS,
+    ]);
   });
 
   it('HubSpot: a score change whose write fails is written on the job’s rerun without reading the report again', async () => {

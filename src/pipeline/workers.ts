@@ -93,6 +93,11 @@ export class PipelineWorkers {
       connection: options.connection,
       // A worker killed twice in a row must not fail the job: it is at-least-once and idempotent.
       maxStalledCount: 10,
+      // A killed worker's jobs stay active until their lock lapses and a stalled check runs (30 s each by
+      // default): with every job of a run taken at once, each kill froze the run that long, and workers killed
+      // every 5-10 s kept it from writing for more than a minute (issue 30). Renewed every 5 s while it lives.
+      lockDuration: 10_000,
+      stalledInterval: 5_000,
       // Completed jobs vanish fast; the run hash keeps the numbers.
       removeOnComplete: { age: 3600, count: 1000 },
     };

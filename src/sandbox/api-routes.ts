@@ -136,6 +136,7 @@ export function apiRouter(context: SandboxContext): Router {
 
   router.get('/v1/search', gate(context, ROUTES.search, 'read'), (req, res) => {
     const criteria = parseSearchParams(req.query as Record<string, unknown>);
+    context.searches.record(JSON.stringify([criteria.q ?? null, criteria.industry ?? null]));
     const { results, total } = searchReports(context.store.published(), criteria);
     res.json({ results, count: results.length, total });
   });

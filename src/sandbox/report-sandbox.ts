@@ -90,6 +90,7 @@ export class ReportSandbox {
       faults: new FaultInjector(),
       requests: new RequestCounter(),
       reads: new ReadTally(),
+      searches: new ReadTally(),
       answers: new AnswerTally(),
       events,
       submissions: new SubmissionStore(),
@@ -238,6 +239,14 @@ export class ReportSandbox {
     return this.context.reads.answered();
   }
 
+  /**
+   * Searches that were answered, per query (its `q` and `industry`): how often a client searched the
+   * same name, without its throttled and failed attempts.
+   */
+  answeredSearches(): Map<string, number> {
+    return this.context.searches.answered();
+  }
+
   /** API answers by status since the last reset (429s and injected 503s included), and their first and last time. */
   answerCounts(): AnswerCounts {
     return this.context.answers.counts();
@@ -246,6 +255,7 @@ export class ReportSandbox {
   resetRequestCounts(): void {
     this.context.requests.reset();
     this.context.reads.reset();
+    this.context.searches.reset();
     this.context.answers.reset();
   }
 

@@ -19,6 +19,8 @@ export interface SandboxContext {
   faults: FaultInjector;
   requests: RequestCounter;
   reads: ReadTally;
+  /** Answered searches (200) per query, as `reads` per slug. */
+  searches: ReadTally;
   answers: AnswerTally;
   events: EventDispatcher;
   submissions: SubmissionStore;

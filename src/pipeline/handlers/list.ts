@@ -1,4 +1,4 @@
-import { chunk } from '../../util/chunk.js';
+import { pageBatches } from '../batch/sizing.js';
 import type { ListJob, RunningJob } from '../jobs.js';
 import type { Pipeline } from '../pipeline.js';
 import { jobIdPart } from '../queues.js';
@@ -22,11 +22,10 @@ export async function list(
     const outstanding = data.batches - (await runs.batchesDone(data.runId));
     if (outstanding >= MAX_OUTSTANDING_BATCHES) return new Reschedule(250, data);
     const page = await connector.listCompanies(data.cursor);
-    // A CRM with a bulk API gets batches big enough to use it (one write per batch either way).
-    const batches = chunk(
-      page.records,
-      Math.max(connector.limits.writeBatchSize, connector.bulkThreshold ?? 0),
-    );
+    const batches = pageBatches(page.records, data.page, {
+      writeBatchSize: connector.limits.writeBatchSize,
+      bulkThreshold: connector.bulkThreshold,
+    });
     for (const [i, records] of batches.entries()) {
       const batchId = `${data.page}-${i}`;
       await p.enqueueBatch(

@@ -1,0 +1,178 @@
+/**
+ * The operator day (issue 30): the app installed (its first sync starts), the daily reconcile due at start-up,
+ * `report-connector sync --wait` typed a few seconds later, against a report service throttling each key at
+ * 25 requests a second (429 + Retry-After, 2% 503) and HubSpot at 110 requests per 10 s, a 500-company
+ * portal; on HubSpot, on Salesforce and on HubSpot over a 3-master Redis Cluster. Then, with `--faults`, the
+ * same on a Redis of its own with workers SIGKILLed every 5-10 s, one Redis restart, the service at 10
+ * requests a second with 5% 503, and a signed `score.changed` every 700 ms.
+ *
+ *   npm run bench:operator-day -- [--crm hubspot|salesforce|cluster] [--faults | --faults-only] [--quick]
+ *                                 [--alone] [--companies 500] [--sync-after-ms 3000] [--lock-share 0]
+ *                                 [--timeout-minutes 10] [--log-level error]
+ *
+ * `--crm` may be given more than once (all three when left out; the fault phase skips the cluster).
+ * `--alone`: the install's first sync only (what one run does, beside what runs at once do).
+ * `--quick`: 200 companies, 4 worker kills, events for 5 s after the backfill: a smoke run, not figures.
+ * Tables go to stdout as markdown, progress to stderr. See docs/benchmarks.md, "Operator day (issue 30)".
+ */
+import { parseArgs } from 'node:util';
+import { intOption } from '../src/cli/args.js';
+import { UsageError } from '../src/cli/errors.js';
+import { REDIS_URL } from '../test/support/redis-url.js';
+import { describeMachine } from './support/machine.js';
+import { FAULT_DEFAULTS, type FaultFigures, measureFaults } from './support/operator-day-faults.js';
+import { measureNormal, type NormalFigures, type Setting } from './support/operator-day-normal.js';
+import { faultTable, normalTable } from './support/operator-day-report.js';
+import { OPERATOR_DAY_DEFAULTS } from './support/operator-day-setup.js';
+import { benchPrefix } from './support/redis-keys.js';
+
+const SETTINGS: readonly Setting[] = ['hubspot', 'salesforce', 'cluster'];
+
+interface Options {
+  settings: Setting[];
+  normal: boolean;
+  faults: boolean;
+  quick: boolean;
+  /** The install's first sync alone (no reconcile, no `sync`). */
+  alone: boolean;
+  companies: number;
+  syncAfterMs: number;
+  lockShare: number;
+  timeoutMs: number;
+  logLevel: string;
+}
+
+function parseOptions(argv: string[]): Options {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      crm: { type: 'string', multiple: true },
+      faults: { type: 'boolean', default: false },
+      'faults-only': { type: 'boolean', default: false },
+      quick: { type: 'boolean', default: false },
+      alone: { type: 'boolean', default: false },
+      companies: { type: 'string' },
+      'sync-after-ms': { type: 'string' },
+      'lock-share': { type: 'string' },
+      'timeout-minutes': { type: 'string' },
+      'log-level': { type: 'string', default: 'error' },
+    },
+  });
+  const settings = (values.crm ?? [...SETTINGS]).map((s) => {
+    if (!SETTINGS.includes(s as Setting)) throw new UsageError('--crm is hubspot, salesforce or cluster');
+    return s as Setting;
+  });
+  const lockShare = Number(values['lock-share'] ?? 0);
+  if (!(lockShare >= 0 && lockShare < 1)) throw new UsageError('--lock-share must be from 0 to below 1');
+  const quick = values.quick ?? false;
+  return {
+    settings,
+    normal: !values['faults-only'],
+    faults: (values.faults ?? false) || (values['faults-only'] ?? false),
+    quick,
+    alone: values.alone ?? false,
+    companies: intOption(
+      'companies',
+      values.companies,
+      quick ? 200 : OPERATOR_DAY_DEFAULTS.companies,
+      10,
+      100_000,
+    ),
+    syncAfterMs: intOption(
+      'sync-after-ms',
+      values['sync-after-ms'],
+      OPERATOR_DAY_DEFAULTS.syncAfterMs,
+      0,
+      600_000,
+    ),
+    lockShare,
+    timeoutMs: intOption('timeout-minutes', values['timeout-minutes'], 10, 1, 600) * 60_000,
+    logLevel: values['log-level'] ?? 'error',
+  };
+}
+
+function progress(line: string): void {
+  process.stderr.write(`${line}\n`);
+}
+
+async function run(options: Options): Promise<void> {
+  const machine = await describeMachine(REDIS_URL);
+  const base = {
+    companies: options.companies,
+    reportsPerSecond: OPERATOR_DAY_DEFAULTS.reportsPerSecond,
+    failShare: OPERATOR_DAY_DEFAULTS.failShare,
+    reportsPerMinute: OPERATOR_DAY_DEFAULTS.reportsPerMinute,
+    extraReports: OPERATOR_DAY_DEFAULTS.extraReports,
+    lockRowShare: options.lockShare,
+    logLevel: options.logLevel,
+  };
+  const out: string[] = [`Machine: ${machine}.`, ''];
+  if (options.normal) {
+    const figures: NormalFigures[] = [];
+    for (const setting of options.settings) {
+      progress(`operator day, ${setting}: ${options.companies} companies...`);
+      const started = Date.now();
+      const f = await measureNormal(
+        setting,
+        { ...base, redisUrl: REDIS_URL, workers: 1, prefix: benchPrefix(`day-${setting}`) },
+        options.syncAfterMs,
+        options.timeoutMs,
+        options.alone,
+      );
+      progress(`operator day, ${setting}: done in ${((Date.now() - started) / 1000).toFixed(0)} s`);
+      figures.push(f);
+    }
+    out.push(
+      (options.alone
+        ? "Normal phase, the install's first sync alone (no reconcile, no `sync`); report"
+        : `Normal phase: install (first sync), reconcile due at start-up, \`sync --wait\` ${options.syncAfterMs} ms ` +
+          'later; report') +
+        ` sandbox ${base.reportsPerSecond} requests a second per key (429 + Retry-After), ` +
+        `${base.failShare * 100}% 503, connector's ceiling ${base.reportsPerMinute} per minute; local HubSpot at ` +
+        `110 per 10 s; ${options.companies} companies; Salesforce row-lock share ${options.lockShare}. One run.`,
+      '',
+      normalTable(figures),
+      '',
+    );
+  }
+  if (options.faults) {
+    const fault = options.quick
+      ? { ...FAULT_DEFAULTS, workerKills: 4, afterBackfillMs: 5_000, timeoutMs: 4 * 60_000 }
+      : { ...FAULT_DEFAULTS, timeoutMs: Math.max(FAULT_DEFAULTS.timeoutMs, options.timeoutMs) };
+    const figures: FaultFigures[] = [];
+    for (const setting of options.settings.filter((s) => s !== 'cluster')) {
+      progress(`operator day under faults, ${setting}...`);
+      figures.push(
+        await measureFaults(
+          setting,
+          { ...base, prefix: benchPrefix(`day-faults-${setting}`) },
+          fault,
+          options.syncAfterMs,
+          progress,
+        ),
+      );
+    }
+    out.push(
+      `Fault phase: a Redis of its own (append-only, fsync always); ${fault.workers} \`report-connector worker\` ` +
+        `processes, one SIGKILLed every ${fault.killEveryMs[0] / 1000}-${fault.killEveryMs[1] / 1000} s and ` +
+        `replaced; Redis SIGKILLed and restarted once; report sandbox ${fault.reportsPerSecond} requests a ` +
+        `second with ${fault.failShare * 100}% 503; a real score change and its signed \`score.changed\` every ` +
+        `${fault.eventEveryMs} ms (retried until acknowledged), until ${fault.afterBackfillMs / 1000} s after the ` +
+        'backfill. Event-to-CRM: the event sent to the last of its records holding the new score. One run.',
+      '',
+      faultTable(figures),
+      '',
+    );
+  }
+  process.stdout.write(`${out.join('\n')}\n`);
+}
+
+try {
+  await run(parseOptions(process.argv.slice(2)));
+  process.exit(0);
+} catch (err) {
+  process.stderr.write(
+    `bench:operator-day failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+  );
+  process.exit(err instanceof UsageError ? 2 : 1);
+}

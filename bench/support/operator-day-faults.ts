@@ -1,0 +1,324 @@
+import { existsSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import type { LocalSystem } from '../../local/system.js';
+import { crmKind } from '../../src/providers.js';
+import { identityOf } from '../../src/ratelimit/redis-gate.js';
+import { deleteKeysWithPrefix } from '../../src/redis.js';
+import { gateKeys } from '../../src/storage/keys.js';
+import { OwnRedisServer } from '../../test/support/own-redis.js';
+import { deliverUntilAcknowledged, scoreChangedEvent } from '../../test/support/report-webhooks.js';
+import { seededRandom } from '../../test/support/seeded-random.js';
+import { sharedSecretsEnv, WorkerProcess, workerEnvFor } from '../../test/support/worker-process.js';
+import type { Setting } from './operator-day-normal.js';
+import {
+  firstWriteWatch,
+  type OperatorDayOptions,
+  operatorDay,
+  runsSince,
+  settle,
+  startOperatorSystem,
+  writeCallSizes,
+} from './operator-day-setup.js';
+
+/**
+ * The operator day under faults (issue 30): the same install, reconcile and `sync --wait`, on a Redis of its
+ * own (append-only, fsync always), with `report-connector worker` processes SIGKILLed every 5-10 s and
+ * replaced, Redis SIGKILLed and restarted once, the report service at 10 requests a second with 5% 503, and a
+ * real score change with its signed `score.changed` every 700 ms. Measures the time to the first CRM write,
+ * acknowledged events lost, and event-to-CRM latency (the event sent to the last of its records holding the
+ * new score, whoever wrote it) during the faults, after them while the backfill runs, and after the backfill.
+ */
+
+export interface FaultOptions {
+  workers: number;
+  workerKills: number;
+  /** Seconds between kills, drawn from this range. */
+  killEveryMs: [number, number];
+  redisOutageMs: number;
+  eventEveryMs: number;
+  reportsPerSecond: number;
+  failShare: number;
+  /** Events keep coming this long after the backfill ended. */
+  afterBackfillMs: number;
+  timeoutMs: number;
+}
+
+export const FAULT_DEFAULTS: FaultOptions = {
+  workers: 2,
+  workerKills: 7,
+  killEveryMs: [5_000, 10_000],
+  redisOutageMs: 1_500,
+  eventEveryMs: 700,
+  reportsPerSecond: 10,
+  failShare: 0.05,
+  afterBackfillMs: 15_000,
+  timeoutMs: 6 * 60_000,
+};
+
+export interface LatencySummary {
+  acknowledged: number;
+  landed: number;
+  p50Ms: number;
+  p95Ms: number;
+  maxMs: number;
+  /** Landed within 10 s. */
+  within10s: number;
+}
+
+export interface FaultFigures {
+  setting: Setting;
+  workerKills: number;
+  redisRestartAtS: number;
+  redisOutageMs: number;
+  faultSeconds: number;
+  firstWriteSeconds: number | null;
+  backfillSeconds: number | null;
+  timeoutSeconds: number;
+  runsText: string;
+  events: { sent: number; acknowledged: number; lost: number };
+  latency: {
+    duringFaults: LatencySummary;
+    afterFaultsDuringBackfill: LatencySummary;
+    afterBackfill: LatencySummary;
+  };
+  reportCalls: number;
+  reportLimited: number;
+  reportFailed: number;
+  reportSpanSeconds: number;
+}
+
+interface SentEvent {
+  slug: string;
+  score: number;
+  sentAt: number;
+  ackAt: number | null;
+  landedAt: number | null;
+}
+
+const WORKER_BIN = fileURLToPath(new URL('../../src/cli/bin.js', import.meta.url));
+
+export async function measureFaults(
+  setting: Setting,
+  base: Omit<OperatorDayOptions, 'crm' | 'clusterNodes' | 'redisUrl' | 'workers'>,
+  f: FaultOptions,
+  syncAfterMs: number,
+  say: (line: string) => void,
+): Promise<FaultFigures> {
+  if (setting === 'cluster') throw new Error('the fault phase runs on a Redis of its own, not on a cluster');
+  if (!existsSync(WORKER_BIN))
+    throw new Error(`${WORKER_BIN} is missing: run the bench with \`npm run bench:operator-day\``);
+  const redis = new OwnRedisServer();
+  await redis.start();
+  const workers: WorkerProcess[] = [];
+  let system: LocalSystem | undefined;
+  try {
+    system = await startOperatorSystem({
+      ...base,
+      crm: crmKind(setting === 'salesforce' ? 'salesforce' : 'hubspot'),
+      redisUrl: redis.url,
+      workers: 0,
+      reportsPerSecond: f.reportsPerSecond,
+      failShare: f.failShare,
+      env: { ...base.env, ...sharedSecretsEnv() },
+    });
+    const sys = system;
+    const env = workerEnvFor(sys, { LOG_LEVEL: 'info' });
+    for (let i = 0; i < f.workers; i++) workers.push(await WorkerProcess.start(WORKER_BIN, env));
+
+    const recordsOf = slugRecords(sys);
+    const pool = [...recordsOf.keys()];
+    const events: SentEvent[] = [];
+    const url = `${sys.appUrl}/webhooks/reports`;
+    const secret = sys.ctx.config.reports.webhookSecrets[0]!;
+    let sending = true;
+    const deliveries: Promise<unknown>[] = [];
+    const watch = firstWriteWatch(sys, Date.now());
+    const day = await operatorDay(sys, syncAfterMs);
+    day.cliSync.catch(() => {});
+    const at = (t: number) => (t - day.startedAt) / 1000;
+
+    const sender = (async () => {
+      for (let n = 0; sending; n++) {
+        const slug = pool[n % pool.length]!;
+        const old = sys.sandbox.getReport(slug)?.score.overall ?? 50;
+        const score = Math.round((((old - 10 + 7.25) % 85) + 10) * 100) / 100;
+        sys.sandbox.updateReport(slug, { score: { overall: score } });
+        const e: SentEvent = { slug, score, sentAt: Date.now(), ackAt: null, landedAt: null };
+        events.push(e);
+        deliveries.push(
+          deliverUntilAcknowledged(url, secret, scoreChangedEvent(`msg_day_${n}_${Date.now()}`, slug), {
+            timeoutMs: 120_000,
+          }).then((log) => {
+            e.ackAt = log.acknowledgedAt;
+          }),
+        );
+        await sleep(f.eventEveryMs);
+      }
+    })();
+    const landing = setInterval(() => markLanded(sys, events, recordsOf), 100);
+    // Every 10 s on stderr: the key's answers (429s) and the CRM's writes so far, to see where progress stalls.
+    const gate = gateKeys(sys.ctx.keys.reportsGate(identityOf(sys.ctx.config.reports.apiKey ?? '')));
+    const timeline = setInterval(() => {
+      void (async () => {
+        const answers = sys.sandbox.answerCounts().byStatus;
+        const total = Object.values(answers).reduce((a, b) => a + b, 0);
+        const writes = writeCallSizes(sys);
+        const { redis } = sys.ctx;
+        const [iv, pause, urgent] = await Promise.all([
+          redis.hget(gate.rate, 'iv'),
+          redis.pttl(gate.pause),
+          redis.pttl(gate.urgent),
+        ]);
+        const q = (await sys.ctx.queues.counts()).backfill;
+        say(
+          `  ${at(Date.now()).toFixed(0)} s: report answers ${total} (429: ${answers['429'] ?? 0}), ` +
+            `CRM write calls ${writes.length} (${writes.reduce((a, b) => a + b, 0)} records), events ${events.length}; ` +
+            `key ${iv ? (60_000 / Number(iv)).toFixed(0) : 'ceiling'}/min, pause ${pause} ms, urgent mark ${urgent} ms; ` +
+            `backfill queue active ${q.active} waiting ${q.waiting} delayed ${q.delayed}`,
+        );
+      })().catch(() => {});
+    }, 10_000);
+
+    // The faults: worker kills every 5-10 s (each replaced at once), Redis killed and restarted once midway.
+    const random = seededRandom(30);
+    let kills = 0;
+    let redisRestartAt = 0;
+    while (kills < f.workerKills) {
+      const [lo, hi] = f.killEveryMs;
+      await sleep(lo + Math.floor(random() * (hi - lo)));
+      if (kills === Math.floor(f.workerKills / 2) && redisRestartAt === 0) {
+        redisRestartAt = Date.now();
+        say(`  ${at(Date.now()).toFixed(0)} s: Redis SIGKILL, restart after ${f.redisOutageMs} ms`);
+        await redis.kill();
+        await sleep(f.redisOutageMs);
+        await redis.start();
+      }
+      const i = Math.floor(random() * workers.length);
+      await workers[i]!.kill();
+      kills += 1;
+      say(`  ${at(Date.now()).toFixed(0)} s: worker ${i} SIGKILLed (${kills} of ${f.workerKills})`);
+      workers[i] = await WorkerProcess.start(WORKER_BIN, env);
+    }
+    const faultsEndAt = Date.now();
+    say(`  ${at(faultsEndAt).toFixed(0)} s: faults over; waiting for the backfill`);
+
+    let backfillEndAt: number | null = null;
+    try {
+      const { settledAt } = await settle(sys, day.startedAt, f.timeoutMs - (Date.now() - day.startedAt), {
+        runsOnly: true,
+      });
+      backfillEndAt = settledAt;
+      say(`  ${at(settledAt).toFixed(0)} s: backfill settled`);
+    } catch (err) {
+      say(`  backfill: ${(err as Error).message}`);
+    }
+    if (backfillEndAt !== null) await sleep(f.afterBackfillMs);
+    sending = false;
+    await sender;
+    await Promise.all(deliveries);
+    // The last events' time to land, then whatever has not is lost.
+    const deadline = Date.now() + 30_000;
+    while (Date.now() < deadline && events.some((e) => e.ackAt !== null && e.landedAt === null))
+      await sleep(200);
+    clearInterval(landing);
+    clearInterval(timeline);
+    markLanded(sys, events, recordsOf);
+    const firstWriteMs = watch.stop();
+    const runs = await runsSince(sys, day.startedAt);
+    const answers = sys.sandbox.answerCounts();
+    const acked = events.filter((e) => e.ackAt !== null);
+    const end = backfillEndAt ?? Number.POSITIVE_INFINITY;
+    return {
+      setting,
+      workerKills: kills,
+      redisRestartAtS: at(redisRestartAt),
+      redisOutageMs: f.redisOutageMs,
+      faultSeconds: at(faultsEndAt),
+      firstWriteSeconds: firstWriteMs === null ? null : firstWriteMs / 1000,
+      backfillSeconds: backfillEndAt === null ? null : at(backfillEndAt),
+      timeoutSeconds: f.timeoutMs / 1000,
+      runsText: runs
+        .map((r) => `${r.kind} ${r.state}${r.stoppedReason ? ` [${r.stoppedReason}]` : ''}`)
+        .join(', '),
+      events: {
+        sent: events.length,
+        acknowledged: acked.length,
+        lost: acked.filter((e) => e.landedAt === null).length,
+      },
+      latency: {
+        duringFaults: summarize(events.filter((e) => e.sentAt < faultsEndAt)),
+        afterFaultsDuringBackfill: summarize(events.filter((e) => e.sentAt >= faultsEndAt && e.sentAt < end)),
+        afterBackfill: summarize(events.filter((e) => e.sentAt >= end)),
+      },
+      reportCalls: sys.sandbox.requestCount(),
+      reportLimited: answers.byStatus['429'] ?? 0,
+      reportFailed: answers.byStatus['503'] ?? 0,
+      reportSpanSeconds:
+        answers.firstAt !== null && answers.lastAt !== null ? (answers.lastAt - answers.firstAt) / 1000 : 0,
+    };
+  } finally {
+    await Promise.all(workers.map((w) => w.kill()));
+    if (system) {
+      if (!redis.running) await redis.start();
+      await system.close();
+      await deleteKeysWithPrefix(redis.url, system.ctx.config.redisPrefix);
+    }
+    await redis.dispose();
+  }
+}
+
+/** Records of each slug the seed links (matched), by record id: where an event's new score must land. */
+function slugRecords(system: LocalSystem): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  system.seed.forEach((c, i) => {
+    if (c.expected.status !== 'matched') return;
+    const ids = out.get(c.expected.slug) ?? [];
+    ids.push(system.recordIds[i]!);
+    out.set(c.expected.slug, ids);
+  });
+  return out;
+}
+
+/**
+ * An event has landed when every record of its slug holds its score or a later event's for the same slug (a
+ * later change supersedes it: the connector owes the newest score, not each one).
+ */
+function markLanded(system: LocalSystem, events: SentEvent[], recordsOf: Map<string, string[]>): void {
+  const now = Date.now();
+  for (let i = 0; i < events.length; i++) {
+    const e = events[i]!;
+    if (e.landedAt !== null) continue;
+    const accepted = [
+      e.score,
+      ...events
+        .slice(i + 1)
+        .filter((l) => l.slug === e.slug)
+        .map((l) => l.score),
+    ];
+    const ids = recordsOf.get(e.slug) ?? [];
+    const landed = ids.every((id) => {
+      const score = system.crm.record(id)?.score;
+      return score !== null && score !== undefined && accepted.some((s) => Math.abs(s - score) < 0.006);
+    });
+    if (landed) e.landedAt = now;
+  }
+}
+
+function summarize(events: SentEvent[]): LatencySummary {
+  const acked = events.filter((e) => e.ackAt !== null);
+  const ms = acked.filter((e) => e.landedAt !== null).map((e) => e.landedAt! - e.sentAt);
+  const sorted = [...ms].sort((a, b) => a - b);
+  const pct = (p: number) =>
+    sorted.length === 0
+      ? Number.NaN
+      : sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+  return {
+    acknowledged: acked.length,
+    landed: ms.length,
+    p50Ms: pct(50),
+    p95Ms: pct(95),
+    maxMs: sorted.at(-1) ?? Number.NaN,
+    within10s: ms.filter((m) => m <= 10_000).length,
+  };
+}

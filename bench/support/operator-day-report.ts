@@ -1,0 +1,141 @@
+import type { FaultFigures, LatencySummary } from './operator-day-faults.js';
+import type { NormalFigures, Setting } from './operator-day-normal.js';
+import { sizesText } from './throttled-backfill.js';
+
+/** The operator day's tables (issue 30), one column per setting, the target last. */
+
+const LABEL: Record<Setting, string> = {
+  hubspot: 'HubSpot',
+  salesforce: 'Salesforce',
+  cluster: 'HubSpot on a 3-master Redis Cluster',
+};
+
+export function normalTable(figures: NormalFigures[]): string {
+  const rows: [string, (f: NormalFigures) => string, string][] = [
+    [
+      'listing passes in the first sync',
+      (f) =>
+        `${f.listingPasses.toFixed(2)} (${f.runs.length} runs: ${f.runs.map((r) => `${r.kind} ${r.state}${r.stoppedReason ? ` [${r.stoppedReason}]` : ''}`).join(', ')})`,
+      'one',
+    ],
+    [
+      'report reads (200/404 answers) per needed slug',
+      (f) =>
+        `${f.readsPerNeededSlug.toFixed(2)} (${f.first.reads} reads for ${f.first.distinctReads} slugs; ` +
+        `${f.slugsReadTwice} read twice, ${f.slugsReadThrice} three times or more)`,
+      'at most 1.05',
+    ],
+    [
+      'searches (200 answers)',
+      (f) =>
+        `${f.first.searches} for ${f.first.distinctSearches} queries (${(f.first.searches / Math.max(1, f.first.distinctSearches)).toFixed(2)}; ${f.queriesSearchedTwice} searched twice or more)`,
+      'one per query',
+    ],
+    [
+      'CRM record-write calls per full batch',
+      (f) =>
+        `${f.writeCallsPerFullBatch.toFixed(2)}: ${f.first.writeSizes.length} calls${f.first.bulkJobs > 0 ? ` + ${f.first.bulkJobs} bulk jobs` : ''} ` +
+        `(${sizesText(f.first.writeSizes) || 'none'}) for ${f.recordsChanged} changed records, batch ${f.batchSize}`,
+      'at most 1.1 (6 HubSpot / 4 Salesforce calls)',
+    ],
+    [
+      "first sync's wall time against its distinct searches and reads at the key's rate",
+      (f) =>
+        `${f.firstSyncSeconds.toFixed(1)} s vs ${f.boundSeconds.toFixed(1)} s (${(f.firstSyncSeconds / f.boundSeconds).toFixed(1)}×)`,
+      'at most 1.5×',
+    ],
+    ['time to first CRM write', (f) => secs(f.firstWriteSeconds), 'within 30 s'],
+    [
+      'report-service calls answered 429 (first sync)',
+      (f) => `${f.first.reportLimited} of ${f.first.reportCalls}`,
+      '',
+    ],
+    [
+      '`sync --wait` (typed a few seconds after the install)',
+      (f) => `exit ${f.cliExit} after ${f.cliSeconds.toFixed(1)} s`,
+      'exit 0',
+    ],
+    [
+      'second sync (`sync --full --wait`) with nothing changed',
+      (f) =>
+        `${sum(f.second.writeSizes)} records in ${f.second.writeSizes.length + f.second.bulkJobs} write calls, ` +
+        `${f.second.searches} searches, ${f.second.reads} reads, ${f.second.reportCalls} report requests; ${f.second.seconds.toFixed(1)} s, exit ${f.second.cliExit}`,
+      '0 writes, 0 searches, 0 reads',
+    ],
+  ];
+  const header = `| measure | ${figures.map((f) => LABEL[f.setting]).join(' | ')} | target |`;
+  const lines = rows.map(
+    ([label, cell, target]) => `| ${label} | ${figures.map(cell).join(' | ')} | ${target} |`,
+  );
+  const raw = figures.map(
+    (f) => `- ${LABEL[f.setting]}: write call sizes in order: ${f.first.writeSizes.join(', ') || 'none'}`,
+  );
+  return [header, `|---|${figures.map(() => '---|').join('')}---|`, ...lines, '', ...raw].join('\n');
+}
+
+export function faultTable(figures: FaultFigures[]): string {
+  const rows: [string, (f: FaultFigures) => string, string][] = [
+    [
+      'faults',
+      (f) =>
+        `${f.workerKills} worker SIGKILLs, Redis SIGKILL+restart at ${f.redisRestartAtS.toFixed(0)} s (${f.redisOutageMs} ms), faults for ${f.faultSeconds.toFixed(0)} s`,
+      '',
+    ],
+    ['time to first CRM write', (f) => secs(f.firstWriteSeconds), 'within 30 s'],
+    [
+      'backfill',
+      (f) =>
+        f.backfillSeconds === null
+          ? `not ended in ${f.timeoutSeconds} s (${f.runsText})`
+          : `ended after ${f.backfillSeconds.toFixed(1)} s (${f.runsText})`,
+      '',
+    ],
+    [
+      'score.changed events sent, acknowledged, lost',
+      (f) => `${f.events.sent} sent, ${f.events.acknowledged} acknowledged, ${f.events.lost} lost`,
+      '0 lost',
+    ],
+    [
+      'event-to-CRM during the faults, p50 / p95 (landed of acknowledged)',
+      (f) => latencyText(f.latency.duringFaults),
+      '',
+    ],
+    [
+      'event-to-CRM after the faults while the backfill runs, p50 / p95',
+      (f) => latencyText(f.latency.afterFaultsDuringBackfill),
+      'every one within 10 s, p95 under 3 s',
+    ],
+    [
+      'event-to-CRM after the backfill, p50 / p95',
+      (f) => latencyText(f.latency.afterBackfill),
+      'p95 under 3 s',
+    ],
+    [
+      'report-service calls (answered 429, 503)',
+      (f) =>
+        `${f.reportCalls} (${f.reportLimited}, ${f.reportFailed}) in ${f.reportSpanSeconds.toFixed(0)} s`,
+      '',
+    ],
+  ];
+  const header = `| measure | ${figures.map((f) => LABEL[f.setting]).join(' | ')} | target |`;
+  const lines = rows.map(
+    ([label, cell, target]) => `| ${label} | ${figures.map(cell).join(' | ')} | ${target} |`,
+  );
+  return [header, `|---|${figures.map(() => '---|').join('')}---|`, ...lines].join('\n');
+}
+
+function latencyText(l: LatencySummary): string {
+  if (l.acknowledged === 0) return 'no events';
+  return (
+    `${(l.p50Ms / 1000).toFixed(2)} s / ${(l.p95Ms / 1000).toFixed(2)} s, max ${(l.maxMs / 1000).toFixed(1)} s ` +
+    `(${l.landed} of ${l.acknowledged} landed; ${l.within10s} within 10 s)`
+  );
+}
+
+function secs(s: number | null): string {
+  return s === null ? 'none' : `${s.toFixed(1)} s`;
+}
+
+function sum(values: number[]): number {
+  return values.reduce((a, b) => a + b, 0);
+}

@@ -1,0 +1,53 @@
+import { describe, expect, it } from 'vitest';
+import { HUBSPOT_LIMITS } from '../connectors/hubspot/provider.js';
+import { BULK_THRESHOLD, SALESFORCE_LIMITS } from '../connectors/salesforce/provider.js';
+import { FIRST_BATCH_RECORDS, pageBatches } from '../src/pipeline/batch/sizing.js';
+
+/**
+ * Issue 30: a run's first batch is small, so that its first CRM write waits for a few searches and reads only
+ * (a full one waited more than a minute at 10 reads a second beside the run's other batches); every later
+ * batch is the CRM's write size, or its bulk threshold where it has a bulk API.
+ */
+
+const ids = (n: number) => Array.from({ length: n }, (_, i) => `r${i}`);
+const sizes = (batches: string[][]) => batches.map((b) => b.length);
+const hubspot = { writeBatchSize: HUBSPOT_LIMITS.writeBatchSize };
+const salesforce = { writeBatchSize: SALESFORCE_LIMITS.writeBatchSize, bulkThreshold: BULK_THRESHOLD };
+
+describe('a listed page into batches', () => {
+  it('the first page starts with a small batch; later pages are whole write batches', () => {
+    expect(sizes(pageBatches(ids(100), 0, hubspot))).toEqual([
+      FIRST_BATCH_RECORDS,
+      100 - FIRST_BATCH_RECORDS,
+    ]);
+    expect(sizes(pageBatches(ids(100), 1, hubspot))).toEqual([100]);
+    expect(sizes(pageBatches(ids(250), 3, hubspot))).toEqual([100, 100, 50]);
+  });
+
+  it('a Salesforce org starts small, then Bulk-sized batches (one write each, collections below the threshold)', () => {
+    expect(sizes(pageBatches(ids(500), 0, salesforce))).toEqual([
+      FIRST_BATCH_RECORDS,
+      500 - FIRST_BATCH_RECORDS,
+    ]);
+    expect(sizes(pageBatches(ids(2000), 1, salesforce))).toEqual([2000]);
+  });
+
+  it('keeps every record once, in order', () => {
+    const records = ids(437);
+    expect(pageBatches(records, 0, hubspot).flat()).toEqual(records);
+    expect(pageBatches(records, 0, salesforce).flat()).toEqual(records);
+  });
+
+  it('a page no larger than the first batch is one batch; an empty page none', () => {
+    expect(sizes(pageBatches(ids(FIRST_BATCH_RECORDS), 0, hubspot))).toEqual([FIRST_BATCH_RECORDS]);
+    expect(pageBatches([], 0, hubspot)).toEqual([]);
+  });
+
+  it('500 changed records cost at most 6 HubSpot write calls and 4 Salesforce collections', () => {
+    const calls = (batches: string[][], writeSize: number) =>
+      batches.reduce((a, b) => a + Math.ceil(b.length / writeSize), 0);
+    const hubspotPages = [0, 1, 2, 3, 4].flatMap((p) => pageBatches(ids(100), p, hubspot));
+    expect(calls(hubspotPages, 100)).toBe(6);
+    expect(calls(pageBatches(ids(500), 0, salesforce), 200)).toBe(4);
+  });
+});
