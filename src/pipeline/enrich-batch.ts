@@ -15,8 +15,8 @@ import { slugChangeSeqs } from '../storage/slug-changes.js';
 import { searchAndDecide } from './batch/candidate-search.js';
 import { type Desired, desiredValues } from './batch/desired-values.js';
 import { freshSlugsOf, isPreview, runIdOf } from './batch/origin.js';
-import { type Plan, planLinks } from './batch/plan.js';
-import { readLinkedReports, readSinceOf } from './batch/report-reads.js';
+import { type Plan, type Plans, planLinks } from './batch/plan.js';
+import { type ReportRead, readLinkedReports, readSinceOf } from './batch/report-reads.js';
 import { BatchTally } from './batch/tally.js';
 import { keepChanged, writeUpdates } from './batch/write.js';
 import type { BatchJob } from './batch-job.js';
@@ -30,6 +30,11 @@ import { ReportReader } from './report-reader.js';
  * slugs changed meanwhile. Running it twice leaves the same end state: every decision is recomputed from the
  * CRM and the report service, and a write made from an older report read never lands after one made from a
  * newer read.
+ *
+ * The record locks (storage/record-locks.ts) cover only the compare and write: loading, planning, searches and
+ * reads come first, unlocked, so an event for one of the records never waits behind a backfill's reads (issue
+ * 30). Records whose stored state changed meanwhile (another holder wrote them) are read and planned again under
+ * the locks, so no plan made before someone else's write is written over it.
  */
 
 export interface BatchDeps {
@@ -79,24 +84,27 @@ export async function enrichBatch(
     readSince: readSinceOf(job),
   });
   const tally = new BatchTally();
+  const prep: Preparation = { deps, connector, reader, job };
+
+  // Searches and report reads come before the locks: an event for one of these records must not wait behind
+  // them (issue 30), and they are shared through the report cache, so planning twice costs Redis reads only.
+  // The marks are taken before the records are read: a write another holder makes after them shows in them.
+  const marks = await index.stateMarks(installationId, job.recordIds);
+  const loaded = await loadRecords(connector, job.records, job.recordIds);
+  let planned = await prepare(prep, loaded.records);
 
   const locks = await lockInstallationRecords(deps.redis, deps.keys, installationId, job.recordIds);
   try {
-    const records = await loadRecords(index, connector, job);
+    // Under the locks: read what the records hold now, compare, write, and keep the index.
+    const now = await index.stateMarks(installationId, job.recordIds);
+    const gone = new Set(loaded.vanished);
+    const moved = job.recordIds.filter((id, i) => marks[i] !== now[i] && !gone.has(id));
+    if (gone.size > 0) await index.forget(installationId, loaded.vanished);
+    // An event, a decision or another batch wrote these since they were read: plan them again from the CRM as
+    // it is now, never write the older plan over what it wrote.
+    if (moved.length > 0) planned = await replan(prep, planned, moved);
+    const { records, waiting, plans, reads } = planned;
     tally.result.records = records.length;
-    const waiting = await deps.requests.pendingAmong(
-      installationId,
-      records.map((r) => r.id),
-    );
-    const plans = await planLinks(
-      index,
-      job,
-      records,
-      (record) => searchAndDecide({ index, matching, reader, installationId }, record),
-      new Set(waiting.keys()),
-      requestedReportJudge(matching, reader),
-    );
-    const reads = await readLinkedReports(reader, plans.plans.values(), freshSlugsOf(job));
     const alerts = await deps.alerts.latest(
       [...plans.plans.values()].flatMap((p) => (p.kind === 'linked' ? [p.slug] : [])),
     );
@@ -140,17 +148,82 @@ export async function enrichBatch(
   }
 }
 
-/** The batch's records (as listed, or read in the CRM's read size); those gone since are forgotten. */
+interface Preparation {
+  deps: BatchDeps;
+  connector: CrmConnector;
+  reader: ReportReader;
+  job: BatchJob;
+}
+
+/** The records' plans and the reports they link, worked out without the records' locks. */
+interface Planned {
+  records: CompanyRecord[];
+  /** Records with a pending report request. */
+  waiting: Map<string, ReportRequest>;
+  plans: Plans;
+  reads: Map<string, ReportRead>;
+}
+
+/** Plans each record's link (searching where it has none) and reads each linked report once. */
+async function prepare(prep: Preparation, records: CompanyRecord[]): Promise<Planned> {
+  const { deps, reader, job } = prep;
+  const { index, matching } = deps;
+  const { installationId } = job;
+  const waiting = await deps.requests.pendingAmong(
+    installationId,
+    records.map((r) => r.id),
+  );
+  const plans = await planLinks(
+    index,
+    job,
+    records,
+    (record) => searchAndDecide({ index, matching, reader, installationId }, record),
+    new Set(waiting.keys()),
+    requestedReportJudge(matching, reader),
+  );
+  const reads = await readLinkedReports(reader, plans.plans.values(), freshSlugsOf(job));
+  return { records, waiting, plans, reads };
+}
+
+/**
+ * Plans `moved` again from the records as the CRM holds them now (read under the locks); the others keep their
+ * plans. Searches and reads come from the report cache, filled by the first plan or by the writer that moved them.
+ */
+async function replan(prep: Preparation, planned: Planned, moved: string[]): Promise<Planned> {
+  const { deps, connector, job } = prep;
+  const again = await loadRecords(connector, undefined, moved);
+  if (again.vanished.length > 0) await deps.index.forget(job.installationId, again.vanished);
+  const fresh = await prepare(prep, again.records);
+  const movedSet = new Set(moved);
+  const records = [...planned.records.filter((r) => !movedSet.has(r.id)), ...fresh.records];
+  const waiting = new Map(planned.waiting);
+  const plans = new Map(planned.plans.plans);
+  const reviewItems = new Map(planned.plans.reviewItems);
+  for (const id of moved) {
+    waiting.delete(id);
+    plans.delete(id);
+    reviewItems.delete(id);
+  }
+  for (const [id, request] of fresh.waiting) waiting.set(id, request);
+  for (const [id, plan] of fresh.plans.plans) plans.set(id, plan);
+  for (const [id, item] of fresh.plans.reviewItems) reviewItems.set(id, item);
+  // A slug read again is read as of now: a record of the first plan on it gets the newer read too.
+  const reads = new Map([...planned.reads, ...fresh.reads]);
+  return { records, waiting, plans: { plans, reviewItems }, reads };
+}
+
+/**
+ * The batch's records (as listed, or read in the CRM's read size), and those gone since (the caller forgets
+ * them under the locks).
+ */
 async function loadRecords(
-  index: LinkIndex,
   connector: CrmConnector,
-  job: BatchJob,
-): Promise<CompanyRecord[]> {
-  const records = job.records ?? (await readInChunks(connector, job.recordIds));
+  listed: CompanyRecord[] | undefined,
+  recordIds: string[],
+): Promise<{ records: CompanyRecord[]; vanished: string[] }> {
+  const records = listed ?? (await readInChunks(connector, recordIds));
   const present = new Set(records.map((r) => r.id));
-  const vanished = job.recordIds.filter((id) => !present.has(id));
-  if (vanished.length > 0) await index.forget(job.installationId, vanished);
-  return records;
+  return { records, vanished: recordIds.filter((id) => !present.has(id)) };
 }
 
 async function readInChunks(connector: CrmConnector, ids: string[]): Promise<CompanyRecord[]> {

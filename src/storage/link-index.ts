@@ -339,6 +339,16 @@ export class LinkIndex {
     );
   }
 
+  /**
+   * Each record's state exactly as stored (null where none). Every write to a record's state (a batch's write, a
+   * decision, a forget, a sequence) changes it: a batch compares it before its unlocked planning and under its
+   * record locks to find the records someone else wrote meanwhile (enrich-batch.ts).
+   */
+  async stateMarks(installationId: string, recordIds: readonly string[]): Promise<(string | null)[]> {
+    if (recordIds.length === 0) return [];
+    return getLinearHashFields(this.redis, this.keys.recordStates(installationId), recordIds);
+  }
+
   /** Highest report sequence already written per record (0 when none). */
   async writtenSeqs(installationId: string, recordIds: string[]): Promise<number[]> {
     return (await this.states(installationId, recordIds)).map((s) => s?.seq ?? 0);
