@@ -91,7 +91,7 @@ export async function enrichBatch(
   // The marks are taken before the records are read: a write another holder makes after them shows in them.
   const marks = await index.stateMarks(installationId, job.recordIds);
   const loaded = await loadRecords(connector, job.records, job.recordIds);
-  let planned = await prepare(prep, loaded.records);
+  let planned = await prepare(prep, loaded.records, freshSlugsOf(job));
 
   const locks = await lockInstallationRecords(deps.redis, deps.keys, installationId, job.recordIds);
   try {
@@ -165,7 +165,12 @@ interface Planned {
 }
 
 /** Plans each record's link (searching where it has none) and reads each linked report once. */
-async function prepare(prep: Preparation, records: CompanyRecord[]): Promise<Planned> {
+async function prepare(
+  prep: Preparation,
+  records: CompanyRecord[],
+  /** Slugs read from the service whatever is kept (a decision named them). */
+  freshSlugs: string[],
+): Promise<Planned> {
   const { deps, reader, job } = prep;
   const { index, matching } = deps;
   const { installationId } = job;
@@ -181,7 +186,7 @@ async function prepare(prep: Preparation, records: CompanyRecord[]): Promise<Pla
     new Set(waiting.keys()),
     requestedReportJudge(matching, reader),
   );
-  const reads = await readLinkedReports(reader, plans.plans.values(), freshSlugsOf(job));
+  const reads = await readLinkedReports(reader, plans.plans.values(), freshSlugs);
   return { records, waiting, plans, reads };
 }
 
@@ -193,7 +198,9 @@ async function replan(prep: Preparation, planned: Planned, moved: string[]): Pro
   const { deps, connector, job } = prep;
   const again = await loadRecords(connector, undefined, moved);
   if (again.vanished.length > 0) await deps.index.forget(job.installationId, again.vanished);
-  const fresh = await prepare(prep, again.records);
+  // A slug the first plan already read anew is not read anew twice: the cache has that read.
+  const freshSlugs = freshSlugsOf(job).filter((slug) => !planned.reads.has(slug));
+  const fresh = await prepare(prep, again.records, freshSlugs);
   const movedSet = new Set(moved);
   const records = [...planned.records.filter((r) => !movedSet.has(r.id)), ...fresh.records];
   const waiting = new Map(planned.waiting);
