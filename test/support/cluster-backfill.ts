@@ -43,7 +43,10 @@ export async function backfillWhile(
     if (run?.state === 'done' || run?.state === 'stopped') break;
     if (Date.now() > deadline) throw new Error(`the backfill did not end in time: ${JSON.stringify(run)}`);
     const done = run?.totals.records ?? 0;
-    const changing = done < companies / 2 && versions.versionCount < MAX_VERSIONS;
+    // At least three versions while the run is under way, even when it is past half (a first batch of 25 and one
+    // pass make the backfill quick), then more until half the records are done.
+    const changing =
+      versions.versionCount < 3 || (done < companies / 2 && versions.versionCount < MAX_VERSIONS);
     if (changing && Date.now() - lastChange >= CHANGE_EVERY_MS) {
       versions.bumpAll();
       lastChange = Date.now();
