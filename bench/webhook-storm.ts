@@ -53,7 +53,7 @@ import { describeMachine } from './support/machine.js';
 import { fixed, markdownTable, median, percentile } from './support/measure.js';
 import { benchPrefix, deleteKeys } from './support/redis-keys.js';
 import { RpcChild, siblingModule } from './support/rpc.js';
-import { type LoadResult, postSignedLoad, signedPool } from './support/signed-load.js';
+import { type LoadResult, postSignedLoad, type SignedRequest, signedPool } from './support/signed-load.js';
 
 const SYSTEM_MODULE = siblingModule(import.meta.url, './children/webhook-system');
 const REFERENCE_MODULE = siblingModule(import.meta.url, './children/reference-ingest');
@@ -146,14 +146,7 @@ interface ModeResult {
 /** Stops what the run under way started; set while one is, so Ctrl-C can stop it. */
 let stopCurrent: (() => Promise<void>) | undefined;
 
-async function timedStorm(
-  url: string,
-  secret: string,
-  slugs: string[],
-  o: StormOptions,
-  tag: string,
-): Promise<Storm> {
-  const pool = signedPool(secret, slugs, o.durationS * POOL_PER_SECOND, tag);
+async function timedStorm(url: string, pool: SignedRequest[], o: StormOptions): Promise<Storm> {
   const loadStart = load();
   const result = await postSignedLoad(url, pool, o.connections, o.durationS);
   return { ...result, loadStart, loadEnd: load() };
@@ -207,20 +200,17 @@ async function runModes(o: StormOptions, clusterNodes: string | null): Promise<M
       const rounds: Round[] = [];
       for (let i = 1; i <= o.runs; i++) {
         progress(`${mode}, round ${i}/${o.runs}: reference storm (load ${load()})`);
-        const ref = await timedStorm(reference.ready.url, secret, stormSlugs, o, `ref_${mode}_${i}`);
+        const pool = (tag: string) => signedPool(secret, stormSlugs, o.durationS * POOL_PER_SECOND, tag);
+        const ref = await timedStorm(reference.ready.url, pool(`ref_${mode}_${i}`), o);
+        // Signed before the single changes begin, so that they all fall within the storm.
+        const minePool = pool(`app_${mode}_${i}`);
         progress(`${mode}, round ${i}/${o.runs}: connector storm (load ${load()})`);
         const during = system.call(
           'changesApart',
           { samples: o.durationS, intervalMs: 1_000, slugs: singleSlugs, perSampleTimeoutMs: 60_000 },
           (o.durationS + 70) * 1_000,
         );
-        const mine = await timedStorm(
-          `${appUrl}/webhooks/reports`,
-          secret,
-          stormSlugs,
-          o,
-          `app_${mode}_${i}`,
-        );
+        const mine = await timedStorm(`${appUrl}/webhooks/reports`, minePool, o);
         progress(`backlog when the storm ended: ${JSON.stringify(await system.call('backlog', null))}`);
         const after = await system.call(
           'changesApart',
