@@ -1,6 +1,7 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import express from 'express';
 import { pino } from 'pino';
+import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { closeRedis, createRedis, waitForRedis } from '../src/redis.js';
 import { Keys } from '../src/storage/keys.js';
@@ -72,6 +73,20 @@ describe('Standard Webhooks verification', () => {
     };
     expect(verifyStandard([SECRET, OTHER_SECRET], headers, Buffer.from(body)).id).toBe('e1');
     expect(() => verifyStandard([SECRET], headers, Buffer.from(body))).toThrow(WebhookSignatureError);
+  });
+
+  it('accepts what the standardwebhooks package signs, a UTF-8 body included; refuses an unreadable timestamp', () => {
+    const ts = Math.floor(Date.now() / 1000);
+    const body = '{"id":"e1","data":{"slug":"société-générale","note":"日本"}}';
+    const headers = {
+      'webhook-id': 'e1',
+      'webhook-timestamp': String(ts),
+      'webhook-signature': new Webhook(SECRET).sign('e1', new Date(ts * 1000), body),
+    };
+    expect(verifyStandard([SECRET], headers, Buffer.from(body)).id).toBe('e1');
+    expect(() =>
+      verifyStandard([SECRET], { ...headers, 'webhook-timestamp': 'soon' }, Buffer.from(body)),
+    ).toThrow(expect.objectContaining({ reason: 'bad_timestamp' }));
   });
 
   it('refuses a tampered body, id or timestamp', () => {
