@@ -19,7 +19,7 @@
  *
  *   npm run bench:storm -- [--mode start|serve|both] [--runs 3] [--duration 20] [--connections 32]
  *                          [--slugs 100] [--samples 50] [--interval 200] [--companies 400] [--cluster]
- *                          [--cpu-prof DIR] [--log-level error]
+ *                          [--cpu-prof DIR] [--cli PATH] [--log-level error]
  *
  * Storm events are distinct (each its own id), signed beforehand, spread over `--slugs` linked reports. The
  * sandbox, the local HubSpot and the event-to-CRM probes live in one child process (bench/children/
@@ -28,7 +28,8 @@
  * `--cluster` runs the connector on a local three-master Redis Cluster (test/support/redis-cluster.ts, started
  * and stopped here); the reference stays on the one Redis at REDIS_URL: it is the floor of a durable ingest on
  * one Redis. `--cpu-prof DIR` runs the connector's processes with `node --cpu-prof` (profiles written to DIR
- * when they stop).
+ * when they stop). `--cli PATH` runs another compiled `bin.js` as the connector (say, main's build copied
+ * under test-artifacts/, for a before and after measured the same way).
  */
 import { loadavg } from 'node:os';
 import { resolve } from 'node:path';
@@ -75,6 +76,8 @@ interface StormOptions {
   logLevel: string;
   cluster: boolean;
   cpuProfDir: string | undefined;
+  /** Another compiled CLI to run as the connector (an earlier build, for a before/after in the same way). */
+  cli: string | undefined;
 }
 
 function parseOptions(argv: string[]): StormOptions {
@@ -92,6 +95,7 @@ function parseOptions(argv: string[]): StormOptions {
       'log-level': { type: 'string', default: 'error' },
       cluster: { type: 'boolean', default: false },
       'cpu-prof': { type: 'string' },
+      cli: { type: 'string' },
     },
   });
   const mode = values.mode ?? 'both';
@@ -109,6 +113,7 @@ function parseOptions(argv: string[]): StormOptions {
     logLevel: values['log-level'] ?? 'error',
     cluster: values.cluster ?? false,
     cpuProfDir: values['cpu-prof'] ? resolve(values['cpu-prof']) : undefined,
+    cli: values.cli ? resolve(values.cli) : undefined,
   };
 }
 
@@ -194,7 +199,7 @@ async function runModes(o: StormOptions, clusterNodes: string | null): Promise<M
       progress(`launching the connector: ${mode === 'start' ? '`start`' : '`serve` + `worker`'}`);
       const { appUrl } = await system.call(
         'launch',
-        { mode, ...(o.cpuProfDir ? { cpuProfDir: o.cpuProfDir } : {}) },
+        { mode, ...(o.cpuProfDir ? { cpuProfDir: o.cpuProfDir } : {}), ...(o.cli ? { cli: o.cli } : {}) },
         90_000,
       );
       const rounds: Round[] = [];

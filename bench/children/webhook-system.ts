@@ -82,7 +82,10 @@ export type WebhookSystemProtocol = {
    * of their own on this system's Redis, sandbox and local CRM; this process's own workers stop and the
    * sandbox's webhooks go to the new server. `cpuProfDir` runs them with `node --cpu-prof`.
    */
-  launch: { args: { mode: ConnectorMode; cpuProfDir?: string }; result: { appUrl: string } };
+  launch: {
+    args: { mode: ConnectorMode; cpuProfDir?: string; cli?: string };
+    result: { appUrl: string };
+  };
   /** Stops what `launch` started (SIGTERM: active jobs finish). */
   halt: { args: null; result: null };
 };
@@ -225,9 +228,9 @@ async function freePort(): Promise<number> {
 class Launched {
   private readonly children: { child: ChildProcess; log: string; exited: Promise<void> }[] = [];
 
-  spawn(args: string[], env: Record<string, string>, nodeArgs: string[]): void {
+  spawn(cli: string, args: string[], env: Record<string, string>, nodeArgs: string[]): void {
     const cwd = mkdtempSync(join(tmpdir(), 'rc-storm-'));
-    const child = spawn(process.execPath, [...nodeArgs, CLI_BIN, ...args], {
+    const child = spawn(process.execPath, [...nodeArgs, cli, ...args], {
       cwd,
       env,
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -267,6 +270,7 @@ async function launch(
   launched: Launched,
   mode: ConnectorMode,
   cpuProfDir: string | undefined,
+  cli: string = CLI_BIN,
 ): Promise<{ appUrl: string }> {
   await launched.stop();
   for (const w of system.workers.splice(0)) await w.close();
@@ -280,8 +284,8 @@ async function launch(
     LOG_LEVEL: 'warn',
   });
   const nodeArgs = cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', cpuProfDir] : [];
-  launched.spawn([mode], env, nodeArgs);
-  if (mode === 'serve') launched.spawn(['worker'], env, nodeArgs);
+  launched.spawn(cli, [mode], env, nodeArgs);
+  if (mode === 'serve') launched.spawn(cli, ['worker'], env, nodeArgs);
   // Ready as the operator's probe says: the server answers and every queue has a worker.
   await pollUntil(
     `the connector (${mode}) to be ready`,
@@ -368,7 +372,7 @@ await serveRpc<WebhookSystemProtocol, WebhookSystemConfig, WebhookSystemReady>(a
         eventToCrm(system, linked, samples, perSampleTimeoutMs),
       changesApart: (args) => changesApart(system, linked, args),
       nodes: ({ keys }) => nodeFigures(system, keys),
-      launch: ({ mode, cpuProfDir }) => launch(system, launched, mode, cpuProfDir),
+      launch: ({ mode, cpuProfDir, cli }) => launch(system, launched, mode, cpuProfDir, cli),
       halt: async () => {
         await launched.stop();
         return null;
