@@ -1,4 +1,4 @@
-import { createHmac, randomUUID } from 'node:crypto';
+import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import express from 'express';
 import { pino } from 'pino';
 import { Webhook } from 'standardwebhooks';
@@ -7,6 +7,7 @@ import { closeRedis, createRedis, waitForRedis } from '../src/redis.js';
 import { Keys } from '../src/storage/keys.js';
 import { ScoreChangeInbox } from '../src/storage/score-change-inbox.js';
 import { EventLog } from '../src/webhooks/event-log.js';
+import { HmacSha256 } from '../src/webhooks/hmac-sha256.js';
 import { createReportWebhookRouter, type ReportWebhookDeps } from '../src/webhooks/report-route.js';
 import { verifyHex, verifyStandard, WebhookSignatureError } from '../src/webhooks/report-signature.js';
 import { type LoopbackServer, listenOnLoopback } from './support/loopback-server.js';
@@ -87,6 +88,16 @@ describe('Standard Webhooks verification', () => {
     expect(() =>
       verifyStandard([SECRET], { ...headers, 'webhook-timestamp': 'soon' }, Buffer.from(body)),
     ).toThrow(expect.objectContaining({ reason: 'bad_timestamp' }));
+  });
+
+  it('computes the same HMAC-SHA256 as node:crypto for keys shorter than, equal to and longer than a block', () => {
+    for (const length of [1, 24, 32, 63, 64, 65, 200]) {
+      const key = randomBytes(length);
+      const parts = [Buffer.from('msg_1.1700000000.'), randomBytes(length * 3)];
+      expect(new HmacSha256(key).base64(...parts)).toBe(
+        createHmac('sha256', key).update(Buffer.concat(parts)).digest('base64'),
+      );
+    }
   });
 
   it('refuses a tampered body, id or timestamp', () => {
