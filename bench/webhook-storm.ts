@@ -202,6 +202,8 @@ async function runModes(o: StormOptions, clusterNodes: string | null): Promise<M
         { mode, ...(o.cpuProfDir ? { cpuProfDir: o.cpuProfDir } : {}), ...(o.cli ? { cli: o.cli } : {}) },
         90_000,
       );
+      // A start-up reconcile (BullMQ runs an `every` job at once) is done before the first round.
+      await system.call('drain', { timeoutMs: 300_000, settle: true }, 310_000);
       const rounds: Round[] = [];
       for (let i = 1; i <= o.runs; i++) {
         progress(`${mode}, round ${i}/${o.runs}: reference storm (load ${load()})`);
@@ -223,8 +225,8 @@ async function runModes(o: StormOptions, clusterNodes: string | null): Promise<M
           (o.samples * o.intervalMs) / 1000 + 120_000,
         );
         const duringTrip = await during;
-        // The next reference storm starts on an idle connector.
-        const { waitedMs } = await system.call('drain', { timeoutMs: 300_000 }, 310_000);
+        // The next reference storm starts on an idle connector: its storm's hot reports updated, nothing queued.
+        const { waitedMs } = await system.call('drain', { timeoutMs: 300_000, settle: true }, 310_000);
         const round: Round = { ref, mine, during: duringTrip, after, drainedMs: waitedMs };
         rounds.push(round);
         progress(
@@ -345,7 +347,7 @@ function modeReport(m: ModeResult, o: StormOptions): string {
     '',
     trips,
     '',
-    `Queue empty after the last change of each round: ${drained} s.`,
+    `Queues and inbox empty after the last change of each round: ${drained} s.`,
     '',
     targets,
   ].join('\n');

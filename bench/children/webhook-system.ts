@@ -63,7 +63,7 @@ export interface NodeFigures {
 
 export type WebhookSystemProtocol = {
   outcomes: { args: null; result: Record<string, number> };
-  drain: { args: { timeoutMs: number }; result: { waitedMs: number } };
+  drain: { args: { timeoutMs: number; settle?: boolean }; result: { waitedMs: number } };
   eventToCrm: { args: { samples: number; perSampleTimeoutMs: number }; result: EventToCrmResult };
   /** The realtime queue's job counts by state, and the score changes waiting for their fan-out. */
   backlog: { args: null; result: Record<string, number> };
@@ -127,13 +127,25 @@ async function nodeFigures(system: LocalSystem, countKeys: boolean): Promise<Nod
   return out;
 }
 
-async function drain(system: LocalSystem, timeoutMs: number): Promise<{ waitedMs: number }> {
+/**
+ * Waits for the realtime queue to empty; `settle` also for the backfill queue (a storm's hot reports are
+ * updated there, and a start-up reconcile runs there) and the score-change inbox, so that the next
+ * measurement starts on an idle connector.
+ */
+async function drain(system: LocalSystem, timeoutMs: number, settle = false): Promise<{ waitedMs: number }> {
   const started = Date.now();
   await pollUntil(
-    'the realtime queue to empty',
+    settle ? 'the realtime and backfill queues and the inbox to empty' : 'the realtime queue to empty',
     async () => {
-      const { realtime } = await system.ctx.queues.counts();
-      return realtime.waiting + realtime.active + realtime.delayed === 0 ? true : undefined;
+      const { realtime, backfill } = await system.ctx.queues.counts();
+      const busy = (q: typeof realtime) => q.waiting + q.active + q.delayed;
+      if (busy(realtime) > 0) return undefined;
+      if (
+        settle &&
+        (busy(backfill) > 0 || (await system.ctx.redis.zcard(system.ctx.keys.scoreInboxOrder())) > 0)
+      )
+        return undefined;
+      return true;
     },
     timeoutMs,
     100,
@@ -367,7 +379,7 @@ await serveRpc<WebhookSystemProtocol, WebhookSystemConfig, WebhookSystemReady>(a
     },
     handlers: {
       outcomes: () => outcomes(system),
-      drain: ({ timeoutMs }) => drain(system, timeoutMs),
+      drain: ({ timeoutMs, settle }) => drain(system, timeoutMs, settle),
       eventToCrm: ({ samples, perSampleTimeoutMs }) =>
         eventToCrm(system, linked, samples, perSampleTimeoutMs),
       changesApart: (args) => changesApart(system, linked, args),
