@@ -137,6 +137,10 @@ interface Storm extends LoadResult {
 interface Round {
   ref: Storm;
   mine: Storm;
+  /** CPU microseconds per acknowledged event: the reference's process, the connector's server, its workers. */
+  refCpuUs: number;
+  serverCpuUs: number;
+  workersCpuUs: number;
   during: EventToCrmResult;
   after: EventToCrmResult;
   /** From the end of the after-storm changes until the connector's queue was empty. */
@@ -208,7 +212,10 @@ async function runModes(o: StormOptions, clusterNodes: string | null): Promise<M
       for (let i = 1; i <= o.runs; i++) {
         progress(`${mode}, round ${i}/${o.runs}: reference storm (load ${load()})`);
         const pool = (tag: string) => signedPool(secret, stormSlugs, o.durationS * POOL_PER_SECOND, tag);
-        const ref = await timedStorm(reference.ready.url, pool(`ref_${mode}_${i}`), o);
+        const refPool = pool(`ref_${mode}_${i}`);
+        const refCpu0 = await reference.call('cpu', null);
+        const ref = await timedStorm(reference.ready.url, refPool, o);
+        const refCpu1 = await reference.call('cpu', null);
         // Signed before the single changes begin, so that they all fall within the storm.
         const minePool = pool(`app_${mode}_${i}`);
         progress(`${mode}, round ${i}/${o.runs}: connector storm (load ${load()})`);
@@ -217,7 +224,9 @@ async function runModes(o: StormOptions, clusterNodes: string | null): Promise<M
           { samples: o.durationS, intervalMs: 1_000, slugs: singleSlugs, perSampleTimeoutMs: 60_000 },
           (o.durationS + 70) * 1_000,
         );
+        const cpu0 = await system.call('cpu', null);
         const mine = await timedStorm(`${appUrl}/webhooks/reports`, minePool, o);
+        const cpu1 = await system.call('cpu', null);
         progress(`backlog when the storm ended: ${JSON.stringify(await system.call('backlog', null))}`);
         const after = await system.call(
           'changesApart',
@@ -227,10 +236,23 @@ async function runModes(o: StormOptions, clusterNodes: string | null): Promise<M
         const duringTrip = await during;
         // The next reference storm starts on an idle connector: its storm's hot reports updated, nothing queued.
         const { waitedMs } = await system.call('drain', { timeoutMs: 300_000, settle: true }, 310_000);
-        const round: Round = { ref, mine, during: duringTrip, after, drainedMs: waitedMs };
+        const perEvent = (seconds: number, storm: Storm) =>
+          (seconds * 1e6) / Math.max(1, storm.ackedPerSecond * o.durationS);
+        const round: Round = {
+          ref,
+          mine,
+          refCpuUs: perEvent(refCpu1.seconds - refCpu0.seconds, ref),
+          serverCpuUs: perEvent(cpu1.server - cpu0.server, mine),
+          workersCpuUs: perEvent(cpu1.others - cpu0.others, mine),
+          during: duringTrip,
+          after,
+          drainedMs: waitedMs,
+        };
         rounds.push(round);
         progress(
-          `  ingest ${fixed(mine.ackedPerSecond / ref.ackedPerSecond, 2)}, p99 ${fixed(mine.p99Ms / ref.p99Ms, 2)}×`,
+          `  ingest ${fixed(mine.ackedPerSecond / ref.ackedPerSecond, 2)}, p99 ${fixed(mine.p99Ms / ref.p99Ms, 2)}×, ` +
+            `CPU µs per event: reference ${fixed(round.refCpuUs, 0)}, server ${fixed(round.serverCpuUs, 0)}, ` +
+            `workers ${fixed(round.workersCpuUs, 0)}`,
         );
       }
       await system.call('halt', null, 60_000);
@@ -338,6 +360,14 @@ function modeReport(m: ModeResult, o: StormOptions): string {
     ],
   );
   const drained = m.rounds.map((r) => fixed(r.drainedMs / 1000, 1)).join(', ');
+  const cpu = markdownTable(
+    ['CPU per acknowledged event (user + system, during the storm)', 'median of the rounds'],
+    [
+      ['reference process', `${fixed(median(m.rounds.map((r) => r.refCpuUs)), 0)} µs`],
+      ["connector's server process", `${fixed(median(m.rounds.map((r) => r.serverCpuUs)), 0)} µs`],
+      ["connector's worker process(es)", `${fixed(median(m.rounds.map((r) => r.workersCpuUs)), 0)} µs`],
+    ],
+  );
   return [
     `### ${how}`,
     '',
@@ -346,6 +376,8 @@ function modeReport(m: ModeResult, o: StormOptions): string {
     rounds,
     '',
     trips,
+    '',
+    cpu,
     '',
     `Queues and inbox empty after the last change of each round: ${drained} s.`,
     '',

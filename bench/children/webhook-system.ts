@@ -5,7 +5,7 @@
  * the realtime queue to empty) and `eventToCrm` (score changes in the sandbox, timed until the CRM shows them).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -88,6 +88,12 @@ export type WebhookSystemProtocol = {
   };
   /** Stops what `launch` started (SIGTERM: active jobs finish). */
   halt: { args: null; result: null };
+  /**
+   * CPU seconds (user + system) used so far by the launched server process, and by every other connector
+   * process (`serve`'s worker, `start`'s worker child): the cost per event, which a loaded machine's share of
+   * CPU does not move as it moves the rate.
+   */
+  cpu: { args: null; result: { server: number; others: number } };
 };
 
 export type ConnectorMode = 'start' | 'serve';
@@ -236,6 +242,33 @@ async function freePort(): Promise<number> {
   return port;
 }
 
+/** utime + stime of a live process, from /proc (Linux); 0 when it cannot be read. */
+function cpuSeconds(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name (which may hold spaces) start at the state, field 3.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+  } catch {
+    return 0;
+  }
+}
+
+/** USER_HZ: 100 on every Linux this bench runs on. */
+const CLOCK_TICKS = 100;
+
+function childPids(pid: number): number[] {
+  try {
+    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8')
+      .trim()
+      .split(/\s+/)
+      .filter(Boolean)
+      .map(Number);
+  } catch {
+    return [];
+  }
+}
+
 /** Connector processes started by `launch`, with the tail of what they logged (for a failure's message). */
 class Launched {
   private readonly children: { child: ChildProcess; log: string; exited: Promise<void> }[] = [];
@@ -254,6 +287,14 @@ class Launched {
     child.stdout?.on('data', keep);
     child.stderr?.on('data', keep);
     this.children.push(entry);
+  }
+
+  /** CPU seconds of the first launched process (the server) and of the rest with their children. */
+  cpu(): { server: number; others: number } {
+    const [server, ...rest] = this.children.map((c) => c.child.pid ?? -1);
+    if (server === undefined) return { server: 0, others: 0 };
+    const others = [...rest, ...rest.flatMap(childPids), ...childPids(server)];
+    return { server: cpuSeconds(server), others: others.reduce((a, pid) => a + cpuSeconds(pid), 0) };
   }
 
   /** Throws with the logs when one has exited. */
@@ -385,6 +426,7 @@ await serveRpc<WebhookSystemProtocol, WebhookSystemConfig, WebhookSystemReady>(a
       changesApart: (args) => changesApart(system, linked, args),
       nodes: ({ keys }) => nodeFigures(system, keys),
       launch: ({ mode, cpuProfDir, cli }) => launch(system, launched, mode, cpuProfDir, cli),
+      cpu: () => launched.cpu(),
       halt: async () => {
         await launched.stop();
         return null;
