@@ -110,7 +110,10 @@ describe('start', () => {
       expect(workerPid).toBeGreaterThan(0);
       expect(workerPid).not.toBe(s.child.pid);
       expect(alive(workerPid!)).toBe(true);
-      expect(s.output()).toContain('"worker running"');
+      // Readiness counts the workers once they are connected, a moment before the child logs that it runs.
+      await waitFor('the child to log that it runs', () =>
+        s.output().includes('"worker running"') ? true : undefined,
+      );
       s.child.kill('SIGTERM');
       expect(await s.exited).toBe(0);
       // The parent waits for its worker: once it has exited, so has the child.
