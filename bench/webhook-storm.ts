@@ -1,25 +1,38 @@
 /**
- * Webhook storm benchmark (issue 13): a report service that re-scores many reports at once sends thousands of
- * signed `score.changed` in seconds. Measured in one run, on one machine:
+ * Webhook storm benchmark (issues 13, 30): a report service that re-scores many reports at once sends thousands
+ * of signed `score.changed` in seconds. Measured in one run, on one machine, against the connector as operators
+ * run it, in OS processes of its own (the compiled CLI):
  *
+ * - `start`: `report-connector start`;
+ * - `serve`: `report-connector serve` beside one `report-connector worker`.
+ *
+ * For each mode, `--runs` (3) rounds, each the reference then the connector, alternating (R C R C R C), so both
+ * meet the same load on a shared machine:
  * 1. the reference: a minimal durable ingest (bench/children/reference-ingest.ts: node:http, signature check,
  *    one `SET NX` + `RPUSH` round trip) under the storm: events acknowledged per second and p99;
- * 2. the connector as `start` runs it (server and workers in one process, the report-service pace at its
- *    default) under the same storm, while single score changes on other linked reports arrive once a second
- *    (event to CRM *during* the storm);
- * 3. right after the storm, single changes `--interval` ms apart (event to CRM *after* the storm).
+ * 2. the connector under the same storm, while single score changes on other linked reports arrive once a
+ *    second (event to CRM *during* the storm);
+ * 3. right after the storm, single changes `--interval` ms apart (event to CRM *after* the storm), then the
+ *    connector's queue is drained before the next round.
+ * Each round's ratios (connector / the reference of its round) are printed with the load average at its start
+ * and end; the result is the median of the rounds' ratios.
  *
- *   npm run bench:storm -- [--duration 20] [--connections 32] [--slugs 100] [--samples 50] [--interval 200]
- *                          [--companies 400] [--cluster | --compare] [--log-level error]
+ *   npm run bench:storm -- [--mode start|serve|both] [--runs 3] [--duration 20] [--connections 32]
+ *                          [--slugs 100] [--samples 50] [--interval 200] [--companies 400] [--cluster]
+ *                          [--cpu-prof DIR] [--cli PATH] [--log-level error]
  *
- * Storm events are distinct (each its own id), signed beforehand, spread over `--slugs` linked reports.
+ * Storm events are distinct (each its own id), signed beforehand, spread over `--slugs` linked reports. The
+ * sandbox, the local HubSpot and the event-to-CRM probes live in one child process (bench/children/
+ * webhook-system.ts), the reference in another, the load generator in this one.
  *
  * `--cluster` runs the connector on a local three-master Redis Cluster (test/support/redis-cluster.ts, started
- * and stopped here, reached through REDIS_CLUSTER_NODES); `--compare` runs the whole storm on one Redis and then
- * on the cluster, in one run, and prints the ratios. Both add each node's keys after the storm and commands
- * during it. The reference ingest stays on the one Redis at REDIS_URL in every mode: it is the floor of a
- * durable ingest on one Redis, against which each mode's connector is put.
+ * and stopped here); the reference stays on the one Redis at REDIS_URL: it is the floor of a durable ingest on
+ * one Redis. `--cpu-prof DIR` runs the connector's processes with `node --cpu-prof` (profiles written to DIR
+ * when they stop). `--cli PATH` runs another compiled `bin.js` as the connector (say, main's build copied
+ * under test-artifacts/, for a before and after measured the same way).
  */
+import { loadavg } from 'node:os';
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { intOption } from '../src/cli/args.js';
 import { UsageError } from '../src/cli/errors.js';
@@ -31,8 +44,8 @@ import type {
   ReferenceIngestReady,
 } from './children/reference-ingest.js';
 import type {
+  ConnectorMode,
   EventToCrmResult,
-  NodeFigures,
   WebhookSystemConfig,
   WebhookSystemProtocol,
   WebhookSystemReady,
@@ -41,17 +54,19 @@ import { describeMachine } from './support/machine.js';
 import { fixed, markdownTable, median, percentile } from './support/measure.js';
 import { benchPrefix, deleteKeys } from './support/redis-keys.js';
 import { RpcChild, siblingModule } from './support/rpc.js';
-import { type LoadResult, postSignedLoad, signedPool } from './support/signed-load.js';
+import { type LoadResult, postSignedLoad, type SignedRequest, signedPool } from './support/signed-load.js';
 
 const SYSTEM_MODULE = siblingModule(import.meta.url, './children/webhook-system');
 const REFERENCE_MODULE = siblingModule(import.meta.url, './children/reference-ingest');
 /** Signed requests made per second of storm: more than either server acknowledges, so none repeats. */
 const POOL_PER_SECOND = 25_000;
-const TARGETS = { ingestRatio: 0.6, p99Ratio: 2, afterP95Ms: 3_000 };
+const TARGETS = { ingestRatio: 0.6, p99Ratio: 2, afterP95Ms: 1_000 };
 /** The sandbox is generous: the storm measures the connector, not a throttled service. */
 const SANDBOX_PER_MINUTE = 120_000;
 
 interface StormOptions {
+  modes: ConnectorMode[];
+  runs: number;
   durationS: number;
   connections: number;
   slugs: number;
@@ -59,15 +74,18 @@ interface StormOptions {
   intervalMs: number;
   companies: number;
   logLevel: string;
-  /** The connector on a local cluster only, or on one Redis and then on the cluster. */
   cluster: boolean;
-  compare: boolean;
+  cpuProfDir: string | undefined;
+  /** Another compiled CLI to run as the connector (an earlier build, for a before/after in the same way). */
+  cli: string | undefined;
 }
 
 function parseOptions(argv: string[]): StormOptions {
   const { values } = parseArgs({
     args: argv,
     options: {
+      mode: { type: 'string', default: 'both' },
+      runs: { type: 'string' },
       duration: { type: 'string' },
       connections: { type: 'string' },
       slugs: { type: 'string' },
@@ -76,12 +94,16 @@ function parseOptions(argv: string[]): StormOptions {
       companies: { type: 'string' },
       'log-level': { type: 'string', default: 'error' },
       cluster: { type: 'boolean', default: false },
-      compare: { type: 'boolean', default: false },
+      'cpu-prof': { type: 'string' },
+      cli: { type: 'string' },
     },
   });
-  if (values.cluster && values.compare)
-    throw new UsageError('--cluster and --compare exclude each other (--compare runs the cluster too)');
+  const mode = values.mode ?? 'both';
+  if (mode !== 'start' && mode !== 'serve' && mode !== 'both')
+    throw new UsageError('--mode is start, serve or both');
   return {
+    modes: mode === 'both' ? ['start', 'serve'] : [mode],
+    runs: intOption('runs', values.runs, 3, 1, 20),
     durationS: intOption('duration', values.duration, 20, 1, 300),
     connections: intOption('connections', values.connections, 32, 1, 1_000),
     slugs: intOption('slugs', values.slugs, 100, 1, 10_000),
@@ -90,98 +112,84 @@ function parseOptions(argv: string[]): StormOptions {
     companies: intOption('companies', values.companies, 400, 10, 100_000),
     logLevel: values['log-level'] ?? 'error',
     cluster: values.cluster ?? false,
-    compare: values.compare ?? false,
+    cpuProfDir: values['cpu-prof'] ? resolve(values['cpu-prof']) : undefined,
+    cli: values.cli ? resolve(values.cli) : undefined,
   };
 }
-
-type Storm = LoadResult;
 
 function progress(line: string): void {
   process.stderr.write(`${line}\n`);
 }
 
-function tripRow(label: string, trip: EventToCrmResult): string[] {
-  return [
-    label,
-    String(trip.latenciesMs.length),
-    `${fixed(median(trip.latenciesMs), 0)} ms`,
-    `${fixed(percentile(trip.latenciesMs, 95), 0)} ms`,
-    `${fixed(trip.latenciesMs.length > 0 ? Math.max(...trip.latenciesMs) : Number.NaN, 0)} ms`,
-    String(trip.missed),
-  ];
+function load(): string {
+  return loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
 }
 
-/** Where the connector's Redis is in one storm run. */
-interface Mode {
-  /** Words for the output: "one Redis", "a local three-master Redis Cluster". */
-  name: string;
-  /** REDIS_CLUSTER_NODES for the connector; null on the one Redis at REDIS_URL. */
-  clusterNodes: string | null;
+/** One storm on one server, with the load average when it began and ended. */
+interface Storm extends LoadResult {
+  loadStart: string;
+  loadEnd: string;
 }
 
-type Work = { reportRequests: number; crmWriteCalls: number };
-
-/** Everything one storm run measured, for its own tables and for the comparison between modes. */
-interface StormRun {
-  mode: Mode;
-  stormSlugs: number;
-  singleSlugs: number;
-  refBefore: Storm;
-  refAfter: Storm;
-  /** Mean of the reference before and after the connector's storm. */
+/** One round: the reference, then the connector, then the connector's single changes after its storm. */
+interface Round {
   ref: Storm;
   mine: Storm;
+  /** CPU microseconds per acknowledged event: the reference's process, the connector's server, its workers. */
+  refCpuUs: number;
+  serverCpuUs: number;
+  workersCpuUs: number;
   during: EventToCrmResult;
   after: EventToCrmResult;
-  accepted: number;
-  work: { before: Work; afterStorm: Work; end: Work };
-  waitedMs: number;
-  /** Each node before the storm, when it ended (commands) and once the queue was empty (keys too). */
-  nodesBefore: NodeFigures[];
-  nodesAfterStorm: NodeFigures[];
-  nodesEnd: NodeFigures[];
+  /** From the end of the after-storm changes until the connector's queue was empty. */
+  drainedMs: number;
+}
+
+interface ModeResult {
+  mode: ConnectorMode;
+  rounds: Round[];
 }
 
 /** Stops what the run under way started; set while one is, so Ctrl-C can stop it. */
 let stopCurrent: (() => Promise<void>) | undefined;
 
-async function runStorm(o: StormOptions, mode: Mode): Promise<StormRun> {
+async function timedStorm(url: string, pool: SignedRequest[], o: StormOptions): Promise<Storm> {
+  const loadStart = load();
+  const result = await postSignedLoad(url, pool, o.connections, o.durationS);
+  return { ...result, loadStart, loadEnd: load() };
+}
+
+async function runModes(o: StormOptions, clusterNodes: string | null): Promise<ModeResult[]> {
   const redisUrl = REDIS_URL;
   const prefix = benchPrefix('storm');
-  // A prefix of its own, so that the keys counted under the connector's after the storm are the connector's.
   const referencePrefix = benchPrefix('storm-ref');
   let system: RpcChild<WebhookSystemProtocol, WebhookSystemReady> | undefined;
   let reference: RpcChild<ReferenceIngestProtocol, ReferenceIngestReady> | undefined;
   const cleanup = async () => {
     await reference?.stop();
     await system?.stop();
-    // The reference's keys, and the connector's on one Redis; a cluster is this bench's own and goes whole.
     await deleteKeys(redisUrl, prefix);
     await deleteKeys(redisUrl, referencePrefix);
   };
   stopCurrent = cleanup;
   try {
-    progress(
-      `${mode.name}: starting a local system with ${o.companies} companies and waiting for its first backfill...`,
-    );
+    progress(`starting a local system with ${o.companies} companies and waiting for its first backfill...`);
     const systemConfig: WebhookSystemConfig = {
       companies: o.companies,
       prefix,
       redisUrl,
       workers: 1,
       logLevel: o.logLevel,
-      timeoutMs: 300_000,
+      timeoutMs: 600_000,
       connectorRatePerMinute: null,
       sandboxRatePerMinute: SANDBOX_PER_MINUTE,
-      clusterNodes: mode.clusterNodes,
+      clusterNodes,
     };
-    system = await RpcChild.start(SYSTEM_MODULE, systemConfig, { timeoutMs: 360_000 });
-    // Always on the one Redis, whatever the connector's mode: the reference is the floor of a one-Redis ingest.
-    const referenceConfig: ReferenceIngestConfig = {
-      redisUrl,
-      prefix: referencePrefix,
-      secret: system.ready.secret,
-    };
+    system = await RpcChild.start(SYSTEM_MODULE, systemConfig, { timeoutMs: 660_000 });
+    const { secret } = system.ready;
+    const referenceConfig: ReferenceIngestConfig = { redisUrl, prefix: referencePrefix, secret };
     reference = await RpcChild.start(REFERENCE_MODULE, referenceConfig);
 
     const linked = system.ready.linked.map((l) => l.slug);
@@ -190,286 +198,190 @@ async function runStorm(o: StormOptions, mode: Mode): Promise<StormRun> {
     if (singleSlugs.length === 0)
       throw new Error('no linked report is left outside the storm: raise --companies');
 
-    const referenceStorm = async (tag: string) => {
-      progress(
-        `reference ingest: ${o.durationS} s, ${o.connections} connections, ${stormSlugs.length} slugs`,
+    const results: ModeResult[] = [];
+    for (const mode of o.modes) {
+      progress(`launching the connector: ${mode === 'start' ? '`start`' : '`serve` + `worker`'}`);
+      const { appUrl } = await system.call(
+        'launch',
+        { mode, ...(o.cpuProfDir ? { cpuProfDir: o.cpuProfDir } : {}), ...(o.cli ? { cli: o.cli } : {}) },
+        90_000,
       );
-      return postSignedLoad(
-        reference!.ready.url,
-        signedPool(system!.ready.secret, stormSlugs, o.durationS * POOL_PER_SECOND, tag),
-        o.connections,
-        o.durationS,
-      );
-    };
-    const refBefore = await referenceStorm('storm_ref1');
-
-    progress(`connector: the same storm, with one single change a second on other reports`);
-    const nodesBefore = await system.call('nodes', { keys: false });
-    const before = await system.call('work', null);
-    const during = system.call(
-      'changesApart',
-      { samples: o.durationS, intervalMs: 1_000, slugs: singleSlugs, perSampleTimeoutMs: 60_000 },
-      (o.durationS + 70) * 1_000,
-    );
-    const mine = await postSignedLoad(
-      `${system.ready.appUrl}/webhooks/reports`,
-      signedPool(system.ready.secret, stormSlugs, o.durationS * POOL_PER_SECOND, 'storm_app'),
-      o.connections,
-      o.durationS,
-    );
-    const afterStormWork = await system.call('work', null);
-    const nodesAfterStorm = await system.call('nodes', { keys: false });
-    const backlog = await system.call('backlog', null);
-    progress(`backlog when the storm ended: ${JSON.stringify(backlog)}`);
-    for (const slug of singleSlugs.slice(-3)) {
-      progress(`trace of one change: ${JSON.stringify(await system.call('trace', { slug }, 40_000))}`);
+      // A start-up reconcile (BullMQ runs an `every` job at once) is done before the first round.
+      await system.call('drain', { timeoutMs: 300_000, settle: true }, 310_000);
+      const rounds: Round[] = [];
+      for (let i = 1; i <= o.runs; i++) {
+        progress(`${mode}, round ${i}/${o.runs}: reference storm (load ${load()})`);
+        const pool = (tag: string) => signedPool(secret, stormSlugs, o.durationS * POOL_PER_SECOND, tag);
+        const refPool = pool(`ref_${mode}_${i}`);
+        const refCpu0 = await reference.call('cpu', null);
+        const ref = await timedStorm(reference.ready.url, refPool, o);
+        const refCpu1 = await reference.call('cpu', null);
+        // Signed before the single changes begin, so that they all fall within the storm.
+        const minePool = pool(`app_${mode}_${i}`);
+        progress(`${mode}, round ${i}/${o.runs}: connector storm (load ${load()})`);
+        const during = system.call(
+          'changesApart',
+          { samples: o.durationS, intervalMs: 1_000, slugs: singleSlugs, perSampleTimeoutMs: 60_000 },
+          (o.durationS + 70) * 1_000,
+        );
+        const cpu0 = await system.call('cpu', null);
+        const mine = await timedStorm(`${appUrl}/webhooks/reports`, minePool, o);
+        const cpu1 = await system.call('cpu', null);
+        progress(`backlog when the storm ended: ${JSON.stringify(await system.call('backlog', null))}`);
+        const after = await system.call(
+          'changesApart',
+          { samples: o.samples, intervalMs: o.intervalMs, slugs: singleSlugs, perSampleTimeoutMs: 60_000 },
+          (o.samples * o.intervalMs) / 1000 + 120_000,
+        );
+        const duringTrip = await during;
+        // The next reference storm starts on an idle connector: its storm's hot reports updated, nothing queued.
+        const { waitedMs } = await system.call('drain', { timeoutMs: 300_000, settle: true }, 310_000);
+        const perEvent = (seconds: number, storm: Storm) =>
+          (seconds * 1e6) / Math.max(1, storm.ackedPerSecond * o.durationS);
+        const round: Round = {
+          ref,
+          mine,
+          refCpuUs: perEvent(refCpu1.seconds - refCpu0.seconds, ref),
+          serverCpuUs: perEvent(cpu1.server - cpu0.server, mine),
+          workersCpuUs: perEvent(cpu1.others - cpu0.others, mine),
+          during: duringTrip,
+          after,
+          drainedMs: waitedMs,
+        };
+        rounds.push(round);
+        progress(
+          `  ingest ${fixed(mine.ackedPerSecond / ref.ackedPerSecond, 2)}, p99 ${fixed(mine.p99Ms / ref.p99Ms, 2)}×, ` +
+            `CPU µs per event: reference ${fixed(round.refCpuUs, 0)}, server ${fixed(round.serverCpuUs, 0)}, ` +
+            `workers ${fixed(round.workersCpuUs, 0)}`,
+        );
+      }
+      await system.call('halt', null, 60_000);
+      results.push({ mode, rounds });
     }
-    progress(`after the storm: ${o.samples} single changes ${o.intervalMs} ms apart`);
-    const after = await system.call(
-      'changesApart',
-      { samples: o.samples, intervalMs: o.intervalMs, slugs: singleSlugs, perSampleTimeoutMs: 60_000 },
-      (o.samples * o.intervalMs) / 1000 + 120_000,
-    );
-    const duringTrip = await during;
-    const { waitedMs } = await system.call('drain', { timeoutMs: 300_000 }, 310_000);
-    const end = await system.call('work', null);
-    const nodesEnd = await system.call('nodes', { keys: true }, 120_000);
-    const outcomes = await system.call('outcomes', null);
-    // The reference again, once the connector is idle: the machine is shared, so its load moves between runs.
-    const refAfter = await referenceStorm('storm_ref2');
-    const ref: Storm = {
-      ackedPerSecond: (refBefore.ackedPerSecond + refAfter.ackedPerSecond) / 2,
-      p50Ms: (refBefore.p50Ms + refAfter.p50Ms) / 2,
-      p99Ms: (refBefore.p99Ms + refAfter.p99Ms) / 2,
-      non2xx: refBefore.non2xx + refAfter.non2xx,
-      errors: refBefore.errors + refAfter.errors,
-      sent: refBefore.sent + refAfter.sent,
-    };
-    return {
-      mode,
-      stormSlugs: stormSlugs.length,
-      singleSlugs: singleSlugs.length,
-      refBefore,
-      refAfter,
-      ref,
-      mine,
-      during: duringTrip,
-      after,
-      accepted: outcomes.accepted ?? 0,
-      work: { before, afterStorm: afterStormWork, end },
-      waitedMs,
-      nodesBefore,
-      nodesAfterStorm,
-      nodesEnd,
-    };
+    return results;
   } finally {
     await cleanup();
     stopCurrent = undefined;
   }
 }
 
-function ingestTable(r: StormRun, referenceWhere: string): string {
-  const row = (label: string, s: Storm) => [
-    label,
-    fixed(s.ackedPerSecond, 0),
-    `${fixed(s.p50Ms, 1)} ms`,
-    `${fixed(s.p99Ms, 1)} ms`,
-    String(s.non2xx),
-    String(s.errors),
+function tripCells(latencies: number[], missed: number): string[] {
+  return [
+    String(latencies.length),
+    `${fixed(median(latencies), 0)} ms`,
+    `${fixed(percentile(latencies, 95), 0)} ms`,
+    `${fixed(latencies.length > 0 ? Math.max(...latencies) : Number.NaN, 0)} ms`,
+    String(missed),
   ];
-  return markdownTable(
-    ['ingest', 'acknowledged events/s', 'p50', 'p99', 'non-2xx', 'socket errors'],
+}
+
+const ingestRatio = (r: Round) => r.mine.ackedPerSecond / r.ref.ackedPerSecond;
+const p99Ratio = (r: Round) => r.mine.p99Ms / r.ref.p99Ms;
+
+function modeReport(m: ModeResult, o: StormOptions): string {
+  const how =
+    m.mode === 'start'
+      ? '`report-connector start`'
+      : '`report-connector serve` beside one `report-connector worker`';
+  const rounds = markdownTable(
     [
-      row(`reference${referenceWhere}, before the connector's storm`, r.refBefore),
-      row('reference, after it', r.refAfter),
-      row('reference, mean of the two (node:http, verify, SET NX + RPUSH)', r.ref),
-      row('connector `POST /webhooks/reports`', r.mine),
+      'round',
+      'load at start → end',
+      'reference events/s',
+      'reference p99',
+      'connector events/s',
+      'connector p99',
+      'non-2xx / errors',
+      'ingest ratio',
+      'p99 ratio',
+    ],
+    m.rounds.flatMap((r, i) => [
       [
-        '**ratio** (connector / reference)',
-        `**${fixed(r.mine.ackedPerSecond / r.ref.ackedPerSecond, 2)}**`,
+        `${i + 1}: reference`,
+        `${r.ref.loadStart} → ${r.ref.loadEnd}`,
+        fixed(r.ref.ackedPerSecond, 0),
+        `${fixed(r.ref.p99Ms, 1)} ms`,
         '',
-        `**${fixed(r.mine.p99Ms / r.ref.p99Ms, 2)}×**`,
+        '',
+        `${r.ref.non2xx} / ${r.ref.errors}`,
         '',
         '',
       ],
-    ],
+      [
+        `${i + 1}: connector`,
+        `${r.mine.loadStart} → ${r.mine.loadEnd}`,
+        '',
+        '',
+        fixed(r.mine.ackedPerSecond, 0),
+        `${fixed(r.mine.p99Ms, 1)} ms`,
+        `${r.mine.non2xx} / ${r.mine.errors}`,
+        fixed(ingestRatio(r), 2),
+        `${fixed(p99Ratio(r), 2)}×`,
+      ],
+    ]),
   );
-}
-
-function tripTable(r: StormRun, o: StormOptions): string {
-  return markdownTable(
-    ['score change to CRM record', 'samples', 'p50', 'p95', 'max', 'missed (> 60 s)'],
+  const med = {
+    ingest: median(m.rounds.map(ingestRatio)),
+    p99: median(m.rounds.map(p99Ratio)),
+    refRate: median(m.rounds.map((r) => r.ref.ackedPerSecond)),
+    mineRate: median(m.rounds.map((r) => r.mine.ackedPerSecond)),
+    refP99: median(m.rounds.map((r) => r.ref.p99Ms)),
+    mineP99: median(m.rounds.map((r) => r.mine.p99Ms)),
+  };
+  const during = m.rounds.flatMap((r) => r.during.latenciesMs);
+  const after = m.rounds.flatMap((r) => r.after.latenciesMs);
+  const missed = (k: 'during' | 'after') => m.rounds.reduce((a, r) => a + r[k].missed, 0);
+  const trips = markdownTable(
+    ['score change to CRM record, all rounds', 'samples', 'p50', 'p95', 'max', 'missed (> 60 s)'],
     [
-      tripRow('during the storm (one a second, other reports)', r.during),
-      tripRow(`after the storm (${o.intervalMs} ms apart)`, r.after),
+      ['during the storm (one a second, other reports)', ...tripCells(during, missed('during'))],
+      [`after the storm (${o.intervalMs} ms apart)`, ...tripCells(after, missed('after'))],
     ],
   );
-}
-
-function workLine(r: StormRun): string {
-  const { before, afterStorm, end } = r.work;
-  return (
-    `Work: ${r.accepted} events accepted in all; report-service requests during the storm ` +
-    `${afterStorm.reportRequests - before.reportRequests}, CRM write calls ${afterStorm.crmWriteCalls - before.crmWriteCalls}; ` +
-    `until the queue was empty ${end.reportRequests - before.reportRequests} and ${end.crmWriteCalls - before.crmWriteCalls}; ` +
-    `queue empty ${fixed(r.waitedMs / 1000, 1)} s after the last change.`
-  );
-}
-
-function targetsTable(r: StormRun): string {
-  const ingestRatio = r.mine.ackedPerSecond / r.ref.ackedPerSecond;
-  const p99Ratio = r.mine.p99Ms / r.ref.p99Ms;
-  const afterP95 = percentile(r.after.latenciesMs, 95);
-  return markdownTable(
-    ['target', 'this run', 'met'],
+  const afterP95 = percentile(after, 95);
+  const targets = markdownTable(
+    ['target', 'median of the rounds', 'met'],
     [
       [
         `ingest ≥ ${TARGETS.ingestRatio} of the reference`,
-        fixed(ingestRatio, 2),
-        ingestRatio >= TARGETS.ingestRatio ? 'yes' : '**no**',
+        `${fixed(med.ingest, 2)} (${fixed(med.mineRate, 0)} vs ${fixed(med.refRate, 0)} events/s)`,
+        med.ingest >= TARGETS.ingestRatio ? 'yes' : '**no**',
       ],
       [
         `p99 ≤ ${TARGETS.p99Ratio}× the reference`,
-        `${fixed(p99Ratio, 2)}×`,
-        p99Ratio <= TARGETS.p99Ratio ? 'yes' : '**no**',
+        `${fixed(med.p99, 2)}× (${fixed(med.mineP99, 1)} vs ${fixed(med.refP99, 1)} ms)`,
+        med.p99 <= TARGETS.p99Ratio ? 'yes' : '**no**',
       ],
       [
-        `after the storm, event to CRM p95 < ${TARGETS.afterP95Ms / 1000} s`,
+        `after the storm, event to CRM p95 ≤ ${TARGETS.afterP95Ms / 1000} s`,
         `${fixed(afterP95, 0)} ms`,
-        afterP95 < TARGETS.afterP95Ms && r.after.missed === 0 ? 'yes' : '**no**',
+        afterP95 <= TARGETS.afterP95Ms && missed('after') === 0 ? 'yes' : '**no**',
       ],
     ],
   );
-}
-
-function stormIntro(r: StormRun, o: StormOptions): string {
-  return (
-    `Storm: autocannon, ${o.connections} connections for ${o.durationS} s, distinct signed score.changed events on ` +
-    `${r.stormSlugs} linked reports. The connector runs as \`start\` does (server and workers in one ` +
-    'process, default REPORTS_RATE_PER_MINUTE) against a generous sandbox and local HubSpot. Single changes are ' +
-    `made in the sandbox on ${r.singleSlugs} other linked reports and timed until the CRM record shows them.`
+  const drained = m.rounds.map((r) => fixed(r.drainedMs / 1000, 1)).join(', ');
+  const cpu = markdownTable(
+    ['CPU per acknowledged event (user + system, during the storm)', 'median of the rounds'],
+    [
+      ['reference process', `${fixed(median(m.rounds.map((r) => r.refCpuUs)), 0)} µs`],
+      ["connector's server process", `${fixed(median(m.rounds.map((r) => r.serverCpuUs)), 0)} µs`],
+      ["connector's worker process(es)", `${fixed(median(m.rounds.map((r) => r.workersCpuUs)), 0)} µs`],
+    ],
   );
-}
-
-/** The output without `--cluster` or `--compare`: one Redis, as the bench always printed it. */
-function oneRedisReport(r: StormRun, o: StormOptions, machine: string): string {
   return [
-    `Machine: ${machine}.`,
+    `### ${how}`,
     '',
-    stormIntro(r, o),
+    `Rounds, each the reference then the connector (${o.connections} connections × ${o.durationS} s):`,
     '',
-    ingestTable(r, ''),
+    rounds,
     '',
-    tripTable(r, o),
+    trips,
     '',
-    workLine(r),
+    cpu,
     '',
-    targetsTable(r),
-  ].join('\n');
-}
-
-/**
- * Each node after the storm: the keys of the run's prefix once the queue was empty, and the commands it
- * processed during the storm (the acknowledgements and whatever the workers did meanwhile). On a cluster the
- * shares say how evenly one installation's storm spreads over the masters.
- */
-function spreadTable(r: StormRun, o: StormOptions): string {
-  const keys = r.nodesEnd.reduce((a, n) => a + (n.keys ?? 0), 0);
-  const during = (node: string) => {
-    const before = r.nodesBefore.find((n) => n.node === node)?.commands ?? 0;
-    const after = r.nodesAfterStorm.find((n) => n.node === node)?.commands ?? before;
-    return after - before;
-  };
-  const commands = r.nodesEnd.reduce((a, n) => a + during(n.node), 0);
-  const acked = r.mine.ackedPerSecond * o.durationS;
-  const share = (part: number, whole: number) => (whole > 0 ? `${fixed((100 * part) / whole, 0)}%` : '-');
-  return markdownTable(
-    [
-      r.nodesEnd.length > 1 ? 'master' : 'Redis',
-      'keys after the storm',
-      'share',
-      'commands during the storm',
-      'share',
-      'per acknowledged event',
-    ],
-    r.nodesEnd.map((n) => [
-      n.node,
-      (n.keys ?? 0).toLocaleString('en'),
-      share(n.keys ?? 0, keys),
-      during(n.node).toLocaleString('en'),
-      share(during(n.node), commands),
-      acked > 0 ? fixed(during(n.node) / acked, 1) : '-',
-    ]),
-  );
-}
-
-/** One mode's tables when `--cluster` or `--compare` is given. */
-function modeReport(r: StormRun, o: StormOptions): string {
-  const shared =
-    r.mode.clusterNodes === null
-      ? " The one Redis is the machine's shared one: its commands include other clients'."
-      : " The cluster is this run's own: its commands are the connector's only.";
-  return [
-    `### The connector on ${r.mode.name}`,
+    `Queues and inbox empty after the last change of each round: ${drained} s.`,
     '',
-    stormIntro(r, o),
-    '',
-    ingestTable(r, ' (one Redis, whatever the mode)'),
-    '',
-    tripTable(r, o),
-    '',
-    workLine(r),
-    '',
-    `Keys of the run's prefix once the queue was empty, and Redis commands during the ${o.durationS} s storm.${shared}`,
-    '',
-    spreadTable(r, o),
-    '',
-    targetsTable(r),
-  ].join('\n');
-}
-
-/** The cluster against one Redis, same machine, same storm: above 1 means the cluster has more of it. */
-function ratiosTable(one: StormRun, cluster: StormRun): string {
-  const p = (t: EventToCrmResult, q: number) =>
-    q === 50 ? median(t.latenciesMs) : percentile(t.latenciesMs, q);
-  // [what, one Redis, cluster, digits]
-  const rows: [string, number, number, number][] = [
-    ['events acknowledged per second', one.mine.ackedPerSecond, cluster.mine.ackedPerSecond, 0],
-    [
-      "events acknowledged per second, as a share of the reference measured beside it (the reference's load moves)",
-      one.mine.ackedPerSecond / one.ref.ackedPerSecond,
-      cluster.mine.ackedPerSecond / cluster.ref.ackedPerSecond,
-      2,
-    ],
-    ['acknowledgement p99, ms', one.mine.p99Ms, cluster.mine.p99Ms, 1],
-    [
-      'acknowledgement p99, times the reference beside it',
-      one.mine.p99Ms / one.ref.p99Ms,
-      cluster.mine.p99Ms / cluster.ref.p99Ms,
-      2,
-    ],
-    ['event to CRM during the storm, p50 ms', p(one.during, 50), p(cluster.during, 50), 0],
-    ['event to CRM during the storm, p95 ms', p(one.during, 95), p(cluster.during, 95), 0],
-    ['event to CRM after the storm, p50 ms', p(one.after, 50), p(cluster.after, 50), 0],
-    ['event to CRM after the storm, p95 ms', p(one.after, 95), p(cluster.after, 95), 0],
-  ];
-  const waited = [one.waitedMs / 1000, cluster.waitedMs / 1000] as const;
-  return [
-    '### The cluster beside one Redis',
-    '',
-    markdownTable(
-      ['', 'one Redis', 'cluster', 'cluster / one'],
-      [
-        ...rows.map(([what, a, b, digits]) => [what, fixed(a, digits), fixed(b, digits), fixed(b / a, 2)]),
-        [
-          'queue empty after the last change, s',
-          fixed(waited[0], 1),
-          fixed(waited[1], 1),
-          // Two queues already empty when the last change landed: their ratio is noise.
-          Math.min(...waited) < 0.5 ? '-' : fixed(waited[1] / waited[0], 2),
-        ],
-      ],
-    ),
+    targets,
   ].join('\n');
 }
 
@@ -485,28 +397,22 @@ async function main(): Promise<void> {
         .finally(() => process.exit(130)),
   );
   try {
-    if (!o.cluster && !o.compare) {
-      const run = await runStorm(o, { name: 'one Redis', clusterNodes: null });
-      process.stdout.write(`${oneRedisReport(run, o, machine)}\n`);
-      return;
+    if (o.cluster) {
+      progress('starting a local three-master Redis Cluster...');
+      cluster = await LocalRedisCluster.start({ masters: 3 });
     }
-    progress('starting a local three-master Redis Cluster...');
-    cluster = await LocalRedisCluster.start({ masters: 3 });
-    const modes: Mode[] = [];
-    if (o.compare) modes.push({ name: 'one Redis', clusterNodes: null });
-    modes.push({ name: 'a local three-master Redis Cluster', clusterNodes: cluster.nodesEnv });
+    const results = await runModes(o, cluster?.nodesEnv ?? null);
+    const where = o.cluster
+      ? 'the connector on a local three-master Redis Cluster of this run, the reference on the one Redis'
+      : 'both on the one Redis at REDIS_URL';
     process.stdout.write(
-      `Machine: ${machine}.\n\nThe reference ingest runs on the one Redis at REDIS_URL in every mode: it is ` +
-        'the floor of a durable ingest on one Redis, measured beside each mode. The cluster is three ' +
-        '`redis-server` processes of this run on the same machine, beside the shared one Redis.\n\n',
+      `Machine: ${machine}; load average at the end ${load()}.\n\n` +
+        `Storm: autocannon, ${o.connections} connections for ${o.durationS} s of distinct signed score.changed ` +
+        `on ${o.slugs} linked reports; ${where}. The connector runs as the compiled CLI in processes of its own, ` +
+        'default REPORTS_RATE_PER_MINUTE, against a generous sandbox and local HubSpot. Single changes are made ' +
+        'in the sandbox on other linked reports and timed until the CRM record shows them.\n\n',
     );
-    const runs: StormRun[] = [];
-    for (const mode of modes) {
-      const run = await runStorm(o, mode);
-      runs.push(run);
-      process.stdout.write(`${modeReport(run, o)}\n\n`);
-    }
-    if (runs.length === 2) process.stdout.write(`${ratiosTable(runs[0]!, runs[1]!)}\n`);
+    for (const m of results) process.stdout.write(`${modeReport(m, o)}\n\n`);
   } finally {
     await cluster?.stop();
   }

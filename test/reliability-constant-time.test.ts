@@ -1,4 +1,5 @@
 import { createHmac, randomBytes } from 'node:crypto';
+import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
   computeHubSpotSignatureV3,
@@ -8,14 +9,13 @@ import { AdminAuth, SESSION_COOKIE } from '../src/admin/admin-auth.js';
 import { OAuthStateError, OAuthStateStore } from '../src/auth/oauth-state.js';
 import { closeRedis, createRedis, waitForRedis } from '../src/redis.js';
 import { cookieValue } from '../src/util/cookies.js';
-import { verifyHex, WebhookSignatureError } from '../src/webhooks/report-signature.js';
+import { verifyHex, verifyStandard, WebhookSignatureError } from '../src/webhooks/report-signature.js';
 import { REDIS_URL } from './support/redis-url.js';
 
 /**
  * Every comparison of a secret an attacker can probe goes through `crypto.timingSafeEqual` with the
- * attacker's bytes: the hex report-webhook signature, HubSpot's v3 signature, the OAuth state's signature, the
- * admin token, the admin session cookie and the CSRF token. (Standard Webhooks signatures are compared by the
- * standardwebhooks package's own constant-time loop, outside node:crypto; see docs/reliability.md.)
+ * attacker's bytes: the Standard Webhooks and hex report-webhook signatures, HubSpot's v3 signature, the OAuth
+ * state's signature, the admin token, the admin session cookie and the CSRF token.
  */
 
 const compared = vi.hoisted(() => [] as [Buffer, Buffer][]);
@@ -52,6 +52,24 @@ function comparedInConstantTime(candidate: Buffer): boolean {
 }
 
 describe('secrets are compared in constant time', () => {
+  it('the Standard Webhooks signature (issue 30: node:crypto, no longer the package)', () => {
+    const body = Buffer.from('{"id":"e1"}');
+    const now = new Date();
+    const forged = new Webhook(`whsec_${randomBytes(24).toString('base64')}`).sign(
+      'e1',
+      now,
+      body.toString(),
+    );
+    const secret = `whsec_${randomBytes(24).toString('base64')}`;
+    const headers = {
+      'webhook-id': 'e1',
+      'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
+      'webhook-signature': forged,
+    };
+    expect(() => verifyStandard([secret], headers, body)).toThrow(WebhookSignatureError);
+    expect(comparedInConstantTime(Buffer.from(forged.slice('v1,'.length)))).toBe(true);
+  });
+
   it('the hex webhook signature', () => {
     const body = Buffer.from('{"id":"e1"}');
     const forged = createHmac('sha256', 'another secret').update(body).digest('hex');

@@ -1,11 +1,13 @@
-import { createHmac, randomUUID } from 'node:crypto';
+import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import express from 'express';
 import { pino } from 'pino';
+import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { closeRedis, createRedis, waitForRedis } from '../src/redis.js';
 import { Keys } from '../src/storage/keys.js';
 import { ScoreChangeInbox } from '../src/storage/score-change-inbox.js';
 import { EventLog } from '../src/webhooks/event-log.js';
+import { HmacSha256 } from '../src/webhooks/hmac-sha256.js';
 import { createReportWebhookRouter, type ReportWebhookDeps } from '../src/webhooks/report-route.js';
 import { verifyHex, verifyStandard, WebhookSignatureError } from '../src/webhooks/report-signature.js';
 import { type LoopbackServer, listenOnLoopback } from './support/loopback-server.js';
@@ -72,6 +74,30 @@ describe('Standard Webhooks verification', () => {
     };
     expect(verifyStandard([SECRET, OTHER_SECRET], headers, Buffer.from(body)).id).toBe('e1');
     expect(() => verifyStandard([SECRET], headers, Buffer.from(body))).toThrow(WebhookSignatureError);
+  });
+
+  it('accepts what the standardwebhooks package signs, a UTF-8 body included; refuses an unreadable timestamp', () => {
+    const ts = Math.floor(Date.now() / 1000);
+    const body = '{"id":"e1","data":{"slug":"société-générale","note":"日本"}}';
+    const headers = {
+      'webhook-id': 'e1',
+      'webhook-timestamp': String(ts),
+      'webhook-signature': new Webhook(SECRET).sign('e1', new Date(ts * 1000), body),
+    };
+    expect(verifyStandard([SECRET], headers, Buffer.from(body)).id).toBe('e1');
+    expect(() =>
+      verifyStandard([SECRET], { ...headers, 'webhook-timestamp': 'soon' }, Buffer.from(body)),
+    ).toThrow(expect.objectContaining({ reason: 'bad_timestamp' }));
+  });
+
+  it('computes the same HMAC-SHA256 as node:crypto for keys shorter than, equal to and longer than a block', () => {
+    for (const length of [1, 24, 32, 63, 64, 65, 200]) {
+      const key = randomBytes(length);
+      const parts = [Buffer.from('msg_1.1700000000.'), randomBytes(length * 3)];
+      expect(new HmacSha256(key).base64(...parts)).toBe(
+        createHmac('sha256', key).update(Buffer.concat(parts)).digest('base64'),
+      );
+    }
   });
 
   it('refuses a tampered body, id or timestamp', () => {

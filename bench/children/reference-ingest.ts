@@ -26,6 +26,8 @@ export interface ReferenceIngestReady {
 
 export type ReferenceIngestProtocol = {
   received: { args: null; result: { accepted: number; duplicates: number; refused: number } };
+  /** CPU seconds (user + system) this process used so far. */
+  cpu: { args: null; result: { seconds: number } };
 };
 
 /** Lua lives in .lua files (issue 29), the bench's own too; read from the project root, whether run from src or dist. */
@@ -77,7 +79,13 @@ await serveRpc<ReferenceIngestProtocol, ReferenceIngestConfig, ReferenceIngestRe
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return {
     ready: { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/webhooks/reports` },
-    handlers: { received: () => ({ ...counts }) },
+    handlers: {
+      received: () => ({ ...counts }),
+      cpu: () => {
+        const { user, system } = process.cpuUsage();
+        return { seconds: (user + system) / 1e6 };
+      },
+    },
     close: async () => {
       server.closeAllConnections();
       await new Promise((r) => server.close(r));

@@ -4,9 +4,15 @@
  * not share an event loop. Calls: `outcomes` (the server's own count of webhook answers), `drain` (wait for
  * the realtime queue to empty) and `eventToCrm` (score changes in the sandbox, timed until the CRM shows them).
  */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type LocalSystem, startLocalSystem } from '../../local/system.js';
+import { fileURLToPath } from 'node:url';
+import { type LocalSystem, startLocalSystem, workerEnvFor } from '../../local/system.js';
 import { jobIdPart } from '../../src/pipeline/queues.js';
 import { scanTargets } from '../../src/redis.js';
 import { pollUntil } from '../support/measure.js';
@@ -57,7 +63,7 @@ export interface NodeFigures {
 
 export type WebhookSystemProtocol = {
   outcomes: { args: null; result: Record<string, number> };
-  drain: { args: { timeoutMs: number }; result: { waitedMs: number } };
+  drain: { args: { timeoutMs: number; settle?: boolean }; result: { waitedMs: number } };
   eventToCrm: { args: { samples: number; perSampleTimeoutMs: number }; result: EventToCrmResult };
   /** The realtime queue's job counts by state, and the score changes waiting for their fan-out. */
   backlog: { args: null; result: Record<string, number> };
@@ -71,7 +77,26 @@ export type WebhookSystemProtocol = {
   };
   /** Each node the connector's keys live on (the one Redis, or every master), optionally with its key count. */
   nodes: { args: { keys: boolean }; result: NodeFigures[] };
+  /**
+   * The connector as operators run it: `report-connector start`, or `serve` beside one `worker`, as OS processes
+   * of their own on this system's Redis, sandbox and local CRM; this process's own workers stop and the
+   * sandbox's webhooks go to the new server. `cpuProfDir` runs them with `node --cpu-prof`.
+   */
+  launch: {
+    args: { mode: ConnectorMode; cpuProfDir?: string; cli?: string };
+    result: { appUrl: string };
+  };
+  /** Stops what `launch` started (SIGTERM: active jobs finish). */
+  halt: { args: null; result: null };
+  /**
+   * CPU seconds (user + system) used so far by the launched server process, and by every other connector
+   * process (`serve`'s worker, `start`'s worker child): the cost per event, which a loaded machine's share of
+   * CPU does not move as it moves the rate.
+   */
+  cpu: { args: null; result: { server: number; others: number } };
 };
+
+export type ConnectorMode = 'start' | 'serve';
 
 const POLL_MS = 5;
 /** The sandbox's limit and the connector's pace for re-reads after events. */
@@ -108,13 +133,25 @@ async function nodeFigures(system: LocalSystem, countKeys: boolean): Promise<Nod
   return out;
 }
 
-async function drain(system: LocalSystem, timeoutMs: number): Promise<{ waitedMs: number }> {
+/**
+ * Waits for the realtime queue to empty; `settle` also for the backfill queue (a storm's hot reports are
+ * updated there, and a start-up reconcile runs there) and the score-change inbox, so that the next
+ * measurement starts on an idle connector.
+ */
+async function drain(system: LocalSystem, timeoutMs: number, settle = false): Promise<{ waitedMs: number }> {
   const started = Date.now();
   await pollUntil(
-    'the realtime queue to empty',
+    settle ? 'the realtime and backfill queues and the inbox to empty' : 'the realtime queue to empty',
     async () => {
-      const { realtime } = await system.ctx.queues.counts();
-      return realtime.waiting + realtime.active + realtime.delayed === 0 ? true : undefined;
+      const { realtime, backfill } = await system.ctx.queues.counts();
+      const busy = (q: typeof realtime) => q.waiting + q.active + q.delayed;
+      if (busy(realtime) > 0) return undefined;
+      if (
+        settle &&
+        (busy(backfill) > 0 || (await system.ctx.redis.zcard(system.ctx.keys.scoreInboxOrder())) > 0)
+      )
+        return undefined;
+      return true;
     },
     timeoutMs,
     100,
@@ -194,6 +231,133 @@ async function changesApart(
   return { latenciesMs, missed };
 }
 
+/** The compiled CLI beside this compiled child (dist/bench/children -> dist/src/cli). */
+const CLI_BIN = fileURLToPath(new URL('../../src/cli/bin.js', import.meta.url));
+
+async function freePort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
+  const { port } = probe.address() as { port: number };
+  await new Promise((r) => probe.close(r));
+  return port;
+}
+
+/** utime + stime of a live process, from /proc (Linux); 0 when it cannot be read. */
+function cpuSeconds(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name (which may hold spaces) start at the state, field 3.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+  } catch {
+    return 0;
+  }
+}
+
+/** USER_HZ: 100 on every Linux this bench runs on. */
+const CLOCK_TICKS = 100;
+
+function childPids(pid: number): number[] {
+  try {
+    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8')
+      .trim()
+      .split(/\s+/)
+      .filter(Boolean)
+      .map(Number);
+  } catch {
+    return [];
+  }
+}
+
+/** Connector processes started by `launch`, with the tail of what they logged (for a failure's message). */
+class Launched {
+  private readonly children: { child: ChildProcess; log: string; exited: Promise<void> }[] = [];
+
+  spawn(cli: string, args: string[], env: Record<string, string>, nodeArgs: string[]): void {
+    const cwd = mkdtempSync(join(tmpdir(), 'rc-storm-'));
+    const child = spawn(process.execPath, [...nodeArgs, cli, ...args], {
+      cwd,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const entry = { child, log: '', exited: new Promise<void>((r) => child.once('exit', () => r())) };
+    const keep = (chunk: Buffer) => {
+      entry.log = (entry.log + chunk.toString('utf8')).slice(-20_000);
+    };
+    child.stdout?.on('data', keep);
+    child.stderr?.on('data', keep);
+    this.children.push(entry);
+  }
+
+  /** CPU seconds of the first launched process (the server) and of the rest with their children. */
+  cpu(): { server: number; others: number } {
+    const [server, ...rest] = this.children.map((c) => c.child.pid ?? -1);
+    if (server === undefined) return { server: 0, others: 0 };
+    const others = [...rest, ...rest.flatMap(childPids), ...childPids(server)];
+    return { server: cpuSeconds(server), others: others.reduce((a, pid) => a + cpuSeconds(pid), 0) };
+  }
+
+  /** Throws with the logs when one has exited. */
+  check(): void {
+    for (const c of this.children) {
+      if (c.child.exitCode !== null || c.child.signalCode !== null)
+        throw new Error(`a connector process exited early: ${c.log.slice(-3_000)}`);
+    }
+  }
+
+  async stop(): Promise<void> {
+    const all = this.children.splice(0);
+    for (const c of all) c.child.kill('SIGTERM');
+    await Promise.all(
+      all.map(async (c) => {
+        const timer = setTimeout(() => c.child.kill('SIGKILL'), 30_000);
+        await c.exited;
+        clearTimeout(timer);
+      }),
+    );
+  }
+}
+
+async function launch(
+  system: LocalSystem,
+  launched: Launched,
+  mode: ConnectorMode,
+  cpuProfDir: string | undefined,
+  cli: string = CLI_BIN,
+): Promise<{ appUrl: string }> {
+  await launched.stop();
+  for (const w of system.workers.splice(0)) await w.close();
+  const port = await freePort();
+  const appUrl = `http://127.0.0.1:${port}`;
+  const secret = system.ctx.config.reports.webhookSecrets[0]!;
+  const env = workerEnvFor(system, {
+    PORT: String(port),
+    APP_URL: appUrl,
+    REPORTS_WEBHOOK_SECRET: secret,
+    LOG_LEVEL: 'warn',
+  });
+  const nodeArgs = cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', cpuProfDir] : [];
+  launched.spawn(cli, [mode], env, nodeArgs);
+  if (mode === 'serve') launched.spawn(cli, ['worker'], env, nodeArgs);
+  // Ready as the operator's probe says: the server answers and every queue has a worker.
+  await pollUntil(
+    `the connector (${mode}) to be ready`,
+    async () => {
+      launched.check();
+      try {
+        const res = await fetch(`${appUrl}/readyz`);
+        return res.status === 200 ? true : undefined;
+      } catch {
+        return undefined;
+      }
+    },
+    60_000,
+    100,
+  );
+  system.sandbox.configureWebhook(`${appUrl}/webhooks/reports`, secret);
+  return { appUrl };
+}
+
 await serveRpc<WebhookSystemProtocol, WebhookSystemConfig, WebhookSystemReady>(async (config) => {
   const system = await startLocalSystem({
     companies: config.companies,
@@ -237,6 +401,7 @@ await serveRpc<WebhookSystemProtocol, WebhookSystemConfig, WebhookSystemReady>(a
     await system.close();
     throw new Error('the first backfill linked no record, so no score change can be followed');
   }
+  const launched = new Launched();
   const secret = system.ctx.config.reports.webhookSecrets[0];
   if (!secret) {
     await system.close();
@@ -255,11 +420,17 @@ await serveRpc<WebhookSystemProtocol, WebhookSystemConfig, WebhookSystemReady>(a
     },
     handlers: {
       outcomes: () => outcomes(system),
-      drain: ({ timeoutMs }) => drain(system, timeoutMs),
+      drain: ({ timeoutMs, settle }) => drain(system, timeoutMs, settle),
       eventToCrm: ({ samples, perSampleTimeoutMs }) =>
         eventToCrm(system, linked, samples, perSampleTimeoutMs),
       changesApart: (args) => changesApart(system, linked, args),
       nodes: ({ keys }) => nodeFigures(system, keys),
+      launch: ({ mode, cpuProfDir, cli }) => launch(system, launched, mode, cpuProfDir, cli),
+      cpu: () => launched.cpu(),
+      halt: async () => {
+        await launched.stop();
+        return null;
+      },
       trace: async ({ slug }) => {
         const target = linked.find((l) => l.slug === slug)!;
         const overall = nextScore(system.crm.record(target.recordId)?.score ?? null, 4242);
@@ -301,6 +472,9 @@ await serveRpc<WebhookSystemProtocol, WebhookSystemConfig, WebhookSystemReady>(a
         crmWriteCalls: system.hubspot.stats().calls['companies.batchUpdate'] ?? 0,
       }),
     },
-    close: () => system.close(),
+    close: async () => {
+      await launched.stop();
+      await system.close();
+    },
   };
 });

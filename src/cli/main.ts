@@ -16,7 +16,11 @@ import { type CommandIo, processIo } from './io.js';
 
 /** Each command's usage line(s) and what it does: `--help` prints the list, `<command> --help` its own. */
 const COMMAND_HELP: Record<string, { usage: string; about: string }> = {
-  start: { usage: 'start', about: 'HTTP server and workers in one process' },
+  start: {
+    usage: 'start [--one-process]',
+    about:
+      'HTTP server, and workers in a child `worker` process it stops and restarts with it (--one-process: workers in the same process, as before)',
+  },
   serve: { usage: 'serve', about: 'HTTP server only' },
   worker: { usage: 'worker', about: 'workers only (run as many as you like on one Redis)' },
   sync: {

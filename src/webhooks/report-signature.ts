@@ -1,5 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { Webhook, WebhookVerificationError } from 'standardwebhooks';
+import { HmacSha256 } from './hmac-sha256.js';
 
 /**
  * Verifies inbound report-service deliveries on the raw body, before anything else is looked at. Several
@@ -42,46 +42,52 @@ export interface StandardVerified {
   timestamp: number;
 }
 
-/** One verifier per configured secret: decoding the key on every delivery is measurable in a storm. */
-const verifiers = new Map<string, Webhook>();
-function verifierFor(secret: string): Webhook {
-  let verifier = verifiers.get(secret);
-  if (!verifier) {
-    verifier = new Webhook(standardKey(secret), { format: 'raw' });
-    verifiers.set(secret, verifier);
+/** The Standard Webhooks tolerance, either way: the standardwebhooks package's own. */
+const STANDARD_TOLERANCE_S = 5 * 60;
+
+/** One MAC per configured secret: decoding the key and making its pads on every delivery is measurable. */
+const standardMacs = new Map<string, HmacSha256>();
+function macFor(secret: string): HmacSha256 {
+  let mac = standardMacs.get(secret);
+  if (!mac) {
+    mac = new HmacSha256(standardKey(secret));
+    standardMacs.set(secret, mac);
   }
-  return verifier;
+  return mac;
 }
 
-/** Standard Webhooks: `webhook-id`, `webhook-timestamp`, `webhook-signature` (`v1,<base64>`, space separated). */
+/**
+ * Standard Webhooks: `webhook-id`, `webhook-timestamp`, `webhook-signature` (`v1,<base64>`, space separated).
+ * The same rules as the standardwebhooks package (the timestamp read as a whole number of seconds and signed as
+ * read, 5 minutes either way, any `v1` signature of the list), with a cheaper HMAC (hmac-sha256.ts: a quarter
+ * of the package's CPU per event, issue 30) and each signature compared with `timingSafeEqual`, as the other
+ * webhook checks are.
+ */
 export function verifyStandard(secrets: string[], headers: Headers, rawBody: Buffer): StandardVerified {
   if (secrets.length === 0) throw new WebhookSignatureError('not_configured');
   const id = header(headers, 'webhook-id');
-  const timestamp = header(headers, 'webhook-timestamp');
-  const signature = header(headers, 'webhook-signature');
-  if (!id || !timestamp || !signature) throw new WebhookSignatureError('missing_headers');
-  const plain = { 'webhook-id': id, 'webhook-timestamp': timestamp, 'webhook-signature': signature };
-  let failure: SignatureFailure = 'bad_signature';
-  for (const secret of secrets) {
-    try {
-      verifierFor(secret).verify(rawBody, plain, { jsonParse: false });
-      return { id, timestamp: Number(timestamp) };
-    } catch (err) {
-      if (!(err instanceof WebhookVerificationError)) throw err;
-      failure = reasonOf(err.message);
-      // The timestamp is the same for every secret: no point trying the others.
-      if (failure !== 'bad_signature') break;
-    }
+  const timestampHeader = header(headers, 'webhook-timestamp');
+  const signatures = header(headers, 'webhook-signature');
+  if (!id || !timestampHeader || !signatures) throw new WebhookSignatureError('missing_headers');
+  const timestamp = Number.parseInt(timestampHeader, 10);
+  if (Number.isNaN(timestamp)) throw new WebhookSignatureError('bad_timestamp');
+  const now = Math.floor(Date.now() / 1000);
+  if (now - timestamp > STANDARD_TOLERANCE_S) throw new WebhookSignatureError('timestamp_too_old');
+  if (timestamp > now + STANDARD_TOLERANCE_S) throw new WebhookSignatureError('timestamp_too_new');
+  const given: Buffer[] = [];
+  for (const versioned of signatures.split(' ')) {
+    const comma = versioned.indexOf(',');
+    if (comma > 0 && versioned.slice(0, comma) === 'v1') given.push(Buffer.from(versioned.slice(comma + 1)));
   }
-  throw new WebhookSignatureError(failure);
-}
-
-function reasonOf(message: string): SignatureFailure {
-  if (/too old/i.test(message)) return 'timestamp_too_old';
-  if (/too new/i.test(message)) return 'timestamp_too_new';
-  if (/invalid signature headers/i.test(message)) return 'bad_timestamp';
-  if (/missing/i.test(message)) return 'missing_headers';
-  return 'bad_signature';
+  const signed = Buffer.from(`${id}.${timestamp}.`);
+  let ok = false;
+  for (const secret of secrets) {
+    const expected = Buffer.from(macFor(secret).base64(signed, rawBody));
+    // Every secret and every signature is compared, so the time taken does not tell which one matched.
+    for (const g of given) if (g.length === expected.length && timingSafeEqual(g, expected)) ok = true;
+  }
+  if (!ok) throw new WebhookSignatureError('bad_signature');
+  return { id, timestamp };
 }
 
 /** One header holding the hex HMAC-SHA256 of the raw body (`sha256=` prefix allowed); key = secret's UTF-8. */
