@@ -121,6 +121,49 @@ describe('the installation pages in a browser', () => {
     await page.close();
   }, 60_000);
 
+  it('finds linked records by part of their name, asked of the CRM, and pages them (issue 31)', async () => {
+    const linked = new Set(await recordsIn('matched'));
+    const words = (id: string) =>
+      (system.crm.record(id)?.name ?? '')
+        .toLowerCase()
+        .split(/[^\p{L}\p{N}]+/u)
+        .filter((w) => w !== '');
+    // A part of a word that more than a page of linked records share, and at most the CRM's 100 answers hold.
+    const count = new Map<string, { all: number; linked: number }>();
+    for (const id of system.recordIds) {
+      const parts = new Set(words(id).flatMap((w) => (w.length >= 4 ? [w.slice(0, 3), w.slice(1, 4)] : [])));
+      for (const part of parts) {
+        const c = count.get(part) ?? { all: 0, linked: 0 };
+        c.all += 1;
+        if (linked.has(id)) c.linked += 1;
+        count.set(part, c);
+      }
+    }
+    const [part] = [...count].find(([, c]) => c.linked > 20 && c.all <= 100) ?? [];
+    expect(part, 'a part of a name shared by more than 20 linked records').toBeDefined();
+    const expected = [...linked].filter((id) => words(id).some((w) => w.includes(part!))).sort();
+    const page = await browser.newPage(1280);
+    await browser.logIn(page);
+    await page.goto(`${base}/links`);
+    await page.getByLabel('Search linked records').fill(part!.toUpperCase());
+    await page.getByLabel('Search linked records').press('Enter');
+    await page.getByText(`${expected.length} found for “${part!.toUpperCase()}”`).waitFor();
+    const pager = page.locator('nav[data-pager="linked-records"]');
+    const pages = Math.ceil(expected.length / 20);
+    const seen: string[] = [];
+    for (let n = 1; n <= pages; n += 1) {
+      await expect.poll(() => pager.locator('span').textContent()).toBe(`Page ${n} of ${pages}`);
+      seen.push(
+        ...(await page.locator('#linked-records ~ table tbody tr th a').allTextContents()).map((t) =>
+          t.trim(),
+        ),
+      );
+      if (n < pages) await pager.getByRole('link', { name: 'Next page' }).click();
+    }
+    expect(seen.sort()).toEqual(expected);
+    await page.close();
+  }, 60_000);
+
   it('keeps the old single page’s URLs: review paging and anchors land on the page that holds them', async () => {
     const page = await browser.newPage(1280);
     await browser.logIn(page);

@@ -543,3 +543,44 @@ describe('findBySlug', () => {
     expect(sleeps).toEqual([200]);
   });
 });
+
+describe('findByName (issue 31)', () => {
+  it('searches name CONTAINS_TOKEN *word* per word, one bounded page, punctuation and * dropped', async () => {
+    const { connector } = setup();
+    const bodies: Record<string, unknown>[] = [];
+    nock(API)
+      .post(P.companiesSearch, (body) => {
+        bodies.push(body);
+        return true;
+      })
+      .reply(200, {
+        total: 2,
+        results: [company('7', { name: 'Acme Widgets' }), company('8', { name: 'Acme Widgetry' })],
+      });
+    const records = await connector.findByName?.('acme* widg"et', 100);
+    expect(records?.map((r) => [r.id, r.name])).toEqual([
+      ['7', 'Acme Widgets'],
+      ['8', 'Acme Widgetry'],
+    ]);
+    expect(bodies).toHaveLength(1);
+    expect(bodies[0]).toMatchObject({
+      filterGroups: [
+        {
+          filters: [
+            { propertyName: 'name', operator: 'CONTAINS_TOKEN', value: '*acme*' },
+            { propertyName: 'name', operator: 'CONTAINS_TOKEN', value: '*widg*' },
+            { propertyName: 'name', operator: 'CONTAINS_TOKEN', value: '*et*' },
+          ],
+        },
+      ],
+      sorts: ['hs_object_id'],
+      limit: 100,
+    });
+    expect(bodies[0]).not.toHaveProperty('after');
+  });
+
+  it('asks nothing for a query with no word in it', async () => {
+    const { connector } = setup();
+    expect(await connector.findByName?.(' *** ', 100)).toEqual([]);
+  });
+});

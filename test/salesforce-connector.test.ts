@@ -354,6 +354,23 @@ describe('reads', () => {
     expect(found[0]!.fields.slug).toBe(slug);
   });
 
+  it('finds Accounts by part of the name, quotes, backslashes, % and _ matching themselves (issue 31)', async () => {
+    const { local, connector } = await setup();
+    await connector().ensureFields();
+    const [a, b, c, d] = local.seedAccounts([
+      { Name: "O'Brien 50%_Co\\ Ltd" },
+      { Name: "O'Brien 50x Co Ltd" },
+      { Name: 'obrien 50%_co' },
+      { Name: 'ACME brien' },
+    ]);
+    expect((await connector().findByName!("'brien 50%_co\\", 100)).map((r) => r.id)).toEqual([a!.Id]);
+    expect((await connector().findByName!('BRIEN', 100)).map((r) => r.id).sort()).toEqual(
+      [a!.Id, b!.Id, c!.Id, d!.Id].sort(),
+    );
+    expect(await connector().findByName!('BRIEN', 2)).toHaveLength(2);
+    expect(await connector().findByName!('  ', 100)).toEqual([]);
+  });
+
   it('reports missing connector fields as CrmFieldsMissingError', async () => {
     const { local, connector } = await setup();
     local.seedAccounts(1);

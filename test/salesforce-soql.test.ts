@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isSalesforceId, toId18 } from '../connectors/salesforce/ids.js';
-import { parseSoql, tokenize } from '../connectors/salesforce/local/soql.js';
-import { soqlDateTime, soqlIdList, soqlQuote } from '../connectors/salesforce/soql.js';
+import { evaluate, parseSoql, tokenize } from '../connectors/salesforce/local/soql.js';
+import { soqlDateTime, soqlIdList, soqlLikeContains, soqlQuote } from '../connectors/salesforce/soql.js';
 
 // The local Salesforce's tokenizer reads literals by Salesforce's escaping rules; a quoted value must come
 // back as exactly one string token holding the original text, whatever the text is.
@@ -110,5 +110,30 @@ describe('Salesforce ids', () => {
     expect(soqlIdList(['001A0000006Vm9r'])).toBe("('001A0000006Vm9rIAC')");
     expect(() => soqlIdList(["001A0000006Vm9r') OR Id != ('"])).toThrow(/not a Salesforce id/);
     expect(() => soqlIdList([])).toThrow();
+  });
+});
+
+// Issue 31: the admin's search by name. `\%` and `\_` are escapes of the literal itself in SOQL, so the typed
+// wildcard characters must reach the statement as exactly that, with quotes and backslashes escaped as usual.
+describe('soqlLikeContains', () => {
+  it('escapes quotes, backslashes, % and _ in the statement text', () => {
+    expect(soqlLikeContains("O'Brien 50%_a\\b")).toBe("'%O\\'Brien 50\\%\\_a\\\\\\\\b%'");
+  });
+
+  it('matches exactly the names that contain the value, whatever it holds', () => {
+    const schema = {
+      column: (name: string) =>
+        name.toLowerCase() === 'name' ? { name: 'Name', kind: 'string' as const } : undefined,
+      canonicalId: (v: string) => v,
+    };
+    const unit = fc.constantFrom("'", '\\', '%', '_', 'a', 'B', ' ', '.', '*');
+    fc.assert(
+      fc.property(fc.string({ unit, maxLength: 6 }), fc.string({ unit, maxLength: 12 }), (value, name) => {
+        const q = parseSoql(`SELECT Id FROM Account WHERE Name LIKE ${soqlLikeContains(value)}`);
+        const matched = evaluate(q.where!, { Name: name }, schema);
+        expect(matched).toBe(name.toLowerCase().includes(value.toLowerCase()));
+      }),
+      { numRuns: 2000 },
+    );
   });
 });

@@ -20,7 +20,9 @@ import {
   batchUpdateRequest,
   createNoteRequest,
   listCompaniesRequest,
+  nameSearchWords,
   noteCompanyLabelsRequest,
+  searchByNameRequest,
   searchBySlugRequest,
 } from './endpoints.js';
 import { ensureHubSpotFields } from './ensure-fields.js';
@@ -141,6 +143,16 @@ export class HubSpotConnector implements CrmConnector {
       after = page.paging?.next?.after;
     } while (after && records.length < HUBSPOT_SIZES.searchMaxResults);
     return records;
+  }
+
+  /** One search page at most: the admin's search is bounded, and a name with no word in it finds nothing. */
+  async findByName(query: string, limit: number): Promise<CompanyRecord[]> {
+    const words = nameSearchWords(query);
+    if (words.length === 0 || limit <= 0) return [];
+    const res = await this.http.request(searchByNameRequest(this.http.paths, words, this.properties, limit));
+    return parseOrThrow(searchPageSchema, res.body, 'search page')
+      .results.map(toCompanyRecord)
+      .slice(0, limit);
   }
 
   async environment(): Promise<CrmEnvironment> {

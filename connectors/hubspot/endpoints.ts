@@ -76,6 +76,41 @@ export function searchBySlugRequest(
   };
 }
 
+/**
+ * Companies whose name holds every word of `query` inside one of its tokens: CONTAINS_TOKEN with `*` wildcards on
+ * both sides, one filter per word (AND within the group; HubSpot allows six filters a group). Words are split where HubSpot
+ * splits tokens (spaces and punctuation), so a `*` typed by the admin is dropped and cannot widen the search.
+ */
+export function nameSearchWords(query: string): string[] {
+  return query
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter((w) => w !== '')
+    .slice(0, 6);
+}
+
+export function searchByNameRequest(
+  paths: HubSpotPaths,
+  words: readonly string[],
+  properties: readonly string[],
+  limit: number,
+): HubSpotRequest {
+  return {
+    method: 'POST',
+    path: paths.companiesSearch,
+    search: true,
+    body: {
+      filterGroups: [
+        {
+          filters: words.map((w) => ({ propertyName: 'name', operator: 'CONTAINS_TOKEN', value: `*${w}*` })),
+        },
+      ],
+      properties: [...properties],
+      sorts: ['hs_object_id'],
+      limit: Math.min(limit, HUBSPOT_SIZES.searchPageSize),
+    },
+  };
+}
+
 /** 409: the group exists already, which is all that matters (its label is the admin's to change). */
 export function createPropertyGroupRequest(
   paths: HubSpotPaths,

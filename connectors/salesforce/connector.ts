@@ -55,7 +55,7 @@ import {
   toChangedRecord,
   toCompanyRecord,
 } from './records.js';
-import { soqlDateTime, soqlIdList, soqlQuote } from './soql.js';
+import { soqlDateTime, soqlIdList, soqlLikeContains, soqlQuote } from './soql.js';
 import { taskDescription, taskSubject } from './task-fields.js';
 import { closedTaskStatus, forgetClosedTaskStatus, isRefusedPicklistValue } from './task-status.js';
 import { SalesforceUsageTracker } from './usage.js';
@@ -257,6 +257,15 @@ export class SalesforceConnector implements PolledCrmConnector {
   async findBySlug(slug: string): Promise<CompanyRecord[]> {
     const where = `${salesforceField('slug').salesforce} = ${soqlQuote(slug)}`;
     const rows = await this.queryAllPages(await this.selectAccounts(where, 'Id'), 'find accounts by slug');
+    return rows.map((r) => toCompanyRecord(accountRowSchema.parse(r)));
+  }
+
+  /** Bounded by LIMIT (at most 2,000, one page of a query). */
+  async findByName(query: string, limit: number): Promise<CompanyRecord[]> {
+    const needle = query.trim();
+    if (needle === '' || limit <= 0) return [];
+    const soql = `${await this.selectAccounts(`Name LIKE ${soqlLikeContains(needle)}`, 'Id')} LIMIT ${Math.min(Math.floor(limit), 2000)}`;
+    const rows = await this.queryAllPages(soql, 'find accounts by name');
     return rows.map((r) => toCompanyRecord(accountRowSchema.parse(r)));
   }
 

@@ -35,6 +35,22 @@ export function soqlQuote(value: string): string {
   return `${out}'`;
 }
 
+/**
+ * A LIKE literal matching values that contain `value` anywhere. `\%` and `\_` are escapes of the literal itself
+ * in SOQL, so a `%` or `_` typed by the admin is written so and matches itself. A backslash is escaped twice, once
+ * for the literal and once for LIKE, else a trailing one would escape the closing wildcard. Quotes and line
+ * breaks are escaped as in any literal (soqlQuote).
+ */
+export function soqlLikeContains(value: string): string {
+  let out = "'%";
+  for (const ch of value) {
+    if (ch === '%' || ch === '_') out += `\\${ch}`;
+    else if (ch === '\\') out += '\\\\\\\\';
+    else out += soqlQuote(ch).slice(1, -1);
+  }
+  return `${out}%'`;
+}
+
 /** `YYYY-MM-DDThh:mm:ssZ` in UTC: SOQL date-time literals are unquoted and carry no fractional seconds. */
 export function soqlDateTime(value: Date | string): string {
   const date = typeof value === 'string' ? new Date(value) : value;

@@ -4,6 +4,7 @@ import type { MatchStatus } from '../fields.js';
 import { providerFor } from '../providers.js';
 import type { AdminActions } from './admin-actions.js';
 import type { SafeHtml } from './html.js';
+import { NAME_SEARCH_LIMIT, searchByName } from './linked-by-name.js';
 import type { AdminOverview } from './overview.js';
 import { reviewPageQuerySchema } from './schemas.js';
 import type { LinkedItem } from './views/corrections.js';
@@ -147,7 +148,7 @@ export class InstallationPages {
       case 'links': {
         const [c, linked, notPublished, runs, decisions, decisionCount, massActions] = await Promise.all([
           common(),
-          this.statusList(id, 'matched', LINKED_LIST, req),
+          this.linkedList(id, req),
           this.statusList(id, 'not_published', NOT_PUBLISHED_LIST, req),
           this.ctx.runs.recent(id, RUNS_SHOWN),
           this.decisionLog(id, query),
@@ -269,6 +270,35 @@ export class InstallationPages {
       return { total: page.total, items: page.records };
     });
     return { items: read.items, total: read.total, place: read.place };
+  }
+
+  /**
+   * Linked records: a search that finds no record id or slug is a name, asked of the CRM (the connector keeps no
+   * names of linked records) and paged here; when the CRM cannot be asked, `note` says so.
+   */
+  private async linkedList(
+    id: string,
+    req: Request,
+  ): Promise<ListPart<{ recordId: string; normalizedName: string | null }>> {
+    const byIdOrSlug = await this.statusList(id, 'matched', LINKED_LIST, req);
+    const { place } = byIdOrSlug;
+    if (!place.query || byIdOrSlug.total > 0) return byIdOrSlug;
+    const found = await searchByName(this.ctx, id, 'matched', place.query);
+    if (found.kind === 'unavailable') return { ...byIdOrSlug, note: found.sentence };
+    const page = Math.min(place.page, pageCount(found.records.length, place.per));
+    return {
+      items: found.records
+        .slice((page - 1) * place.per, page * place.per)
+        .map((r) => ({ recordId: r.recordId, normalizedName: null })),
+      total: found.records.length,
+      place: { ...place, page },
+      paged: true,
+      ...(found.capped
+        ? {
+            note: `The CRM was asked for the first ${NAME_SEARCH_LIMIT} names only: a longer query narrows it.`,
+          }
+        : {}),
+    };
   }
 
   /** The decision log's page by cursor (`dl-before`), or a search (`dl-q`) by record id or slug. */

@@ -136,6 +136,11 @@ export interface CrmConnector {
   ensureFields(): Promise<EnsureFieldsResult>;
   /** Records whose `report_slug` equals `slug` (used to rebuild the slug index). */
   findBySlug(slug: string): Promise<CompanyRecord[]>;
+  /**
+   * At most `limit` records whose name contains `query` (the CRM's own search, case-insensitive), for the admin's
+   * search of linked records: the connector keeps no names of those. Absent where the CRM offers no such search.
+   */
+  findByName?(query: string, limit: number): Promise<CompanyRecord[]>;
   /** The CRM's API allocation as last seen, for the admin page; null when unknown. */
   apiUsage(): ApiUsage | null;
   /**

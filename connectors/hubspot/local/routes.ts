@@ -801,7 +801,21 @@ function utcOffsetOf(timeZone: string): { utcOffset: string; utcOffsetMillisecon
   return { utcOffset: `${match[1]}${match[2]}:${match[3]}`, utcOffsetMilliseconds: ms };
 }
 
-/** OR of filter groups, AND of filters; EQ, NEQ, HAS_PROPERTY and NOT_HAS_PROPERTY. */
+/** A value's tokens as HubSpot's search splits them, roughly: words between spaces and punctuation. */
+function tokensOf(value: string): string[] {
+  return value.split(/[^\p{L}\p{N}]+/u).filter((t) => t !== '');
+}
+
+/** CONTAINS_TOKEN's value: one token, case-insensitive, with `*` standing for any characters. */
+function tokenPattern(value: string): RegExp {
+  const source = value
+    .split('*')
+    .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+    .join('.*');
+  return new RegExp(`^${source}$`, 'iu');
+}
+
+/** OR of filter groups, AND of filters; EQ, NEQ, HAS_PROPERTY, NOT_HAS_PROPERTY and CONTAINS_TOKEN. */
 function searchMatcher(store: LocalCompanyStore, raw: unknown): ((c: StoredCompany) => boolean) | string {
   if (raw === undefined) return () => true;
   if (!Array.isArray(raw) || raw.length > 5) return 'filterGroups must be a list of at most 5 groups';
@@ -826,6 +840,11 @@ function searchMatcher(store: LocalCompanyStore, raw: unknown): ((c: StoredCompa
         case 'NOT_HAS_PROPERTY':
           checks.push((c) => store.valueOf(c, name) === '');
           break;
+        case 'CONTAINS_TOKEN': {
+          const token = tokenPattern(value ?? '');
+          checks.push((c) => tokensOf(store.valueOf(c, name)).some((t) => token.test(t)));
+          break;
+        }
         default:
           return `operator ${String(f.operator)} is not supported by the local HubSpot`;
       }

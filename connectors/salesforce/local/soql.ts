@@ -320,7 +320,7 @@ function likeToRegExp(pattern: string): RegExp {
   let source = '';
   for (let i = 0; i < pattern.length; i++) {
     const c = pattern[i]!;
-    if (c === '\\' && (pattern[i + 1] === '_' || pattern[i + 1] === '%')) {
+    if (c === '\\' && (pattern[i + 1] === '_' || pattern[i + 1] === '%' || pattern[i + 1] === '\\')) {
       source += `\\${pattern[i + 1]}`;
       i++;
     } else if (c === '%') source += '.*';

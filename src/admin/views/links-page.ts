@@ -28,6 +28,10 @@ export interface ListPart<T> {
   /** In the list, or found by the search. */
   total: number;
   place: ListPlace;
+  /** One sentence on how the search went, when it could not be done in full (the CRM could not be asked). */
+  note?: string;
+  /** The search's answer is paged like the list (a search by name: the CRM's matches are all kept). */
+  paged?: boolean;
 }
 
 export interface NotPublishedItem {
@@ -71,7 +75,8 @@ export function linksPage(o: LinksPageInput): SafeHtml {
         total: o.linked.total,
         anchor: 'linked-records',
         label: 'Linked records',
-        searchHint: 'A record id, or a report’s slug (the connector keeps no names of linked records).',
+        searchPaged: o.linked.paged === true,
+        searchHint: 'A record id, a report’s slug, or a company name (or part of one, asked of the CRM).',
       })}${searchNote(o.linked)}`,
       runs: o.runs,
       csrf: o.csrfToken,
@@ -97,7 +102,7 @@ export function linksPage(o: LinksPageInput): SafeHtml {
 
 export function searchNote<T>(part: ListPart<T>): SafeHtml | string {
   if (!part.place.query) return '';
-  return html`<p class="hint" role="status">${num(part.total)} found for “${part.place.query}”${part.total > part.items.length ? html`, the first ${num(part.items.length)} shown` : ''}.</p>`;
+  return html`<p class="hint" role="status">${num(part.total)} found for “${part.place.query}”${part.total > part.items.length && !part.paged ? html`, the first ${num(part.items.length)} shown` : ''}.</p>${part.note ? html`<p class="hint" data-search-note>${part.note}</p>` : ''}`;
 }
 
 function notPublishedSection(

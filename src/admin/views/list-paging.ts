@@ -72,6 +72,8 @@ export interface ListNavInput {
   label: string;
   /** The search box's hint: what it finds. */
   searchHint: string;
+  /** The search's answer is paged too (a search that keeps only its first matches is not). */
+  searchPaged?: boolean;
 }
 
 /** The search form (GET, keeps the other lists' places) and the pager: first, previous, page x of y, next, last. */
@@ -94,7 +96,7 @@ export function listNav(o: ListNavInput): SafeHtml {
       <span class="hint" id="${searchId}-hint">${o.searchHint}${o.place.query ? html` · <a href="${hrefWith(o.path, o.current, { [o.params.queryParam]: null, [o.params.pageParam]: null }, o.anchor)}">Show all</a>` : ''}</span>
     </form>
     ${
-      o.place.query || pages <= 1
+      (o.place.query && !o.searchPaged) || pages <= 1
         ? ''
         : html`<nav class="pager" aria-label="${o.label} pages" data-pager="${o.anchor}">
       ${page > 1 ? html`${link(1, 'First page', 'first')} ${link(page - 1, 'Previous page', 'prev')}` : ''}
