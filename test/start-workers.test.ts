@@ -1,11 +1,11 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closeRedis, createRedis, deleteByPattern } from '../src/redis.js';
+import { freePort } from '../src/util/free-port.js';
 import { REDIS_URL } from './support/redis-url.js';
 import { waitFor } from './support/wait.js';
 import { buildWorkerCli } from './support/worker-process.js';
@@ -27,14 +27,6 @@ afterAll(async () => {
   await deleteByPattern(r, `${prefix}*`);
   await closeRedis(r);
 });
-
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
-  const { port } = probe.address() as { port: number };
-  await new Promise((r) => probe.close(r));
-  return port;
-}
 
 function alive(pid: number): boolean {
   try {

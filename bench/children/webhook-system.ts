@@ -6,7 +6,6 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -15,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { type LocalSystem, startLocalSystem, workerEnvFor } from '../../local/system.js';
 import { jobIdPart } from '../../src/pipeline/queues.js';
 import { scanTargets } from '../../src/redis.js';
+import { freePort } from '../../src/util/free-port.js';
 import { pollUntil } from '../support/measure.js';
 import { serveRpc } from '../support/rpc.js';
 
@@ -233,14 +233,6 @@ async function changesApart(
 
 /** The compiled CLI beside this compiled child (dist/bench/children -> dist/src/cli). */
 const CLI_BIN = fileURLToPath(new URL('../../src/cli/bin.js', import.meta.url));
-
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
-  const { port } = probe.address() as { port: number };
-  await new Promise((r) => probe.close(r));
-  return port;
-}
 
 /** utime + stime of a live process, from /proc (Linux); 0 when it cannot be read. */
 function cpuSeconds(pid: number): number {

@@ -1,8 +1,9 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createConnection, createServer } from 'node:net';
+import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from './free-port.js';
 
 /**
  * A Redis of its own for `demo` and the test suite on a machine where nothing answers at REDIS_URL: a
@@ -46,17 +47,6 @@ export function redisServerBinary(
   const bin = env.REDIS_SERVER_BIN ?? 'redis-server';
   const probe = spawnSync(bin, ['--version'], { stdio: 'ignore' });
   return probe.error || probe.status !== 0 ? null : bin;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 export interface ThrowawayRedis {
