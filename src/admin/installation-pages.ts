@@ -156,7 +156,20 @@ export class InstallationPages {
           this.actions.mass.log.recent(id, MASS_ACTIONS_SHOWN),
         ]);
         const ids = [...linked.items, ...notPublished.items].map((r) => r.recordId);
-        const [slugs, names] = await Promise.all([this.ctx.index.slugsOf(id, ids), this.crmNames(id, ids)]);
+        // A search by name already has the CRM's names of what it found: only the others are read.
+        const known = new Map(
+          linked.items.flatMap((r): [string, string | null][] =>
+            r.crmName === undefined ? [] : [[r.recordId, r.crmName]],
+          ),
+        );
+        const [slugs, read] = await Promise.all([
+          this.ctx.index.slugsOf(id, ids),
+          this.crmNames(
+            id,
+            ids.filter((r) => !known.has(r)),
+          ),
+        ]);
+        const names = new Map([...read, ...known]);
         const slugOf = new Map(ids.map((r, i) => [r, slugs[i] ?? null]));
         const linkedPart: ListPart<LinkedItem> = {
           ...linked,
@@ -259,7 +272,7 @@ export class InstallationPages {
     status: MatchStatus,
     params: ListParams,
     req: Request,
-  ): Promise<ListPart<{ recordId: string; normalizedName: string | null }>> {
+  ): Promise<ListPart<{ recordId: string; normalizedName: string | null; crmName?: string | null }>> {
     const place = listPlace(req.query as Record<string, unknown>, params, LIST_SHOWN);
     if (place.query) {
       const found = await this.ctx.index.searchStatus(id, status, place.query, place.per);
@@ -279,7 +292,7 @@ export class InstallationPages {
   private async linkedList(
     id: string,
     req: Request,
-  ): Promise<ListPart<{ recordId: string; normalizedName: string | null }>> {
+  ): Promise<ListPart<{ recordId: string; normalizedName: string | null; crmName?: string | null }>> {
     const byIdOrSlug = await this.statusList(id, 'matched', LINKED_LIST, req);
     const { place } = byIdOrSlug;
     if (!place.query || byIdOrSlug.total > 0) return byIdOrSlug;
@@ -289,7 +302,7 @@ export class InstallationPages {
     return {
       items: found.records
         .slice((page - 1) * place.per, page * place.per)
-        .map((r) => ({ recordId: r.recordId, normalizedName: null })),
+        .map((r) => ({ recordId: r.recordId, normalizedName: null, crmName: r.name })),
       total: found.records.length,
       place: { ...place, page },
       paged: true,
