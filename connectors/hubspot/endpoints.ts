@@ -54,6 +54,35 @@ export function batchUpdateRequest(paths: HubSpotPaths, inputs: readonly BatchUp
   };
 }
 
+interface SearchFilter {
+  propertyName: string;
+  operator: 'EQ' | 'CONTAINS_TOKEN';
+  value: string;
+}
+
+/** One page of the companies search, the filters ANDed in one group. */
+function companiesSearchRequest(
+  paths: HubSpotPaths,
+  filters: SearchFilter[],
+  properties: readonly string[],
+  limit: number,
+  after?: string,
+): HubSpotRequest {
+  return {
+    method: 'POST',
+    path: paths.companiesSearch,
+    search: true,
+    body: {
+      filterGroups: [{ filters }],
+      properties: [...properties],
+      // Required by the 2026-03 spec; the record id keeps the pages stable while records change.
+      sorts: ['hs_object_id'],
+      limit,
+      ...(after ? { after } : {}),
+    },
+  };
+}
+
 export function searchBySlugRequest(
   paths: HubSpotPaths,
   slugProperty: string,
@@ -61,19 +90,8 @@ export function searchBySlugRequest(
   properties: readonly string[],
   after: string | undefined,
 ): HubSpotRequest {
-  return {
-    method: 'POST',
-    path: paths.companiesSearch,
-    search: true,
-    body: {
-      filterGroups: [{ filters: [{ propertyName: slugProperty, operator: 'EQ', value: slug }] }],
-      properties: [...properties],
-      // Required by the 2026-03 spec; the record id keeps the pages stable while records change.
-      sorts: ['hs_object_id'],
-      limit: HUBSPOT_SIZES.searchPageSize,
-      ...(after ? { after } : {}),
-    },
-  };
+  const filters: SearchFilter[] = [{ propertyName: slugProperty, operator: 'EQ', value: slug }];
+  return companiesSearchRequest(paths, filters, properties, HUBSPOT_SIZES.searchPageSize, after);
 }
 
 /**
@@ -94,21 +112,10 @@ export function searchByNameRequest(
   properties: readonly string[],
   limit: number,
 ): HubSpotRequest {
-  return {
-    method: 'POST',
-    path: paths.companiesSearch,
-    search: true,
-    body: {
-      filterGroups: [
-        {
-          filters: words.map((w) => ({ propertyName: 'name', operator: 'CONTAINS_TOKEN', value: `*${w}*` })),
-        },
-      ],
-      properties: [...properties],
-      sorts: ['hs_object_id'],
-      limit: Math.min(limit, HUBSPOT_SIZES.searchPageSize),
-    },
-  };
+  const filters = words.map(
+    (w): SearchFilter => ({ propertyName: 'name', operator: 'CONTAINS_TOKEN', value: `*${w}*` }),
+  );
+  return companiesSearchRequest(paths, filters, properties, Math.min(limit, HUBSPOT_SIZES.searchPageSize));
 }
 
 /** 409: the group exists already, which is all that matters (its label is the admin's to change). */
