@@ -1,7 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { HUBSPOT_LIMITS } from '../connectors/hubspot/provider.js';
 import { BULK_THRESHOLD, SALESFORCE_LIMITS } from '../connectors/salesforce/provider.js';
-import { FIRST_BATCH_RECORDS, pageBatches } from '../src/pipeline/batch/sizing.js';
+import {
+  batchIdOf,
+  FIRST_BATCH_RECORDS,
+  isRunsFirstBatch,
+  pageBatches,
+} from '../src/pipeline/batch/sizing.js';
+import type { BatchJob } from '../src/pipeline/batch-job.js';
+import { batch } from '../src/pipeline/handlers/batch.js';
+import type { Pipeline } from '../src/pipeline/pipeline.js';
 
 /**
  * Issue 30: a run's first batch is small, so that its first CRM write waits for a few searches and reads only
@@ -49,5 +57,50 @@ describe('a listed page into batches', () => {
     const hubspotPages = [0, 1, 2, 3, 4].flatMap((p) => pageBatches(ids(100), p, hubspot));
     expect(calls(hubspotPages, 100)).toBe(6);
     expect(calls(pageBatches(ids(500), 0, salesforce), 200)).toBe(4);
+  });
+});
+
+describe("a run's first batch on the report key", () => {
+  /** Runs the batch handler up to the point it opens its CRM and report clients, and keeps how it asked. */
+  async function openedAs(job: BatchJob): Promise<{ urgent?: boolean }> {
+    const seen: { urgent?: boolean }[] = [];
+    const stop = new Error('stop after open');
+    const pipeline = {
+      deps: {
+        runs: { supersededBy: async () => null },
+        runtime: {
+          open: async (_id: string, options: { urgent?: boolean }) => {
+            seen.push(options);
+            throw stop;
+          },
+        },
+      },
+    } as unknown as Pipeline;
+    await expect(batch(pipeline, job)).rejects.toBe(stop);
+    return seen[0]!;
+  }
+  const job = (batchId: string, runId: string | null): BatchJob => ({
+    installationId: 'hubspot-1',
+    batchId,
+    mode: 'incremental',
+    recordIds: ['r1'],
+    origin: runId ? { kind: 'sync', runId } : { kind: 'refresh' },
+  });
+
+  it('goes first (urgent): at a slow key beside its run’s other batches it was killed before it wrote', async () => {
+    expect((await openedAs(job(batchIdOf(0, 0), 'run-1'))).urgent).toBe(true);
+    expect((await openedAs(job(batchIdOf(0, 1), 'run-1'))).urgent).toBe(false);
+    expect((await openedAs(job(batchIdOf(1, 0), 'run-1'))).urgent).toBe(false);
+  });
+
+  it('event-driven batches stay urgent', async () => {
+    expect((await openedAs(job('slug-0', null))).urgent).toBe(true);
+  });
+
+  it('knows the first batch by its id and its retries’ ids', () => {
+    expect(isRunsFirstBatch(batchIdOf(0, 0))).toBe(true);
+    expect(isRunsFirstBatch(`${batchIdOf(0, 0)}-retry2`)).toBe(true);
+    expect(isRunsFirstBatch(batchIdOf(0, 1))).toBe(false);
+    expect(isRunsFirstBatch(batchIdOf(10, 0))).toBe(false);
   });
 });

@@ -2,13 +2,23 @@ import { chunk } from '../../util/chunk.js';
 
 /**
  * Records in a run's first batch. Its first CRM write waits for nothing but their searches and reads (about
- * 1.3 requests a record), and it shares the report key with the run's other batches running beside it (a
- * worker runs four): 25 records are about 33 requests, which at 10 requests a second, shared four ways, land
- * the first write within 15 s. A full first batch (100, or a Bulk-sized one) would wait minutes under a slow
+ * 1.3 requests a record), and it goes first on the report key (an urgent caller: the run's other batches hold
+ * back meanwhile, handlers/batch.ts): 25 records are about 33 requests, which at 10 requests a second land the
+ * first write within 5 s. A full first batch (100, or a Bulk-sized one) would wait minutes under a slow
  * key, killed and started again before it ever wrote (issue 30). It costs one write call per run: 500 records
  * are 6 calls in batches of 100 (25, 75, 100 × 4) and 4 in collections of 200 (25, 200, 200, 75).
  */
 export const FIRST_BATCH_RECORDS = 25;
+
+/** The id list.ts gives a page's batch: `<page>-<index>`. */
+export function batchIdOf(page: number, index: number): string {
+  return `${page}-${index}`;
+}
+
+/** Whether a batch id (or its retry's, `…-retryN`) is a run's first batch. */
+export function isRunsFirstBatch(batchId: string): boolean {
+  return batchId.replace(/-retry\d+$/, '') === batchIdOf(0, 0);
+}
 
 /**
  * One listed page's batches: the CRM's write size, or its bulk threshold where it has a bulk API (one write

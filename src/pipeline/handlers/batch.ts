@@ -1,5 +1,6 @@
 import { RETRY_BUDGET } from '../../retry-budget.js';
 import { firstOriginOf, isPreview, runIdOf } from '../batch/origin.js';
+import { isRunsFirstBatch } from '../batch/sizing.js';
 import type { BatchJob } from '../batch-job.js';
 import { enrichNow } from '../enrich-now.js';
 import type { RunningJob } from '../jobs.js';
@@ -17,9 +18,11 @@ export async function batch(p: Pipeline, start: BatchJob, job?: RunningJob<Batch
   const runId = runIdOf(data);
   // A superseded run's batches are the full run's to do: doing them too would read and write twice.
   if (runId && (await p.deps.runs.supersededBy(runId)) !== null) return;
-  // Batches without a run come from events (retries of webhook work, report.completed): urgent.
+  // Batches without a run come from events (retries of webhook work, report.completed): urgent. So is a run's
+  // first batch: beside its run's other batches it would get a share of a slow key and be killed before it
+  // wrote (issue 30); urgent, the others hold back for its few requests and the first write lands in seconds.
   const { connector, client } = await p.deps.runtime.open(data.installationId, {
-    urgent: runId === null,
+    urgent: runId === null || isRunsFirstBatch(data.batchId),
     preview: isPreview(data),
   });
   const { result, retryRecordIds } = await enrichNow(p, { connector, client }, data);

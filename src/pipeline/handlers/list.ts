@@ -1,4 +1,4 @@
-import { pageBatches } from '../batch/sizing.js';
+import { batchIdOf, pageBatches } from '../batch/sizing.js';
 import type { ListJob, RunningJob } from '../jobs.js';
 import type { Pipeline } from '../pipeline.js';
 import { jobIdPart } from '../queues.js';
@@ -27,7 +27,7 @@ export async function list(
       bulkThreshold: connector.bulkThreshold,
     });
     for (const [i, records] of batches.entries()) {
-      const batchId = `${data.page}-${i}`;
+      const batchId = batchIdOf(data.page, i);
       await p.enqueueBatch(
         'backfill',
         {
