@@ -6,11 +6,15 @@
  * same on a Redis of its own with workers SIGKILLed every 5-10 s, one Redis restart, the service at 10
  * requests a second with 5% 503, and a signed `score.changed` every 700 ms.
  *
- *   npm run bench:operator-day -- [--crm hubspot|salesforce|cluster] [--faults | --faults-only] [--quick]
- *                                 [--alone] [--companies 500] [--sync-after-ms 3000] [--lock-share 0]
- *                                 [--timeout-minutes 10] [--log-level error]
+ *   npm run bench:operator-day -- [--crm hubspot|salesforce|cluster] [--faults | --faults-only | --events-only]
+ *                                 [--no-events-during-backfill] [--quick] [--alone] [--companies 500]
+ *                                 [--sync-after-ms 3000] [--lock-share 0] [--timeout-minutes 10]
+ *                                 [--log-level error]
  *
  * `--crm` may be given more than once (all three when left out; the fault phase skips the cluster).
+ * The events-during-backfill phase (the normal day again on a fresh system, with a `score.changed` every
+ * 700 ms until the first sync ends) runs with the normal phase unless `--no-events-during-backfill`, alone
+ * with `--events-only`, with `--faults-only` when `--events-during-backfill` is given; it skips the cluster.
  * `--alone`: the install's first sync only (what one run does, beside what runs at once do).
  * `--quick`: 200 companies, 4 worker kills, events for 5 s after the backfill: a smoke run, not figures.
  * Tables go to stdout as markdown, progress to stderr. See docs/benchmarks.md, "Operator day (issue 30)".
@@ -20,9 +24,14 @@ import { intOption } from '../src/cli/args.js';
 import { UsageError } from '../src/cli/errors.js';
 import { REDIS_URL } from '../test/support/redis-url.js';
 import { describeMachine } from './support/machine.js';
+import {
+  BACKFILL_EVENT_EVERY_MS,
+  type BackfillEventsFigures,
+  measureEventsDuringBackfill,
+} from './support/operator-day-backfill-events.js';
 import { FAULT_DEFAULTS, type FaultFigures, measureFaults } from './support/operator-day-faults.js';
 import { measureNormal, type NormalFigures, type Setting } from './support/operator-day-normal.js';
-import { faultTable, normalTable } from './support/operator-day-report.js';
+import { backfillEventsTable, faultTable, normalTable } from './support/operator-day-report.js';
 import { OPERATOR_DAY_DEFAULTS } from './support/operator-day-setup.js';
 import { benchPrefix } from './support/redis-keys.js';
 
@@ -31,6 +40,8 @@ const SETTINGS: readonly Setting[] = ['hubspot', 'salesforce', 'cluster'];
 interface Options {
   settings: Setting[];
   normal: boolean;
+  /** Events during the first sync's backfill, a phase of its own. */
+  backfillEvents: boolean;
   faults: boolean;
   quick: boolean;
   /** The install's first sync alone (no reconcile, no `sync`). */
@@ -45,10 +56,13 @@ interface Options {
 function parseOptions(argv: string[]): Options {
   const { values } = parseArgs({
     args: argv,
+    allowNegative: true,
     options: {
       crm: { type: 'string', multiple: true },
       faults: { type: 'boolean', default: false },
       'faults-only': { type: 'boolean', default: false },
+      'events-only': { type: 'boolean', default: false },
+      'events-during-backfill': { type: 'boolean' },
       quick: { type: 'boolean', default: false },
       alone: { type: 'boolean', default: false },
       companies: { type: 'string' },
@@ -65,10 +79,15 @@ function parseOptions(argv: string[]): Options {
   const lockShare = Number(values['lock-share'] ?? 0);
   if (!(lockShare >= 0 && lockShare < 1)) throw new UsageError('--lock-share must be from 0 to below 1');
   const quick = values.quick ?? false;
+  const faultsOnly = values['faults-only'] ?? false;
+  const eventsOnly = values['events-only'] ?? false;
+  if (faultsOnly && eventsOnly) throw new UsageError('--faults-only and --events-only exclude each other');
+  const normal = !faultsOnly && !eventsOnly;
   return {
     settings,
-    normal: !values['faults-only'],
-    faults: (values.faults ?? false) || (values['faults-only'] ?? false),
+    normal,
+    backfillEvents: eventsOnly || (values['events-during-backfill'] ?? normal),
+    faults: !eventsOnly && ((values.faults ?? false) || faultsOnly),
     quick,
     alone: values.alone ?? false,
     companies: intOption(
@@ -135,6 +154,33 @@ async function run(options: Options): Promise<void> {
       '',
     );
   }
+  if (options.backfillEvents) {
+    const figures: BackfillEventsFigures[] = [];
+    for (const setting of options.settings.filter((s) => s !== 'cluster')) {
+      progress(`operator day with events during the backfill, ${setting}...`);
+      figures.push(
+        await measureEventsDuringBackfill(
+          setting,
+          { ...base, redisUrl: REDIS_URL, workers: 1, prefix: benchPrefix(`day-events-${setting}`) },
+          options.syncAfterMs,
+          options.timeoutMs,
+          options.alone,
+          progress,
+        ),
+      );
+    }
+    out.push(
+      "Events during the backfill: the normal phase's day again on a fresh system (same limits, no faults), with " +
+        `a real score change and its signed \`score.changed\` every ${BACKFILL_EVENT_EVERY_MS} ms from the install ` +
+        "until the first sync's runs end (a phase of its own so that the events' reads and writes stay out of " +
+        "the normal phase's counts). Event-to-CRM on the records linked when sent: every record whose " +
+        '`report_slug` was the slug when the event was sent holds the new score (events with none are counted ' +
+        'apart); strict: every record the seed links to the slug. One run.',
+      '',
+      backfillEventsTable(figures),
+      '',
+    );
+  }
   if (options.faults) {
     const fault = options.quick
       ? { ...FAULT_DEFAULTS, workerKills: 4, afterBackfillMs: 5_000, timeoutMs: 4 * 60_000 }
@@ -158,7 +204,9 @@ async function run(options: Options): Promise<void> {
         `replaced; Redis SIGKILLed and restarted once; report sandbox ${fault.reportsPerSecond} requests a ` +
         `second with ${fault.failShare * 100}% 503; a real score change and its signed \`score.changed\` every ` +
         `${fault.eventEveryMs} ms (retried until acknowledged), until ${fault.afterBackfillMs / 1000} s after the ` +
-        'backfill. Event-to-CRM: the event sent to the last of its records holding the new score. One run.',
+        'backfill. Event-to-CRM on the records linked when sent: the event sent to every record whose ' +
+        '`report_slug` was its slug then holding the new score (events with none are counted apart); strict: ' +
+        'to every record the seed links to the slug holding it, whoever wrote it. One run.',
       '',
       faultTable(figures),
       '',

@@ -7,9 +7,16 @@ import { identityOf } from '../../src/ratelimit/redis-gate.js';
 import { deleteKeysWithPrefix } from '../../src/redis.js';
 import { gateKeys } from '../../src/storage/keys.js';
 import { OwnRedisServer } from '../../test/support/own-redis.js';
-import { deliverUntilAcknowledged, scoreChangedEvent } from '../../test/support/report-webhooks.js';
 import { seededRandom } from '../../test/support/seeded-random.js';
 import { sharedSecretsEnv, WorkerProcess, workerEnvFor } from '../../test/support/worker-process.js';
+import {
+  type LatencySummary,
+  type LinkedLatencySummary,
+  ScoreEventSender,
+  type SentEvent,
+  summarizeLinked,
+  summarizeStrict,
+} from './operator-day-events.js';
 import type { Setting } from './operator-day-normal.js';
 import {
   firstWriteWatch,
@@ -26,8 +33,9 @@ import {
  * own (append-only, fsync always), with `report-connector worker` processes SIGKILLed every 5-10 s and
  * replaced, Redis SIGKILLed and restarted once, the report service at 10 requests a second with 5% 503, and a
  * real score change with its signed `score.changed` every 700 ms. Measures the time to the first CRM write,
- * acknowledged events lost, and event-to-CRM latency (the event sent to the last of its records holding the
- * new score, whoever wrote it) during the faults, after them while the backfill runs, and after the backfill.
+ * acknowledged events lost, and event-to-CRM latency during the faults, after them while the backfill runs,
+ * and after the backfill, on the records linked when each event was sent and strictly on every record the
+ * seed links (operator-day-events.ts).
  */
 
 export interface FaultOptions {
@@ -56,14 +64,10 @@ export const FAULT_DEFAULTS: FaultOptions = {
   timeoutMs: 6 * 60_000,
 };
 
-export interface LatencySummary {
-  acknowledged: number;
-  landed: number;
-  p50Ms: number;
-  p95Ms: number;
-  maxMs: number;
-  /** Landed within 10 s. */
-  within10s: number;
+/** One window of events, both measures. */
+export interface WindowLatency {
+  linked: LinkedLatencySummary;
+  strict: LatencySummary;
 }
 
 export interface FaultFigures {
@@ -78,22 +82,14 @@ export interface FaultFigures {
   runsText: string;
   events: { sent: number; acknowledged: number; lost: number };
   latency: {
-    duringFaults: LatencySummary;
-    afterFaultsDuringBackfill: LatencySummary;
-    afterBackfill: LatencySummary;
+    duringFaults: WindowLatency;
+    afterFaultsDuringBackfill: WindowLatency;
+    afterBackfill: WindowLatency;
   };
   reportCalls: number;
   reportLimited: number;
   reportFailed: number;
   reportSpanSeconds: number;
-}
-
-interface SentEvent {
-  slug: string;
-  score: number;
-  sentAt: number;
-  ackAt: number | null;
-  landedAt: number | null;
 }
 
 const WORKER_BIN = fileURLToPath(new URL('../../src/cli/bin.js', import.meta.url));
@@ -126,37 +122,15 @@ export async function measureFaults(
     const env = workerEnvFor(sys, { LOG_LEVEL: 'info' });
     for (let i = 0; i < f.workers; i++) workers.push(await WorkerProcess.start(WORKER_BIN, env));
 
-    const recordsOf = slugRecords(sys);
-    const pool = [...recordsOf.keys()];
-    const events: SentEvent[] = [];
-    const url = `${sys.appUrl}/webhooks/reports`;
-    const secret = sys.ctx.config.reports.webhookSecrets[0]!;
-    let sending = true;
-    const deliveries: Promise<unknown>[] = [];
     const watch = firstWriteWatch(sys, Date.now());
     const day = await operatorDay(sys, syncAfterMs);
     day.cliSync.catch(() => {});
     const at = (t: number) => (t - day.startedAt) / 1000;
 
-    const sender = (async () => {
-      for (let n = 0; sending; n++) {
-        const slug = pool[n % pool.length]!;
-        const old = sys.sandbox.getReport(slug)?.score.overall ?? 50;
-        const score = Math.round((((old - 10 + 7.25) % 85) + 10) * 100) / 100;
-        sys.sandbox.updateReport(slug, { score: { overall: score } });
-        const e: SentEvent = { slug, score, sentAt: Date.now(), ackAt: null, landedAt: null };
-        events.push(e);
-        deliveries.push(
-          deliverUntilAcknowledged(url, secret, scoreChangedEvent(`msg_day_${n}_${Date.now()}`, slug), {
-            timeoutMs: 120_000,
-          }).then((log) => {
-            e.ackAt = log.acknowledgedAt;
-          }),
-        );
-        await sleep(f.eventEveryMs);
-      }
-    })();
-    const landing = setInterval(() => markLanded(sys, events, recordsOf), 100);
+    const sender = new ScoreEventSender(sys, f.eventEveryMs, 'msg_day');
+    const { events } = sender;
+    sender.start();
+
     // Every 10 s on stderr: the key's answers (429s) and the CRM's writes so far, to see where progress stalls.
     const gate = gateKeys(sys.ctx.keys.reportsGate(identityOf(sys.ctx.config.reports.apiKey ?? '')));
     const timeline = setInterval(() => {
@@ -214,20 +188,12 @@ export async function measureFaults(
       say(`  backfill: ${(err as Error).message}`);
     }
     if (backfillEndAt !== null) await sleep(f.afterBackfillMs);
-    sending = false;
-    await sender;
-    await Promise.all(deliveries);
     // The last events' time to land, then whatever has not is lost.
-    const deadline = Date.now() + 30_000;
-    while (Date.now() < deadline && events.some((e) => e.ackAt !== null && e.landedAt === null))
-      await sleep(200);
-    clearInterval(landing);
+    await sender.stop();
     clearInterval(timeline);
-    markLanded(sys, events, recordsOf);
     const firstWriteMs = watch.stop();
     const runs = await runsSince(sys, day.startedAt);
     const answers = sys.sandbox.answerCounts();
-    const acked = events.filter((e) => e.ackAt !== null);
     const end = backfillEndAt ?? Number.POSITIVE_INFINITY;
     return {
       setting,
@@ -243,13 +209,15 @@ export async function measureFaults(
         .join(', '),
       events: {
         sent: events.length,
-        acknowledged: acked.length,
-        lost: acked.filter((e) => e.landedAt === null).length,
+        acknowledged: sender.acknowledged().length,
+        lost: sender.lost(),
       },
       latency: {
-        duringFaults: summarize(events.filter((e) => e.sentAt < faultsEndAt)),
-        afterFaultsDuringBackfill: summarize(events.filter((e) => e.sentAt >= faultsEndAt && e.sentAt < end)),
-        afterBackfill: summarize(events.filter((e) => e.sentAt >= end)),
+        duringFaults: windowLatency(events.filter((e) => e.sentAt < faultsEndAt)),
+        afterFaultsDuringBackfill: windowLatency(
+          events.filter((e) => e.sentAt >= faultsEndAt && e.sentAt < end),
+        ),
+        afterBackfill: windowLatency(events.filter((e) => e.sentAt >= end)),
       },
       reportCalls: sys.sandbox.requestCount(),
       reportLimited: answers.byStatus['429'] ?? 0,
@@ -268,57 +236,6 @@ export async function measureFaults(
   }
 }
 
-/** Records of each slug the seed links (matched), by record id: where an event's new score must land. */
-function slugRecords(system: LocalSystem): Map<string, string[]> {
-  const out = new Map<string, string[]>();
-  system.seed.forEach((c, i) => {
-    if (c.expected.status !== 'matched') return;
-    const ids = out.get(c.expected.slug) ?? [];
-    ids.push(system.recordIds[i]!);
-    out.set(c.expected.slug, ids);
-  });
-  return out;
-}
-
-/**
- * An event has landed when every record of its slug holds its score or a later event's for the same slug (a
- * later change supersedes it: the connector owes the newest score, not each one).
- */
-function markLanded(system: LocalSystem, events: SentEvent[], recordsOf: Map<string, string[]>): void {
-  const now = Date.now();
-  for (let i = 0; i < events.length; i++) {
-    const e = events[i]!;
-    if (e.landedAt !== null) continue;
-    const accepted = [
-      e.score,
-      ...events
-        .slice(i + 1)
-        .filter((l) => l.slug === e.slug)
-        .map((l) => l.score),
-    ];
-    const ids = recordsOf.get(e.slug) ?? [];
-    const landed = ids.every((id) => {
-      const score = system.crm.record(id)?.score;
-      return score !== null && score !== undefined && accepted.some((s) => Math.abs(s - score) < 0.006);
-    });
-    if (landed) e.landedAt = now;
-  }
-}
-
-function summarize(events: SentEvent[]): LatencySummary {
-  const acked = events.filter((e) => e.ackAt !== null);
-  const ms = acked.filter((e) => e.landedAt !== null).map((e) => e.landedAt! - e.sentAt);
-  const sorted = [...ms].sort((a, b) => a - b);
-  const pct = (p: number) =>
-    sorted.length === 0
-      ? Number.NaN
-      : sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
-  return {
-    acknowledged: acked.length,
-    landed: ms.length,
-    p50Ms: pct(50),
-    p95Ms: pct(95),
-    maxMs: sorted.at(-1) ?? Number.NaN,
-    within10s: ms.filter((m) => m <= 10_000).length,
-  };
+function windowLatency(events: SentEvent[]): WindowLatency {
+  return { linked: summarizeLinked(events), strict: summarizeStrict(events) };
 }

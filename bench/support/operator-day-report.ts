@@ -1,4 +1,6 @@
-import type { FaultFigures, LatencySummary } from './operator-day-faults.js';
+import type { BackfillEventsFigures } from './operator-day-backfill-events.js';
+import type { LatencySummary, LinkedLatencySummary } from './operator-day-events.js';
+import type { FaultFigures } from './operator-day-faults.js';
 import type { NormalFigures, Setting } from './operator-day-normal.js';
 import { sizesText } from './throttled-backfill.js';
 
@@ -11,7 +13,7 @@ const LABEL: Record<Setting, string> = {
 };
 
 export function normalTable(figures: NormalFigures[]): string {
-  const rows: [string, (f: NormalFigures) => string, string][] = [
+  const rows: Row<NormalFigures>[] = [
     [
       'listing passes in the first sync',
       (f) =>
@@ -63,18 +65,14 @@ export function normalTable(figures: NormalFigures[]): string {
       '0 writes, 0 searches, 0 reads',
     ],
   ];
-  const header = `| measure | ${figures.map((f) => LABEL[f.setting]).join(' | ')} | target |`;
-  const lines = rows.map(
-    ([label, cell, target]) => `| ${label} | ${figures.map(cell).join(' | ')} | ${target} |`,
-  );
   const raw = figures.map(
     (f) => `- ${LABEL[f.setting]}: write call sizes in order: ${f.first.writeSizes.join(', ') || 'none'}`,
   );
-  return [header, `|---|${figures.map(() => '---|').join('')}---|`, ...lines, '', ...raw].join('\n');
+  return [table(figures, rows), '', ...raw].join('\n');
 }
 
 export function faultTable(figures: FaultFigures[]): string {
-  const rows: [string, (f: FaultFigures) => string, string][] = [
+  const rows: Row<FaultFigures>[] = [
     [
       'faults',
       (f) =>
@@ -96,20 +94,31 @@ export function faultTable(figures: FaultFigures[]): string {
       '0 lost',
     ],
     [
-      'event-to-CRM during the faults, p50 / p95 (landed of acknowledged)',
-      (f) => latencyText(f.latency.duringFaults),
+      'event-to-CRM during the faults, on the records linked when sent: p50 / p95',
+      (f) => linkedText(f.latency.duringFaults.linked),
       '',
     ],
     [
-      'event-to-CRM after the faults while the backfill runs, p50 / p95',
-      (f) => latencyText(f.latency.afterFaultsDuringBackfill),
+      'event-to-CRM during the faults, strict (every record the seed links, incl. those the backfill had not reached)',
+      (f) => latencyText(f.latency.duringFaults.strict),
+      '',
+    ],
+    [
+      'event-to-CRM after the faults while the backfill runs, on the records linked when sent: p50 / p95',
+      (f) => linkedText(f.latency.afterFaultsDuringBackfill.linked),
       'every one within 10 s, p95 under 3 s',
     ],
     [
-      'event-to-CRM after the backfill, p50 / p95',
-      (f) => latencyText(f.latency.afterBackfill),
+      'event-to-CRM after the faults while the backfill runs, strict (incl. records the backfill had not reached)',
+      (f) => latencyText(f.latency.afterFaultsDuringBackfill.strict),
+      '',
+    ],
+    [
+      'event-to-CRM after the backfill, on the records linked when sent: p50 / p95',
+      (f) => linkedText(f.latency.afterBackfill.linked),
       'p95 under 3 s',
     ],
+    ['event-to-CRM after the backfill, strict', (f) => latencyText(f.latency.afterBackfill.strict), ''],
     [
       'report-service calls (answered 429, 503)',
       (f) =>
@@ -117,11 +126,57 @@ export function faultTable(figures: FaultFigures[]): string {
       '',
     ],
   ];
+  return table(figures, rows);
+}
+
+export function backfillEventsTable(figures: BackfillEventsFigures[]): string {
+  const rows: Row<BackfillEventsFigures>[] = [
+    [
+      "first sync's backfill",
+      (f) =>
+        f.backfillSeconds === null
+          ? `not ended (${f.runsText})`
+          : `ended after ${f.backfillSeconds.toFixed(1)} s (${f.runsText})`,
+      '',
+    ],
+    [
+      'report-service calls (answered 429); CRM requests (write calls)',
+      (f) =>
+        `${f.reportCalls} (${f.reportLimited}) in ${f.reportSpanSeconds.toFixed(0)} s; ${f.crmCalls} (${f.crmWriteCalls})`,
+      '',
+    ],
+    [
+      'score.changed events sent during the backfill, acknowledged, lost',
+      (f) => `${f.events.sent} sent, ${f.events.acknowledged} acknowledged, ${f.events.lost} lost`,
+      '0 lost',
+    ],
+    [
+      'event-to-CRM during the backfill, on the records linked when sent: p50 / p95',
+      (f) => linkedText(f.linked),
+      'p95 under 3 s',
+    ],
+    [
+      'event-to-CRM during the backfill, strict (incl. records the backfill had not reached)',
+      (f) => latencyText(f.strict),
+      '',
+    ],
+  ];
+  return table(figures, rows);
+}
+
+type Row<F> = [label: string, cell: (f: F) => string, target: string];
+
+function table<F extends { setting: Setting }>(figures: F[], rows: Row<F>[]): string {
   const header = `| measure | ${figures.map((f) => LABEL[f.setting]).join(' | ')} | target |`;
   const lines = rows.map(
     ([label, cell, target]) => `| ${label} | ${figures.map(cell).join(' | ')} | ${target} |`,
   );
   return [header, `|---|${figures.map(() => '---|').join('')}---|`, ...lines].join('\n');
+}
+
+function linkedText(l: LinkedLatencySummary): string {
+  const none = `${l.noRecordLinked} with no record linked yet`;
+  return l.acknowledged === 0 ? `no events on linked records; ${none}` : `${latencyText(l)}; ${none}`;
 }
 
 function latencyText(l: LatencySummary): string {
