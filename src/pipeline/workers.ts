@@ -73,6 +73,20 @@ const stopScopeSchema = z.object({
     .catch(undefined),
 });
 
+/**
+ * Each lane's BullMQ job lock (renewed every half of it while its worker lives) and stalled check: a killed
+ * worker's job is taken again within their sum. BullMQ's 30 s each froze a run at every kill, and workers killed
+ * every 5-10 s kept it from writing for more than a minute (issue 30). Realtime jobs are seconds long, and while
+ * a killed worker's job stays active the next job of its lane (the same id) cannot be added, so every event of
+ * the installation waits for the check: 10 s and 5 s let events sent after a kill land 15 s later; 5 s and 2 s
+ * bring it within the issue's 10.
+ */
+export const LANE_JOB_LOCKS = {
+  backfill: { lockDuration: 10_000, stalledInterval: 5_000 },
+  realtime: { lockDuration: 5_000, stalledInterval: 2_000 },
+  schedule: { lockDuration: 10_000, stalledInterval: 5_000 },
+} as const;
+
 export interface WorkerOptions {
   connection: RedisClient;
   prefix: string;
@@ -93,27 +107,25 @@ export class PipelineWorkers {
       connection: options.connection,
       // A worker killed twice in a row must not fail the job: it is at-least-once and idempotent.
       maxStalledCount: 10,
-      // A killed worker's jobs stay active until their lock lapses and a stalled check runs (30 s each by
-      // default): with every job of a run taken at once, each kill froze the run that long, and workers killed
-      // every 5-10 s kept it from writing for more than a minute (issue 30). Renewed every 5 s while it lives.
-      lockDuration: 10_000,
-      stalledInterval: 5_000,
       // Completed jobs vanish fast; the run hash keeps the numbers.
       removeOnComplete: { age: 3600, count: 1000 },
     };
     this.workers = [
       new Worker('backfill', (job, token) => this.run(job, token), {
         ...common,
+        ...LANE_JOB_LOCKS.backfill,
         prefix: keys.queuePrefix('backfill'),
         concurrency: options.concurrency?.backfill ?? 4,
       }),
       new Worker('realtime', (job, token) => this.run(job, token), {
         ...common,
+        ...LANE_JOB_LOCKS.realtime,
         prefix: keys.queuePrefix('realtime'),
         concurrency: options.concurrency?.realtime ?? 8,
       }),
       new Worker('schedule', (job, token) => this.run(job, token), {
         ...common,
+        ...LANE_JOB_LOCKS.schedule,
         prefix: keys.queuePrefix('schedule'),
         concurrency: options.concurrency?.schedule ?? 2,
       }),
