@@ -511,6 +511,60 @@ describe('limits and failures', () => {
   });
 });
 
+describe('a nearly spent window with a gate that has lanes', () => {
+  function laneSetup() {
+    const held: number[] = [];
+    const pauses: number[] = [];
+    const gate: RequestGate = {
+      acquire: async () => {},
+      pause: async (ms) => {
+        pauses.push(ms);
+      },
+      holdDeferrable: async (ms) => {
+        held.push(ms);
+      },
+    };
+    const sleeps: number[] = [];
+    const connector = createHubSpotConnector({
+      apiUrl: API,
+      tokens: { current: async () => 'token-1', refreshAfterRejection: async () => 'token-2' },
+      gate,
+      sleep: async (ms) => {
+        sleeps.push(ms);
+      },
+      random: () => 0.5,
+    });
+    return { connector, held, pauses, sleeps };
+  }
+  const list = () => nock(API).get(P.companies).query(true);
+  const limits = (remaining: number) => ({
+    'X-HubSpot-RateLimit-Max': '110',
+    'X-HubSpot-RateLimit-Remaining': String(remaining),
+    'X-HubSpot-RateLimit-Interval-Milliseconds': '10000',
+  });
+
+  it('holds only deferrable callers, until the window frees the slots below the low water', async () => {
+    // Issue 30: the whole portal held for 10 s whenever a backfill ran the window low, score changes too.
+    const { connector, held, pauses, sleeps } = laneSetup();
+    list().reply(200, { results: [] }, limits(3));
+    list().reply(200, { results: [] }, limits(6));
+    await connector.listCompanies(null);
+    await connector.listCompanies(null);
+    // Low water is 6 of 110 (5%): 4 slots, then 1, at the window's average pace of 110 per 10 s.
+    expect(held.map(Math.round)).toEqual([Math.round((10_000 * 4) / 110), Math.round(10_000 / 110)]);
+    expect(pauses).toEqual([]);
+    expect(sleeps).toEqual([]);
+  });
+
+  it('a spent window still holds everyone for the rest of it', async () => {
+    const { connector, held, pauses } = laneSetup();
+    list().reply(200, { results: [] }, limits(0));
+    await connector.listCompanies(null);
+    expect(pauses).toEqual([10_000]);
+    expect(held).toEqual([]);
+  });
+});
+
 describe('findBySlug', () => {
   it('searches report_slug EQ slug, follows pages and paces searches apart', async () => {
     const { connector, sleeps } = setup();

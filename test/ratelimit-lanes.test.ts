@@ -80,4 +80,19 @@ describe('rate gate lanes', () => {
     // Six slots at 100 ms: the urgent mark lapses within its margin and holds nothing back after that.
     expect(Date.now() - started).toBeLessThan(6 * INTERVAL_MS + 400);
   });
+
+  it('holdDeferrable holds the deferrable lane back and lets urgent callers through', async () => {
+    const options = { max: 100, windowMs: 1_000 };
+    const identity = `${prefix}:held`;
+    const urgent = new RedisRateGate(redis, identity, options);
+    const deferrable = new RedisRateGate(redis, identity, { ...options, reserveMs: 500 });
+    await deferrable.holdDeferrable(600);
+    const started = Date.now();
+    await urgent.acquire();
+    const urgentMs = Date.now() - started;
+    await deferrable.acquire();
+    const deferrableMs = Date.now() - started;
+    expect(urgentMs).toBeLessThan(300);
+    expect(deferrableMs).toBeGreaterThanOrEqual(500);
+  });
 });

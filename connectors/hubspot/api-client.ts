@@ -77,7 +77,7 @@ export interface HubSpotHttpOptions {
   tokens: AccessTokenSource;
   gate?: RequestGate;
   retry?: Partial<RetryPolicy>;
-  /** When at most this share of the window is left, everyone holds off until the window has rolled over. */
+  /** When at most this share of the window is left, deferrable callers hold off (everyone, on a gate without lanes). */
   lowRemainingShare?: number;
   /** Injected in tests so waits are recorded instead of spent. */
   sleep?: (ms: number) => Promise<void>;
@@ -271,14 +271,25 @@ export class HubSpotHttp {
     if (Object.values(next).some((v) => v !== undefined)) this.rate = { ...this.rate, ...next };
   }
 
-  /** Remaining is low: spend the rest of the window waiting rather than collecting 429s. */
+  /**
+   * Remaining is low: wait rather than collect 429s. The window's last requests are left to urgent work (issue
+   * 30: a backfill that spent the window held every score change back for the rest of it, 10 s): deferrable
+   * callers hold off until the rolling window has freed the slots below the low water, at its average pace,
+   * and urgent ones go on; a spent window holds everyone for the rest of it (an urgent caller would only
+   * collect 429s), and so does a gate without lanes.
+   */
   private async holdIfWindowNearlySpent(): Promise<void> {
     const r = this.rate;
     if (!r || r.max === undefined || r.remaining === undefined) return;
     const lowWater = Math.max(1, Math.ceil(r.max * this.lowRemainingShare));
-    if (r.remaining <= lowWater) {
-      await this.hold(r.intervalMs ?? HUBSPOT_RATE_LIMITS.windowMs);
+    if (r.remaining > lowWater) return;
+    const intervalMs = r.intervalMs ?? HUBSPOT_RATE_LIMITS.windowMs;
+    if (r.remaining <= 0 || !this.gate.holdDeferrable) {
+      await this.hold(intervalMs);
+      return;
     }
+    const slots = lowWater + 1 - r.remaining;
+    await this.gate.holdDeferrable(Math.min(intervalMs, (intervalMs * slots) / Math.max(1, r.max)));
   }
 
   /** Holds this portal off: the gate tells every process, the local hold covers a gate that only paces. */

@@ -16,8 +16,15 @@ import type { Keys } from '../storage/keys.js';
 import { FixtureGuard, guardFixtureWrites } from './fixture-guard.js';
 import { previewBeforeApproval, refuseDataWrites } from './preview-guard.js';
 
-/** The share of a report key's or a CRM's burst that deferrable work leaves to urgent work. */
+/** The share of a report key's burst that deferrable work leaves to urgent work. */
 export const DEFERRABLE_RESERVE_SHARE = 0.5;
+
+/**
+ * The same for a CRM. Its window rolls (HubSpot: 110 in any 10 s), and a gate admits its burst on top of its
+ * steady rate: with half the burst, a backfill alone could send 150 requests in 10 s, ran the window out and
+ * held score changes back behind the hold that follows (issue 30). Deferrable work keeps to a tenth of it.
+ */
+export const CRM_DEFERRABLE_RESERVE_SHARE = 0.9;
 
 /**
  * Opens installations for the pipeline. Connectors are kept for a short while per process: they carry the
@@ -102,11 +109,11 @@ export class AppRuntime implements InstallationRuntime {
   connectorFor(installation: Installation, urgent = false): CrmConnector {
     const provider = providerFor(installation.crm);
     const limits = provider.limits;
-    // As for report keys (clientForKey): deferrable work leaves part of the CRM's burst to urgent work.
+    // As for report keys (clientForKey): deferrable work leaves most of the CRM's burst to urgent work.
     const gate = new RedisRateGate(this.redis, this.keys.crmGate(installation.id), {
       max: limits.requestsPerWindow,
       windowMs: limits.windowMs,
-      ...(urgent ? {} : { reserveMs: limits.windowMs * DEFERRABLE_RESERVE_SHARE }),
+      ...(urgent ? {} : { reserveMs: limits.windowMs * CRM_DEFERRABLE_RESERVE_SHARE }),
       onWait: () => this.metrics?.rateLimitWaits.inc({ service: installation.crm }),
     });
     return provider.createConnector({

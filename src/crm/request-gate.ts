@@ -10,6 +10,11 @@ export interface RequestGate {
   acquire(): Promise<void>;
   /** Everyone sharing this identity holds off for `ms`. */
   pause(ms: number): Promise<void>;
+  /**
+   * Deferrable callers (backfills, sweeps) sharing this identity hold off for `ms`; urgent ones go on, so the
+   * last requests of a nearly spent window are real time's. A gate without lanes leaves it out (callers pause).
+   */
+  holdDeferrable?(ms: number): Promise<void>;
 }
 
 /**

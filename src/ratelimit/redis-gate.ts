@@ -212,6 +212,12 @@ export class RedisRateGate implements AdaptiveGate {
     await PAUSE.run(this.redis, [this.keys.pause], [Math.ceil(ms)], z.literal('paused'));
   }
 
+  /** The urgent callers' mark holds deferrable callers back (gate-acquire.lua): set it for at least `ms`. */
+  async holdDeferrable(ms: number): Promise<void> {
+    if (ms <= 0) return;
+    await PAUSE.run(this.redis, [this.keys.urgent], [Math.ceil(ms)], z.literal('paused'));
+  }
+
   async refused(admittedAt: number, pauseMs: number, quota?: RateQuota): Promise<void> {
     if (!this.adaptive) return this.pause(pauseMs);
     const cut = await REFUSED.run(
