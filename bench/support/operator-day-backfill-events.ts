@@ -25,6 +25,11 @@ import {
  * fresh system, with a real score change and its signed `score.changed` every 700 ms from the install until
  * the first sync's runs end. A phase of its own because the events' reads and writes would otherwise be
  * counted in the normal phase's reads, searches and write calls, which its targets are about.
+ *
+ * A 500-company backfill needs about a dozen CRM calls, far from HubSpot's 110 per 10 s, so on its own it
+ * saturates the report key only. To saturate the CRM key too, the phase lists the CRM's companies page after page
+ * beside it through the installation's deferrable (backfill) connector, as a large portal's listing does: every
+ * CRM call the events need then shares the key with work that would take all of it.
  */
 
 export interface BackfillEventsFigures {
@@ -42,6 +47,9 @@ export interface BackfillEventsFigures {
   reportSpanSeconds: number;
   crmCalls: number;
   crmWriteCalls: number;
+  /** Listing calls of the CRM load beside the backfill, and their rate. */
+  crmLoadCalls: number;
+  crmLoadPerSecond: number;
 }
 
 export const BACKFILL_EVENT_EVERY_MS = 700;
@@ -66,6 +74,7 @@ export async function measureEventsDuringBackfill(
     const day = await operatorDay(sys, syncAfterMs, alone);
     const sender = new ScoreEventSender(sys, BACKFILL_EVENT_EVERY_MS, 'msg_backfill');
     sender.start();
+    const load = await CrmLoad.start(sys);
     let backfillEndAt: number | null = null;
     try {
       const { settledAt } = await settle(sys, day.startedAt, timeoutMs, { runsOnly: true });
@@ -75,6 +84,8 @@ export async function measureEventsDuringBackfill(
       say(`  backfill: ${(err as Error).message}`);
     }
     await sender.stop();
+    const loaded = await load.stop();
+    if (!sys.salesforce) say(`  local HubSpot answers by status: ${JSON.stringify(sys.hubspot.stats().statuses)}`);
     await day.cliSync.catch(() => {});
     // Only events sent while the backfill ran: the last one may go out after its runs ended.
     const during = sender.events.filter((e) => backfillEndAt === null || e.sentAt < backfillEndAt);
@@ -100,6 +111,8 @@ export async function measureEventsDuringBackfill(
         answers.firstAt !== null && answers.lastAt !== null ? (answers.lastAt - answers.firstAt) / 1000 : 0,
       crmCalls: crmCalls(sys),
       crmWriteCalls: writeCallSizes(sys).length + bulkJobs(sys),
+      crmLoadCalls: loaded.calls,
+      crmLoadPerSecond: loaded.calls / Math.max(loaded.seconds, 0.001),
     };
   } finally {
     if (system) {
@@ -113,4 +126,33 @@ export async function measureEventsDuringBackfill(
 function crmCalls(system: LocalSystem): number {
   const calls = system.salesforce ? system.salesforce.counters() : system.hubspot.stats().calls;
   return Object.values(calls).reduce((a, b) => a + b, 0);
+}
+
+/** Lists the CRM's companies back to back through the installation's deferrable connector until stopped. */
+class CrmLoad {
+  private constructor(
+    private readonly done: Promise<void>,
+    private readonly startedAt: number,
+    private readonly counter: { calls: number; running: boolean },
+  ) {}
+
+  static async start(system: LocalSystem): Promise<CrmLoad> {
+    const { connector } = await system.ctx.runtime.open(system.installationId, { urgent: false });
+    const counter = { calls: 0, running: true };
+    const done = (async () => {
+      let cursor: string | null = null;
+      while (counter.running) {
+        const page = await connector.listCompanies(cursor);
+        counter.calls += 1;
+        cursor = page.nextCursor;
+      }
+    })();
+    return new CrmLoad(done, Date.now(), counter);
+  }
+
+  async stop(): Promise<{ calls: number; seconds: number }> {
+    this.counter.running = false;
+    await this.done;
+    return { calls: this.counter.calls, seconds: (Date.now() - this.startedAt) / 1000 };
+  }
 }

@@ -146,6 +146,11 @@ export function backfillEventsTable(figures: BackfillEventsFigures[]): string {
       '',
     ],
     [
+      'CRM load beside the backfill: listing calls through the deferrable connector',
+      (f) => `${f.crmLoadCalls} (${f.crmLoadPerSecond.toFixed(1)} a second)`,
+      '',
+    ],
+    [
       'score.changed events sent during the backfill, acknowledged, lost',
       (f) => `${f.events.sent} sent, ${f.events.acknowledged} acknowledged, ${f.events.lost} lost`,
       '0 lost',
