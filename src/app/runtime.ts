@@ -8,7 +8,7 @@ import type { Metrics } from '../metrics.js';
 import { InstallationNotFoundError, InstallationStoppedError, NoReportKeyError } from '../pipeline/errors.js';
 import type { InstallationHandle, InstallationRuntime, OpenOptions } from '../pipeline/runtime.js';
 import { providerFor } from '../providers.js';
-import { type GateState, identityOf, RedisRateGate } from '../ratelimit/redis-gate.js';
+import { type GateLane, type GateState, identityOf, RedisRateGate } from '../ratelimit/redis-gate.js';
 import type { RedisClient } from '../redis.js';
 import { ReportClient } from '../reports/client.js';
 import { RETRY_BUDGET } from '../retry-budget.js';
@@ -48,6 +48,7 @@ export class AppRuntime implements InstallationRuntime {
 
   async open(installationId: string, options: OpenOptions = {}): Promise<InstallationHandle> {
     const urgent = options.urgent ?? false;
+    const lane: GateLane = urgent ? (options.hot ? 'hot' : 'urgent') : 'deferrable';
     const preview = options.preview ?? false;
     const installation = await this.installations.get(installationId);
     if (!installation) throw new InstallationNotFoundError(installationId);
@@ -70,13 +71,13 @@ export class AppRuntime implements InstallationRuntime {
     const apiKey = (await this.installations.getReportsApiKey(installationId)) ?? this.config.reports.apiKey;
     if (!apiKey) throw new NoReportKeyError(installationId);
     const keyId = identityOf(apiKey);
-    const handleKey = `${installationId}:${urgent ? 'urgent' : 'background'}`;
+    const handleKey = `${installationId}:${lane}`;
     const cached = this.handles.get(handleKey);
     if (cached && cached.keyId === keyId && Date.now() - cached.at < HANDLE_TTL_MS) {
       return this.forUse({ ...cached.handle, installation }, preview);
     }
-    const client = this.clientForKey(apiKey, urgent);
-    const connector = this.connectorFor(installation, urgent);
+    const client = this.clientForLane(apiKey, lane);
+    const connector = this.connectorFor(installation, urgent, lane);
     const handle: InstallationHandle = {
       installation,
       connector: guardFixtureWrites(
@@ -99,14 +100,19 @@ export class AppRuntime implements InstallationRuntime {
     return { ...handle, connector: refuseDataWrites(connector, id) };
   }
 
-  connectorFor(installation: Installation, urgent = false): CrmConnector {
+  connectorFor(
+    installation: Installation,
+    urgent = false,
+    lane: GateLane = urgent ? 'urgent' : 'deferrable',
+  ): CrmConnector {
     const provider = providerFor(installation.crm);
     const limits = provider.limits;
     // As for report keys (clientForKey): deferrable work leaves part of the CRM's burst to urgent work.
     const gate = new RedisRateGate(this.redis, this.keys.crmGate(installation.id), {
       max: limits.requestsPerWindow,
       windowMs: limits.windowMs,
-      ...(urgent ? {} : { reserveMs: limits.windowMs * DEFERRABLE_RESERVE_SHARE }),
+      lane,
+      ...(lane === 'deferrable' ? { reserveMs: limits.windowMs * DEFERRABLE_RESERVE_SHARE } : {}),
       onWait: () => this.metrics?.rateLimitWaits.inc({ service: installation.crm }),
     });
     return provider.createConnector({
@@ -125,7 +131,11 @@ export class AppRuntime implements InstallationRuntime {
    * from 429s and any rate-limit headers, shared in Redis, with REPORTS_RATE_PER_MINUTE as the ceiling.
    */
   clientForKey(apiKey: string, urgent = true): ReportClient {
-    const gate = this.reportsGate(apiKey, urgent);
+    return this.clientForLane(apiKey, urgent ? 'urgent' : 'deferrable');
+  }
+
+  private clientForLane(apiKey: string, lane: GateLane): ReportClient {
+    const gate = this.reportsGate(apiKey, lane);
     return new ReportClient({
       baseUrl: this.config.reports.apiUrl,
       apiKey,
@@ -148,16 +158,17 @@ export class AppRuntime implements InstallationRuntime {
     const apiKey = (await this.installations.getReportsApiKey(installation.id)) ?? this.config.reports.apiKey;
     if (!apiKey) return null;
     const keyId = identityOf(apiKey);
-    return { keyId, ...(await this.reportsGate(apiKey, true).state()) };
+    return { keyId, ...(await this.reportsGate(apiKey, 'urgent').state()) };
   }
 
   /** The gate of one report key; every client of the key, in every process, shares its state in Redis. */
-  private reportsGate(apiKey: string, urgent: boolean): RedisRateGate {
+  private reportsGate(apiKey: string, lane: GateLane): RedisRateGate {
     const windowMs = 60_000;
     return new RedisRateGate(this.redis, this.keys.reportsGate(identityOf(apiKey)), {
       max: this.config.reportsRatePerMinute,
       windowMs,
-      ...(urgent ? {} : { reserveMs: windowMs * DEFERRABLE_RESERVE_SHARE }),
+      lane,
+      ...(lane === 'deferrable' ? { reserveMs: windowMs * DEFERRABLE_RESERVE_SHARE } : {}),
       adaptive: {},
       // A 429's long Retry-After pauses the key for everyone: a job meeting that pause is delayed by it (as the
       // job that got the 429 is) instead of holding its worker.
@@ -168,8 +179,7 @@ export class AppRuntime implements InstallationRuntime {
   }
 
   forget(installationId: string): void {
-    this.handles.delete(`${installationId}:urgent`);
-    this.handles.delete(`${installationId}:background`);
+    for (const lane of ['urgent', 'hot', 'deferrable']) this.handles.delete(`${installationId}:${lane}`);
     this.fixtures.forget(installationId);
   }
 }

@@ -465,10 +465,23 @@ function tag(value: string): string {
 
 /**
  * The keys of one rate gate, from its stem (`Keys.crmGate`, `Keys.reportsGate`, or a test's own): the GCRA's
- * arrival time, the pause a 429 sets, the rate an adaptive gate has learnt, and the mark urgent callers set while
- * they wait (deferrable callers hold back meanwhile). One stem, so that a script
- * touching all three stays in one Redis Cluster slot when the stem carries a hash tag.
+ * arrival time, the pause a 429 sets, the rate an adaptive gate has learnt, the mark urgent callers set while
+ * they wait (hot and deferrable callers hold back meanwhile) and the mark hot callers set while they wait
+ * (deferrable callers hold back meanwhile). One stem, so that a script touching them all stays in one Redis
+ * Cluster slot when the stem carries a hash tag.
  */
-export function gateKeys(stem: string): { tat: string; pause: string; rate: string; urgent: string } {
-  return { tat: `${stem}:tat`, pause: `${stem}:pause`, rate: `${stem}:rate`, urgent: `${stem}:urgent` };
+export function gateKeys(stem: string): {
+  tat: string;
+  pause: string;
+  rate: string;
+  urgent: string;
+  hot: string;
+} {
+  return {
+    tat: `${stem}:tat`,
+    pause: `${stem}:pause`,
+    rate: `${stem}:rate`,
+    urgent: `${stem}:urgent`,
+    hot: `${stem}:hot`,
+  };
 }
