@@ -369,6 +369,17 @@ export class Keys {
   scoreInboxDrainingSince(): string {
     return `${this.inbox()}:score-inbox:draining-since`;
   }
+  /**
+   * Sorted set slug -> when accepted (ms): slugs marked by an event while not hot (single changes), which the
+   * fan-out takes between its takes of the whole inbox.
+   */
+  scoreInboxSingles(): string {
+    return `${this.inbox()}:score-inbox:singles`;
+  }
+  /** Set while the slug was hot within the last two heat windows (see ScoreChangeInbox.isHot). */
+  slugWasHot(slug: string): string {
+    return `${this.inbox()}:slug-was-hot:${slug}`;
+  }
 
   // ---- events (webhooks/event-log.ts) -----------------------------------------------------------------
 
