@@ -26,6 +26,7 @@ function gates(identity: string) {
   const options = { max: 1, windowMs: INTERVAL_MS };
   return {
     urgent: new RedisRateGate(redis, identity, options),
+    hot: new RedisRateGate(redis, identity, { ...options, lane: 'hot' }),
     deferrable: new RedisRateGate(redis, identity, { ...options, reserveMs: INTERVAL_MS / 2 }),
   };
 }
@@ -79,6 +80,57 @@ describe('rate gate lanes', () => {
     for (let i = 0; i < 6; i++) await deferrable.acquire();
     // Six slots at 100 ms: the urgent mark lapses within its margin and holds nothing back after that.
     expect(Date.now() - started).toBeLessThan(6 * INTERVAL_MS + 400);
+  });
+
+  it("a single change's reads go ahead of a storm's backlog of re-reads on the key (issue 30)", async () => {
+    const { urgent, hot } = gates(`${prefix}:storm`);
+    let stop!: () => void;
+    const stopped = new Promise<void>((resolve) => {
+      stop = resolve;
+    });
+    // A storm's coalesced re-reads (the hot lane's update jobs) saturate the key, as they did after a storm.
+    const storm = saturate(hot, 4, stopped);
+    await waitFor('five hot admissions', () => (storm.admitted.n >= 5 ? true : undefined), 5_000, 5);
+    const started = Date.now();
+    for (let i = 0; i < 8; i++) await urgent.acquire();
+    const urgentMs = Date.now() - started;
+    stop();
+    await storm.done;
+    // Eight urgent slots at one per 100 ms: about 800 ms; on the same lane as the re-reads, about five times that.
+    expect(urgentMs).toBeLessThan(8 * INTERVAL_MS * 2);
+  });
+
+  it("a storm's re-reads go ahead of a backfill, and take the slots a single change leaves (issue 30)", async () => {
+    const { urgent, hot, deferrable } = gates(`${prefix}:three`);
+    let stop!: () => void;
+    const stopped = new Promise<void>((resolve) => {
+      stop = resolve;
+    });
+    const backfill = saturate(deferrable, 4, stopped);
+    await waitFor('a backfill admission', () => (backfill.admitted.n >= 1 ? true : undefined), 5_000, 5);
+    const started = Date.now();
+    let hotDone = 0;
+    // Single changes beside the hot reads: the hot lane waits for each, and takes the slots between.
+    const singles = (async () => {
+      for (let i = 0; i < 4; i++) {
+        await urgent.acquire();
+        await new Promise<void>((resolve) => setImmediate(resolve));
+      }
+    })();
+    for (let i = 0; i < 8; i++) {
+      await hot.acquire();
+      hotDone++;
+    }
+    await singles;
+    const hotMs = Date.now() - started;
+    const backfillDuring = backfill.admitted.n;
+    stop();
+    await backfill.done;
+    // Twelve slots (eight hot, four urgent) at one per 100 ms: about 1.2 s; sharing with four backfill callers
+    // takes several times that.
+    expect(hotDone).toBe(8);
+    expect(hotMs).toBeLessThan(12 * INTERVAL_MS * 2);
+    expect(backfillDuring).toBeLessThan(6);
   });
 
   it('holdDeferrable holds the deferrable lane back and lets urgent callers through', async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Keys } from '../src/storage/keys.js';
-import { ScoreChangeInbox } from '../src/storage/score-change-inbox.js';
+import { HOT_EVENTS, ScoreChangeInbox } from '../src/storage/score-change-inbox.js';
 import { EventLog } from '../src/webhooks/event-log.js';
 import { redisWithFreshPrefixes } from './support/redis-prefixes.js';
 
@@ -11,9 +11,9 @@ import { redisWithFreshPrefixes } from './support/redis-prefixes.js';
 
 const { redis, freshPrefix } = redisWithFreshPrefixes('inbox');
 
-function fresh(): { inbox: ScoreChangeInbox; events: EventLog } {
+function fresh(): { inbox: ScoreChangeInbox; events: EventLog; keys: Keys } {
   const keys = new Keys(freshPrefix());
-  return { inbox: new ScoreChangeInbox(redis(), keys), events: new EventLog(redis(), keys) };
+  return { inbox: new ScoreChangeInbox(redis(), keys), events: new EventLog(redis(), keys), keys };
 }
 
 const event = (id: string, slug: string) => ({
@@ -112,5 +112,36 @@ describe('ScoreChangeInbox', () => {
     expect((await inbox.leftovers()).find((m) => m.slug === 'a')?.since).toBe(oldest);
     for (const mark of taken) await inbox.done(mark);
     expect(await inbox.oldest()).toBeNull();
+  });
+
+  it("a storm's last events that open a new heat window are still a storm's (issue 30)", async () => {
+    const { inbox, keys } = fresh();
+    for (let i = 0; i < HOT_EVENTS; i++) await inbox.accept(event(`h${i}`, 'storm'));
+    expect(await inbox.isHot('storm')).toBe(true);
+    // The heat window ends (its counter lapses); the storm's tail opens a new one with a single event.
+    await redis().del(keys.slugHeat('storm'));
+    await inbox.accept(event('tail', 'storm'));
+    // Counted alone it was a single change: its update read the storm's reports in the single changes' lane.
+    expect(await inbox.isHot('storm')).toBe(true);
+    await inbox.accept(event('q1', 'quiet'));
+    expect(await inbox.isHot('quiet')).toBe(false);
+  });
+
+  it("takes single changes' marks alone, leaving a storm's for the next take and the kick in place (issue 30)", async () => {
+    const { inbox } = fresh();
+    for (let i = 0; i < 10; i++) await inbox.accept(event(`s${i}`, 'storm'));
+    expect((await inbox.take(10)).map((m) => m.slug)).toEqual(['storm']);
+    // The fan-out pauses after a take of only a storm's marks; meanwhile the storm goes on and a change comes.
+    for (let i = 10; i < 12; i++) await inbox.accept(event(`s${i}`, 'storm'));
+    await inbox.accept(event('one', 'single'));
+    expect(await inbox.take(10, 'singles')).toMatchObject([{ slug: 'single', eventId: 'one', events: 1 }]);
+    expect(await inbox.take(10, 'singles')).toEqual([]);
+    // The storm's mark is left (even with fewer than HOT_EVENTS events since the take) and the fan-out is
+    // still running: an event now queues no second one.
+    expect(await inbox.waiting()).toBe(1);
+    expect(await inbox.accept(event('two', 'other'))).toBe('marked');
+    expect((await inbox.take(10)).map((m) => m.slug).sort()).toEqual(['other', 'storm']);
+    // A single change's mark taken by a whole take is not taken again.
+    expect(await inbox.take(10, 'singles')).toEqual([]);
   });
 });

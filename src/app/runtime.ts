@@ -8,7 +8,7 @@ import type { Metrics } from '../metrics.js';
 import { InstallationNotFoundError, InstallationStoppedError, NoReportKeyError } from '../pipeline/errors.js';
 import type { InstallationHandle, InstallationRuntime, OpenOptions } from '../pipeline/runtime.js';
 import { providerFor } from '../providers.js';
-import { type GateState, identityOf, RedisRateGate } from '../ratelimit/redis-gate.js';
+import { type GateLane, type GateState, identityOf, RedisRateGate } from '../ratelimit/redis-gate.js';
 import type { RedisClient } from '../redis.js';
 import { ReportClient } from '../reports/client.js';
 import { RETRY_BUDGET } from '../retry-budget.js';
@@ -20,7 +20,7 @@ import { previewBeforeApproval, refuseDataWrites } from './preview-guard.js';
 export const DEFERRABLE_RESERVE_SHARE = 0.5;
 
 /**
- * The same for a CRM. Its window rolls (HubSpot: 110 in any 10 s), and a gate admits its burst on top of its
+ * The same for a CRM. Its window rolls (one CRM allows 110 in any 10 s), and a gate admits its burst on top of its
  * steady rate: with half the burst, a backfill alone could send 150 requests in 10 s, ran the window out and
  * held score changes back behind the hold that follows (issue 30). Deferrable work keeps to a tenth of it.
  */
@@ -55,6 +55,7 @@ export class AppRuntime implements InstallationRuntime {
 
   async open(installationId: string, options: OpenOptions = {}): Promise<InstallationHandle> {
     const urgent = options.urgent ?? false;
+    const lane: GateLane = urgent ? (options.hot ? 'hot' : 'urgent') : 'deferrable';
     const preview = options.preview ?? false;
     const installation = await this.installations.get(installationId);
     if (!installation) throw new InstallationNotFoundError(installationId);
@@ -77,13 +78,13 @@ export class AppRuntime implements InstallationRuntime {
     const apiKey = (await this.installations.getReportsApiKey(installationId)) ?? this.config.reports.apiKey;
     if (!apiKey) throw new NoReportKeyError(installationId);
     const keyId = identityOf(apiKey);
-    const handleKey = `${installationId}:${urgent ? 'urgent' : 'background'}`;
+    const handleKey = `${installationId}:${lane}`;
     const cached = this.handles.get(handleKey);
     if (cached && cached.keyId === keyId && Date.now() - cached.at < HANDLE_TTL_MS) {
       return this.forUse({ ...cached.handle, installation }, preview);
     }
-    const client = this.clientForKey(apiKey, urgent);
-    const connector = this.connectorFor(installation, urgent);
+    const client = this.clientForLane(apiKey, lane);
+    const connector = this.connectorFor(installation, urgent, lane);
     const handle: InstallationHandle = {
       installation,
       connector: guardFixtureWrites(
@@ -106,14 +107,19 @@ export class AppRuntime implements InstallationRuntime {
     return { ...handle, connector: refuseDataWrites(connector, id) };
   }
 
-  connectorFor(installation: Installation, urgent = false): CrmConnector {
+  connectorFor(
+    installation: Installation,
+    urgent = false,
+    lane: GateLane = urgent ? 'urgent' : 'deferrable',
+  ): CrmConnector {
     const provider = providerFor(installation.crm);
     const limits = provider.limits;
     // As for report keys (clientForKey): deferrable work leaves most of the CRM's burst to urgent work.
     const gate = new RedisRateGate(this.redis, this.keys.crmGate(installation.id), {
       max: limits.requestsPerWindow,
       windowMs: limits.windowMs,
-      ...(urgent ? {} : { reserveMs: limits.windowMs * CRM_DEFERRABLE_RESERVE_SHARE }),
+      lane,
+      ...(lane === 'deferrable' ? { reserveMs: limits.windowMs * CRM_DEFERRABLE_RESERVE_SHARE } : {}),
       onWait: () => this.metrics?.rateLimitWaits.inc({ service: installation.crm }),
     });
     return provider.createConnector({
@@ -132,7 +138,11 @@ export class AppRuntime implements InstallationRuntime {
    * from 429s and any rate-limit headers, shared in Redis, with REPORTS_RATE_PER_MINUTE as the ceiling.
    */
   clientForKey(apiKey: string, urgent = true): ReportClient {
-    const gate = this.reportsGate(apiKey, urgent);
+    return this.clientForLane(apiKey, urgent ? 'urgent' : 'deferrable');
+  }
+
+  private clientForLane(apiKey: string, lane: GateLane): ReportClient {
+    const gate = this.reportsGate(apiKey, lane);
     return new ReportClient({
       baseUrl: this.config.reports.apiUrl,
       apiKey,
@@ -155,16 +165,17 @@ export class AppRuntime implements InstallationRuntime {
     const apiKey = (await this.installations.getReportsApiKey(installation.id)) ?? this.config.reports.apiKey;
     if (!apiKey) return null;
     const keyId = identityOf(apiKey);
-    return { keyId, ...(await this.reportsGate(apiKey, true).state()) };
+    return { keyId, ...(await this.reportsGate(apiKey, 'urgent').state()) };
   }
 
   /** The gate of one report key; every client of the key, in every process, shares its state in Redis. */
-  private reportsGate(apiKey: string, urgent: boolean): RedisRateGate {
+  private reportsGate(apiKey: string, lane: GateLane): RedisRateGate {
     const windowMs = 60_000;
     return new RedisRateGate(this.redis, this.keys.reportsGate(identityOf(apiKey)), {
       max: this.config.reportsRatePerMinute,
       windowMs,
-      ...(urgent ? {} : { reserveMs: windowMs * DEFERRABLE_RESERVE_SHARE }),
+      lane,
+      ...(lane === 'deferrable' ? { reserveMs: windowMs * DEFERRABLE_RESERVE_SHARE } : {}),
       adaptive: {},
       // A 429's long Retry-After pauses the key for everyone: a job meeting that pause is delayed by it (as the
       // job that got the 429 is) instead of holding its worker.
@@ -175,8 +186,7 @@ export class AppRuntime implements InstallationRuntime {
   }
 
   forget(installationId: string): void {
-    this.handles.delete(`${installationId}:urgent`);
-    this.handles.delete(`${installationId}:background`);
+    for (const lane of ['urgent', 'hot', 'deferrable']) this.handles.delete(`${installationId}:${lane}`);
     this.fixtures.forget(installationId);
   }
 }

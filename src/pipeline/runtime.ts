@@ -12,6 +12,11 @@ export interface InstallationHandle {
 export interface OpenOptions {
   urgent?: boolean;
   /**
+   * With `urgent`: a storm's coalesced updates. They go ahead of deferrable work on the rate gates and behind
+   * other urgent work (a single change, a person's action), which they never hold up (ratelimit/redis-gate.ts).
+   */
+  hot?: boolean;
+  /**
    * For a preview: a pending installation opens too (an operator asked to see what its first write would
    * do), and the connector refuses every write (PreviewWriteError).
    */

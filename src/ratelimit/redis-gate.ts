@@ -69,8 +69,10 @@ export const ADAPTIVE_DEFAULTS: Required<AdaptiveRateOptions> = {
 const MAX_SLEEP_MS = 1_000;
 
 /**
- * An urgent caller's waiting mark outlives its sleep (at most MAX_SLEEP_MS plus 20 ms of jitter) by this much,
- * so it asks again before the mark lapses; a mark left by a caller that died lapses this long after its sleep.
+ * An urgent or hot caller's waiting mark outlives its sleep (at most MAX_SLEEP_MS plus 20 ms of jitter) by this
+ * much, so it asks again before the mark lapses; a mark left by a caller that died lapses this long after its
+ * sleep. The caller drops it once admitted: kept for the margin, it held the lanes below back after every wait,
+ * so single changes a few hundred ms apart could leave a storm's re-reads hardly a slot.
  */
 const URGENT_MARK_MARGIN_MS = 100;
 
@@ -99,9 +101,12 @@ export interface RateGateOptions {
   /**
    * `deferrable` callers admit nothing while an `urgent` caller of the same identity waits for a slot, so a
    * saturating backfill leaves the rate to events and changes whenever they want it (a 429 that took the burst
-   * away takes the reserve with it; this does not go). Default: deferrable when `reserveMs` is set.
+   * away takes the reserve with it; this does not go). `hot` callers (a storm's coalesced re-reads) sit
+   * between: they admit nothing while an urgent caller waits, and deferrable callers admit nothing while they
+   * wait, so a single change never queues behind a storm's backlog of re-reads on the key, and the storm never
+   * behind a backfill. Default: deferrable when `reserveMs` is set, else urgent.
    */
-  lane?: 'urgent' | 'deferrable';
+  lane?: GateLane;
   /** Learn the upstream's rate below `max` (see above). */
   adaptive?: AdaptiveRateOptions;
   /** Told when this gate's cut lowered the rate, for metrics and logs. */
@@ -134,6 +139,12 @@ export interface GateState {
   keptUntil: string | null;
 }
 
+/** Who goes first on a gate: urgent, then hot, then deferrable (see RateGateOptions.lane). */
+export type GateLane = 'urgent' | 'hot' | 'deferrable';
+
+/** gate-acquire.lua's ARGV[8] for each lane. */
+const LANE_ARG: Record<GateLane, number> = { urgent: 0, deferrable: 1, hot: 2 };
+
 export const CUT_REASON = 'the report service answered 429 Too Many Requests';
 
 export class GateTimeoutError extends Error {
@@ -152,8 +163,8 @@ export class RedisRateGate implements AdaptiveGate {
   private readonly interval: number;
   private readonly reserveShare: number;
   private readonly adaptive: Required<AdaptiveRateOptions> | null;
-  private readonly keys: { tat: string; pause: string; rate: string; urgent: string };
-  private readonly deferrable: boolean;
+  private readonly keys: ReturnType<typeof gateKeys>;
+  private readonly lane: GateLane;
   private lastQuota: { limit: number; windowMs: number; at: number } | null = null;
 
   constructor(
@@ -166,8 +177,7 @@ export class RedisRateGate implements AdaptiveGate {
     this.reserveShare = Math.min(1, Math.max(0, (options.reserveMs ?? 0) / options.windowMs));
     this.adaptive = options.adaptive ? { ...ADAPTIVE_DEFAULTS, ...options.adaptive } : null;
     this.keys = gateKeys(identity);
-    this.deferrable =
-      (options.lane ?? ((options.reserveMs ?? 0) > 0 ? 'deferrable' : 'urgent')) === 'deferrable';
+    this.lane = options.lane ?? ((options.reserveMs ?? 0) > 0 ? 'deferrable' : 'urgent');
   }
 
   async acquire(): Promise<void> {
@@ -179,7 +189,7 @@ export class RedisRateGate implements AdaptiveGate {
     for (;;) {
       const [wait, admittedAt] = await ACQUIRE.run(
         this.redis,
-        [this.keys.tat, this.keys.pause, this.keys.rate, this.keys.urgent],
+        [this.keys.tat, this.keys.pause, this.keys.rate, this.keys.urgent, this.keys.hot, this.keys.held],
         [
           this.interval,
           this.options.windowMs,
@@ -188,8 +198,9 @@ export class RedisRateGate implements AdaptiveGate {
           this.adaptive?.quietMs ?? 0,
           this.adaptive?.raiseShare ?? 0,
           this.adaptive?.ttlMs ?? 0,
-          this.deferrable ? 1 : 0,
+          LANE_ARG[this.lane],
           URGENT_MARK_MARGIN_MS,
+          waited > 0 ? 1 : 0,
         ],
         admitReply,
       );
@@ -212,10 +223,10 @@ export class RedisRateGate implements AdaptiveGate {
     await PAUSE.run(this.redis, [this.keys.pause], [Math.ceil(ms)], z.literal('paused'));
   }
 
-  /** The urgent callers' mark holds deferrable callers back (gate-acquire.lua): set it for at least `ms`. */
+  /** A pause of the deferrable lane only (gate-acquire.lua): at least `ms`, a longer one already set stays. */
   async holdDeferrable(ms: number): Promise<void> {
     if (ms <= 0) return;
-    await PAUSE.run(this.redis, [this.keys.urgent], [Math.ceil(ms)], z.literal('paused'));
+    await PAUSE.run(this.redis, [this.keys.held], [Math.ceil(ms)], z.literal('paused'));
   }
 
   async refused(admittedAt: number, pauseMs: number, quota?: RateQuota): Promise<void> {

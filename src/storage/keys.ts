@@ -369,6 +369,17 @@ export class Keys {
   scoreInboxDrainingSince(): string {
     return `${this.inbox()}:score-inbox:draining-since`;
   }
+  /**
+   * Sorted set slug -> when accepted (ms): slugs marked by an event while not hot (single changes), which the
+   * fan-out takes between its takes of the whole inbox.
+   */
+  scoreInboxSingles(): string {
+    return `${this.inbox()}:score-inbox:singles`;
+  }
+  /** Set while the slug was hot within the last two heat windows (see ScoreChangeInbox.isHot). */
+  slugWasHot(slug: string): string {
+    return `${this.inbox()}:slug-was-hot:${slug}`;
+  }
 
   // ---- events (webhooks/event-log.ts) -----------------------------------------------------------------
 
@@ -465,10 +476,25 @@ function tag(value: string): string {
 
 /**
  * The keys of one rate gate, from its stem (`Keys.crmGate`, `Keys.reportsGate`, or a test's own): the GCRA's
- * arrival time, the pause a 429 sets, the rate an adaptive gate has learnt, and the mark urgent callers set while
- * they wait (deferrable callers hold back meanwhile). One stem, so that a script
- * touching all three stays in one Redis Cluster slot when the stem carries a hash tag.
+ * arrival time, the pause a 429 sets, the rate an adaptive gate has learnt, the mark urgent callers set while
+ * they wait (hot and deferrable callers hold back meanwhile) and the mark hot callers set while they wait
+ * (deferrable callers hold back meanwhile). One stem, so that a script touching them all stays in one Redis
+ * Cluster slot when the stem carries a hash tag.
  */
-export function gateKeys(stem: string): { tat: string; pause: string; rate: string; urgent: string } {
-  return { tat: `${stem}:tat`, pause: `${stem}:pause`, rate: `${stem}:rate`, urgent: `${stem}:urgent` };
+export function gateKeys(stem: string): {
+  tat: string;
+  pause: string;
+  rate: string;
+  urgent: string;
+  hot: string;
+  held: string;
+} {
+  return {
+    tat: `${stem}:tat`,
+    pause: `${stem}:pause`,
+    rate: `${stem}:rate`,
+    urgent: `${stem}:urgent`,
+    hot: `${stem}:hot`,
+    held: `${stem}:held`,
+  };
 }

@@ -62,6 +62,8 @@ export class ScoreChangeInbox {
         k.scoreInboxKick(),
         k.slugHeat(entry.slug),
         k.scoreInboxSince(),
+        k.scoreInboxSingles(),
+        k.slugWasHot(entry.slug),
       ],
       [
         DEDUP_TTL_SECONDS,
@@ -72,13 +74,18 @@ export class ScoreChangeInbox {
         KICK_TTL_MS,
         HEAT_WINDOW_MS,
         Date.now(),
+        HOT_EVENTS,
       ],
       acceptReplySchema,
     );
   }
 
-  /** Up to `max` marks, fewest events first, moved to `draining`; none left also clears the kick mark. */
-  async take(max: number): Promise<MarkedSlug[]> {
+  /**
+   * Up to `max` marks, fewest events first, moved to `draining`; none left also clears the kick mark.
+   * `singles`: only the marks of slugs an event marked while they were not hot (single changes, never a
+   * storm's repeats), oldest first; the kick mark stays, as a storm's marks may be left for the next take.
+   */
+  async take(max: number, only?: 'singles'): Promise<MarkedSlug[]> {
     const k = this.keys;
     const flat = await TAKE.run(
       this.redis,
@@ -89,8 +96,9 @@ export class ScoreChangeInbox {
         k.scoreInboxKick(),
         k.scoreInboxSince(),
         k.scoreInboxDrainingSince(),
+        k.scoreInboxSingles(),
       ],
-      [max],
+      only === undefined ? [max] : [max, only],
       takenSchema,
     );
     const out: MarkedSlug[] = [];
@@ -143,9 +151,14 @@ export class ScoreChangeInbox {
     );
   }
 
-  /** Whether `slug` is in a storm: HOT_EVENTS or more score changes in its current heat window. */
+  /**
+   * Whether `slug` is in a storm: HOT_EVENTS or more score changes in its current heat window, or in one of
+   * the two windows before. A storm's last events open a new window of one or two events: counted alone, they
+   * were single changes, and the single changes' update read the storm's reports ahead of the others'.
+   */
   async isHot(slug: string): Promise<boolean> {
-    return Number((await this.redis.get(this.keys.slugHeat(slug))) ?? 0) >= HOT_EVENTS;
+    const [heat, wasHot] = await this.redis.mget(this.keys.slugHeat(slug), this.keys.slugWasHot(slug));
+    return wasHot !== null || Number(heat ?? 0) >= HOT_EVENTS;
   }
 
   /** Marks waiting, for the admin page and the tests. */

@@ -6,6 +6,8 @@ import { reportEvent } from './report-event.js';
 const DRAIN_TAKE = 100;
 const DRAIN_ROUNDS = 50;
 const STORM_DRAIN_PAUSE_MS = 1_000;
+/** Between two takes, single changes (marks of slugs that are not hot) are fanned out this often. */
+const SINGLES_POLL_MS = 100;
 
 /**
  * `score-changes`: the fan-out of the score-change inbox's marks: a killed fan-out's leftovers first, then
@@ -33,7 +35,14 @@ export async function drainScoreChanges(p: Pipeline): Promise<void> {
     // not once per event, and once a second when it was all the take held (its updates coalesce over
     // HOT_COALESCE_MS anyway), which leaves the event loop to the acknowledgements.
     const onlyStorm = marks.every((m) => m.events >= HOT_EVENTS);
-    await sleep(onlyStorm ? STORM_DRAIN_PAUSE_MS : COALESCE_MS);
+    const pauseEnds = Date.now() + (onlyStorm ? STORM_DRAIN_PAUSE_MS : COALESCE_MS);
+    // A single change is not held for the pause: right after a storm's take it waited up to a second here, the
+    // most of its way to the CRM (issue 30). Only the single changes' marks are taken meanwhile.
+    for (let left = pauseEnds - Date.now(); left > 0; left = pauseEnds - Date.now()) {
+      await sleep(Math.min(SINGLES_POLL_MS, left));
+      const singles = await inbox.take(DRAIN_TAKE, 'singles');
+      if (singles.length > 0) await fanOut(singles);
+    }
   }
   await p.kickScoreChanges();
 }

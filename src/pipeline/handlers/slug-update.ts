@@ -45,8 +45,10 @@ export async function slugUpdate(
   }
   const since = await pendingSlugs.since(installationId, written);
   if (recordIds.size > 0) {
-    // A storm's update is real time too (issue 30): coalescing keeps it cheap, the urgent lane keeps it prompt.
-    const targets = await runtime.open(installationId, { urgent: true });
+    // A storm's update is real time too (issue 30): coalescing keeps it cheap, the urgent lane keeps it prompt;
+    // its reads and writes go behind single changes' on the rate gates, so a storm's backlog of re-reads on the
+    // key never holds a single change back.
+    const targets = await runtime.open(installationId, { urgent: true, ...(data.hot ? { hot: true } : {}) });
     // Only names the batches' origin: reads no longer go through a cache of the job's own (issue 30).
     const runId = `ev-${job.id}`;
     for (const [i, ids] of chunk([...recordIds], targets.connector.limits.writeBatchSize).entries()) {

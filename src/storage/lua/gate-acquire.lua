@@ -1,12 +1,16 @@
 -- Admits one request through a rate gate (ratelimit/redis-gate.ts): a GCRA on the gate's arrival time, held
 -- back by a pause, at the rate an adaptive gate has learnt (raised again after a quiet while). Urgent callers
--- that must wait set a mark; deferrable callers admit nothing while it is set, so the next slot goes to the
--- urgent caller however many deferrable callers ask (realtime may take the whole rate, backfill what is left).
+-- that must wait set a mark; hot and deferrable callers admit nothing while it is set, so the next slot goes to
+-- the urgent caller however many others ask (a single change may take the whole rate). Hot callers (a storm's
+-- coalesced re-reads) that must wait set a mark of their own, which deferrable callers yield to as well: a
+-- storm's re-reads never wait behind a backfill, and a single change never waits behind a storm's re-reads.
 --
 -- KEYS[1] the arrival time (tat)
 -- KEYS[2] the pause
 -- KEYS[3] the learnt rate (hash)
 -- KEYS[4] the urgent callers' waiting mark (absent in calls from before it existed)
+-- KEYS[5] the hot callers' waiting mark (absent in calls from before it existed)
+-- KEYS[6] the deferrable lane's own pause, set while a CRM's window is nearly spent (absent before it existed)
 -- ARGV[1] the ceiling's interval (ms)
 -- ARGV[2] the window (ms)
 -- ARGV[3] the reserve share
@@ -14,27 +18,41 @@
 -- ARGV[5] quiet ms before a raise
 -- ARGV[6] raise share
 -- ARGV[7] how long the learnt rate is kept (ms)
--- ARGV[8] '1' for a deferrable caller (yields to the mark), '0' or absent for an urgent one (sets it)
+-- ARGV[8] '1' for a deferrable caller (yields to both marks), '2' for a hot one (yields to the urgent mark,
+--         sets the hot mark), '0' or absent for an urgent one (sets the urgent mark)
 -- ARGV[9] how long past the caller's wait its mark lasts (ms): longer than the caller takes to ask again
+-- ARGV[10] '1' when the caller was told to wait before (its mark is dropped once it is admitted; absent before)
 -- returns {ms to wait, 0}, or {0, the time admitted (ms)}
 
 -- @include redis-clock
 
 local urgentMark = KEYS[4]
+local hotMark = KEYS[5]
 local deferrable = ARGV[8] == '1'
--- An urgent caller told to wait holds the deferrable lane back until it asks again.
+local hot = ARGV[8] == '2'
+-- The mark this caller sets while it waits; it holds the lanes below back until the caller asks again.
+local ownMark = nil
+if hot then ownMark = hotMark elseif not deferrable then ownMark = urgentMark end
 local function waitFor(ms)
-  if urgentMark and not deferrable then
+  if ownMark then
     local ttl = math.ceil(math.min(ms, 1000) + tonumber(ARGV[9] or 100))
-    if redis.call('PTTL', urgentMark) < ttl then redis.call('SET', urgentMark, '1', 'PX', ttl) end
+    if redis.call('PTTL', ownMark) < ttl then redis.call('SET', ownMark, '1', 'PX', ttl) end
   end
   return {ms, 0}
 end
 
 local pause = redis.call('PTTL', KEYS[2])
 if pause > 0 then return waitFor(pause) end
-if urgentMark and deferrable then
+if urgentMark and (deferrable or hot) then
   local held = redis.call('PTTL', urgentMark)
+  if held > 0 then return waitFor(held) end
+end
+if hotMark and deferrable then
+  local held = redis.call('PTTL', hotMark)
+  if held > 0 then return {held, 0} end
+end
+if KEYS[6] and deferrable then
+  local held = redis.call('PTTL', KEYS[6])
   if held > 0 then return {held, 0} end
 end
 local now = now_ms()
@@ -72,4 +90,7 @@ local nextTat = tat + interval
 local allowAt = nextTat - window + reserve
 if allowAt > now then return waitFor(math.ceil(allowAt - now)) end
 redis.call('SET', KEYS[1], string.format('%.3f', nextTat), 'PX', math.ceil(window + interval))
+-- The mark outlives the wait by a margin: dropped now, the lanes below get the next slots at once unless another
+-- caller of this lane still waits (it sets the mark again when it asks, at most one slot later).
+if ownMark and ARGV[10] == '1' then redis.call('DEL', ownMark) end
 return {0, now}

@@ -8,6 +8,8 @@
 -- KEYS[5] the kick mark (set while a fan-out is queued or running)
 -- KEYS[6] the slug's heat counter
 -- KEYS[7] when each marked slug's oldest event was accepted (sorted set slug -> ms; absent before issue 30)
+-- KEYS[8] slugs marked while not hot (sorted set slug -> ms; absent before)
+-- KEYS[9] the slug's was-hot mark (absent before)
 -- ARGV[1] seconds a duplicate mark lasts
 -- ARGV[2] the event log line (JSON)
 -- ARGV[3] the event log's length
@@ -16,6 +18,7 @@
 -- ARGV[6] how long the kick mark lasts (ms)
 -- ARGV[7] the heat window (ms)
 -- ARGV[8] now (ms), the acceptance time (absent before issue 30)
+-- ARGV[9] events in a heat window that make a slug hot (absent before)
 -- returns 'duplicate'; 'marked'; or 'marked_kick' when no fan-out was queued (the caller queues one)
 
 if not redis.call('SET', KEYS[1], '1', 'EX', ARGV[1], 'NX') then return 'duplicate' end
@@ -24,6 +27,14 @@ redis.call('LTRIM', KEYS[2], 0, tonumber(ARGV[3]) - 1)
 redis.call('HSET', KEYS[3], ARGV[4], ARGV[5])
 redis.call('ZINCRBY', KEYS[4], 1, ARGV[4])
 if KEYS[7] then redis.call('ZADD', KEYS[7], 'NX', ARGV[8], ARGV[4]) end
-if redis.call('INCR', KEYS[6]) == 1 then redis.call('PEXPIRE', KEYS[6], ARGV[7]) end
+local heat = redis.call('INCR', KEYS[6])
+if heat == 1 then redis.call('PEXPIRE', KEYS[6], ARGV[7]) end
+if KEYS[9] then
+  -- Hot for two windows from here: a storm's last events that open a new window are still a storm's.
+  if heat == tonumber(ARGV[9]) then redis.call('SET', KEYS[9], '1', 'PX', 2 * tonumber(ARGV[7])) end
+  if heat < tonumber(ARGV[9]) and redis.call('EXISTS', KEYS[9]) == 0 then
+    redis.call('ZADD', KEYS[8], ARGV[8], ARGV[4])
+  end
+end
 if redis.call('SET', KEYS[5], '1', 'PX', ARGV[6], 'NX') then return 'marked_kick' end
 return 'marked'

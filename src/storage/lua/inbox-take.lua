@@ -1,5 +1,5 @@
--- Takes up to a number of marks, fewest events first, into `draining`; when none is left the kick mark goes in
--- the same step, so the next accepted event queues a fan-out again.
+-- Takes up to a number of marks, fewest events first (or only single changes'), into `draining`;
+-- when none is left the kick mark goes in the same step, so the next accepted event queues a fan-out again.
 --
 -- KEYS[1] the inbox (hash slug -> latest event id)
 -- KEYS[2] the inbox's order (sorted set slug -> events)
@@ -7,13 +7,24 @@
 -- KEYS[4] the kick mark
 -- KEYS[5] when each mark's oldest event was accepted (sorted set slug -> ms)
 -- KEYS[6] the same for draining marks (hash slug -> ms)
+-- KEYS[7] slugs marked while not hot (sorted set slug -> ms; absent before)
 -- ARGV[1] how many marks at most
+-- ARGV[2] 'singles': only the marks of slugs in KEYS[7], oldest first; such a take leaves the kick mark
+--         alone, as other marks may be left (absent: any marks, fewest events first)
 -- returns {slug, event id, event count, accepted at (ms, or '' when not known), ...}
 
-local slugs = redis.call('ZRANGE', KEYS[2], 0, tonumber(ARGV[1]) - 1)
-if #slugs == 0 then
-  redis.call('DEL', KEYS[4])
-  return {}
+local slugs
+if ARGV[2] == 'singles' then
+  slugs = redis.call('ZRANGE', KEYS[7], 0, tonumber(ARGV[1]) - 1)
+  if #slugs > 0 then redis.call('ZREM', KEYS[7], unpack(slugs)) end
+else
+  slugs = redis.call('ZRANGE', KEYS[2], 0, tonumber(ARGV[1]) - 1)
+  if #slugs == 0 then
+    redis.call('DEL', KEYS[4])
+    if KEYS[7] then redis.call('DEL', KEYS[7]) end
+    return {}
+  end
+  if KEYS[7] then redis.call('ZREM', KEYS[7], unpack(slugs)) end
 end
 local out = {}
 for _, slug in ipairs(slugs) do

@@ -1,0 +1,63 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { LocalSystem } from '../local/system.js';
+import { startTestSystem, stopTestSystem } from './support/local-system.js';
+import { waitFor } from './support/wait.js';
+
+/**
+ * Issue 30: a single change after a storm reaches the CRM within a second. The fan-out of the score-change inbox
+ * pauses for a second after a take that held only a storm's marks (the storm's updates coalesce for seconds
+ * anyway, and the pause leaves the CPU to the acknowledgements); a single change arriving in that pause waited
+ * for it, most of its second. It is now fanned out during the pause, and the storm's marks still wait for it.
+ */
+
+let system: LocalSystem;
+
+beforeAll(async () => {
+  system = await startTestSystem({ companies: 10, logLevel: 'silent' });
+}, 120_000);
+
+afterAll(async () => {
+  await stopTestSystem(system);
+});
+
+const entry = (id: string, slug: string) => ({
+  id,
+  source: 'reports' as const,
+  type: 'score.changed',
+  slug,
+  receivedAt: new Date().toISOString(),
+  outcome: 'queued',
+});
+
+describe('the score-change fan-out', () => {
+  it("fans a single change out while it pauses after a storm's take", async () => {
+    const { inbox, pipeline, redis, keys } = system.ctx;
+    const storm = 'storm-report-x';
+    const single = 'quiet-report-y';
+    // Marked before a fan-out runs, so its first take holds the storm's mark alone, with five events.
+    for (let i = 0; i < 5; i++) await inbox.accept(entry(`msg_storm_${i}`, storm));
+    await pipeline.kickScoreChanges();
+    await waitFor(
+      'the storm taken',
+      async () => ((await inbox.waiting()) === 0 ? true : undefined),
+      30_000,
+      5,
+    );
+    // The storm goes on and a single change comes, within the fan-out's pause.
+    for (let i = 5; i < 8; i++) await inbox.accept(entry(`msg_storm_${i}`, storm));
+    await inbox.accept(entry('msg_single', single));
+    await waitFor(
+      'the single change taken',
+      async () => ((await redis.zscore(keys.scoreInboxOrder(), single)) === null ? true : undefined),
+      30_000,
+      5,
+    );
+    // Before, the single change waited for the next whole take, which takes the storm's mark too.
+    expect(await redis.zscore(keys.scoreInboxOrder(), storm)).not.toBeNull();
+    await waitFor(
+      'the storm taken again',
+      async () => ((await inbox.waiting()) === 0 ? true : undefined),
+      30_000,
+    );
+  });
+});
