@@ -85,7 +85,8 @@ export async function measureEventsDuringBackfill(
     }
     await sender.stop();
     const loaded = await load.stop();
-    if (!sys.salesforce) say(`  local HubSpot answers by status: ${JSON.stringify(sys.hubspot.stats().statuses)}`);
+    if (!sys.salesforce)
+      say(`  local HubSpot answers by status: ${JSON.stringify(sys.hubspot.stats().statuses)}`);
     await day.cliSync.catch(() => {});
     // Only events sent while the backfill ran: the last one may go out after its runs ended.
     const during = sender.events.filter((e) => backfillEndAt === null || e.sentAt < backfillEndAt);
