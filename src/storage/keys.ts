@@ -191,6 +191,15 @@ export class Keys {
     return `${this.inst(id)}:index-upgrade`;
   }
 
+  /**
+   * Hash stored slug -> space-joined record ids: records a run listed holding that slug in the CRM while the
+   * index had them on no slug or another (storage/slug-index.ts, `addListed`). Kept a while after the last
+   * listing: an event reaches them before their batch indexes them.
+   */
+  listedLinks(id: string): string {
+    return `${this.inst(id)}:listed-links`;
+  }
+
   /** Hash with the change poll's cursor and the time of its first poll. */
   pollCursor(id: string): string {
     return `${this.inst(id)}:poll-cursor`;

@@ -17,6 +17,19 @@ import type { SlugFanout } from './slug-fanout.js';
 const RECORDS_FOR_SLUG = LuaScript.load('link-records-for-slug');
 const REINDEX = LuaScript.load('link-reindex');
 const UNINDEX = LuaScript.load('link-unindex');
+const LISTED_ADD = LuaScript.load('listed-links-add');
+
+/**
+ * How long records a run listed stay findable by the slug the CRM holds for them, after the run's last page: the
+ * run's batches index them long before (a first sync of a large portal lists a page every few seconds).
+ */
+export const LISTED_LINK_TTL_MS = 6 * 3_600_000;
+
+/** A record as a run listed it: the slug the CRM holds for it. */
+export interface ListedLink {
+  recordId: string;
+  slug: string;
+}
 
 /** A reply naming records and slugs: its code, then record id / stored slug pairs. */
 export function recordSlugsReply<const C extends readonly [string, ...string[]]>(codes: C) {
@@ -48,6 +61,45 @@ export class SlugIndex {
       z.array(z.string()),
     );
     return ids.sort();
+  }
+
+  /**
+   * Records a run listed holding `slug` in the CRM before its batch indexed them (`addListed`), besides those
+   * `recordsForSlug` finds; a record the index has since filed elsewhere may be among them (its update then
+   * writes what its own slug says, or nothing).
+   */
+  async listedForSlug(installationId: string, slug: string): Promise<string[]> {
+    const raw = await this.redis.hget(this.keys.listedLinks(installationId), escapePart(slug));
+    return raw ? raw.split(' ').filter((id) => id !== '') : [];
+  }
+
+  /**
+   * Records a run just listed holding a slug in the CRM that the index does not file them under (a slug a person
+   * set, seen before its batch wrote the record): an event for the slug reaches them now, not when the backfill
+   * does (issue 30). The fan-out is written first, as in `LinkIndex.apply`.
+   */
+  async addListed(installationId: string, links: readonly ListedLink[]): Promise<void> {
+    // A space separates ids in the stored value; no CRM's record id has one.
+    const kept = links.filter((l) => !/\s/.test(l.recordId) && l.recordId !== '');
+    if (kept.length === 0) return;
+    const stored = kept.map((l) => ({ recordId: l.recordId, slug: escapePart(l.slug) }));
+    const digests = [...new Set(stored.map((l) => slugDigest(l.slug)))];
+    await this.fanout.add(installationId, digests);
+    for (let i = 0; i < stored.length; i += FIELDS_PER_CALL) {
+      const args = stored.slice(i, i + FIELDS_PER_CALL).flatMap((l) => [l.slug, l.recordId]);
+      const added = await LISTED_ADD.run(
+        this.redis,
+        [this.keys.installation(installationId), this.keys.listedLinks(installationId)],
+        [LISTED_LINK_TTL_MS, ...args],
+        z.enum(['added', 'gone']),
+      );
+      if (added === 'gone') {
+        // Removed meanwhile: as in `LinkIndex.apply`, take back what was just added to the fan-out.
+        await this.fanout.remove(installationId, digests);
+        await this.fanout.forgetInstallation(installationId);
+        return;
+      }
+    }
   }
 
   /**
@@ -137,6 +189,8 @@ export class SlugIndex {
       digests.add(digest);
       return true;
     });
+    for (const slug of await this.redis.hkeys(this.keys.listedLinks(installationId)))
+      digests.add(slugDigest(slug));
     await this.fanout.remove(installationId, [...digests]);
     await this.fanout.forgetInstallation(installationId);
   }

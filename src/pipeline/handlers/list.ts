@@ -1,3 +1,6 @@
+import type { CompanyRecord } from '../../crm/connector.js';
+import type { ListedLink } from '../../storage/slug-index.js';
+import { cleanSlug } from '../batch/plan.js';
 import { batchIdOf, pageBatches } from '../batch/sizing.js';
 import type { ListJob, RunningJob } from '../jobs.js';
 import type { Pipeline } from '../pipeline.js';
@@ -22,6 +25,9 @@ export async function list(
     const outstanding = data.batches - (await runs.batchesDone(data.runId));
     if (outstanding >= MAX_OUTSTANDING_BATCHES) return new Reschedule(250, data);
     const page = await connector.listCompanies(data.cursor);
+    // Before the batches exist: an event for a slug a person set reaches its record from now on, not only once
+    // the record's batch (a Bulk-sized one may take minutes) has indexed it (issue 30).
+    if (!data.preview) await fileListedLinks(p, data.installationId, page.records);
     const batches = pageBatches(page.records, data.page, {
       writeBatchSize: connector.limits.writeBatchSize,
       bulkThreshold: connector.bulkThreshold,
@@ -58,4 +64,20 @@ export async function list(
       return undefined;
     }
   }
+}
+
+/** The page's records whose CRM slug the index does not file them under (SlugIndex.addListed). */
+async function fileListedLinks(p: Pipeline, installationId: string, records: CompanyRecord[]): Promise<void> {
+  const { index } = p.deps;
+  const withSlug = records.flatMap((r) => {
+    const slug = cleanSlug(r.fields.slug);
+    return slug ? [{ recordId: r.id, slug }] : [];
+  });
+  if (withSlug.length === 0) return;
+  const indexed = await index.slugsOf(
+    installationId,
+    withSlug.map((l) => l.recordId),
+  );
+  const links: ListedLink[] = withSlug.filter((l, i) => indexed[i] !== l.slug);
+  await index.slugs.addListed(installationId, links);
 }

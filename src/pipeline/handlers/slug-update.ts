@@ -39,7 +39,13 @@ export async function slugUpdate(
   const recordIds = new Set<string>();
   const written: string[] = [];
   for (const { slug } of work) {
-    const linked = await index.slugs.recordsForSlug(installationId, slug);
+    // Records a run listed on the slug count too: a backfill may not have indexed them yet (issue 30).
+    const linked = [
+      ...new Set([
+        ...(await index.slugs.recordsForSlug(installationId, slug)),
+        ...(await index.slugs.listedForSlug(installationId, slug)),
+      ]),
+    ];
     if (linked.length > 0) written.push(slug);
     for (const id of await p.mergedInto.resolve(installationId, linked)) recordIds.add(id);
   }
