@@ -4,7 +4,7 @@ import type { LocalSystem } from '../local/system.js';
 import { LOCK_LEASE_MS } from '../src/storage/record-locks.js';
 import { startTestSystem, stopTestSystem } from './support/local-system.js';
 import { LockHolderProcess } from './support/lock-holder-process.js';
-import { postSignedEvent } from './support/report-webhooks.js';
+import { postSignedEvent, scoreChangedEvent } from './support/report-webhooks.js';
 import { runEnded } from './support/system-state.js';
 import { waitFor } from './support/wait.js';
 
@@ -38,12 +38,7 @@ describe('an event after a killed lock holder', () => {
     const score = system.sandbox.getReport(slug)!.score.overall + 4.5;
     system.sandbox.updateReport(slug, { score: { overall: score } });
     const id = `msg_${randomUUID()}`;
-    const body = JSON.stringify({
-      id,
-      type: 'score.changed',
-      created_at: new Date().toISOString(),
-      data: { slug },
-    });
+    const body = JSON.stringify(scoreChangedEvent(id, slug));
     const secret = ctx.config.reports.webhookSecrets[0]!;
     expect((await postSignedEvent(`${system.appUrl}/webhooks/reports`, secret, body, { id })).status).toBe(
       202,

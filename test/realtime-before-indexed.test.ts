@@ -4,7 +4,7 @@ import type { LocalSystem } from '../local/system.js';
 import { list } from '../src/pipeline/handlers/list.js';
 import { parseJobData } from '../src/pipeline/jobs.js';
 import { startTestSystem, stopTestSystem } from './support/local-system.js';
-import { postSignedEvent } from './support/report-webhooks.js';
+import { postSignedEvent, scoreChangedEvent } from './support/report-webhooks.js';
 import { runEnded } from './support/system-state.js';
 import { waitFor } from './support/wait.js';
 
@@ -29,12 +29,7 @@ afterAll(async () => {
 
 async function scoreChanged(slug: string): Promise<void> {
   const id = `msg_${randomUUID()}`;
-  const body = JSON.stringify({
-    id,
-    type: 'score.changed',
-    created_at: new Date().toISOString(),
-    data: { slug },
-  });
+  const body = JSON.stringify(scoreChangedEvent(id, slug));
   const secret = system.ctx.config.reports.webhookSecrets[0]!;
   expect((await postSignedEvent(`${system.appUrl}/webhooks/reports`, secret, body, { id })).status).toBe(202);
 }

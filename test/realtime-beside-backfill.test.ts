@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalSystem } from '../local/system.js';
 import { startTestSystem, stopTestSystem } from './support/local-system.js';
-import { postSignedEvent } from './support/report-webhooks.js';
+import { postSignedEvent, scoreChangedEvent } from './support/report-webhooks.js';
 import { runOf } from './support/system-state.js';
 import { waitFor } from './support/wait.js';
 
@@ -33,12 +33,7 @@ const secret = () => system.ctx.config.reports.webhookSecrets[0]!;
 
 async function scoreChanged(slug: string) {
   const id = `msg_${randomUUID()}`;
-  const body = JSON.stringify({
-    id,
-    type: 'score.changed',
-    created_at: new Date().toISOString(),
-    data: { slug },
-  });
+  const body = JSON.stringify(scoreChangedEvent(id, slug));
   const res = await postSignedEvent(`${system.appUrl}/webhooks/reports`, secret(), body, { id });
   expect(res.status).toBe(202);
 }

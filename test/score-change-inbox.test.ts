@@ -3,6 +3,7 @@ import { Keys } from '../src/storage/keys.js';
 import { HOT_EVENTS, ScoreChangeInbox } from '../src/storage/score-change-inbox.js';
 import { EventLog } from '../src/webhooks/event-log.js';
 import { redisWithFreshPrefixes } from './support/redis-prefixes.js';
+import { inboxEntry } from './support/report-webhooks.js';
 
 /**
  * Issue 13, "work proportional to reports, not events": the inbox a verified score.changed lands in. Against a
@@ -16,14 +17,7 @@ function fresh(): { inbox: ScoreChangeInbox; events: EventLog; keys: Keys } {
   return { inbox: new ScoreChangeInbox(redis(), keys), events: new EventLog(redis(), keys), keys };
 }
 
-const event = (id: string, slug: string) => ({
-  id,
-  source: 'reports' as const,
-  type: 'score.changed',
-  slug,
-  receivedAt: new Date().toISOString(),
-  outcome: 'queued',
-});
+const event = inboxEntry;
 
 describe('ScoreChangeInbox', () => {
   it('a storm of N events on K slugs leaves K marks, the latest event of each', async () => {

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalSystem } from '../local/system.js';
 import { startTestSystem, stopTestSystem } from './support/local-system.js';
+import { inboxEntry } from './support/report-webhooks.js';
 import { waitFor } from './support/wait.js';
 
 /**
@@ -20,14 +21,7 @@ afterAll(async () => {
   await stopTestSystem(system);
 });
 
-const entry = (id: string, slug: string) => ({
-  id,
-  source: 'reports' as const,
-  type: 'score.changed',
-  slug,
-  receivedAt: new Date().toISOString(),
-  outcome: 'queued',
-});
+const entry = inboxEntry;
 
 describe('the score-change fan-out', () => {
   it("fans a single change out while it pauses after a storm's take", async () => {

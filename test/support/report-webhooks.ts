@@ -93,3 +93,15 @@ export function scoreChangedEvent(
 ): ReportEventBody {
   return { id, type: 'score.changed', created_at: new Date().toISOString(), data: { slug, ...extra } };
 }
+
+/** A `score.changed` as the score-change inbox keeps it once accepted. */
+export function inboxEntry(id: string, slug: string) {
+  return {
+    id,
+    source: 'reports' as const,
+    type: 'score.changed',
+    slug,
+    receivedAt: new Date().toISOString(),
+    outcome: 'queued',
+  };
+}
