@@ -11,7 +11,7 @@ import { waitFor } from './support/wait.js';
 /**
  * Issue 30: while a SIGKILLed worker's realtime job stays active, the next job of its lane (the same id) cannot
  * be added, so every event of the installation waits until BullMQ finds the job stalled. With the backfill's
- * 10 s lock and 5 s check that was up to 15 s after a kill; events sent after the faults must land within 10 s.
+ * 10 s lock and 5 s check that was up to 15 s after a kill; events sent after the faults must land at p95 under 3 s.
  * A worker in another process takes a realtime job with the lane's settings and is killed; a worker here must
  * get the job within the lock and one stalled check.
  */
@@ -80,8 +80,8 @@ describe("a killed worker's realtime job", () => {
       console.log(`[measured] realtime job taken again ${ms} ms after its worker was killed`);
       // The lock lapses at most lockDuration after the kill; the next check after that finds it.
       expect(ms).toBeLessThanOrEqual(lane.lockDuration + lane.stalledInterval + 1_500);
-      // Events sent after a kill land within 10 s (issue 30): the lane leaves room for the job itself.
-      expect(lane.lockDuration + lane.stalledInterval).toBeLessThanOrEqual(7_000);
+      // Events sent after the faults land at p95 under 3 s (issue 30): the lane's recovery is about that.
+      expect(lane.lockDuration + lane.stalledInterval).toBeLessThanOrEqual(4_000);
     } finally {
       await dead.kill();
       await worker?.close();
