@@ -130,7 +130,13 @@ export async function enrichBatch(
     }
     const updates = await keepChanged(index, installationId, records, desired, tally, grain);
     await writeUpdates(
-      { index, connector, installationId, ...(deps.metrics ? { metrics: deps.metrics } : {}) },
+      {
+        index,
+        connector,
+        installationId,
+        held: locks.held,
+        ...(deps.metrics ? { metrics: deps.metrics } : {}),
+      },
       updates,
       desired,
       tally,

@@ -11,7 +11,7 @@ import {
 } from '../reports/errors.js';
 import { EventLatencies } from '../storage/event-latency.js';
 import { Keys } from '../storage/keys.js';
-import { RecordLockTimeoutError } from '../storage/record-locks.js';
+import { RecordLocksLostError, RecordLockTimeoutError } from '../storage/record-locks.js';
 import {
   FixtureWriteRefusedError,
   InstallationNotFoundError,
@@ -220,7 +220,7 @@ function delayFor(err: unknown): number | null {
     return Math.max(250, err.retryAfterMs);
   if (err instanceof ReportRateLimitedError) return Math.max(250, err.retryAfterMs ?? 5_000);
   if (err instanceof GateTimeoutError) return Math.max(250, err.waitMs);
-  if (err instanceof RecordLockTimeoutError) return 1_000;
+  if (err instanceof RecordLockTimeoutError || err instanceof RecordLocksLostError) return 1_000;
   return null;
 }
 

@@ -30,6 +30,19 @@ export class RecordLockTimeoutError extends Error {
   }
 }
 
+/**
+ * The holder's leases lapsed before its write (it stalled past a lease: a blocked event loop, Redis away for
+ * longer than two renewals), so another holder may have written the records since: what it would write was
+ * compared against a state that may be gone. Its job runs again and compares anew.
+ */
+export class RecordLocksLostError extends Error {
+  readonly code = 'RECORD_LOCKS_LOST';
+  constructor(readonly unwritten: number) {
+    super(`the record locks lapsed before ${unwritten} records were written; the job runs again`);
+    this.name = 'RecordLocksLostError';
+  }
+}
+
 export interface HeldLocks {
   release(): Promise<void>;
   /** False once a renewal found a lease lapsed (the holder stalled past it): another holder may have them. */

@@ -5,6 +5,7 @@ import { MATCH_STATUSES, type MatchStatus } from '../../fields.js';
 import type { Metrics } from '../../metrics.js';
 import { RETRY_BUDGET } from '../../retry-budget.js';
 import type { LinkIndex } from '../../storage/link-index.js';
+import { RecordLocksLostError } from '../../storage/record-locks.js';
 import type { RecordState } from '../../storage/record-state.js';
 import { changedValues } from '../mapping.js';
 import type { Desired } from './desired-values.js';
@@ -74,6 +75,8 @@ export async function writeUpdates(
     metrics?: Metrics;
     /** Replaced in tests so the wait before a resend costs no wall time. */
     sleep?: (ms: number) => Promise<void>;
+    /** Whether the batch still holds its records' locks; checked before each write call. */
+    held?: () => boolean;
   },
   updates: RecordUpdate[],
   desired: Map<string, Desired>,
@@ -88,6 +91,9 @@ export async function writeUpdates(
   const refused = new Map<string, number>();
   let resendAt = 0;
   while (queue.length > 0) {
+    // A lapsed lease (the holder stalled past it) lets another holder write these records meanwhile: what is
+    // left was compared against a state that may be gone, so it is not written from here.
+    if (context.held && !context.held()) throw new RecordLocksLostError(queue.length);
     const bulk =
       connector.writeCompaniesBulk !== undefined &&
       connector.bulkThreshold !== undefined &&
