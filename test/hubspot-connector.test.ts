@@ -22,9 +22,14 @@ const OWN = HUBSPOT_FIELDS.map((f) => f.hubspot);
 const READ_PROPERTIES = ['name', 'domain', 'industry', 'country', 'city', ...OWN].join(',');
 const NOON = Date.UTC(2026, 10, 21, 12, 0, 0);
 
-function setup(options: { timeZone?: string } = {}) {
+const list = () => nock(API).get(P.companies).query(true);
+
+/** `lanes`: a gate with a deferrable lane (holdDeferrable), as the Redis gate; its holds land in `held`. */
+function setup(options: { timeZone?: string; lanes?: boolean } = {}) {
+  const { lanes, ...connectorOptions } = options;
   const sleeps: number[] = [];
   const pauses: number[] = [];
+  const held: number[] = [];
   let acquires = 0;
   let now = NOON;
   const gate: RequestGate = {
@@ -34,6 +39,13 @@ function setup(options: { timeZone?: string } = {}) {
     pause: async (ms) => {
       pauses.push(ms);
     },
+    ...(lanes
+      ? {
+          holdDeferrable: async (ms: number) => {
+            held.push(ms);
+          },
+        }
+      : {}),
   };
   const refreshAfterRejection = vi.fn(async (_rejected: string) => 'token-2');
   const tokens: AccessTokenSource = { current: async () => 'token-1', refreshAfterRejection };
@@ -47,9 +59,9 @@ function setup(options: { timeZone?: string } = {}) {
     },
     random: () => 0.5,
     now: () => now,
-    ...options,
+    ...connectorOptions,
   });
-  return { connector, sleeps, pauses, refreshAfterRejection, acquires: () => acquires };
+  return { connector, sleeps, pauses, held, refreshAfterRejection, acquires: () => acquires };
 }
 
 const company = (id: string, properties: Record<string, string | null>) => ({
@@ -344,8 +356,6 @@ describe('writes', () => {
 });
 
 describe('limits and failures', () => {
-  const list = () => nock(API).get(P.companies).query(true);
-
   it('waits out a TEN_SECONDLY_ROLLING 429 (pausing the gate) and retries', async () => {
     const { connector, pauses, sleeps } = setup();
     list().reply(
@@ -512,31 +522,6 @@ describe('limits and failures', () => {
 });
 
 describe('a nearly spent window with a gate that has lanes', () => {
-  function laneSetup() {
-    const held: number[] = [];
-    const pauses: number[] = [];
-    const gate: RequestGate = {
-      acquire: async () => {},
-      pause: async (ms) => {
-        pauses.push(ms);
-      },
-      holdDeferrable: async (ms) => {
-        held.push(ms);
-      },
-    };
-    const sleeps: number[] = [];
-    const connector = createHubSpotConnector({
-      apiUrl: API,
-      tokens: { current: async () => 'token-1', refreshAfterRejection: async () => 'token-2' },
-      gate,
-      sleep: async (ms) => {
-        sleeps.push(ms);
-      },
-      random: () => 0.5,
-    });
-    return { connector, held, pauses, sleeps };
-  }
-  const list = () => nock(API).get(P.companies).query(true);
   const limits = (remaining: number) => ({
     'X-HubSpot-RateLimit-Max': '110',
     'X-HubSpot-RateLimit-Remaining': String(remaining),
@@ -545,7 +530,7 @@ describe('a nearly spent window with a gate that has lanes', () => {
 
   it('holds only deferrable callers, until the window frees the slots below the low water', async () => {
     // Issue 30: the whole portal held for 10 s whenever a backfill ran the window low, score changes too.
-    const { connector, held, pauses, sleeps } = laneSetup();
+    const { connector, held, pauses, sleeps } = setup({ lanes: true });
     list().reply(200, { results: [] }, limits(3));
     list().reply(200, { results: [] }, limits(6));
     await connector.listCompanies(null);
@@ -557,7 +542,7 @@ describe('a nearly spent window with a gate that has lanes', () => {
   });
 
   it('a spent window still holds everyone for the rest of it', async () => {
-    const { connector, held, pauses } = laneSetup();
+    const { connector, held, pauses } = setup({ lanes: true });
     list().reply(200, { results: [] }, limits(0));
     await connector.listCompanies(null);
     expect(pauses).toEqual([10_000]);
