@@ -54,4 +54,38 @@ describe('the score-change fan-out', () => {
       30_000,
     );
   });
+
+  it('pauses for the storm after a take that also held a single change', async () => {
+    const { inbox, pipeline, redis, keys } = system.ctx;
+    const storm = 'storm-report-z';
+    // The fan-out of the test before ends first (its last take finds nothing and clears the kick mark): two
+    // fan-outs at once would take in turns.
+    await waitFor(
+      'no fan-out running',
+      async () => ((await redis.exists(keys.scoreInboxKick())) === 0 ? true : undefined),
+      30_000,
+    );
+    // The first take holds a storm's mark and a single change's: before, such a take was followed by a 300 ms
+    // pause instead of the storm's second, so a storm beside single changes was fanned out several times a second.
+    for (let i = 0; i < 5; i++) await inbox.accept(entry(`msg_stormz_${i}`, storm));
+    await inbox.accept(entry('msg_single_z', 'quiet-report-z'));
+    await pipeline.kickScoreChanges();
+    await waitFor(
+      'the first take',
+      async () => ((await inbox.waiting()) === 0 ? true : undefined),
+      30_000,
+      5,
+    );
+    const takenAt = Date.now();
+    for (let i = 5; i < 8; i++) await inbox.accept(entry(`msg_stormz_${i}`, storm));
+    await waitFor(
+      'the storm taken again',
+      async () => ((await redis.zscore(keys.scoreInboxOrder(), storm)) === null ? true : undefined),
+      30_000,
+      5,
+    );
+    // The pause starts after the first take's fan-out ends, so it cannot have ended sooner than a second after
+    // the take was seen (less the poll's 5 ms).
+    expect(Date.now() - takenAt).toBeGreaterThanOrEqual(990);
+  });
 });

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { HOT_EVENTS, type MarkedSlug } from '../../storage/score-change-inbox.js';
-import { COALESCE_MS, type Pipeline } from '../pipeline.js';
+import type { MarkedSlug } from '../../storage/score-change-inbox.js';
+import type { Pipeline } from '../pipeline.js';
 import { reportEvent } from './report-event.js';
 
 const DRAIN_TAKE = 100;
@@ -31,13 +31,14 @@ export async function drainScoreChanges(p: Pipeline): Promise<void> {
     const marks = await inbox.take(DRAIN_TAKE);
     if (marks.length === 0) return;
     await fanOut(marks);
-    // What arrives meanwhile coalesces into one mark per slug: a storm is fanned out a few times a second,
-    // not once per event, and once a second when it was all the take held (its updates coalesce over
-    // HOT_COALESCE_MS anyway), which leaves the event loop to the acknowledgements.
-    const onlyStorm = marks.every((m) => m.events >= HOT_EVENTS);
-    const pauseEnds = Date.now() + (onlyStorm ? STORM_DRAIN_PAUSE_MS : COALESCE_MS);
-    // A single change is not held for the pause: right after a storm's take it waited up to a second here, the
-    // most of its way to the CRM (issue 30). Only the single changes' marks are taken meanwhile.
+    // What arrives meanwhile coalesces into one mark per slug: a storm is fanned out once a second, not once
+    // per event (its updates coalesce over HOT_COALESCE_MS anyway), which leaves the event loop to the
+    // acknowledgements. The pause does not depend on the take: it was shorter after a take that held a single
+    // change or a mark of few events, and under load a storm's marks held few events, so the storm was fanned
+    // out 2-6 times a second (issue 30). A single change is not held for the pause: right after a storm's take
+    // it waited up to a second here, the most of its way to the CRM. Only the single changes' marks are taken
+    // meanwhile.
+    const pauseEnds = Date.now() + STORM_DRAIN_PAUSE_MS;
     for (let left = pauseEnds - Date.now(); left > 0; left = pauseEnds - Date.now()) {
       await sleep(Math.min(SINGLES_POLL_MS, left));
       const singles = await inbox.take(DRAIN_TAKE, 'singles');
