@@ -78,6 +78,8 @@ export interface FaultFigures {
   workerKills: number;
   redisRestartAtS: number;
   redisOutageMs: number;
+  /** From the SIGKILL until Redis (every master of a cluster, the cluster ok again) served again. */
+  redisDownMs: number;
   faultSeconds: number;
   firstWriteSeconds: number | null;
   backfillSeconds: number | null;
@@ -160,6 +162,8 @@ export async function measureFaults(
     const random = seededRandom(30);
     let kills = 0;
     let redisRestartAt = 0;
+    let redisBackAt = 0;
+    const killedAt: number[] = [];
     while (kills < f.workerKills) {
       const [lo, hi] = f.killEveryMs;
       await sleep(lo + Math.floor(random() * (hi - lo)));
@@ -169,10 +173,12 @@ export async function measureFaults(
         await redis.kill();
         await sleep(f.redisOutageMs);
         await redis.start();
-        say(`  ${at(Date.now()).toFixed(0)} s: ${redis.name} back`);
+        redisBackAt = Date.now();
+        say(`  ${at(redisBackAt).toFixed(1)} s: ${redis.name} back`);
       }
       const i = Math.floor(random() * workers.length);
       await workers[i]!.kill();
+      killedAt.push(Date.now());
       kills += 1;
       say(`  ${at(Date.now()).toFixed(0)} s: worker ${i} SIGKILLed (${kills} of ${f.workerKills})`);
       workers[i] = await WorkerProcess.start(WORKER_BIN, env);
@@ -198,11 +204,25 @@ export async function measureFaults(
     const runs = await runsSince(sys, day.startedAt);
     const answers = sys.sandbox.answerCounts();
     const end = backfillEndAt ?? Number.POSITIVE_INFINITY;
+    // The events after the faults that missed 3 s, one by one, beside the last kill: enough to tell a killed
+    // holder's record leases (LOCK_LEASE_MS) from a lane that stalled, without a second run.
+    const lastKill = killedAt.at(-1) ?? faultsEndAt;
+    for (const e of events.filter((e) => e.sentAt >= faultsEndAt)) {
+      const landed = e.landedLinkedAt ?? e.landedAt;
+      if (landed !== null && landed - e.sentAt <= 3_000) continue;
+      say(
+        `  slow event: ${e.slug} sent at ${at(e.sentAt).toFixed(1)} s (last kill at ${at(lastKill).toFixed(1)} s), ` +
+          `acknowledged ${e.ackAt === null ? 'never' : `at ${at(e.ackAt).toFixed(1)} s`}, on its ` +
+          `${e.linkedIds.length} linked records ${e.landedLinkedAt === null ? 'never' : `at ${at(e.landedLinkedAt).toFixed(1)} s`}, ` +
+          `strict ${e.landedAt === null ? 'never' : `at ${at(e.landedAt).toFixed(1)} s`}`,
+      );
+    }
     return {
       setting,
       workerKills: kills,
       redisRestartAtS: at(redisRestartAt),
       redisOutageMs: f.redisOutageMs,
+      redisDownMs: redisBackAt - redisRestartAt,
       faultSeconds: at(faultsEndAt),
       firstWriteSeconds: firstWriteMs === null ? null : firstWriteMs / 1000,
       backfillSeconds: backfillEndAt === null ? null : at(backfillEndAt),
