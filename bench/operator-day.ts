@@ -3,7 +3,8 @@
  * `report-connector sync --wait` typed a few seconds later, against a report service throttling each key at
  * 25 requests a second (429 + Retry-After, 2% 503) and HubSpot at 110 requests per 10 s, a 500-company
  * portal; on HubSpot, on Salesforce and on HubSpot over a 3-master Redis Cluster. Then, with `--faults`, the
- * same on a Redis of its own with workers SIGKILLed every 5-10 s, one Redis restart, the service at 10
+ * same on a Redis of its own (on the cluster setting, a 3-master cluster of its own without replicas) with
+ * workers SIGKILLed every 5-10 s, one Redis restart (every master at once on the cluster), the service at 10
  * requests a second with 5% 503, and a signed `score.changed` every 700 ms.
  *
  *   npm run bench:operator-day -- [--crm hubspot|salesforce|cluster] [--faults | --faults-only | --events-only]
@@ -11,10 +12,10 @@
  *                                 [--sync-after-ms 3000] [--lock-share 0] [--timeout-minutes 10]
  *                                 [--log-level error]
  *
- * `--crm` may be given more than once (all three when left out; the fault phase skips the cluster).
+ * `--crm` may be given more than once (all three when left out; every phase runs each one given).
  * The events-during-backfill phase (the normal day again on a fresh system, with a `score.changed` every
  * 700 ms until the first sync ends) runs with the normal phase unless `--no-events-during-backfill`, alone
- * with `--events-only`, with `--faults-only` when `--events-during-backfill` is given; it skips the cluster.
+ * with `--events-only`, with `--faults-only` when `--events-during-backfill` is given.
  * `--alone`: the install's first sync only (what one run does, beside what runs at once do).
  * `--quick`: 200 companies, 4 worker kills, events for 5 s after the backfill: a smoke run, not figures.
  * Tables go to stdout as markdown, progress to stderr. See docs/benchmarks.md, "Operator day (issue 30)".
@@ -156,7 +157,7 @@ async function run(options: Options): Promise<void> {
   }
   if (options.backfillEvents) {
     const figures: BackfillEventsFigures[] = [];
-    for (const setting of options.settings.filter((s) => s !== 'cluster')) {
+    for (const setting of options.settings) {
       progress(`operator day with events during the backfill, ${setting}...`);
       figures.push(
         await measureEventsDuringBackfill(
@@ -186,7 +187,7 @@ async function run(options: Options): Promise<void> {
       ? { ...FAULT_DEFAULTS, workerKills: 4, afterBackfillMs: 5_000, timeoutMs: 4 * 60_000 }
       : { ...FAULT_DEFAULTS, timeoutMs: Math.max(FAULT_DEFAULTS.timeoutMs, options.timeoutMs) };
     const figures: FaultFigures[] = [];
-    for (const setting of options.settings.filter((s) => s !== 'cluster')) {
+    for (const setting of options.settings) {
       progress(`operator day under faults, ${setting}...`);
       figures.push(
         await measureFaults(
@@ -199,7 +200,9 @@ async function run(options: Options): Promise<void> {
       );
     }
     out.push(
-      `Fault phase: a Redis of its own (append-only, fsync always); ${fault.workers} \`report-connector worker\` ` +
+      'Fault phase: a Redis of its own (append-only, fsync always; on the cluster setting a 3-master cluster ' +
+        'without replicas, every master killed and restarted together); ' +
+        `${fault.workers} \`report-connector worker\` ` +
         `processes, one SIGKILLed every ${fault.killEveryMs[0] / 1000}-${fault.killEveryMs[1] / 1000} s and ` +
         `replaced; Redis SIGKILLed and restarted once; report sandbox ${fault.reportsPerSecond} requests a ` +
         `second with ${fault.failShare * 100}% 503; a real score change and its signed \`score.changed\` every ` +

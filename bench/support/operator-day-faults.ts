@@ -7,6 +7,7 @@ import { identityOf } from '../../src/ratelimit/redis-gate.js';
 import { deleteKeysWithPrefix } from '../../src/redis.js';
 import { gateKeys } from '../../src/storage/keys.js';
 import { OwnRedisServer } from '../../test/support/own-redis.js';
+import { LocalRedisCluster } from '../../test/support/redis-cluster.js';
 import { seededRandom } from '../../test/support/seeded-random.js';
 import { sharedSecretsEnv, WorkerProcess, workerEnvFor } from '../../test/support/worker-process.js';
 import {
@@ -35,7 +36,9 @@ import {
  * real score change with its signed `score.changed` every 700 ms. Measures the time to the first CRM write,
  * acknowledged events lost, and event-to-CRM latency during the faults, after them while the backfill runs,
  * and after the backfill, on the records linked when each event was sent and strictly on every record the
- * seed links (operator-day-events.ts).
+ * seed links (operator-day-events.ts). On the 'cluster' setting the Redis of its own is a 3-master Redis Cluster
+ * without replicas (append-only, fsync always, on every node), and the Redis restart kills every master at once
+ * and starts them again: a real outage, as on one Redis, not a failover.
  */
 
 export interface FaultOptions {
@@ -75,6 +78,8 @@ export interface FaultFigures {
   workerKills: number;
   redisRestartAtS: number;
   redisOutageMs: number;
+  /** From the SIGKILL until Redis (every master of a cluster, the cluster ok again) served again. */
+  redisDownMs: number;
   faultSeconds: number;
   firstWriteSeconds: number | null;
   backfillSeconds: number | null;
@@ -101,11 +106,9 @@ export async function measureFaults(
   syncAfterMs: number,
   say: (line: string) => void,
 ): Promise<FaultFigures> {
-  if (setting === 'cluster') throw new Error('the fault phase runs on a Redis of its own, not on a cluster');
   if (!existsSync(WORKER_BIN))
     throw new Error(`${WORKER_BIN} is missing: run the bench with \`npm run bench:operator-day\``);
-  const redis = new OwnRedisServer();
-  await redis.start();
+  const redis = setting === 'cluster' ? await ownCluster() : await ownRedis();
   const workers: WorkerProcess[] = [];
   let system: LocalSystem | undefined;
   try {
@@ -113,6 +116,7 @@ export async function measureFaults(
       ...base,
       crm: crmKind(setting === 'salesforce' ? 'salesforce' : 'hubspot'),
       redisUrl: redis.url,
+      ...(redis.clusterNodes ? { clusterNodes: redis.clusterNodes } : {}),
       workers: 0,
       reportsPerSecond: f.reportsPerSecond,
       failShare: f.failShare,
@@ -158,18 +162,23 @@ export async function measureFaults(
     const random = seededRandom(30);
     let kills = 0;
     let redisRestartAt = 0;
+    let redisBackAt = 0;
+    const killedAt: number[] = [];
     while (kills < f.workerKills) {
       const [lo, hi] = f.killEveryMs;
       await sleep(lo + Math.floor(random() * (hi - lo)));
       if (kills === Math.floor(f.workerKills / 2) && redisRestartAt === 0) {
         redisRestartAt = Date.now();
-        say(`  ${at(Date.now()).toFixed(0)} s: Redis SIGKILL, restart after ${f.redisOutageMs} ms`);
+        say(`  ${at(Date.now()).toFixed(0)} s: ${redis.name} SIGKILL, restart after ${f.redisOutageMs} ms`);
         await redis.kill();
         await sleep(f.redisOutageMs);
         await redis.start();
+        redisBackAt = Date.now();
+        say(`  ${at(redisBackAt).toFixed(1)} s: ${redis.name} back`);
       }
       const i = Math.floor(random() * workers.length);
       await workers[i]!.kill();
+      killedAt.push(Date.now());
       kills += 1;
       say(`  ${at(Date.now()).toFixed(0)} s: worker ${i} SIGKILLed (${kills} of ${f.workerKills})`);
       workers[i] = await WorkerProcess.start(WORKER_BIN, env);
@@ -195,11 +204,25 @@ export async function measureFaults(
     const runs = await runsSince(sys, day.startedAt);
     const answers = sys.sandbox.answerCounts();
     const end = backfillEndAt ?? Number.POSITIVE_INFINITY;
+    // The events after the faults that missed 3 s, one by one, beside the last kill: enough to tell a killed
+    // holder's record leases (LOCK_LEASE_MS) from a lane that stalled, without a second run.
+    const lastKill = killedAt.at(-1) ?? faultsEndAt;
+    for (const e of events.filter((e) => e.sentAt >= faultsEndAt)) {
+      const landed = e.landedLinkedAt ?? e.landedAt;
+      if (landed !== null && landed - e.sentAt <= 3_000) continue;
+      say(
+        `  slow event: ${e.slug} sent at ${at(e.sentAt).toFixed(1)} s (last kill at ${at(lastKill).toFixed(1)} s), ` +
+          `acknowledged ${e.ackAt === null ? 'never' : `at ${at(e.ackAt).toFixed(1)} s`}, on its ` +
+          `${e.linkedIds.length} linked records ${e.landedLinkedAt === null ? 'never' : `at ${at(e.landedLinkedAt).toFixed(1)} s`}, ` +
+          `strict ${e.landedAt === null ? 'never' : `at ${at(e.landedAt).toFixed(1)} s`}`,
+      );
+    }
     return {
       setting,
       workerKills: kills,
       redisRestartAtS: at(redisRestartAt),
       redisOutageMs: f.redisOutageMs,
+      redisDownMs: redisBackAt - redisRestartAt,
       faultSeconds: at(faultsEndAt),
       firstWriteSeconds: firstWriteMs === null ? null : firstWriteMs / 1000,
       backfillSeconds: backfillEndAt === null ? null : at(backfillEndAt),
@@ -228,12 +251,66 @@ export async function measureFaults(
   } finally {
     await Promise.all(workers.map((w) => w.kill()));
     if (system) {
-      if (!redis.running) await redis.start();
+      await redis.start();
       await system.close();
-      await deleteKeysWithPrefix(redis.url, system.ctx.config.redisPrefix);
+      await redis.clean(system.ctx.config.redisPrefix);
     }
     await redis.dispose();
   }
+}
+
+/** The fault phase's Redis of its own: one server, or every master of a cluster, killed and started together. */
+interface FaultRedis {
+  name: string;
+  /** REDIS_URL; on a cluster, one node's (the connector must not use it there: it would be told MOVED). */
+  url: string;
+  /** REDIS_CLUSTER_NODES on a cluster. */
+  clusterNodes: string | null;
+  /** SIGKILL (every master of a cluster). */
+  kill(): Promise<void>;
+  /** Starts what is killed (reading the AOF back) and waits until it serves again; nothing when it runs. */
+  start(): Promise<void>;
+  /** Removes the bench's keys. */
+  clean(prefix: string): Promise<void>;
+  dispose(): Promise<void>;
+}
+
+async function ownRedis(): Promise<FaultRedis> {
+  const server = new OwnRedisServer();
+  await server.start();
+  return {
+    name: 'Redis',
+    url: server.url,
+    clusterNodes: null,
+    kill: () => server.kill(),
+    start: async () => {
+      if (!server.running) await server.start();
+    },
+    clean: async (prefix) => {
+      await deleteKeysWithPrefix(server.url, prefix);
+    },
+    dispose: () => server.dispose(),
+  };
+}
+
+async function ownCluster(): Promise<FaultRedis> {
+  // No replicas: with one, a killed master's replica would take over and the restart would be a failover.
+  const cluster = await LocalRedisCluster.start({ masters: 3, appendOnly: true });
+  const masters = cluster.nodes.map((n) => n.port);
+  return {
+    name: 'every Redis Cluster master',
+    url: `redis://127.0.0.1:${masters[0]}`,
+    clusterNodes: cluster.nodesEnv,
+    kill: async () => {
+      await Promise.all(masters.map((port) => cluster.kill(port)));
+    },
+    start: async () => {
+      if (cluster.stopped.length > 0) await cluster.restart(...cluster.stopped);
+    },
+    // The cluster is the bench's alone and goes with its folder.
+    clean: async () => {},
+    dispose: () => cluster.stop(),
+  };
 }
 
 function windowLatency(events: SentEvent[]): WindowLatency {

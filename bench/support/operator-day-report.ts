@@ -76,7 +76,7 @@ export function faultTable(figures: FaultFigures[]): string {
     [
       'faults',
       (f) =>
-        `${f.workerKills} worker SIGKILLs, Redis SIGKILL+restart at ${f.redisRestartAtS.toFixed(0)} s (${f.redisOutageMs} ms), faults for ${f.faultSeconds.toFixed(0)} s`,
+        `${f.workerKills} worker SIGKILLs, Redis SIGKILL+restart at ${f.redisRestartAtS.toFixed(0)} s (${f.redisOutageMs} ms, serving again after ${(f.redisDownMs / 1000).toFixed(1)} s), faults for ${f.faultSeconds.toFixed(0)} s`,
       '',
     ],
     ['time to first CRM write', (f) => secs(f.firstWriteSeconds), 'within 30 s'],

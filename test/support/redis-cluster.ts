@@ -9,9 +9,10 @@ import { waitFor } from './wait.js';
 
 /**
  * A Redis Cluster of the test's own: `masters` masters (and `replicasPerMaster` replicas each) on free loopback
- * ports, each a `redis-server --cluster-enabled yes` child process without persistence, joined by
- * `redis-cli --cluster create`. `stop()` kills them and removes their folder. `REDIS_SERVER_BIN` and
- * `REDIS_CLI_BIN` name the binaries when they are not on the PATH.
+ * ports, each a `redis-server --cluster-enabled yes` child process without persistence (or append-only with
+ * `appendOnly`), joined by `redis-cli --cluster create`. `kill(port)` SIGKILLs a node, `restart(...ports)` starts
+ * killed ones again with the same arguments; `stop()` kills them all and removes their folder.
+ * `REDIS_SERVER_BIN` and `REDIS_CLI_BIN` name the binaries when they are not on the PATH.
  */
 
 const run = promisify(execFile);
@@ -43,6 +44,12 @@ export interface LocalClusterOptions {
    * for 127.0.0.1 made here by `openssl`; `caFile` is the CA's PEM.
    */
   tls?: boolean;
+  /**
+   * Append-only persistence flushed on every write (`appendfsync always`), each node in an AOF folder of its
+   * own: a node SIGKILLed and restarted reads back everything it acknowledged, and its nodes-<port>.conf keeps
+   * its identity and slots, as a production node with a disk does. Off by default (faster, nothing on disk).
+   */
+  appendOnly?: boolean;
 }
 
 export class LocalRedisCluster {
@@ -60,6 +67,7 @@ export class LocalRedisCluster {
       nodeTimeoutMs: options.nodeTimeoutMs ?? 2_000,
       password: options.password ?? null,
       tls: options.tls ?? false,
+      appendOnly: options.appendOnly ?? false,
     });
     try {
       await cluster.create();
@@ -233,8 +241,17 @@ export class LocalRedisCluster {
         this.dir,
         '--save',
         '',
-        '--appendonly',
-        'no',
+        ...(this.options.appendOnly
+          ? // Every node shares --dir (and so would share the default `appendonlydir`): one AOF folder each.
+            [
+              '--appendonly',
+              'yes',
+              '--appendfsync',
+              'always',
+              '--appenddirname',
+              `appendonlydir-${node.port}`,
+            ]
+          : ['--appendonly', 'no']),
         // A replica's first sync starts at once instead of after the default 5 s wait for other replicas.
         '--repl-diskless-sync-delay',
         '0',
@@ -352,6 +369,24 @@ export class LocalRedisCluster {
     child.kill('SIGKILL');
     await exited;
     node.child = null;
+  }
+
+  /**
+   * Starts killed nodes again with the arguments they had (same port, config file and AOF folder), then waits
+   * until the cluster is ok on every node. Nodes still running are left alone.
+   */
+  async restart(...ports: number[]): Promise<void> {
+    for (const port of ports) {
+      const node = this.nodes.find((n) => n.port === port);
+      if (!node) throw new Error(`no cluster node on port ${port}`);
+      if (!node.child) await this.spawnNode(node);
+    }
+    await this.waitHealthy();
+  }
+
+  /** The ports of the nodes not running now (killed). */
+  get stopped(): number[] {
+    return this.nodes.filter((n) => !n.child).map((n) => n.port);
   }
 
   async stop(): Promise<void> {
