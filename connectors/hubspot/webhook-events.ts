@@ -35,6 +35,7 @@ export const hubspotEventSchema = z.looseObject({
   newObjectId: id.optional(),
 });
 export type HubSpotEvent = z.infer<typeof hubspotEventSchema>;
+const hubspotEventsSchema = z.array(hubspotEventSchema);
 
 export function parseHubSpotEvents(rawBody: Buffer | string): HubSpotEvent[] {
   let json: unknown;
@@ -51,7 +52,7 @@ export function parseHubSpotEvents(rawBody: Buffer | string): HubSpotEvent[] {
       `the webhook body holds ${json.length} events; HubSpot sends at most ${HUBSPOT_WEBHOOK.maxEventsPerRequest}`,
     );
   }
-  const parsed = z.array(hubspotEventSchema).safeParse(json);
+  const parsed = hubspotEventsSchema.safeParse(json);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     throw new HubSpotPayloadError(

@@ -28,6 +28,7 @@ const changeCursorSchema = z.object({
   e: z.iso.datetime({ offset: true }).optional(),
 });
 export type ChangeCursor = z.infer<typeof changeCursorSchema>;
+const isoTimestamp = z.iso.datetime({ offset: true });
 
 function encode(value: unknown): string {
   return Buffer.from(JSON.stringify(value), 'utf8').toString('base64url');
@@ -62,6 +63,6 @@ export function encodeChangeCursor(cursor: ChangeCursor): string {
 
 /** Also accepts a bare ISO timestamp, for a caller that wants changes since a moment. */
 export function decodeChangeCursor(cursor: string): ChangeCursor {
-  if (z.iso.datetime({ offset: true }).safeParse(cursor).success) return { s: cursor, i: '' };
+  if (isoTimestamp.safeParse(cursor).success) return { s: cursor, i: '' };
   return decode(changeCursorSchema, cursor, 'change');
 }

@@ -5,6 +5,8 @@ import { ConnectionNotFoundError, type SalesforceConnectionStore } from './conne
 import { tokenResponseSchema } from './identity.js';
 import { refreshAccessToken, SalesforceOAuthRefusal } from './oauth-client.js';
 
+const refreshedTokensSchema = tokenResponseSchema.pick({ access_token: true, refresh_token: true });
+
 /**
  * The refresh half of the web server flow, for the TokenManager (which makes sure it runs once per org across
  * processes: its Redis lock, then a re-read of the tokens, so a second process waiting on the lock takes the
@@ -48,7 +50,7 @@ export function createSalesforceTokenRefresher(
       }
       throw err;
     }
-    const fresh = tokenResponseSchema.pick({ access_token: true, refresh_token: true }).parse(raw);
+    const fresh = refreshedTokensSchema.parse(raw);
     return {
       accessToken: fresh.access_token,
       ...(fresh.refresh_token ? { refreshToken: fresh.refresh_token } : {}),

@@ -22,6 +22,7 @@ const JUDGE = LuaScript.load('login-judge');
 const judgeReply = z.tuple([z.enum(['throttled', 'let-in', 'refused']), z.number()]);
 /** The client's own counter while the table of counted clients has room, else the shared one. */
 const COUNTER_FOR = LuaScript.load('login-counter-for');
+const counterForReply = z.enum(['own', 'shared']);
 
 export type LoginVerdict =
   | { kind: 'let-in' }
@@ -51,7 +52,7 @@ export class LoginThrottle {
       this.redis,
       [this.keys.adminLoginClients()],
       [unit, LOGIN_WINDOW_MS, this.capacity],
-      z.enum(['own', 'shared']),
+      counterForReply,
     );
     return this.keys.adminLoginFailures(own === 'own' ? unit : OVERFLOW_UNIT);
   }

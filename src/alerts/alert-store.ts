@@ -35,6 +35,7 @@ const ACTIVITY_MEMORY_SECONDS = 7 * 24 * 3600;
 
 /** An older alert arriving late (redelivery, out of order) does not replace a newer one. */
 const RECORD_IF_NEWER = LuaScript.load('alert-record');
+const recordIfNewerReply = z.enum(['kept', 'older']);
 
 export class AlertStore {
   constructor(
@@ -49,7 +50,7 @@ export class AlertStore {
       this.redis,
       [this.keys.slugAlerts()],
       [slug, JSON.stringify({ ...alert, at }), at],
-      z.enum(['kept', 'older']),
+      recordIfNewerReply,
     );
     return stored === 'kept';
   }

@@ -22,6 +22,7 @@ export interface AccessTokenSource {
 /** Thrown by a provider's refresher when the refresh token itself is refused (`invalid_grant`). */
 /** Releases only the caller's own lock (locks-release.lua). */
 const RELEASE_LOCK = LuaScript.load('locks-release');
+const releaseLockReply = z.number();
 
 export class RefreshRejectedError extends Error {
   readonly code = 'REFRESH_REJECTED';
@@ -167,7 +168,7 @@ export class TokenManager {
       }
     } finally {
       // Release only our own lock: a slow refresh may have outlived the TTL and another process holds it now.
-      await RELEASE_LOCK.run(this.redis, [lockKey], [lockValue], z.number());
+      await RELEASE_LOCK.run(this.redis, [lockKey], [lockValue], releaseLockReply);
     }
   }
 }

@@ -84,6 +84,7 @@ const storedSchema = decisionSchema.omit({ id: true });
 
 /** Appends the entries and sets each record's touch mark in the same step (decisions-add.lua). */
 const ADD_AND_MARK = LuaScript.load('decisions-add');
+const addAndMarkReply = z.string();
 const ENTRIES_PER_SCRIPT = 1_000;
 
 /**
@@ -132,7 +133,7 @@ export class DecisionLog {
         this.redis,
         [this.keys.decisions(installationId), this.keys.touchMarks(installationId)],
         args,
-        z.string(),
+        addAndMarkReply,
       );
     }
     return last;

@@ -46,7 +46,9 @@ const FILL_LOCK_MS = 15_000;
 const FILL_WAIT_MAX_MS = 5 * 60_000;
 
 const RENEW = LuaScript.load('lock-renew');
+const renewReply = z.enum(['renewed', 'lost']);
 const RELEASE = LuaScript.load('locks-release');
+const releaseReply = z.number();
 
 export interface ReportReaderOptions {
   /** The fill lock's lifetime without renewal (tests shorten it). */
@@ -103,9 +105,7 @@ export class ReportReader {
     // Renewed while the read lasts: a read that waits out a 429's Retry-After (up to 30 s, three times) must
     // not let the lock lapse, or a waiter reads the same slug too.
     const renew = setInterval(() => {
-      RENEW.run(this.redis, [lockKey], [token, this.fillLockMs], z.enum(['renewed', 'lost'])).catch(
-        () => undefined,
-      );
+      RENEW.run(this.redis, [lockKey], [token, this.fillLockMs], renewReply).catch(() => undefined);
     }, this.fillLockMs / 3);
     try {
       const at = Date.now();
@@ -114,7 +114,7 @@ export class ReportReader {
       return result;
     } finally {
       clearInterval(renew);
-      await RELEASE.run(this.redis, [lockKey], [token], z.number());
+      await RELEASE.run(this.redis, [lockKey], [token], releaseReply);
     }
   }
 

@@ -34,6 +34,9 @@ const QUOTA = LuaScript.load('gate-quota');
 
 /** gate-acquire.lua's reply: the ms to wait (0: admitted) and the time admitted. */
 const admitReply = z.tuple([z.number(), z.number()]);
+const pauseReply = z.literal('paused');
+const refusedReply = z.enum(['cut', 'not_cut']);
+const quotaReply = z.literal('set');
 
 export interface AdaptiveRateOptions {
   /** Factor of the rate after a 429. */
@@ -220,13 +223,13 @@ export class RedisRateGate implements AdaptiveGate {
 
   async pause(ms: number): Promise<void> {
     if (ms <= 0) return;
-    await PAUSE.run(this.redis, [this.keys.pause], [Math.ceil(ms)], z.literal('paused'));
+    await PAUSE.run(this.redis, [this.keys.pause], [Math.ceil(ms)], pauseReply);
   }
 
   /** A pause of the deferrable lane only (gate-acquire.lua): at least `ms`, a longer one already set stays. */
   async holdDeferrable(ms: number): Promise<void> {
     if (ms <= 0) return;
-    await PAUSE.run(this.redis, [this.keys.held], [Math.ceil(ms)], z.literal('paused'));
+    await PAUSE.run(this.redis, [this.keys.held], [Math.ceil(ms)], pauseReply);
   }
 
   async refused(admittedAt: number, pauseMs: number, quota?: RateQuota): Promise<void> {
@@ -246,7 +249,7 @@ export class RedisRateGate implements AdaptiveGate {
         quota ? 0 : 1,
         this.adaptive.cutIntervalMs,
       ],
-      z.enum(['cut', 'not_cut']),
+      refusedReply,
     );
     if (quota) await this.quota(quota);
     if (cut === 'cut') this.options.onCut?.();
@@ -277,7 +280,7 @@ export class RedisRateGate implements AdaptiveGate {
         this.adaptive.ttlMs,
         STATED_QUOTA_MARGIN,
       ],
-      z.literal('set'),
+      quotaReply,
     );
   }
 

@@ -109,6 +109,7 @@ const graphqlEnvelopeSchema = z
     errors: z.array(z.object({ message: z.string().optional() }).loose()).optional(),
   })
   .loose();
+const graphqlSearchSchema = z.object({ search: z.array(searchHitSchema) }).loose();
 
 /** The fields requested from GraphQL `search`; the published schema promises only `slug` and `score`. */
 export const GRAPHQL_SEARCH_QUERY = `query Search($q: String, $industry: String, $limit: Int) {
@@ -183,10 +184,7 @@ export class ReportClient {
     if (params.industry !== undefined) variables.industry = params.industry;
     if (params.limit !== undefined) variables.limit = checkLimit(params.limit, endpoint);
     const data = await this.graphql(GRAPHQL_SEARCH_QUERY, variables, endpoint);
-    const parsed = z
-      .object({ search: z.array(searchHitSchema) })
-      .loose()
-      .safeParse(data);
+    const parsed = graphqlSearchSchema.safeParse(data);
     if (!parsed.success) {
       throw new ReportResponseError(
         'GraphQL search answered an unreadable shape',

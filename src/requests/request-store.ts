@@ -48,6 +48,7 @@ const submissionRefSchema = z.object({ installationId: z.string(), recordId: z.s
 const LOCK_MS = 60_000;
 /** Releases only the caller's own lock (locks-release.lua). */
 const RELEASE_LOCK = LuaScript.load('locks-release');
+const releaseLockReply = z.number();
 
 function parse(raw: string | null | undefined): ReportRequest | null {
   if (!raw) return null;
@@ -199,7 +200,7 @@ export class RequestStore {
       return await make();
     } finally {
       // Only our own lock is released; one that expired and was taken by another caller stays.
-      await RELEASE_LOCK.run(this.redis, [key], [token], z.number());
+      await RELEASE_LOCK.run(this.redis, [key], [token], releaseLockReply);
     }
   }
 }

@@ -21,6 +21,7 @@ export type StartOrJoin =
 
 const START_OR_JOIN = LuaScript.load('runs-start-or-join');
 const CLEAR = LuaScript.load('runs-active-clear');
+const clearReply = z.enum(['cleared', 'not_active']);
 
 const startReply = z.union([
   z
@@ -98,11 +99,6 @@ export class ActiveRuns {
 
   /** Takes an ended run off its lane (a no-op when a later run holds the lane). */
   async clear(installationId: string, runId: string): Promise<void> {
-    await CLEAR.run(
-      this.redis,
-      [this.keys.activeRuns(installationId)],
-      [runId],
-      z.enum(['cleared', 'not_active']),
-    );
+    await CLEAR.run(this.redis, [this.keys.activeRuns(installationId)], [runId], clearReply);
   }
 }

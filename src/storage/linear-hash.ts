@@ -32,6 +32,7 @@ const BUCKETS_PER_PAGE = 50;
 const pageReply = z.tuple([z.number(), z.array(z.string())]);
 
 const SIZE = LuaScript.load('lh-size');
+const sizeReply = z.number();
 
 const GET_MANY = LuaScript.load('lh-get-many');
 /** A reply with gaps: Redis ends a Lua list at its first nil, so the missing tail reads as absent too. */
@@ -57,7 +58,7 @@ export async function getLinearHashFields(
 
 /** How many fields one map holds. */
 export async function linearHashSize(redis: RedisClient, stem: string): Promise<number> {
-  return SIZE.run(redis, [stem], [], z.number());
+  return SIZE.run(redis, [stem], [], sizeReply);
 }
 
 /**

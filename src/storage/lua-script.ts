@@ -25,6 +25,11 @@ export class LuaScript {
     return new LuaScript(name, loadScriptSource(name));
   }
 
+  /**
+   * `reply` is a schema built once, at module load, next to the script (`const fooReply = z.enum([...])`): one
+   * built per call costs measurable CPU in a webhook storm (issue 30: 5-6% of the worker building zod 4 enums
+   * and numbers). test/zod-schemas-hoisted.test.ts keeps it so.
+   */
   async run<S extends z.ZodType>(
     redis: RedisClient,
     keys: readonly string[],

@@ -25,7 +25,9 @@ export interface PendingSlug {
 
 /** Marks only while the installation exists (pending-mark.lua). */
 const MARK = LuaScript.load('pending-mark');
+const markReply = z.union([z.number(), z.literal('gone')]);
 const DONE = LuaScript.load('pending-done');
+const doneReply = z.number();
 
 const takenSchema = z.array(z.string());
 
@@ -49,7 +51,7 @@ export class PendingSlugs {
         this.keys.pendingSlugSince(installationId),
       ],
       [slug, Math.floor(since)],
-      z.union([z.number(), z.literal('gone')]),
+      markReply,
     );
   }
 
@@ -79,7 +81,7 @@ export class PendingSlugs {
         this.keys.pendingSlugs(installationId, lane === 'hot' ? 'urgent' : 'hot'),
       ],
       taken.flatMap((t) => [t.slug, t.mark]),
-      z.number(),
+      doneReply,
     );
   }
 

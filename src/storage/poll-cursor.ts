@@ -12,6 +12,7 @@ export interface PollCursor {
 }
 
 const HSET_IF_INSTALLED = LuaScript.load('hset-if-installed');
+const hsetIfInstalledReply = z.enum(['set', 'gone']);
 
 export class PollCursors {
   constructor(
@@ -31,7 +32,7 @@ export class PollCursors {
       this.redis,
       [this.keys.installation(installationId), this.keys.pollCursor(installationId)],
       ['cursor', cursor.cursor, 'since', String(cursor.since)],
-      z.enum(['set', 'gone']),
+      hsetIfInstalledReply,
     );
   }
 }

@@ -14,8 +14,11 @@ import { LuaScript } from './lua-script.js';
  */
 
 const ACQUIRE = LuaScript.load('locks-acquire');
+const acquireReply = z.enum(['acquired', 'busy']);
 const RELEASE = LuaScript.load('locks-release');
+const releaseReply = z.number();
 const RENEW = LuaScript.load('locks-renew');
+const renewReply = z.number();
 
 /** The longest a lock outlives its holder. */
 export const LOCK_LEASE_MS = 15_000;
@@ -82,7 +85,7 @@ export async function lockRecords(
   const sorted = [...new Set(keys)].sort();
   const started = Date.now();
   let delay = 20;
-  while ((await ACQUIRE.run(redis, sorted, [token, lease], z.enum(['acquired', 'busy']))) !== 'acquired') {
+  while ((await ACQUIRE.run(redis, sorted, [token, lease], acquireReply)) !== 'acquired') {
     if (Date.now() - started > waitMs) throw new RecordLockTimeoutError(Date.now() - started);
     await sleep(delay + Math.floor(Math.random() * delay));
     delay = Math.min(delay * 2, 500);
@@ -96,7 +99,7 @@ export async function lockRecords(
       : setInterval(() => {
           renewing = (async () => {
             try {
-              const renewed = await RENEW.run(redis, sorted, [token, lease], z.number());
+              const renewed = await RENEW.run(redis, sorted, [token, lease], renewReply);
               if (renewed < sorted.length && !released) {
                 held = false;
                 clearInterval(timer);
@@ -114,7 +117,7 @@ export async function lockRecords(
       released = true;
       clearInterval(timer);
       await renewing;
-      if (sorted.length > 0) await RELEASE.run(redis, sorted, [token], z.number());
+      if (sorted.length > 0) await RELEASE.run(redis, sorted, [token], releaseReply);
     },
   };
 }

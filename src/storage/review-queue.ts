@@ -17,6 +17,7 @@ import { rangeOf } from './status-counts.js';
 const rejectedSlugsSchema = z.array(z.string());
 
 const HSET_IF_INSTALLED = LuaScript.load('hset-if-installed');
+const hsetIfInstalledReply = z.enum(['set', 'gone']);
 
 export class ReviewQueue {
   constructor(
@@ -114,7 +115,7 @@ export class ReviewQueue {
       this.redis,
       [this.keys.installation(installationId), this.keys.rejected(installationId)],
       [recordId, JSON.stringify([...rejected])],
-      z.enum(['set', 'gone']),
+      hsetIfInstalledReply,
     );
   }
 
@@ -134,7 +135,7 @@ export class ReviewQueue {
       this.redis,
       [this.keys.installation(installationId), this.keys.rejected(installationId)],
       [recordId, JSON.stringify([...rejected])],
-      z.enum(['set', 'gone']),
+      hsetIfInstalledReply,
     );
   }
 

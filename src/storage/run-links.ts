@@ -12,6 +12,7 @@ const KEEP_SECONDS = 30 * 24 * 3600;
 
 /** Written only while the installation exists (run-links-add.lua). */
 const ADD_IF_INSTALLED = LuaScript.load('run-links-add');
+const addIfInstalledReply = z.enum(['added', 'gone']);
 
 export class RunLinks {
   constructor(
@@ -26,7 +27,7 @@ export class RunLinks {
       this.redis,
       [this.keys.installation(installationId), this.keys.runLinks(installationId, runId)],
       [KEEP_SECONDS, ...[...links].flat()],
-      z.enum(['added', 'gone']),
+      addIfInstalledReply,
     );
   }
 

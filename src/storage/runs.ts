@@ -20,8 +20,9 @@ import { dropRunCaches } from './run-caches.js';
 export const RUN_KINDS = ['initial', 'full', 'incremental', 'reconcile', 'preview'] as const;
 export type RunKind = (typeof RUN_KINDS)[number];
 
+const zeroOrCount = z.number().default(0);
 const statusCounts = z.object(
-  Object.fromEntries(MATCH_STATUSES.map((s) => [s, z.number().default(0)])) as {
+  Object.fromEntries(MATCH_STATUSES.map((s) => [s, zeroOrCount])) as {
     [K in (typeof MATCH_STATUSES)[number]]: z.ZodDefault<z.ZodNumber>;
   },
 );
@@ -78,13 +79,14 @@ export function emptyBatchResult(): BatchResult {
 
 const RUN_STATES = ['listing', 'processing', 'done', 'stopped'] as const;
 export type RunState = (typeof RUN_STATES)[number];
+const runStateSchema = z.enum(RUN_STATES);
 
 /** The run hash as stored; fields written later (batchesTotal, finishedAt, ...) are absent until then. */
 const runHashSchema = z.object({
   id: z.string(),
   installationId: z.string().default(''),
   kind: z.enum(RUN_KINDS).catch('full'),
-  state: z.enum(RUN_STATES).catch('listing'),
+  state: runStateSchema.catch('listing'),
   startedAt: z.string().default(''),
   finishedAt: z.string().optional(),
   stoppedReason: z.string().optional(),
@@ -112,8 +114,11 @@ const runSummaryPartsSchema = z.object({
 type RunSummaryParts = z.infer<typeof runSummaryPartsSchema>;
 
 const ADD_LISTED = LuaScript.load('runs-add-listed');
+const addListedReply = z.enum(['counted', 'seen']);
 const STOP = LuaScript.load('runs-stop');
+const stopReply = z.enum(['stopped', 'not_running', 'batches_changed', 'stopped_now']);
 const FINISH = LuaScript.load('runs-finish');
+const finishReply = z.enum(['finished', 'not_finished']);
 
 /** Errors a run shows (and keeps once done) in all. */
 const MAX_ERRORS_PER_RUN = 200;
@@ -290,7 +295,7 @@ export class SyncRuns {
    * lists that page again, which must not count it twice.
    */
   async addListed(runId: string, page: number, records: number): Promise<void> {
-    await ADD_LISTED.run(this.redis, [this.keys.run(runId)], [page, records], z.enum(['counted', 'seen']));
+    await ADD_LISTED.run(this.redis, [this.keys.run(runId)], [page, records], addListedReply);
     await this.moved(runId);
   }
 
@@ -337,7 +342,7 @@ export class SyncRuns {
           reason,
           new Date().toISOString(),
         ],
-        z.enum(['stopped', 'not_running', 'batches_changed', 'stopped_now']),
+        stopReply,
       );
       if (stopped === 'batches_changed') continue;
       if (stopped === 'stopped_now') this.stopped(code);
@@ -359,7 +364,7 @@ export class SyncRuns {
   /** The run's state, or null when it is unknown. */
   async state(runId: string): Promise<RunState | null> {
     const state = await this.redis.hget(this.keys.run(runId), 'state');
-    return state === null ? null : (z.enum(RUN_STATES).safeParse(state).data ?? null);
+    return state === null ? null : (runStateSchema.safeParse(state).data ?? null);
   }
 
   async batchesDone(runId: string): Promise<number> {
@@ -383,7 +388,7 @@ export class SyncRuns {
       this.redis,
       [this.keys.run(runId), this.keys.runBatches(runId)],
       [JSON.stringify(sumBatches(batches)), batches.length, new Date().toISOString()],
-      z.enum(['finished', 'not_finished']),
+      finishReply,
     );
     if (finished !== 'finished') return;
     await this.leaveLane(runId);

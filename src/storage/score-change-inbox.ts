@@ -30,6 +30,7 @@ export const KICK_TTL_MS = 15_000;
 const ACCEPT = LuaScript.load('inbox-accept');
 const TAKE = LuaScript.load('inbox-take');
 const DONE = LuaScript.load('inbox-done');
+const doneReply = z.enum(['done', 'newer']);
 
 /** TAKE's reply: slug, event id, event count, slug, … */
 const takenSchema = z.array(z.string());
@@ -147,7 +148,7 @@ export class ScoreChangeInbox {
       this.redis,
       [this.keys.scoreInboxDraining(), this.keys.scoreInboxDrainingSince()],
       [mark.slug, mark.eventId],
-      z.enum(['done', 'newer']),
+      doneReply,
     );
   }
 

@@ -9,11 +9,12 @@ import { LuaScript } from './lua-script.js';
  */
 
 const SLUG_CHANGED = LuaScript.load('slug-changed');
+const slugChangedReply = z.enum(['set', 'older']);
 
 /** From now on, a read of `slug` that started earlier is stale. The stored number only ever grows. */
 export async function markSlugChanged(redis: RedisClient, keys: Keys, slug: string): Promise<number> {
   const seq = await redis.incr(keys.reportSeq());
-  await SLUG_CHANGED.run(redis, [keys.slugChanges()], [slug, seq], z.enum(['set', 'older']));
+  await SLUG_CHANGED.run(redis, [keys.slugChanges()], [slug, seq], slugChangedReply);
   return seq;
 }
 
@@ -26,7 +27,7 @@ const PUBLISHED = '*published';
  */
 export async function markReportPublished(redis: RedisClient, keys: Keys, slug: string): Promise<void> {
   const seq = await markSlugChanged(redis, keys, slug);
-  await SLUG_CHANGED.run(redis, [keys.slugChanges()], [PUBLISHED, seq], z.enum(['set', 'older']));
+  await SLUG_CHANGED.run(redis, [keys.slugChanges()], [PUBLISHED, seq], slugChangedReply);
 }
 
 /** The newest of the last publication and the last change of each of `slugs`: a search older than it is stale. */

@@ -23,10 +23,15 @@ function shardOf(digest: string): number {
 }
 
 const ADD = LuaScript.load('fanout-add');
+const addReply = z.literal('added');
 const REMOVE = LuaScript.load('fanout-remove');
+const removeReply = z.literal('removed');
 const GET = LuaScript.load('fanout-get');
+const getReply = z.string().nullable();
 const NUMBER = LuaScript.load('fanout-number');
+const numberReply = z.number();
 const FORGET_NUMBER = LuaScript.load('fanout-forget-number');
+const forgetNumberReply = z.enum(['forgotten', 'unknown']);
 
 export class SlugFanout {
   constructor(
@@ -37,23 +42,19 @@ export class SlugFanout {
   async add(installationId: string, digests: readonly string[]): Promise<void> {
     if (digests.length === 0) return;
     const n = await this.numberOf(installationId);
-    await this.eachShard(digests, (stem, some) =>
-      ADD.run(this.redis, [stem], [n, ...some], z.literal('added')),
-    );
+    await this.eachShard(digests, (stem, some) => ADD.run(this.redis, [stem], [n, ...some], addReply));
   }
 
   async remove(installationId: string, digests: readonly string[]): Promise<void> {
     if (digests.length === 0) return;
     const n = await this.numberOf(installationId);
-    await this.eachShard(digests, (stem, some) =>
-      REMOVE.run(this.redis, [stem], [n, ...some], z.literal('removed')),
-    );
+    await this.eachShard(digests, (stem, some) => REMOVE.run(this.redis, [stem], [n, ...some], removeReply));
   }
 
   /** The installations listed for the slug's digest (see above: possibly one with no record on it). */
   async installations(digest: string): Promise<string[]> {
     const stem = this.keys.slugInstallationsShard(shardOf(digest));
-    const raw = await GET.run(this.redis, [stem], [digest], z.string().nullable());
+    const raw = await GET.run(this.redis, [stem], [digest], getReply);
     if (!raw) return [];
     const ids = await this.redis.hmget(
       this.keys.slugInstallationNumbers(),
@@ -68,7 +69,7 @@ export class SlugFanout {
       this.redis,
       [this.keys.slugInstallationNumbers()],
       [installationId],
-      z.enum(['forgotten', 'unknown']),
+      forgetNumberReply,
     );
   }
 
@@ -78,7 +79,7 @@ export class SlugFanout {
    */
   private async numberOf(installationId: string): Promise<string> {
     return String(
-      await NUMBER.run(this.redis, [this.keys.slugInstallationNumbers()], [installationId], z.number()),
+      await NUMBER.run(this.redis, [this.keys.slugInstallationNumbers()], [installationId], numberReply),
     );
   }
 

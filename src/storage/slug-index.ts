@@ -15,9 +15,11 @@ import type { SlugFanout } from './slug-fanout.js';
  */
 
 const RECORDS_FOR_SLUG = LuaScript.load('link-records-for-slug');
+const recordsForSlugReply = z.array(z.string());
 const REINDEX = LuaScript.load('link-reindex');
 const UNINDEX = LuaScript.load('link-unindex');
 const LISTED_ADD = LuaScript.load('listed-links-add');
+const listedAddReply = z.enum(['added', 'gone']);
 
 /**
  * How long records a run listed stay findable by the slug the CRM holds for them, after the run's last page: the
@@ -58,7 +60,7 @@ export class SlugIndex {
       this.redis,
       [this.keys.slugRecords(installationId), this.keys.recordStates(installationId)],
       [stored, slugDigest(stored)],
-      z.array(z.string()),
+      recordsForSlugReply,
     );
     return ids.sort();
   }
@@ -91,7 +93,7 @@ export class SlugIndex {
         this.redis,
         [this.keys.installation(installationId), this.keys.listedLinks(installationId)],
         [LISTED_LINK_TTL_MS, ...args],
-        z.enum(['added', 'gone']),
+        listedAddReply,
       );
       if (added === 'gone') {
         // Removed meanwhile: as in `LinkIndex.apply`, take back what was just added to the fan-out.

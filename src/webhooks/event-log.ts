@@ -29,6 +29,7 @@ export type EventSource = EventLogEntry['source'];
 
 /** The duplicate mark and the log line in one step (event-record.lua). */
 const RECORD = LuaScript.load('event-record');
+const recordReply = z.enum(['recorded', 'duplicate']);
 
 export class EventLog {
   constructor(
@@ -66,7 +67,7 @@ export class EventLog {
       this.redis,
       [this.keys.eventSeen(entry.source, entry.id), this.keys.events()],
       [DEDUP_TTL_SECONDS, JSON.stringify(entry), EVENT_LOG_SIZE],
-      z.enum(['recorded', 'duplicate']),
+      recordReply,
     );
   }
 }
