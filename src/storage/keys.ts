@@ -259,6 +259,11 @@ export class Keys {
     return `${this.inst(id)}:lock:${recordId}`;
   }
 
+  /** Hash holder id -> Redis time (ms) until which that process's record locks count as held (lock-holder.ts). */
+  recordLockHolders(id: string): string {
+    return `${this.inst(id)}:lock-holders`;
+  }
+
   // ---- links each run made (storage/run-links.ts) -----------------------------------------------------
 
   /** Hash record id -> slug of the auto-links one run made (what `undo` takes back). */

@@ -3,6 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import type { RedisClient } from '../redis.js';
 import type { Keys } from './keys.js';
+import { lockHolderFor } from './lock-holder.js';
 import { LuaScript } from './lua-script.js';
 
 /**
@@ -10,7 +11,9 @@ import { LuaScript } from './lua-script.js';
  * interleave their read-compare-write on one record. Each lock is a lease: short, and renewed by its holder
  * while it lives, so a batch may hold its records for as long as its reads take, while a killed worker's
  * records are free again within one lease (issue 30: an event for them lands within the lease plus a few
- * seconds, where a fixed 60 s TTL made it wait a minute).
+ * seconds, where a fixed 60 s TTL made it wait a minute). An installation's locks also name their holder
+ * process, which beats once a second (lock-holder.ts): a killed worker's locks are taken within
+ * HOLDER_ALIVE_MS of its last beat, not its locks' lease.
  */
 
 const ACQUIRE = LuaScript.load('locks-acquire');
@@ -48,7 +51,10 @@ export class RecordLocksLostError extends Error {
 
 export interface HeldLocks {
   release(): Promise<void>;
-  /** False once a renewal found a lease lapsed (the holder stalled past it): another holder may have them. */
+  /**
+   * False once a renewal found a lease lapsed, or the holder's beats did (it stalled past them): another holder
+   * may have them.
+   */
   held(): boolean;
 }
 
@@ -57,6 +63,11 @@ export interface LockOptions {
   ttlMs?: number;
   /** How long to wait for locks another holder has before giving up (RecordLockTimeoutError). */
   waitMs?: number;
+  /**
+   * The lock holders hash (same hash tag as the locks; lock-holder.ts): the locks name this process, which
+   * beats while it holds them, and a contender takes the locks of a holder that stopped beating.
+   */
+  holders?: string;
 }
 
 /** Locks records of one installation (the pipeline's entry point; `lockRecords` takes the keys themselves). */
@@ -70,7 +81,7 @@ export function lockInstallationRecords(
   return lockRecords(
     redis,
     recordIds.map((id) => keys.recordLock(installationId, id)),
-    options,
+    { holders: keys.recordLockHolders(installationId), ...options },
   );
 }
 
@@ -81,15 +92,29 @@ export async function lockRecords(
 ): Promise<HeldLocks> {
   const lease = Math.min(options.ttlMs ?? LOCK_LEASE_MS, LOCK_LEASE_MS);
   const waitMs = options.waitMs ?? 30_000;
-  const token = randomUUID();
   const sorted = [...new Set(keys)].sort();
+  const hash = sorted.length > 0 ? options.holders : undefined;
+  const holder = hash ? lockHolderFor(redis) : undefined;
+  const token = holder ? holder.valueFor(randomUUID()) : randomUUID();
+  const acquireKeys = hash ? [...sorted, hash] : sorted;
+  const acquireArgs = holder ? [token, lease, ...holder.acquireArgs()] : [token, lease];
+  if (hash) holder?.enter(hash);
   const started = Date.now();
   let delay = 20;
-  while ((await ACQUIRE.run(redis, sorted, [token, lease], acquireReply)) !== 'acquired') {
-    if (Date.now() - started > waitMs) throw new RecordLockTimeoutError(Date.now() - started);
-    await sleep(delay + Math.floor(Math.random() * delay));
-    delay = Math.min(delay * 2, 500);
+  let sentAt = Date.now();
+  try {
+    while ((await ACQUIRE.run(redis, acquireKeys, acquireArgs, acquireReply)) !== 'acquired') {
+      if (Date.now() - started > waitMs) throw new RecordLockTimeoutError(Date.now() - started);
+      await sleep(delay + Math.floor(Math.random() * delay));
+      delay = Math.min(delay * 2, 500);
+      sentAt = Date.now();
+    }
+  } catch (err) {
+    if (hash) holder?.leave(hash);
+    throw err;
   }
+  if (hash) holder?.alive(hash, sentAt);
+  const lapses = hash ? (holder?.lapsesOf(hash) ?? 0) : 0;
   let held = true;
   let released = false;
   let renewing: Promise<void> = Promise.resolve();
@@ -112,12 +137,19 @@ export async function lockRecords(
   // A holder that has nothing else to do must not stay alive for its renewals alone.
   timer?.unref();
   return {
-    held: () => held,
+    held: () => {
+      if (held && hash && holder && !holder.trusts(hash, lapses)) held = false;
+      return held;
+    },
     release: async () => {
       released = true;
       clearInterval(timer);
       await renewing;
-      if (sorted.length > 0) await RELEASE.run(redis, sorted, [token], releaseReply);
+      try {
+        if (sorted.length > 0) await RELEASE.run(redis, sorted, [token], releaseReply);
+      } finally {
+        if (hash) holder?.leave(hash);
+      }
     },
   };
 }

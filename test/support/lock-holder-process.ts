@@ -15,7 +15,10 @@ export class LockHolderProcess {
     private readonly exited: Promise<unknown>,
   ) {}
 
-  static async start(keys: string[], options: { ttlMs?: number } = {}): Promise<LockHolderProcess> {
+  static async start(
+    keys: string[],
+    options: { ttlMs?: number; holders?: string } = {},
+  ): Promise<LockHolderProcess> {
     await buildWorkerCli();
     const moduleUrl = (path: string) => pathToFileURL(join(TEST_BUILD_DIR, path)).href;
     const script = `
