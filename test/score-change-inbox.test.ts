@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Keys } from '../src/storage/keys.js';
-import { HOT_EVENTS, ScoreChangeInbox } from '../src/storage/score-change-inbox.js';
+import { HOT_EVENTS, KICK_TTL_MS, ScoreChangeInbox } from '../src/storage/score-change-inbox.js';
 import { EventLog } from '../src/webhooks/event-log.js';
 import { redisWithFreshPrefixes } from './support/redis-prefixes.js';
 import { inboxEntry } from './support/report-webhooks.js';
@@ -70,6 +70,19 @@ describe('ScoreChangeInbox', () => {
     expect((await inbox.take(10)).map((m) => m.slug)).toEqual(['c']);
     expect(await inbox.take(10)).toEqual([]);
     expect(await inbox.accept(event('e4', 'd'))).toBe('marked_kick');
+  });
+
+  it('a take of marks renews the kick mark, so a fan-out running longer than its lifetime gets no twin', async () => {
+    const { inbox, keys } = fresh();
+    expect(await inbox.accept(event('k1', 'a'))).toBe('marked_kick');
+    // The mark has aged most of its life while the fan-out ran (a storm keeps one running for a minute).
+    await redis().pexpire(keys.scoreInboxKick(), 50);
+    await inbox.accept(event('k2', 'b'));
+    expect((await inbox.take(10)).length).toBe(2);
+    await inbox.accept(event('k3', 'c'));
+    // Before, the mark lapsed 15 s into a fan-out and the next event queued a second one beside it.
+    expect(await redis().pttl(keys.scoreInboxKick())).toBeGreaterThan(KICK_TTL_MS - 5_000);
+    expect(await inbox.accept(event('k4', 'd'))).toBe('marked');
   });
 
   it('a fan-out killed after taking leaves its marks for the next one, and done clears only what it took', async () => {

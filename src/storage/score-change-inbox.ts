@@ -99,7 +99,7 @@ export class ScoreChangeInbox {
         k.scoreInboxDrainingSince(),
         k.scoreInboxSingles(),
       ],
-      only === undefined ? [max] : [max, only],
+      only === undefined ? [max, '', KICK_TTL_MS] : [max, only],
       takenSchema,
     );
     const out: MarkedSlug[] = [];

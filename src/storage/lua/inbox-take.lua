@@ -10,7 +10,9 @@
 -- KEYS[7] slugs marked while not hot (sorted set slug -> ms; absent before)
 -- ARGV[1] how many marks at most
 -- ARGV[2] 'singles': only the marks of slugs in KEYS[7], oldest first; such a take leaves the kick mark
---         alone, as other marks may be left (absent: any marks, fewest events first)
+--         alone, as other marks may be left (absent or '': any marks, fewest events first)
+-- ARGV[3] how long the kick mark lasts (ms; absent before): a take of any marks sets it again, so a fan-out
+--         that runs longer than the mark's lifetime keeps it, and the next event does not queue a second one
 -- returns {slug, event id, event count, accepted at (ms, or '' when not known), ...}
 
 local slugs
@@ -25,6 +27,7 @@ else
     return {}
   end
   if KEYS[7] then redis.call('ZREM', KEYS[7], unpack(slugs)) end
+  if ARGV[3] then redis.call('SET', KEYS[4], '1', 'PX', ARGV[3]) end
 end
 local out = {}
 for _, slug in ipairs(slugs) do
