@@ -90,9 +90,10 @@ export function createAppContext(config: Config, options: ContextOptions): AppCo
   const queueRedis = createRedis(config, 'worker', `${prefix}-queues`);
   // Acknowledging a score change is one script on a connection of its own: in `start` the workers' bursts of
   // index reads and writes on `redis` would otherwise queue ahead of it and hold up every acknowledgement. In a
-  // storm many acknowledgements are due at once: auto-pipelining sends them in one socket write (sent one by one,
-  // these scripts' socket writes take about a third of the server's time in a storm, as profiled).
-  const ingestRedis = createRedis(config, 'producer', `${prefix}-ingest`, { autoPipelining: true });
+  // storm many acknowledgements are due at once: the inbox sends those of one event-loop turn as one script call
+  // (storage/inbox-accept-batch.ts) when the turn's reads are done. No auto-pipelining: it would hold that call
+  // back for one more turn, and with one call a turn it has nothing left to gather.
+  const ingestRedis = createRedis(config, 'producer', `${prefix}-ingest`);
   const keys = new Keys(prefix);
   const box = new SecretBox(config.encryptionKey);
   const installations = new InstallationStore(redis, box, prefix);

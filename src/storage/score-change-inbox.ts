@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { RedisClient } from '../redis.js';
 import { DEDUP_TTL_SECONDS, EVENT_LOG_SIZE, type EventLogEntry } from '../webhooks/event-log.js';
+import { InboxAcceptBatch } from './inbox-accept-batch.js';
 import type { Keys } from './keys.js';
 import { LuaScript } from './lua-script.js';
 
@@ -19,6 +20,15 @@ const ACCEPT_OUTCOMES = ['duplicate', 'marked', 'marked_kick'] as const;
 export type AcceptOutcome = (typeof ACCEPT_OUTCOMES)[number];
 /** Made once: building the schema on every acceptance was 4% of the server's CPU in a storm (issue 30). */
 const acceptReplySchema = z.enum(ACCEPT_OUTCOMES);
+const acceptManyReplySchema = z.array(acceptReplySchema);
+
+/**
+ * Most events one accept script call takes: more wait for the next call, sent at once after it. Bounds one
+ * call's keys and arguments and how long Redis runs it (about 64 events' commands, well under a millisecond).
+ */
+export const ACCEPT_BATCH_MAX = 64;
+
+export type InboxEntry = EventLogEntry & { slug: string };
 
 /** Events of one slug are counted in windows this long; HOT_EVENTS in one window make the slug hot. */
 export const HEAT_WINDOW_MS = 10_000;
@@ -27,7 +37,9 @@ export const HOT_EVENTS = 3;
 /** How long the kick mark outlives a fan-out that died without clearing it. */
 export const KICK_TTL_MS = 15_000;
 
+/** One event alone (a quiet moment) takes the single script, whose reply is one string. */
 const ACCEPT = LuaScript.load('inbox-accept');
+const ACCEPT_MANY = LuaScript.load('inbox-accept-many');
 const TAKE = LuaScript.load('inbox-take');
 const DONE = LuaScript.load('inbox-done');
 const doneReply = z.enum(['done', 'newer']);
@@ -45,40 +57,79 @@ export interface MarkedSlug {
 }
 
 export class ScoreChangeInbox {
+  private readonly batch = new InboxAcceptBatch<InboxEntry, AcceptOutcome>(
+    (entries) => this.acceptMany(entries),
+    ACCEPT_BATCH_MAX,
+  );
+
   constructor(
     private readonly redis: RedisClient,
     private readonly keys: Keys,
   ) {}
 
-  /** Records the event and marks its slug; `marked_kick`: no fan-out is queued, the caller queues one. */
-  async accept(entry: EventLogEntry & { slug: string }): Promise<AcceptOutcome> {
+  /**
+   * Records the event and marks its slug; `marked_kick`: no fan-out is queued, the caller queues one. The
+   * events accepted within one turn of the event loop go to Redis together (InboxAcceptBatch), in one script
+   * call per ACCEPT_BATCH_MAX.
+   */
+  accept(entry: InboxEntry): Promise<AcceptOutcome> {
+    return this.batch.accept(entry);
+  }
+
+  private async acceptMany(entries: InboxEntry[]): Promise<AcceptOutcome[]> {
     const k = this.keys;
-    return ACCEPT.run(
-      this.redis,
-      [
-        k.eventSeen(entry.source, entry.id),
-        k.events(),
-        k.scoreInbox(),
-        k.scoreInboxOrder(),
-        k.scoreInboxKick(),
-        k.slugHeat(entry.slug),
-        k.scoreInboxSince(),
-        k.scoreInboxSingles(),
-        k.slugWasHot(entry.slug),
-      ],
-      [
-        DEDUP_TTL_SECONDS,
-        JSON.stringify(entry),
-        EVENT_LOG_SIZE,
-        entry.slug,
-        entry.id,
-        KICK_TTL_MS,
-        HEAT_WINDOW_MS,
-        Date.now(),
-        HOT_EVENTS,
-      ],
-      acceptReplySchema,
-    );
+    const now = Date.now();
+    if (entries.length === 1) {
+      const entry = entries[0]!;
+      const one = await ACCEPT.run(
+        this.redis,
+        [
+          k.eventSeen(entry.source, entry.id),
+          k.events(),
+          k.scoreInbox(),
+          k.scoreInboxOrder(),
+          k.scoreInboxKick(),
+          k.slugHeat(entry.slug),
+          k.scoreInboxSince(),
+          k.scoreInboxSingles(),
+          k.slugWasHot(entry.slug),
+        ],
+        [
+          DEDUP_TTL_SECONDS,
+          JSON.stringify(entry),
+          EVENT_LOG_SIZE,
+          entry.slug,
+          entry.id,
+          KICK_TTL_MS,
+          HEAT_WINDOW_MS,
+          now,
+          HOT_EVENTS,
+        ],
+        acceptReplySchema,
+      );
+      return [one];
+    }
+    const keys = [
+      k.events(),
+      k.scoreInbox(),
+      k.scoreInboxOrder(),
+      k.scoreInboxKick(),
+      k.scoreInboxSince(),
+      k.scoreInboxSingles(),
+    ];
+    const args: (string | number)[] = [
+      DEDUP_TTL_SECONDS,
+      EVENT_LOG_SIZE,
+      KICK_TTL_MS,
+      HEAT_WINDOW_MS,
+      now,
+      HOT_EVENTS,
+    ];
+    for (const entry of entries) {
+      keys.push(k.eventSeen(entry.source, entry.id), k.slugHeat(entry.slug), k.slugWasHot(entry.slug));
+      args.push(JSON.stringify(entry), entry.slug, entry.id);
+    }
+    return ACCEPT_MANY.run(this.redis, keys, args, acceptManyReplySchema);
   }
 
   /**

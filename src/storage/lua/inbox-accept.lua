@@ -21,20 +21,11 @@
 -- ARGV[9] events in a heat window that make a slug hot (absent before)
 -- returns 'duplicate'; 'marked'; or 'marked_kick' when no fan-out was queued (the caller queues one)
 
-if not redis.call('SET', KEYS[1], '1', 'EX', ARGV[1], 'NX') then return 'duplicate' end
-redis.call('LPUSH', KEYS[2], ARGV[2])
-redis.call('LTRIM', KEYS[2], 0, tonumber(ARGV[3]) - 1)
-redis.call('HSET', KEYS[3], ARGV[4], ARGV[5])
-redis.call('ZINCRBY', KEYS[4], 1, ARGV[4])
-if KEYS[7] then redis.call('ZADD', KEYS[7], 'NX', ARGV[8], ARGV[4]) end
-local heat = redis.call('INCR', KEYS[6])
-if heat == 1 then redis.call('PEXPIRE', KEYS[6], ARGV[7]) end
-if KEYS[9] then
-  -- Hot for two windows from here: a storm's last events that open a new window are still a storm's.
-  if heat == tonumber(ARGV[9]) then redis.call('SET', KEYS[9], '1', 'PX', 2 * tonumber(ARGV[7])) end
-  if heat < tonumber(ARGV[9]) and redis.call('EXISTS', KEYS[9]) == 0 then
-    redis.call('ZADD', KEYS[8], ARGV[8], ARGV[4])
-  end
+-- @include inbox-accept
+
+if not inbox_accept_event(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[6], KEYS[7], KEYS[8], KEYS[9],
+                          ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[7], ARGV[8], ARGV[9]) then
+  return 'duplicate'
 end
 if redis.call('SET', KEYS[5], '1', 'PX', ARGV[6], 'NX') then return 'marked_kick' end
 return 'marked'
