@@ -60,6 +60,19 @@ describe('score.changed through the route into the inbox', () => {
     expect(await inbox.waiting()).toBe(2);
   });
 
+  it('deliveries read in one turn are answered each for itself and queue one fan-out (issue 30)', async () => {
+    const { handler, inbox, kicks } = route();
+    const again = delivery('acme', 'msg_same_turn');
+    const answers = await Promise.all([
+      ...['acme', 'globex', 'initech', 'acme'].map((slug) => handler.handle(delivery(slug))),
+      handler.handle(again),
+      handler.handle(again),
+    ]);
+    expect(answers.map((a) => a.status)).toEqual([202, 202, 202, 202, 202, 200]);
+    expect(kicks.count).toBe(1);
+    expect(await inbox.waiting()).toBe(3);
+  });
+
   it('a redelivery is a duplicate and queues nothing', async () => {
     const { handler, kicks } = route();
     const first = await handler.handle(delivery('initech', 'msg_again'));
