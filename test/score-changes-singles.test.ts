@@ -88,4 +88,34 @@ describe('the score-change fan-out', () => {
     // the take was seen (less the poll's 5 ms).
     expect(Date.now() - takenAt).toBeGreaterThanOrEqual(990);
   });
+
+  it('the periodic sweep queues a realtime fan-out for stranded marks and fans out nothing itself', async () => {
+    const { inbox, queues, redis, keys } = system.ctx;
+    await waitFor(
+      'no fan-out running',
+      async () => ((await redis.exists(keys.scoreInboxKick())) === 0 ? true : undefined),
+      30_000,
+    );
+    // Accepted, but the ingest died before it queued the fan-out: the kick mark says one is queued.
+    expect(await inbox.accept(entry('msg_stranded', 'stranded-report'))).toBe('marked_kick');
+    const sweep = async (id: string) => {
+      const job = await queues.schedule.add('score-changes', {}, { jobId: id });
+      await waitFor(
+        `the sweep ${id} done`,
+        async () => ((await job.getState()) === 'completed' ? true : undefined),
+        30_000,
+      );
+    };
+    // Before, the sweep drained the inbox itself, on the schedule lane (a killed one came back after 15 s).
+    await sweep('sweep-while-kicked');
+    expect(await inbox.waiting()).toBe(1);
+    // The kick mark lapsed with no fan-out: stranded, so the sweep queues one on the realtime lane.
+    await redis.del(keys.scoreInboxKick());
+    await sweep('sweep-stranded');
+    await waitFor(
+      'the stranded mark fanned out',
+      async () => ((await inbox.waiting()) === 0 ? true : undefined),
+      30_000,
+    );
+  });
 });

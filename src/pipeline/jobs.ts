@@ -194,4 +194,6 @@ export interface RunningJob<D> {
   createdAt?: number;
   /** Saves the payload, so that a later attempt resumes from it. */
   updateData(data: D): Promise<void>;
+  /** The queue (lane) it runs on, for a job that runs on more than one. Absent: not known (tests). */
+  queue?: string;
 }

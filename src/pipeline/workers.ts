@@ -27,7 +27,7 @@ import { poll } from './handlers/poll.js';
 import { reconcile } from './handlers/reconcile.js';
 import { reportCompleted } from './handlers/report-completed.js';
 import { reportEvent } from './handlers/report-event.js';
-import { drainScoreChanges } from './handlers/score-changes.js';
+import { drainScoreChanges, sweepScoreChanges } from './handlers/score-changes.js';
 import { slugUpdate } from './handlers/slug-update.js';
 import { isJobName, type JobData, type JobName, parseJobData, type RunningJob } from './jobs.js';
 import type { Pipeline } from './pipeline.js';
@@ -52,7 +52,7 @@ function handlersOf(p: Pipeline): Handlers {
     list: (data, job) => list(p, data, job),
     batch: (data, job) => batch(p, data, job),
     'report-event': (data, job) => reportEvent(p, data, job.createdAt),
-    'score-changes': () => drainScoreChanges(p),
+    'score-changes': (_data, job) => (job.queue === 'schedule' ? sweepScoreChanges(p) : drainScoreChanges(p)),
     'slug-update': (data, job) => slugUpdate(p, data, job),
     'report-completed': (data) => reportCompleted(p, data),
     'alert-activity': (data) => alertActivity(p, data),
@@ -185,6 +185,7 @@ export class PipelineWorkers {
       id: job.id ?? 'x',
       attemptsStarted: job.attemptsStarted,
       createdAt: job.timestamp,
+      queue: job.queueName,
       updateData: async (next) => {
         await job.updateData(next);
       },

@@ -213,6 +213,19 @@ export class ScoreChangeInbox {
     return wasHot !== null || Number(heat ?? 0) >= HOT_EVENTS;
   }
 
+  /**
+   * Whether marks wait for a fan-out (or a fan-out took some and never finished) while no fan-out is queued or
+   * running (the kick mark, which a running fan-out sets again at each take, has lapsed).
+   */
+  async stranded(): Promise<boolean> {
+    const [waiting, draining, kick] = await Promise.all([
+      this.redis.zcard(this.keys.scoreInboxOrder()),
+      this.redis.hlen(this.keys.scoreInboxDraining()),
+      this.redis.exists(this.keys.scoreInboxKick()),
+    ]);
+    return (waiting > 0 || draining > 0) && kick === 0;
+  }
+
   /** Marks waiting, for the admin page and the tests. */
   async waiting(): Promise<number> {
     return this.redis.zcard(this.keys.scoreInboxOrder());

@@ -47,3 +47,15 @@ export async function drainScoreChanges(p: Pipeline): Promise<void> {
   }
   await p.kickScoreChanges();
 }
+
+/**
+ * The periodic `score-changes` job (Schedules.scheduleScoreChangeSweep), on the schedule lane: it queues a
+ * fan-out on the realtime lane when marks are stranded (an ingest died between its accept and its kick, or a
+ * fan-out died and was not taken again), and fans out nothing itself. It used to drain like the realtime job:
+ * under a steady flow of events it ran for a minute on the schedule lane, whose killed jobs come back only
+ * after 10 s + 5 s, and as its takes keep the kick mark no realtime fan-out was queued meanwhile: events after
+ * a killed worker waited 15 s (issue 30, the fault phase).
+ */
+export async function sweepScoreChanges(p: Pipeline): Promise<void> {
+  if (await p.deps.inbox.stranded()) await p.kickScoreChanges();
+}
