@@ -143,7 +143,7 @@ export interface RunSummary {
   samples: PreviewSample[];
   /** When the run last moved, ms (its start when it never did). */
   progressAt: number;
-  /** The run this one was stopped for (`stoppedReason` 'superseded'): `sync --wait` follows it. */
+  /** The run this one was stopped for (its stop code 'superseded'): `sync --wait` follows it. */
   supersededBy: string | null;
   /** The runs this one superseded. */
   supersedes: string[];
@@ -241,7 +241,8 @@ export class SyncRuns {
     // sees it stopped sees where to go; its links stay the new run's to undo (`supersededRuns`).
     await this.redis.hset(this.keys.run(id), 'supersedes', old);
     await this.redis.hset(this.keys.run(old), 'supersededBy', id);
-    await this.stop(old, 'superseded', 'superseded');
+    // The reason is what the admin's run list and the API show: it names the run that took over.
+    await this.stop(old, `superseded by the full sync ${id}, which does its work`, 'superseded');
     return { runId: id, joined: false, supersededRunId: old };
   }
 
