@@ -37,8 +37,6 @@ export const HOT_EVENTS = 3;
 /** How long the kick mark outlives a fan-out that died without clearing it. */
 export const KICK_TTL_MS = 15_000;
 
-/** One event alone (a quiet moment) takes the single script, whose reply is one string. */
-const ACCEPT = LuaScript.load('inbox-accept');
 const ACCEPT_MANY = LuaScript.load('inbox-accept-many');
 const TAKE = LuaScript.load('inbox-take');
 const DONE = LuaScript.load('inbox-done');
@@ -79,36 +77,6 @@ export class ScoreChangeInbox {
   private async acceptMany(entries: InboxEntry[]): Promise<AcceptOutcome[]> {
     const k = this.keys;
     const now = Date.now();
-    if (entries.length === 1) {
-      const entry = entries[0]!;
-      const one = await ACCEPT.run(
-        this.redis,
-        [
-          k.eventSeen(entry.source, entry.id),
-          k.events(),
-          k.scoreInbox(),
-          k.scoreInboxOrder(),
-          k.scoreInboxKick(),
-          k.slugHeat(entry.slug),
-          k.scoreInboxSince(),
-          k.scoreInboxSingles(),
-          k.slugWasHot(entry.slug),
-        ],
-        [
-          DEDUP_TTL_SECONDS,
-          JSON.stringify(entry),
-          EVENT_LOG_SIZE,
-          entry.slug,
-          entry.id,
-          KICK_TTL_MS,
-          HEAT_WINDOW_MS,
-          now,
-          HOT_EVENTS,
-        ],
-        acceptReplySchema,
-      );
-      return [one];
-    }
     const keys = [
       k.events(),
       k.scoreInbox(),
@@ -219,7 +187,7 @@ export class ScoreChangeInbox {
    */
   async stranded(): Promise<boolean> {
     const [waiting, draining, kick] = await Promise.all([
-      this.redis.zcard(this.keys.scoreInboxOrder()),
+      this.waiting(),
       this.redis.hlen(this.keys.scoreInboxDraining()),
       this.redis.exists(this.keys.scoreInboxKick()),
     ]);

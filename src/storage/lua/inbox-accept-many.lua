@@ -1,7 +1,9 @@
--- Accepts the score.changed events that reached the server within one turn of its event loop, in one call: each
--- event exactly as inbox-accept would, in order (an id twice in a batch: the second is a duplicate). Only the
--- first marked event tries the kick mark: within one call nothing can clear it, so the others would find it set.
--- All keys share the `{inbox}` tag, so a batch is one slot on a cluster.
+-- Accepts the score.changed events that reached the server within one turn of its event loop (one or more), in
+-- one step: for each, in order, its duplicate mark, its line in the event log and its slug's mark in the inbox,
+-- heat and single-change lane, so a 2xx means all are in Redis and a failure means none is (an id twice in a
+-- batch: the second is a duplicate). Only the first marked event tries the kick mark: within one call nothing can
+-- clear it, so the others would find it set. All keys share the `{inbox}` tag, so a batch is one slot on a
+-- cluster.
 --
 -- KEYS[1] the event log (list)
 -- KEYS[2] the inbox (hash slug -> latest event id)
@@ -20,21 +22,36 @@
 -- returns one outcome per event, in order: 'duplicate'; 'marked'; or 'marked_kick' for at most one event, when
 -- no fan-out was queued (its caller queues one)
 
--- @include inbox-accept
+local log, inbox, order, kick, since, singles = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local window, now, hot = tonumber(ARGV[4]), ARGV[5], tonumber(ARGV[6])
+
+-- Accepts one event; false when its id was seen before.
+local function accept(seen, heat, was_hot, line, slug, id)
+  if not redis.call('SET', seen, '1', 'EX', ARGV[1], 'NX') then return false end
+  redis.call('LPUSH', log, line)
+  redis.call('LTRIM', log, 0, tonumber(ARGV[2]) - 1)
+  redis.call('HSET', inbox, slug, id)
+  redis.call('ZINCRBY', order, 1, slug)
+  redis.call('ZADD', since, 'NX', now, slug)
+  local count = redis.call('INCR', heat)
+  if count == 1 then redis.call('PEXPIRE', heat, window) end
+  -- Hot for two windows from here: a storm's last events that open a new window are still a storm's.
+  if count == hot then redis.call('SET', was_hot, '1', 'PX', 2 * window) end
+  if count < hot and redis.call('EXISTS', was_hot) == 0 then redis.call('ZADD', singles, now, slug) end
+  return true
+end
 
 local out = {}
 local kick_tried = false
-local n = (#KEYS - 6) / 3
-for e = 1, n do
+for e = 1, (#KEYS - 6) / 3 do
   -- The event's keys and values both start after six shared ones.
   local k = 6 + 3 * (e - 1)
   local outcome = 'duplicate'
-  if inbox_accept_event(KEYS[k + 1], KEYS[1], KEYS[2], KEYS[3], KEYS[k + 2], KEYS[5], KEYS[6], KEYS[k + 3],
-                        ARGV[1], ARGV[k + 1], ARGV[2], ARGV[k + 2], ARGV[k + 3], ARGV[4], ARGV[5], ARGV[6]) then
+  if accept(KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], ARGV[k + 1], ARGV[k + 2], ARGV[k + 3]) then
     outcome = 'marked'
     if not kick_tried then
       kick_tried = true
-      if redis.call('SET', KEYS[4], '1', 'PX', ARGV[3], 'NX') then outcome = 'marked_kick' end
+      if redis.call('SET', kick, '1', 'PX', ARGV[3], 'NX') then outcome = 'marked_kick' end
     end
   end
   out[e] = outcome
