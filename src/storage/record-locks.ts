@@ -93,12 +93,13 @@ export async function lockRecords(
   const lease = Math.min(options.ttlMs ?? LOCK_LEASE_MS, LOCK_LEASE_MS);
   const waitMs = options.waitMs ?? 30_000;
   const sorted = [...new Set(keys)].sort();
-  const hash = sorted.length > 0 ? options.holders : undefined;
-  const holder = hash ? lockHolderFor(redis) : undefined;
-  const token = holder ? holder.valueFor(randomUUID()) : randomUUID();
-  const acquireKeys = hash ? [...sorted, hash] : sorted;
-  const acquireArgs = holder ? [token, lease, ...holder.acquireArgs()] : [token, lease];
-  if (hash) holder?.enter(hash);
+  // The locks name this process when the caller gives the holders hash (and there is a lock to name).
+  const named =
+    options.holders && sorted.length > 0 ? { hash: options.holders, holder: lockHolderFor(redis) } : null;
+  const token = named ? named.holder.valueFor(randomUUID()) : randomUUID();
+  const acquireKeys = named ? [...sorted, named.hash] : sorted;
+  const acquireArgs = named ? [token, lease, ...named.holder.acquireArgs()] : [token, lease];
+  named?.holder.enter(named.hash);
   const started = Date.now();
   let delay = 20;
   let sentAt = Date.now();
@@ -110,11 +111,11 @@ export async function lockRecords(
       sentAt = Date.now();
     }
   } catch (err) {
-    if (hash) holder?.leave(hash);
+    named?.holder.leave(named.hash);
     throw err;
   }
-  if (hash) holder?.alive(hash, sentAt);
-  const lapses = hash ? (holder?.lapsesOf(hash) ?? 0) : 0;
+  named?.holder.alive(named.hash, sentAt);
+  const lapses = named ? named.holder.lapsesOf(named.hash) : 0;
   let held = true;
   let released = false;
   let renewing: Promise<void> = Promise.resolve();
@@ -138,7 +139,7 @@ export async function lockRecords(
   timer?.unref();
   return {
     held: () => {
-      if (held && hash && holder && !holder.trusts(hash, lapses)) held = false;
+      if (held && named && !named.holder.trusts(named.hash, lapses)) held = false;
       return held;
     },
     release: async () => {
@@ -148,7 +149,7 @@ export async function lockRecords(
       try {
         if (sorted.length > 0) await RELEASE.run(redis, sorted, [token], releaseReply);
       } finally {
-        if (hash) holder?.leave(hash);
+        named?.holder.leave(named.hash);
       }
     },
   };
