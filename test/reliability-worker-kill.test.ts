@@ -5,6 +5,7 @@ import { connectorFields, staleRecords } from './support/end-state.js';
 import { wrongRecords } from './support/expectations.js';
 import { startTestSystem, stopTestSystem } from './support/local-system.js';
 import { measured } from './support/measured.js';
+import { ScoreChanger } from './support/score-changer.js';
 import { ScoreVersions } from './support/score-versions.js';
 import { reliabilitySeed, seededRandom } from './support/seeded-random.js';
 import { failedJobs, queuesIdle, runEnded, runOf } from './support/system-state.js';
@@ -19,7 +20,6 @@ import { buildWorkerCli, sharedSecretsEnv, WorkerProcess, workerEnvFor } from '.
 
 const COMPANIES = 1200;
 const CHANGED_SLUGS = 8;
-const CHANGE_EVERY_MS = 300;
 const MAX_VERSIONS = 20;
 /**
  * A kill lands at a random moment of the backfill's first seconds or at a random point of its first half,
@@ -86,31 +86,28 @@ async function backfillWithWorkers(options: { workers: number; kills: number }):
   const kills: Outcome['kills'] = [];
   const started = Date.now();
   const deadline = started + 240_000;
-  let lastChange = 0;
-  for (;;) {
-    const run = await runOf(system);
-    if (run?.state === 'done' || run?.state === 'stopped') break;
-    if (Date.now() > deadline)
-      throw new Error(`the backfill did not end in time (seed ${seed}): ${JSON.stringify(run)}`);
-    // Changes stop when half the records are done: the later half is written from reads made before the
-    // last change, which no later event repairs.
-    const changing = (run?.totals.records ?? 0) < COMPANIES / 2 && versions.versionCount < MAX_VERSIONS;
-    if (changing && Date.now() - lastChange >= CHANGE_EVERY_MS) {
-      versions.bumpAll();
-      lastChange = Date.now();
+  const changes = new ScoreChanger(system, versions, MAX_VERSIONS);
+  try {
+    for (;;) {
+      const run = await runOf(system);
+      if (run?.state === 'done' || run?.state === 'stopped') break;
+      if (Date.now() > deadline)
+        throw new Error(`the backfill did not end in time (seed ${seed}): ${JSON.stringify(run)}`);
+      const due =
+        killTimes.length > 0 &&
+        (Date.now() - started >= killTimes[0]! || (run?.totals.records ?? 0) >= killProgress[0]!);
+      if (due) {
+        killTimes.shift();
+        killProgress.shift();
+        const victim = pool.splice(Math.floor(random() * pool.length), 1)[0]!;
+        kills.push({ atMs: Date.now() - started, recordsDone: run?.totals.records ?? 0, pid: victim.pid });
+        await victim.kill();
+        await startOne();
+      }
+      await sleep(50);
     }
-    const due =
-      killTimes.length > 0 &&
-      (Date.now() - started >= killTimes[0]! || (run?.totals.records ?? 0) >= killProgress[0]!);
-    if (due) {
-      killTimes.shift();
-      killProgress.shift();
-      const victim = pool.splice(Math.floor(random() * pool.length), 1)[0]!;
-      kills.push({ atMs: Date.now() - started, recordsDone: run?.totals.records ?? 0, pid: victim.pid });
-      await victim.kill();
-      await startOne();
-    }
-    await sleep(50);
+  } finally {
+    await changes.stop();
   }
   // First the state the backfill and its change events left, before any later event could repair it.
   await system.sandbox.waitForDeliveries();

@@ -3,6 +3,7 @@ import { expect } from 'vitest';
 import type { LocalSystem } from '../../local/system.js';
 import { staleRecords } from './end-state.js';
 import { wrongRecords } from './expectations.js';
+import { ScoreChanger } from './score-changer.js';
 import { ScoreVersions } from './score-versions.js';
 import { failedJobs, queuesIdle, runEnded, runOf } from './system-state.js';
 
@@ -12,7 +13,6 @@ import { failedJobs, queuesIdle, runEnded, runOf } from './system-state.js';
  * nothing stale, nothing written from an older read after a newer one, no failed job.
  */
 
-const CHANGE_EVERY_MS = 300;
 const MAX_VERSIONS = 15;
 
 /** Slows the local CRM and the sandbox and picks the reports to re-score. */
@@ -26,9 +26,9 @@ export function slowDown(system: LocalSystem, changedSlugs = 6): ScoreVersions {
 }
 
 /**
- * Drives the backfill to its end: re-scores the changed reports every CHANGE_EVERY_MS until half the records
- * are done, calls `at` with the records done and the run's state on each turn (it does the kills and
- * failovers), then lets the last changes' events land.
+ * Drives the backfill to its end while ScoreChanger re-scores the changed reports, calls `at` with the records
+ * done and the run's state on each turn (it does the kills and failovers), then lets the last changes' events
+ * land.
  */
 export async function backfillWhile(
   system: LocalSystem,
@@ -36,23 +36,17 @@ export async function backfillWhile(
   at: (recordsDone: number, state: string | undefined) => Promise<void>,
 ): Promise<void> {
   const deadline = Date.now() + 180_000;
-  const companies = system.recordIds.length;
-  let lastChange = 0;
-  for (;;) {
-    const run = await runOf(system);
-    if (run?.state === 'done' || run?.state === 'stopped') break;
-    if (Date.now() > deadline) throw new Error(`the backfill did not end in time: ${JSON.stringify(run)}`);
-    const done = run?.totals.records ?? 0;
-    // At least three versions while the run is under way, even when it is past half (a first batch of 25 and one
-    // pass make the backfill quick), then more until half the records are done.
-    const changing =
-      versions.versionCount < 3 || (done < companies / 2 && versions.versionCount < MAX_VERSIONS);
-    if (changing && Date.now() - lastChange >= CHANGE_EVERY_MS) {
-      versions.bumpAll();
-      lastChange = Date.now();
+  const changes = new ScoreChanger(system, versions, MAX_VERSIONS);
+  try {
+    for (;;) {
+      const run = await runOf(system);
+      if (run?.state === 'done' || run?.state === 'stopped') break;
+      if (Date.now() > deadline) throw new Error(`the backfill did not end in time: ${JSON.stringify(run)}`);
+      await at(run?.totals.records ?? 0, run?.state);
+      await sleep(50);
     }
-    await at(done, run?.state);
-    await sleep(50);
+  } finally {
+    await changes.stop();
   }
   await system.sandbox.waitForDeliveries();
   await queuesIdle(system, 120_000);
