@@ -8,7 +8,7 @@
  * | report client (src/reports/client.ts) | 5xx, network errors, timeouts, a 429 whose Retry-After is short | `reportsHttp` |
  * | each CRM's client layers | what its provider's `retryBudget` says | the provider's `retryBudget` |
  * | batch write (`writeUpdates`) | records a write answered RETRYABLE (row locks), in a later call of the batch | `recordRetry.inBatch*` |
- * | pipeline batch (`handlers/batch.ts`) | records still RETRYABLE after that, as a new batch (reads from the run's cache) | `recordRetry` |
+ * | pipeline batch (`enrich-now.ts`) | records still RETRYABLE after that, as a new batch, whoever ran the first (a run, an event, an admin) | `recordRetry` |
  * | BullMQ job (queues.ts) | a job that threw anything transient | `job` |
  *
  * Not counted as attempts anywhere: an upstream rate limit or quota pause moves the job to delayed for exactly

@@ -50,7 +50,8 @@ const firstOriginSchema = z.discriminatedUnion('kind', [
   /**
    * An admin's decisions on the review queue: `links` (record id -> slug) become the admin's links in the same
    * write as the report's fields; `rejected` records become the admin's `no_match`; `written` is the slug a
-   * single decision wrote to its record just before the batch (read afresh, like the slugs of `links`).
+   * single decision wrote to its record just before the batch, in jobs queued before 2026-11-27 (read afresh,
+   * like the slugs of `links`); a single decision now goes in `links` too.
    */
   z.object({
     kind: z.literal('review'),

@@ -1,13 +1,35 @@
+import { RETRY_BUDGET } from '../retry-budget.js';
+import { firstOriginOf } from './batch/origin.js';
 import type { BatchJob } from './batch-job.js';
 import { type BatchOutcome, type BatchTargets, enrichBatch } from './enrich-batch.js';
 import type { Pipeline } from './pipeline.js';
 
 /**
- * One batch run where it is asked for (a job's handler, an admin's command), then another update of each
- * slug whose report changed while the batch had it in hand (BatchOutcome.staleSlugs).
+ * One batch run where it is asked for (a job's handler, an event's update, an admin's command), then another
+ * update of each slug whose report changed while the batch had it in hand (BatchOutcome.staleSlugs), and a
+ * later batch for the records the CRM still refused for now (row locks), up to the record-retry budget. Every
+ * caller gets both: a refused record of a score change or an admin's decision is written later, not dropped.
  */
 export async function enrichNow(p: Pipeline, targets: BatchTargets, job: BatchJob): Promise<BatchOutcome> {
   const outcome = await enrichBatch(p.deps, targets, job);
   for (const slug of outcome.staleSlugs) await p.enqueueSlugUpdate(job.installationId, slug);
+  if (outcome.retryRecordIds.length > 0) await retryRefused(p, job, outcome.retryRecordIds);
   return outcome;
+}
+
+async function retryRefused(p: Pipeline, job: BatchJob, recordIds: string[]): Promise<void> {
+  const attempt = Number(/-retry(\d+)$/.exec(job.batchId)?.[1] ?? 0) + 1;
+  if (attempt > RETRY_BUDGET.recordRetry.attempts) return;
+  await p.enqueueBatch(
+    'realtime',
+    {
+      installationId: job.installationId,
+      batchId: `${job.batchId.replace(/-retry\d+$/, '')}-retry${attempt}`,
+      mode: job.mode,
+      recordIds,
+      // The first batch's origin decides again; a run's reports stay in its cache, where the retry reads them.
+      origin: { kind: 'retry', of: firstOriginOf(job) },
+    },
+    { delay: RETRY_BUDGET.recordRetry.baseDelayMs * 2 ** attempt },
+  );
 }

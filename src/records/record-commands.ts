@@ -40,7 +40,7 @@ export class RecordCommands {
     decision: { action: 'link'; slug: string } | { action: 'reject' },
   ): Promise<void> {
     const { runtime, index } = this.pipeline.deps;
-    const { connector, client } = await runtime.open(installationId, { urgent: true });
+    const targets = await runtime.open(installationId, { urgent: true });
     if (decision.action === 'reject') {
       const item = await index.reviews.item(installationId, recordId);
       await index.reviews.addRejectedSlugs(
@@ -50,28 +50,25 @@ export class RecordCommands {
       );
     } else {
       // Refuses a slug with no published report before anything is written (ReportNotFoundError).
-      await client.getReport(decision.slug);
-      const [result] = await connector.writeCompanies([
-        { id: recordId, values: { slug: decision.slug, linkSource: 'admin' } },
-      ]);
-      if (result && !result.ok) throw new ReviewWriteError(result.error.message, result.error.code);
-      await index.dropAutoLink(installationId, recordId);
+      await targets.client.getReport(decision.slug);
     }
-    await enrichNow(
-      this.pipeline,
-      { connector, client },
-      {
-        installationId,
-        batchId: 'review',
-        mode: 'full',
-        recordIds: [recordId],
-        // Rejecting every candidate is the admin's decision that the record has no report.
-        origin:
-          decision.action === 'link'
-            ? { kind: 'review', links: {}, rejected: [], written: decision.slug }
-            : { kind: 'review', links: {}, rejected: [recordId] },
-      },
-    );
+    // The link goes in the same write as the report's fields, under the record's lock like every batch's
+    // write: a backfill batch holding the record waits, then plans from the admin's link, never over it.
+    const { result } = await enrichNow(this.pipeline, targets, {
+      installationId,
+      batchId: 'review',
+      mode: 'full',
+      recordIds: [recordId],
+      // Rejecting every candidate is the admin's decision that the record has no report.
+      origin:
+        decision.action === 'link'
+          ? { kind: 'review', links: { [recordId]: decision.slug }, rejected: [] }
+          : { kind: 'review', links: {}, rejected: [recordId] },
+    });
+    if (result.records === 0) throw new ReviewWriteError('the record is no longer in the CRM', 'NOT_FOUND');
+    const failure = result.errors.find((e) => e.recordId === recordId);
+    if (failure) throw new ReviewWriteError(failure.message, failure.code);
+    if (decision.action === 'link') await index.dropAutoLink(installationId, recordId);
   }
 
   /**

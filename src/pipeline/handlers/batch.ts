@@ -1,5 +1,4 @@
-import { RETRY_BUDGET } from '../../retry-budget.js';
-import { firstOriginOf, isPreview, runIdOf } from '../batch/origin.js';
+import { isPreview, runIdOf } from '../batch/origin.js';
 import { isRunsFirstBatch } from '../batch/sizing.js';
 import type { BatchJob } from '../batch-job.js';
 import { enrichNow } from '../enrich-now.js';
@@ -7,8 +6,8 @@ import type { RunningJob } from '../jobs.js';
 import type { Pipeline } from '../pipeline.js';
 
 /**
- * `batch`: one batch of records (enrich-batch.ts), its result counted in its run, and the records the CRM
- * asked to try again queued as a retry batch, up to the record-retry budget.
+ * `batch`: one batch of records (enrich-batch.ts), its result counted in its run; the records the CRM asked
+ * to try again go to a retry batch (enrich-now.ts).
  */
 export async function batch(p: Pipeline, start: BatchJob, job?: RunningJob<BatchJob>): Promise<void> {
   // A batch run again (a failure, a rate-limit delay, a killed worker) may have written some records
@@ -25,21 +24,6 @@ export async function batch(p: Pipeline, start: BatchJob, job?: RunningJob<Batch
     urgent: runId === null || isRunsFirstBatch(data.batchId),
     preview: isPreview(data),
   });
-  const { result, retryRecordIds } = await enrichNow(p, { connector, client }, data);
+  const { result } = await enrichNow(p, { connector, client }, data);
   if (runId) await p.deps.runs.recordBatch(runId, data.batchId, result);
-  if (retryRecordIds.length === 0) return;
-  const attempt = Number(/-retry(\d+)$/.exec(data.batchId)?.[1] ?? 0) + 1;
-  if (attempt > RETRY_BUDGET.recordRetry.attempts) return;
-  await p.enqueueBatch(
-    'realtime',
-    {
-      installationId: data.installationId,
-      batchId: `${data.batchId.replace(/-retry\d+$/, '')}-retry${attempt}`,
-      mode: data.mode,
-      recordIds: retryRecordIds,
-      // The first batch's origin decides again; a run's reports stay in its cache, where the retry reads them.
-      origin: { kind: 'retry', of: firstOriginOf(data) },
-    },
-    { delay: RETRY_BUDGET.recordRetry.baseDelayMs * 2 ** attempt },
-  );
 }
