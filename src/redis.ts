@@ -1,4 +1,4 @@
-import { Cluster, type ClusterOptions, Redis, type RedisOptions } from 'ioredis';
+import { type ChainableCommander, Cluster, type ClusterOptions, Redis, type RedisOptions } from 'ioredis';
 import { Keys } from './storage/keys.js';
 
 /**
@@ -220,6 +220,11 @@ export async function scanTargets(client: RedisClient): Promise<Redis[]> {
   if (!isCluster(client)) return [client];
   await waitForRedis(client, 10_000);
   return client.nodes('master');
+}
+
+/** Sends a pipeline or a transaction and throws its first command's error (ioredis answers them, not throws). */
+export async function execOrThrow(batch: ChainableCommander): Promise<void> {
+  for (const [err] of (await batch.exec()) ?? []) if (err) throw err;
 }
 
 /**

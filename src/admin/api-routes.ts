@@ -265,8 +265,7 @@ export function adminApiRouter({ ctx, guard, actions, overview }: ApiRouteDeps):
   router.get('/installations/:id/mass-actions', async (req, res) => {
     const id = installationParam(req);
     await actions.installation(id);
-    const recent = await actions.mass.log.recent(id);
-    res.json({ massActions: recent.map(({ records: _records, ...summary }) => summary) });
+    res.json({ massActions: await actions.mass.log.recent(id) });
   });
 
   router.post('/installations/:id/mass-actions/:massId/undo', async (req, res) => {

@@ -409,7 +409,7 @@ export class AdminMassActions {
     );
     const kept = (planned.leftAlone.touched ?? 0) + ids.length - done.length;
     await this.save(installationId, { id: massId, kind: 'restore', undoes: undone.id, by, mark }, done, kept);
-    await this.log.save(installationId, { ...undone, undoneBy: massId });
+    await this.log.markUndone(installationId, undone.id, massId);
     return { massId, kind: 'restore' as const, done: done.length, kept };
   }
 

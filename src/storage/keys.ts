@@ -452,9 +452,13 @@ export class Keys {
 
   // ---- mass actions (decisions/mass-actions.ts) -----------------------------------------------------------
 
-  /** JSON of one mass action (an undone run, a bulk review decision, an undo of one): what undoing it restores. */
+  /** JSON of one mass action (an undone run, a bulk review decision, an undo of one) but its records. */
   massAction(id: string, massId: string): string {
     return `${this.inst(id)}:mass:${massId}`;
+  }
+  /** List of JSON arrays of one mass action's records, MASS_RECORDS_PER_VALUE each (before 2026-11-27, in massAction). */
+  massActionRecords(id: string, massId: string): string {
+    return `${this.inst(id)}:mass:${massId}:records`;
   }
   /** List of an installation's recent mass action ids, newest first. */
   massActions(id: string): string {

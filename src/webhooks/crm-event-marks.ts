@@ -1,4 +1,4 @@
-import type { RedisClient } from '../redis.js';
+import { execOrThrow, type RedisClient } from '../redis.js';
 import type { Keys } from '../storage/keys.js';
 
 /**
@@ -43,6 +43,6 @@ export class CrmEventMarks {
     for (const id of ids) {
       pipeline.set(this.keys.eventSeen(this.source, id), '1', 'EX', CRM_EVENT_MARK_SECONDS, 'NX');
     }
-    for (const [err] of (await pipeline.exec()) ?? []) if (err) throw err;
+    await execOrThrow(pipeline);
   }
 }

@@ -1,4 +1,4 @@
-import type { MassAction, MassKind } from '../../decisions/mass-actions.js';
+import type { MassActionSummary, MassKind } from '../../decisions/mass-actions.js';
 import type { MatchStatus } from '../../fields.js';
 import { html, type SafeHtml } from '../html.js';
 import type { MassOutcome, MassPreview } from '../mass-actions.js';
@@ -105,7 +105,7 @@ export function confirmPage(o: ConfirmPageInput): SafeHtml {
 /** The decision log's mass actions, newest first, each with "Undo this" until it is undone. */
 export function massActionsSection(o: {
   installationId: string;
-  actions: readonly MassAction[];
+  actions: readonly MassActionSummary[];
   csrf: string | null;
 }): SafeHtml | string {
   if (o.actions.length === 0) return '';

@@ -1,6 +1,6 @@
 import type { Decision } from '../../decisions/decision-log.js';
 import { DECISION_LOG_SIZE } from '../../decisions/decision-log.js';
-import type { MassAction } from '../../decisions/mass-actions.js';
+import type { MassActionSummary } from '../../decisions/mass-actions.js';
 import type { RunSummary } from '../../storage/runs.js';
 import { html, type SafeHtml } from '../html.js';
 import type { InstallationView } from '../overview.js';
@@ -49,7 +49,7 @@ export interface LinksPageInput {
   decisions: readonly Decision[];
   decisionCount: number;
   /** The latest mass actions (undone syncs, bulk decisions), each with "Undo this". */
-  massActions?: readonly MassAction[];
+  massActions?: readonly MassActionSummary[];
   /** Where the decision log's page is: the cursor it started at, the next older one, a search and its count. */
   decisionPage?: { before: string | null; older: string | null; query: string; found: number | null };
   query: Record<string, string>;
