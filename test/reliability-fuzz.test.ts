@@ -95,7 +95,7 @@ beforeAll(async () => {
       secrets: [SECRET],
       hexHeader: 'x-signature',
       enqueue: async () => {},
-      inbox: { accept: async () => 'marked' },
+      inbox: { accept: async () => 'marked', kickNotQueued: async () => {} },
       kickScoreChanges: async () => {},
       logger: pino({ level: 'silent' }),
     }),

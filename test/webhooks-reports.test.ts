@@ -171,6 +171,7 @@ function acceptInto(into: { id: string; type: string; slug: string }[]): ReportW
       if (outcome !== 'duplicate') into.push({ id: entry.id, type: entry.type, slug: entry.slug });
       return outcome;
     },
+    kickNotQueued: () => inbox.kickNotQueued(),
   };
 }
 
@@ -347,7 +348,7 @@ describe('POST /webhooks/reports', () => {
     enqueued.length = 0;
     const body = event('score.changed', 'retry-me');
     const closed = async () => Promise.reject(new Error('Connection is closed'));
-    const failing = { ...deps, enqueue: closed, inbox: { accept: closed } };
+    const failing = { ...deps, enqueue: closed, inbox: { accept: closed, kickNotQueued: closed } };
     const app = express();
     app.use(createReportWebhookRouter(failing));
     const failingServer = await listenOnLoopback(app);

@@ -11,7 +11,7 @@ import { scoreChangedEvent, signedHeaders } from './support/report-webhooks.js';
 /**
  * The report route records a `score.changed` in the score-change inbox itself and queues the inbox's fan-out
  * only when the inbox says none is queued; a fan-out that cannot be queued leaves the event acknowledged (its
- * mark waits for the next kick or the periodic sweep).
+ * mark waits for the next event's kick, which comes at once, or the periodic sweep).
  */
 
 const { redis, freshPrefix } = redisWithFreshPrefixes('score-inbox');
@@ -88,5 +88,9 @@ describe('score.changed through the route into the inbox', () => {
     expect(answer).toMatchObject({ status: 202, outcome: 'accepted' });
     expect(kicks.count).toBe(1);
     expect(await inbox.waiting()).toBe(1);
+    // The next event tries to queue the fan-out again at once, not once the kick mark has lapsed.
+    expect((await handler.handle(delivery('initech'))).status).toBe(202);
+    expect(kicks.count).toBe(2);
+    expect(await inbox.stranded()).toBe(true);
   });
 });

@@ -182,6 +182,14 @@ export class ScoreChangeInbox {
   }
 
   /**
+   * The fan-out an accept's `marked_kick` asked for could not be queued: the kick mark goes, so the next event
+   * queues one instead of waiting out KICK_TTL_MS (a twin of a fan-out queued after all only takes nothing).
+   */
+  async kickNotQueued(): Promise<void> {
+    await this.redis.del(this.keys.scoreInboxKick());
+  }
+
+  /**
    * Whether marks wait for a fan-out (or a fan-out took some and never finished) while no fan-out is queued or
    * running (the kick mark, which a running fan-out sets again at each take, has lapsed).
    */

@@ -80,7 +80,7 @@ export interface ReportWebhookDeps {
    * The score-change inbox: a `score.changed` recorded (duplicate marker, event log) and its slug marked in one
    * round trip; `duplicate` when its id was seen before, `marked_kick` when no fan-out is queued yet.
    */
-  inbox: Pick<ScoreChangeInbox, 'accept'>;
+  inbox: Pick<ScoreChangeInbox, 'accept' | 'kickNotQueued'>;
   /** Pipeline.kickScoreChanges: queues the inbox's fan-out (the `score-changes` job). */
   kickScoreChanges: () => Promise<void>;
   logger: Logger;
@@ -245,9 +245,10 @@ export class ReportWebhookHandler {
       if (accepted === 'duplicate') return answer('duplicate', 200, { received: true, duplicate: true });
       if (accepted === 'marked_kick') {
         // The mark is durable once accepted: a fan-out not queued now is queued by the next event's kick or
-        // the periodic sweep (Schedules.scheduleScoreChangeSweep).
-        await deps.kickScoreChanges().catch((err: unknown) => {
-          deps.logger.warn({ err }, 'score-change fan-out not queued; the periodic sweep will run it');
+        // the periodic sweep (Schedules.scheduleScoreChangeSweep), whichever comes first.
+        await deps.kickScoreChanges().catch(async (err: unknown) => {
+          deps.logger.warn({ err }, 'score-change fan-out not queued; the next event or the sweep will');
+          await deps.inbox.kickNotQueued().catch(() => undefined);
         });
       }
       return answer('accepted', 202, { received: true });
