@@ -4,6 +4,7 @@ import { ReportReader } from '../src/pipeline/report-reader.js';
 import { closeRedis, createRedis, deleteKeysWithPrefix } from '../src/redis.js';
 import { ReportClient } from '../src/reports/client.js';
 import { createSandbox, type ListeningSandbox, type ReportSandbox } from '../src/sandbox/index.js';
+import { ROUTES } from '../src/sandbox/sandbox-facts.js';
 import { Keys } from '../src/storage/keys.js';
 import { REDIS_URL } from './support/redis-url.js';
 import { waitFor } from './support/wait.js';
@@ -71,5 +72,26 @@ describe('ReportReader fill lock', () => {
     const read = await reader().read(slug);
     expect(read.kind).toBe('report');
     expect(sandbox.answeredReads().get(slug)).toBe(1);
+  });
+
+  it('two workers searching one name at once search it once', async () => {
+    const name = sandbox.listReports().find((r) => r.published)!.name;
+    sandbox.resetRequestCounts();
+    // Every answer takes five times the lock's life: the first search is under way when the second asks.
+    sandbox.setFaults({ delayMs: 3_000 });
+    try {
+      const filling = reader().search(name, 5);
+      await waitFor('the first search to hold the lock', async () =>
+        (await redis.exists(keys.searchCacheFill(client().keyIdentity, name, 5))) ? true : undefined,
+      );
+      const waiting = reader().search(name, 5);
+      const [filled, waited] = await Promise.all([filling, waiting]);
+      expect(sandbox.requestCount({ route: ROUTES.search })).toBe(1);
+      expect(filled.length).toBeGreaterThan(0);
+      expect(waited).toEqual(filled);
+      expect(await redis.exists(keys.searchCacheFill(client().keyIdentity, name, 5))).toBe(0);
+    } finally {
+      sandbox.clearFaults();
+    }
   });
 });

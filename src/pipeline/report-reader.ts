@@ -20,8 +20,8 @@ import { parseStoredJson } from '../util/json.js';
  *
  * A fill lock keeps two workers from reading one slug at once: the filler renews it for as long as its read
  * lasts (throttled reads waiting out `Retry-After` included) and the others wait; a filler that dies stops
- * renewing and its lock lapses within `fillLockMs`. Searches are kept the same way, stale once any of their
- * hits changed or any report was published since.
+ * renewing and its lock lapses within `fillLockMs`. Searches are kept and filled the same way, stale once any
+ * of their hits changed or any report was published since.
  *
  * Partitioned by the client's key identity (a digest of the key and the service's address): a sandbox key's
  * fixtures never answer a live key, and a revoked key reads nobody's answers but its own.
@@ -92,59 +92,68 @@ export class ReportReader {
   async read(slug: string, options: { fresh?: boolean } = {}): Promise<ReadReport> {
     if (this.cacheSeconds <= 0) return this.fetch(slug);
     const key = this.keys.reportCached(this.keyId, slug);
-    const lockKey = this.keys.reportCacheFill(this.keyId, slug);
-    const token = randomUUID();
-    if (!options.fresh) {
-      const kept = await this.current(key, slug);
-      if (kept) return kept;
-      if ((await this.redis.set(lockKey, token, 'PX', this.fillLockMs, 'NX')) !== 'OK') {
-        const filled = await this.waitForFill(key, lockKey, slug);
-        if (filled) return filled;
-      }
-    }
-    // Renewed while the read lasts: a read that waits out a 429's Retry-After (up to 30 s, three times) must
-    // not let the lock lapse, or a waiter reads the same slug too.
-    const renew = setInterval(() => {
-      RENEW.run(this.redis, [lockKey], [token, this.fillLockMs], renewReply).catch(() => undefined);
-    }, this.fillLockMs / 3);
-    try {
+    const fill = async () => {
       const at = Date.now();
       const result = await this.fetch(slug);
       await this.redis.set(key, JSON.stringify({ ...result, at }), 'EX', this.cacheSeconds);
       return result;
-    } finally {
-      clearInterval(renew);
-      await RELEASE.run(this.redis, [lockKey], [token], releaseReply);
-    }
+    };
+    // A person's decision just named the slug: read it now, whatever is kept or being read.
+    if (options.fresh) return fill();
+    return this.once(this.keys.reportCacheFill(this.keyId, slug), () => this.current(key, slug), fill);
   }
 
   /**
    * The service's hits for `q`, kept like reads: many records with one name, and every later run within the
-   * bound, cost one search. Hits that are whole reports are kept as reads of those reports (as of the search).
+   * bound, cost one search, and two workers searching one name at once search it once (issue 30 review).
+   * Hits that are whole reports are kept as reads of those reports (as of the search).
    */
   async search(q: string, limit: number): Promise<SearchHit[]> {
+    if (this.cacheSeconds <= 0) return (await this.client.search({ q, limit })).hits;
     const key = this.keys.searchCached(this.keyId, q, limit);
-    if (this.cacheSeconds > 0) {
-      const kept = parseStoredJson(searchedSchema, await this.redis.get(key));
-      const hitSlugs = kept ? kept.hits.map((h) => h.slug) : [];
-      if (
-        kept &&
-        kept.at >= this.readSince &&
-        kept.seq > (await searchChangeSeq(this.redis, this.keys, hitSlugs))
-      )
-        return kept.hits;
+    const kept = async () => {
+      const searched = parseStoredJson(searchedSchema, await this.redis.get(key));
+      if (!searched || searched.at < this.readSince) return null;
+      const hitSlugs = searched.hits.map((h) => h.slug);
+      return searched.seq > (await searchChangeSeq(this.redis, this.keys, hitSlugs)) ? searched.hits : null;
+    };
+    const fill = async () => {
+      const at = Date.now();
+      const seq = await this.nextSeq();
+      const { hits } = await this.client.search({ q, limit });
+      await this.redis.set(key, JSON.stringify({ seq, at, hits }), 'EX', this.cacheSeconds);
+      for (const hit of hits) {
+        const full = reportSchema.safeParse(hit);
+        // As good as reading it: it saves a read later. Never over a read of its own (NX).
+        if (full.success) await this.keep(full.data, seq, at);
+      }
+      return hits;
+    };
+    return this.once(this.keys.searchCacheFill(this.keyId, q, limit), kept, fill);
+  }
+
+  /**
+   * What is kept, else `fill` by one worker at a time: the one that takes the fill lock fills, renewing the lock
+   * while its request lasts (a read that waits out a 429's Retry-After, up to 30 s three times, must not let it
+   * lapse, or a waiter requests the same thing too); the others wait for what it keeps.
+   */
+  private async once<T>(lockKey: string, kept: () => Promise<T | null>, fill: () => Promise<T>): Promise<T> {
+    const found = await kept();
+    if (found) return found;
+    const token = randomUUID();
+    if ((await this.redis.set(lockKey, token, 'PX', this.fillLockMs, 'NX')) !== 'OK') {
+      const filled = await this.waitForFill(lockKey, kept);
+      if (filled) return filled;
     }
-    const at = Date.now();
-    const seq = await this.nextSeq();
-    const { hits } = await this.client.search({ q, limit });
-    if (this.cacheSeconds <= 0) return hits;
-    await this.redis.set(key, JSON.stringify({ seq, at, hits }), 'EX', this.cacheSeconds);
-    for (const hit of hits) {
-      const full = reportSchema.safeParse(hit);
-      // As good as reading it: it saves a read later. Never over a read of its own (NX).
-      if (full.success) await this.keep(full.data, seq, at);
+    const renew = setInterval(() => {
+      RENEW.run(this.redis, [lockKey], [token, this.fillLockMs], renewReply).catch(() => undefined);
+    }, this.fillLockMs / 3);
+    try {
+      return await fill();
+    } finally {
+      clearInterval(renew);
+      await RELEASE.run(this.redis, [lockKey], [token], releaseReply);
     }
-    return hits;
   }
 
   private async keep(report: Report, seq: number, at: number): Promise<void> {
@@ -176,14 +185,14 @@ export class ReportReader {
     return report.success ? { kind: 'report', report: report.data, seq: parsed.seq } : null;
   }
 
-  /** Waits while the filler holds the lock (it renews it while alive); null: read it yourself. */
-  private async waitForFill(key: string, lockKey: string, slug: string): Promise<ReadReport | null> {
+  /** Waits while the filler holds the lock (it renews it while alive); null: fill it yourself. */
+  private async waitForFill<T>(lockKey: string, kept: () => Promise<T | null>): Promise<T | null> {
     const deadline = Date.now() + FILL_WAIT_MAX_MS;
     while (Date.now() < deadline) {
       await sleep(25);
-      const kept = await this.current(key, slug);
-      if (kept) return kept;
-      // The filler failed or died: fetch ourselves.
+      const found = await kept();
+      if (found) return found;
+      // The filler failed or died: fill it yourself.
       if (!(await this.redis.exists(lockKey))) return null;
     }
     return null;

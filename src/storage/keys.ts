@@ -322,6 +322,10 @@ export class Keys {
     const qHash = createHash('sha256').update(`${limit} ${q}`).digest('hex').slice(0, 24);
     return `${this.reportCacheStem(keyId, qHash)}:s:${qHash}`;
   }
+  /** Held by the one worker filling `searchCached(keyId, q, limit)`. */
+  searchCacheFill(keyId: string, q: string, limit: number): string {
+    return `${this.searchCached(keyId, q, limit)}:fill`;
+  }
   /** Pattern of every report-cache key (the memory bench, clean-up). */
   reportCachePattern(): string {
     return `${this.prefix}:rcache:*`;
