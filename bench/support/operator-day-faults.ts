@@ -204,17 +204,18 @@ export async function measureFaults(
     const runs = await runsSince(sys, day.startedAt);
     const answers = sys.sandbox.answerCounts();
     const end = backfillEndAt ?? Number.POSITIVE_INFINITY;
-    // The events after the faults that missed 3 s, one by one, beside the last kill: enough to tell a killed
-    // holder's record leases (LOCK_LEASE_MS) from a lane that stalled, without a second run.
-    const lastKill = killedAt.at(-1) ?? faultsEndAt;
-    for (const e of events.filter((e) => e.sentAt >= faultsEndAt)) {
-      const landed = e.landedLinkedAt ?? e.landedAt;
+    // The events on linked records that missed 3 s, one by one, beside the kill before them: enough to tell a
+    // killed holder's record leases (LOCK_LEASE_MS) or fill locks from a lane that stalled, without a second
+    // run. Events whose slug had no linked record yet land with the backfill (the strict rows) and are left out.
+    for (const e of events.filter((e) => e.linkedIds.length > 0)) {
+      const landed = e.landedLinkedAt;
       if (landed !== null && landed - e.sentAt <= 3_000) continue;
+      const killBefore = killedAt.filter((k) => k <= e.sentAt).at(-1);
       say(
-        `  slow event: ${e.slug} sent at ${at(e.sentAt).toFixed(1)} s (last kill at ${at(lastKill).toFixed(1)} s), ` +
+        `  slow event: ${e.slug} sent at ${at(e.sentAt).toFixed(1)} s ${e.sentAt >= faultsEndAt ? 'after' : 'during'} the faults ` +
+          `(kill before it ${killBefore === undefined ? 'none' : `at ${at(killBefore).toFixed(1)} s`}, Redis restart at ${at(redisRestartAt).toFixed(1)} s), ` +
           `acknowledged ${e.ackAt === null ? 'never' : `at ${at(e.ackAt).toFixed(1)} s`}, on its ` +
-          `${e.linkedIds.length} linked records ${e.landedLinkedAt === null ? 'never' : `at ${at(e.landedLinkedAt).toFixed(1)} s`}, ` +
-          `strict ${e.landedAt === null ? 'never' : `at ${at(e.landedAt).toFixed(1)} s`}`,
+          `${e.linkedIds.length} linked records ${landed === null ? 'never' : `at ${at(landed).toFixed(1)} s`}`,
       );
     }
     return {
