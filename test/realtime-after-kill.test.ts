@@ -1,11 +1,10 @@
-import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalSystem } from '../local/system.js';
 import { HOLDER_ALIVE_MS } from '../src/storage/lock-holder.js';
 import { LOCK_LEASE_MS } from '../src/storage/record-locks.js';
 import { startTestSystem, stopTestSystem } from './support/local-system.js';
 import { LockHolderProcess } from './support/lock-holder-process.js';
-import { postSignedEvent, scoreChangedEvent } from './support/report-webhooks.js';
+import { postScoreChanged } from './support/report-webhooks.js';
 import { runEnded } from './support/system-state.js';
 import { waitFor } from './support/wait.js';
 
@@ -56,10 +55,7 @@ async function eventAfterKilledHolder(nth: number, named: boolean): Promise<numb
   const killedAt = Date.now();
   const score = system.sandbox.getReport(slug)!.score.overall + 4.5;
   system.sandbox.updateReport(slug, { score: { overall: score } });
-  const id = `msg_${randomUUID()}`;
-  const body = JSON.stringify(scoreChangedEvent(id, slug));
-  const secret = ctx.config.reports.webhookSecrets[0]!;
-  expect((await postSignedEvent(`${system.appUrl}/webhooks/reports`, secret, body, { id })).status).toBe(202);
+  expect((await postScoreChanged(system, slug)).status).toBe(202);
   await waitFor(
     'the new score on the record',
     () => (system.crm.record(target.id)?.score === score ? true : undefined),

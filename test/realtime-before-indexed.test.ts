@@ -1,10 +1,9 @@
-import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalSystem } from '../local/system.js';
 import { list } from '../src/pipeline/handlers/list.js';
 import { parseJobData } from '../src/pipeline/jobs.js';
 import { startTestSystem, stopTestSystem } from './support/local-system.js';
-import { postSignedEvent, scoreChangedEvent } from './support/report-webhooks.js';
+import { postScoreChanged } from './support/report-webhooks.js';
 import { runEnded } from './support/system-state.js';
 import { waitFor } from './support/wait.js';
 
@@ -28,10 +27,7 @@ afterAll(async () => {
 });
 
 async function scoreChanged(slug: string): Promise<void> {
-  const id = `msg_${randomUUID()}`;
-  const body = JSON.stringify(scoreChangedEvent(id, slug));
-  const secret = system.ctx.config.reports.webhookSecrets[0]!;
-  expect((await postSignedEvent(`${system.appUrl}/webhooks/reports`, secret, body, { id })).status).toBe(202);
+  expect((await postScoreChanged(system, slug)).status).toBe(202);
 }
 
 describe('an event for a record a run listed but has not indexed', () => {

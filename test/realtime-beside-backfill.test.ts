@@ -1,8 +1,7 @@
-import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalSystem } from '../local/system.js';
 import { startTestSystem, stopTestSystem } from './support/local-system.js';
-import { postSignedEvent, scoreChangedEvent } from './support/report-webhooks.js';
+import { postScoreChanged } from './support/report-webhooks.js';
 import { runOf } from './support/system-state.js';
 import { waitFor } from './support/wait.js';
 
@@ -29,13 +28,8 @@ afterAll(async () => {
   await stopTestSystem(system);
 });
 
-const secret = () => system.ctx.config.reports.webhookSecrets[0]!;
-
 async function scoreChanged(slug: string) {
-  const id = `msg_${randomUUID()}`;
-  const body = JSON.stringify(scoreChangedEvent(id, slug));
-  const res = await postSignedEvent(`${system.appUrl}/webhooks/reports`, secret(), body, { id });
-  expect(res.status).toBe(202);
+  expect((await postScoreChanged(system, slug)).status).toBe(202);
 }
 
 /** A record the running backfill has already linked, and its report. */

@@ -1,11 +1,10 @@
-import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalSystem } from '../local/system.js';
 import { RETRY_BUDGET } from '../src/retry-budget.js';
 import { lockInstallationRecords } from '../src/storage/record-locks.js';
 import { startTestSystem, stopTestSystem } from './support/local-system.js';
-import { postSignedEvent, scoreChangedEvent } from './support/report-webhooks.js';
+import { postScoreChanged } from './support/report-webhooks.js';
 import { runEnded } from './support/system-state.js';
 import { waitFor } from './support/wait.js';
 
@@ -70,7 +69,7 @@ describe('an admin review decision', () => {
 
 describe('a record the CRM refuses for now', () => {
   it('gets a score change in a later batch', { timeout: 60_000 }, async () => {
-    const { ctx, sandbox } = salesforce;
+    const { sandbox } = salesforce;
     const org = salesforce.salesforce!;
     const recordId = salesforce.recordIds.find((id) => salesforce.crm.record(id)?.status === 'matched')!;
     expect(recordId).toBeDefined();
@@ -80,12 +79,7 @@ describe('a record the CRM refuses for now', () => {
     org.resetCounters();
     org.injectFaults({ lockRowShare: 1, seed: 5 });
     sandbox.updateReport(slug, { score: { overall: score } });
-    const id = `msg_${randomUUID()}`;
-    const body = JSON.stringify(scoreChangedEvent(id, slug));
-    const secret = ctx.config.reports.webhookSecrets[0]!;
-    expect(
-      (await postSignedEvent(`${salesforce.appUrl}/webhooks/reports`, secret, body, { id })).status,
-    ).toBe(202);
+    expect((await postScoreChanged(salesforce, slug)).status).toBe(202);
     // The update's batch sends the record once and resends it as often as its own budget allows.
     const sends = 1 + RETRY_BUDGET.recordRetry.inBatchAttempts;
     await waitFor(

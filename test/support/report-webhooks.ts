@@ -1,4 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { LocalSystem } from '../../local/system.js';
 import { signStandardWebhook, webhookSigningKey } from '../../src/sandbox/webhook-signing.js';
 
 /**
@@ -92,6 +94,20 @@ export function scoreChangedEvent(
   extra: Record<string, unknown> = {},
 ): ReportEventBody {
   return { id, type: 'score.changed', created_at: new Date().toISOString(), data: { slug, ...extra } };
+}
+
+/**
+ * A signed `score.changed` for `slug`, posted to a local system's report webhook as the service sends it (its
+ * first secret, a fresh id); the caller checks the answer.
+ */
+export async function postScoreChanged(
+  system: Pick<LocalSystem, 'appUrl' | 'ctx'>,
+  slug: string,
+): Promise<Response> {
+  const id = `msg_${randomUUID()}`;
+  const body = JSON.stringify(scoreChangedEvent(id, slug));
+  const secret = system.ctx.config.reports.webhookSecrets[0]!;
+  return postSignedEvent(`${system.appUrl}/webhooks/reports`, secret, body, { id });
 }
 
 /** A `score.changed` as the score-change inbox keeps it once accepted. */
