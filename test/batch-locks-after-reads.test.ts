@@ -4,8 +4,7 @@ import { type BatchJob, batchJobSchema } from '../src/pipeline/batch-job.js';
 import { type BatchOutcome, enrichBatch } from '../src/pipeline/enrich-batch.js';
 import type { ReportClient } from '../src/reports/client.js';
 import { startTestSystem, stopTestSystem } from './support/local-system.js';
-import { keysWithPrefix, queuesIdle, runEnded } from './support/system-state.js';
-import { waitFor } from './support/wait.js';
+import { keysWithPrefix, queuesIdle, runEnded, scoreOnRecord } from './support/system-state.js';
 
 /**
  * Issue 30: a backfill batch takes its records' locks only around its compare and write, after its searches and
@@ -126,11 +125,12 @@ describe('a batch holds its record locks only around its write', () => {
       // The sandbox sends the signed score.changed to the connector.
       system.sandbox.updateReport(slug, { score: { overall: score } });
       // Before, the event's batch waited for these records' locks: 30 s, then its job was retried.
-      await waitFor(
+      await scoreOnRecord(
+        system,
+        target,
+        score,
         'the new score on the record while the batch is held',
-        () => (system.crm.record(target)?.score === score ? true : undefined),
         15_000,
-        50,
       );
       expect(held.settled()).toBe(false);
     } finally {

@@ -5,8 +5,7 @@ import { LOCK_LEASE_MS } from '../src/storage/record-locks.js';
 import { startTestSystem, stopTestSystem } from './support/local-system.js';
 import { LockHolderProcess } from './support/lock-holder-process.js';
 import { postScoreChanged } from './support/report-webhooks.js';
-import { runEnded } from './support/system-state.js';
-import { waitFor } from './support/wait.js';
+import { runEnded, scoreOnRecord } from './support/system-state.js';
 
 /**
  * Issue 30: an event for a record whose lock a SIGKILLed worker held lands within the lease plus 3 s. The
@@ -56,12 +55,7 @@ async function eventAfterKilledHolder(nth: number, named: boolean): Promise<numb
   const score = system.sandbox.getReport(slug)!.score.overall + 4.5;
   system.sandbox.updateReport(slug, { score: { overall: score } });
   expect((await postScoreChanged(system, slug)).status).toBe(202);
-  await waitFor(
-    'the new score on the record',
-    () => (system.crm.record(target.id)?.score === score ? true : undefined),
-    90_000,
-    50,
-  );
+  await scoreOnRecord(system, target.id, score, 'the new score on the record', 90_000);
   const landedMs = Date.now() - killedAt;
   console.log(
     `[measured] event after a killed lock holder (${named ? 'named' : 'lease only'}) landed ${landedMs} ms after the kill`,

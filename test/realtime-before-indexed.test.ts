@@ -4,8 +4,7 @@ import { list } from '../src/pipeline/handlers/list.js';
 import { parseJobData } from '../src/pipeline/jobs.js';
 import { startTestSystem, stopTestSystem } from './support/local-system.js';
 import { postScoreChanged } from './support/report-webhooks.js';
-import { runEnded } from './support/system-state.js';
-import { waitFor } from './support/wait.js';
+import { runEnded, scoreOnRecord } from './support/system-state.js';
 
 /**
  * Issue 30: an event reaches a record whose slug a person set in the CRM while the first sync has listed the
@@ -61,12 +60,7 @@ describe('an event for a record a run listed but has not indexed', () => {
     const score = system.sandbox.getReport(slug)!.score.overall + 6.5;
     system.sandbox.updateReport(slug, { score: { overall: score } });
     await scoreChanged(slug);
-    await waitFor(
-      'the new score on the record the run listed',
-      () => (system.crm.record(recordId)?.score === score ? true : undefined),
-      20_000,
-      50,
-    );
+    await scoreOnRecord(system, recordId, score, 'the new score on the record the run listed', 20_000);
     // Real time wrote it, not the backfill: the records without a slug are still untouched.
     const untouched = system.recordIds.filter((id, n) => n !== i && !system.crm.record(id)?.syncedAt);
     expect(untouched.length).toBeGreaterThan(0);

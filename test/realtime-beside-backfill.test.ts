@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalSystem } from '../local/system.js';
 import { startTestSystem, stopTestSystem } from './support/local-system.js';
 import { postScoreChanged } from './support/report-webhooks.js';
-import { runOf } from './support/system-state.js';
+import { runOf, scoreOnRecord } from './support/system-state.js';
 import { waitFor } from './support/wait.js';
 
 /**
@@ -66,12 +66,7 @@ describe('real time beside a backfill', () => {
       await scoreChanged(target.slug);
     }
     const sent = Date.now();
-    await waitFor(
-      "the storm's last score on the record",
-      () => (system.crm.record(target.id)?.score === score ? true : undefined),
-      60_000,
-      50,
-    );
+    await scoreOnRecord(system, target.id, score, "the storm's last score on the record", 60_000);
     const landedMs = Date.now() - sent;
     const stillRunning = await backfillRunning();
     const run = await runOf(system);
@@ -99,11 +94,6 @@ describe('real time beside a backfill', () => {
     // What main did for a hot slug: a hot mark, and the lane's job on the backfill queue.
     await ctx.pipeline.pendingSlugs.mark(installationId, target.slug, 'hot');
     await ctx.queues.backfill.add('slug-update', { installationId, hot: true }, { priority: 1 });
-    await waitFor(
-      'the old job to write the record',
-      () => (system.crm.record(target.id)?.score === score ? true : undefined),
-      150_000,
-      100,
-    );
+    await scoreOnRecord(system, target.id, score, 'the old job to write the record', 150_000, 100);
   });
 });

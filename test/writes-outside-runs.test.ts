@@ -5,7 +5,7 @@ import { RETRY_BUDGET } from '../src/retry-budget.js';
 import { lockInstallationRecords } from '../src/storage/record-locks.js';
 import { startTestSystem, stopTestSystem } from './support/local-system.js';
 import { postScoreChanged } from './support/report-webhooks.js';
-import { runEnded } from './support/system-state.js';
+import { runEnded, scoreOnRecord } from './support/system-state.js';
 import { waitFor } from './support/wait.js';
 
 /**
@@ -89,12 +89,7 @@ describe('a record the CRM refuses for now', () => {
       20,
     );
     org.clearFaults();
-    await waitFor(
-      'the new score on the refused record',
-      () => (salesforce.crm.record(recordId)?.score === score ? true : undefined),
-      30_000,
-      50,
-    );
+    await scoreOnRecord(salesforce, recordId, score, 'the new score on the refused record', 30_000);
     expect(salesforce.crm.record(recordId)!.status).toBe('matched');
   });
 });

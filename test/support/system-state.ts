@@ -80,3 +80,20 @@ export async function keysWithPrefix(redis: RedisClient, prefix: string): Promis
 }
 
 export { deleteKeysWithPrefix } from '../../src/redis.js';
+
+/** Waits until the local CRM's record holds `score` (an event's or a batch's write landed there). */
+export async function scoreOnRecord(
+  system: Pick<LocalSystem, 'crm'>,
+  recordId: string,
+  score: number,
+  what: string,
+  timeoutMs: number,
+  intervalMs = 50,
+): Promise<void> {
+  await waitFor(
+    what,
+    () => (system.crm.record(recordId)?.score === score ? true : undefined),
+    timeoutMs,
+    intervalMs,
+  );
+}
