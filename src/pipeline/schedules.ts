@@ -1,6 +1,6 @@
 import { jobIdPart, legacyJobIdPart, type Queues } from './queues.js';
 
-/** A fan-out of score changes runs this often whatever arrives (see scheduleScoreChangeSweep). */
+/** The sweep for stranded score-change marks runs this often whatever arrives (see scheduleScoreChangeSweep). */
 export const SCORE_CHANGES_SWEEP_MS = 10_000;
 
 /** The jobs that run by themselves on the schedule queue: change polls, the score-change sweep, reconcile. */
@@ -20,8 +20,8 @@ export class Schedules {
   }
 
   /**
-   * A fan-out of score changes every SCORE_CHANGES_SWEEP_MS whatever arrives: marks left by an ingest that died
-   * before it queued the fan-out are taken up even when no later event comes. It costs three Redis reads when
+   * A sweep every SCORE_CHANGES_SWEEP_MS whatever arrives: marks left by an ingest that died before it queued
+   * the fan-out get a fan-out even when no later event comes. It costs three Redis reads when
    * nothing is stranded (handlers/score-changes.ts), so it runs often: 10 s since 2026-11-27 (30 s before; the
    * scheduler's upsert replaces the interval of a running deployment).
    */

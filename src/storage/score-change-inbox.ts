@@ -183,7 +183,8 @@ export class ScoreChangeInbox {
 
   /**
    * The fan-out an accept's `marked_kick` asked for could not be queued: the kick mark goes, so the next event
-   * queues one instead of waiting out KICK_TTL_MS (a twin of a fan-out queued after all only takes nothing).
+   * queues one instead of waiting out KICK_TTL_MS (a twin of a fan-out queued after all only shares the
+   * marks: each is taken once).
    */
   async kickNotQueued(): Promise<void> {
     await this.redis.del(this.keys.scoreInboxKick());
