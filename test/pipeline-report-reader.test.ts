@@ -37,17 +37,18 @@ function client(): ReportClient {
 }
 
 /**
- * A short fill lock, renewed every third of it: 600 ms leaves a renewal 400 ms of event-loop lag on a loaded
- * machine (150 ms failed once in CI, where a renewal came late and the waiter read the slug too).
+ * A short fill lock, renewed every third of it: 1,500 ms leaves a renewal 1 s of event-loop lag on a loaded
+ * machine (150 ms, then 600 ms failed in CI, where a renewal came late and the waiter read the slug too). The
+ * answers below still take twice the lock's life.
  */
 function reader(): ReportReader {
-  return new ReportReader(redis, keys, client(), { fillLockMs: 600 });
+  return new ReportReader(redis, keys, client(), { fillLockMs: 1_500 });
 }
 
 describe('ReportReader fill lock', () => {
   it('a read slower than the lock is still read once: the waiter takes the filler’s answer', async () => {
     const slug = sandbox.listReports().find((r) => r.published)!.slug;
-    // Every answer takes five times the lock's life.
+    // Every answer takes twice the lock's life: the filler must renew it to keep the waiter waiting.
     sandbox.setFaults({ delayMs: 3_000 });
     try {
       const filling = reader().read(slug);
@@ -77,7 +78,7 @@ describe('ReportReader fill lock', () => {
   it('two workers searching one name at once search it once', async () => {
     const name = sandbox.listReports().find((r) => r.published)!.name;
     sandbox.resetRequestCounts();
-    // Every answer takes five times the lock's life: the first search is under way when the second asks.
+    // Every answer takes twice the lock's life: the first search is under way when the second asks.
     sandbox.setFaults({ delayMs: 3_000 });
     try {
       const filling = reader().search(name, 5);
