@@ -117,6 +117,8 @@ const ADD_LISTED = LuaScript.load('runs-add-listed');
 const addListedReply = z.enum(['counted', 'seen']);
 const STOP = LuaScript.load('runs-stop');
 const stopReply = z.enum(['stopped', 'not_running', 'batches_changed', 'stopped_now']);
+const LISTING_DONE = LuaScript.load('runs-listing-done');
+const listingDoneReply = z.union([z.literal('gone'), runStateSchema]);
 const FINISH = LuaScript.load('runs-finish');
 const finishReply = z.enum(['finished', 'not_finished']);
 
@@ -302,12 +304,13 @@ export class SyncRuns {
 
   /** Listing is complete: `batchesTotal` batches were enqueued in all. */
   async listingDone(runId: string, batchesTotal: number): Promise<void> {
-    await this.redis.hset(this.keys.run(runId), {
-      batchesTotal: String(batchesTotal),
-      state: 'processing',
-      progressAt: String(Date.now()),
-    });
-    await this.maybeFinish(runId);
+    const state = await LISTING_DONE.run(
+      this.redis,
+      [this.keys.run(runId)],
+      [batchesTotal, Date.now()],
+      listingDoneReply,
+    );
+    if (state === 'processing') await this.maybeFinish(runId);
   }
 
   async recordBatch(runId: string, batchId: string, result: BatchResult): Promise<void> {

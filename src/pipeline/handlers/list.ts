@@ -1,4 +1,4 @@
-import type { CompanyRecord } from '../../crm/connector.js';
+import type { CompanyRecord, CrmConnector } from '../../crm/connector.js';
 import type { ListedLink } from '../../storage/slug-index.js';
 import { cleanSlug } from '../batch/plan.js';
 import { batchIdOf, pageBatches } from '../batch/sizing.js';
@@ -22,6 +22,9 @@ export async function list(
   for (;;) {
     // A run stopped (superseded by a full sync, found stale, its installation stopped) lists no further.
     if ((await runs.state(data.runId)) === 'stopped') return undefined;
+    // No cursor past the first page is the listing's end, saved before it was finished: a lister killed there
+    // finishes it. Listing from the start again would batch and count every record a second time.
+    if (data.cursor === null && data.page > 0) return finishListing(p, connector, data);
     const outstanding = data.batches - (await runs.batchesDone(data.runId));
     if (outstanding >= MAX_OUTSTANDING_BATCHES) return new Reschedule(250, data);
     const page = await connector.listCompanies(data.cursor);
@@ -57,13 +60,15 @@ export async function list(
     data = { ...data, cursor: page.nextCursor, page: data.page + 1, batches: data.batches + batches.length };
     // Saved before the next page: a killed lister resumes here, and re-enqueued batch ids are deduplicated.
     await job.updateData(data);
-    if (page.nextCursor === null) {
-      if (data.forgetUnlisted)
-        await p.unlisted.forgetUnlisted(p.deps.index, connector, data.installationId, data.runId);
-      await runs.listingDone(data.runId, data.batches);
-      return undefined;
-    }
   }
+}
+
+async function finishListing(p: Pipeline, connector: CrmConnector, data: ListJob): Promise<undefined> {
+  // Once the listing was finished the run's listed set is gone: forgetting again would check every record.
+  if (data.forgetUnlisted && (await p.deps.runs.state(data.runId)) === 'listing')
+    await p.unlisted.forgetUnlisted(p.deps.index, connector, data.installationId, data.runId);
+  await p.deps.runs.listingDone(data.runId, data.batches);
+  return undefined;
 }
 
 /** The page's records whose CRM slug the index does not file them under (SlugIndex.addListed). */
