@@ -75,6 +75,30 @@ describe('ReportReader fill lock', () => {
     expect(sandbox.answeredReads().get(slug)).toBe(1);
   });
 
+  it('a filler killed mid-read holds the waiters a few seconds with the default lease, not 15', async () => {
+    const slug = sandbox.listReports().filter((r) => r.published)[2]!.slug;
+    const doomed = createRedis(REDIS_URL, 'worker');
+    sandbox.setFaults({ delayMs: 10_000 });
+    let filling: Promise<unknown> = Promise.resolve();
+    try {
+      filling = new ReportReader(doomed, keys, client()).read(slug).catch(() => undefined);
+      await waitFor('the filler to hold the lock', async () =>
+        (await redis.exists(keys.reportCacheFill(client().keyIdentity, slug))) ? true : undefined,
+      );
+    } finally {
+      sandbox.clearFaults();
+    }
+    // Its process is gone: no renewal reaches Redis any more.
+    doomed.disconnect();
+    const started = Date.now();
+    const read = await new ReportReader(redis, keys, client()).read(slug);
+    const waitedMs = Date.now() - started;
+    expect(read.kind).toBe('report');
+    // The lease was 15 s: a worker killed every few seconds held events for hot reports that long.
+    expect(waitedMs).toBeLessThan(9_000);
+    await filling;
+  }, 30_000);
+
   it('two workers searching one name at once search it once', async () => {
     const name = sandbox.listReports().find((r) => r.published)!.name;
     sandbox.resetRequestCounts();

@@ -41,7 +41,12 @@ const searchedSchema = z.object({ seq: z.number(), at: z.number(), hits: z.array
 
 /** REPORT_CACHE_SECONDS when nobody says otherwise. */
 export const DEFAULT_REPORT_CACHE_SECONDS = 600;
-const FILL_LOCK_MS = 15_000;
+/**
+ * Renewed every third of it while the request lasts. Short, because a killed filler's waiters wait it out (a
+ * worker killed every few seconds held events for a hot report up to 15 s); a lapse under a stalled event loop
+ * costs one duplicate request, never a wrong read.
+ */
+const FILL_LOCK_MS = 4_500;
 /** A waiter gives up on a filler that is alive but slower than this, and reads the report itself. */
 const FILL_WAIT_MAX_MS = 5 * 60_000;
 
