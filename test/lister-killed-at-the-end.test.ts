@@ -34,19 +34,14 @@ describe('a lister killed after saving the listing’s end', () => {
     const listJob = (await ctx.queues.backfill.getWaiting()).find((j) => j.name === 'list');
     expect(listJob).toBeDefined();
     let saved: ListJob | undefined;
-    const running = (data: ListJob) => ({
+    const job = {
       id: listJob!.id ?? 'list',
       attemptsStarted: 1,
       updateData: async (next: ListJob) => {
         saved = next;
       },
-      data,
-    });
-    await list(
-      ctx.pipeline,
-      parseJobData('list', listJob!.data),
-      running(parseJobData('list', listJob!.data)),
-    );
+    };
+    await list(ctx.pipeline, parseJobData('list', listJob!.data), job);
     await listJob!.remove();
     expect(saved?.cursor).toBeNull();
     expect(saved?.page).toBeGreaterThan(1);
@@ -54,7 +49,7 @@ describe('a lister killed after saving the listing’s end', () => {
     expect(batchJobs).toBe(saved!.batches);
 
     // The same job again from its saved place, as BullMQ hands a dead worker's job to the next one.
-    await list(ctx.pipeline, saved!, running(saved!));
+    await list(ctx.pipeline, saved!, job);
     expect(await ctx.queues.backfill.getWaitingCount()).toBe(batchJobs);
     expect((await ctx.runs.get(runId))?.recordsListed).toBe(COMPANIES);
 
@@ -65,7 +60,7 @@ describe('a lister killed after saving the listing’s end', () => {
     expect(done.batchesDone).toBe(saved!.batches);
 
     // Killed once more after the run ended: the run stays done, with its summary.
-    await list(ctx.pipeline, saved!, running(saved!));
+    await list(ctx.pipeline, saved!, job);
     const after = await ctx.runs.get(runId);
     expect(after?.state).toBe('done');
     expect(after?.totals).toEqual(done.totals);
