@@ -1,4 +1,5 @@
 import type { CompanyRecord, CrmConnector } from '../../crm/connector.js';
+import type { RunState } from '../../storage/runs.js';
 import type { ListedLink } from '../../storage/slug-index.js';
 import { cleanSlug } from '../batch/plan.js';
 import { batchIdOf, pageBatches } from '../batch/sizing.js';
@@ -21,10 +22,11 @@ export async function list(
   const { connector } = await runtime.open(data.installationId, { preview: data.preview === true });
   for (;;) {
     // A run stopped (superseded by a full sync, found stale, its installation stopped) lists no further.
-    if ((await runs.state(data.runId)) === 'stopped') return undefined;
+    const state = await runs.state(data.runId);
+    if (state === 'stopped') return undefined;
     // No cursor past the first page is the listing's end, saved before it was finished: a lister killed there
     // finishes it. Listing from the start again would batch and count every record a second time.
-    if (data.cursor === null && data.page > 0) return finishListing(p, connector, data);
+    if (data.cursor === null && data.page > 0) return finishListing(p, connector, data, state);
     const outstanding = data.batches - (await runs.batchesDone(data.runId));
     if (outstanding >= MAX_OUTSTANDING_BATCHES) return new Reschedule(250, data);
     const page = await connector.listCompanies(data.cursor);
@@ -63,9 +65,14 @@ export async function list(
   }
 }
 
-async function finishListing(p: Pipeline, connector: CrmConnector, data: ListJob): Promise<undefined> {
+async function finishListing(
+  p: Pipeline,
+  connector: CrmConnector,
+  data: ListJob,
+  state: RunState | null,
+): Promise<undefined> {
   // Once the listing was finished the run's listed set is gone: forgetting again would check every record.
-  if (data.forgetUnlisted && (await p.deps.runs.state(data.runId)) === 'listing')
+  if (data.forgetUnlisted && state === 'listing')
     await p.unlisted.forgetUnlisted(p.deps.index, connector, data.installationId, data.runId);
   await p.deps.runs.listingDone(data.runId, data.batches);
   return undefined;
