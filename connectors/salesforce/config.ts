@@ -1,11 +1,14 @@
 import { z } from 'zod';
 import {
+  ConfigError,
+  type ConfigProblem,
   httpUrl,
   optionalText,
   positiveNumber,
   readEnvSection,
   requireTogether,
 } from '../../src/env-schema.js';
+import { EXTRA_HOST_PATTERN, salesforceHostProblem } from './hosts.js';
 import { DEFAULT_API_VERSION, DEFAULT_LOGIN_URL } from './provider.js';
 
 /** Salesforce's environment keys: a connected app (OAuth), an instance URL with a token (token mode), or both. */
@@ -26,6 +29,24 @@ export const salesforceEnvSchema = z.object({
     .gt(0, 'expects a share between 0 and 1')
     .max(1, 'expects a share between 0 and 1')
     .default(0.8),
+  SALESFORCE_EXTRA_HOSTS: z
+    .string()
+    .trim()
+    .default('')
+    .transform((v) =>
+      v
+        .split(',')
+        .map((e) => e.trim().toLowerCase())
+        .filter((e) => e.length > 0),
+    )
+    .refine(
+      (entries) => entries.every((e) => EXTRA_HOST_PATTERN.test(e)),
+      'expects a comma-separated list of host names (login.example.com) or *.suffixes (*.example.com)',
+    ),
+  SALESFORCE_ALLOW_LOCAL_HOSTS: z
+    .enum(['true', 'false', ''], { error: 'expects true or false' })
+    .default('false')
+    .transform((v) => v === 'true'),
 });
 
 /** `config.salesforce`. */
@@ -38,6 +59,10 @@ export interface SalesforceConfig {
   apiVersion: string;
   pollSeconds: number;
   usagePauseShare: number;
+  /** Hosts taken as Salesforce's besides its own (hosts.ts): `host` or `*.suffix`. */
+  extraHosts: string[];
+  /** The local Salesforce on loopback is let through: the demo and tests only, refused with NODE_ENV=production. */
+  allowLocalHosts: boolean;
 }
 
 /** What the connector's functions read of the application configuration. */
@@ -59,6 +84,22 @@ export function readSalesforceConfig(env: Readonly<Record<string, string | undef
     ['SALESFORCE_CLIENT_ID', e.SALESFORCE_CLIENT_ID],
     ['SALESFORCE_CLIENT_SECRET', e.SALESFORCE_CLIENT_SECRET],
   );
+  const policy = { extraHosts: e.SALESFORCE_EXTRA_HOSTS, allowLocalHosts: e.SALESFORCE_ALLOW_LOCAL_HOSTS };
+  const problems: ConfigProblem[] = [];
+  if (policy.allowLocalHosts && env.NODE_ENV === 'production') {
+    problems.push({
+      variable: 'SALESFORCE_ALLOW_LOCAL_HOSTS',
+      expectation: 'is for the demo and tests only and is refused with NODE_ENV=production: remove it',
+    });
+  }
+  for (const [variable, url] of [
+    ['SALESFORCE_LOGIN_URL', e.SALESFORCE_LOGIN_URL],
+    ['SALESFORCE_INSTANCE_URL', e.SALESFORCE_INSTANCE_URL],
+  ] as const) {
+    const problem = url === undefined ? null : salesforceHostProblem(url, policy);
+    if (problem) problems.push({ variable, expectation: `expects a Salesforce URL: ${problem}` });
+  }
+  ConfigError.throwAll(problems);
   return {
     clientId: e.SALESFORCE_CLIENT_ID,
     clientSecret: e.SALESFORCE_CLIENT_SECRET,
@@ -68,5 +109,7 @@ export function readSalesforceConfig(env: Readonly<Record<string, string | undef
     apiVersion: e.SALESFORCE_API_VERSION,
     pollSeconds: e.SALESFORCE_POLL_SECONDS,
     usagePauseShare: e.SALESFORCE_USAGE_PAUSE_SHARE,
+    extraHosts: policy.extraHosts,
+    allowLocalHosts: policy.allowLocalHosts,
   };
 }

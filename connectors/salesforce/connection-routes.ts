@@ -1,11 +1,13 @@
 import { type Request, type Response, Router } from 'express';
 import type { HostConfig } from '../../src/crm/provider.js';
+import type { SalesforceSettings } from './config.js';
 import {
   CONNECTION_ID_PATTERN,
   newConnectionSchema,
   type SalesforceConnection,
   type SalesforceConnectionStore,
 } from './connections.js';
+import { hostPolicyOf, salesforceHostProblem } from './hosts.js';
 import { SALESFORCE_OAUTH_ROUTES } from './oauth-routes.js';
 
 /**
@@ -15,6 +17,7 @@ import { SALESFORCE_OAUTH_ROUTES } from './oauth-routes.js';
  *                                                   installLink}]} (never a secret)
  * POST   /admin/api/salesforce/connections      body {label, consumerKey, consumerSecret, loginUrl}
  *        -> 201 {connection, installLink}: the secret stored sealed; the link is what the org's admin opens.
+ *        400 SALESFORCE_HOST_NOT_ALLOWED when the login URL is not a Salesforce host (hosts.ts).
  * DELETE /admin/api/salesforce/connections/:id  -> {removed: true}; 404 SALESFORCE_CONNECTION_NOT_FOUND.
  *        Installations made through it can no longer refresh: they turn disconnected at their next refresh.
  */
@@ -30,7 +33,7 @@ function refuse(res: Response, status: number, code: string, error: string, deta
 }
 
 export function salesforceConnectionRoutes(
-  config: HostConfig,
+  config: HostConfig & SalesforceSettings,
   connections: SalesforceConnectionStore,
 ): Router {
   const router = Router();
@@ -51,6 +54,16 @@ export function salesforceConnectionRoutes(
       return refuse(res, 400, 'BAD_REQUEST', `The Salesforce connection is not valid: ${issues.join('; ')}`, {
         issues,
       });
+    }
+    const refused = salesforceHostProblem(parsed.data.loginUrl, hostPolicyOf(config));
+    if (refused) {
+      return refuse(
+        res,
+        400,
+        'SALESFORCE_HOST_NOT_ALLOWED',
+        `The Salesforce connection is not valid: its login URL is refused: ${refused}.`,
+        { issues: [`loginUrl: ${refused}`] },
+      );
     }
     const connection = await connections.create(parsed.data);
     res.status(201).json({ connection, installLink: installLink(connection) });

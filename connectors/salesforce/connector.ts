@@ -35,6 +35,7 @@ import { pollDeleteLog } from './delete-log.js';
 import { ensureSalesforceFields } from './ensure-fields.js';
 import { describeFailure, toRecordError } from './errors.js';
 import { SALESFORCE_FIELDS, salesforceField } from './field-names.js';
+import { hostPolicyOf, salesforceHostProblem } from './hosts.js';
 import { isSalesforceId, toId18 } from './ids.js';
 import { type PreparedOk, prepareUpdates } from './prepare-updates.js';
 import {
@@ -561,6 +562,14 @@ export function createSalesforceConnector(deps: SalesforceConnectorDeps): Salesf
   if (!instanceUrl) {
     throw new CrmBadRequestError(
       `installation ${deps.installation.id} has no Salesforce instance URL: reconnect it`,
+      SALESFORCE_PROVIDER,
+    );
+  }
+  // The API base comes from a token answer: it is sent the access token on every call, so it is Salesforce's.
+  const refused = salesforceHostProblem(instanceUrl, hostPolicyOf(deps.config));
+  if (refused) {
+    throw new CrmBadRequestError(
+      `installation ${deps.installation.id} has the instance URL ${instanceUrl}, which is refused: ${refused}`,
       SALESFORCE_PROVIDER,
     );
   }

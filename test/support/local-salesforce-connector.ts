@@ -48,6 +48,8 @@ export function localSalesforceConnector(
       salesforce: {
         apiVersion: deps.apiVersion ?? DEFAULT_API_VERSION,
         usagePauseShare: 0.8,
+        extraHosts: [] as string[],
+        allowLocalHosts: true,
       } as SalesforceConnectorDeps['config']['salesforce'],
     },
     retry: { baseDelayMs: 1, maxDelayMs: 2 },

@@ -18,6 +18,9 @@ export function localSalesforceConfig(
       apiVersion: '63.0',
       pollSeconds: 120,
       usagePauseShare: 0.8,
+      extraHosts: [],
+      // The local org listens on loopback over http: the development setting every such test needs.
+      allowLocalHosts: true,
     },
   };
 }

@@ -18,6 +18,8 @@ export async function startSalesforceStandIn(
     handle: salesforce,
     url: listening.url,
     env: {
+      // The local org is on loopback over http: a development setting lets it through (hosts.ts).
+      SALESFORCE_ALLOW_LOCAL_HOSTS: 'true',
       SALESFORCE_INSTANCE_URL: listening.url,
       SALESFORCE_LOGIN_URL: listening.url,
       SALESFORCE_ACCESS_TOKEN: salesforce.issueAccessToken(),
@@ -27,6 +29,7 @@ export async function startSalesforceStandIn(
     },
     // The app's keys too: a worker refreshes the tokens of an OAuth installation.
     workerEnv: {
+      SALESFORCE_ALLOW_LOCAL_HOSTS: 'true',
       SALESFORCE_LOGIN_URL: listening.url,
       SALESFORCE_CLIENT_ID: salesforce.org.clientId,
       SALESFORCE_CLIENT_SECRET: salesforce.org.clientSecret,
