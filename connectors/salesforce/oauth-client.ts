@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { redactSecrets } from '../../src/log.js';
+import { fetchBounded, SalesforceAnswerError } from './bounded-http.js';
 import type { SalesforceAppCredentials } from './connections.js';
+import { requireSalesforceHost, type SalesforceHostPolicy, type SalesforceUrlRole } from './hosts.js';
 import { OAUTH_PATHS } from './provider.js';
 
 /**
@@ -8,6 +10,8 @@ import { OAUTH_PATHS } from './provider.js';
  * authorization code and its PKCE verifier for tokens, and refreshing. Each is bounded by a timeout shorter
  * than the TokenManager's refresh lock, so a refresh cannot outlive the lock and race another process's
  * refresh with the same (rotating) refresh token. Salesforce refuses with `{error, error_description}`.
+ * The base must be a Salesforce host (hosts.ts), no redirect is followed and the answer is read under a cap
+ * (bounded-http.ts): the form carries the consumer secret and the code or refresh token.
  */
 
 /** Below the TokenManager's 30-second refresh lock. */
@@ -32,21 +36,30 @@ function tokenUrl(base: string): string {
   return `${base.replace(/\/+$/, '')}${OAUTH_PATHS.token}`;
 }
 
-async function postToken(base: string, form: Record<string, string>): Promise<unknown> {
-  let res: Response;
+async function postToken(
+  base: { url: string; role: SalesforceUrlRole; policy: SalesforceHostPolicy },
+  form: Record<string, string>,
+): Promise<unknown> {
+  requireSalesforceHost(base.url, base.policy, base.role);
+  let res: Awaited<ReturnType<typeof fetchBounded>>;
   try {
-    res = await fetch(tokenUrl(base), {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/x-www-form-urlencoded', Accept: 'application/json' },
-      body: new URLSearchParams(form),
-      signal: AbortSignal.timeout(TOKEN_CALL_TIMEOUT_MS),
-    });
+    res = await fetchBounded(
+      tokenUrl(base.url),
+      {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded', Accept: 'application/json' },
+        body: new URLSearchParams(form),
+        signal: AbortSignal.timeout(TOKEN_CALL_TIMEOUT_MS),
+      },
+      'the Salesforce token endpoint',
+    );
   } catch (err) {
+    if (err instanceof SalesforceAnswerError) throw err;
     throw new Error(`the Salesforce token endpoint could not be reached: ${redactSecrets(String(err))}`, {
       cause: err,
     });
   }
-  const text = await res.text();
+  const text = res.text;
   let body: unknown;
   try {
     body = JSON.parse(text);
@@ -64,27 +77,35 @@ async function postToken(base: string, form: Record<string, string>): Promise<un
 export function exchangeAuthorizationCode(
   app: SalesforceAppCredentials,
   input: { code: string; codeVerifier: string; redirectUri: string },
+  policy: SalesforceHostPolicy,
 ): Promise<unknown> {
-  return postToken(app.loginUrl, {
-    grant_type: 'authorization_code',
-    code: input.code,
-    code_verifier: input.codeVerifier,
-    redirect_uri: input.redirectUri,
-    client_id: app.clientId,
-    client_secret: app.clientSecret,
-  });
+  return postToken(
+    { url: app.loginUrl, role: 'login URL', policy },
+    {
+      grant_type: 'authorization_code',
+      code: input.code,
+      code_verifier: input.codeVerifier,
+      redirect_uri: input.redirectUri,
+      client_id: app.clientId,
+      client_secret: app.clientSecret,
+    },
+  );
 }
 
 /** `base`: the org's own My Domain (its instance URL), which serves production and sandboxes alike. */
 export function refreshAccessToken(
   app: SalesforceAppCredentials,
-  base: string,
+  base: { url: string; role: SalesforceUrlRole },
   refreshToken: string,
+  policy: SalesforceHostPolicy,
 ): Promise<unknown> {
-  return postToken(base, {
-    grant_type: 'refresh_token',
-    refresh_token: refreshToken,
-    client_id: app.clientId,
-    client_secret: app.clientSecret,
-  });
+  return postToken(
+    { ...base, policy },
+    {
+      grant_type: 'refresh_token',
+      refresh_token: refreshToken,
+      client_id: app.clientId,
+      client_secret: app.clientSecret,
+    },
+  );
 }

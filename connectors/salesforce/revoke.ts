@@ -1,8 +1,10 @@
 import { CrmRevocationError } from '../../src/crm/errors.js';
 import type { RevokeInput } from '../../src/crm/provider.js';
 import { redactSecrets } from '../../src/log.js';
+import { fetchBounded, SalesforceAnswerError } from './bounded-http.js';
 import type { SalesforceSettings } from './config.js';
 import type { SalesforceConnectionStore } from './connections.js';
+import { hostPolicyOf, requireSalesforceHost, SalesforceHostRefusedError } from './hosts.js';
 import { SALESFORCE_PROVIDER } from './provider.js';
 
 /**
@@ -10,7 +12,8 @@ import { SALESFORCE_PROVIDER } from './provider.js';
  * access token issued from it too (Salesforce's "Revoke OAuth Tokens"). The org's own My Domain URL is asked
  * first (the instance URL the token response named), as Salesforce recommends, else the login URL of the
  * connection it was installed through (or the global one); 400 `invalid_token` means the org no longer knew
- * the token. The call takes the token alone: no consumer key or secret.
+ * the token. The call takes the token alone: no consumer key or secret. The token goes to a Salesforce host only
+ * (hosts.ts), no redirect is followed and the answer is capped (bounded-http.ts).
  */
 
 export const SALESFORCE_REVOKE_PATH = '/services/oauth2/revoke';
@@ -27,15 +30,33 @@ export async function revokeSalesforceInstall(
   const connectionId = input.installation.connectionId;
   const connection = connectionId && connections ? await connections.get(connectionId) : null;
   const base = input.installation.instanceUrl ?? connection?.loginUrl ?? settings.salesforce.loginUrl;
-  let res: Response;
+  let res: Awaited<ReturnType<typeof fetchBounded>>;
   try {
-    res = await fetch(`${base.replace(/\/+$/, '')}${SALESFORCE_REVOKE_PATH}`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ token }),
-      signal: input.signal,
-    });
+    requireSalesforceHost(
+      base,
+      hostPolicyOf(settings),
+      input.installation.instanceUrl ? 'instance URL' : 'login URL',
+    );
+    res = await fetchBounded(
+      `${base.replace(/\/+$/, '')}${SALESFORCE_REVOKE_PATH}`,
+      {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ token }),
+        signal: input.signal,
+      },
+      'the Salesforce revoke endpoint',
+    );
   } catch (err) {
+    if (err instanceof SalesforceHostRefusedError || err instanceof SalesforceAnswerError) {
+      throw new CrmRevocationError(
+        `the app's tokens were not revoked: ${err.message}`,
+        SALESFORCE_PROVIDER,
+        WHAT_TO_DO,
+        err instanceof SalesforceAnswerError ? err.status : undefined,
+        { cause: err },
+      );
+    }
     throw new CrmRevocationError(
       `Salesforce could not be reached to revoke the app's tokens: ${redactSecrets(String(err))}`,
       SALESFORCE_PROVIDER,
@@ -44,7 +65,7 @@ export async function revokeSalesforceInstall(
       { cause: err },
     );
   }
-  const text = await res.text();
+  const text = res.text;
   if (res.ok) return 'revoked';
   if (res.status === 400 && /invalid_token/.test(text)) return 'already_revoked';
   throw new CrmRevocationError(

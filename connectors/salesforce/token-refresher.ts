@@ -2,6 +2,7 @@ import { RefreshRejectedError, type TokenRefresher } from '../../src/auth/token-
 import { appCredentials } from './app-credentials.js';
 import type { SalesforceSettings } from './config.js';
 import { ConnectionNotFoundError, type SalesforceConnectionStore } from './connections.js';
+import { hostPolicyOf, SalesforceHostRefusedError } from './hosts.js';
 import { tokenResponseSchema } from './identity.js';
 import { refreshAccessToken, SalesforceOAuthRefusal } from './oauth-client.js';
 
@@ -40,8 +41,20 @@ export function createSalesforceTokenRefresher(
     // The org's own My Domain (its instance URL) serves the token endpoint for production and sandboxes alike.
     let raw: unknown;
     try {
-      raw = await refreshAccessToken(app, installation.instanceUrl ?? app.loginUrl, tokens.refreshToken);
+      raw = await refreshAccessToken(
+        app,
+        installation.instanceUrl
+          ? { url: installation.instanceUrl, role: 'instance URL' }
+          : { url: app.loginUrl, role: 'login URL' },
+        tokens.refreshToken,
+        hostPolicyOf(config),
+      );
     } catch (err) {
+      // Not sent anywhere: the host is not Salesforce's. The installation needs a new install through a
+      // Salesforce host (and the operator's approval of the change), not retries.
+      if (err instanceof SalesforceHostRefusedError) {
+        throw new RefreshRejectedError(`the refresh token was not sent: ${err.message}`, 'host_not_allowed');
+      }
       if (err instanceof SalesforceOAuthRefusal && err.error === 'invalid_grant') {
         throw new RefreshRejectedError(
           `Salesforce refused the refresh token: ${err.message}`,
