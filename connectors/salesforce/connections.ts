@@ -48,6 +48,8 @@ export const connectionViewSchema = z.object({
   consumerKey: z.string(),
   loginUrl: z.string(),
   createdAt: z.string(),
+  /** The org of its first install: every later install through it must be that org's (absent until then). */
+  orgId: z.string().optional(),
 });
 export type SalesforceConnection = z.infer<typeof connectionViewSchema>;
 
@@ -101,7 +103,21 @@ export class SalesforceConnectionStore {
       consumerKey: h.consumerKey,
       loginUrl: h.loginUrl,
       createdAt: h.createdAt,
+      ...(h.orgId ? { orgId: h.orgId } : {}),
     });
+  }
+
+  /**
+   * Binds the connection to `orgId` when nothing is bound yet (HSETNX: two first installs at once bind one) and
+   * returns the org it is bound to, or null when the connection is gone. A connection is one org's External
+   * Client App: an install through it that names another org is refused by the caller.
+   */
+  async bindOrg(id: string, orgId: string): Promise<string | null> {
+    if (!CONNECTION_ID_PATTERN.test(id)) return null;
+    const key = connectionKey(this.keys, id);
+    if (!(await this.redis.hexists(key, 'id'))) return null;
+    await this.redis.hsetnx(key, 'orgId', orgId);
+    return this.redis.hget(key, 'orgId');
   }
 
   /** The connection's keys for an OAuth call; throws ConnectionNotFoundError when it was removed. */

@@ -14,6 +14,7 @@ import { isLetIn } from '../../src/installations/let-in.js';
 import { type Installation, type InstallationStore, installationId } from '../../src/installations/store.js';
 import type { Logger } from '../../src/log.js';
 import { appCredentials, globalAppCredentials, NoSalesforceAppError } from './app-credentials.js';
+import { SalesforceAnswerError } from './bounded-http.js';
 import type { SalesforceSettings } from './config.js';
 import {
   ConnectionNotFoundError,
@@ -21,8 +22,11 @@ import {
   type SalesforceAppCredentials,
   type SalesforceConnectionStore,
 } from './connections.js';
+import { hostPolicyOf, requireSalesforceHost, SalesforceHostRefusedError } from './hosts.js';
 import {
-  parseIdentityUrl,
+  confirmIdentity,
+  IdentityNotConfirmedError,
+  type SalesforceIdentity,
   type SalesforceTokenResponse,
   tokenResponseSchema,
   verifyTokenSignature,
@@ -37,9 +41,13 @@ import { OAUTH_PATHS, OAUTH_SCOPES, SALESFORCE_KIND, SALESFORCE_PROVIDER } from 
  * browser's state cookie (never in the URL, never stored server-side), and sends the admin to Salesforce with the
  * S256 challenge. `/install?connection=<id>` signs in through that Salesforce connection's External Client App
  * instead of the global one (SALESFORCE_CLIENT_ID); the connection id rides in the sealed state too, and the
- * installation records it, so refresh and revoke use the same app. `/callback` consumes the state, trades the code and verifier for tokens, checks the token
- * response's signature, reads the org and integration user from the identity URL and stores the installation
- * (tokens sealed by the InstallationStore). Every failure ends on a page that says what happened and what to do.
+ * installation records it, so refresh and revoke use the same app. `/callback` consumes the state, trades the
+ * code and verifier for tokens, checks the token response's signature, asks the identity URL with the new token
+ * which org and integration user it belongs to (identity.ts: the token answer's `id` alone is not trusted), binds
+ * a connection to the org of its first install, and stores the installation (tokens sealed by the
+ * InstallationStore, which holds a change of connection or instance host for the operator's approval). The login,
+ * instance and identity URLs must be Salesforce hosts (hosts.ts). Every failure ends on a page that says what
+ * happened and what to do.
  */
 
 export const SALESFORCE_OAUTH_ROUTES = {
@@ -78,6 +86,7 @@ function queryString(req: Request, name: string): string | undefined {
 
 export function createSalesforceOAuthRouter(deps: SalesforceOAuthDeps): Router {
   const router = Router();
+  const policy = hostPolicyOf(deps.config);
   const redirectUri = `${deps.config.appUrl}${SALESFORCE_OAUTH_ROUTES.callback}`;
   const installBase = `${deps.config.appUrl}${SALESFORCE_OAUTH_ROUTES.install}`;
   const linkFor = (connectionId: string | undefined) =>
@@ -140,6 +149,19 @@ export function createSalesforceOAuthRouter(deps: SalesforceOAuthDeps): Router {
     const connectionId = parsed?.data;
     const app = await appFor(req, res, connectionId);
     if (!app) return;
+    try {
+      requireSalesforceHost(app.loginUrl, policy, 'login URL');
+    } catch (err) {
+      if (!(err instanceof SalesforceHostRefusedError)) throw err;
+      deps.logger.warn(
+        { connection: connectionId, code: err.code },
+        'salesforce install refused: login host',
+      );
+      return page(res, 400, 'This install link cannot be used', [
+        `${err.message}.`,
+        "Ask the app's operator for an install link whose login URL is Salesforce's.",
+      ]);
+    }
     const pkce = createPkcePair();
     // The verifier (and the connection) are sealed into the browser's state cookie: nothing is stored
     // (see auth/oauth-state.ts).
@@ -206,10 +228,19 @@ export function createSalesforceOAuthRouter(deps: SalesforceOAuthDeps): Router {
     let tokens: SalesforceTokenResponse;
     try {
       tokens = tokenResponseSchema.parse(
-        await exchangeAuthorizationCode(app, { code, codeVerifier, redirectUri }),
+        await exchangeAuthorizationCode(app, { code, codeVerifier, redirectUri }, policy),
       );
     } catch (err) {
       deps.logger.warn({ err }, 'salesforce token exchange failed');
+      if (err instanceof SalesforceHostRefusedError || err instanceof SalesforceAnswerError) {
+        return page(
+          res,
+          502,
+          'Salesforce did not complete the install',
+          [`Nothing was stored: ${err.message}.`],
+          again(installLink),
+        );
+      }
       return page(
         res,
         502,
@@ -235,7 +266,52 @@ export function createSalesforceOAuthRouter(deps: SalesforceOAuthDeps): Router {
       );
     }
 
-    const identity = parseIdentityUrl(tokens.id);
+    let identity: SalesforceIdentity;
+    try {
+      requireSalesforceHost(tokens.instance_url, policy, 'instance URL');
+      identity = await confirmIdentity(tokens.id, tokens.access_token, policy);
+    } catch (err) {
+      if (
+        !(err instanceof SalesforceHostRefusedError) &&
+        !(err instanceof IdentityNotConfirmedError) &&
+        !(err instanceof SalesforceAnswerError)
+      ) {
+        throw err;
+      }
+      deps.logger.warn(
+        { code: err.code, connection: connectionId },
+        `salesforce install refused: ${err.message}`,
+      );
+      return page(
+        res,
+        502,
+        'Salesforce did not complete the install',
+        [
+          `The org of the new token could not be confirmed with Salesforce, so nothing was stored: ${err.message}.`,
+          'Start the install again; if it fails again, tell the operator of this app.',
+        ],
+        again(installLink),
+      );
+    }
+    if (connectionId && deps.connections) {
+      const bound = await deps.connections.bindOrg(connectionId, identity.orgId);
+      if (bound === null) return unknownConnection(res);
+      if (bound.slice(0, 15) !== identity.orgId.slice(0, 15)) {
+        deps.logger.warn(
+          {
+            connection: connectionId,
+            boundTo: bound,
+            org: identity.orgId,
+            code: 'SALESFORCE_CONNECTION_OTHER_ORG',
+          },
+          'salesforce install refused: the connection belongs to another org',
+        );
+        return page(res, 403, 'This install link belongs to another org', [
+          `The Salesforce connection ${connectionId} was installed in the org ${bound}; it cannot install the org ${identity.orgId}. Nothing was stored.`,
+          "Ask the app's operator for the install link of your org's own connection.",
+        ]);
+      }
+    }
     let installation: Installation;
     let reconnected: boolean;
     try {
