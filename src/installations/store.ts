@@ -60,6 +60,12 @@ export const installationSchema = z.object({
    */
   approvedBy: approvalSourceSchema.optional(),
   approvedAt: z.string().optional(),
+  /**
+   * When a reinstall asked to move the installation to another connection or instance host: the new tokens,
+   * instance URL and connection are held (sealed) until an operator approves, and the installation waits,
+   * pending, on its old ones. Absent: nothing is held.
+   */
+  changeHeldAt: z.string().optional(),
   /** An operator allowed a sandbox report key to write fixture scores into this production CRM. */
   allowFixtureWrites: z.boolean().optional(),
   /** Why record writes were last refused (a sandbox key on a production CRM), until allowed or a real key. */
@@ -67,6 +73,27 @@ export const installationSchema = z.object({
 });
 export type ApprovalSource = z.infer<typeof approvalSourceSchema>;
 export type Installation = z.infer<typeof installationSchema>;
+
+/** What a reinstall would change that needs the operator's approval: where the tokens are sent, and the app. */
+const heldChangeSchema = z.object({
+  tokens: storedTokensSchema,
+  instanceUrl: z.string().optional(),
+  connectionId: z.string().optional(),
+  installedBy: z.string().optional(),
+  accountName: z.string().optional(),
+  timeZone: z.string().optional(),
+});
+type HeldChange = z.infer<typeof heldChangeSchema>;
+
+/** The host (and port) of a URL; '' for none. */
+function hostOf(url: string | null | undefined): string {
+  if (!url) return '';
+  try {
+    return new URL(url).host;
+  } catch {
+    return url;
+  }
+}
 
 export function installationId(crm: CrmKind, externalId: string): string {
   return `${crm}-${externalId.replace(/[^A-Za-z0-9_-]/g, '_')}`;
@@ -104,7 +131,24 @@ export class InstallationStore {
   }): Promise<Installation> {
     const id = installationId(input.crm, input.externalId);
     const now = new Date().toISOString();
-    const [existing, approvedBy] = await this.redis.hmget(this.key(id), 'createdAt', 'approvedBy');
+    const [existing, approvedBy, oldInstanceUrl, oldConnectionId] = await this.redis.hmget(
+      this.key(id),
+      'createdAt',
+      'approvedBy',
+      'instanceUrl',
+      'connectionId',
+    );
+    // Another app or another host for an installation that exists: whoever installed may be someone else than
+    // the org's own admin (a connection of theirs, a server of theirs), so nothing of the installation is
+    // replaced until an operator approves. Token mode is the operator's own configuration.
+    if (
+      existing &&
+      input.mode === 'oauth' &&
+      (hostOf(oldInstanceUrl) !== hostOf(input.instanceUrl) ||
+        (oldConnectionId ?? '') !== (input.connectionId ?? ''))
+    ) {
+      return this.holdChange(id, input, now);
+    }
     // An OAuth installation waits until it is let in, however often it is installed again or its tokens are
     // refused meanwhile; one let in before (reconnecting) stays in, and token mode is the operator's own.
     const pending = input.mode === 'oauth' && !approvedBy;
@@ -132,10 +176,64 @@ export class InstallationStore {
     // Two commands, not one transaction: the set of ids and each installation's hash lie in different slots on
     // a Redis Cluster. The id goes in first; `list` skips an id whose hash is not there (yet).
     await this.redis.sadd(this.setKey(), id);
-    await this.redis.hset(this.key(id), fields);
+    // A reinstall on the same connection and host is the newest word: a change held before is dropped with it.
+    await this.redis
+      .multi()
+      .hset(this.key(id), fields)
+      .hdel(this.key(id), 'heldChange', 'changeHeldAt')
+      .exec();
     const saved = await this.get(id);
     if (!saved) throw new Error(`installation ${id} vanished while it was being saved`);
     return saved;
+  }
+
+  private async holdChange(
+    id: string,
+    input: Parameters<InstallationStore['upsert']>[0],
+    now: string,
+  ): Promise<Installation> {
+    const held: HeldChange = {
+      tokens: input.tokens,
+      ...(input.instanceUrl ? { instanceUrl: input.instanceUrl } : {}),
+      ...(input.connectionId ? { connectionId: input.connectionId } : {}),
+      ...(input.installedBy ? { installedBy: input.installedBy.slice(0, 200) } : {}),
+      ...(input.accountName ? { accountName: input.accountName.slice(0, 200) } : {}),
+      ...(input.timeZone ? { timeZone: input.timeZone } : {}),
+    };
+    await this.redis
+      .multi()
+      .hset(this.key(id), {
+        heldChange: this.box.seal(JSON.stringify(held), `${id}:held`),
+        changeHeldAt: now,
+        status: 'pending',
+        statusReason: `reinstalled through ${input.connectionId ? `connection ${input.connectionId}` : 'the global app'} at ${hostOf(input.instanceUrl) || 'no instance URL'}: waits for an operator's approval`,
+        updatedAt: now,
+      })
+      .hdel(this.key(id), 'approvedBy', 'approvedAt')
+      .exec();
+    const saved = await this.get(id);
+    if (!saved) throw new Error(`installation ${id} vanished while a change was being held`);
+    return saved;
+  }
+
+  /** Applies a held change (approve): its tokens, instance URL and connection replace the old ones. */
+  private async applyHeldChange(id: string): Promise<void> {
+    const sealed = await this.redis.hget(this.key(id), 'heldChange');
+    if (!sealed) return;
+    const held = heldChangeSchema.parse(JSON.parse(this.box.open(sealed, `${id}:held`)));
+    const fields: Record<string, string> = {
+      tokens: this.box.seal(JSON.stringify(held.tokens), id),
+      connectionId: held.connectionId ?? '',
+      instanceUrl: held.instanceUrl ?? '',
+    };
+    if (held.installedBy) fields.installedBy = held.installedBy;
+    if (held.accountName) fields.accountName = held.accountName;
+    if (held.timeZone) fields.timeZone = held.timeZone;
+    await this.redis
+      .multi()
+      .hset(this.key(id), fields)
+      .hdel(this.key(id), 'heldChange', 'changeHeldAt')
+      .exec();
   }
 
   async get(id: string): Promise<Installation | null> {
@@ -163,6 +261,7 @@ export class InstallationStore {
       accountName: h.accountName || undefined,
       approvedBy: h.approvedBy || undefined,
       approvedAt: h.approvedAt || undefined,
+      changeHeldAt: h.changeHeldAt || undefined,
     });
   }
 
@@ -228,12 +327,17 @@ export class InstallationStore {
 
   /**
    * Lets an installation in; false when it was let in already (or is gone). HSETNX makes two approvals at
-   * once (an operator's click and a key of its own) record one.
+   * once (an operator's click and a key of its own) record one. A change held by `upsert` (another connection
+   * or instance host) is let in by an operator (`admin`) alone, and then replaces the old tokens, instance URL
+   * and connection.
    */
   async approve(id: string, by: ApprovalSource): Promise<boolean> {
-    const [exists, approvedBy] = await this.redis.hmget(this.key(id), 'id', 'approvedBy');
+    const [exists, approvedBy, held] = await this.redis.hmget(this.key(id), 'id', 'approvedBy', 'heldChange');
     if (!exists || approvedBy) return false;
+    // A held change of connection or host is the operator's to approve: not the allowlist's, not a key's.
+    if (held && by !== 'admin') return false;
     if ((await this.redis.hsetnx(this.key(id), 'approvedBy', by)) === 0) return false;
+    if (held) await this.applyHeldChange(id);
     const now = new Date().toISOString();
     await this.redis.hset(this.key(id), {
       status: 'connected',
