@@ -116,6 +116,8 @@ it('installs through OAuth, creates the fields, reads 1,000 Accounts in pages an
   expect(local.counters()).toEqual({
     'oauth.authorize': 1,
     'oauth.token': 1,
+    // The install confirms the token's org with the identity URL.
+    identity: 1,
     'chatter.users.me': 1,
     'soap.readMetadata': 2,
     'soap.upsertMetadata': 3,
