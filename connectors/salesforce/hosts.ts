@@ -1,5 +1,3 @@
-import type { SalesforceSettings } from './config.js';
-
 /**
  * Which hosts the connector talks to as Salesforce: the login URL of the global app and of every connection,
  * the instance URL and the identity URL a token answer names. A token answer is trusted only as far as the host
@@ -38,8 +36,10 @@ export interface SalesforceHostPolicy {
 export const PRODUCTION_HOST_POLICY: SalesforceHostPolicy = { extraHosts: [], allowLocalHosts: false };
 
 /** The policy of a configuration; one built by hand without the fields allows Salesforce's hosts alone. */
-export function hostPolicyOf(settings: SalesforceSettings): SalesforceHostPolicy {
-  const s = settings.salesforce as Partial<SalesforceSettings['salesforce']>;
+export function hostPolicyOf(settings: {
+  salesforce: { extraHosts?: readonly string[]; allowLocalHosts?: boolean };
+}): SalesforceHostPolicy {
+  const s = settings.salesforce;
   return { extraHosts: s.extraHosts ?? [], allowLocalHosts: s.allowLocalHosts === true };
 }
 
