@@ -61,7 +61,16 @@ export class InstallationService {
         return null;
       }
       await this.ctx.installations.approve(current.id, by);
-      current = (await this.ctx.installations.get(current.id)) ?? current;
+      const after = await this.ctx.installations.get(current.id);
+      // Refused when a change of connection or host is held: that is the operator's to approve.
+      if (!after || !isLetIn(after)) {
+        this.ctx.logger.warn(
+          { installationId: current.id, changeHeldAt: after?.changeHeldAt },
+          'reinstalled installation waits for approval on the admin page',
+        );
+        return null;
+      }
+      current = after;
     }
     return (await this.installed(current)).runId;
   }
