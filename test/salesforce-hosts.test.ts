@@ -224,6 +224,8 @@ describe('the impersonation the review measured', () => {
     expect(victim.local.counters().identity).toBe(1);
     expect(done.status).toBe(502);
     expect(done.text).toContain('could not be confirmed');
+    // Fixed words only: nothing of the tenant's answer is shown.
+    expect(done.text).not.toContain(tenant.url);
   });
 
   it('a tenant that also answers the identity URL only gets a change held for the operator, the victim keeps its tokens', async () => {

@@ -79,6 +79,24 @@ function missingVariables(config: SalesforceSettings): string[] {
   ];
 }
 
+/**
+ * Fixed words for a refused token answer: the answer's URLs are the answering server's text, and a result page
+ * never shows such text (the log has the details).
+ */
+function refusalWords(
+  err: SalesforceHostRefusedError | SalesforceAnswerError | IdentityNotConfirmedError,
+): string {
+  if (err instanceof SalesforceHostRefusedError) {
+    return `the ${err.role} in the answer is not a Salesforce host (${err.code})`;
+  }
+  if (err instanceof SalesforceAnswerError) {
+    return err.code === 'SALESFORCE_REDIRECT_REFUSED'
+      ? `the answer was a redirect, which is not followed (${err.code})`
+      : `the answer was larger than Salesforce's answers are (${err.code})`;
+  }
+  return `Salesforce's identity service did not confirm the org of the new token (${err.code})`;
+}
+
 function queryString(req: Request, name: string): string | undefined {
   const v = req.query[name];
   return typeof v === 'string' && v !== '' ? v : undefined;
@@ -237,7 +255,7 @@ export function createSalesforceOAuthRouter(deps: SalesforceOAuthDeps): Router {
           res,
           502,
           'Salesforce did not complete the install',
-          [`Nothing was stored: ${err.message}.`],
+          [`Nothing was stored: ${refusalWords(err)}.`],
           again(installLink),
         );
       }
@@ -287,7 +305,7 @@ export function createSalesforceOAuthRouter(deps: SalesforceOAuthDeps): Router {
         502,
         'Salesforce did not complete the install',
         [
-          `The org of the new token could not be confirmed with Salesforce, so nothing was stored: ${err.message}.`,
+          `The org of the new token could not be confirmed with Salesforce, so nothing was stored: ${refusalWords(err)}.`,
           'Start the install again; if it fails again, tell the operator of this app.',
         ],
         again(installLink),
