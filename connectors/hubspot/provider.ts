@@ -33,10 +33,6 @@ export const HUBSPOT_API_VERSIONS = ['2026-03', '2026-09'] as const;
 export type HubSpotApiVersion = (typeof HUBSPOT_API_VERSIONS)[number];
 export const HUBSPOT_DEFAULT_API_VERSION: HubSpotApiVersion = '2026-09';
 
-export function isHubSpotApiVersion(value: string): value is HubSpotApiVersion {
-  return (HUBSPOT_API_VERSIONS as readonly string[]).includes(value);
-}
-
 /** Every path the connector calls on HubSpot, built from one date version. */
 export function hubspotPaths(version: HubSpotApiVersion) {
   const objects = `/crm/objects/${version}/companies`;

@@ -44,11 +44,6 @@ export async function readHubSpotAccount(cfg: HubSpotPrivateAppConfig): Promise<
   return { portalId: parsed.data.portalId, timeZone: validTimeZone(parsed.data.timeZone) };
 }
 
-/** The portal id a token belongs to. */
-export async function readHubSpotPortalId(cfg: HubSpotPrivateAppConfig): Promise<string> {
-  return (await readHubSpotAccount(cfg)).portalId;
-}
-
 /**
  * Private-app mode: one installation from `HUBSPOT_ACCESS_TOKEN` (mode `token`, no refresh token, no expiry).
  * Idempotent: the installation id derives from the portal id, so a restart updates the same installation.

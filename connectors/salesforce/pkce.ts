@@ -9,9 +9,6 @@ import { createHash, randomBytes } from 'node:crypto';
 export const PKCE_METHOD = 'S256';
 export const PKCE_VERIFIER_BYTES = 64;
 
-/** RFC 7636 section 4.1: the verifier's length and alphabet. */
-export const PKCE_VERIFIER_PATTERN = /^[A-Za-z0-9\-._~]{43,128}$/;
-
 export interface PkcePair {
   verifier: string;
   challenge: string;

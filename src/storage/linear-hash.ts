@@ -24,8 +24,6 @@ import { LuaScript } from './lua-script.js';
 
 /** Average fields per bucket before a split, as lib/linear-hash.lua decides it. */
 export const LINEAR_HASH_LOAD = libraryConstant('linear-hash', 'LH_LOAD');
-/** The longest field or value kept in a bucket, as lib/linear-hash.lua decides it. */
-export const LINEAR_HASH_MAX_INLINE = libraryConstant('linear-hash', 'LH_INLINE');
 
 const PAGE = LuaScript.load('lh-page');
 const BUCKETS_PER_PAGE = 50;
