@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { recordApprovalsBefore } from '../src/installations/approval-upgrade.js';
 import { isLetIn } from '../src/installations/let-in.js';
 import { InstallationStore } from '../src/installations/store.js';
+import { recordApprovalsBefore } from '../src/migrations/002-approvals-recorded.js';
 import { crmKind } from '../src/providers.js';
 import { SecretBox } from '../src/util/secretbox.js';
 import { redisWithFreshPrefixes } from './support/redis-prefixes.js';

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalSystem } from '../local/system.js';
-import { upgradeLinkIndex } from '../src/app/index-upgrade.js';
+import { upgradeLinkIndex } from '../src/migrations/003-link-index-bucketed.js';
 import { deleteByPattern } from '../src/redis.js';
 import { scanLinearHash } from '../src/storage/linear-hash.js';
 import { startTestSystem, stopTestSystem } from './support/local-system.js';

@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { type LocalSystem, workerEnvFor } from '../local/system.js';
 import { AdminMassActions } from '../src/admin/mass-actions.js';
-import { upgradeLinkIndex } from '../src/app/index-upgrade.js';
 import type { CommandIo } from '../src/cli/io.js';
 import { main } from '../src/cli/main.js';
+import { upgradeLinkIndex } from '../src/migrations/003-link-index-bucketed.js';
 import type { BatchJob } from '../src/pipeline/batch-job.js';
 import { batch } from '../src/pipeline/handlers/batch.js';
 import { list } from '../src/pipeline/handlers/list.js';

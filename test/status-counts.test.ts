@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import { scoreBuckets } from '../src/admin/overview.js';
-import { buildStatusCounts } from '../src/app/status-counts-upgrade.js';
 import { MATCH_STATUSES, type MatchStatus } from '../src/fields.js';
+import { buildStatusCounts } from '../src/migrations/004-status-counts-built.js';
 import { closeRedis, createRedis } from '../src/redis.js';
 import { Keys } from '../src/storage/keys.js';
 import { LinkIndex } from '../src/storage/link-index.js';

@@ -56,7 +56,8 @@ export const installationSchema = z.object({
   accountName: z.string().optional(),
   /**
    * Who let it in: `token` (token mode), `allowlist`, `admin` (approved), `own_key` (a key of its own),
-   * `recorded_before` (running before approvals were recorded; see approval-upgrade.ts). Absent: not let in.
+   * `recorded_before` (running before approvals were recorded; see migrations/002-approvals-recorded.ts).
+   * Absent: not let in.
    */
   approvedBy: approvalSourceSchema.optional(),
   approvedAt: z.string().optional(),

@@ -1,11 +1,19 @@
+/**
+ * Upgrades from: deployments written before 2026-11-26 12:35 UTC, which counted admin login failures per IPv6
+ * address (`admin:login-failures:<address>`) instead of per countingUnit (an IPv6 /64, an IPv4 address).
+ * Can go when: every deployment is at schema version 1 or more. The counters expire with their window
+ * (LOGIN_WINDOW_MS, 15 minutes), so the step only matters for a lockout running while such a deployment is
+ * upgraded; a deployment still on an older release loses at most that lockout if it skips this step.
+ */
+import { LOGIN_FAILURES_PER_WINDOW } from '../admin/login-throttle.js';
 import { type RedisClient, scanTargets } from '../redis.js';
 import { countingUnit } from '../server/counting-unit.js';
 import { Keys } from '../storage/keys.js';
-import { LOGIN_FAILURES_PER_WINDOW } from './login-throttle.js';
+import type { MigrationStep } from './step.js';
 
 /**
  * A failure counter named by a single IPv6 address (or an IPv4 address written as IPv6) is not named by its
- * countingUnit, so the throttle would not see it. At start-up each is folded into its unit's counter (the counts
+ * countingUnit, so the throttle would not see it. Each is folded into its unit's counter (the counts
  * added, at most the limit, the later of the two window ends kept) and deleted, so a lockout running while a
  * deployment is upgraded holds. Idempotent: a counter named by its unit is left alone. Returns how many were
  * folded.
@@ -38,3 +46,9 @@ export async function foldLoginCountersIntoUnits(redis: RedisClient, prefix: str
   }
   return folded;
 }
+
+export const step: MigrationStep = {
+  version: 1,
+  name: 'login failure counters folded into their counting units',
+  run: async (ctx) => ({ folded: await foldLoginCountersIntoUnits(ctx.redis, ctx.config.redisPrefix) }),
+};

@@ -1,14 +1,24 @@
+/**
+ * Upgrades from: deployments written before 2026-11-26 04:31 UTC, in four formats of the link index: the
+ * unbucketed one (before 2026-11-25 14:49, a hash per field and a set per slug), the bucketed one with its place map
+ * (`inst:{id}:place*`, before 2026-11-25 15:45), the slug index and fan-out keyed by hex digests
+ * (`inst:{id}:by-slug*`, `{slug-inst-N}*`, before 2026-11-26 04:28), review items naming candidates by slug
+ * (`inst:{id}:review-items`, before 2026-11-26 04:31).
+ * Can go when: every deployment is at schema version 3 or more. Then the `legacy*` keys in storage/keys.ts and
+ * `indexUpgradeLock` go with it.
+ */
+import type { AppContext } from '../app/context.js';
 import { deleteByPattern } from '../redis.js';
 import { deleteLinearHash } from '../storage/linear-hash.js';
 import { SLUG_FANOUT_SHARDS } from '../storage/slug-fanout.js';
-import type { AppContext } from './context.js';
+import type { MigrationStep } from './step.js';
 
 /**
- * Brings a deployment's link index to the bucketed storage at start-up, so a deployment written by an earlier
+ * Brings a deployment's link index to the bucketed storage, so a deployment written by an earlier
  * release keeps working in place. The unbucketed keys (a hash per field, a set per slug, one global set per slug
  * for the fan-out) are not read by the pipeline. Nothing is lost by that, since the CRM record's `report_slug` is
  * the truth and a full sync writes the index again; but until it runs, a score change finds no record to update.
- * So at start-up every installation that still has unbucketed keys gets that full sync queued (once, whichever
+ * So every installation that still has unbucketed keys gets that full sync queued (once, whichever
  * process starts first) and those keys deleted; a deployment installed on the bucketed storage has none and
  * nothing happens.
  *
@@ -86,3 +96,15 @@ export async function upgradeLinkIndex(ctx: AppContext): Promise<IndexUpgrade[]>
   }
   return done;
 }
+
+export const step: MigrationStep = {
+  version: 3,
+  name: 'link index brought to the bucketed storage',
+  run: async (ctx) => {
+    const done = await upgradeLinkIndex(ctx);
+    return {
+      installations: done.length,
+      syncsQueued: done.filter((d) => d.runId !== null).length,
+    };
+  },
+};

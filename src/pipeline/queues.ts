@@ -65,8 +65,9 @@ export class Queues {
     await this.schedule.upsertJobScheduler(schedulerId, { every: everyMs }, { name, data });
   }
 
-  async stopSchedule(schedulerId: string): Promise<void> {
-    await this.schedule.removeJobScheduler(schedulerId);
+  /** Whether there was such a schedule. */
+  async stopSchedule(schedulerId: string): Promise<boolean> {
+    return this.schedule.removeJobScheduler(schedulerId);
   }
 
   all(): Queue[] {
@@ -111,7 +112,10 @@ export function jobIdPart(value: string): string {
   return value.replace(/[^A-Za-z0-9_.]/g, (c) => `~${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
-/** What jobIdPart made of a valid id before it was one-to-one; kept to retire schedulers created then. */
+/**
+ * What jobIdPart made of a valid id before it was one-to-one: the list job of a run started then is named so
+ * (run-liveness.ts), and so were the polls an upgrade step retires (migrations/005-polls-under-old-ids.ts).
+ */
 export function legacyJobIdPart(value: string): string {
   return value.replace(/[^A-Za-z0-9_.-]/g, (c) => `~${c.charCodeAt(0).toString(16)}`);
 }

@@ -1,4 +1,4 @@
-import { jobIdPart, legacyJobIdPart, type Queues } from './queues.js';
+import { jobIdPart, type Queues } from './queues.js';
 
 /** The sweep for stranded score-change marks runs this often whatever arrives (see scheduleScoreChangeSweep). */
 export const SCORE_CHANGES_SWEEP_MS = 10_000;
@@ -9,14 +9,12 @@ export class Schedules {
 
   /** Change polling for CRMs without webhooks, every `everyMs`. */
   async schedulePoll(installationId: string, everyMs: number): Promise<void> {
-    await this.removeLegacyPoll(installationId);
     await this.queues.every(`poll-${jobIdPart(installationId)}`, everyMs, 'poll', { installationId });
   }
 
   /** Stops an installation's change poll (installation-stop.ts). */
   async stopPoll(installationId: string): Promise<void> {
     await this.queues.stopSchedule(`poll-${jobIdPart(installationId)}`);
-    await this.removeLegacyPoll(installationId);
   }
 
   /**
@@ -32,11 +30,5 @@ export class Schedules {
   /** The reconcile sweep, every `everyMs` (RECONCILE_HOURS). */
   async scheduleReconcile(everyMs: number): Promise<void> {
     await this.queues.every('reconcile', everyMs, 'reconcile', {});
-  }
-
-  /** A poll scheduled under the old job-id encoding would otherwise run beside the new one. */
-  private async removeLegacyPoll(installationId: string): Promise<void> {
-    const legacy = `poll-${legacyJobIdPart(installationId)}`;
-    if (legacy !== `poll-${jobIdPart(installationId)}`) await this.queues.stopSchedule(legacy);
   }
 }

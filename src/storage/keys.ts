@@ -24,8 +24,8 @@ import { createHash } from 'node:crypto';
  * admin/session-revocations.ts, admin/login-throttle.ts · record card requests: a provider's card rate limit ·
  * report requests: requests/request-store.ts ·
  * alerts: alerts/alert-store.ts · decision log and touch marks: decisions/decision-log.ts · mass actions:
- * decisions/mass-actions.ts. BullMQ builds its own keys under
- * the same prefix.
+ * decisions/mass-actions.ts · schema version and its upgrade lock: migrations/runner.ts. BullMQ builds its
+ * own keys under the same prefix.
  */
 export class Keys {
   constructor(readonly prefix: string) {}
@@ -43,6 +43,21 @@ export class Keys {
    */
   queuePrefix(queue: string): string {
     return `${this.prefix}:${tag(queue)}`;
+  }
+
+  // ---- schema version (migrations/runner.ts) ----------------------------------------------------------
+
+  /**
+   * The deployment's schema version: the number of the last upgrade step of src/migrations that ran. Absent
+   * on a deployment none ran on (new, or written by a release without them): every step runs. The lock shares
+   * its tag, as one script checks the lock and raises the version.
+   */
+  schemaVersion(): string {
+    return `${this.prefix}:${tag('schema')}:version`;
+  }
+  /** Held, with its holder's token, by the one process running upgrade steps. */
+  schemaUpgradeLock(): string {
+    return `${this.prefix}:${tag('schema')}:upgrade-lock`;
   }
 
   // ---- installations (installations/store.ts) ---------------------------------------------------------
@@ -120,7 +135,7 @@ export class Keys {
   }
   /**
    * The same map when its digest was 8 hex digits (kept as a string of 8 bytes): rebuilt from the records' states
-   * under `slugRecords` by the start-up upgrade (app/index-upgrade.ts), then deleted.
+   * under `slugRecords` by the upgrade step migrations/003-link-index-bucketed.ts, then deleted.
    */
   legacySlugRecords(id: string): string {
     return `${this.inst(id)}:by-slug`;
@@ -148,8 +163,8 @@ export class Keys {
   }
   /**
    * The link index's keys before its bucketed storage (a hash per field, a set per slug), and the review items of
-   * the formats before the present one: read by nobody, deleted by the start-up upgrade (app/index-upgrade.ts)
-   * once the installation's full sync is queued.
+   * the formats before the present one: read by nobody, deleted by the upgrade step
+   * migrations/003-link-index-bucketed.ts once the installation's full sync is queued.
    */
   legacyIndexKeys(id: string): string[] {
     return [

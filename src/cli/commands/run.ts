@@ -1,11 +1,8 @@
 import { createServer, type Server } from 'node:http';
-import { foldLoginCountersIntoUnits } from '../../admin/login-throttle-upgrade.js';
 import { ensureTokenModeInstallations } from '../../app/bootstrap.js';
 import type { AppContext } from '../../app/context.js';
-import { upgradeLinkIndex } from '../../app/index-upgrade.js';
 import { schedulePolls } from '../../app/poll-schedules.js';
-import { buildStatusCounts } from '../../app/status-counts-upgrade.js';
-import { recordApprovalsBefore } from '../../installations/approval-upgrade.js';
+import { runPendingMigrations } from '../../migrations/runner.js';
 import type { PipelineWorkers } from '../../pipeline/workers.js';
 import { createServerApp } from '../../server/app.js';
 import { parseCommandArgs } from '../args.js';
@@ -33,15 +30,12 @@ export async function runCommand(
   let workers: PipelineWorkers | undefined;
   let child: WorkerChild | undefined;
   try {
-    // Before any worker opens an installation: the job gate reads the recorded approval.
-    await recordApprovalsBefore(ctx.installations);
+    // Every kind, before any worker opens an installation (the job gate reads the approval a step records)
+    // and before the token-mode installations are written (a step records theirs as there before).
+    await runPendingMigrations(ctx);
     if (kind !== 'worker') {
       await ensureTokenModeInstallations(ctx);
-      await upgradeLinkIndex(ctx);
-      // In the background: a large installation's build takes seconds, and the first read builds it anyway.
-      buildStatusCounts(ctx).catch((err: unknown) => ctx.logger.warn({ err }, 'status counts not built'));
       await schedulePolls(ctx);
-      await foldLoginCountersIntoUnits(ctx.redis, ctx.config.redisPrefix);
       await ctx.schedules.scheduleReconcile(ctx.config.reconcileHours * 3_600_000);
       await ctx.schedules.scheduleScoreChangeSweep();
     }
