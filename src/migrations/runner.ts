@@ -96,6 +96,7 @@ export async function runPendingMigrations(
     );
   }
   let version = from;
+  let said = false;
   while (version < latest) {
     const token = randomUUID();
     const lock = ctx.keys.schemaUpgradeLock();
@@ -104,6 +105,13 @@ export async function runPendingMigrations(
       if (ran !== null) return { from, to: latest, ran };
       // The lease lapsed while a step ran: another process may hold the lock now, so this one waits for it.
     } else {
+      if (!said) {
+        ctx.logger.info(
+          { schemaVersion: version, latest },
+          'another process is running the upgrade steps: waiting for it',
+        );
+        said = true;
+      }
       await sleep(timing.pollMs);
     }
     version = await readVersion(ctx);
