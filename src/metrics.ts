@@ -78,6 +78,12 @@ export class Metrics {
     labelNames: ['queue'] as const,
     registers: [this.registry],
   });
+  readonly oldestQueuedSeconds = new Gauge({
+    name: 'report_connector_oldest_queued_job_seconds',
+    help: "Age of the oldest job waiting to run, by queue (lane: backfill, realtime, schedule), as the workers' liveness watch last saw it; 0 when none waits",
+    labelNames: ['queue'] as const,
+    registers: [this.registry],
+  });
   readonly queueDepth = new Gauge({
     name: 'report_connector_queue_depth',
     help: 'Jobs waiting, delayed or active, by queue (lane: backfill, realtime, schedule)',

@@ -56,14 +56,40 @@ export async function deadRunReason(
   return { code: 'no_jobs', reason: 'lost: no job of it is left in the queues' };
 }
 
+/**
+ * Times a run's job that failed for good (its attempts or its stalled count ran out) is queued again under a
+ * new id (pipeline/liveness-watch.ts) before its batch counts as failed: every job of a run is idempotent,
+ * and a fresh id starts with fresh attempts and a fresh stalled count, which a retry of the same job does not.
+ */
+export const MAX_REVIVALS = 5;
+
+const REVIVED = /-revived(\d+)$/;
+
+/** How many times the job with this id was queued again (0 for the job its run queued). */
+export function revivalOf(jobId: string): number {
+  return Number(REVIVED.exec(jobId)?.[1] ?? 0);
+}
+
+/** The id under which a failed job of a run is queued again. */
+export function revivedJobId(jobId: string): string {
+  return `${jobId.replace(REVIVED, '')}-revived${revivalOf(jobId) + 1}`;
+}
+
 /** Whether the run's list job is still queued, running or waiting to retry (not failed for good, not gone). */
 async function listJobAlive(queues: Queues, runId: string): Promise<boolean> {
-  // A run of older code named its list job with the older id encoding.
+  // A run of older code named its list job with the older id encoding; a failed one is queued again under
+  // another id.
   for (const part of new Set([jobIdPart(runId), legacyJobIdPart(runId)])) {
-    const job = await queues.backfill.getJob(`list-${part}`);
-    if (!job) continue;
-    const state = await job.getState();
-    if (state !== 'failed' && state !== 'completed' && state !== 'unknown') return true;
+    let id = `list-${part}`;
+    for (let revival = 0; revival <= MAX_REVIVALS; revival += 1, id = revivedJobId(id)) {
+      const job = await queues.backfill.getJob(id);
+      if (!job) {
+        if (revival === 0) continue;
+        break;
+      }
+      const state = await job.getState();
+      if (state !== 'failed' && state !== 'completed' && state !== 'unknown') return true;
+    }
   }
   return false;
 }

@@ -30,6 +30,7 @@ import { reportEvent } from './handlers/report-event.js';
 import { drainScoreChanges, sweepScoreChanges } from './handlers/score-changes.js';
 import { slugUpdate } from './handlers/slug-update.js';
 import { isJobName, type JobData, type JobName, parseJobData, type RunningJob } from './jobs.js';
+import { type LivenessOptions, LivenessWatch } from './liveness-watch.js';
 import type { Pipeline } from './pipeline.js';
 import { Reschedule } from './reschedule.js';
 
@@ -92,10 +93,14 @@ export interface WorkerOptions {
   connection: RedisClient;
   prefix: string;
   concurrency?: { backfill?: number; realtime?: number; schedule?: number };
+  /** The process's liveness watch (liveness-watch.ts); tests shorten it or run its rounds themselves. */
+  liveness?: Partial<LivenessOptions> | 'off';
 }
 
 export class PipelineWorkers {
   readonly workers: Worker[];
+  /** Queues a run's jobs that failed for good again, and logs lanes and runs that stall. */
+  readonly liveness: LivenessWatch;
   private readonly handlers: Handlers;
 
   constructor(
@@ -138,6 +143,8 @@ export class PipelineWorkers {
         this.pipeline.deps.logger.warn({ err, queue: w.name, job: job?.name, jobId: job?.id }, 'job failed'),
       );
     }
+    this.liveness = new LivenessWatch(pipeline, options.liveness === 'off' ? {} : options.liveness);
+    if (options.liveness !== 'off') this.liveness.start();
   }
 
   async waitUntilReady(): Promise<void> {
@@ -150,6 +157,7 @@ export class PipelineWorkers {
 
   /** Finishes active jobs (or hands them back when they outlive the close), then disconnects. */
   async close(): Promise<void> {
+    await this.liveness.stop();
     await Promise.all(this.workers.map((w) => w.close()));
   }
 

@@ -12,6 +12,7 @@ import { InstallationService } from '../app/installation-service.js';
 import { createRecordCardHost } from '../cards/record-card-host.js';
 import { installationId, installationStatusSchema } from '../installations/store.js';
 import { setLaneMetrics } from '../pipeline/lane-metrics.js';
+import { setOldestQueuedMetric } from '../pipeline/liveness-watch.js';
 import type { PipelineWorkers } from '../pipeline/workers.js';
 import { kindOf, providers } from '../providers.js';
 import { CrmEventMarks } from '../webhooks/crm-event-marks.js';
@@ -134,6 +135,7 @@ export function createServerApp(ctx: AppContext, options: ServerOptions = {}): S
           PROBE_TIMEOUT_MS,
           'Redis',
         );
+        await within(setOldestQueuedMetric(ctx.pipeline), PROBE_TIMEOUT_MS, 'Redis');
         // Every status of every CRM is set, zero included, so an alert on a count going up sees it start.
         ctx.metrics.installations.reset();
         for (const crm of new Set(installations.map((i) => i.crm))) {

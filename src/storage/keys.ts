@@ -24,8 +24,8 @@ import { createHash } from 'node:crypto';
  * admin/session-revocations.ts, admin/login-throttle.ts · record card requests: a provider's card rate limit ·
  * report requests: requests/request-store.ts ·
  * alerts: alerts/alert-store.ts · decision log and touch marks: decisions/decision-log.ts · mass actions:
- * decisions/mass-actions.ts · schema version and its upgrade lock: migrations/runner.ts. BullMQ builds its
- * own keys under the same prefix.
+ * decisions/mass-actions.ts · schema version and its upgrade lock: migrations/runner.ts · the lanes' oldest
+ * queued job: pipeline/liveness-watch.ts. BullMQ builds its own keys under the same prefix.
  */
 export class Keys {
   constructor(readonly prefix: string) {}
@@ -268,6 +268,14 @@ export class Keys {
     return `${this.prefix}:event-to-crm:${source}`;
   }
 
+  /**
+   * Hash lane (queue name) -> when its oldest waiting job was queued (ms; 0 when none waits), written by the
+   * workers' liveness watch and read by `/metrics` (pipeline/liveness-watch.ts).
+   */
+  laneOldestQueued(): string {
+    return `${this.prefix}:lane-oldest-queued`;
+  }
+
   // ---- record locks (storage/record-locks.ts) --------------------------------------------------------
 
   recordLock(id: string, recordId: string): string {
@@ -305,6 +313,13 @@ export class Keys {
   }
   runBatches(runId: string): string {
     return `${this.run(runId)}:batches`;
+  }
+  /**
+   * Set of the runs under way (listing or processing), all installations: what the workers' liveness watch
+   * looks at (pipeline/liveness-watch.ts). Runs started by older code are not in it.
+   */
+  runsUnderWay(): string {
+    return `${this.prefix}:runs-under-way`;
   }
   /** Pattern of every key of one run, its caches included. */
   runPattern(runId: string): string {

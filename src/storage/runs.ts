@@ -153,6 +153,17 @@ export interface RunSummary {
   forgetUnlisted: boolean;
 }
 
+/** A run as the liveness watch sees it (pipeline/liveness-watch.ts). */
+export interface RunProgress {
+  id: string;
+  installationId: string;
+  kind: RunKind;
+  state: RunState;
+  progressAt: number;
+  batchesTotal: number | null;
+  batchesDone: number;
+}
+
 /** Why a run was stopped, as the metrics count it. */
 export const STOP_CODES = ['superseded', 'stale', 'no_jobs', 'other'] as const;
 export type StopCode = (typeof STOP_CODES)[number];
@@ -250,6 +261,8 @@ export class SyncRuns {
 
   private async create(id: string, installationId: string, kind: RunKind, forget: boolean): Promise<void> {
     const now = new Date();
+    // Named before its hash exists: the watch drops a name whose run it cannot find or that ended.
+    await this.redis.sadd(this.keys.runsUnderWay(), id);
     await this.redis.hset(this.keys.run(id), {
       id,
       installationId,
@@ -358,6 +371,66 @@ export class SyncRuns {
   private async leaveLane(runId: string): Promise<void> {
     const installationId = await this.redis.hget(this.keys.run(runId), 'installationId');
     if (installationId) await this.active.clear(installationId, runId);
+    await this.redis.srem(this.keys.runsUnderWay(), runId);
+  }
+
+  /** The runs under way, as the liveness watch reads them (a stale name is dropped by `forgetEnded`). */
+  async underWay(): Promise<string[]> {
+    return this.redis.smembers(this.keys.runsUnderWay());
+  }
+
+  /** Drops a run that ended or is gone from the runs under way (what `leaveLane` missed: a killed process). */
+  async forgetEnded(runId: string): Promise<void> {
+    await this.redis.srem(this.keys.runsUnderWay(), runId);
+  }
+
+  /** What the liveness watch needs of a run, without reading its batches' results. */
+  async progress(runId: string): Promise<RunProgress | null> {
+    const [[, fields], [, batches]] = ((await this.redis
+      .multi()
+      .hmget(
+        this.keys.run(runId),
+        'installationId',
+        'kind',
+        'state',
+        'progressAt',
+        'startedAt',
+        'batchesTotal',
+      )
+      .hlen(this.keys.runBatches(runId))
+      .exec()) ?? [
+      [null, []],
+      [null, 0],
+    ]) as [[unknown, (string | null)[]], [unknown, number]];
+    const [installationId, kind, state, progressAt, startedAt, total] = fields;
+    const parsedState = runStateSchema.safeParse(state);
+    if (!installationId || !parsedState.success) return null;
+    return {
+      id: runId,
+      installationId,
+      kind: z.enum(RUN_KINDS).catch('full').parse(kind),
+      state: parsedState.data,
+      progressAt: Number(progressAt ?? Date.parse(startedAt ?? '')) || 0,
+      batchesTotal: total === null ? null : Number(total),
+      batchesDone: Number(batches) || 0,
+    };
+  }
+
+  /** Whether the run counted this batch already (false once a done run folded its batches). */
+  async hasBatch(runId: string, batchId: string): Promise<boolean> {
+    return (await this.redis.hexists(this.keys.runBatches(runId), batchId)) === 1;
+  }
+
+  /**
+   * Counts a batch that will not run again as failed, unless a result of it is there already (a run of it that
+   * ended meanwhile is the truth): its run can then end, with those records among its failures.
+   */
+  async recordFailedBatch(runId: string, batchId: string, result: BatchResult): Promise<boolean> {
+    const added = await this.redis.hsetnx(this.keys.runBatches(runId), batchId, JSON.stringify(result));
+    if (added !== 1) return false;
+    await this.moved(runId);
+    await this.maybeFinish(runId);
+    return true;
   }
 
   /** The run that superseded `runId`, or null. */
