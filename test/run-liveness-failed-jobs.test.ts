@@ -5,6 +5,7 @@ import type { LocalSystem } from '../local/system.js';
 import { list } from '../src/pipeline/handlers/list.js';
 import { type ListJob, parseJobData } from '../src/pipeline/jobs.js';
 import { LivenessWatch, setOldestQueuedMetric } from '../src/pipeline/liveness-watch.js';
+import { type DeadRun, deadRunReason } from '../src/pipeline/run-liveness.js';
 import { PipelineWorkers } from '../src/pipeline/workers.js';
 import { createRedis, type RedisClient } from '../src/redis.js';
 import { startTestSystem, stopTestSystem } from './support/local-system.js';
@@ -173,7 +174,17 @@ describe('the liveness watch', () => {
       60_000,
       100,
     );
-    expect((await ctx.runs.get(runId))?.state).toBe('processing');
+    const waiting = await ctx.runs.get(runId);
+    expect(waiting?.state).toBe('processing');
+    // `sync --wait` and a sync asked for check whether the run can still end: a batch that just failed for good
+    // is about to be queued again, so the run is not stopped as lost; one that failed a minute before is gone.
+    const bounds = { staleMs: 15 * 60_000, noJobGraceMs: 0 };
+    expect(await deadRunReason(ctx.queues, waiting!, bounds)).toBeNull();
+    expect(
+      (await deadRunReason(ctx.queues, waiting!, bounds, Date.now() + 120_000)) as DeadRun,
+    ).toMatchObject({
+      code: 'no_jobs',
+    });
     await watch.tick();
     const run = await runEnded(system, runId, 10_000);
     expect(run.state).toBe('done');

@@ -40,6 +40,8 @@ export async function deadRunReason(
     return { code: 'stale', reason: `stale: no progress for ${Math.round(still / 1000)} s` };
   }
   if (still <= bounds.noJobGraceMs) return null;
+  // A job of it that just failed for good is queued again by a worker's liveness watch within its round.
+  if (await revivableFailure(queues, run.id, now)) return null;
   if (run.state === 'listing') {
     if (await listJobAlive(queues, run.id)) return null;
     return { code: 'no_jobs', reason: 'lost: its list job is gone from the queues' };
@@ -73,6 +75,28 @@ export function revivalOf(jobId: string): number {
 /** The id under which a failed job of a run is queued again. */
 export function revivedJobId(jobId: string): string {
   return `${jobId.replace(REVIVED, '')}-revived${revivalOf(jobId) + 1}`;
+}
+
+/** How long after its failure a run's job still counts as about to be queued again (a watch round is 5 s). */
+const REVIVAL_GRACE_MS = 60_000;
+/** The newest failed jobs looked at for one: the watch queues a failed one again within seconds. */
+const RECENT_FAILURES = 200;
+
+/** Whether a job of the run failed for good lately and the liveness watch will queue it again. */
+async function revivableFailure(queues: Queues, runId: string, now: number): Promise<boolean> {
+  const parts = new Set([jobIdPart(runId), legacyJobIdPart(runId)]);
+  const ofRun = (id: string) =>
+    [...parts].some(
+      (part) => id === `list-${part}` || id.startsWith(`list-${part}-`) || id.startsWith(`batch-${part}-`),
+    );
+  const failed = await queues.backfill.getJobs(['failed'], 0, RECENT_FAILURES - 1, false);
+  return failed.some(
+    (job) =>
+      job.id !== undefined &&
+      ofRun(job.id) &&
+      revivalOf(job.id) < MAX_REVIVALS &&
+      now - (job.finishedOn ?? 0) <= REVIVAL_GRACE_MS,
+  );
 }
 
 /** Whether the run's list job is still queued, running or waiting to retry (not failed for good, not gone). */
