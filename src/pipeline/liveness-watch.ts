@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Job, Queue } from 'bullmq';
 import { z } from 'zod';
 import { emptyBatchResult, laneOf, MAX_ERRORS_PER_BATCH, type RunProgress } from '../storage/runs.js';
@@ -41,10 +42,15 @@ export const DEFAULT_LIVENESS: LivenessOptions = {
  * leaves none behind (the others' sweeps overlap too).
  */
 const SWEEP_OVERLAP_MS = 60_000;
+/** How long closing the workers waits for a round under way. */
+const STOP_WAIT_MS = 3_000;
 /** What a process's first sweep reads: a run without progress for longer is stopped as stale anyway. */
 const FIRST_SWEEP_MS = 3_600_000;
-/** Jobs of a stalled run looked at to name the oldest: a run keeps at most 8 batches queued (handlers/list.ts). */
-const RUN_JOBS_LOOKED_AT = 500;
+/**
+ * Jobs of each state looked at to name a stalled run's oldest, oldest first: a run keeps at most 8 batches
+ * queued (handlers/list.ts), so a few runs' worth.
+ */
+const RUN_JOBS_LOOKED_AT = 200;
 
 /** A batch of a run (a sync's or a preview's), with its run. */
 const runBatchSchema = batchJobSchema.transform((job, ctx) => {
@@ -86,10 +92,11 @@ export class LivenessWatch {
     this.timer.unref();
   }
 
+  /** Stops the rounds; waits for one under way, but not past STOP_WAIT_MS (Redis may be away). */
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
-    await this.running;
+    if (this.running) await Promise.race([this.running, sleep(STOP_WAIT_MS, undefined, { ref: false })]);
   }
 
   private tickInBackground(): void {
@@ -117,12 +124,12 @@ export class LivenessWatch {
     // Run jobs live on the backfill queue (a run's record retries count in no run).
     const failed = await redis.zrangebyscore(queues.backfill.toKey('failed'), since, '+inf');
     for (const id of failed) {
-      if (id.startsWith('batch-') || id.startsWith('list-')) await this.revive(queues.backfill, id);
+      if (id.startsWith('batch-') || id.startsWith('list-')) await this.revive(queues.backfill, id, now);
     }
     this.sweptAt = now;
   }
 
-  private async revive(queue: Queue, id: string): Promise<void> {
+  private async revive(queue: Queue, id: string, now: number): Promise<void> {
     const { runs, logger } = this.pipeline.deps;
     const job = await queue.getJob(id);
     if (!job || !(await job.isFailed())) return;
@@ -138,7 +145,8 @@ export class LivenessWatch {
     if (revivalOf(id) >= this.options.maxRevivals) {
       if (work.kind === 'list') {
         // Its run is stopped as lost (run-liveness.ts) when a sync is asked for or followed.
-        logger.warn(seen, 'a run’s listing failed for good too often: not queued again');
+        if (this.dueWarning(`listing:${id}`, now))
+          logger.warn(seen, 'a run’s listing failed for good too often: not queued again');
         return;
       }
       const result = emptyBatchResult();
@@ -221,21 +229,23 @@ export class LivenessWatch {
           jobs: jobs.length,
         },
         `sync run ${runId}: no progress for ${Math.round((now - run.progressAt) / 1000)} s while it waits for ${
-          jobs[0] ? `${jobs[0].name} job ${jobs[0].id} (${jobs[0].state})` : 'jobs no queue holds'
+          jobs[0]
+            ? `${jobs[0].name} job ${jobs[0].id} (${jobs[0].state})`
+            : `jobs not among the first ${RUN_JOBS_LOOKED_AT} of any state of the backfill queue`
         }`,
       );
     }
   }
 
-  /** The run's jobs still in the backfill queue, oldest first. */
+  /** The run's jobs still in the backfill queue (queued, running or failed lately), oldest first. */
   private async jobsOf(run: RunProgress, now: number): Promise<NamedJob[]> {
     const queue = this.pipeline.deps.queues.backfill;
-    const jobs = await queue.getJobs(
-      ['active', 'wait', 'prioritized', 'delayed', 'failed'],
-      0,
-      RUN_JOBS_LOOKED_AT,
-      true,
-    );
+    const last = RUN_JOBS_LOOKED_AT - 1;
+    const jobs = [
+      ...(await queue.getJobs(['active', 'wait', 'prioritized', 'delayed'], 0, last, true)),
+      // The newest failures: a run's are recent, and the failed set keeps a week's.
+      ...(await queue.getJobs(['failed'], 0, last, false)),
+    ];
     const mine = jobs.filter((j) => runWorkOf(j)?.runId === run.id);
     mine.sort((a, b) => a.timestamp - b.timestamp);
     return Promise.all(mine.map((j) => named(j, now)));
