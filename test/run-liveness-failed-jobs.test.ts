@@ -195,4 +195,45 @@ describe('the liveness watch', () => {
     );
     expect(await ctx.queues.backfill.getJob(`${victim.id}-revived1`)).toBeUndefined();
   });
+
+  it('queues an update of changed reports that failed for good again, and its marks are written', {
+    timeout: 60_000,
+  }, async () => {
+    const { ctx, installationId } = system;
+    const { pendingSlugs } = ctx.pipeline;
+    await ctx.queues.realtime.pause();
+    await ctx.pipeline.enqueueSlugUpdate(installationId, 'no-such-report-here');
+    const update = await waitFor(
+      'the update job',
+      async () => (await ctx.queues.realtime.getDelayed()).find((j) => j.name === 'slug-update'),
+      5_000,
+    );
+    await system.ctx.redis.hset(
+      ctx.queues.realtime.toKey(update.id ?? ''),
+      'stc',
+      '11',
+      'defa',
+      STALLED_FOR_GOOD,
+    );
+    await ctx.queues.realtime.resume();
+    await waitFor(
+      'the update to fail',
+      async () => ((await ctx.queues.realtime.getJob(update.id ?? ''))?.failedReason ? true : undefined),
+      30_000,
+    );
+    // Its mark stays (marks are cleared once written); without the watch only the installation's next change
+    // would queue a job to take it.
+    expect(await pendingSlugs.take(installationId, 'urgent', 10)).toHaveLength(1);
+    await new LivenessWatch(ctx.pipeline).tick();
+    await waitFor(
+      'the mark to be taken and cleared',
+      async () => ((await pendingSlugs.take(installationId, 'urgent', 10)).length === 0 ? true : undefined),
+      30_000,
+    );
+    expect(
+      logged.some(
+        (l) => l.msg === 'an update of changed reports failed for good: its marks are queued again',
+      ),
+    ).toBe(true);
+  });
 });

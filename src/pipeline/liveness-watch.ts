@@ -13,7 +13,8 @@ import { MAX_REVIVALS, revivalOf, revivedJobId } from './run-liveness.js';
  * - a job of a run under way that failed for good (its attempts ran out, or BullMQ's stalled count did while
  *   workers were killed under it: "job stalled more than allowable limit") is queued again under a new id, up
  *   to MAX_REVIVALS times; a batch that failed that often is counted as failed, so its run ends with those
- *   records among its failures instead of waiting for it for good;
+ *   records among its failures instead of waiting for it for good; an update of changed reports that failed
+ *   for good has its installation's marks queued again;
  * - a lane (queue) whose waiting work has not moved for `stallMs`, or a run under way without progress for as
  *   long, is logged at warn with what it waits for;
  * - each lane's oldest waiting job's queue time goes to Redis, which `/metrics` shows as an age (one read per
@@ -121,12 +122,38 @@ export class LivenessWatch {
   private async reviveFailed(now: number): Promise<void> {
     const { redis, queues } = this.pipeline.deps;
     const since = this.sweptAt === null ? now - FIRST_SWEEP_MS : this.sweptAt - SWEEP_OVERLAP_MS;
-    // Run jobs live on the backfill queue (a run's record retries count in no run).
-    const failed = await redis.zrangebyscore(queues.backfill.toKey('failed'), since, '+inf');
-    for (const id of failed) {
-      if (id.startsWith('batch-') || id.startsWith('list-')) await this.revive(queues.backfill, id, now);
+    // Run jobs live on the backfill queue (a run's record retries count in no run); updates for report changes
+    // on the realtime queue (and on the backfill queue when an older version queued them).
+    for (const queue of [queues.backfill, queues.realtime]) {
+      for (const id of await redis.zrangebyscore(queue.toKey('failed'), since, '+inf')) {
+        if (id.startsWith('batch-') || id.startsWith('list-')) await this.revive(queue, id, now);
+        else await this.requeueUpdate(queue, id);
+      }
     }
     this.sweptAt = now;
+  }
+
+  /**
+   * A `slug-update` job that failed for good leaves its marks (they are cleared only once written), but no job
+   * takes them until the installation's next change: its lane's job is queued again (deduplicated per
+   * installation and lane, so every process may).
+   */
+  private async requeueUpdate(queue: Queue, id: string): Promise<void> {
+    const { installations, logger } = this.pipeline.deps;
+    const job = await queue.getJob(id);
+    if (job?.name !== 'slug-update' || !(await job.isFailed())) return;
+    const parsed = JOBS['slug-update'].schema.safeParse(job.data);
+    if (!parsed.success) return;
+    const { installationId, hot } = parsed.data;
+    // A stopped installation's marks wait for it to be connected again (a sync then reads every linked report).
+    if ((await installations.get(installationId))?.status !== 'connected') return;
+    const lane = hot ? 'hot' : 'urgent';
+    if ((await this.pipeline.pendingSlugs.take(installationId, lane, 1)).length === 0) return;
+    await this.pipeline.queueSlugUpdate(installationId, hot === true);
+    logger.warn(
+      { installationId, lane, jobId: id, reason: job.failedReason, attemptsMade: job.attemptsMade },
+      'an update of changed reports failed for good: its marks are queued again',
+    );
   }
 
   private async revive(queue: Queue, id: string, now: number): Promise<void> {
