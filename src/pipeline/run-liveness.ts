@@ -79,24 +79,21 @@ export function revivedJobId(jobId: string): string {
 
 /** How long after its failure a run's job still counts as about to be queued again (a watch round is 5 s). */
 const REVIVAL_GRACE_MS = 60_000;
-/** The newest failed jobs looked at for one: the watch queues a failed one again within seconds. */
-const RECENT_FAILURES = 200;
 
 /** Whether a job of the run failed for good lately and the liveness watch will queue it again. */
 async function revivableFailure(queues: Queues, runId: string, now: number): Promise<boolean> {
-  const parts = new Set([jobIdPart(runId), legacyJobIdPart(runId)]);
+  const parts = [...new Set([jobIdPart(runId), legacyJobIdPart(runId)])];
   const ofRun = (id: string) =>
-    [...parts].some(
+    parts.some(
       (part) => id === `list-${part}` || id.startsWith(`list-${part}-`) || id.startsWith(`batch-${part}-`),
     );
-  const failed = await queues.backfill.getJobs(['failed'], 0, RECENT_FAILURES - 1, false);
-  return failed.some(
-    (job) =>
-      job.id !== undefined &&
-      ofRun(job.id) &&
-      revivalOf(job.id) < MAX_REVIVALS &&
-      now - (job.finishedOn ?? 0) <= REVIVAL_GRACE_MS,
+  // The failed set is scored by when each job failed: the last minute's ids, without their payloads.
+  const recent = await queues.connection.zrangebyscore(
+    queues.backfill.toKey('failed'),
+    now - REVIVAL_GRACE_MS,
+    '+inf',
   );
+  return recent.some((id) => ofRun(id) && revivalOf(id) < MAX_REVIVALS);
 }
 
 /** Whether the run's list job is still queued, running or waiting to retry (not failed for good, not gone). */
