@@ -510,6 +510,7 @@ export class SyncRuns {
   async removeAll(installationId: string): Promise<void> {
     for (const runId of await this.redis.lrange(this.keys.runs(installationId), 0, -1)) {
       await deleteByPattern(this.redis, this.keys.runPattern(runId));
+      await this.redis.srem(this.keys.runsUnderWay(), runId);
     }
   }
 
