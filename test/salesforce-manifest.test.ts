@@ -197,6 +197,8 @@ describe('committed Salesforce manifests', () => {
       callbackUrl: 'https://report-connector.example.com/oauth/salesforce/callback',
       externalClientApplication: 'Report_Connector',
       isPkceRequired: 'true',
+      // Rotation is a global OAuth setting in the Metadata API, never a policy.
+      isRefreshTokenRotationEnabled: 'true',
     });
     // Salesforce generates the consumer key and secret; they never go into source control.
     expect(global.consumerKey).toBeUndefined();
@@ -227,7 +229,7 @@ describe('committed Salesforce manifests', () => {
     expect(pkg.version).toBe('68.0');
   });
 
-  it('ship OAuth policies with refresh token rotation, an idle limit and an IP policy', async () => {
+  it('ship OAuth policies with an idle limit and an IP policy', async () => {
     const xml = await readFile(
       join(
         COMMITTED,
@@ -239,7 +241,6 @@ describe('committed Salesforce manifests', () => {
       '@_xmlns': 'http://soap.sforce.com/2006/04/metadata',
       externalClientApplication: 'Report_Connector',
       label: 'Report_Connector_OAuth_Policies',
-      isRefreshTokenRotationEnabled: 'true',
       // Expire a refresh token after 30 days without use.
       refreshTokenPolicyType: 'SpecificInactivity',
       refreshTokenValidityPeriod: '30',

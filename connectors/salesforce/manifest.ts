@@ -8,6 +8,7 @@ import {
   ACCOUNT_SOBJECT,
   DEFAULT_API_VERSION,
   EXTERNAL_CLIENT_APP,
+  GLOBAL_OAUTH_SETTINGS,
   OAUTH_POLICIES,
   PACKAGE_NAME,
   SFDX_DIRECTORIES,
@@ -58,15 +59,11 @@ function externalClientAppFile(): string {
   });
 }
 
-/**
- * The OAuth policies (see OAUTH_POLICIES). Refresh token rotation is a setting Salesforce documents on the app's
- * policies page; its element name here is UNCONFIRMED (docs/vendor-sources.md).
- */
+/** The OAuth policies (see OAUTH_POLICIES): an installing org's admin may change them. */
 function oauthPoliciesFile(): string {
   return metadataDocument('ExtlClntAppOauthConfigurablePolicies', {
     externalClientApplication: EXTERNAL_CLIENT_APP.name,
     ipRelaxationPolicyType: OAUTH_POLICIES.ipRelaxationPolicyType,
-    isRefreshTokenRotationEnabled: OAUTH_POLICIES.refreshTokenRotation,
     label: EXTERNAL_CLIENT_APP.oauthPoliciesName,
     permittedUsersPolicyType: OAUTH_POLICIES.permittedUsersPolicyType,
     refreshTokenPolicyType: OAUTH_POLICIES.refreshTokenPolicyType,
@@ -85,8 +82,9 @@ function oauthSettingsFile(): string {
 }
 
 /**
- * The OAuth plugin's global settings: callback URL and PKCE. Salesforce generates the consumer key and secret
- * at deploy; they never belong in source control, so this file names neither.
+ * The OAuth plugin's global settings: callback URL, PKCE and refresh token rotation (GLOBAL_OAUTH_SETTINGS).
+ * Salesforce generates the consumer key and secret at deploy; they never belong in source control, so this file
+ * names neither.
  */
 function globalOauthSettingsFile(appUrl: string): string {
   return metadataDocument('ExtlClntAppGlobalOauthSettings', {
@@ -94,7 +92,8 @@ function globalOauthSettingsFile(appUrl: string): string {
     externalClientApplication: EXTERNAL_CLIENT_APP.name,
     isConsumerSecretOptional: false,
     isIntrospectAllTokens: false,
-    isPkceRequired: true,
+    isPkceRequired: GLOBAL_OAUTH_SETTINGS.pkceRequired,
+    isRefreshTokenRotationEnabled: GLOBAL_OAUTH_SETTINGS.refreshTokenRotation,
     isSecretRequiredForRefreshToken: true,
     label: EXTERNAL_CLIENT_APP.globalOauthSettingsName,
     shouldRotateConsumerKey: false,
@@ -182,9 +181,9 @@ function readme(appUrl: string): string {
     '## What is where',
     '',
     `- \`${app}/\`: the \`Report_Connector\` External Client App (distribution state \`Packaged\`), its OAuth`,
-    '  settings (scopes `api`, `refresh_token`) and its OAuth policies (refresh token rotation, refresh tokens',
-    "  expiring after 30 days unused, the org's IP restrictions enforced). This directory is the managed package.",
-    `- \`${owner}/\`: the app's global OAuth settings (callback URL, PKCE required), for the org that owns the`,
+    '  settings (scopes `api`, `refresh_token`) and its OAuth policies (refresh tokens expiring after 30 days',
+    "  unused, the org's IP restrictions enforced). This directory is the managed package.",
+    `- \`${owner}/\`: the app's global OAuth settings (callback URL, PKCE required, refresh token rotation), for the org that owns the`,
     '  app only. Salesforce never packages them; they name no consumer key or secret (Salesforce makes those).',
     `- \`${unpackaged}/\`: the Account fields (\`Report_*__c\`), the permission sets \`Report_Connector\` (the`,
     '  integration user: read and edit), `Report_Viewer` (sellers: read) and `Report_Editor` (read, and edit on',
@@ -254,10 +253,6 @@ function readme(appUrl: string): string {
     '5. Each customer org installs the package version (`sf package install --package 04t... --target-org',
     '   <alias> --wait 10`, or its install URL), then connects at /admin; the connector creates the fields, or',
     `   the org deploys \`${unpackaged}/\` itself (\`sf project deploy start --source-dir ${unpackaged}\`).`,
-    '',
-    'The refresh token rotation element of the OAuth policies (`isRefreshTokenRotationEnabled`) is not on the',
-    'Metadata API pages we could read: if a deploy refuses it, delete the line and turn on "Enable Refresh Token',
-    'Rotation" in the app\'s policies in Setup.',
     '',
   ].join('\n');
 }

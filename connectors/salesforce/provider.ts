@@ -99,18 +99,27 @@ export const EXTERNAL_CLIENT_APP = {
 
 /**
  * The OAuth policies the app ships with (ExtlClntAppOauthConfigurablePolicies), as Salesforce asks of apps used
- * by customer orgs: refresh token rotation on (the TokenManager keeps the newest refresh token; its lock stops
- * two processes from spending one), refresh tokens expiring after 30 days unused (every poll refreshes long
- * before), the org's IP restrictions enforced, and any user of the org allowed to authorise it (the installing
- * admin; orgs may narrow this to a permission set).
+ * by customer orgs: refresh tokens expiring after 30 days unused (every poll refreshes long before), the org's
+ * IP restrictions enforced, and any user of the org allowed to authorise it (the installing admin; orgs may
+ * narrow this to a permission set). Refresh token rotation is not a policy: the Metadata API keeps it in the
+ * global OAuth settings (GLOBAL_OAUTH_SETTINGS).
  */
 export const OAUTH_POLICIES = {
-  refreshTokenRotation: true,
   refreshTokenPolicyType: 'SpecificInactivity',
   refreshTokenValidityPeriod: 30,
   refreshTokenValidityUnit: 'Days',
   ipRelaxationPolicyType: 'Enforce',
   permittedUsersPolicyType: 'AllSelfAuthorized',
+} as const;
+
+/**
+ * The app's global OAuth settings (ExtlClntAppGlobalOauthSettings, the owning org's only): PKCE required, and
+ * refresh token rotation on (the TokenManager keeps the newest refresh token; its lock stops two processes from
+ * spending one). Global settings hold for every org using the app, a package's subscribers included.
+ */
+export const GLOBAL_OAUTH_SETTINGS = {
+  pkceRequired: true,
+  refreshTokenRotation: true,
 } as const;
 
 /**
