@@ -1,11 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HUBSPOT_JOURNAL_LIMITS, HubSpotJournal, journalFileEntries } from '../connectors/hubspot/journal.js';
+import {
+  HUBSPOT_JOURNAL_LIMITS,
+  HUBSPOT_JOURNAL_SCOPES,
+  HubSpotJournal,
+  journalFileEntries,
+} from '../connectors/hubspot/journal.js';
 import { journalFindings } from '../connectors/hubspot/journal-entries.js';
 import {
   createLocalHubSpot,
   LOCAL_HUBSPOT_CLIENT_ID,
   LOCAL_HUBSPOT_CLIENT_SECRET,
 } from '../connectors/hubspot/local/index.js';
+import { HUBSPOT_SCOPES } from '../connectors/hubspot/provider.js';
 import type { LocalSystem } from '../local/system.js';
 import { startTestSystem, stopTestSystem } from './support/local-system.js';
 import { runEnded } from './support/system-state.js';
@@ -61,6 +67,49 @@ describe('the journal reader against the local HubSpot', () => {
       const late = await journal.readAfter(second.offset);
       expect(late.restarted).toBe(true);
       expect(late.entries).toHaveLength(1);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("asks the client-credentials token for the companies' read scope, without which a subscription is refused", async () => {
+    const hubspot = createLocalHubSpot({ privateAppToken: 'pat-journal-scopes' });
+    const server = await hubspot.listen();
+    try {
+      const token = async (scope: string) => {
+        const res = await fetch(`${server.url}/oauth/2026-03/token`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: new URLSearchParams({
+            grant_type: 'client_credentials',
+            client_id: LOCAL_HUBSPOT_CLIENT_ID,
+            client_secret: LOCAL_HUBSPOT_CLIENT_SECRET,
+            scope,
+          }),
+        });
+        return ((await res.json()) as { access_token: string }).access_token;
+      };
+      const subscribe = async (scope: string) =>
+        (
+          await fetch(`${server.url}/webhooks-journal/subscriptions/2026-03`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${await token(scope)}`, 'content-type': 'application/json' },
+            body: JSON.stringify({
+              subscriptionType: 'OBJECT',
+              portalId: Number(hubspot.portalId),
+              objectTypeId: '0-2',
+              actions: ['UPDATE'],
+              properties: ['name'],
+            }),
+          })
+        ).status;
+      const journalOnly = HUBSPOT_JOURNAL_SCOPES.filter((s) => s.startsWith('developer.'));
+      expect(await subscribe(journalOnly.join(' '))).toBe(403);
+      expect(HUBSPOT_JOURNAL_SCOPES).toContain('crm.objects.companies.read');
+      expect(await subscribe(HUBSPOT_JOURNAL_SCOPES.join(' '))).toBe(200);
+      // The token carries nothing the app does not list at install.
+      for (const scope of HUBSPOT_JOURNAL_SCOPES.filter((s) => !s.startsWith('developer.')))
+        expect(HUBSPOT_SCOPES).toContain(scope);
     } finally {
       await server.close();
     }

@@ -17,11 +17,17 @@ export const HUBSPOT_JOURNAL_PATHS = {
   local: '/webhooks-journal/journal-local/2026-03',
 } as const;
 
-/** What the client-credentials token is asked for: read the journal, manage the portal's subscription. */
+/**
+ * What the client-credentials token is asked for: read the journal, manage the portal's subscription, and read
+ * the object the subscription is for. HubSpot's journal guide asks for the subscribed object type's own scopes
+ * besides the journal's; companies are read with `crm.objects.companies.read`, one of the app's install scopes
+ * (a client-credentials token can carry only scopes the app lists).
+ */
 export const HUBSPOT_JOURNAL_SCOPES = [
   'developer.webhooks_journal.read',
   'developer.webhooks_journal.subscriptions.read',
   'developer.webhooks_journal.subscriptions.write',
+  'crm.objects.companies.read',
 ] as const;
 
 /** Company events the subscription asks the journal to keep, and the properties whose changes matter. */

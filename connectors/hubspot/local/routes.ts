@@ -670,6 +670,8 @@ export function createLocalHubSpotApp(ctx: LocalHubSpotContext): Express {
 
   const JOURNAL_READ = 'developer.webhooks_journal.read';
   const JOURNAL_SUBSCRIBE = 'developer.webhooks_journal.subscriptions.write';
+  // A subscription to company events also needs the companies' own read scope, as HubSpot's journal guide says.
+  const COMPANIES_READ = 'crm.objects.companies.read';
   const journalBase = '/webhooks-journal/journal-local/2026-03';
   const fetchResponse = (req: Request, entries: { offset: string; at: number }[]) => {
     const origin = `${req.protocol}://${req.get('host')}`;
@@ -699,7 +701,7 @@ export function createLocalHubSpotApp(ctx: LocalHubSpotContext): Express {
 
   app.post(
     '/webhooks-journal/subscriptions/2026-03',
-    ...api(ctx, 'journal.subscribe', [JOURNAL_SUBSCRIBE]),
+    ...api(ctx, 'journal.subscribe', [JOURNAL_SUBSCRIBE, COMPANIES_READ]),
     json,
     (req, res) => {
       const body = objectBody(req);

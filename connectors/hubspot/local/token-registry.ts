@@ -79,12 +79,17 @@ export class LocalTokenRegistry {
     return this.issueAccess(next, entry.scopes);
   }
 
-  /** `client_credentials`: an app token for the webhooks journal, only with the journal scopes asked. */
+  /**
+   * `client_credentials`: an app token for the webhooks journal, with journal scopes and, for the object types
+   * its subscriptions cover, their read scopes (HubSpot's journal guide asks for both).
+   */
   clientCredentials(
     scope: string | undefined,
   ): { accessToken: string; expiresInSeconds: number } | 'bad_scope' {
     const scopes = (scope ?? '').split(/\s+/).filter(Boolean);
-    if (scopes.length === 0 || !scopes.every((s) => s.startsWith('developer.webhooks_journal.')))
+    const allowed = (s: string) =>
+      s.startsWith('developer.webhooks_journal.') || /^crm\.objects\.[a-z_]+\.read$/.test(s);
+    if (!scopes.some((s) => s.startsWith('developer.webhooks_journal.')) || !scopes.every(allowed))
       return 'bad_scope';
     const accessToken = token('local-cc');
     this.access.set(accessToken, { expiresAt: this.options.now() + 30 * 60_000, scopes });
