@@ -115,10 +115,11 @@ describe('committed Salesforce manifests', () => {
     for (const [field, rw] of Object.entries(access(editor))) {
       expect(rw, field).toBe(field === 'Account.Report_Slug__c' ? 'true/true' : 'true/false');
     }
+    // Read on Account, not edit: the set adds the slug field and never widens who may edit Accounts.
     expect(editor.objectPermissions).toMatchObject({
       object: 'Account',
       allowRead: 'true',
-      allowEdit: 'true',
+      allowEdit: 'false',
     });
   });
 

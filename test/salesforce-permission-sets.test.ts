@@ -4,6 +4,7 @@ import { ensureSalesforceFields } from '../connectors/salesforce/ensure-fields.j
 import { SALESFORCE_FIELDS } from '../connectors/salesforce/field-names.js';
 import { customFieldDefinition, permissionSetDefinition } from '../connectors/salesforce/field-types.js';
 import { createLocalSalesforce, type LocalSalesforce } from '../connectors/salesforce/local/index.js';
+import { editorPermissionSetDefinition } from '../connectors/salesforce/permission-sets.js';
 import { SalesforceUsageTracker } from '../connectors/salesforce/usage.js';
 import type { AccessTokenSource } from '../src/auth/token-manager.js';
 import type { RequestGate } from '../src/crm/request-gate.js';
@@ -47,6 +48,13 @@ function accessOf(local: LocalSalesforce, name: string): Record<string, string> 
   return Object.fromEntries(ps.fieldPermissions.map((p) => [p.field, `${p.readable}/${p.editable}`]));
 }
 
+/** Account read/edit as the org keeps it for a permission set. */
+function accountAccessOf(local: LocalSalesforce, name: string): { allowRead: boolean; allowEdit: boolean } {
+  const account = local.org.readPermissionSet(name)?.objectPermissions.find((o) => o.object === 'Account');
+  if (!account) throw new Error(`${name} names no Account access`);
+  return { allowRead: account.allowRead, allowEdit: account.allowEdit };
+}
+
 describe('field setup: the permission sets for people', () => {
   it('upserts Report_Viewer (read every field) and Report_Editor (edit the slug only), assigning neither', async () => {
     const { local, api } = await setup();
@@ -63,6 +71,11 @@ describe('field setup: the permission sets for people', () => {
       expect(access, field).toBe(field === 'Account.Report_Slug__c' ? 'true/true' : 'true/false');
     }
     expect(new Set(Object.values(accessOf(local, 'Report_Connector')))).toEqual(new Set(['true/true']));
+    // Report_Editor adds the slug field only: read on Account, never Account edit (people have that from
+    // their profile); the integration user's set keeps Account edit, which its writes need.
+    expect(accountAccessOf(local, 'Report_Editor')).toEqual({ allowRead: true, allowEdit: false });
+    expect(accountAccessOf(local, 'Report_Viewer')).toEqual({ allowRead: true, allowEdit: false });
+    expect(accountAccessOf(local, 'Report_Connector')).toEqual({ allowRead: true, allowEdit: true });
 
     // The integration user gets its own set; people's sets are for an admin to assign.
     expect(local.isPermissionSetAssigned('Report_Connector')).toBe(true);
@@ -121,6 +134,37 @@ describe('field setup: the permission sets for people', () => {
     expect(Object.keys(accessOf(local, 'Report_Viewer')).sort()).toEqual(everyField);
     expect(accessOf(local, 'Report_Editor')['Account.Report_Slug__c']).toBe('true/true');
     expect(local.isPermissionSetAssigned('Report_Connector')).toBe(true);
+  });
+
+  it('takes Account edit away from a Report_Editor an earlier version saved with it, keeping the slug edit', async () => {
+    const { local, api } = await setup();
+    for (const field of SALESFORCE_FIELDS)
+      local.org.upsertCustomField(customFieldDefinition(field, 'metadataApi'));
+    const current = editorPermissionSetDefinition();
+    // Report_Editor as it was first shipped: the same fields, and edit on Account itself.
+    local.org.upsertPermissionSet({
+      ...current,
+      objectPermissions: current.objectPermissions.map((o) => ({ ...o, allowEdit: true })),
+    });
+    expect(accountAccessOf(local, 'Report_Editor')).toEqual({ allowRead: true, allowEdit: true });
+
+    const result = await ensureSalesforceFields(api);
+    expect(result.problems).toEqual([]);
+    expect(accountAccessOf(local, 'Report_Editor')).toEqual({ allowRead: true, allowEdit: false });
+    expect(accessOf(local, 'Report_Editor')['Account.Report_Slug__c']).toBe('true/true');
+
+    // Read back over the Metadata API, as an admin's tools would see it.
+    const read = await api.run('urgent', 'read Report_Editor', (conn) =>
+      conn.metadata.read('PermissionSet', ['Report_Editor']),
+    );
+    const editor = (Array.isArray(read) ? read[0] : read) as unknown as {
+      objectPermissions:
+        | { object: string; allowEdit: unknown; allowRead: unknown }[]
+        | { object: string; allowEdit: unknown; allowRead: unknown };
+    };
+    expect([editor.objectPermissions].flat()).toEqual([
+      expect.objectContaining({ object: 'Account', allowRead: true, allowEdit: false }),
+    ]);
   });
 
   it('the local Salesforce refuses edit without read, as Salesforce does', async () => {

@@ -9,7 +9,8 @@ import { ACCOUNT_SOBJECT } from './provider.js';
 /**
  * The permission sets for people, beside the integration user's `Report_Connector` (field-types.ts):
  * `Report_Viewer` lets sellers read every Report_* field (the record component shows only what the user may
- * read), `Report_Editor` adds edit on `Report_Slug__c` alone, for RevOps who link a report by hand. Both the
+ * read), `Report_Editor` adds edit on `Report_Slug__c` alone (with read on Account, not edit: a user's effective
+ * edit on a field needs edit on its object from some other grant), for RevOps who link a report by hand. Both the
  * SFDX project and the install-time field setup write them from here. Salesforce requires read wherever edit
  * is granted (FieldPermissions.PermissionsEdit needs PermissionsRead).
  */
@@ -72,8 +73,9 @@ export function editorPermissionSetDefinition(
       field: accountFieldFullName(f),
       readable: true,
     })),
-    // Editing one field of a record needs edit on the record's object; sharing still decides which records.
-    objectPermissions: [accountAccess(true)],
+    // Read on Account only: the people who link reports edit Accounts through their own profile or sets, which
+    // already grant Account edit; this set adds the slug field alone and never widens who may edit Accounts.
+    objectPermissions: [accountAccess(false)],
   };
 }
 

@@ -121,6 +121,17 @@ interface PermissionSetState {
   name: string;
   label: string;
   fieldPermissions: Map<string, { readable: boolean; editable: boolean }>;
+  objectPermissions: Map<string, ObjectAccess>;
+}
+
+/** A permission set's access to one object, as the Metadata API's `objectPermissions` writes it. */
+export interface ObjectAccess {
+  allowCreate: boolean;
+  allowDelete: boolean;
+  allowEdit: boolean;
+  allowRead: boolean;
+  modifyAllRecords: boolean;
+  viewAllRecords: boolean;
 }
 
 export interface StoredAccount {
@@ -1001,6 +1012,7 @@ export class LocalOrg {
     fullName: string;
     label: string;
     fieldPermissions: { field: string; readable: boolean; editable: boolean }[];
+    objectPermissions?: ({ object: string } & ObjectAccess)[];
   }): { created: boolean } | { failure: RecordFailure } {
     if (!/^[A-Za-z][A-Za-z0-9_]*$/.test(input.fullName)) {
       return {
@@ -1052,6 +1064,11 @@ export class LocalOrg {
       fieldPermissions: new Map(
         input.fieldPermissions.map((p) => [p.field, { readable: p.readable, editable: p.editable }]),
       ),
+      // An upsert rewrites the objects it names and keeps the others, as the Metadata API does.
+      objectPermissions: new Map([
+        ...(existing?.objectPermissions ?? new Map<string, ObjectAccess>()),
+        ...(input.objectPermissions ?? []).map(({ object, ...access }) => [object, access] as const),
+      ]),
     };
     this.permissionSets.set(input.fullName, state);
     return { created: !existing };
@@ -1148,6 +1165,7 @@ export class LocalOrg {
         fullName: string;
         label: string;
         fieldPermissions: { field: string; readable: boolean; editable: boolean }[];
+        objectPermissions: ({ object: string } & ObjectAccess)[];
       }
     | undefined {
     const ps = this.permissionSets.get(name);
@@ -1155,7 +1173,10 @@ export class LocalOrg {
     const fieldPermissions = [...ps.fieldPermissions.entries()]
       .map(([field, access]) => ({ field, ...access }))
       .sort((a, b) => a.field.localeCompare(b.field));
-    return { fullName: ps.name, label: ps.label, fieldPermissions };
+    const objectPermissions = [...ps.objectPermissions.entries()]
+      .map(([object, access]) => ({ object, ...access }))
+      .sort((a, b) => a.object.localeCompare(b.object));
+    return { fullName: ps.name, label: ps.label, fieldPermissions, objectPermissions };
   }
 
   permissionSetFields(name: string): string[] {

@@ -109,9 +109,16 @@ function permissionSetXml(ps: NonNullable<ReturnType<LocalOrg['readPermissionSet
       `<fieldPermissions><editable>${p.editable}</editable><field>${escapeXml(p.field)}</field>` +
       `<readable>${p.readable}</readable></fieldPermissions>`,
   );
+  const objects = ps.objectPermissions.map(
+    (o) =>
+      `<objectPermissions><allowCreate>${o.allowCreate}</allowCreate><allowDelete>${o.allowDelete}</allowDelete>` +
+      `<allowEdit>${o.allowEdit}</allowEdit><allowRead>${o.allowRead}</allowRead>` +
+      `<modifyAllRecords>${o.modifyAllRecords}</modifyAllRecords><object>${escapeXml(o.object)}</object>` +
+      `<viewAllRecords>${o.viewAllRecords}</viewAllRecords></objectPermissions>`,
+  );
   return (
     `<records xsi:type="PermissionSet">${fields.join('')}<fullName>${escapeXml(ps.fullName)}</fullName>` +
-    `<label>${escapeXml(ps.label)}</label></records>`
+    `<label>${escapeXml(ps.label)}</label>${objects.join('')}</records>`
   );
 }
 
@@ -154,12 +161,25 @@ export function runMetadataCall(
             readable: bool(obj(p).readable),
             editable: bool(obj(p).editable),
           }));
+          const objects = ((node.objectPermissions as unknown[] | undefined) ?? []).map((raw) => {
+            const o = obj(raw);
+            return {
+              object: text(o.object) ?? '',
+              allowCreate: bool(o.allowCreate),
+              allowDelete: bool(o.allowDelete),
+              allowEdit: bool(o.allowEdit),
+              allowRead: bool(o.allowRead),
+              modifyAllRecords: bool(o.modifyAllRecords),
+              viewAllRecords: bool(o.viewAllRecords),
+            };
+          });
           return saveResult(
             fullName,
             org.upsertPermissionSet({
               fullName,
               label: text(node.label) ?? '',
               fieldPermissions: permissions,
+              objectPermissions: objects,
             }),
           );
         }
