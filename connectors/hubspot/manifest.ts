@@ -1,5 +1,6 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { PUBLIC_PAGE_PATHS, supportEmailFor } from '../../src/crm/public-pages.js';
 import { ConfigError } from '../../src/env-schema.js';
 import { hubspotCardFiles } from './card-files.js';
 import { hubspotField } from './field-names.js';
@@ -91,7 +92,6 @@ function json(value: unknown): string {
 /** Relative path (under manifests/hubspot/) -> file content. */
 export function hubspotProjectFiles(options: HubSpotManifestOptions): Record<string, string> {
   const appUrl = options.appUrl.replace(/\/+$/, '');
-  const host = new URL(appUrl).hostname;
   return {
     'hsproject.json': json({
       name: PROJECT_NAME,
@@ -126,9 +126,10 @@ export function hubspotProjectFiles(options: HubSpotManifestOptions): Record<str
             }),
         permittedUrls: { fetch: [appUrl], iframe: [], img: [] },
         support: {
-          supportEmail: `support@${host}`,
-          documentationUrl: `${appUrl}/admin`,
-          supportUrl: `${appUrl}/admin`,
+          supportEmail: supportEmailFor(appUrl),
+          // Public pages (a setup guide behind a sign-in is refused by HubSpot's review), one URL each.
+          documentationUrl: `${appUrl}${PUBLIC_PAGE_PATHS.setup}`,
+          supportUrl: `${appUrl}${PUBLIC_PAGE_PATHS.support}`,
         },
       },
     }),

@@ -24,6 +24,7 @@ import {
   OAUTH_REQUESTS_PER_MINUTE,
   WEBHOOK_REFUSALS_PER_MINUTE,
 } from './address-limits.js';
+import { createPublicPagesRouter } from './public-pages.js';
 import {
   isRedisUnavailable,
   REDIS_UNAVAILABLE_CODE,
@@ -187,6 +188,7 @@ export function createServerApp(ctx: AppContext, options: ServerOptions = {}): S
     metrics: ctx.metrics,
   });
   app.use(createReportWebhookRouter(reportWebhooks));
+  app.use(createPublicPagesRouter(config.appUrl));
 
   // Each CRM's OAuth install and callback, and its inbound webhooks, as far as they are configured.
   for (const provider of providers) {
