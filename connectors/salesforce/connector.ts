@@ -508,8 +508,15 @@ export class SalesforceConnector implements PolledCrmConnector {
     if (log.e) next.e = log.e;
     if (log.gap) {
       this.deps.logger?.warn(
-        { installation: this.deps.installation.id, deletedLogFrom: from.d ?? from.s, now: log.d },
-        'the delete log does not cover the poll position: records deleted meanwhile are found by listing',
+        {
+          installation: this.deps.installation.id,
+          deletedLogFrom: from.d ?? from.s,
+          now: log.d,
+          reason: log.reason,
+        },
+        log.reason === 'id-limit'
+          ? 'the delete log holds more ids than Salesforce answers for, even in a two-minute span: records deleted meanwhile are found by listing'
+          : 'the delete log does not cover the poll position: records deleted meanwhile are found by listing',
       );
       return { records, changes, cursor: encodeChangeCursor(next), resync: true };
     }

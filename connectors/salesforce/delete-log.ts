@@ -9,10 +9,12 @@ import { normalizeDateTime } from './records.js';
 /**
  * The change poll's read of Salesforce's delete log (`sobjects/Account/deleted`), within the rules in
  * DELETE_LOG: the start is kept inside the window the org answers for (the `earliestDateAvailable` it last
- * reported, and never older than the retention), a read goes out only when start and end are at least a minute
- * apart with seconds dropped, and a start the org refuses anyway (INVALID_REPLICATION_DATE, e.g. the recycle bin
- * was emptied since) resets the position to now. Each of those three loses deletions in between: `gap` says
- * so, and the caller has to list every record to learn which are gone.
+ * reported, and never older than the retention), a read goes out only when start and end are more than a
+ * minute apart with seconds dropped, and a start the org refuses anyway (INVALID_REPLICATION_DATE, e.g. the
+ * recycle bin was emptied since) resets the position to now. A span holding more ids than Salesforce answers
+ * for (EXCEEDED_ID_LIMIT) is halved until a read succeeds, and the next poll goes on from where that read
+ * stopped; a span that cannot be halved further is skipped. Each of those losses of deletions in between sets
+ * `gap` (with `reason`), and the caller has to list every record to learn which are gone.
  */
 
 const deletedLogSchema = z.object({
@@ -30,7 +32,19 @@ export interface DeleteLogStep {
   e?: string;
   /** Deletions may have been missed: the caller must list every record to find the ones gone. */
   gap: boolean;
+  /** Why deletions may have been missed, when `gap` is set. */
+  reason?: DeleteLogGapReason;
 }
+
+export type DeleteLogGapReason =
+  /** The saved position lies before the window the org answers for (a long pause). */
+  | 'outside-window'
+  /** The org's log now starts after the position (the recycle bin was emptied meanwhile). */
+  | 'purged'
+  /** The org refused the start (INVALID_REPLICATION_DATE). */
+  | 'start-refused'
+  /** More than the org's id limit in a span that cannot be narrowed further (EXCEEDED_ID_LIMIT). */
+  | 'id-limit';
 
 const minute = (ms: number) => Math.floor(ms / 60_000) * 60_000;
 
@@ -50,22 +64,37 @@ export async function pollDeleteLog(
   const gap = floor > since;
   const start = gap ? new Date(floor).toISOString() : savedAt;
   const kept = cursor.e ? { e: cursor.e } : {};
-  const span = minute(horizon) - minute(Date.parse(start));
-  if (span < Math.max(DELETE_LOG.minSpanMs, CHANGE_POLL.deletedLogEveryMs)) {
-    return { ids: [], d: start, ...kept, gap };
+  const outside = gap ? { reason: 'outside-window' as const } : {};
+  const startMinute = minute(Date.parse(start));
+  if (minute(horizon) - startMinute < Math.max(DELETE_LOG.minSpanMs, CHANGE_POLL.deletedLogEveryMs)) {
+    return { ids: [], d: start, ...kept, gap, ...outside };
   }
-  try {
-    const log = await readDeleteLog(api, priority, start, horizon);
-    const purgedSince = log.earliest !== null && Date.parse(log.earliest) > minute(Date.parse(start));
-    return {
-      ids: log.ids,
-      d: log.coveredUntil,
-      ...(log.earliest !== null ? { e: log.earliest } : kept),
-      gap: gap || purgedSince,
-    };
-  } catch (err) {
-    if (!isReplicationDateRefused(err)) throw err;
-    return { ids: [], d: new Date(horizon).toISOString(), ...kept, gap: true };
+  // The span read: the whole of it first, halved (on minute marks) while the org finds too many ids in it.
+  let end = horizon;
+  for (let narrowings = 0; ; narrowings++) {
+    try {
+      const log = await readDeleteLog(api, priority, start, end);
+      const purgedSince = log.earliest !== null && Date.parse(log.earliest) > startMinute;
+      return {
+        ids: log.ids,
+        d: log.coveredUntil,
+        ...(log.earliest !== null ? { e: log.earliest } : kept),
+        gap: gap || purgedSince,
+        ...(gap ? outside : purgedSince ? { reason: 'purged' as const } : {}),
+      };
+    } catch (err) {
+      const codes = failureCodes(err);
+      if (codes.includes(DELETE_LOG.replicationDateError)) {
+        return { ids: [], d: new Date(horizon).toISOString(), ...kept, gap: true, reason: 'start-refused' };
+      }
+      if (!codes.includes(DELETE_LOG.idLimitError)) throw err;
+      const half = minute(startMinute + (minute(end) - startMinute) / 2);
+      if (narrowings >= DELETE_LOG.maxNarrowings || half - startMinute < DELETE_LOG.minSpanMs) {
+        // Past the position, as far as the poll has settled: the listing the gap asks for finds what is gone.
+        return { ids: [], d: new Date(horizon).toISOString(), ...kept, gap: true, reason: 'id-limit' };
+      }
+      end = half;
+    }
   }
 }
 
@@ -99,10 +128,8 @@ async function readDeleteLog(
   };
 }
 
-function isReplicationDateRefused(err: unknown): boolean {
+/** Salesforce's error codes for a failed read, on the error and on its cause. */
+function failureCodes(err: unknown): (string | undefined)[] {
   const cause = err instanceof Error ? err.cause : undefined;
-  return (
-    describeFailure(cause ?? err)?.code === DELETE_LOG.replicationDateError ||
-    describeFailure(err)?.code === DELETE_LOG.replicationDateError
-  );
+  return [describeFailure(cause ?? err)?.code, describeFailure(err)?.code];
 }

@@ -239,15 +239,19 @@ export const DELETED_LOG_PATH = `/sobjects/${ACCOUNT_SOBJECT}/deleted/`;
 /**
  * The delete log's rules (REST "sObject Get Deleted" and SOAP getDeleted()): results for no more than 15 days
  * before the day of the call (less after a recycle-bin purge), an older start refused with
- * INVALID_REPLICATION_DATE; the seconds of start and end ignored, and start must precede end by more than a
- * minute (at least 60,000 ms once the seconds are dropped).
+ * INVALID_REPLICATION_DATE; the seconds of start and end ignored, and start must precede end by more than one
+ * minute: once the seconds are dropped, by two whole minutes at least (one minute exactly is not more than one).
+ * More than 600,000 ids in the span answers EXCEEDED_ID_LIMIT; Salesforce's remedy is a narrower span.
  */
 export const DELETE_LOG = {
   retentionMs: 15 * 86_400_000,
   /** Kept off the window's edge: our horizon and Salesforce's clock may fall in different minutes. */
   edgeMarginMs: 10 * 60_000,
-  minSpanMs: 60_000,
+  minSpanMs: 2 * 60_000,
   replicationDateError: 'INVALID_REPLICATION_DATE',
+  idLimitError: 'EXCEEDED_ID_LIMIT',
+  /** Halvings of a span whose ids exceed the limit, within one poll, before falling back to a full listing. */
+  maxNarrowings: 6,
 } as const;
 
 /** How the daily allocation is watched: re-check a paused org this often. */

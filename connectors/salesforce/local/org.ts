@@ -65,6 +65,8 @@ export interface LocalSalesforceOptions {
   userinfoAllowed?: boolean;
   /** Whether Chatter (and with it the Connect API's `users/me`) is on (default true). */
   chatterEnabled?: boolean;
+  /** Most ids the delete log answers for in one read; more answers EXCEEDED_ID_LIMIT (Salesforce: 600,000). */
+  deletedIdLimit?: number;
   /** Seed for the injected per-record faults. */
   seed?: number;
   now?: () => number;
@@ -376,6 +378,7 @@ export class LocalOrg {
       fieldLevelSecurity: options.fieldLevelSecurity ?? true,
       canModifyMetadata: options.canModifyMetadata ?? true,
       bulkChecksBeforeComplete: options.bulkChecksBeforeComplete ?? 1,
+      deletedIdLimit: options.deletedIdLimit ?? 600_000,
       seed: options.seed ?? 42,
       userinfoAllowed: options.userinfoAllowed ?? true,
       chatterEnabled: options.chatterEnabled ?? true,
@@ -736,7 +739,8 @@ export class LocalOrg {
 
   /**
    * `GET sobjects/Account/deleted/?start=&end=`, with the rules Salesforce documents for getDeleted: seconds of
-   * both bounds are ignored; `start` must precede `end` by at least a minute; the log answers for the last
+   * both bounds are ignored; `start` must precede `end` by more than one minute; more than `deletedIdLimit` ids
+   * answer EXCEEDED_ID_LIMIT; the log answers for the last
    * DELETE_LOG_DAYS days only (less after the recycle bin was emptied), and an older `start` is refused with
    * INVALID_REPLICATION_DATE; `earliestDateAvailable` is where the log now starts; `latestDateCovered` the end of
    * what was covered.
@@ -752,7 +756,7 @@ export class LocalOrg {
     const minute = (t: number) => Math.floor(t / 60_000) * 60_000;
     const from = minute(start);
     const to = minute(end);
-    if (to - from < 60_000) {
+    if (to - from <= 60_000) {
       this.count('getDeleted.refused');
       throw new SalesforceApiError(
         400,
@@ -773,6 +777,15 @@ export class LocalOrg {
       .filter(([, at]) => at >= from && at < to)
       .sort(([, a], [, b]) => a - b)
       .map(([id, at]) => ({ id, deletedDate: formatDateTime(at) }));
+    const limit = this.options.deletedIdLimit;
+    if (deletedRecords.length > limit) {
+      this.count('getDeleted.exceeded');
+      throw new SalesforceApiError(
+        400,
+        'EXCEEDED_ID_LIMIT',
+        `more than ${limit} ids found: choose start and end dates closer together`,
+      );
+    }
     return {
       deletedRecords,
       earliestDateAvailable: formatDateTime(Math.max(minute(this.createdAt), retained)),
