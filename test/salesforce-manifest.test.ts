@@ -234,7 +234,7 @@ describe('committed Salesforce manifests', () => {
     const xml = await readFile(
       join(
         COMMITTED,
-        'app/main/default/extlClntAppOauthPolicies/Report_Connector_OAuth_Policies.ecaOauthPlcy-meta.xml',
+        'app-owner/main/default/extlClntAppOauthPolicies/Report_Connector_OAuth_Policies.ecaOauthPlcy-meta.xml',
       ),
       'utf8',
     );
@@ -262,7 +262,8 @@ describe('committed Salesforce manifests', () => {
     const files = await listFiles(COMMITTED);
     // Nothing of the fields or the permission set is in the package directory, so no namespace reaches them.
     expect(files.filter((f) => f.startsWith('app/') && /objects|permissionsets/.test(f))).toEqual([]);
-    expect(files.filter((f) => f.startsWith('app/') && /GlobalOauth/.test(f))).toEqual([]);
+    // Nor the global OAuth settings (never packaged) or the policies (each installing org's admin's).
+    expect(files.filter((f) => f.startsWith('app/') && /GlobalOauth|OauthPolicies/.test(f))).toEqual([]);
     for (const field of SALESFORCE_FIELDS) {
       expect(files).toContain(
         `unpackaged/main/default/objects/Account/fields/${field.salesforce}.field-meta.xml`,
@@ -354,7 +355,7 @@ describe('the SFDX project as @salesforce/source-deploy-retrieve reads it', () =
     }
   });
 
-  it('converts the package directory alone: the External Client App, its OAuth settings and policies', async () => {
+  it('converts the package directory alone: the External Client App and its OAuth settings', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'sf-sdr-'));
     try {
       await writeSalesforceManifests(join(dir, 'project'), PLACEHOLDER_APP_URL);
@@ -362,7 +363,6 @@ describe('the SFDX project as @salesforce/source-deploy-retrieve reads it', () =
       const pkg = parser.parse(await components.getPackageXml()).Package;
       expect(memberSets(pkg.types)).toEqual({
         ExternalClientApplication: ['Report_Connector'],
-        ExtlClntAppOauthConfigurablePolicies: ['Report_Connector_OAuth_Policies'],
         ExtlClntAppOauthSettings: ['Report_Connector_OAuth'],
       });
       const converted = await new MetadataConverter().convert(components, 'metadata', {
@@ -372,7 +372,6 @@ describe('the SFDX project as @salesforce/source-deploy-retrieve reads it', () =
       });
       expect(await listFiles(converted.packagePath!)).toEqual([
         'externalClientApps/Report_Connector.eca',
-        'extlClntAppOauthPolicies/Report_Connector_OAuth_Policies.ecaOauthPlcy',
         'extlClntAppOauthSettings/Report_Connector_OAuth.ecaOauth',
         'package.xml',
       ]);

@@ -66,7 +66,7 @@ describe('every generated Salesforce metadata file', () => {
 
 describe('the schema check can fail', () => {
   const policies = salesforceProjectFiles({ appUrl: PLACEHOLDER_APP_URL })[
-    'app/main/default/extlClntAppOauthPolicies/Report_Connector_OAuth_Policies.ecaOauthPlcy-meta.xml'
+    'app-owner/main/default/extlClntAppOauthPolicies/Report_Connector_OAuth_Policies.ecaOauthPlcy-meta.xml'
   ]!;
 
   it('refuses refresh token rotation in the OAuth policies, where the Metadata API has no such element', () => {

@@ -123,10 +123,11 @@ export const GLOBAL_OAUTH_SETTINGS = {
 } as const;
 
 /**
- * The SFDX project's directories: `app` is the managed package (the External Client App only, so nothing of
- * it needs the package's namespace), `app-owner` the app's global OAuth settings for the org that owns it (never
- * packaged: Salesforce keeps consumer credentials out of packages), `unpackaged` the Account fields and the
- * permission set, deployed as they are (or created by the connector at install), so CONTRACT's field names
+ * The SFDX project's directories: `app` is the managed package (the External Client App and its OAuth
+ * settings, the developer's part), `app-owner` what the org owning the app deploys beside it and never packages:
+ * the global OAuth settings (consumer credentials stay in the source org) and that org's own OAuth policies
+ * (policies are each installing org admin's), `unpackaged` the Account fields, the permission sets and the record
+ * component, deployed as they are (or created by the connector at install), so CONTRACT's field names
  * (`Report_Score__c`, ...) never carry a namespace prefix.
  */
 export const SFDX_DIRECTORIES = {
