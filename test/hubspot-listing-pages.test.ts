@@ -3,7 +3,9 @@ import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hubspotProjectFiles } from '../connectors/hubspot/manifest.js';
 import { HUBSPOT_NOTE_SCOPES, HUBSPOT_SCOPES } from '../connectors/hubspot/provider.js';
+import type { LocalSystem } from '../local/system.js';
 import { createPublicPagesRouter, HUBSPOT_SCOPE_PURPOSES } from '../src/server/public-pages.js';
+import { startTestSystem, stopTestSystem } from './support/local-system.js';
 
 /**
  * The HubSpot listing's documentation and support URLs: HubSpot's review asks for a public setup guide (no
@@ -75,4 +77,26 @@ describe('the HubSpot listing links public pages', () => {
     expect(support.supportEmail).toBe('support@connector.example.org');
     expect(page.body).toContain('href="/docs/setup"');
   });
+});
+
+describe('the public pages through the real server', () => {
+  let system: LocalSystem | undefined;
+  afterAll(async () => {
+    await stopTestSystem(system);
+  });
+
+  it('answers both without a token or cookie, in the admin look, while the admin still asks for one', async () => {
+    system = await startTestSystem({ companies: 1, logLevel: 'silent' });
+    for (const path of ['/docs/setup', '/support']) {
+      const res = await fetch(`${system.appUrl}${path}`, { redirect: 'manual' });
+      expect(res.status, path).toBe(200);
+      expect(res.headers.get('content-type')).toMatch(/^text\/html/);
+      // The stylesheet the page links loads: the page's policy lets its own origin's styles in.
+      expect(res.headers.get('content-security-policy')).toMatch(/style-src 'self'/);
+      expect(await res.text()).toContain('/admin/assets/admin.css');
+    }
+    // The admin itself still asks for a sign-in.
+    const admin = await fetch(`${system.appUrl}/admin/api/installations`, { redirect: 'manual' });
+    expect(admin.status).toBe(401);
+  }, 120_000);
 });
