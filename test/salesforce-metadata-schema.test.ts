@@ -101,6 +101,21 @@ describe('the schema check can fail', () => {
     ]);
   });
 
+  it('refuses a file missing an element its type requires', () => {
+    const xml = [
+      '<ExtlClntAppOauthSettings xmlns="http://soap.sforce.com/2006/04/metadata">',
+      '    <commaSeparatedOauthScopes>Api</commaSeparatedOauthScopes>',
+      '    <label>X</label>',
+      '</ExtlClntAppOauthSettings>',
+    ].join('\n');
+    expect(checkMetadataXml(schema, xml, 'settings')).toEqual([
+      {
+        path: 'settings:ExtlClntAppOauthSettings',
+        problem: 'ExtlClntAppOauthSettings requires externalClientApplication',
+      },
+    ]);
+  });
+
   it('checks nested types too (a permission set field permission)', () => {
     const xml = [
       '<PermissionSet xmlns="http://soap.sforce.com/2006/04/metadata">',

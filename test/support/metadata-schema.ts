@@ -8,7 +8,8 @@ import ts from 'typescript';
  * lib/metadata.d.ts from the Metadata WSDL, one `export type` per complex type, its properties in the WSDL's
  * sequence and a base type (`Metadata & {...}`) first, and string enumerations as unions of literals. This reads
  * that file with the TypeScript parser and checks a source-format XML file against it: every element a member
- * of its type, in the type's order, enumerations among their values, booleans and numbers well formed.
+ * of its type, in the type's order, the type's required elements present, enumerations among their values,
+ * booleans and numbers well formed.
  * source-deploy-retrieve converts files without looking at element names, so this is the check that sees them.
  */
 
@@ -26,6 +27,11 @@ interface ComplexType {
   /** Element names in declaration order. */
   order: string[];
   properties: Map<string, PropertyType>;
+  /**
+   * Elements the type requires: declared without `?` and not a list (the generator types every list as
+   * required, though the WSDL lets a list be empty).
+   */
+  required: Set<string>;
 }
 
 export interface MetadataSchema {
@@ -78,12 +84,13 @@ export function loadMetadataSchema(file = metadataTypesFile()): MetadataSchema {
           continue;
         into.order.push(m.name.text);
         into.properties.set(m.name.text, propertyType(m.type));
+        if (!m.questionToken && !ts.isArrayTypeNode(m.type)) into.required.add(m.name.text);
       }
     }
   };
   for (const [name, node] of aliases) {
     if (enums.has(name)) continue;
-    const type: ComplexType = { order: [], properties: new Map() };
+    const type: ComplexType = { order: [], properties: new Map(), required: new Set() };
     members(node, type);
     if (type.order.length > 0) complex.set(name, type);
   }
@@ -127,6 +134,10 @@ function checkElement(
   }
   let lastIndex = -1;
   let lastName = '';
+  const seen = new Set(children.map(elementName).filter((n) => n !== undefined));
+  for (const name of type.required) {
+    if (!seen.has(name)) problems.push({ path, problem: `${typeName} requires ${name}` });
+  }
   for (const child of children) {
     const name = elementName(child);
     if (!name) continue;
