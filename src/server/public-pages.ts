@@ -52,8 +52,10 @@ function setupPage(appUrl: string): SafeHtml {
 
       <h2>Use it</h2>
       <ul>
-        <li>Automatically: companies are matched to published reports by name and domain, and their report
-          properties are written and kept current when a report is scored again, verified or raises an alert.</li>
+        <li>Automatically: a company is linked to a published report only when the names match exactly (domain,
+          industry and location help find candidates); a close but uncertain match waits for a person to confirm
+          it. Linked companies' report properties are written and kept current when a report is scored again,
+          verified or raises an alert.</li>
         <li>By hand: type a report's slug into the company's "Report slug" property to choose the report; in the
           card, confirm a proposed match ("This one" / "None of these") or request a report for a company that has
           none.</li>
