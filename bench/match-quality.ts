@@ -8,13 +8,15 @@
  *   npm run eval:matching [-- --missed] [-- --sync] [-- --sample <path>]
  *
  * `--missed` adds the cases that did not end as labelled, with the matcher's reason, for tuning by a person.
- * `--sync` also runs the sample through a full sync of each CRM: its catalogue in the report sandbox, its
+ * Both shared samples are measured (`match-sample`, made clean, and `match-sample-messy`, written the way
+ * people keep CRM data); `--sample <path>` measures one file instead.
+ * `--sync` also runs each sample through a full sync of each CRM: its catalogue in the report sandbox, its
  * records in the local HubSpot and Salesforce, the outcome read back from the CRM (needs Redis; a minute or
  * two).
  * Without the sample file the second part says so and the command still prints the first.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
   decideCase,
@@ -131,19 +133,23 @@ function share(part: number, whole: number): string {
 }
 
 function kindCells(row: SampleKindQuality): string {
-  return `${row.correctLinks} | ${row.wrongLinks} | ${row.reviews} | ${row.noMatch} | ${share(row.reviews, row.records)}`;
+  return `${row.correctLinks} | ${row.wrongLinks} | ${row.reviews} | ${row.noMatch} | ${share(row.reviews, row.records)} | ${perRecord(row.searches, row.records)}`;
+}
+
+function perRecord(searches: number, records: number): string {
+  return (searches / Math.max(1, records)).toFixed(2);
 }
 
 function sampleKindTable(runs: readonly SampleRun[], tokenisation: string): string {
   const mine = CRMS.map((crm) => runs.find((r) => r.crm === crm && r.tokenisation === tokenisation)!);
   const head = mine
-    .map((r) => `${r.crm}: linked right | wrong | review | no match | review share`)
+    .map((r) => `${r.crm}: linked right | wrong | review | no match | review share | searches per record`)
     .join(' | ');
   const lines = [
     `Search splitting words as "${tokenisation}":`,
     '',
     `| kind | records | ${head} |`,
-    `|---|---|${mine.map(() => '---|---|---|---|---|').join('')}`,
+    `|---|---|${mine.map(() => '---|---|---|---|---|---|').join('')}`,
   ];
   const kinds = [...mine[0]!.quality.byKind.keys()].sort();
   for (const kind of kinds) {
@@ -202,27 +208,23 @@ function syncSummary(syncs: readonly SampleSync[]): string {
   return lines.join('\n');
 }
 
-function sampleArgument(): string {
+/** The labelled samples measured: both shared ones, or the one `--sample` names. */
+function samplePaths(): string[] {
   const at = process.argv.indexOf('--sample');
-  return at >= 0 && process.argv[at + 1]
-    ? process.argv[at + 1]!
-    : join(root, '..', 'shared', 'match-sample', 'sample.json');
+  if (at >= 0 && process.argv[at + 1]) return [process.argv[at + 1]!];
+  return ['match-sample', 'match-sample-messy'].map((dir) => join(root, '..', 'shared', dir, 'sample.json'));
 }
 
-const root = repositoryRoot();
-const cases = matchCaseSchema.array().parse(JSON.parse(readFileSync(join(root, FIXTURE), 'utf8')));
-const quality = evaluate(cases);
-process.stdout.write(`### Own labelled set (${FIXTURE})\n\n${qualityTable(quality)}\n`);
-if (process.argv.includes('--missed')) process.stdout.write(`\n${missedTable(cases, quality)}\n`);
-
-const samplePath = sampleArgument();
-if (!existsSync(samplePath)) {
-  process.stdout.write(`\n### Outside sample\n\nnot found at ${samplePath}\n`);
-} else {
+async function measureSample(samplePath: string): Promise<void> {
+  const label = `${basename(dirname(samplePath))}/${basename(samplePath)}`;
+  if (!existsSync(samplePath)) {
+    process.stdout.write(`\n### Outside sample ${label}\n\nnot found at ${samplePath}\n`);
+    return;
+  }
   const sample = outsideSampleSchema.parse(JSON.parse(readFileSync(samplePath, 'utf8')));
   const runs = await runSample(sample);
   process.stdout.write(
-    `\n### Outside sample (${sample.records.length} records, ${sample.reports.length} reports)\n\n${sampleSummary(runs)}\n`,
+    `\n### Outside sample ${label} (${sample.records.length} records, ${sample.reports.length} reports)\n\n${sampleSummary(runs)}\n`,
   );
   for (const { name } of TOKENISATIONS) process.stdout.write(`\n${sampleKindTable(runs, name)}\n`);
   if (process.argv.includes('--missed')) process.stdout.write(`\n${sampleMissed(sample, runs)}\n`);
@@ -235,10 +237,19 @@ if (!existsSync(samplePath)) {
       quality: sync.quality,
       reasons: new Map(),
     }));
-    process.stdout.write(`\n#### Through a full sync against the sandbox\n\n${syncSummary(syncs)}\n`);
+    process.stdout.write(
+      `\n#### ${label} through a full sync against the sandbox\n\n${syncSummary(syncs)}\n`,
+    );
     process.stdout.write(`\n${sampleKindTable(asRuns, SYNC_SPLITTING)}\n`);
     if (process.argv.includes('--missed')) process.stdout.write(`\n${sampleMissed(sample, asRuns)}\n`);
-    // The workers' connections would keep the process alive.
-    process.exit(0);
   }
 }
+
+const root = repositoryRoot();
+const cases = matchCaseSchema.array().parse(JSON.parse(readFileSync(join(root, FIXTURE), 'utf8')));
+const quality = evaluate(cases);
+process.stdout.write(`### Own labelled set (${FIXTURE})\n\n${qualityTable(quality)}\n`);
+if (process.argv.includes('--missed')) process.stdout.write(`\n${missedTable(cases, quality)}\n`);
+for (const path of samplePaths()) await measureSample(path);
+// The sync's workers' connections would keep the process alive.
+process.exit(0);

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { SALESFORCE_INDUSTRY_PICKLIST } from '../../connectors/salesforce/industry-picklist.js';
 import type { OutsideSample, SampleRecord, SampleReport } from '../../src/matching/evaluate.js';
+import { normalizeIndustry } from '../../src/matching/normalize.js';
 import type { MatchCandidate, MatchCompany } from '../../src/matching/schemas.js';
 import type { FixtureReport } from '../../src/sandbox/fixtures.js';
 import { type IndexedReport, indexReport } from '../../src/sandbox/report-store.js';
@@ -105,6 +106,8 @@ export function sampleSearch(sample: OutsideSample, words: Words, anyWord = fals
         industry: report.industry,
         geography: report.geography,
         stage: report.stage,
+        // The sandbox's search answers with the whole report, its description included.
+        description: report.description,
       }));
     },
   };
@@ -114,18 +117,21 @@ export function sampleSearch(sample: OutsideSample, words: Words, anyWord = fals
 export type CrmShape = 'HubSpot' | 'Salesforce';
 
 /**
- * A sample record as the connector reads it from each CRM. Salesforce Accounts get an `Industry` picklist
- * value at random (a hash of the record id, so every run gives the same): CRM industries are often filled in
- * carelessly, and the matcher must not be misled by one.
+ * A sample record as the connector reads it from each CRM. A record's own industry (HubSpot's enumeration)
+ * is kept for HubSpot and written as the Salesforce picklist value the industry table files under the same
+ * sector. A record without one gets, on Salesforce, a picklist value at random (a hash of the record id, so
+ * every run gives the same): CRM industries are often filled in carelessly, and the matcher must not be
+ * misled by one.
  */
 export function shapeRecord(record: SampleRecord, crm: CrmShape): MatchCompany {
+  const industry = record.industry ?? null;
   if (crm === 'HubSpot') {
     return {
       name: record.name,
       domain: record.domain,
       country: record.country,
       city: record.city,
-      industry: null,
+      industry,
     };
   }
   const pick = createHash('sha256').update(`industry:${record.id}`).digest().readUInt32BE(0);
@@ -135,6 +141,27 @@ export function shapeRecord(record: SampleRecord, crm: CrmShape): MatchCompany {
     domain: record.domain === null ? null : `https://www.${record.domain}`,
     country: record.country,
     city: record.city,
-    industry: SALESFORCE_INDUSTRY_PICKLIST[pick % SALESFORCE_INDUSTRY_PICKLIST.length] ?? null,
+    industry:
+      industry === null
+        ? (SALESFORCE_INDUSTRY_PICKLIST[pick % SALESFORCE_INDUSTRY_PICKLIST.length] ?? null)
+        : salesforcePicklistValue(industry),
   };
+}
+
+/** The Salesforce picklist value sharing the most sectors with a HubSpot industry ("Other" when none does). */
+export function salesforcePicklistValue(hubspotIndustry: string): string {
+  const wanted = normalizeIndustry(hubspotIndustry);
+  let best = 'Other';
+  let bestShared = 0;
+  for (const value of SALESFORCE_INDUSTRY_PICKLIST) {
+    const sectors = normalizeIndustry(value);
+    const shared = sectors.filter((sector) => wanted.includes(sector)).length;
+    const exact = shared === wanted.length && shared === sectors.length;
+    const score = shared + (exact ? 0.5 : 0);
+    if (score > bestShared) {
+      best = value;
+      bestShared = score;
+    }
+  }
+  return best;
 }
