@@ -113,7 +113,7 @@ describe('normalizeCompanyName', () => {
     ['Acme Holdings', 'acme holdings'],
     ['Acme Group', 'acme group'],
     ['Acme Capital', 'acme capital'],
-    ['Acme Tech', 'acme tech'],
+    ['Acme Tech', 'acme technology'],
   ])('keeps words that are part of the name, not a legal form: %j', (name, expected) => {
     expect(normalizeCompanyName(name)).toBe(expected);
   });

@@ -1,14 +1,17 @@
+import { formerNamesIn } from './former-names.js';
 import {
   cityOfGeography,
   companyNameTokens,
   countryFromDomain,
   domainLabel,
   isPlaceholderName,
+  latinSpelling,
   legalFormCountry,
   normalizeCity,
   normalizeCompanyName,
   normalizeCountry,
   normalizeIndustry,
+  possibleCountries,
 } from './normalize.js';
 import type {
   MatchCandidate,
@@ -59,6 +62,8 @@ type Agreement = 'agrees' | 'differs' | 'unknown';
 
 interface CompanyFacts {
   name: string;
+  /** The name read in Latin letters when it is written in Cyrillic or Greek ones, else null. */
+  latinName: string | null;
   tokens: string[];
   /** Only common words: never strong enough alone. */
   generic: boolean;
@@ -86,8 +91,11 @@ function companyFacts(company: MatchCompany): CompanyFacts {
   const tokens = companyNameTokens(company.name);
   const country = normalizeCountry(company.country);
   const label = domainLabel(company.domain);
+  const latin = latinSpelling(company.name);
+  const latinName = latin === null ? null : normalizeCompanyName(latin);
   return {
     name: tokens.join(' '),
+    latinName: latinName === '' || latinName === tokens.join(' ') ? null : latinName,
     tokens,
     generic: tokens.length > 0 && tokens.every((token) => GENERIC_WORDS.has(token)),
     country,
@@ -104,15 +112,42 @@ function compare<T>(ours: T | null, theirs: T | null, same: (a: T, b: T) => bool
   return same(ours, theirs) ? 'agrees' : 'differs';
 }
 
+/**
+ * How the candidate's name relates to the record's: compared as written; else, for a name in Cyrillic or
+ * Greek letters, compared in its Latin reading (the same name there is `transliterated`, never `exact`); else
+ * the candidate's description may give the record's name as the company's former name.
+ */
+function similarityOf(facts: CompanyFacts, candidate: MatchCandidate): NameSimilarity | null {
+  const theirs = normalizeCompanyName(candidate.name);
+  const direct = compareNames(facts.name, theirs);
+  if (direct === 'exact') return direct;
+  const latin = facts.latinName === null ? null : compareNames(facts.latinName, theirs);
+  const formers = formerNamesIn(candidate.description);
+  if (formers.includes(facts.name) || (facts.latinName !== null && formers.includes(facts.latinName))) {
+    return latin === 'exact' ? 'transliterated' : 'former_name';
+  }
+  if (latin === 'exact') return 'transliterated';
+  return direct ?? latin;
+}
+
 function assess(facts: CompanyFacts, candidate: MatchCandidate): Assessed | null {
-  const similarity = compareNames(facts.name, normalizeCompanyName(candidate.name));
+  const similarity = similarityOf(facts, candidate);
   if (similarity === null) return null;
-  const countryCode = normalizeCountry(candidate.geography);
   const sectors = normalizeIndustry(candidate.industry);
+  let countryCode = normalizeCountry(candidate.geography);
+  let country = compare(facts.country, countryCode, (a, b) => a === b);
+  if (countryCode === null && facts.country !== null) {
+    // "Bengaluru, IN" is India or Indiana: a record in neither is elsewhere all the same.
+    const possible = possibleCountries(candidate.geography);
+    if (possible.size > 0 && !possible.has(facts.country)) {
+      country = 'differs';
+      countryCode = [...possible].sort().join(' or ');
+    }
+  }
   return {
     candidate,
     similarity,
-    country: compare(facts.country, countryCode, (a, b) => a === b),
+    country,
     domainCountry: compare(facts.domainCountry, countryCode, (a, b) => a === b),
     countryCode,
     city: compare(facts.city, cityOfGeography(candidate.geography), (a, b) => a === b),
@@ -138,7 +173,8 @@ function why(entry: Assessed, facts: CompanyFacts): string {
   if (entry.industry === 'agrees') agreed.push('industry');
   if (agreed.length > 0) notes.push(`same ${agreed.join(', ')}`);
   if (entry.country === 'differs') {
-    notes.push(`in ${entry.countryCode?.toUpperCase()}, the record says ${facts.country?.toUpperCase()}`);
+    const place = `in ${entry.countryCode?.toUpperCase()}, the record says ${facts.country?.toUpperCase()}`;
+    notes.push(entry.similarity === 'exact' ? `a namesake in another country: ${place}` : place);
   }
   if (entry.domainCountry !== 'unknown') {
     const ending = facts.domainCountry?.toUpperCase();
@@ -176,6 +212,23 @@ function review(entries: Assessed[], facts: CompanyFacts, reason: string): Match
     candidates,
     reason: more > 0 ? `${reason} (${more} more not shown)` : reason,
   };
+}
+
+/**
+ * A reading in Latin letters links only with evidence of its own: the record's domain spells the report's
+ * name, the record's country or city agrees and nothing (country, city, industry) differs.
+ */
+function readingConfirmed(entry: Assessed, facts: CompanyFacts): boolean {
+  const compactName = normalizeCompanyName(entry.candidate.name).replace(/ /g, '');
+  return (
+    facts.domainName !== null &&
+    facts.domainName === compactName &&
+    placesAgreeing(entry).length > 0 &&
+    entry.country !== 'differs' &&
+    entry.city !== 'differs' &&
+    entry.industry !== 'differs' &&
+    entry.domainCountry !== 'differs'
+  );
 }
 
 function matched(entry: Assessed, reason: string): MatchDecision {
@@ -251,6 +304,29 @@ export function decideMatch(
   const close = plausible.length - exact.length;
 
   if (exact.length === 0) {
+    const read = plausible.filter((entry) => entry.similarity === 'transliterated');
+    const renamed = plausible.filter((entry) => entry.similarity === 'former_name');
+    const onlyReading = read.length === 1 ? read[0]! : null;
+    if (onlyReading !== null && readingConfirmed(onlyReading, facts)) {
+      return matched(
+        onlyReading,
+        "the only report with this name once read in Latin letters; the record's domain spells it and its place agrees",
+      );
+    }
+    if (read.length > 0) {
+      return review(
+        plausible,
+        facts,
+        `the name matches ${read.length === 1 ? 'a report' : `${read.length} reports`} only once transliterated to Latin letters`,
+      );
+    }
+    if (renamed.length > 0) {
+      return review(
+        plausible,
+        facts,
+        `no report has this name; ${renamed.length === 1 ? "a report's description gives it" : `${renamed.length} reports' descriptions give it`} as a former name`,
+      );
+    }
     if (plausible.length > 0) {
       const similar = close === 1 ? '1 has a similar one' : `${close} have a similar one`;
       return review(plausible, facts, `no report has exactly this name; ${similar}`);
@@ -264,6 +340,14 @@ export function decideMatch(
             ? `the one report found has a name unlike "${facts.name}"`
             : `none of the ${unique.length} reports found has a name like "${facts.name}"`,
     };
+  }
+
+  if (evidence?.partial === true) {
+    return review(
+      plausible,
+      facts,
+      'the report with this name was found by a search of word beginnings that came back full: another report of this name may be missing',
+    );
   }
 
   const survivors = exact.filter(

@@ -211,12 +211,30 @@ export const LEGAL_PREFIXES: readonly string[] = [
 export const ARTICLES: readonly string[] = ['the'];
 
 /**
- * Abbreviations people write for the same word; each is expanded so both spellings compare equal. Only
- * unambiguous ones: "Assoc" (associates or association?) and "Tech" (technology or technologies, and a word
- * in its own right) are left alone.
+ * Abbreviations people write for the same generic word, and the word's other forms, each mapped to one
+ * spelling so that every form compares equal whichever side writes which ("Tech", "Technology" and
+ * "Technologies" are one word; "Svcs" is "Services"). Both sides of a comparison are mapped, so one entry
+ * serves both directions; docs/matching.md lists the table. Only abbreviations of generic words, never one
+ * that is also a name or a word of its own ("Sol", "Dev", "Ind"): "Assoc" is read as associates, and
+ * "Association" stays a word apart.
  */
 export const ABBREVIATIONS: Readonly<Record<string, string>> = {
   intl: 'international',
+  tech: 'technology',
+  techs: 'technology',
+  technologies: 'technology',
+  svc: 'services',
+  service: 'services',
+  assoc: 'associates',
+  assocs: 'associates',
+  associate: 'associates',
+  lab: 'laboratories',
+  laboratory: 'laboratories',
+  solns: 'solutions',
+  engg: 'engineering',
+  mgt: 'management',
+  inds: 'industries',
+  indus: 'industries',
   natl: 'national',
   mfg: 'manufacturing',
   mgmt: 'management',

@@ -1,3 +1,4 @@
+import anyAscii from 'any-ascii';
 import { foldToAscii } from '../reports/query.js';
 import { INDUSTRY_SECTORS } from './industries.js';
 import {
@@ -40,8 +41,26 @@ function rawNameTokens(name: string): string[] {
     .replace(/[^\p{L}\p{N}]+/gu, ' ')
     .trim();
   if (text === '') return [];
-  const tokens = text.split(' ').map((token) => ABBREVIATIONS[token] ?? token);
-  return joinInitials(tokens);
+  const tokens = text.split(' ').map(spellOut);
+  // Joined initials are a new word ("o e" -> "oe"), folded as any other.
+  return joinInitials(tokens).map(foldUmlautSpelling);
+}
+
+/**
+ * German umlauts are written either way ("Müller", "Mueller") and folded accents give a third ("Muller"): a
+ * vowel a, o or u followed by e is read as the vowel alone, so all three are one word. Names that differ only
+ * by such an e become equal too ("Boeing" / "Boing"); both sides are folded alike, so it costs only that.
+ * Not at the start of a word, where "ae" and "oe" are mostly not umlauts ("Aerospace", "Oerlikon").
+ */
+function foldUmlautSpelling(token: string): string {
+  return token.replace(/(?<=[a-z0-9])([aou])e+/g, '$1');
+}
+
+/** A word as compared: umlaut spellings folded, abbreviations spelt out (ABBREVIATIONS). */
+function spellOut(token: string): string {
+  const folded = foldUmlautSpelling(token);
+  const full = ABBREVIATIONS[folded] ?? ABBREVIATIONS[token];
+  return full === undefined ? folded : foldUmlautSpelling(full);
 }
 
 /** "a o smith" -> "ao smith", "s a" -> "sa": initials written with spaces or dots are one word. */
@@ -128,7 +147,7 @@ function attachedStrip(tokens: string[]): string[] | null {
  * result again would change it.
  */
 function retokenize(tokens: string[]): string[] {
-  return joinInitials(tokens.map((token) => ABBREVIATIONS[token] ?? token));
+  return joinInitials(tokens.map(spellOut)).map(foldUmlautSpelling);
 }
 
 /** The words of a name as the matcher compares them: legal forms, articles and punctuation gone. */
@@ -149,6 +168,44 @@ export function companyNameTokens(name: string | null | undefined): string[] {
  */
 export function normalizeCompanyName(name: string | null | undefined): string {
   return companyNameTokens(name).join(' ');
+}
+
+const OTHER_SCRIPT = /[\p{Script=Cyrillic}\p{Script=Greek}]+/gu;
+
+/**
+ * The name with its Cyrillic and Greek letters read as Latin ones ("Сирван" -> "Sirvan"), or null when it has
+ * none. Other scripts are left as they are: a name in Chinese or Japanese characters read as pinyin or romaji
+ * is rarely how the company writes itself in Latin letters, and searching it would bring back noise.
+ */
+export function latinSpelling(name: string | null | undefined): string | null {
+  if (name == null) return null;
+  const text = name.normalize('NFC');
+  OTHER_SCRIPT.lastIndex = 0;
+  if (!OTHER_SCRIPT.test(text)) return null;
+  return text.replace(OTHER_SCRIPT, (run) => anyAscii(run));
+}
+
+const EMAIL = /^\s*[^\s@]+@[^\s@]+\.[^\s@]+\s*$/u;
+const WEB_ADDRESS = /^\s*(?:[a-z][a-z0-9+.-]*:\/\/|www\.)\S*\s*$/iu;
+const HONORIFIC = /^\s*(?:mr|mrs|ms|miss|dr|prof|herr|frau|m|mme)\.?\s+\p{Lu}/u;
+/** A sentence break inside a long text ("...again. left a voicemail"): notes pasted into the name field. */
+const SENTENCE_BREAK = /[.;!?]\s+\p{Ll}/u;
+
+/**
+ * What a name field holds when it holds no company name: a placeholder ("N/A", "do not use"), an email
+ * address, a web address, a person addressed as one ("Mr ..."), or notes pasted in (many words across
+ * sentences). Null when it looks like a name. Such a record is left alone and costs no search.
+ */
+export function junkNameKind(name: string | null | undefined): string | null {
+  const raw = name ?? '';
+  if (EMAIL.test(raw)) return 'an email address';
+  if (WEB_ADDRESS.test(raw)) return 'a web address';
+  if (HONORIFIC.test(raw)) return "a person's name";
+  const words = raw.split(/\s+/).filter((word) => word !== '');
+  if (words.length > 10 && SENTENCE_BREAK.test(raw)) return 'notes, not a name';
+  const normalized = normalizeCompanyName(raw);
+  if (normalized !== '' && isPlaceholderName(normalized)) return 'a placeholder';
+  return null;
 }
 
 const FORM_COUNTRY = new Map(
@@ -269,6 +326,20 @@ export function normalizeCountry(value: string | null | undefined): string | nul
     if (codes.size === 1) found.add([...codes][0]!);
   });
   return found.size === 1 ? [...found][0]! : null;
+}
+
+/**
+ * Every country a geography may name, when it names one or more ("Bengaluru, IN" -> India or Indiana, US):
+ * a record in none of them is in another country, even where normalizeCountry cannot say which one it is.
+ */
+export function possibleCountries(value: string | null | undefined): Set<string> {
+  if (value == null) return new Set();
+  const parts = placeParts(value);
+  const found = new Set<string>();
+  parts.forEach((part, index) => {
+    for (const code of codesForPart(part, index, parts.length)) found.add(code);
+  });
+  return found;
 }
 
 /** The country a domain's top-level label reliably implies (`acme.de` -> "de"), else null. */

@@ -1,6 +1,7 @@
 import { decideMatch } from './decide.js';
-import { normalizeCompanyName } from './normalize.js';
-import { queryFormsFor } from './query.js';
+import { formerNamesIn } from './former-names.js';
+import { junkNameKind, latinSpelling, normalizeCompanyName } from './normalize.js';
+import { searchPlanFor } from './query.js';
 import type { MatchCandidate, MatchCompany, MatchDecision, SearchEvidence } from './schemas.js';
 import { compareNames } from './similarity.js';
 
@@ -21,25 +22,44 @@ export interface Retrieved {
   evidence: SearchEvidence;
 }
 
+/** The fallback search reads word beginnings, so it asks for more hits than the first. */
+const FALLBACK_LIMIT_FACTOR = 2;
+
 export async function retrieveCandidates(
   company: Pick<MatchCompany, 'name'>,
   search: SearchFn,
   limit: number,
 ): Promise<Retrieved> {
-  const name = normalizeCompanyName(company.name);
+  const plan = searchPlanFor(company.name);
   const queries: string[] = [];
   const bySlug = new Map<string, MatchCandidate>();
   let complete = false;
-  for (const q of queryFormsFor(company.name)) {
+  let partial = false;
+  if (plan === null) return { candidates: [], queries, evidence: { complete } };
+  const names = recordNames(company.name);
+  const steps: [string, number][] = [[plan.first, limit]];
+  if (plan.fallback !== null) steps.push([plan.fallback, limit * FALLBACK_LIMIT_FACTOR]);
+  for (const [q, asked] of steps) {
     queries.push(q);
-    const hits = await search(q, limit);
+    const hits = await search(q, asked);
     for (const hit of hits) if (!bySlug.has(hit.slug)) bySlug.set(hit.slug, hit);
-    if (hits.some((hit) => normalizeCompanyName(hit.name) === name)) {
-      complete = hits.length < limit;
+    if (hits.some((hit) => names.has(normalizeCompanyName(hit.name)))) {
+      complete = hits.length < asked;
+      partial = !complete && q === plan.fallback;
       break;
     }
+    // A report whose description gives the record's name as its former name is an answer too.
+    if (hits.some((hit) => formerNamesIn(hit.description).some((former) => names.has(former)))) break;
   }
-  return { candidates: [...bySlug.values()], queries, evidence: { complete } };
+  return { candidates: [...bySlug.values()], queries, evidence: { complete, partial } };
+}
+
+/** The record's name as compared, and its Latin reading when it is written in Cyrillic or Greek letters. */
+function recordNames(name: string | null | undefined): Set<string> {
+  const latin = latinSpelling(name);
+  return new Set(
+    [normalizeCompanyName(name), latin === null ? '' : normalizeCompanyName(latin)].filter((n) => n !== ''),
+  );
 }
 
 export interface Matched {
@@ -68,6 +88,10 @@ export async function findMatch(
     candidates.filter((candidate) => !rejected.has(candidate.slug)),
     evidence,
   );
+  const junk = junkNameKind(company.name);
+  if (junk !== null && decision.status === 'no_match') {
+    return { decision: { status: 'no_match', reason: `the name is ${junk}` }, candidates, queries };
+  }
   if (queries.length === 0 && decision.status === 'no_match' && normalizeCompanyName(company.name) !== '') {
     // Letters the service's `q` cannot carry (a name only in another script): no search was possible.
     return {
@@ -83,7 +107,10 @@ export async function findMatch(
  * For report.completed: could an unlinked record with this normalised name be the new report, so that its
  * decision may change? Names equal, one the other with words added, or similar as the decision rules read it.
  */
-export function reportMayConcern(recordName: string, reportName: string): boolean {
+export function reportMayConcern(storedName: string, reportName: string): boolean {
+  // A name kept by an earlier version is normalised again: normalising is idempotent, and what a version adds
+  // (umlaut spellings, abbreviations) applies to the kept form as well.
+  const recordName = normalizeCompanyName(storedName);
   const target = normalizeCompanyName(reportName);
   if (recordName === '' || target === '') return false;
   if (recordName === target || recordName.startsWith(`${target} `) || target.startsWith(`${recordName} `)) {

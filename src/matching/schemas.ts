@@ -20,6 +20,11 @@ export const matchCandidateSchema = z.object({
   industry: z.string().nullish(),
   geography: z.string().nullish(),
   stage: z.string().nullish(),
+  /**
+   * The report's description, when the search hit carries one (the interface does not promise it; the search
+   * reads it). A former name is found there.
+   */
+  description: z.string().nullish(),
 });
 export type MatchCandidate = z.infer<typeof matchCandidateSchema>;
 
@@ -52,4 +57,9 @@ export interface SearchEvidence {
    * have listed is missing.
    */
   complete: boolean;
+  /**
+   * The same-name reports were found only by the fallback search of word beginnings, and it came back full:
+   * another report of the same name may be among what it left out, so nothing is linked on it.
+   */
+  partial?: boolean;
 }

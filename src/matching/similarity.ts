@@ -20,11 +20,20 @@ export type NameSimilarity =
    */
   | 'extends'
   /** One is the initials of the other ("ibm" / "international business machines"). */
-  | 'initials';
+  | 'initials'
+  /**
+   * The same name once the record's Cyrillic or Greek letters are read as Latin ones. Never linked on its own
+   * (decide.ts): a reading letter by letter is not always how the company writes itself.
+   */
+  | 'transliterated'
+  /** The report's description says the company was formerly called by the record's name. Never linked. */
+  | 'former_name';
 
 /** Strongest first; the order review candidates are listed in. */
 export const SIMILARITY_ORDER: readonly NameSimilarity[] = [
   'exact',
+  'transliterated',
+  'former_name',
   'spacing',
   'reordered',
   'spelling',
@@ -39,6 +48,8 @@ export const SIMILARITY_WHY: Readonly<Record<NameSimilarity, string>> = {
   spelling: 'name differs by a small spelling difference',
   extends: 'one name is the other with words added or changed',
   initials: 'one name is the initials of the other',
+  transliterated: 'same name after transliteration to Latin letters',
+  former_name: "the report's description gives this as the company's former name",
 };
 
 /**

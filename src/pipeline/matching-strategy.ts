@@ -14,6 +14,8 @@ export interface MatchCandidate {
   geography?: string | null;
   stage?: string | null;
   score?: number | null;
+  /** The report's description, when the search hit carries one. */
+  description?: string | null;
 }
 
 export type MatchOutcome =

@@ -61,6 +61,8 @@ export const searchHitSchema = z.looseObject({
   score: z
     .union([z.number(), z.looseObject({ overall: z.number().optional(), band: z.string().optional() })])
     .nullish(),
+  // Not promised by the interface; the search reads it, and a hit carrying it can show a former name.
+  description: z.string().nullish().catch(null),
 });
 export type SearchHit = z.infer<typeof searchHitSchema>;
 

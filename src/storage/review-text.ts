@@ -47,6 +47,9 @@ const WHY_PHRASES = [
   "spells the record's domain",
   '; ',
   'in ',
+  'same name after transliteration to Latin letters',
+  "the report's description gives this as the company's former name",
+  'a namesake in another country: ',
 ] as const;
 /** The phrases as they read in escaped text, longest first so that the longer one wins where both start. */
 const ESCAPED_PHRASES = WHY_PHRASES.map((phrase, i) => ({

@@ -45,6 +45,7 @@ export async function searchAndDecide(
         geography: hit.geography ?? null,
         stage: hit.stage ?? null,
         score: typeof hit.score === 'number' ? hit.score : (hit.score?.overall ?? null),
+        description: hit.description ?? null,
         ...extra,
       });
     }
