@@ -87,6 +87,18 @@ describe('card data from the record', () => {
     expect(
       cardDataOf({ record: record({ matchStatus: 'matched', slug: 'x' }), review, request: null }).review,
     ).toBeNull();
+    const reasoned = cardDataOf({
+      record: record({ matchStatus: 'needs_review' }),
+      review: {
+        ...review,
+        candidates: [{ ...review.candidates[0]!, why: 'same name after transliteration to Latin letters' }],
+      },
+      request: null,
+    });
+    expect(reasoned.review?.candidates[0]).toMatchObject({
+      why: 'same name after transliteration to Latin letters',
+    });
+    expect(cardDataSchema.parse(reasoned)).toEqual(reasoned);
     const unknown = cardDataOf({
       record: record({ matchStatus: 'something-else' }),
       review: null,

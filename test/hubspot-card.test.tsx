@@ -121,6 +121,33 @@ describe('the card in each state', () => {
     expect(r.findByTestId(Button, 'reject').text).toBe('None of these');
   });
 
+  it("needs_review: each candidate's reason from the matcher follows its facts; one kept without a reason shows none", () => {
+    const sample = CARD_SAMPLES.needs_review;
+    if (sample.kind !== 'data' || sample.data.review === null) throw new Error('the sample is a review');
+    const [first, second] = sample.data.review.candidates;
+    const state: CardState = {
+      kind: 'data',
+      data: {
+        ...sample.data,
+        review: {
+          candidates: [
+            { ...first!, why: "the report's description gives this as the company's former name" },
+            second!,
+          ],
+        },
+      },
+    };
+    expect(render(state).find(ToggleGroup).props.options).toEqual([
+      {
+        label: 'Acme GmbH',
+        value: 'acme-gmbh',
+        description:
+          "Germany · Manufacturing · score 64 · the report's description gives this as the company's former name",
+      },
+      { label: 'Acme Ltd', value: 'acme-ltd', description: 'United Kingdom · Retail · score 58' },
+    ]);
+  });
+
   it('needs_review with tied top candidates: none is pre-selected and "This one" waits for a choice', () => {
     const decisions: unknown[] = [];
     const r = render(CARD_SAMPLES.needs_review_tied, { onDecide: (d) => decisions.push(d) });

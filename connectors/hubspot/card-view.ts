@@ -87,6 +87,8 @@ export function cardDataOf({ record, review, request }: RecordCardSource): CardD
               place: c.geography ?? null,
               industry: c.industry ?? null,
               score: c.score ?? null,
+              // Items kept before reasons were kept have none; the card then shows none.
+              ...(c.why ? { why: c.why } : {}),
             })),
           }
         : null,

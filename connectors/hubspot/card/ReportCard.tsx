@@ -195,6 +195,8 @@ function ReviewView({
             c.place ?? 'place unknown',
             c.industry ?? 'industry unknown',
             c.score === null ? 'no score' : `score ${formatScore(c.score)}`,
+            // Why the matcher proposes it (a name read in Latin letters, a former name, a namesake elsewhere).
+            ...(c.why ? [c.why] : []),
           ].join(' · '),
         }))}
       />

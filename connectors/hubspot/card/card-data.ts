@@ -39,6 +39,8 @@ export const cardCandidateSchema = z.object({
   place: z.string().nullable(),
   industry: z.string().nullable(),
   score: z.number().nullable(),
+  /** Why the matcher proposes it; absent on review items kept before reasons were shown. */
+  why: z.string().nullish(),
 });
 export type CardCandidate = z.infer<typeof cardCandidateSchema>;
 
