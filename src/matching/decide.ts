@@ -141,7 +141,7 @@ function assess(facts: CompanyFacts, candidate: MatchCandidate): Assessed | null
     const possible = possibleCountries(candidate.geography);
     if (possible.size > 0 && !possible.has(facts.country)) {
       country = 'differs';
-      countryCode = [...possible].sort().join(' or ');
+      countryCode = [...possible].sort().join('/');
     }
   }
   return {

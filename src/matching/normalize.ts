@@ -187,13 +187,14 @@ export function latinSpelling(name: string | null | undefined): string | null {
 
 const EMAIL = /^\s*[^\s@]+@[^\s@]+\.[^\s@]+\s*$/u;
 const WEB_ADDRESS = /^\s*(?:[a-z][a-z0-9+.-]*:\/\/|www\.)\S*\s*$/iu;
-const HONORIFIC = /^\s*(?:mr|mrs|ms|miss|dr|prof|herr|frau|m|mme)\.?\s+\p{Lu}/u;
+// Only forms of address no company starts with: "Mr Price", "Dr. Oetker" and "MS Amlin" are companies.
+const HONORIFIC = /^\s*(?:Mrs|MRS|Mme|Herr|Frau)\.?\s+\p{Lu}/u;
 /** A sentence break inside a long text ("...again. left a voicemail"): notes pasted into the name field. */
 const SENTENCE_BREAK = /[.;!?]\s+\p{Ll}/u;
 
 /**
- * What a name field holds when it holds no company name: a placeholder ("N/A", "do not use"), an email
- * address, a web address, a person addressed as one ("Mr ..."), or notes pasted in (many words across
+ * What a name field holds when it holds no company name: a placeholder ("N/A", "Unknown"), an email
+ * address, a web address, a person addressed as one ("Mrs ...", "Herr ..."), or notes pasted in (many words across
  * sentences). Null when it looks like a name. Such a record is left alone and costs no search.
  */
 export function junkNameKind(name: string | null | undefined): string | null {
