@@ -154,6 +154,11 @@ describe('names in Cyrillic or Greek letters', () => {
     expect(weak.status).toBe('needs_review');
   });
 
+  it("has a record kept under its Cyrillic name looked at again when its report's name completes", () => {
+    expect(reportMayConcern(normalizeCompanyName('Бравол Системс'), 'Bravol Sistems')).toBe(true);
+    expect(reportMayConcern(normalizeCompanyName('Бравол Системс'), 'Quorwell Mining')).toBe(false);
+  });
+
   it('costs no search for a name in a script it does not read', async () => {
     const { search, sent } = service([report('x', 'Anything')]);
     const { decision } = await findMatch(company('北方科技'), search, 10);

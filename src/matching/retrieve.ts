@@ -108,13 +108,15 @@ export async function findMatch(
  * decision may change? Names equal, one the other with words added, or similar as the decision rules read it.
  */
 export function reportMayConcern(storedName: string, reportName: string): boolean {
-  // A name kept by an earlier version is normalised again: normalising is idempotent, and what a version adds
-  // (umlaut spellings, abbreviations) applies to the kept form as well.
-  const recordName = normalizeCompanyName(storedName);
   const target = normalizeCompanyName(reportName);
-  if (recordName === '' || target === '') return false;
-  if (recordName === target || recordName.startsWith(`${target} `) || target.startsWith(`${recordName} `)) {
-    return true;
-  }
-  return compareNames(recordName, target) !== null;
+  if (target === '') return false;
+  // A name kept by an earlier version is normalised again: normalising is idempotent, and what a version adds
+  // (umlaut spellings, abbreviations) applies to the kept form as well. A name in Cyrillic or Greek letters is
+  // compared in its Latin reading too, which is what its search looks for.
+  return [...recordNames(storedName)].some((recordName) => {
+    if (recordName === target || recordName.startsWith(`${target} `) || target.startsWith(`${recordName} `)) {
+      return true;
+    }
+    return compareNames(recordName, target) !== null;
+  });
 }
