@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { HUBSPOT_INDUSTRY_OPTIONS } from '../connectors/hubspot/industry-options.js';
 import { SALESFORCE_INDUSTRY_PICKLIST } from '../connectors/salesforce/industry-picklist.js';
+import { reviewCsv } from '../src/admin/csv.js';
+import { reviewItemView } from '../src/admin/views/parts.js';
 import { decideMatch } from '../src/matching/decide.js';
 import { formerNamesIn } from '../src/matching/former-names.js';
 import { ABBREVIATIONS } from '../src/matching/legal-forms.js';
@@ -13,6 +15,7 @@ import {
 import { searchPlanFor } from '../src/matching/query.js';
 import { findMatch, reportMayConcern } from '../src/matching/retrieve.js';
 import type { MatchCandidate, MatchCompany, MatchDecision } from '../src/matching/schemas.js';
+import type { ReviewItem } from '../src/storage/review-codec.js';
 import { packWhy, readWhy } from '../src/storage/review-text.js';
 
 /*
@@ -339,5 +342,35 @@ describe('reasons as kept for the review queue', () => {
       expect(packed.length).toBeLessThan(why.length);
       expect(readWhy(packed)).toBe(why);
     }
+  });
+});
+
+describe('evidence on the admin page and in the CSV', () => {
+  it("shows each candidate's reason from the matcher, and nothing for an item kept without one", () => {
+    const decision = decideMatch(company('Kelbright Foods', { country: 'France' }), [
+      report('novaterm', 'Novaterm Labs', {
+        geography: 'Lyon, France',
+        description: 'Novaterm Labs (formerly Kelbright Foods) makes sensors.',
+      }),
+      report('kelbright-de', 'Kelbright Foods', { geography: 'Bremen, Germany' }),
+    ]);
+    if (decision.status !== 'needs_review') throw new Error(`expected review, got ${decision.status}`);
+    const item: ReviewItem = {
+      recordId: '7',
+      name: 'Kelbright Foods',
+      country: 'France',
+      industry: null,
+      at: new Date(0).toISOString(),
+      candidates: decision.candidates,
+    };
+    const page = reviewItemView('hubspot-1', item, 'csrf').value;
+    expect(page).toContain('the report&#39;s description gives this as the company&#39;s former name');
+    expect(page).toContain('a namesake in another country: in DE, the record says FR');
+    const csv = reviewCsv([item]);
+    expect(csv).toContain("the report's description gives this as the company's former name");
+    expect(csv).toContain('a namesake in another country: in DE, the record says FR');
+    const older: ReviewItem = { ...item, candidates: [{ slug: 'novaterm', name: 'Novaterm Labs' }] };
+    expect(reviewItemView('hubspot-1', older, 'csrf').value).toContain('Novaterm Labs');
+    expect(reviewCsv([older])).toContain('novaterm');
   });
 });
