@@ -226,3 +226,40 @@ describe('per-address limits on the unauthenticated routes (point 2, in part)', 
     }
   });
 });
+
+describe('the public login page shows no text from its URL', () => {
+  /** What the page shows: its text outside tags (the form's hidden `next` field carries the URL back, unshown). */
+  const loginText = async (query: string) => {
+    const res = await fetch(`${system.appUrl}/admin?${query}`);
+    expect(res.status).toBe(200);
+    const page = await res.text();
+    expect(page).toContain('name="token"');
+    return page.replace(/<[^>]*>/g, ' ');
+  };
+  const bait = 'Your account is suspended: call +1 555 0100 now';
+
+  it('installed=<text> that names no installation shows nothing of it', async () => {
+    for (const query of [
+      `installed=${encodeURIComponent(bait)}`,
+      `installed=${encodeURIComponent(bait)}&reconnected=1`,
+      'installed=hubspot-Call_555_0100_to_restore_access',
+    ]) {
+      const page = await loginText(query);
+      expect(page, query).toContain('Admin token');
+      expect(page, query).not.toContain('The app is');
+      expect(page, query).not.toContain('installation');
+      expect(page, query).not.toContain('Call_555');
+      expect(page, query).not.toContain('suspended');
+      expect(page, query).not.toContain('555 0100');
+    }
+  });
+
+  it('a known installation id shows the fixed notice, without the id', async () => {
+    const page = await loginText(`installed=${system.installationId}&reconnected=1`);
+    expect(page).toContain('The app is reconnected: nothing more is needed in the CRM');
+    const installed = await loginText(`installed=${system.installationId}`);
+    expect(installed).toContain('The app is installed and connected: nothing more is needed in the CRM');
+    expect(installed).toContain('ADMIN_TOKEN');
+    expect(installed).not.toContain(system.installationId);
+  });
+});

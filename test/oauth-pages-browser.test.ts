@@ -51,7 +51,8 @@ describe('OAuth result pages', () => {
     await page.getByRole('link', { name: 'Open it on the admin page' }).click();
     await page.getByLabel('Admin token').waitFor();
     const why = (await page.getByRole('status').textContent()) ?? '';
-    expect(why).toContain(`The app is reconnected (installation ${system.installationId})`);
+    expect(why).toContain('The app is reconnected: nothing more is needed in the CRM');
+    expect(why).not.toContain(system.installationId);
     expect(why).toContain('ADMIN_TOKEN');
 
     // The operator logs in and lands on the installations with the news.

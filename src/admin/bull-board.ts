@@ -1,7 +1,7 @@
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { ExpressAdapter } from '@bull-board/express';
-import { type Request, type RequestHandler, type Response, Router } from 'express';
+import { type NextFunction, type Request, type RequestHandler, type Response, Router } from 'express';
 import type { AppContext } from '../app/context.js';
 import { type AdminAuth, BULL_BOARD_PATH } from './admin-auth.js';
 import { type AdminGuard, adminOf } from './guard.js';
@@ -16,7 +16,7 @@ export interface BullBoardDeps {
   ctx: AppContext;
   auth: AdminAuth;
   guard: AdminGuard;
-  showLogin: (req: Request, res: Response) => void;
+  showLogin: (req: Request, res: Response, next: NextFunction) => void;
 }
 
 export function bullBoardRouter({ ctx, auth, guard, showLogin }: BullBoardDeps): Router {
@@ -41,7 +41,7 @@ export function bullBoardRouter({ ctx, auth, guard, showLogin }: BullBoardDeps):
       res.status(401).json({ error: 'Log in on /admin first.', code: 'UNAUTHENTICATED' });
       return;
     }
-    showLogin(req, res);
+    showLogin(req, res, next);
   });
   router.use(
     guard.requireCsrf((_req, res) => {

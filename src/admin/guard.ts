@@ -123,10 +123,10 @@ export class AdminGuard {
   };
 
   /** For pages: the login form instead of the page. */
-  requirePage(showLogin: (req: Request, res: Response) => void): RequestHandler {
+  requirePage(showLogin: (req: Request, res: Response, next: NextFunction) => void): RequestHandler {
     return (req, res, next) => {
       if (adminOf(res)) return next();
-      showLogin(req, res);
+      showLogin(req, res, next);
     };
   }
 

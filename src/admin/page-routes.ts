@@ -49,7 +49,7 @@ export interface PageRouteDeps {
   revocations: SessionRevocations;
   throttle: LoginThrottle;
   /** Renders the login form in place of a page that needs the admin. */
-  showLogin: (req: Request, res: Response) => void;
+  showLogin: (req: Request, res: Response, next: NextFunction) => void;
   /** More pages of this server for the installations page to list (the demo's component previews). */
   links?: readonly AdminLink[];
 }

@@ -51,12 +51,11 @@ export function createAdminRouter(
   const envKey = new EnvKeyCheck(() => ctx.runtime.clientForKey(ctx.config.reports.apiKey ?? ''));
   const overview = new AdminOverview(ctx, envKey);
   const actions = new AdminActions(ctx, service);
-  const showLogin = (req: Request, res: Response) => {
+  const showLogin = (req: Request, res: Response, fail: NextFunction) => {
     const next = req.method === 'GET' ? safeNextPath(req.originalUrl) : '/admin';
-    res
-      .status(200)
-      .type('html')
-      .send(loginPage({ next, notice: installedNotice(next) }).value);
+    installedNotice(next, (id) => ctx.installations.exists(id)).then((notice) => {
+      res.status(200).type('html').send(loginPage({ next, notice }).value);
+    }, fail);
   };
 
   /** 503 with a sentence, as JSON for scripts and as a page for a person. */

@@ -266,6 +266,11 @@ export class InstallationStore {
     });
   }
 
+  /** Whether `id` names an installation, without reading it (one HEXISTS). */
+  async exists(id: string): Promise<boolean> {
+    return (await this.redis.hexists(this.key(id), 'id')) === 1;
+  }
+
   async list(): Promise<Installation[]> {
     const ids = (await this.redis.smembers(this.setKey())).sort();
     const all = await Promise.all(ids.map((id) => this.get(id)));
