@@ -195,23 +195,105 @@ describe('failure counters are capped (point 9)', () => {
     expect(LOGIN_COUNTED_CLIENTS_MAX).toBe(10_000);
   });
 
-  it('past the cap, further clients share one counter: few keys, and still at most 10 guesses among them', async () => {
+  it('past the cap, further clients are counted by their blocks: few keys, and still at most 10 guesses per block', async () => {
     const prefix = freshPrefix();
     const capacity = 5;
     const throttle = new LoginThrottle(redis(), prefix, capacity);
     const verdicts = [];
     for (let i = 1; i <= 100; i++) verdicts.push((await throttle.judge(`198.51.100.${i}`, false)).kind);
-    // The first five have their own counters (one failure each); the other 95 share one: 10 refused, 85 throttled.
+    // The first five have their own counters (one failure each); the other 95 share their /24's: 10 refused.
     expect(verdicts.filter((v) => v === 'refused')).toHaveLength(capacity + LOGIN_FAILURES_PER_WINDOW);
     expect(verdicts.slice(capacity + LOGIN_FAILURES_PER_WINDOW).every((v) => v === 'throttled')).toBe(true);
     const counters = await redis().keys(`${prefix}:admin:login-failures:*`);
     expect(counters).toHaveLength(capacity + 1);
     expect(await redis().zcard(`${prefix}:admin:login-clients`)).toBe(capacity);
-    // A right token from a client of the full table is judged by the shared counter: it cannot slip through.
+    // A right token from the locked block is judged by the block's counter: it cannot slip through.
     expect((await throttle.judge('198.51.100.200', true)).kind).toBe('throttled');
     // A client with its own counter is judged by it.
     expect((await throttle.judge('198.51.100.1', true)).kind).toBe('let-in');
   });
+});
+
+describe('a correct admin token is never refused because of clients elsewhere', () => {
+  /** As the code before blocks wrote it: `count` units in the table, each at the limit, in one pipeline. */
+  async function seedLockedUnits(prefix: string, count: number): Promise<void> {
+    const ends = Date.now() + 15 * 60_000;
+    for (let from = 0; from < count; from += 2_000) {
+      const batch = redis().pipeline();
+      for (let i = from; i < Math.min(count, from + 2_000); i++) {
+        const unit = `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`;
+        batch.zadd(`${prefix}:admin:login-clients`, ends, unit);
+        batch.set(`${prefix}:admin:login-failures:${unit}`, LOGIN_FAILURES_PER_WINDOW, 'PX', 15 * 60_000);
+      }
+      await batch.exec();
+    }
+  }
+
+  it('10,001 units fail, 10 more fail past the table: a fresh address with the right token gets in', async () => {
+    const prefix = freshPrefix();
+    await seedLockedUnits(prefix, LOGIN_COUNTED_CLIENTS_MAX);
+    const auth = new AdminAuth({
+      adminToken: TOKEN,
+      encryptionKey: Buffer.alloc(32, 3),
+      secureCookies: false,
+    });
+    const throttle = new LoginThrottle(redis(), prefix);
+    const guard = new AdminGuard(auth, new SessionRevocations(redis(), prefix), throttle);
+    const app = express();
+    app.set('trust proxy', ['loopback']);
+    app.get('/admin/api/installations', guard.identify, guard.requireApi, (_req, res) => {
+      res.json({ installations: [] });
+    });
+    const server = createServer(app);
+    servers.push(server);
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/admin/api/installations`;
+    const from = (ip: string) => ({ 'x-forwarded-for': ip });
+
+    // Unit 10,001 and the attack's further addresses find the table full.
+    const attack: number[] = [];
+    for (let i = 0; i <= LOGIN_FAILURES_PER_WINDOW + 5; i++) {
+      attack.push(await bearer(url, `${TOKEN}-guess-${i}`, from(`10.200.${i}.1`)));
+    }
+    expect(attack.filter((s) => s === 401).length).toBeGreaterThan(0);
+    expect(attack.every((s) => s === 401 || s === 429)).toBe(true);
+    expect(await redis().zcard(`${prefix}:admin:login-clients`)).toBe(LOGIN_COUNTED_CLIENTS_MAX);
+
+    expect(await bearer(url, TOKEN, from('192.0.2.77'))).toBe(200);
+    expect(await bearer(url, TOKEN, from('2001:db8:77::1'))).toBe(200);
+    // The attacker's own neighbourhood stays locked, with the right token too.
+    for (let i = 0; i < LOGIN_FAILURES_PER_WINDOW; i++)
+      await bearer(url, `wrong-${i}`, from(`10.201.0.${i + 1}`));
+    expect(await bearer(url, TOKEN, from('10.201.0.200'))).toBe(429);
+  }, 60_000);
+
+  it("an attacker's guesses stay bounded: 10 per unit, 10 per block and level, whatever the addresses", async () => {
+    const prefix = freshPrefix();
+    const capacity = 20;
+    const throttle = new LoginThrottle(redis(), prefix, capacity);
+    // One unit guessing on: 10 answers of 401.
+    const one = [];
+    for (let i = 0; i < 30; i++) one.push((await throttle.judge('203.0.113.9', false)).kind);
+    expect(one.filter((v) => v === 'refused')).toHaveLength(LOGIN_FAILURES_PER_WINDOW);
+
+    // 3,000 fresh addresses spread over 3 /8s, each guessing twice: the tables fill, then blocks lock.
+    const addresses = Array.from(
+      { length: 3_000 },
+      (_, i) => `${[11, 12, 13][i % 3]}.${(i * 7) % 256}.${(i * 13) % 256}.${i % 250}`,
+    );
+    let refused = 0;
+    for (let round = 0; round < 2; round++) {
+      const verdicts = await Promise.all(addresses.map((a) => throttle.judge(a, false)));
+      refused += verdicts.filter((v) => v.kind === 'refused').length;
+    }
+    // Units with a counter of their own (the table had one entry left), two capped block levels, then the three /8s.
+    const bound = LOGIN_FAILURES_PER_WINDOW * (capacity - 1 + capacity + capacity + 3);
+    expect(refused).toBeLessThanOrEqual(bound);
+    const keys = await redis().keys(`${prefix}:admin:*`);
+    expect(keys.length).toBeLessThanOrEqual(3 * capacity + 3 + 3);
+    // A fresh admin in another /8 still gets in.
+    expect((await throttle.judge('198.18.0.1', true)).kind).toBe('let-in');
+  }, 60_000);
 });
 
 describe('counters written per IPv6 address before (upgrade)', () => {

@@ -24,7 +24,7 @@ export interface AdminIdentity {
 }
 
 export const TOO_MANY_ATTEMPTS_MESSAGE =
-  'Too many wrong tokens from this address: wait 15 minutes and try again.';
+  'Too many wrong tokens from this address or its network: wait 15 minutes and try again.';
 
 /** The address failures are counted against: the peer, or what a proxy trusted by TRUST_PROXY says. */
 export function clientOf(req: Request): string {

@@ -8,19 +8,28 @@ import { LuaScript } from '../storage/lua-script.js';
 export const LOGIN_FAILURES_PER_WINDOW = 10;
 export const LOGIN_WINDOW_MS = 15 * 60 * 1000;
 /**
- * The most clients (IPv4 addresses, IPv6 /64s) with a counter of their own at once. Past it, every further
- * client shares one counter (with the same limit) until a window ends, so a flood from many addresses costs a
- * bounded number of Redis keys and still a bounded number of guesses.
+ * The most entries of one level at once: units (IPv4 addresses, IPv6 /64s) with a counter of their own, then
+ * the blocks they widen to (BLOCK_LEVELS). A flood from many addresses costs a bounded number of Redis keys.
  */
 export const LOGIN_COUNTED_CLIENTS_MAX = 10_000;
 
-/** The counter's name for the clients that found the table of counted clients full. */
+/**
+ * Where a client is counted when every table before is full, widest last: an IPv4 address in its /24, /16,
+ * then /8; an IPv6 /64 in its /48, /32, then /16 (site, provider, registry-sized blocks). The last level has
+ * no table: its keys are bounded by the address space (256 IPv4 /8s, 65,536 IPv6 /16s). A client is never
+ * counted with clients outside its block, so no flood can lock out an admin from elsewhere; each level's
+ * counter holds the same limit, so the guesses of one unit and of all clients together stay bounded
+ * (docs/security.md).
+ */
+const CAPPED_BLOCK_LEVELS = 2;
+
+/** Clients without an address (no IP to widen) past a full table: one shared counter, as before blocks. */
 const OVERFLOW_UNIT = 'overflow';
 
 /** One presentation judged, the count deciding and changing in one atomic step (login-judge.lua). */
 const JUDGE = LuaScript.load('login-judge');
 const judgeReply = z.tuple([z.enum(['throttled', 'let-in', 'refused']), z.number()]);
-/** The client's own counter while the table of counted clients has room, else the shared one. */
+/** Whether a unit or block gets a counter of its own at its level: the level's table has room or holds it. */
 const COUNTER_FOR = LuaScript.load('login-counter-for');
 const counterForReply = z.enum(['own', 'shared']);
 
@@ -45,16 +54,30 @@ export class LoginThrottle {
     this.keys = new Keys(prefix);
   }
 
-  /** The counter `address` counts in. */
+  /**
+   * The counter `address` counts in: its unit's own while the table of units has room or holds it, else the
+   * first of its blocks whose table has room or holds it, else its widest block. One round trip per level
+   * tried; a level is tried only when the one before is full.
+   */
   private async counterOf(address: string): Promise<string> {
     const unit = countingUnit(address);
-    const own = await COUNTER_FOR.run(
-      this.redis,
-      [this.keys.adminLoginClients()],
-      [unit, LOGIN_WINDOW_MS, this.capacity],
-      counterForReply,
-    );
-    return this.keys.adminLoginFailures(own === 'own' ? unit : OVERFLOW_UNIT);
+    const blocks = blocksOf(unit);
+    const levels = [
+      { name: unit, table: this.keys.adminLoginClients() },
+      ...blocks
+        .slice(0, CAPPED_BLOCK_LEVELS)
+        .map((name, i) => ({ name, table: this.keys.adminLoginBlocks(i + 1) })),
+    ];
+    for (const level of levels) {
+      const own = await COUNTER_FOR.run(
+        this.redis,
+        [level.table],
+        [level.name, LOGIN_WINDOW_MS, this.capacity],
+        counterForReply,
+      );
+      if (own === 'own') return this.keys.adminLoginFailures(level.name);
+    }
+    return this.keys.adminLoginFailures(blocks[CAPPED_BLOCK_LEVELS] ?? OVERFLOW_UNIT);
   }
 
   /** Judges a presentation from `address` whose token is `right` or not (compared in constant time). */
@@ -84,4 +107,24 @@ export class LoginThrottle {
   async reset(address: string): Promise<void> {
     await this.redis.del(this.keys.adminLoginFailures(countingUnit(address)));
   }
+}
+
+/**
+ * The blocks a counting unit widens to, narrowest first (CAPPED_BLOCK_LEVELS capped ones, then the widest):
+ * `203.0.113.5` gives `203.0.113.0/24`, `203.0.0.0/16`, `203.0.0.0/8`; `2001:db8:1:2::/64` gives
+ * `2001:db8:1::/48`, `2001:db8::/32`, `2001::/16`. No block name is a unit name, so their counters never mix.
+ * A unit that is not an address has none.
+ */
+export function blocksOf(unit: string): string[] {
+  const v4 = /^(\d+)\.(\d+)\.(\d+)\.\d+$/.exec(unit);
+  if (v4) {
+    const [, a, b, c] = v4;
+    return [`${a}.${b}.${c}.0/24`, `${a}.${b}.0.0/16`, `${a}.0.0.0/8`];
+  }
+  const v6 = /^([0-9a-f]+):([0-9a-f]+):([0-9a-f]+):[0-9a-f]+::\/64$/.exec(unit);
+  if (v6) {
+    const [, a, b, c] = v6;
+    return [`${a}:${b}:${c}::/48`, `${a}:${b}::/32`, `${a}::/16`];
+  }
+  return [];
 }

@@ -447,6 +447,10 @@ export class Keys {
   adminLoginClients(): string {
     return `${this.prefix}:admin:login-clients`;
   }
+  /** Sorted set of the address blocks of one level (1: /24 and /48, 2: /16 and /32) with a counter of their own. */
+  adminLoginBlocks(level: number): string {
+    return `${this.prefix}:admin:login-blocks:${level}`;
+  }
   adminRevokedSession(sessionId: string): string {
     return `${this.prefix}:admin:revoked-session:${sessionId}`;
   }

@@ -1,11 +1,12 @@
--- Which failure counter a client uses: its own while the table of counted clients has room or holds it
--- already, else the shared one. A client's entry lives a window past its latest presentation, so it outlives
--- the counter a failure in that window started.
+-- Whether a client (or an address block, one level wider) has a failure counter of its own at this level: the
+-- level's table has room or holds it already. When it is full the caller tries the next, wider level. An
+-- entry lives a window past its latest presentation, so it outlives the counter a failure in that window
+-- started.
 --
--- KEYS[1] the table of counted clients (sorted set client -> when its entry ends, ms)
--- ARGV[1] the client (counting unit)
+-- KEYS[1] the level's table (sorted set client or block -> when its entry ends, ms)
+-- ARGV[1] the client (counting unit) or block
 -- ARGV[2] the window (ms)
--- ARGV[3] how many clients the table holds at most
+-- ARGV[3] how many entries the table holds at most
 -- returns 'own', or 'shared' when the table is full
 
 -- @include redis-clock
