@@ -187,6 +187,8 @@ export async function startLocalSystem(options: LocalSystemOptions = {}): Promis
       ? options.companies
       : demoCompanies(sandbox.listReports(), options.companies ?? 300);
     const app = createServerApp(ctx, {
+      // Tests and the demo read fresh gauges within a second.
+      metricsRefreshMs: 1_000,
       adminLinks: [{ href: PREVIEW_PATH, label: 'previews of the CRM components in each state' }],
     });
     // The component preview is demo equipment: it answers its own paths ahead of the connector's routes.

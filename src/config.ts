@@ -187,6 +187,7 @@ const envSchema = z.object({
   ENCRYPTION_KEY: encryptionKey.optional(),
   ADMIN_TOKEN: z.string().trim().min(16, 'expects at least 16 characters').optional(),
   ADMIN_TOKENS: namedTokens,
+  METRICS_TOKEN: z.string().trim().min(16, 'expects at least 16 characters').optional(),
   REPORTS_API_URL: httpUrl.optional(),
   REPORTS_API_KEY: optionalText,
   REPORTS_WEBHOOK_SECRET: secretList,
@@ -259,6 +260,8 @@ export interface BaseConfig {
   adminToken: string;
   /** Named admins (ADMIN_TOKENS): the name goes into the session and into every decision they log. */
   adminTokens: NamedAdminToken[];
+  /** Bearer token `GET /metrics` asks for (METRICS_TOKEN); null: the metrics are open. */
+  metricsToken: string | null;
   reports: {
     apiUrl: string;
     apiKey: string | undefined;
@@ -373,6 +376,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, options: LoadCo
     encryptionKey,
     adminToken,
     adminTokens: named,
+    metricsToken: e.METRICS_TOKEN ?? null,
     reports: {
       apiUrl,
       apiKey: e.REPORTS_API_KEY,

@@ -100,7 +100,23 @@ export class Metrics {
 
   readonly redisUp = new Gauge({
     name: 'report_connector_redis_up',
-    help: 'Whether Redis answered the last scrape (1) or not (0); job counts are from the last answer',
+    help: "Whether Redis answered this process's last metrics refresh and the connection is up (1) or not (0); the Redis-read values are from the last answer",
+    registers: [this.registry],
+  });
+  readonly redisMetricsAge = new Gauge({
+    name: 'report_connector_redis_metrics_age_seconds',
+    help: 'Age of the values read from Redis (jobs, workers, installations, lanes), refreshed by one loop every 15 s; absent before the first read',
+    registers: [this.registry],
+  });
+  readonly workers = new Gauge({
+    name: 'report_connector_workers',
+    help: 'Workers attached per queue, over every process (alert on 0: nothing is processed, webhooks still queue)',
+    labelNames: ['queue'] as const,
+    registers: [this.registry],
+  });
+  readonly processWorkersRunning = new Gauge({
+    name: 'report_connector_process_workers_running',
+    help: "Whether this process's own workers run (start --one-process); absent in a process without workers",
     registers: [this.registry],
   });
 

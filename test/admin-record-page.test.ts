@@ -7,6 +7,7 @@ import { adminRequest } from './support/admin-api.js';
 import { reviewState } from './support/link-states.js';
 import { startTestSystem, stopTestSystem } from './support/local-system.js';
 import { runEnded } from './support/system-state.js';
+import { waitFor } from './support/wait.js';
 
 /**
  * Issue 31: one record as the CRM holds it beside the connector's state, on the admin API and its page (the
@@ -94,8 +95,13 @@ describe.each(['hubspot', 'salesforce'] as const)('the admin record page on %s',
       tokens: { accessToken: 'unused' },
     });
     try {
-      const text = await (await fetch(`${system.appUrl}/metrics`)).text();
-      expect(text).toContain(`report_connector_installations{crm="${crm}",status="pending"} 1`);
+      // The gauges are re-read by one loop (every second in the test system), not by the scrape.
+      const text = await waitFor('the metrics loop to count the new installation', async () => {
+        const scraped = await (await fetch(`${system.appUrl}/metrics`)).text();
+        return scraped.includes(`report_connector_installations{crm="${crm}",status="pending"} 1`)
+          ? scraped
+          : undefined;
+      });
       expect(text).toContain(`report_connector_installations{crm="${crm}",status="connected"} 1`);
       expect(text).toContain(`report_connector_installations{crm="${crm}",status="disconnected"} 0`);
     } finally {

@@ -78,8 +78,13 @@ describe('real time beside a backfill', () => {
     expect(stillRunning).toBe(true);
 
     // The operator's view: the latency was observed, and the lanes' gauges are scraped.
-    const metrics = await (await fetch(`${system.appUrl}/metrics`)).text();
-    expect(metrics).toMatch(/report_connector_event_to_crm_seconds_count\{source="report"\} [1-9]/);
+    // The gauges are re-read by one loop (every second in the test system), not by the scrape.
+    const metrics = await waitFor('the metrics loop to read the latency', async () => {
+      const scraped = await (await fetch(`${system.appUrl}/metrics`)).text();
+      return /report_connector_event_to_crm_seconds_count\{source="report"\} [1-9]/.test(scraped)
+        ? scraped
+        : undefined;
+    });
     expect(metrics).toMatch(/report_connector_oldest_pending_update_seconds\{queue="score_inbox"\} /);
     expect(metrics).toMatch(/report_connector_queue_depth\{queue="backfill"\} [1-9]/);
   });

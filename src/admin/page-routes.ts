@@ -1,6 +1,7 @@
 import express, { type NextFunction, type Request, type Response, Router } from 'express';
 import type { AppContext } from '../app/context.js';
 import type { DocumentInput } from '../reports/submissions.js';
+import { metricsRefresherFor } from '../server/metrics-refresher.js';
 import { isRedisUnavailable } from '../server/redis-availability.js';
 import type { AdminActions } from './admin-actions.js';
 import type { AdminAuth } from './admin-auth.js';
@@ -116,6 +117,15 @@ function doneMessage(req: Request): string | null {
   return typeof done === 'string' ? (DONE_MESSAGES[done] ?? null) : null;
 }
 
+/** Queues without a worker as the metrics loop last read them (no Redis call here); none before its first read. */
+function queuesWithoutWorkers(ctx: AppContext): string[] {
+  const reading = metricsRefresherFor(ctx).workerReading();
+  if (!reading) return [];
+  return Object.entries(reading.perQueue)
+    .filter(([, n]) => n === 0)
+    .map(([queue]) => queue);
+}
+
 /** After an OAuth install that was let in (the callback's `installed=`), for the operator. */
 function installedMessage(req: Request): string | null {
   const id = req.query.installed;
@@ -208,6 +218,7 @@ export function adminPageRouter(deps: PageRouteDeps): Router {
         views,
         csrfToken: csrf(res),
         notice: doneMessage(req) ?? installedMessage(req),
+        queuesWithoutWorkers: queuesWithoutWorkers(ctx),
         links: deps.links ?? [],
       }),
     );

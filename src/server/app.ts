@@ -1,3 +1,4 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import helmet from 'helmet';
@@ -10,9 +11,7 @@ import { oauthResultPage } from '../admin/views/oauth-result.js';
 import type { AppContext } from '../app/context.js';
 import { InstallationService } from '../app/installation-service.js';
 import { createRecordCardHost } from '../cards/record-card-host.js';
-import { installationId, installationStatusSchema } from '../installations/store.js';
-import { setLaneMetrics } from '../pipeline/lane-metrics.js';
-import { setOldestQueuedMetric } from '../pipeline/liveness-watch.js';
+import { installationId } from '../installations/store.js';
 import type { PipelineWorkers } from '../pipeline/workers.js';
 import { kindOf, providers } from '../providers.js';
 import { CrmEventMarks } from '../webhooks/crm-event-marks.js';
@@ -24,6 +23,7 @@ import {
   OAUTH_REQUESTS_PER_MINUTE,
   WEBHOOK_REFUSALS_PER_MINUTE,
 } from './address-limits.js';
+import { metricsRefresherFor } from './metrics-refresher.js';
 import { createPublicPagesRouter } from './public-pages.js';
 import {
   isRedisUnavailable,
@@ -44,8 +44,13 @@ import { headersSetBy, takesRequest, WebhookFastPath } from './webhook-fast-path
 export const PROBE_TIMEOUT_MS = 1_500;
 
 export interface ServerOptions {
-  /** Workers running in this process, if any (`start`); readiness then requires them. */
+  /**
+   * Workers running in this process, if any (`start --one-process`): whether they run shows on `/metrics`, never
+   * in readiness (the server queues webhooks without them).
+   */
   workers?: PipelineWorkers;
+  /** How often the one loop re-reads the gauges `/metrics` takes from Redis (METRICS_REFRESH_MS). */
+  metricsRefreshMs?: number;
   /** More pages this server answers for, listed on the admin's installations page (the demo's previews). */
   adminLinks?: readonly AdminLink[];
 }
@@ -86,8 +91,11 @@ export function createServerApp(ctx: AppContext, options: ServerOptions = {}): S
     res.json({ ok: true });
   });
 
-  // The probes answer within PROBE_TIMEOUT_MS whatever Redis does: a lost connection is seen from its status
-  // at once, a hung one by a short race, and queued commands are never left waiting on a reconnect.
+  // Readiness is whether this server can do its job: queue what arrives, which needs Redis and nothing else.
+  // Workers (here or in other processes) show on /metrics and the admin page; a server whose workers are down
+  // still takes webhooks, and a load balancer must keep sending them. The probe answers within
+  // PROBE_TIMEOUT_MS whatever Redis does: a lost connection is seen from its status at once, a hung one by a
+  // short race, and queued commands are never left waiting on a reconnect. One PING, nothing else.
   app.get('/readyz', async (_req, res) => {
     const checks: Record<string, boolean | string> = {};
     if (!redisReady(ctx.redis)) {
@@ -101,55 +109,35 @@ export function createServerApp(ctx: AppContext, options: ServerOptions = {}): S
         checks.redisError = (err as Error).message;
       }
     }
-    if (options.workers) checks.workers = options.workers.isRunning();
-    else if (checks.redis !== true || !redisReady(ctx.queues.connection)) checks.workers = false;
-    else {
-      try {
-        const counts = await within(
-          Promise.all(ctx.queues.all().map((q) => q.getWorkersCount())),
-          PROBE_TIMEOUT_MS,
-          'Redis',
-        );
-        checks.workers = counts.every((c) => c > 0);
-      } catch {
-        checks.workers = false;
-      }
-    }
-    const ready = checks.redis === true && checks.workers === true;
+    const ready = checks.redis === true;
     res.status(ready ? 200 : 503).json({ ready, checks });
   });
 
-  app.get('/metrics', async (_req, res) => {
-    let up = redisReady(ctx.redis) && redisReady(ctx.queues.connection);
+  // Serves what the refresher's one loop last read from Redis: a scrape itself sends Redis nothing.
+  const refresher = metricsRefresherFor(ctx, options.metricsRefreshMs);
+  refresher.start();
+  const metricsAllowed = bearerCheck(config.metricsToken);
+  app.get('/metrics', async (req, res) => {
+    if (!metricsAllowed(req.get('authorization'))) {
+      res
+        .status(401)
+        .set('WWW-Authenticate', 'Bearer realm="report-connector metrics"')
+        .json({ error: 'Send Authorization: Bearer <METRICS_TOKEN>.', code: 'UNAUTHENTICATED' });
+      return;
+    }
+    // One PING, as readiness sends: a hung Redis shows as redis_up 0 in this scrape, not at the loop's next pass.
+    let up = refresher.redisUp();
     if (up) {
       try {
-        const [counts, installations] = await within(
-          Promise.all([ctx.queues.counts(), ctx.installations.list()]),
-          PROBE_TIMEOUT_MS,
-          'Redis',
-        );
-        for (const [queue, c] of Object.entries(counts)) {
-          for (const [state, n] of Object.entries(c)) ctx.metrics.jobs.set({ queue, state }, n);
-        }
-        await within(
-          setLaneMetrics(ctx.metrics, ctx.pipeline, counts, installations),
-          PROBE_TIMEOUT_MS,
-          'Redis',
-        );
-        await within(setOldestQueuedMetric(ctx.pipeline), PROBE_TIMEOUT_MS, 'Redis');
-        // Every status of every CRM is set, zero included, so an alert on a count going up sees it start.
-        ctx.metrics.installations.reset();
-        for (const crm of new Set(installations.map((i) => i.crm))) {
-          for (const status of installationStatusSchema.options)
-            ctx.metrics.installations.set({ crm, status }, 0);
-        }
-        for (const i of installations) ctx.metrics.installations.inc({ crm: i.crm, status: i.status });
+        up = (await within(ctx.redis.ping(), PROBE_TIMEOUT_MS, 'Redis')) === 'PONG';
       } catch {
         up = false;
       }
     }
-    // Redis away: this process's own metrics are still worth a scrape; redis_up says the job counts are old.
     ctx.metrics.redisUp.set(up ? 1 : 0);
+    const age = refresher.ageSeconds();
+    if (age !== null) ctx.metrics.redisMetricsAge.set(age);
+    if (options.workers) ctx.metrics.processWorkersRunning.set(options.workers.isRunning() ? 1 : 0);
     res.type(ctx.metrics.registry.contentType).send(await ctx.metrics.registry.metrics());
   });
 
@@ -251,5 +239,19 @@ export function createServerApp(ctx: AppContext, options: ServerOptions = {}): S
   return (req, res) => {
     if (takesRequest(req)) fastPath.handle(req, res);
     else app(req, res);
+  };
+}
+
+/**
+ * Whether an Authorization header carries `token` as a bearer token (compared in constant time, on digests so
+ * the lengths do not show); everything passes when no token is set.
+ */
+function bearerCheck(token: string | null): (authorization: string | undefined) => boolean {
+  if (token === null) return () => true;
+  const expected = createHash('sha256').update(token).digest();
+  return (authorization) => {
+    const presented = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '')?.[1];
+    if (presented === undefined) return false;
+    return timingSafeEqual(createHash('sha256').update(presented).digest(), expected);
   };
 }

@@ -9,7 +9,7 @@ import {
   RUN_STATE_LABELS,
   when,
 } from './format.js';
-import { layout, notice } from './layout.js';
+import { layout, notice, problem } from './layout.js';
 import { connectionBadge, connectionDetails, coverageChart, keyDetails } from './parts.js';
 
 /** `/admin`: every installation at a glance, each with a link to its own page. */
@@ -24,6 +24,8 @@ export function dashboardPage(o: {
   views: readonly InstallationView[];
   csrfToken: string | null;
   notice?: string | null;
+  /** Queues no worker is attached to, as the metrics loop last saw them: nothing is processed there. */
+  queuesWithoutWorkers?: readonly string[];
   links?: readonly AdminLink[];
 }): SafeHtml {
   const cards = o.views.map((v) => {
@@ -47,6 +49,11 @@ export function dashboardPage(o: {
     { title: 'Installations', csrfToken: o.csrfToken, section: 'installations', signedIn: true },
     html`<h1>Installations</h1>
       ${notice(o.notice)}
+      ${problem(
+        o.queuesWithoutWorkers?.length
+          ? `No worker is attached to the ${o.queuesWithoutWorkers.join(', ')} queue${o.queuesWithoutWorkers.length === 1 ? '' : 's'}: syncs and report updates wait there until a worker runs (report-connector worker or start). Webhooks are still accepted and queued.`
+          : null,
+      )}
       ${
         o.views.length === 0
           ? html`<p>Nothing is installed yet. Install the app from
