@@ -52,6 +52,50 @@ describe('RequestStore', () => {
     expect((await store.list('inst-a')).map((r) => r.submissionId)).toContain(second.submissionId);
   });
 
+  it('keeps submission ids per report-service key: an id two accounts share resolves neither request', async () => {
+    const store = new RequestStore(redis, keys);
+    const shared = `sub_${randomUUID()}`;
+    const mine = request({
+      installationId: 'inst-k1',
+      recordId: 'r1',
+      submissionId: shared,
+      keyIdentity: 'key-one',
+    });
+    await store.save(mine);
+    expect(await store.bySubmission(shared)).toMatchObject({ installationId: 'inst-k1', recordId: 'r1' });
+
+    // Another tenant's account gives the same id: its completion must not resolve the first tenant's request.
+    const theirs = request({
+      installationId: 'inst-k2',
+      recordId: 'r7',
+      submissionId: shared,
+      keyIdentity: 'key-two',
+    });
+    await store.save(theirs);
+    expect(await store.bySubmission(shared)).toBeNull();
+    expect(await store.pending('inst-k1', 'r1')).toEqual(mine);
+    expect(await store.pending('inst-k2', 'r7')).toEqual(theirs);
+    expect(await redis.hexists(keys.requestSubmissions(), shared)).toBe(0);
+
+    // Removing one installation takes its entry out of its key's index: the id is the other's alone again.
+    await store.forget('inst-k2', ['r7']);
+    await store.forgetInstallation('inst-k2');
+    expect(await store.bySubmission(shared)).toEqual(mine);
+  });
+
+  it('still resolves a submission the one index of before holds (written before ids were kept per key)', async () => {
+    const store = new RequestStore(redis, keys);
+    const old = request({ installationId: 'inst-old', recordId: 'r3' });
+    // As the code before wrote it: the request without a key, its id in the deployment-wide index.
+    await redis.hset(
+      keys.requestSubmissions(),
+      old.submissionId,
+      JSON.stringify({ installationId: old.installationId, recordId: old.recordId }),
+    );
+    await redis.hset(keys.requests(old.installationId), old.recordId, JSON.stringify(old));
+    expect(await store.bySubmission(old.submissionId)).toEqual(old);
+  });
+
   it('lets one maker at a time hold a record', async () => {
     const store = new RequestStore(redis, keys);
     let release: () => void = () => {};

@@ -122,6 +122,7 @@ export class ReportRequests {
       installationId,
       recordId,
       submissionId: receipt.id,
+      keyIdentity: client.keyIdentity,
       state: 'pending',
       requestedAt: new Date().toISOString(),
       sent: { ...sent },

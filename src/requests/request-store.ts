@@ -6,9 +6,13 @@ import { LuaScript } from '../storage/lua-script.js';
 
 /**
  * Report requests: the only module that reads or writes them. One entry per record (its latest request) and
- * one index from submission id to record, so `report.completed` naming a submission finds the record that
- * waits for it. Everything is in Redis, so a request survives any restart of the connector; removing an
- * installation deletes its requests with its keys and its entries in the index (`forgetInstallation`).
+ * an index from submission id to record per report-service key, so `report.completed` naming a submission
+ * finds the record that waits for it. Submission ids are the service's, one space per account: two accounts'
+ * ids may be equal, so each key keeps its own, and an id found under more than one key resolves no request
+ * (the event does not say whose it is; the report is still offered to every installation by name). The one
+ * index of before (and requests that name no key) is still read. Everything is in Redis, so a request survives
+ * any restart of the connector; removing an installation deletes its requests with its keys and its entries
+ * in the indexes (`forgetInstallation`).
  */
 
 export const REQUEST_STATES = ['pending', 'linked', 'review', 'cancelled'] as const;
@@ -20,6 +24,8 @@ export const reportRequestSchema = z.object({
   installationId: z.string(),
   recordId: z.string(),
   submissionId: z.string(),
+  /** The report-service key it was made with (its identity): whose submission id space the id is in. */
+  keyIdentity: z.string().optional(),
   state: z.enum(REQUEST_STATES),
   requestedAt: iso,
   resolvedAt: iso.optional(),
@@ -120,23 +126,54 @@ export class RequestStore {
       .sort((a, b) => a.requestedAt.localeCompare(b.requestedAt));
   }
 
+  /**
+   * The pending or ended request whose submission this is: looked up under every key's index and the index of
+   * before. Found under more than one (two accounts gave the same id), it is nobody's: null.
+   */
   async bySubmission(submissionId: string): Promise<ReportRequest | null> {
-    const raw = await this.redis.hget(this.keys.requestSubmissions(), submissionId);
+    const identities = await this.redis.smembers(this.keys.requestSubmissionKeys());
+    const indexes = [
+      { key: this.keys.requestSubmissions(), identity: null },
+      ...identities.map((identity) => ({ key: this.keys.requestSubmissionsOfKey(identity), identity })),
+    ];
+    const found: ReportRequest[] = [];
+    for (const { key, identity } of indexes) {
+      const request = await this.requestOf(await this.redis.hget(key, submissionId), submissionId);
+      // An entry under a key counts only for a request made with that key.
+      if (request && (identity === null || request.keyIdentity === identity)) found.push(request);
+    }
+    return found.length === 1 ? found[0]! : null;
+  }
+
+  /** The request an index entry names, while it is still the one for this submission. */
+  private async requestOf(raw: string | null, submissionId: string): Promise<ReportRequest | null> {
     if (!raw) return null;
-    const ref = submissionRefSchema.safeParse(JSON.parse(raw));
-    if (!ref.success) return null;
-    const request = await this.get(ref.data.installationId, ref.data.recordId);
+    let ref: z.infer<typeof submissionRefSchema>;
+    try {
+      const parsed = submissionRefSchema.safeParse(JSON.parse(raw));
+      if (!parsed.success) return null;
+      ref = parsed.data;
+    } catch {
+      return null;
+    }
+    const request = await this.get(ref.installationId, ref.recordId);
     // The record may have been requested again since: only the request for this submission counts.
     return request?.submissionId === submissionId ? request : null;
   }
 
   async save(request: ReportRequest): Promise<void> {
     const valid = reportRequestSchema.parse(request);
-    // Two commands (the installation's hash and the global submission index lie in different slots on a
+    const index =
+      valid.keyIdentity === undefined
+        ? this.keys.requestSubmissions()
+        : this.keys.requestSubmissionsOfKey(valid.keyIdentity);
+    // Separate commands (the installation's hash and the submission indexes lie in different slots on a
     // cluster). The index first: until the request itself is saved, `bySubmission` finds a request without this
     // submission id and answers null, as it does for an index entry nobody wrote.
+    if (valid.keyIdentity !== undefined)
+      await this.redis.sadd(this.keys.requestSubmissionKeys(), valid.keyIdentity);
     await this.redis.hset(
-      this.keys.requestSubmissions(),
+      index,
       valid.submissionId,
       JSON.stringify({ installationId: valid.installationId, recordId: valid.recordId }),
     );
@@ -169,12 +206,18 @@ export class RequestStore {
   }
 
   /**
-   * Takes a removed installation out of the global submission index: every submission of it, including those
-   * of requests made again since (the installation's own hash keeps only each record's latest), so a late
+   * Takes a removed installation out of the submission indexes: every submission of it, including those of
+   * requests made again since (the installation's own hash keeps only each record's latest), so a late
    * `report.completed` for one of them finds nothing. Read in pages, so a large index never blocks Redis.
    */
   async forgetInstallation(installationId: string): Promise<void> {
-    const key = this.keys.requestSubmissions();
+    const identities = await this.redis.smembers(this.keys.requestSubmissionKeys());
+    await this.forgetIn(this.keys.requestSubmissions(), installationId);
+    for (const identity of identities)
+      await this.forgetIn(this.keys.requestSubmissionsOfKey(identity), installationId);
+  }
+
+  private async forgetIn(key: string, installationId: string): Promise<void> {
     let cursor = '0';
     do {
       const [next, flat] = await this.redis.hscan(key, cursor, 'COUNT', 500);

@@ -468,9 +468,20 @@ export class Keys {
   requests(id: string): string {
     return `${this.inst(id)}:requests`;
   }
-  /** Hash submission id -> JSON {installationId, recordId}: which record a `report.completed` answers. */
+  /**
+   * Hash submission id -> JSON {installationId, recordId}: which record a `report.completed` answers. Written
+   * before submissions were kept per report-service key (and for requests that name no key); still read.
+   */
   requestSubmissions(): string {
     return `${this.prefix}:request-submissions`;
+  }
+  /** The same, for the submissions made with one report-service key (its identity, reports/key-identity.ts). */
+  requestSubmissionsOfKey(keyIdentity: string): string {
+    return `${this.prefix}:request-submissions:k:${keyIdentity}`;
+  }
+  /** Set of the key identities that have a submission index of their own. */
+  requestSubmissionKeys(): string {
+    return `${this.prefix}:request-submission-keys`;
   }
   /** Held while one request for a record is being made, so two clicks make one submission. */
   requestLock(id: string, recordId: string): string {
