@@ -9,7 +9,7 @@ export const LOGIN_FAILURES_PER_WINDOW = 10;
 export const LOGIN_WINDOW_MS = 15 * 60 * 1000;
 /**
  * The most entries of one level at once: units (IPv4 addresses, IPv6 /64s) with a counter of their own, then
- * the blocks they widen to (BLOCK_LEVELS). A flood from many addresses costs a bounded number of Redis keys.
+ * the blocks they widen to (CAPPED_BLOCK_LEVELS). A flood from many addresses costs a bounded number of Redis keys.
  */
 export const LOGIN_COUNTED_CLIENTS_MAX = 10_000;
 
