@@ -69,12 +69,16 @@ async function startCli(args: string[], name: string): Promise<Started> {
   return { child, port, output: () => log, exited };
 }
 
-/** Ready as an operator's probe says: the server answers and every queue has a worker (in whatever process). */
-async function ready(s: Started): Promise<void> {
+/**
+ * Ready as an operator's probe says (the server answers and Redis with it; readiness does not wait for workers),
+ * and `start` has logged the pids of `workers` worker processes (none with `--one-process`).
+ */
+async function ready(s: Started, workers = 1): Promise<void> {
   await waitFor(
-    'readyz to answer 200',
+    'readyz to answer 200 and the worker process to be logged',
     async () => {
       if (s.child.exitCode !== null) throw new Error(`exited early: ${s.output().slice(-2000)}`);
+      if (workerPids(s).length < workers) return undefined;
       try {
         return (await fetch(`http://127.0.0.1:${s.port}/readyz`)).status === 200 ? true : undefined;
       } catch {
@@ -102,7 +106,7 @@ describe('start', () => {
       expect(workerPid).toBeGreaterThan(0);
       expect(workerPid).not.toBe(s.child.pid);
       expect(alive(workerPid!)).toBe(true);
-      // Readiness counts the workers once they are connected, a moment before the child logs that it runs.
+      // The child logs that it runs once its workers are connected.
       await waitFor('the child to log that it runs', () =>
         s.output().includes('"worker running"') ? true : undefined,
       );
@@ -128,7 +132,7 @@ describe('start', () => {
         50,
       );
       const second = workerPids(s)[1]!;
-      await ready(s);
+      await ready(s, 2);
       expect(alive(second)).toBe(true);
       s.child.kill('SIGKILL');
       await s.exited;
@@ -147,7 +151,7 @@ describe('start', () => {
   it('--one-process keeps the workers in its own process', async () => {
     const s = await startCli(['start', '--one-process'], 'one');
     try {
-      await ready(s);
+      await ready(s, 0);
       expect(workerPids(s)).toEqual([]);
       s.child.kill('SIGTERM');
       expect(await s.exited).toBe(0);
