@@ -331,17 +331,20 @@ async function launch(
   const nodeArgs = cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', cpuProfDir] : [];
   launched.spawn(cli, [mode], env, nodeArgs);
   if (mode === 'serve') launched.spawn(cli, ['worker'], env, nodeArgs);
-  // Ready as the operator's probe says: the server answers and every queue has a worker.
+  // Ready as the operator's probe says (the server answers, Redis with it), and every queue has a worker: the
+  // probe no longer waits for workers, so the bench asks Redis itself.
   await pollUntil(
     `the connector (${mode}) to be ready`,
     async () => {
       launched.check();
       try {
         const res = await fetch(`${appUrl}/readyz`);
-        return res.status === 200 ? true : undefined;
+        if (res.status !== 200) return undefined;
       } catch {
         return undefined;
       }
+      const workers = await Promise.all(system.ctx.queues.all().map((q) => q.getWorkersCount()));
+      return workers.every((n) => n > 0) ? true : undefined;
     },
     60_000,
     100,
