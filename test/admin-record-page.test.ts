@@ -58,33 +58,64 @@ describe.each(['hubspot', 'salesforce'] as const)('the admin record page on %s',
     if (crm === 'hubspot') expect(page.text).toContain('This installation uses HUBSPOT_ACCESS_TOKEN');
   });
 
-  it('never accepts tied top candidates in bulk; a clear first is accepted', async () => {
-    const [tiedId, clearId] = system.recordIds.filter((r) => system.crm.record(r)?.status !== 'matched');
+  it('never accepts tied top candidates in bulk, alone or among others; a first ahead on evidence is accepted', async () => {
+    const [tiedId, clearId, aloneId] = system.recordIds.filter(
+      (r) => system.crm.record(r)?.status !== 'matched',
+    );
     const published = system.sandbox
       .listReports()
       .filter((r) => r.published)
       .map((r) => r.slug);
+    // Two namesakes the record (no country, no industry) cannot tell apart: their reports' scores differ,
+    // which says nothing about which company the record is.
+    const namesakes = (a: string, b: string) => [
+      { slug: a, name: 'Harbor Lantern Optics', score: 0.9, why: 'same name' },
+      { slug: b, name: 'Harbor Lantern Optics', score: 0.6, why: 'same name' },
+    ];
     await system.ctx.index.apply(system.installationId, [
-      reviewState(tiedId!, [
-        { slug: published[0]!, score: 0.8 },
-        { slug: published[1]!, score: 0.8 },
-      ]),
+      reviewState(tiedId!, namesakes(published[0]!, published[1]!)),
       reviewState(clearId!, [
-        { slug: published[2]!, score: 0.9 },
-        { slug: published[3]!, score: 0.6 },
+        { slug: published[2]!, name: 'Quillfeather Mills', score: 0.5, why: 'same name; same country' },
+        { slug: published[3]!, name: 'Quillfeather Mills', score: 0.9, why: 'same name' },
       ]),
+      reviewState(aloneId!, namesakes(published[4]!, published[5]!)),
     ]);
-    const res = await adminRequest<BulkReviewOutcome>(
+    const bulk = `/admin/api/installations/${system.installationId}/review/bulk`;
+    const dry = await adminRequest<{ count: number; leftAlone: Record<string, number> }>(
       system,
-      `/admin/api/installations/${system.installationId}/review/bulk`,
-      { bearer: true, json: { action: 'accept-first', recordIds: [tiedId, clearId] } },
+      `${bulk}?dryRun=1`,
+      { bearer: true, json: { action: 'accept-first', recordIds: [tiedId, clearId, aloneId] } },
     );
+    expect(dry.body).toMatchObject({ count: 1, leftAlone: { tied: 2 } });
+    const res = await adminRequest<BulkReviewOutcome>(system, bulk, {
+      bearer: true,
+      json: { action: 'accept-first', recordIds: [tiedId, clearId] },
+    });
     expect(res.status).toBe(200);
     expect(Object.fromEntries(res.body.results.map((r) => [r.recordId, r.outcome]))).toEqual({
       [tiedId!]: 'tied',
       [clearId!]: 'linked',
     });
-    expect(await system.ctx.index.statusOf(system.installationId, tiedId!)).toBe('needs_review');
+    // "Accept the first candidate" of one record alone is the same path: a tie stays for a person.
+    const single = await adminRequest<BulkReviewOutcome>(system, bulk, {
+      bearer: true,
+      json: { action: 'accept-first', recordIds: [aloneId] },
+    });
+    expect(single.body.results).toEqual([
+      { recordId: aloneId, outcome: 'tied', slug: null, status: 'needs_review' },
+    ]);
+    expect(single.body.done).toBe(0);
+    for (const r of [tiedId!, aloneId!]) {
+      expect(await system.ctx.index.statusOf(system.installationId, r)).toBe('needs_review');
+    }
+    // A person's explicit pick of a tied candidate is taken.
+    const pick = await adminRequest<{ status: string }>(
+      system,
+      `/admin/api/installations/${system.installationId}/review/${aloneId}`,
+      { bearer: true, json: { action: 'accept', slug: published[5]! } },
+    );
+    expect(pick.status, pick.text).toBe(200);
+    expect(await system.ctx.index.statusOf(system.installationId, aloneId!)).toBe('matched');
   });
 
   it('/metrics counts installations by CRM and status, pending and disconnected included', async () => {

@@ -5,6 +5,7 @@ import type { BulkReviewOutcome } from '../src/admin/admin-actions.js';
 import type { CrmKind } from '../src/crm/connector.js';
 import type { Decision } from '../src/decisions/decision-log.js';
 import type { ReviewItem } from '../src/storage/review-codec.js';
+import { topTied } from '../src/storage/review-ties.js';
 import {
   type AdminAnswer,
   type AdminApiError,
@@ -78,7 +79,8 @@ describe.each(['hubspot', 'salesforce'] as CrmKind[])('review at scale on %s', (
   });
 
   it('accepts the first candidate of many review items in one request, written in batches', async () => {
-    const items = (await review()).filter((i) => i.candidates.length > 0);
+    // Records whose first candidate nothing puts ahead of the next are left to a person (review-ties.test.ts).
+    const items = (await review()).filter((i) => i.candidates.length > 0 && !topTied(i));
     expect(items.length).toBeGreaterThanOrEqual(6);
     const chosen = items.slice(0, Math.ceil(items.length / 2));
     const untouched = items.slice(chosen.length);

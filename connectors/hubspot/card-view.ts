@@ -1,6 +1,7 @@
 import type { RecordCardSource } from '../../src/crm/record-card.js';
 import type { FieldValue } from '../../src/fields.js';
 import { linkSourceOf, MATCH_STATUSES, type MatchStatus } from '../../src/fields.js';
+import { topTied } from '../../src/storage/review-ties.js';
 import type { CardData, CardPillar } from './card/card-data.js';
 
 /**
@@ -90,6 +91,7 @@ export function cardDataOf({ record, review, request }: RecordCardSource): CardD
               // Items kept before reasons were kept have none; the card then shows none.
               ...(c.why ? { why: c.why } : {}),
             })),
+            tied: topTied(review),
           }
         : null,
     request: request ? { state: request.state, requestedAt: request.requestedAt } : null,

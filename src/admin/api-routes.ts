@@ -54,7 +54,7 @@ import { readMultipartBody, readUploadForm } from './uploads.js';
  * GET    /admin/api/installations/:id/review.csv     -> text/csv, one row per candidate (review-queue.csv)
  * POST   /admin/api/installations/:id/review/bulk    body {action: "accept-first" | "reject", recordIds: [..]}
  *        (1-1000) -> {action, done, results: [{recordId, outcome, slug, status}]}; outcome `linked`,
- *        `rejected`, `not_in_review`, `no_candidates`, `tied` (top candidates score the same: never
+ *        `rejected`, `not_in_review`, `no_candidates`, `tied` (nothing puts the first candidate ahead of the next: never
  *        accepted in bulk) or `failed`, and massId (the mass action kept for its undo). Written through the
  *        batch path before the answer; each record decided goes to the decision log. `?dryRun=1` answers
  *        {dryRun: true, count, sample: [{recordId, name, from, to}] (the first 20), leftAlone: {reason: n},

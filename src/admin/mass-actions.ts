@@ -12,6 +12,7 @@ import type { MatchStatus } from '../fields.js';
 import type { Installation } from '../installations/store.js';
 import type { RestoreLink } from '../records/record-commands.js';
 import type { ReviewCandidate, ReviewItem } from '../storage/review-codec.js';
+import { topTied } from '../storage/review-ties.js';
 import { AdminRequestError, explain } from './errors.js';
 import type { BulkReviewDecision } from './schemas.js';
 
@@ -72,11 +73,8 @@ export interface MassOutcome {
   kept: number;
 }
 
-/** Whether the first two candidates score the same: bulk "accept the first" would pick one at random. */
-export function topTied(item: Pick<ReviewItem, 'candidates'>): boolean {
-  const [a, b] = item.candidates;
-  return a !== undefined && b !== undefined && a.score != null && a.score === b.score;
-}
+/** Tied records (storage/review-ties.ts) are never accepted by "the first candidate": a person picks. */
+export { topTied };
 
 interface Planned {
   rows: (Omit<MassRow, 'fromStatus' | 'toStatus'> & { before: LinkState; after: LinkState })[];

@@ -194,9 +194,19 @@ function why(entry: Assessed, facts: CompanyFacts): string {
   return notes.join('; ');
 }
 
+/** The record's own facts for the candidate less those against it: orders candidates of one name similarity. */
+function evidenceFor(entry: Assessed): number {
+  const facts = [entry.country, entry.city, entry.industry, entry.domainCountry];
+  return facts.filter((f) => f === 'agrees').length - facts.filter((f) => f === 'differs').length;
+}
+
 function review(entries: Assessed[], facts: CompanyFacts, reason: string): MatchDecision {
+  // Closest name first, then the candidate the record's facts speak for: the admin's "accept the first" takes
+  // it (and leaves the record to a person when the next one is as good: storage/review-ties.ts).
   const ranked = [...entries].sort(
-    (a, b) => SIMILARITY_ORDER.indexOf(a.similarity) - SIMILARITY_ORDER.indexOf(b.similarity),
+    (a, b) =>
+      SIMILARITY_ORDER.indexOf(a.similarity) - SIMILARITY_ORDER.indexOf(b.similarity) ||
+      evidenceFor(b) - evidenceFor(a),
   );
   const shown = ranked.slice(0, MAX_REVIEW_CANDIDATES);
   const candidates: ReviewCandidate[] = shown.map((entry) => ({

@@ -20,8 +20,14 @@ export function autoLinkedState(
   };
 }
 
-/** A record waiting for review with the given candidates (slug and score each). */
-export function reviewState(recordId: string, candidates: { slug: string; score: number }[]): RecordState {
+/**
+ * A record waiting for review with the given candidates (slug and report score each; the name defaults to the
+ * slug, the matcher's reason to "same name").
+ */
+export function reviewState(
+  recordId: string,
+  candidates: { slug: string; score: number; name?: string; why?: string }[],
+): RecordState {
   return {
     recordId,
     slug: null,
@@ -34,7 +40,12 @@ export function reviewState(recordId: string, candidates: { slug: string; score:
       name: `Company ${recordId}`,
       country: null,
       industry: null,
-      candidates: candidates.map((c) => ({ slug: c.slug, name: c.slug, score: c.score, why: 'same name' })),
+      candidates: candidates.map((c) => ({
+        slug: c.slug,
+        name: c.name ?? c.slug,
+        score: c.score,
+        why: c.why ?? 'same name',
+      })),
       at: new Date().toISOString(),
     },
     fingerprint: fingerprintOf({ name: `Company ${recordId}`, domain: null, fields: { slug: null } }),

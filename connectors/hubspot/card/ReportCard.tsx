@@ -173,7 +173,7 @@ function ReviewView({
   onDecide,
 }: { data: CardData } & Pick<CardViewProps, 'sending' | 'onDecide'>) {
   const candidates = data.review?.candidates ?? [];
-  const preselected = preselectedCandidate(candidates);
+  const preselected = preselectedCandidate(candidates, data.review?.tied);
   const [chosen, setChosen] = useState<string | null>(preselected);
   return (
     <Flex direction="column" gap="sm">

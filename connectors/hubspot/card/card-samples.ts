@@ -78,6 +78,7 @@ export const CARD_SAMPLES = {
           { slug: 'acme-gmbh', name: 'Acme GmbH', place: 'Germany', industry: 'Manufacturing', score: 64 },
           { slug: 'acme-ag', name: 'Acme AG', place: 'Switzerland', industry: null, score: 64 },
         ],
+        tied: true,
       },
     },
   },

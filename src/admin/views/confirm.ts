@@ -23,7 +23,7 @@ export const MASS_LABELS: Record<MassKind, string> = {
 
 const LEFT_ALONE_REASONS: Record<string, string> = {
   touched: 'a person or an admin decided about them since',
-  tied: 'their top candidates score the same: pick one yourself',
+  tied: 'nothing the record says puts their first candidate ahead of the next: pick one yourself',
   not_in_review: 'no longer waiting for review',
   no_candidates: 'no candidate to accept',
 };
@@ -78,7 +78,7 @@ export function confirmPage(o: ConfirmPageInput): SafeHtml {
         <h2 id="mass-count" data-mass-count="${p.count}">${p.count === 0 ? 'No record would change' : `${num(p.count)} ${p.count === 1 ? 'record' : 'records'} would change`}</h2>
         ${
           left.length > 0
-            ? html`<ul class="plain-list">${left.map(([why, n]) => html`<li>${num(n)} left alone: ${LEFT_ALONE_REASONS[why] ?? why}.</li>`)}</ul>`
+            ? html`<ul class="plain-list">${left.map(([why, n]) => html`<li data-left-alone="${why}">${num(n)} ${why === 'tied' ? 'tied, left alone' : 'left alone'}: ${LEFT_ALONE_REASONS[why] ?? why}.</li>`)}</ul>`
             : ''
         }
         ${
