@@ -88,7 +88,10 @@ export function demoCompanies(fixtures: readonly FixtureReport[], count: number)
       const f = shared[n % shared.length]!;
       // Every other one carries its report's industry: still a namesake to review (industry never links), but
       // one whose first candidate the record speaks for; the rest are true ties a person must pick.
-      out.push({ ...nameOnly(f.name, { status: 'needs_review' }), industry: n % 2 === 1 ? f.industry : null });
+      out.push({
+        ...nameOnly(f.name, { status: 'needs_review' }),
+        industry: n % 2 === 1 ? f.industry : null,
+      });
     } else if (kind === 9 && n % 4 === 0 && unsearchable.length > 0) {
       const f = unsearchable[(n / 4) % unsearchable.length]!;
       out.push(nameOnly(f.name, { status: 'no_match' }));
