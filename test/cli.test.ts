@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CommandIo } from '../src/cli/io.js';
 import { main } from '../src/cli/main.js';
 import { closeRedis, createRedis, deleteByPattern } from '../src/redis.js';
@@ -29,6 +29,14 @@ const goodEnv = {
   ADMIN_TOKEN: 'a-long-admin-token-for-tests',
   LOG_LEVEL: 'silent',
 };
+
+beforeAll(async () => {
+  // A deployment that has run under this prefix (a prefix nothing was ever stored under is refused by status:
+  // cli-operator.test.ts).
+  const r = createRedis(REDIS_URL, 'worker');
+  await r.set(`${prefix}:started`, '1');
+  await closeRedis(r);
+});
 
 afterAll(async () => {
   const r = createRedis(REDIS_URL, 'worker');

@@ -1,5 +1,5 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import { Client } from '@hubspot/api-client';
+import type { Client } from '@hubspot/api-client';
 import type { AccessTokenSource } from '../../src/auth/token-manager.js';
 import type { ApiUsage } from '../../src/crm/connector.js';
 import {
@@ -11,6 +11,7 @@ import {
 } from '../../src/crm/errors.js';
 import { OPEN_GATE, type RequestGate } from '../../src/crm/request-gate.js';
 import { redactSecrets } from '../../src/log.js';
+import { lazyRequire } from '../../src/util/lazy-require.js';
 import { msUntilNextMidnightIn } from './portal-clock.js';
 import {
   HUBSPOT_DEFAULT_API_VERSION,
@@ -25,6 +26,9 @@ import {
 } from './provider.js';
 import { HUBSPOT_RETRY_BUDGET } from './retry-budget.js';
 import { parseHubSpotError } from './wire.js';
+
+/** The SDK loads with the first portal's client, not with this module. */
+const hubspotSdk = lazyRequire<typeof import('@hubspot/api-client')>('@hubspot/api-client');
 
 /**
  * Every HubSpot API call of one portal goes through here. The SDK's Client carries the base URL and builds the
@@ -113,7 +117,7 @@ export class HubSpotHttp {
   constructor(private readonly options: HubSpotHttpOptions) {
     // One Client per portal. No accessToken in its config: the token is set per request (it changes on
     // refresh), no limiter and no retries (both would be process-wide, see the field notes).
-    this.client = new Client({ basePath: options.apiUrl, numberOfApiCallRetries: 0 });
+    this.client = new (hubspotSdk().Client)({ basePath: options.apiUrl, numberOfApiCallRetries: 0 });
     this.paths = hubspotPaths(options.apiVersion ?? HUBSPOT_DEFAULT_API_VERSION);
     this.gate = options.gate ?? OPEN_GATE;
     this.retry = { ...DEFAULT_RETRY_POLICY, ...options.retry };

@@ -1,4 +1,4 @@
-import { Connection, type HttpRequest, type HttpRequestOptions } from 'jsforce';
+import type { Connection, HttpRequest, HttpRequestOptions } from 'jsforce';
 import type { AccessTokenSource } from '../../src/auth/token-manager.js';
 import {
   CrmError,
@@ -8,6 +8,7 @@ import {
 } from '../../src/crm/errors.js';
 import type { RequestGate } from '../../src/crm/request-gate.js';
 import type { Logger } from '../../src/log.js';
+import { lazyRequire } from '../../src/util/lazy-require.js';
 import { describeFailure, type SalesforceFailure, toCrmError } from './errors.js';
 import { ERROR_CODES, HEADERS, REQUEST_TIMEOUT_MS, RETRY_DEFAULTS, SALESFORCE_PROVIDER } from './provider.js';
 import {
@@ -18,6 +19,9 @@ import {
   tagCall,
 } from './response-observer.js';
 import type { SalesforceUsageTracker } from './usage.js';
+
+/** jsforce (with its streaming and XML parts) loads with the first Salesforce client, not with this module. */
+export const jsforce = lazyRequire<typeof import('jsforce')>('jsforce');
 
 /**
  * Every call the connector makes to one org goes through `run`: the daily-usage pause for background work,
@@ -58,7 +62,7 @@ export class SalesforceApi {
 
   constructor(private readonly options: SalesforceApiOptions) {
     // No oauth2 client id and no refreshFn: jsforce then has no refresh delegate and reports 401s to us.
-    this.conn = new Connection({ instanceUrl: options.instanceUrl, version: options.apiVersion });
+    this.conn = new (jsforce().Connection)({ instanceUrl: options.instanceUrl, version: options.apiVersion });
     this.retry = { ...RETRY_DEFAULTS, ...options.retry };
     this.sleep = options.sleep ?? defaultSleep;
     this.watchLimitHeader();

@@ -1,5 +1,8 @@
-import { setDefaults, setDispatcher } from 'jsforce/lib/request.js';
 import { Agent, type Dispatcher, ProxyAgent } from 'undici';
+import { lazyRequire } from '../../src/util/lazy-require.js';
+
+/** jsforce's request module, loaded with the first Salesforce client (api-client.ts) rather than at import. */
+const jsforceRequest = lazyRequire<typeof import('jsforce/lib/request.js')>('jsforce/lib/request.js');
 
 /**
  * Sees the response headers of every HTTP call jsforce makes (REST, SOAP Metadata API, Bulk API 2.0) through
@@ -142,6 +145,7 @@ export function installResponseObserver(proxy: string | undefined = proxyFromEnv
   installedFor = wanted;
   // jsforce's own defaults, less the proxy, which this dispatcher now handles.
   const timeout = process.env.HTTP_TIMEOUT ? Number.parseInt(process.env.HTTP_TIMEOUT, 10) : undefined;
+  const { setDefaults, setDispatcher } = jsforceRequest();
   setDefaults({ followRedirect: true, ...(timeout !== undefined ? { timeout } : {}) });
   const base = wanted
     ? new ProxyAgent({ uri: wanted, requestTls: { allowH2: false } })

@@ -6,6 +6,8 @@ export interface CommandIo {
   err(text: string): void;
   env: NodeJS.ProcessEnv;
   isTTY: boolean;
+  /** `--verbose`: the command's JSON logs on stderr; otherwise a one-shot command logs errors only. */
+  verbose?: boolean;
   /** Resolves on SIGINT/SIGTERM. */
   untilStopped(): Promise<void>;
 }

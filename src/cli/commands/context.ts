@@ -5,8 +5,16 @@ import { createLogger } from '../../log.js';
 import { CommandFailedError } from '../errors.js';
 import type { CommandIo } from '../io.js';
 
-/** Loads the configuration and opens the context; every problem becomes one line and exit 1. */
-export async function openContext(io: CommandIo, options: LoadConfigOptions = {}): Promise<AppContext> {
+/**
+ * Loads the configuration and opens the context; every problem becomes one line and exit 1. A one-shot command
+ * logs errors only (its output is for people), unless `--verbose`; the long-running ones (`logs: 'always'`)
+ * log at LOG_LEVEL.
+ */
+export async function openContext(
+  io: CommandIo,
+  options: LoadConfigOptions = {},
+  logs: 'always' | 'errors' = 'errors',
+): Promise<AppContext> {
   let config: ReturnType<typeof loadConfig>;
   try {
     config = loadConfig(io.env, options);
@@ -14,7 +22,8 @@ export async function openContext(io: CommandIo, options: LoadConfigOptions = {}
     if (err instanceof ConfigError) throw new CommandFailedError(`Configuration: ${err.message}`);
     throw err;
   }
-  const ctx = createAppContext(config, { logger: createLogger(config.logLevel) });
+  const level = logs === 'always' || io.verbose ? config.logLevel : 'error';
+  const ctx = createAppContext(config, { logger: createLogger(level) });
   try {
     await checkRedis(ctx);
   } catch (err) {

@@ -4,6 +4,7 @@ import { parseCommandArgs } from '../args.js';
 import { CommandFailedError, UsageError } from '../errors.js';
 import type { CommandIo } from '../io.js';
 import { openContext } from './context.js';
+import { unreadableSecrets } from './secrets-check.js';
 
 /**
  * `record --installation ID --record RECORD_ID [--json]`: one record as the CRM holds it beside the connector's
@@ -19,10 +20,13 @@ export async function recordCommand(argv: string[], io: CommandIo): Promise<numb
     throw new UsageError('record needs --installation ID and --record RECORD_ID');
   const ctx = await openContext(io, { mode: 'read-only' });
   try {
-    if (!(await ctx.installations.get(values.installation)))
+    const installation = await ctx.installations.get(values.installation);
+    if (!installation)
       throw new CommandFailedError(
         `There is no installation ${values.installation}: report-connector status lists them.`,
       );
+    const unreadable = await unreadableSecrets(ctx, installation);
+    if (unreadable) throw new CommandFailedError(unreadable);
     const view = await readRecordView(ctx, values.installation, values.record);
     if (!view)
       throw new CommandFailedError(

@@ -25,7 +25,7 @@ export async function runCommand(
     throw new UsageError(`${kind}: --one-process is an option of start`);
   const forkWorkers = kind === 'start' && values['one-process'] !== true;
   const stopped = Promise.race([io.untilStopped(), untilParentStops(io.env)]);
-  const ctx = await openContext(io);
+  const ctx = await openContext(io, {}, 'always');
   let server: Server | undefined;
   let workers: PipelineWorkers | undefined;
   let child: WorkerChild | undefined;

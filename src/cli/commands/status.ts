@@ -1,24 +1,38 @@
 import type { AppContext } from '../../app/context.js';
 import { perMinute } from '../../app/rate-words.js';
 import type { ReportRateView } from '../../app/runtime.js';
-import { crmLabels } from '../../providers.js';
+import { scanTargets } from '../../redis.js';
 import { parseCommandArgs } from '../args.js';
+import { CommandFailedError } from '../errors.js';
 import type { CommandIo } from '../io.js';
 import { openContext } from './context.js';
+import { unreadableSecrets } from './secrets-check.js';
 
 /** `status [--json]`: installations, match coverage, the report key's rate, queue depths, last errors. */
 export async function statusCommand(argv: string[], io: CommandIo): Promise<number> {
   const { values } = parseCommandArgs('status', argv, { json: { type: 'boolean', default: false } });
   const ctx = await openContext(io, { mode: 'read-only' });
   try {
+    // Before anything reads the queues (opening a queue writes its own small keys under the prefix).
+    if ((await ctx.installations.list()).length === 0 && !(await prefixUsed(ctx))) {
+      throw new CommandFailedError(
+        `Nothing was ever stored under REDIS_PREFIX "${ctx.config.redisPrefix}" in this Redis: check REDIS_PREFIX and REDIS_URL (they must be the server's, as in its .env); a new deployment has keys once its server has started.`,
+      );
+    }
     const report = await collectStatus(ctx);
+    const unreadable = (await Promise.all(report.installations.map((i) => unreadableSecrets(ctx, i)))).filter(
+      (s): s is string => s !== null,
+    );
     if (values.json) {
       io.out(JSON.stringify(report, null, 2));
-      return 0;
+      for (const s of unreadable) io.err(s);
+      return unreadable.length > 0 ? 1 : 0;
     }
     const lines: string[] = [];
-    if (report.installations.length === 0)
+    if (report.installations.length === 0) {
+      const { crmLabels } = await import('../../providers.js');
       lines.push(`No installations yet: install the app in ${crmLabels()}.`);
+    }
     for (const i of report.installations) {
       lines.push(`${i.id} (${i.crm}, ${i.mode}): ${i.status}${i.statusReason ? ` (${i.statusReason})` : ''}`);
       if (i.fixtureRefusal) lines.push(`  writes refused: ${i.fixtureRefusal}`);
@@ -44,10 +58,30 @@ export async function statusCommand(argv: string[], io: CommandIo): Promise<numb
       );
     }
     io.out(lines.join('\n'));
-    return 0;
+    for (const s of unreadable) io.err(s);
+    return unreadable.length > 0 ? 1 : 0;
   } finally {
     await ctx.close();
   }
+}
+
+/** BullMQ's per-queue `meta` keys: written by merely opening a queue (by `status` itself, say). */
+const QUEUE_META = /^[^:]+:\{[^}]*\}:[^:]+:meta$/;
+
+/**
+ * Whether anything of a deployment was ever stored under the prefix: a server that started, an installation
+ * since removed. A prefix with nothing is most likely a typo or another .env.
+ */
+async function prefixUsed(ctx: AppContext): Promise<boolean> {
+  for (const node of await scanTargets(ctx.redis)) {
+    let cursor = '0';
+    do {
+      const [next, keys] = await node.scan(cursor, 'MATCH', ctx.keys.everything(), 'COUNT', 1000);
+      if (keys.some((k) => !QUEUE_META.test(k))) return true;
+      cursor = next;
+    } while (cursor !== '0');
+  }
+  return false;
 }
 
 /** One line: the rate the key's gate allows now, its ceiling, and the last cut when one is stored. */

@@ -1,0 +1,167 @@
+import { spawn } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { dirname, join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CommandIo } from '../src/cli/io.js';
+import { main } from '../src/cli/main.js';
+import { InstallationStore } from '../src/installations/store.js';
+import { crmKind } from '../src/providers.js';
+import { closeRedis, createRedis, deleteByPattern, type RedisClient } from '../src/redis.js';
+import { SecretBox } from '../src/util/secretbox.js';
+import { REDIS_URL } from './support/redis-url.js';
+import { buildWorkerCli } from './support/worker-process.js';
+
+/**
+ * The CLI an operator runs by hand: output for people, logs only when asked, and a wrong REDIS_PREFIX or
+ * ENCRYPTION_KEY said as such with a non-zero exit instead of an empty or half-read answer.
+ */
+
+const run = randomUUID().slice(0, 8);
+const usedPrefix = `rc-cliop-${run}`;
+const emptyPrefix = `rc-cliop-empty-${run}`;
+const tracePrefix = `rc-cliop-trace-${run}`;
+const key = randomBytes(32);
+const otherKey = randomBytes(32);
+
+function io(env: Record<string, string>): CommandIo & { stdout: string[]; stderr: string[] } {
+  const stdout: string[] = [];
+  const stderr: string[] = [];
+  return {
+    stdout,
+    stderr,
+    out: (t) => stdout.push(t),
+    err: (t) => stderr.push(t),
+    env: { REDIS_URL, REPORTS_API_URL: 'http://127.0.0.1:9/api', LOG_LEVEL: 'silent', ...env },
+    isTTY: false,
+    untilStopped: () => Promise.resolve(),
+  };
+}
+
+const envFor = (prefix: string, k: Buffer) => ({
+  REDIS_PREFIX: prefix,
+  ENCRYPTION_KEY: k.toString('base64'),
+});
+
+let redis: RedisClient;
+let installationId: string;
+
+beforeAll(async () => {
+  redis = createRedis(REDIS_URL, 'worker');
+  const store = new InstallationStore(redis, new SecretBox(key), usedPrefix);
+  const inst = await store.upsert({
+    crm: crmKind('hubspot'),
+    externalId: `portal-${run}`,
+    mode: 'token',
+    tokens: { accessToken: 'pat-secret' },
+  });
+  installationId = inst.id;
+});
+
+afterAll(async () => {
+  for (const p of [usedPrefix, emptyPrefix, tracePrefix]) await deleteByPattern(redis, `${p}:*`);
+  await closeRedis(redis);
+});
+
+/** Runs the built CLI with exactly `env`: exit code, stdout and stderr apart. */
+function runCli(
+  bin: string,
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [bin, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => {
+      stdout += d.toString();
+    });
+    child.stderr.on('data', (d: Buffer) => {
+      stderr += d.toString();
+    });
+    child.once('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** The CommonJS packages a child process has loaded after importing `module` (a built file). */
+function packagesLoadedBy(module: string): Promise<string[]> {
+  const script = `import(${JSON.stringify(module)}).then(() => {
+    const M = require('node:module');
+    const names = new Set();
+    for (const k of Object.keys(M._cache)) {
+      const m = /node_modules\\/((?:@[^/]+\\/)?[^/]+)/.exec(k);
+      if (m) names.add(m[1]);
+    }
+    process.stdout.write(JSON.stringify([...names]));
+  })`;
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
+    child.once('exit', (code) =>
+      code === 0 ? resolve(JSON.parse(out) as string[]) : reject(new Error(`exit ${code}`)),
+    );
+  });
+}
+
+describe('the operator’s CLI', () => {
+  it('loads a command’s modules only when it runs: no queue library for --help, no CRM client for status', async () => {
+    const bin = await buildWorkerCli();
+    const cli = dirname(bin);
+    const forMain = await packagesLoadedBy(join(cli, 'main.js'));
+    expect(forMain).not.toContain('bullmq');
+    expect(forMain).not.toContain('express');
+    const forStatus = await packagesLoadedBy(join(cli, 'commands', 'status.js'));
+    expect(forStatus).toContain('bullmq');
+    expect(forStatus).not.toContain('jsforce');
+    expect(forStatus).not.toContain('@hubspot/api-client');
+  }, 120_000);
+
+  it('status prints for people on stdout and logs nothing unless --verbose', async () => {
+    const bin = await buildWorkerCli();
+    const env = {
+      REDIS_URL,
+      REPORTS_API_URL: 'http://127.0.0.1:9/api',
+      PATH: process.env.PATH ?? '',
+      ...envFor(usedPrefix, key),
+    };
+    const quiet = await runCli(bin, ['status'], env);
+    expect(quiet.code, quiet.stderr).toBe(0);
+    expect(quiet.stdout).toContain(installationId);
+    expect(quiet.stderr).not.toMatch(/"level":/);
+    const verbose = await runCli(bin, ['status', '--verbose'], env);
+    expect(verbose.code, verbose.stderr).toBe(0);
+    expect(verbose.stderr).toMatch(/"level":30/);
+  }, 120_000);
+
+  it('status under a prefix nothing was ever stored under exits 1 saying to check REDIS_PREFIX', async () => {
+    const a = io(envFor(emptyPrefix, key));
+    expect(await main(['status'], a)).toBe(1);
+    expect(a.stderr.join('\n')).toMatch(/REDIS_PREFIX "rc-cliop-empty-[^"]+".*check REDIS_PREFIX/);
+    expect(a.stdout).toEqual([]);
+    // Asked again (the first run opened the queues, which writes their own small keys): still said.
+    const again = io(envFor(emptyPrefix, key));
+    expect(await main(['status'], again)).toBe(1);
+    // A prefix a deployment used, with no installation (yet, or any more): the usual answer.
+    await redis.set(`${tracePrefix}:schema-version`, '1');
+    const b = io(envFor(tracePrefix, key));
+    expect(await main(['status'], b)).toBe(0);
+    expect(b.stdout.join('\n')).toContain('No installations yet');
+  });
+
+  it('record and status with another ENCRYPTION_KEY exit 1 saying to check ENCRYPTION_KEY', async () => {
+    const r = io(envFor(usedPrefix, otherKey));
+    expect(await main(['record', '--installation', installationId, '--record', '1'], r)).toBe(1);
+    expect(r.stderr.join('\n')).toMatch(
+      /cannot be decrypted with this ENCRYPTION_KEY: check that ENCRYPTION_KEY/,
+    );
+    expect(r.stdout).toEqual([]);
+    const s = io(envFor(usedPrefix, otherKey));
+    expect(await main(['status'], s)).toBe(1);
+    expect(s.stderr.join('\n')).toContain(`installation ${installationId} cannot be decrypted`);
+    const ok = io(envFor(usedPrefix, key));
+    expect(await main(['status'], ok)).toBe(0);
+    expect(ok.stderr).toEqual([]);
+  });
+});
