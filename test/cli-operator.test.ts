@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cliBlock } from '../src/cli/commands/demo.js';
 import type { CommandIo } from '../src/cli/io.js';
 import { main } from '../src/cli/main.js';
 import { InstallationStore } from '../src/installations/store.js';
@@ -163,5 +164,46 @@ describe('the operator’s CLI', () => {
     const ok = io(envFor(usedPrefix, key));
     expect(await main(['status'], ok)).toBe(0);
     expect(ok.stderr).toEqual([]);
+  });
+});
+
+describe('the demo’s first line and its environment block', () => {
+  it('says it is starting before anything else', async () => {
+    const a = io({});
+    expect(await main(['demo', '--crm', 'nope'], a)).toBe(2);
+    expect(a.stderr[0]).toBe('Starting the demo...');
+  });
+
+  it('carries what the README’s demo commands use, and commands that work in a new shell', () => {
+    const records = new Map([
+      ['11', { status: 'matched' }],
+      ['12', { status: 'no_match' }],
+    ]);
+    const block = cliBlock(
+      { PATH: '/usr/bin', LOG_LEVEL: 'info', REDIS_PREFIX: 'rc-demo-1', ADMIN_TOKEN: 'tok en' },
+      {
+        installationId: 'hubspot-1',
+        recordIds: ['11', '12'],
+        crm: { record: (id: string) => records.get(id) } as unknown as Parameters<typeof cliBlock>[1]['crm'],
+        sandboxUrl: 'http://127.0.0.1:40123/api',
+        webhookSecrets: ['whsec_abc'],
+      },
+      '/srv/report connector',
+    );
+    const lines = block.split('\n');
+    expect(lines[1]).toBe("cd '/srv/report connector'");
+    expect(lines).toEqual(
+      expect.arrayContaining([
+        'export REDIS_PREFIX=rc-demo-1',
+        "export ADMIN_TOKEN='tok en'",
+        'export REPORTS_WEBHOOK_SECRET=whsec_abc',
+        'export SANDBOX_PORT=40123',
+        'export INSTALLATION=hubspot-1',
+        'export RECORD=12',
+        '  npx report-connector doctor',
+      ]),
+    );
+    expect(block).not.toMatch(/PATH=|LOG_LEVEL=/);
+    expect(block).not.toMatch(/^ {2}report-connector /m);
   });
 });

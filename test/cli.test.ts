@@ -151,11 +151,20 @@ describe('report-connector', () => {
       expect(Object.keys(fresh)).toEqual(
         expect.arrayContaining(['REDIS_PREFIX', 'ENCRYPTION_KEY', 'REPORTS_API_URL']),
       );
-      const commands = [...out.matchAll(/^ {2}report-connector (.+)$/gm)].map((m) => m[1]!.split(' '));
+      // Commands through npx (a new shell has no report-connector on its PATH), with the block's variables.
+      expect(out).toMatch(/^cd \S+/m);
+      expect(Object.keys(fresh)).toEqual(
+        expect.arrayContaining(['SANDBOX_PORT', 'INSTALLATION', 'RECORD', 'REPORTS_WEBHOOK_SECRET']),
+      );
+      const commands = [...out.matchAll(/^ {2}npx report-connector (.+)$/gm)].map((m) =>
+        m[1]!.split(' ').map((a) => a.replace(/^\$(\w+)$/, (_, name: string) => fresh[name] ?? a)),
+      );
       expect(commands.map((c) => c[0])).toEqual(['status', 'sync', 'doctor', 'request', 'record']);
       for (const args of commands) {
         const run = await runCli(bin, args, fresh);
         expect(run, args.join(' ')).toMatchObject({ code: 0 });
+        // The demo's webhooks work: doctor, given the block, does not say they are refused.
+        if (args[0] === 'doctor') expect(run.output).not.toMatch(/WARN.*webhook/i);
       }
       child.kill('SIGINT');
       expect(await exited).toBe(0);
@@ -176,6 +185,7 @@ describe('configuration problems and per-command help (issue 31)', () => {
     });
     expect(run.code).toBe(1);
     expect(run.output.trim().split('\n')).toEqual([
+      'Starting the demo...',
       expect.stringMatching(
         /^Nothing answers at redis:\/\/127\.0\.0\.1:9 and no redis-server is installed: install Redis/,
       ),

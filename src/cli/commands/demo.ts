@@ -3,6 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { LocalSystem } from '../../../local/system.js';
 import { crmKinds, providerFor, providers } from '../../providers.js';
 import { deleteKeysWithPrefix } from '../../redis.js';
+import { findProjectRoot } from '../../util/project-root.js';
 import {
   INSTALL_REDIS_HINT,
   redisAnswers,
@@ -21,6 +22,8 @@ import { followRuns, summaryLine } from './sync.js';
  * the sandbox and the signed `score.changed` travels into the CRM.
  */
 export async function demoCommand(argv: string[], io: CommandIo): Promise<number> {
+  // At once: everything below (Redis, the sandbox, the local CRM, the first backfill) takes seconds.
+  io.err('Starting the demo...');
   const { values } = parseCommandArgs('demo', argv, {
     crm: { type: 'string', default: providers[0].kind },
     port: { type: 'string' },
@@ -53,7 +56,9 @@ export async function demoCommand(argv: string[], io: CommandIo): Promise<number
 
     // Listen for Ctrl-C from the start: one pressed while the demo is still setting up stops it once set up.
     const stopped = io.untilStopped();
-    io.err(`Starting the demo (${values.crm}, ${companies} companies)...`);
+    io.err(
+      `Setting up ${provider.label} with ${companies} companies, the report sandbox, the server and the workers...`,
+    );
     let system: LocalSystem;
     let cliEnv: ((system: LocalSystem) => Record<string, string>) | undefined;
     try {
@@ -84,7 +89,7 @@ export async function demoCommand(argv: string[], io: CommandIo): Promise<number
       const [initial] = await system.ctx.runs.recent(system.installationId, 1);
       if (!initial) throw new CommandFailedError('the first backfill did not start');
       const [run] = await followRuns(system.ctx, [initial.id], io);
-      io.err(summaryLine(run!));
+      io.err(summaryLine(run!, await system.ctx.index.coverage(system.installationId)));
 
       // One linked record, its score changed at the source.
       const linked = system.recordIds
@@ -126,7 +131,14 @@ export async function demoCommand(argv: string[], io: CommandIo): Promise<number
       // The local CRM has an OAuth server too: the install (a reconnect of the demo's installation) can be tried.
       io.out(`OAuth install against the local ${provider.label}: ${system.appUrl}${provider.installPath}`);
       io.out(`Component previews (each state of the CRM record components): ${system.componentPreviewUrl}`);
-      if (cliEnv) io.out(`\n${cliBlock(cliEnv(system), system)}`);
+      if (cliEnv) {
+        const block = cliBlock(
+          cliEnv(system),
+          { ...system, webhookSecrets: system.ctx.config.reports.webhookSecrets },
+          findProjectRoot(),
+        );
+        io.out(`\n${block}`);
+      }
       io.out('Press Ctrl-C to stop.');
       await stopped;
       io.err('Stopping...');
@@ -145,28 +157,39 @@ const NOT_FOR_THE_CLI = new Set(['PATH', 'LOG_LEVEL']);
 
 /**
  * The environment block and commands that drive this demo from another shell while it runs: the same Redis,
- * prefix, encryption key and upstreams the demo uses. Its keys are deleted when the demo stops.
+ * prefix, encryption key, upstreams and webhook secret the demo uses (so `doctor` sees what the demo runs
+ * with), and the names the README's demo commands use (SANDBOX_PORT, INSTALLATION, RECORD). The commands go
+ * through npx from the project's folder, which the block enters: a new shell has no `report-connector` on its
+ * PATH. Its keys are deleted when the demo stops.
  */
 export function cliBlock(
   env: Record<string, string>,
-  system: Pick<LocalSystem, 'installationId' | 'recordIds' | 'crm'>,
+  system: Pick<LocalSystem, 'installationId' | 'recordIds' | 'crm' | 'sandboxUrl'> & {
+    webhookSecrets: readonly string[];
+  },
+  projectRoot: string,
 ): string {
   const quote = (v: string) => (/^[\w@%+=:,./-]*$/.test(v) ? v : `'${v.replaceAll("'", "'\\''")}'`);
-  const exports = Object.entries(env)
-    .filter(([k]) => !NOT_FOR_THE_CLI.has(k))
-    .map(([k, v]) => `export ${k}=${quote(v)}`);
   const id = system.installationId;
   // A report can be requested only for a company without one.
   const record = system.recordIds.find((r) => system.crm.record(r)?.status === 'no_match') ?? 'RECORD_ID';
+  const demo: Record<string, string> = {
+    ...Object.fromEntries(Object.entries(env).filter(([k]) => !NOT_FOR_THE_CLI.has(k))),
+    ...(system.webhookSecrets.length > 0 ? { REPORTS_WEBHOOK_SECRET: system.webhookSecrets.join(',') } : {}),
+    SANDBOX_PORT: new URL(system.sandboxUrl).port,
+    INSTALLATION: id,
+    RECORD: record,
+  };
   return [
     'To drive this demo from another shell while it runs, paste:',
-    ...exports,
+    `cd ${quote(projectRoot)}`,
+    ...Object.entries(demo).map(([k, v]) => `export ${k}=${quote(v)}`),
     'Then, for example:',
-    '  report-connector status',
-    `  report-connector sync --installation ${id} --preview`,
-    '  report-connector doctor',
-    `  report-connector request --installation ${id} --record ${record}`,
-    `  report-connector record --installation ${id} --record ${record}`,
+    '  npx report-connector status',
+    '  npx report-connector sync --installation $INSTALLATION --preview',
+    '  npx report-connector doctor',
+    '  npx report-connector request --installation $INSTALLATION --record $RECORD',
+    '  npx report-connector record --installation $INSTALLATION --record $RECORD',
   ].join('\n');
 }
 
