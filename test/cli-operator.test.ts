@@ -3,6 +3,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliBlock } from '../src/cli/commands/demo.js';
+import { SKIPPED_MEANS, summaryLine } from '../src/cli/commands/sync.js';
 import type { CommandIo } from '../src/cli/io.js';
 import { main } from '../src/cli/main.js';
 import { InstallationStore } from '../src/installations/store.js';
@@ -205,5 +206,40 @@ describe('the demo’s first line and its environment block', () => {
     );
     expect(block).not.toMatch(/PATH=|LOG_LEVEL=/);
     expect(block).not.toMatch(/^ {2}report-connector /m);
+  });
+});
+
+describe('sync --wait’s summary', () => {
+  const statuses = (matched: number, review: number, none: number) => ({
+    matched,
+    needs_review: review,
+    no_match: none,
+    not_published: 0,
+    requested: 0,
+    error: 0,
+  });
+  const run = (skipped: number) =>
+    ({
+      state: 'done',
+      installationId: 'hubspot-1',
+      totals: {
+        records: 60,
+        linked: 3,
+        written: 5,
+        unchanged: 0,
+        skipped,
+        failed: 0,
+        statuses: statuses(3, 0, 2),
+      },
+    }) as unknown as Parameters<typeof summaryLine>[0];
+
+  it('labels this run’s counts and the overall ones, and says what skipped means', () => {
+    const text = summaryLine(run(55), statuses(210, 28, 29));
+    expect(text).toMatch(
+      /^Sync finished for hubspot-1\. This run: 60 records read, .*55 skipped.*this run's records by status: matched 3, needs review 0, no match 2/,
+    );
+    expect(text).toContain(`\n  skipped: ${SKIPPED_MEANS}`);
+    expect(text).toMatch(/\nOverall, every record of hubspot-1: matched 210, needs review 28, no match 29/);
+    expect(summaryLine(run(0))).not.toMatch(/skipped:|Overall/);
   });
 });

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import cliProgress from 'cli-progress';
 import type { AppContext } from '../../app/context.js';
 import { InstallationService, PreviewRefusedError } from '../../app/installation-service.js';
-import { MATCH_STATUSES } from '../../fields.js';
+import { MATCH_STATUSES, type MatchStatus } from '../../fields.js';
 import { crmLabels } from '../../providers.js';
 import type { RunSummary } from '../../storage/runs.js';
 import { parseCommandArgs } from '../args.js';
@@ -66,7 +66,7 @@ export async function syncCommand(argv: string[], io: CommandIo): Promise<number
     const runs = await followRuns(ctx, runIds, io);
     for (const run of runs) {
       if (values.preview) io.out(previewReport(run));
-      else io.err(summaryLine(run));
+      else io.err(summaryLine(run, await ctx.index.coverage(run.installationId)));
     }
     return runs.every((r) => r.state === 'done') ? 0 : 1;
   } finally {
@@ -172,10 +172,25 @@ export function previewReport(run: RunSummary): string {
   return lines.join('\n');
 }
 
-export function summaryLine(run: RunSummary): string {
+/** Why a sync leaves records as they are (the plan's `skip` and the write's refusals, pipeline/batch/). */
+export const SKIPPED_MEANS =
+  'left as they were: already without a report or waiting for review (only a full sync matches them again), gone from the CRM meanwhile, or already written with fresher data';
+
+/**
+ * A sync's summary: this run's counts (what it read, linked and wrote, and the statuses of the records it
+ * wrote), what "skipped" means when any was, and, given the installation's counts now, every record's status
+ * overall: the numbers the admin page shows.
+ */
+export function summaryLine(run: RunSummary, overall?: Record<MatchStatus, number>): string {
   const t = run.totals;
-  const s = t.statuses;
+  const counts = (s: Record<MatchStatus, number>) =>
+    `matched ${s.matched}, needs review ${s.needs_review}, no match ${s.no_match}, not published ${s.not_published}, error ${s.error}`;
   const head =
     run.state === 'done' ? 'Sync finished' : `Sync stopped (${run.stoppedReason ?? 'unknown reason'})`;
-  return `${head} for ${run.installationId}: ${t.records} records, ${t.linked} newly linked, ${t.written} written, ${t.unchanged} unchanged, ${t.skipped} skipped, ${t.failed} failed; matched ${s.matched}, needs review ${s.needs_review}, no match ${s.no_match}, not published ${s.not_published}, error ${s.error}`;
+  const lines = [
+    `${head} for ${run.installationId}. This run: ${t.records} records read, ${t.linked} newly linked, ${t.written} written, ${t.unchanged} unchanged, ${t.skipped} skipped, ${t.failed} failed; this run's records by status: ${counts(t.statuses)}`,
+  ];
+  if (t.skipped > 0) lines.push(`  skipped: ${SKIPPED_MEANS}`);
+  if (overall) lines.push(`Overall, every record of ${run.installationId}: ${counts(overall)}`);
+  return lines.join('\n');
 }
