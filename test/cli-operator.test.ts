@@ -3,6 +3,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliBlock } from '../src/cli/commands/demo.js';
+import { checkLine, withFixWhereNeeded } from '../src/cli/commands/doctor.js';
 import { SKIPPED_MEANS, summaryLine } from '../src/cli/commands/sync.js';
 import type { CommandIo } from '../src/cli/io.js';
 import { main } from '../src/cli/main.js';
@@ -241,5 +242,19 @@ describe('sync --wait’s summary', () => {
     expect(text).toContain(`\n  skipped: ${SKIPPED_MEANS}`);
     expect(text).toMatch(/\nOverall, every record of hubspot-1: matched 210, needs review 28, no match 29/);
     expect(summaryLine(run(0))).not.toMatch(/skipped:|Overall/);
+  });
+});
+
+describe('doctor’s lines', () => {
+  it('says a fix under a FAIL or a WARN, never under an ok line', () => {
+    const fix = 'give the integration user permission to manage and edit the connector fields';
+    const lines = withFixWhereNeeded([
+      { name: 'p fields', ok: true, detail: '15 present', fix },
+      { name: 'p fields', ok: false, detail: 'cannot create', fix },
+      { name: 'p read access', ok: true, warn: true, detail: 'partial', fix },
+    ]).map(checkLine);
+    expect(lines[0]).toBe('ok   p fields: 15 present');
+    expect(lines[1]).toBe(`FAIL p fields: cannot create\n     fix: ${fix}`);
+    expect(lines[2]).toBe(`WARN p read access: partial\n     fix: ${fix}`);
   });
 });

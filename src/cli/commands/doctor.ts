@@ -14,7 +14,7 @@ import { openContext } from './context.js';
  * a single call to its CRM: nothing reads or changes a CRM before approval.
  */
 
-interface Check {
+export interface Check {
   name: string;
   ok: boolean;
   /** Worth a person's look, but nothing is broken: printed as WARN, does not fail the exit status. */
@@ -27,23 +27,30 @@ export async function doctorCommand(argv: string[], io: CommandIo): Promise<numb
   const { values } = parseCommandArgs('doctor', argv, { json: { type: 'boolean', default: false } });
   const ctx = await openContext(io);
   try {
-    const checks = [
+    const checks = withFixWhereNeeded([
       ...(await redisChecks(ctx)),
       ...(await reportChecks(ctx)),
       ...(await installationChecks(ctx)),
-    ];
+    ]);
     if (values.json) io.out(JSON.stringify({ ok: checks.every((c) => c.ok), checks }, null, 2));
     else {
-      for (const c of checks) {
-        const mark = !c.ok ? 'FAIL' : c.warn ? 'WARN' : 'ok  ';
-        io.out(`${mark} ${c.name}: ${c.detail}${c.fix ? `\n     fix: ${c.fix}` : ''}`);
-      }
+      for (const c of checks) io.out(checkLine(c));
       io.out(summaryLine(checks));
     }
     return checks.every((c) => c.ok) ? 0 : 1;
   } finally {
     await ctx.close();
   }
+}
+
+/** A fix is said under a FAIL or a WARN only: an ok line needs nothing done (a check states its fix either way). */
+export function withFixWhereNeeded(checks: Check[]): Check[] {
+  return checks.map((c) => (c.ok && !c.warn && c.fix !== undefined ? { ...c, fix: undefined } : c));
+}
+
+export function checkLine(c: Check): string {
+  const mark = !c.ok ? 'FAIL' : c.warn ? 'WARN' : 'ok  ';
+  return `${mark} ${c.name}: ${c.detail}${c.fix ? `\n     fix: ${c.fix}` : ''}`;
 }
 
 /** The last line: how many checks failed and how many warn, so the answer is plain without reading them all. */
