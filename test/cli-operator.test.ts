@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliBlock } from '../src/cli/commands/demo.js';
 import { checkLine, withFixWhereNeeded } from '../src/cli/commands/doctor.js';
-import { SKIPPED_MEANS, summaryLine } from '../src/cli/commands/sync.js';
+import { previewReport, SKIPPED_MEANS, summaryLine } from '../src/cli/commands/sync.js';
 import type { CommandIo } from '../src/cli/io.js';
 import { main } from '../src/cli/main.js';
 import { InstallationStore } from '../src/installations/store.js';
@@ -256,5 +256,33 @@ describe('doctor’s lines', () => {
     expect(lines[0]).toBe('ok   p fields: 15 present');
     expect(lines[1]).toBe(`FAIL p fields: cannot create\n     fix: ${fix}`);
     expect(lines[2]).toBe(`WARN p read access: partial\n     fix: ${fix}`);
+  });
+});
+
+describe('sync --preview’s lists', () => {
+  it('say how many more records a cut list leaves out', () => {
+    const text = previewReport({
+      state: 'done',
+      installationId: 'hubspot-1',
+      totals: {
+        records: 40,
+        wouldWrite: 40,
+        unchanged: 0,
+        failed: 0,
+        statuses: { matched: 25, needs_review: 2, no_match: 13, not_published: 0, requested: 0, error: 0 },
+      },
+      samples: [
+        { recordId: '1', name: 'A', status: 'matched', slug: 'a', candidates: [] },
+        { recordId: '2', name: 'B', status: 'matched', slug: 'b', candidates: [] },
+        { recordId: '3', name: 'C', status: 'needs_review', slug: null, candidates: ['c1', 'c2'] },
+        { recordId: '4', name: 'D', status: 'needs_review', slug: null, candidates: ['d1'] },
+      ],
+    } as unknown as Parameters<typeof previewReport>[0]);
+    const lines = text.split('\n');
+    expect(lines).toContain('    … and 23 more');
+    expect(lines.indexOf('  matched: 25')).toBeLessThan(lines.indexOf('    … and 23 more'));
+    // A list shown whole says nothing more; a status without samples shows its count alone.
+    expect(text.match(/… and/g)).toHaveLength(1);
+    expect(lines).toContain('  no_match: 13');
   });
 });

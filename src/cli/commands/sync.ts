@@ -168,6 +168,9 @@ export function previewReport(run: RunSummary): string {
       const what = s.slug ?? (s.candidates.length > 0 ? `candidates ${s.candidates.join(', ')}` : '');
       lines.push(`    ${s.recordId}  ${s.name ?? '(no name)'}${what ? `  -> ${what}` : ''}`);
     }
+    // Only a few records of each status are kept as samples: say how many more there are.
+    const more = t.statuses[status] - samples.length;
+    if (samples.length > 0 && more > 0) lines.push(`    … and ${more} more`);
   }
   return lines.join('\n');
 }
