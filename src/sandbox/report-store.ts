@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { patchLeavesBand, sandboxBand } from './bands.js';
 import { deepMerge, isPlainObject, type JsonObject } from './deep-merge.js';
 import { type FixtureReport, fixtureReportSchema } from './fixtures.js';
 import { SandboxHttpError } from './http-error.js';
@@ -102,6 +103,7 @@ export class ReportStore {
     const parsed = fixtureReportSchema.safeParse(merged);
     if (!parsed.success) throw new SandboxHttpError(400, 'invalid_patch', z.prettifyError(parsed.error));
     const after = parsed.data;
+    if (patchLeavesBand(patch)) after.score.band = sandboxBand(after.score.overall);
     const scoreChanged = !sameJson(scoreWithoutTimestamp(before), scoreWithoutTimestamp(after));
     const patchSetsTime = isPlainObject(patch.score) && 'scored_at' in patch.score;
     if (scoreChanged && !patchSetsTime) after.score.scored_at = this.now().toISOString();

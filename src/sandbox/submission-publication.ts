@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { patchLeavesBand, sandboxBand } from './bands.js';
 import { deepMerge, type JsonObject } from './deep-merge.js';
 import { type FixtureReport, fixtureReportSchema, SLUG_PATTERN } from './fixtures.js';
 import { SandboxHttpError } from './http-error.js';
@@ -55,7 +56,7 @@ function reportFor(submission: Submission, slug: string, now: Date): FixtureRepo
     published: true,
     score: {
       overall: 64.5,
-      band: 'moderate',
+      band: sandboxBand(64.5),
       pillars: [
         { name: 'Team', score: 70, weight: 0.4 },
         { name: 'Market', score: 61, weight: 0.3 },
@@ -100,6 +101,7 @@ export function publishSubmission(
     deepMerge(reportFor(submission, slug, now) as unknown as JsonObject, patch),
   );
   if (!whole.success) throw new SandboxHttpError(400, 'invalid_body', z.prettifyError(whole.error));
+  if (patchLeavesBand(patch)) whole.data.score.band = sandboxBand(whole.data.score.overall);
   // Every field is set, so an unpublished fixture of that slug is overwritten, not blended in.
   const update = applyReportUpdate(context.store, context.events, slug, whole.data, {
     submission_id: submissionId,

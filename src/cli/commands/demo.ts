@@ -99,12 +99,14 @@ export async function demoCommand(argv: string[], io: CommandIo): Promise<number
       if (!linked?.slug) throw new CommandFailedError('no record was matched, so there is nothing to update');
       const before = system.crm.record(linked.id)!;
       const report = system.sandbox.getReport(linked.slug)!;
-      const newScore =
-        Math.round((report.score.overall + (report.score.overall > 80 ? -11.3 : 11.3)) * 10) / 10;
+      // Far enough to cross a band of the sandbox's rule (75 is "strong"), so the band column changes too.
+      const overall = report.score.overall;
+      const newScore = Math.round((overall >= 75 ? overall - 11.3 : Math.max(overall + 11.3, 75.5)) * 10) / 10;
       io.err(`Changing the score of ${linked.slug} in the sandbox: ${report.score.overall} -> ${newScore}`);
       const changedAt = Date.now();
       system.sandbox.updateReport(linked.slug, {
-        score: { overall: newScore, band: newScore >= 70 ? 'strong' : 'moderate' },
+        // The band from the sandbox's own rule (src/sandbox/bands.ts), like every other score it changes.
+        score: { overall: newScore },
       });
       const deadline = Date.now() + 30_000;
       let after = system.crm.record(linked.id)!;
