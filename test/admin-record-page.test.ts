@@ -118,6 +118,23 @@ describe.each(['hubspot', 'salesforce'] as const)('the admin record page on %s',
     expect(await system.ctx.index.statusOf(system.installationId, aloneId!)).toBe('matched');
   });
 
+  it('a storm under way shows on the installation page with its coalescing delay', async () => {
+    const path = `/admin/installations/${system.installationId}`;
+    const quiet = await adminRequest(system, path, { bearer: true });
+    expect(quiet.text).not.toContain('data-storm');
+    const [slug] = system.sandbox.listReports().filter((r) => r.published);
+    const pending = system.ctx.pipeline.pendingSlugs;
+    await pending.mark(system.installationId, slug!.slug, 'hot');
+    try {
+      const page = await adminRequest(system, path, { bearer: true });
+      expect(page.text).toMatch(
+        /<li data-storm>1 report changes again and again \(a storm\): its score changes are gathered and written to the records at most once every 5 s\.<\/li>/,
+      );
+    } finally {
+      await pending.done(system.installationId, 'hot', await pending.take(system.installationId, 'hot', 10));
+    }
+  });
+
   it('/metrics counts installations by CRM and status, pending and disconnected included', async () => {
     const other = await system.ctx.installations.upsert({
       crm: crmKind(crm),

@@ -11,6 +11,7 @@ import {
   type SharedLinkConflict,
 } from '../matching/shared-links.js';
 import { InstallationNotFoundError, InstallationStoppedError, NoReportKeyError } from '../pipeline/errors.js';
+import { HOT_COALESCE_MS } from '../pipeline/pipeline.js';
 import { providerFor } from '../providers.js';
 import type { RunSummary } from '../storage/runs.js';
 import type { EnvKeyCheck } from './env-key-check.js';
@@ -72,6 +73,11 @@ export interface InstallationView {
   scores: { count: number; buckets: ScoreBucket[] };
   reviewCount: number;
   /**
+   * A storm under way: reports whose score changes again and again wait in the hot lane, whose updates are
+   * gathered for `coalesceSeconds` before each write (pipeline.ts, HOT_COALESCE_MS). `reports` 0: none now.
+   */
+  storm: { reports: number; coalesceSeconds: number };
+  /**
    * Reports auto-linked to several records that disagree on domain or country (at most MAX_SHARED_CONFLICTS),
    * with the records' domain and country as the CRM has them now.
    */
@@ -123,6 +129,7 @@ export class AdminOverview {
       shared,
       reportRate,
       decided,
+      hot,
     ] = await Promise.all([
       ctx.index.statuses.read(installation.id),
       ctx.index.reviews.count(installation.id),
@@ -132,6 +139,7 @@ export class AdminOverview {
       light ? [] : ctx.index.sharedAutoLinks(installation.id),
       ctx.runtime.reportRate(installation),
       ctx.decisions.latest(installation.id, 1),
+      ctx.pipeline.pendingSlugs.count(installation.id, 'hot'),
     ]);
     const conflicts = conflictingPlaceDigests(shared).slice(0, MAX_SHARED_CONFLICTS);
     const places = await this.sharedLinkPlaces(installation, conflicts);
@@ -156,6 +164,7 @@ export class AdminOverview {
         buckets: weightedScoreBuckets(scoreBins, SCORE_BUCKETS),
       },
       reviewCount,
+      storm: { reports: hot, coalesceSeconds: HOT_COALESCE_MS / 1000 },
       sharedLinkConflicts: places.conflicts,
       sharedLinkPlacesProblem: places.problem,
       lastRun: runs[0] ?? null,

@@ -58,6 +58,11 @@ export function installationPage(o: InstallationPageInput): SafeHtml {
           <li><a href="${tabPath(v.id, 'review')}">${num(v.reviewCount)} waiting for review</a>: pick the right report or reject the candidates.</li>
           <li><a href="${tabPath(v.id, 'links')}">${num(c.matched)} linked records</a>: unlink, match again, undo a sync, the decision log${c.not_published > 0 ? html`; <a href="${tabPath(v.id, 'links', '#not-published')}">${num(c.not_published)} whose report is not published</a>` : ''}.</li>
           <li><a href="${tabPath(v.id, 'requests')}">${num(c.no_match)} without a report, ${num(c.requested)} requested</a>: request a report; alerts.</li>
+          ${
+            v.storm.reports > 0
+              ? html`<li data-storm>${num(v.storm.reports)} ${v.storm.reports === 1 ? 'report changes' : 'reports change'} again and again (a storm): ${v.storm.reports === 1 ? 'its' : 'their'} score changes are gathered and written to the records at most once every ${num(v.storm.coalesceSeconds)} s.</li>`
+              : ''
+          }
           <li><a href="${tabPath(v.id, 'settings')}">Settings</a>: the report-service key, fixture writes, disconnecting.</li>
         </ul>
       </section>
