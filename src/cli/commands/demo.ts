@@ -101,7 +101,8 @@ export async function demoCommand(argv: string[], io: CommandIo): Promise<number
       const report = system.sandbox.getReport(linked.slug)!;
       // Far enough to cross a band of the sandbox's rule (75 is "strong"), so the band column changes too.
       const overall = report.score.overall;
-      const newScore = Math.round((overall >= 75 ? overall - 11.3 : Math.max(overall + 11.3, 75.5)) * 10) / 10;
+      const newScore =
+        Math.round((overall >= 75 ? overall - 11.3 : Math.max(overall + 11.3, 75.5)) * 10) / 10;
       io.err(`Changing the score of ${linked.slug} in the sandbox: ${report.score.overall} -> ${newScore}`);
       const changedAt = Date.now();
       system.sandbox.updateReport(linked.slug, {
