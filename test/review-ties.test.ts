@@ -3,6 +3,7 @@ import { preselectedCandidate } from '../connectors/hubspot/card/card-data.js';
 import { cardDataOf } from '../connectors/hubspot/card-view.js';
 import type { MassPreview } from '../src/admin/mass-actions.js';
 import { confirmPage } from '../src/admin/views/confirm.js';
+import { reviewItemView } from '../src/admin/views/parts.js';
 import { topTied } from '../src/storage/review-ties.js';
 
 /**
@@ -117,5 +118,22 @@ describe('the card and the confirmation on a tie', () => {
       }),
     );
     expect(page).toMatch(/2 tied, left alone: .*pick one yourself/);
+  });
+});
+
+describe('the review page on a tie', () => {
+  it('marks a tied item as one to pick by hand, and only a tied one', () => {
+    const item = (why2: string) => ({
+      recordId: '9',
+      name: 'Harbor Lantern',
+      country: null,
+      industry: null,
+      at: new Date(0).toISOString(),
+      candidates: [c('Harbor Lantern', 'same name', 80), c('Harbor Lantern', why2, 20)],
+    });
+    expect(String(reviewItemView('i', item('same name'), null))).toContain('data-tied');
+    expect(String(reviewItemView('i', item('same name; in another industry'), null))).not.toContain(
+      'data-tied',
+    );
   });
 });

@@ -2,6 +2,7 @@ import { perMinute } from '../../app/rate-words.js';
 import { MATCH_STATUSES } from '../../fields.js';
 import { providerFor } from '../../providers.js';
 import type { ReviewItem } from '../../storage/review-codec.js';
+import { topTied } from '../../storage/review-ties.js';
 import type { RunSummary } from '../../storage/runs.js';
 import { html, type SafeHtml } from '../html.js';
 import type { InstallationView } from '../overview.js';
@@ -240,6 +241,7 @@ export function reviewItemView(installationId: string, item: ReviewItem, csrf: s
   return html`<article class="review-item" aria-labelledby="${headingId}">
     <div class="review-head">${selectBox(item.recordId, who)}<h3 id="${headingId}">${company}</h3></div>
     <p class="hint">Record ${recordLink(installationId, item.recordId)} · Country: ${item.country ?? '—'} · Industry: ${item.industry ?? '—'} · Queued ${time(item.at)}</p>
+    ${topTied(item) ? html`<p class="hint" data-tied>Tied: nothing the record says puts the first candidate ahead of the next, so “Accept the first candidate” leaves it alone. Pick one yourself.</p>` : ''}
     ${
       item.candidates.length > 0
         ? html`<table class="responsive candidates">
