@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ALERT_LINE_MAX, alertFromEvent, alertLine } from '../src/alerts/alert-event.js';
 
 describe('the readable alert line', () => {
-  it('puts severity, kind, title and message on one line', () => {
+  it('puts severity and kind as words, then title and message, on one line', () => {
     expect(
       alertLine('alert.fired', {
         slug: 'x',
@@ -11,21 +11,25 @@ describe('the readable alert line', () => {
         message: 'The overall score dropped 12 points',
         severity: 'high',
       }),
-    ).toBe('[high] score_drop: Score fell — The overall score dropped 12 points');
+    ).toBe('High alert, score drop: Score fell — The overall score dropped 12 points');
   });
 
   it('reads the fields inside data.alert too, and a bare string alert as the kind', () => {
     expect(alertLine('alert.fired', { alert: { kind: 'risk', message: 'New risk' }, severity: 2 })).toBe(
-      '[2] risk: New risk',
+      'Severity 2 alert, risk: New risk',
     );
-    expect(alertLine('alert.fired', { slug: 'x', alert: 'score_drop' })).toBe('score_drop');
+    expect(alertLine('alert.fired', { slug: 'x', alert: 'score_drop' })).toBe('Score drop');
+    // No raw code is shown: the service's codes read as words.
+    expect(
+      alertLine('alert.fired', { kind: 'LIQUIDITY-RISK', title: 'Cash low', severity: 'CRITICAL' }),
+    ).toBe('Critical alert, liquidity risk: Cash low');
   });
 
   it('falls back to the event type when the payload carries nothing readable', () => {
     for (const data of [undefined, null, 'text', [1, 2], {}, { slug: 'x' }, { title: { nested: true } }]) {
       expect(alertLine('alert.fired', data), JSON.stringify(data)).toBe('alert.fired');
     }
-    expect(alertLine('alert.fired', { severity: 'low' })).toBe('[low] alert.fired');
+    expect(alertLine('alert.fired', { severity: 'low' })).toBe('Low alert (alert.fired)');
   });
 
   it('keeps the line on one line and within the Salesforce text length', () => {

@@ -76,7 +76,7 @@ describe('the card in each state', () => {
       'Previous score 61 (up); it changed with the scoring of 3 Nov 2026.',
     );
     expect(r.find(Alert).props.title).toBe('Active alert');
-    expect(r.find(Alert).text).toContain('score_drop');
+    expect(r.find(Alert).text).toContain('High alert, score drop');
     expect(r.find(Link).props.href).toBe('https://reports.example.com/r/northwind-traders');
     expect(r.findByTestId(Text, 'link-source').text).toBe(LINK_SOURCE_WORDS.auto);
     expect(r.maybeFind(Button)).toBeNull();

@@ -208,7 +208,7 @@ describe.each(['hubspot', 'salesforce'] as const)('%s: request a report, then al
       message: 'The overall score dropped 9 points',
       severity: 'high',
     });
-    const line = '[high] score_drop: Score fell — The overall score dropped 9 points';
+    const line = 'High alert, score drop: Score fell — The overall score dropped 9 points';
     await waitFor(
       'the alert on every linked record',
       () => (linked.every((id) => system.crm.record(id)?.alert === line) ? true : undefined),

@@ -53,7 +53,20 @@ function clip(line: string): string {
   return line.length <= ALERT_LINE_MAX ? line : `${line.slice(0, ALERT_LINE_MAX - 1)}…`;
 }
 
-/** One line such as `[high] score_drop: Score fell — the overall score dropped 12 points`. */
+/** A code as words: `score_drop` as "score drop". */
+function words(code: string): string {
+  return code.replace(/[_-]+/g, ' ').replace(/\s+/g, ' ').trim().toLowerCase();
+}
+
+function capitalised(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}
+
+/**
+ * One line a seller reads in the CRM, such as `High alert, score drop: Score fell — the overall score dropped
+ * 12 points`: the severity and the kind as words (the service's codes `high` and `score_drop` are not shown as
+ * such), then the title and message. A numeric severity reads "Severity 2 alert".
+ */
 export function alertLine(eventType: string, data: unknown): string {
   const top = loose.safeParse(data);
   const sources: Record<string, unknown>[] = [];
@@ -67,10 +80,15 @@ export function alertLine(eventType: string, data: unknown): string {
   const message = first(sources, PICK.message);
   const severity = first(sources, PICK.severity);
   const text = [title, message].filter((part) => part !== null).join(' — ');
-  const head = kind ?? '';
+  const head = kind ? words(kind) : '';
   const body = head && text ? `${head}: ${text}` : head || text;
-  if (!body) return clip(severity ? `[${severity}] ${eventType}` : eventType);
-  return clip(severity ? `[${severity}] ${body}` : body);
+  const level = severity
+    ? /^\d+(\.\d+)?$/.test(severity)
+      ? `Severity ${severity} alert`
+      : `${capitalised(words(severity))} alert`
+    : null;
+  if (!body) return clip(level ? `${level} (${eventType})` : eventType);
+  return clip(level ? `${level}, ${body}` : head ? capitalised(body) : body);
 }
 
 /** The longest activity text kept: a note or Task body is for reading, not an archive of the payload. */

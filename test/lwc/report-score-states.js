@@ -52,7 +52,7 @@ const LINKED = {
   Report_Verified_At__c: '2026-11-05T15:30:00.000Z',
   Report_URL__c: 'https://reports.example.com/r/acme-corp',
   Report_Synced_At__c: '2026-11-05T16:00:00.000Z',
-  Report_Alert__c: '[high] score_drop: Score fell — The score fell by 8 points',
+  Report_Alert__c: 'High alert, score drop: Score fell — The score fell by 8 points',
   Report_Alert_At__c: '2026-11-04T09:00:00.000Z',
   Report_Link_Source__c: 'auto',
   Report_Score_Previous__c: 80.5,

@@ -68,7 +68,7 @@ describe('c-report-score', () => {
         'Product 64 weight 25%',
         'Verified: confirmed (verified score 71), Nov 5, 2026, 7:30 AM.',
         'Previous score 80.5, changed with the scoring of Nov 2, 2026, 2:00 AM.',
-        'Alert (Nov 4, 2026, 1:00 AM): [high] score_drop: Score fell — The score fell by 8 points',
+        'Alert (Nov 4, 2026, 1:00 AM): High alert, score drop: Score fell — The score fell by 8 points',
         'Open the report',
         "Linked automatically by the connector's matching.",
         'Review this link (admin page)',

@@ -36,7 +36,7 @@ const linkedData: CardData = {
   verification: { verdict: 'confirmed', verifiedScore: 71, verifiedAt: '2026-11-05T09:00:00.000Z' },
   previous: { score: 61, changedAt: '2026-11-03T10:00:00.000Z' },
   alert: {
-    text: '[high] score_drop: Score fell — the overall score dropped 12 points',
+    text: 'High alert, score drop: Score fell — the overall score dropped 12 points',
     at: '2026-11-04T12:00:00.000Z',
   },
   linkSource: 'auto',
