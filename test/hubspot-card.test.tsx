@@ -73,7 +73,7 @@ describe('the card in each state', () => {
       'Verification: confirmed, verified score 71, on 5 Nov 2026.',
     );
     expect(r.findByTestId(Text, 'previous').text).toBe(
-      'Previous score 61 (up); it changed with the scoring of 3 Nov 2026.',
+      'Previous score 84 (down); it changed with the scoring of 3 Nov 2026.',
     );
     expect(r.find(Alert).props.title).toBe('Active alert');
     expect(r.find(Alert).text).toContain('High alert, score drop');

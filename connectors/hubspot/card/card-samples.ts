@@ -34,7 +34,8 @@ const linkedData: CardData = {
     url: 'https://reports.example.com/r/northwind-traders',
   },
   verification: { verdict: 'confirmed', verifiedScore: 71, verifiedAt: '2026-11-05T09:00:00.000Z' },
-  previous: { score: 61, changedAt: '2026-11-03T10:00:00.000Z' },
+  // The same facts as the alert: the score fell 12 points to 72 with the scoring of 3 Nov.
+  previous: { score: 84, changedAt: '2026-11-03T10:00:00.000Z' },
   alert: {
     text: 'High alert, score drop: Score fell — the overall score dropped 12 points',
     at: '2026-11-04T12:00:00.000Z',
