@@ -94,7 +94,7 @@ describe('alert activities, formatted for each CRM', () => {
       await connector.createActivity(account!.Id, activityOfEvent());
       const [task] = local.org.tasksFor(account!.Id);
       expect(task!.Subject).toBe(
-        'Report alert: High alert, Score fell <script>alert(1)</script> — Line one <img src=x onerror="alert(2)"> Line two <a href="https://evil.example/?a=1&b=2">click</a> Line three',
+        'Report alert: High alert: Score fell <script>alert(1)</script> — Line one <img src=x onerror="alert(2)"> Line two <a href="https://evil.example/?a=1&b=2">click</a> Line three',
       );
       expect(task!.Description).toBe(
         [

@@ -280,7 +280,7 @@ describe('POST /webhooks/reports', () => {
       expect.objectContaining({
         type: 'alert.fired',
         slug: 'acme',
-        alert: { line: '[high] Score fell', at },
+        alert: { line: 'High alert: Score fell', at },
       }),
     ]);
     enqueued.length = 0;

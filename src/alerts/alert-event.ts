@@ -88,7 +88,8 @@ export function alertLine(eventType: string, data: unknown): string {
       : `${capitalised(words(severity))} alert`
     : null;
   if (!body) return clip(level ? `${level} (${eventType})` : eventType);
-  return clip(level ? `${level}, ${body}` : head ? capitalised(body) : body);
+  if (level) return clip(head ? `${level}, ${body}` : `${level}: ${body}`);
+  return clip(head ? capitalised(body) : body);
 }
 
 /** The longest activity text kept: a note or Task body is for reading, not an archive of the payload. */
