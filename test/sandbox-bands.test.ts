@@ -60,3 +60,19 @@ describe('the sandbox’s bands', () => {
     expect(plain.report.score.band).toBe('moderate');
   });
 });
+
+describe('the slug of a report published for a submission', () => {
+  it('comes from the domain, or the submission, for a name without Latin letters', async () => {
+    const byDomain = await fetch(`${api.url}/v1/submissions`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer sk_sandbox_write', 'content-type': 'application/json' },
+      body: JSON.stringify({ name: '株式会社ひかり精工', domain: 'https://www.hikari-seiko.co.jp' }),
+    });
+    const withDomain = ((await byDomain.json()) as { id: string }).id;
+    expect(sandbox.publishSubmission(withDomain).report.slug).toBe('hikari-seiko');
+    const bare = await submit('株式会社つばさ');
+    const slug = sandbox.publishSubmission(bare).report.slug;
+    expect(slug).not.toBe('submitted-organisation');
+    expect(slug).toMatch(/^report-/);
+  });
+});

@@ -25,18 +25,32 @@ const publishRequestSchema = z
 
 const REPORT_URL_BASE = 'https://reports.example.com/r/';
 
-function slugBase(name: string): string {
-  const folded = name
+function folded(text: string): string {
+  return text
     .normalize('NFKD')
     .replace(/\p{M}/gu, '')
     .toLowerCase()
     .replace(/[^a-z0-9]+/g, '-')
-    .replace(/^-+|-+$/g, '');
-  return folded.length > 0 ? folded.slice(0, 60).replace(/-+$/, '') : 'submitted-organisation';
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 60)
+    .replace(/-+$/, '');
 }
 
-function freeSlug(context: SandboxContext, name: string): string {
-  const base = slugBase(name);
+/**
+ * The slug of a report published for a submission: its name in Latin letters; for a name with none (株式会社…)
+ * the domain's name, else the submission's own id, never one word shared by every such report.
+ */
+function slugBase(submission: Submission): string {
+  const { name, domain } = submission.content;
+  const label = domain
+    ?.replace(/^https?:\/\//i, '')
+    .replace(/^www\./i, '')
+    .split(/[./]/)[0];
+  return folded(name) || (label ? folded(label) : '') || folded(`report-${submission.id}`);
+}
+
+function freeSlug(context: SandboxContext, submission: Submission): string {
+  const base = slugBase(submission);
   for (let n = 1; ; n += 1) {
     const candidate = n === 1 ? base : `${base}-${n}`;
     if (!context.store.get(candidate)) return candidate;
@@ -93,7 +107,7 @@ export function publishSubmission(
     );
   }
   const { slug: chosen, ...patch } = parsed.data;
-  const slug = chosen ?? freeSlug(context, submission.content.name);
+  const slug = chosen ?? freeSlug(context, submission);
   if (context.store.getPublished(slug)) {
     throw new SandboxHttpError(409, 'slug_taken', `a published report ${slug} exists; choose another slug`);
   }
