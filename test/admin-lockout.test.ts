@@ -14,7 +14,7 @@ import { SessionRevocations } from '../src/admin/session-revocations.js';
 import { ConfigError, loadConfig, type TrustProxy } from '../src/config.js';
 import { foldLoginCountersIntoUnits } from '../src/migrations/001-login-counters-into-units.js';
 import { AddressWindow, countAnswer, refusalWait } from '../src/server/address-limits.js';
-import { countingUnit } from '../src/server/counting-unit.js';
+import { countingUnit } from '../src/util/counting-unit.js';
 import { redisWithFreshPrefixes } from './support/redis-prefixes.js';
 
 /**

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import type { RedisClient } from '../redis.js';
-import { countingUnit } from '../server/counting-unit.js';
 import { Keys } from '../storage/keys.js';
 import { LuaScript } from '../storage/lua-script.js';
+import { countingUnit } from '../util/counting-unit.js';
 
 /** Failed logins allowed per client address in one window; a guessing script is slowed to a crawl. */
 export const LOGIN_FAILURES_PER_WINDOW = 10;

@@ -2,7 +2,7 @@ import express, { type NextFunction, type Request, type Response, Router } from 
 import type { AppContext } from '../app/context.js';
 import type { DocumentInput } from '../reports/submissions.js';
 import { metricsRefresherFor } from '../server/metrics-refresher.js';
-import { isRedisUnavailable } from '../server/redis-availability.js';
+import { isRedisUnavailable } from '../util/redis-availability.js';
 import type { AdminActions } from './admin-actions.js';
 import type { AdminAuth } from './admin-auth.js';
 import { AdminRequestError, badRequest } from './errors.js';

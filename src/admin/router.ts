@@ -7,7 +7,7 @@ import {
   REDIS_UNAVAILABLE_MESSAGE,
   redisReady,
   within,
-} from '../server/redis-availability.js';
+} from '../util/redis-availability.js';
 import { AdminActions } from './admin-actions.js';
 import { AdminAuth } from './admin-auth.js';
 import { adminApiRouter } from './api-routes.js';

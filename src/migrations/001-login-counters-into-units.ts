@@ -7,8 +7,8 @@
  */
 import { LOGIN_FAILURES_PER_WINDOW } from '../admin/login-throttle.js';
 import { type RedisClient, scanTargets } from '../redis.js';
-import { countingUnit } from '../server/counting-unit.js';
 import { Keys } from '../storage/keys.js';
+import { countingUnit } from '../util/counting-unit.js';
 import type { MigrationStep } from './step.js';
 
 /**

@@ -1,5 +1,5 @@
 import type { Request, RequestHandler, Response } from 'express';
-import { countingUnit } from './counting-unit.js';
+import { countingUnit } from '../util/counting-unit.js';
 
 /**
  * Per-address limits for the routes anyone may call without credentials, kept in this process's memory so a

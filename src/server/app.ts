@@ -14,6 +14,13 @@ import { createRecordCardHost } from '../cards/record-card-host.js';
 import { installationId } from '../installations/store.js';
 import type { PipelineWorkers } from '../pipeline/workers.js';
 import { kindOf, providers } from '../providers.js';
+import {
+  isRedisUnavailable,
+  REDIS_UNAVAILABLE_CODE,
+  REDIS_UNAVAILABLE_MESSAGE,
+  redisReady,
+  within,
+} from '../util/redis-availability.js';
 import { CrmEventMarks } from '../webhooks/crm-event-marks.js';
 import { createReportWebhookRouter } from '../webhooks/report-route.js';
 import {
@@ -25,13 +32,6 @@ import {
 } from './address-limits.js';
 import { metricsRefresherFor } from './metrics-refresher.js';
 import { createPublicPagesRouter } from './public-pages.js';
-import {
-  isRedisUnavailable,
-  REDIS_UNAVAILABLE_CODE,
-  REDIS_UNAVAILABLE_MESSAGE,
-  redisReady,
-  within,
-} from './redis-availability.js';
 import { DeadlineReportWebhookHandler, WEBHOOK_DEADLINE_MS } from './webhook-deadline.js';
 import { headersSetBy, takesRequest, WebhookFastPath } from './webhook-fast-path.js';
 

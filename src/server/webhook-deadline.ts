@@ -1,11 +1,11 @@
 import type { Logger } from 'pino';
+import { TimedOutError, within } from '../util/redis-availability.js';
 import {
   type ReportWebhookDeps,
   ReportWebhookHandler,
   type WebhookAnswer,
   type WebhookDelivery,
 } from '../webhooks/report-route.js';
-import { TimedOutError, within } from './redis-availability.js';
 
 /**
  * The deadline of the inbound webhook routes. A sender gives up after a few seconds (5 s for some CRMs) and sends

@@ -1,13 +1,13 @@
 import { IncomingMessage, type OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { Socket } from 'node:net';
 import type { Logger } from 'pino';
+import { REDIS_UNAVAILABLE_CODE, REDIS_UNAVAILABLE_MESSAGE } from '../util/redis-availability.js';
 import {
   MAX_WEBHOOK_BYTES,
   type ReportWebhookHandler,
   type WebhookAnswer,
 } from '../webhooks/report-route.js';
 import { type AddressWindow, countAnswer, refusalWait } from './address-limits.js';
-import { REDIS_UNAVAILABLE_CODE, REDIS_UNAVAILABLE_MESSAGE } from './redis-availability.js';
 
 /**
  * `POST /webhooks/reports` straight off node:http, around Express. In a storm this one route carries nearly
