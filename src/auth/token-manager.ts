@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { CrmDisconnectedError, CrmTransientError, CrmUnauthorizedError } from '../crm/errors.js';
+import { CrmDisconnectedError, CrmTransientError, CrmUnauthorizedError } from '../crm-errors.js';
 import type { Installation, InstallationStore, StoredTokens } from '../installations/store.js';
 import type { RedisClient } from '../redis.js';
 import { LuaScript } from '../storage/lua-script.js';
