@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { type CrmKind, storedCrmKindSchema } from '../crm/kind.js';
+import { type CrmKind, storedCrmKindSchema } from '../crm-kind.js';
 import type { RedisClient } from '../redis.js';
 import { deleteByPattern } from '../redis.js';
 import { Keys } from '../storage/keys.js';

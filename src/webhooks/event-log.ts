@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { storedCrmKindSchema } from '../crm/kind.js';
+import { storedCrmKindSchema } from '../crm-kind.js';
 import type { RedisClient } from '../redis.js';
 import type { Keys } from '../storage/keys.js';
 import { LuaScript } from '../storage/lua-script.js';
