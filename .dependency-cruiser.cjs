@@ -6,7 +6,7 @@
 
 /** What the CRM layer (src/crm and connectors/) may import from src/: the parts every connector needs. */
 const CRM_LAYER_MAY_USE =
-  '^src/(crm|auth|installations|ratelimit|storage|util)/|^src/(fields|log|env-schema|redis|crm-errors|crm-kind)[.]ts$';
+  '^src/(crm|auth|installations|storage|util)/|^src/(fields|log|env-schema|redis|crm-errors|crm-kind)[.]ts$';
 
 /**
  * App-level record shapes the CRM layer may name in types only (what a CRM's record card shows: review items,

@@ -1,5 +1,3 @@
-import type { RateQuota } from '../ratelimit/quota-headers.js';
-
 /**
  * Pacing for one upstream identity (a CRM installation, a report-service key), shared by every process
  * through Redis (see ../ratelimit/redis-gate.ts). Connectors call `acquire` before each request and `pause`
@@ -43,3 +41,15 @@ export const OPEN_GATE: RequestGate = {
   acquire: async () => {},
   pause: async () => {},
 };
+
+/** Rate-limit headers read into one shape (ratelimit/quota-headers.ts); an adaptive gate takes it. */
+export interface RateQuota {
+  /** Requests the upstream allows per window. */
+  limit: number;
+  /** Requests left in the current window. */
+  remaining: number;
+  /** Until the current window ends. */
+  resetMs: number;
+  /** The window's length, when the upstream says it (`w=`). */
+  windowMs?: number;
+}

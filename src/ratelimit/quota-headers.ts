@@ -1,3 +1,5 @@
+import type { RateQuota } from '../crm/request-gate.js';
+
 /**
  * Rate-limit headers an upstream may send, read into one shape. The report service publishes none; if it ever
  * sends them, the gate takes its rate from them instead of guessing (see redis-gate.ts). Two families:
@@ -11,17 +13,6 @@
  *
  * Anything unreadable gives `undefined`: the headers are advice, never a reason to fail a call.
  */
-
-export interface RateQuota {
-  /** Requests the upstream allows per window. */
-  limit: number;
-  /** Requests left in the current window. */
-  remaining: number;
-  /** Until the current window ends. */
-  resetMs: number;
-  /** The window's length, when the upstream says it (`w=`). */
-  windowMs?: number;
-}
 
 /** A Reset above this many seconds is a Unix time, not a delay (no window is a decade long). */
 const EPOCH_THRESHOLD_S = 300_000_000;

@@ -1,11 +1,10 @@
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
-import type { AdaptiveGate } from '../crm/request-gate.js';
+import type { AdaptiveGate, RateQuota } from '../crm/request-gate.js';
 import type { RedisClient } from '../redis.js';
 import { gateKeys } from '../storage/keys.js';
 import { LuaScript } from '../storage/lua-script.js';
-import type { RateQuota } from './quota-headers.js';
 
 /**
  * A rate gate for one upstream identity, shared by every process through Redis. It uses GCRA (one key holding

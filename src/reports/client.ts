@@ -1,7 +1,13 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
-import { type AdaptiveGate, isAdaptiveGate, OPEN_GATE, type RequestGate } from '../crm/request-gate.js';
-import { parseQuotaHeaders, type RateQuota } from '../ratelimit/quota-headers.js';
+import {
+  type AdaptiveGate,
+  isAdaptiveGate,
+  OPEN_GATE,
+  type RateQuota,
+  type RequestGate,
+} from '../crm/request-gate.js';
+import { parseQuotaHeaders } from '../ratelimit/quota-headers.js';
 import { RETRY_BUDGET } from '../retry-budget.js';
 import {
   ReportBadRequestError,
