@@ -7,9 +7,9 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AdminRequestError } from '../src/admin/errors.js';
 import { readMultipartBody, readUploadForm } from '../src/admin/uploads.js';
+import { MAX_REQUEST_DOCUMENT_BYTES } from '../src/app/report-requests.js';
 import { ReportClient } from '../src/reports/client.js';
 import { MAX_DOCUMENT_FILENAME_LENGTH, safeFilename } from '../src/reports/document-types.js';
-import { MAX_REQUEST_DOCUMENT_BYTES } from '../src/requests/report-requests.js';
 
 /**
  * Issue 26, point 11: a request's document through the admin upload reader. Only allowed types pass, judged on

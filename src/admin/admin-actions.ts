@@ -1,11 +1,11 @@
 import type { AppContext } from '../app/context.js';
 import type { InstallationService, RemovalResult } from '../app/installation-service.js';
+import { ReportRequestError, type RequestOutcome } from '../app/report-requests.js';
 import type { DecisionActor } from '../decisions/decision-log.js';
 import type { MatchStatus } from '../fields.js';
 import type { Installation } from '../installations/store.js';
 import { ReportWriteScopeError } from '../reports/errors.js';
 import type { DocumentInput } from '../reports/submissions.js';
-import { ReportRequestError, type RequestOutcome } from '../requests/report-requests.js';
 import { type ReportRequest, RequestLockedError } from '../requests/request-store.js';
 import type { RunSummary } from '../storage/runs.js';
 import { AdminRequestError, explain, installationNotFound } from './errors.js';

@@ -1,8 +1,8 @@
 import { Busboy, type BusboyFileStream, type BusboyInstance } from '@fastify/busboy';
 import type { Request, RequestHandler } from 'express';
+import { MAX_REQUEST_DOCUMENT_BYTES } from '../app/report-requests.js';
 import { checkedDocument, DocumentRefusedError } from '../reports/document-types.js';
 import type { DocumentInput } from '../reports/submissions.js';
-import { MAX_REQUEST_DOCUMENT_BYTES } from '../requests/report-requests.js';
 import { AdminRequestError } from './errors.js';
 
 /**

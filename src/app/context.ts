@@ -17,7 +17,6 @@ import { PipelineWorkers } from '../pipeline/workers.js';
 import { kindOf, providers } from '../providers.js';
 import { RecordCommands } from '../records/record-commands.js';
 import { closeRedis, createRedis, type RedisClient } from '../redis.js';
-import { ReportRequests } from '../requests/report-requests.js';
 import { RequestStore } from '../requests/request-store.js';
 import { Keys } from '../storage/keys.js';
 import { LinkIndex } from '../storage/link-index.js';
@@ -26,6 +25,7 @@ import { ScoreChangeInbox } from '../storage/score-change-inbox.js';
 import { SecretBox } from '../util/secretbox.js';
 import { EventLog } from '../webhooks/event-log.js';
 import { defaultMatching } from './matching.js';
+import { ReportRequests } from './report-requests.js';
 import { AppRuntime } from './runtime.js';
 
 /**

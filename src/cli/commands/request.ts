@@ -1,8 +1,8 @@
 import { readFile, stat } from 'node:fs/promises';
 import { basename, extname } from 'node:path';
+import { MAX_REQUEST_DOCUMENT_BYTES, ReportRequestError } from '../../app/report-requests.js';
 import { ReportServiceError, ReportWriteScopeError } from '../../reports/errors.js';
 import type { DocumentInput } from '../../reports/submissions.js';
-import { MAX_REQUEST_DOCUMENT_BYTES, ReportRequestError } from '../../requests/report-requests.js';
 import { RequestLockedError } from '../../requests/request-store.js';
 import { parseCommandArgs } from '../args.js';
 import { CommandFailedError, UsageError } from '../errors.js';

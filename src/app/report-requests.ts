@@ -3,7 +3,7 @@ import type { CompanyRecord } from '../crm/connector.js';
 import type { InstallationRuntime } from '../pipeline/runtime.js';
 import { checkedDocument, DocumentRefusedError } from '../reports/document-types.js';
 import type { DocumentInput, SubmissionInput } from '../reports/submissions.js';
-import { type ReportRequest, RequestLockedError, type RequestStore } from './request-store.js';
+import { type ReportRequest, RequestLockedError, type RequestStore } from '../requests/request-store.js';
 
 /**
  * Asking the service for a report on a company that has none: one submission from what the CRM knows, an
