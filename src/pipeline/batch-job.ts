@@ -67,7 +67,7 @@ const firstOriginSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('restore'), links: z.record(z.string(), restoredLinkSchema) }),
   /**
    * `report.completed` named a waiting record's own submission (record id -> slug): linked where matching
-   * accepts the report as the record's, else sent to review with it as a candidate (requests/completion.ts).
+   * accepts the report as the record's, else sent to review with it as a candidate (request-completion.ts).
    */
   z.object({ kind: z.literal('request'), links: z.record(z.string(), z.string()) }),
   /** A report request was just made: the records' fields written from their current state. */

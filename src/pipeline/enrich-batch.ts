@@ -4,7 +4,6 @@ import type { CompanyRecord, CrmConnector } from '../crm/connector.js';
 import type { Metrics } from '../metrics.js';
 import type { RedisClient } from '../redis.js';
 import type { ReportClient } from '../reports/client.js';
-import { requestedReportJudge } from '../requests/completion.js';
 import type { ReportRequest, RequestStore } from '../requests/request-store.js';
 import type { Keys } from '../storage/keys.js';
 import type { LinkIndex } from '../storage/link-index.js';
@@ -22,6 +21,7 @@ import { keepChanged, writeUpdates } from './batch/write.js';
 import type { BatchJob } from './batch-job.js';
 import type { MatchingStrategy } from './matching-strategy.js';
 import { ReportReader } from './report-reader.js';
+import { requestedReportJudge } from './request-completion.js';
 
 /**
  * One batch of records, end to end, in named steps (each in ./batch/): load the records, plan each

@@ -61,7 +61,7 @@ async function reportCompleted(p: Pipeline, data: ReportEventJob): Promise<void>
   const direct = waiting?.state === 'pending' ? waiting : null;
   if (direct) {
     // The event names the record's own submission: linked where matching accepts the report, else sent to
-    // review with it (requests/completion.ts).
+    // review with it (pipeline/request-completion.ts).
     await p.enqueueBatch(
       'realtime',
       {

@@ -1,6 +1,6 @@
-import type { JudgeRequested } from '../pipeline/batch/plan.js';
-import type { MatchingStrategy } from '../pipeline/matching-strategy.js';
-import type { ReportReader } from '../pipeline/report-reader.js';
+import type { JudgeRequested } from './batch/plan.js';
+import type { MatchingStrategy } from './matching-strategy.js';
+import type { ReportReader } from './report-reader.js';
 
 /**
  * A requested report published: what the batch does with the record whose own submission `report.completed`
