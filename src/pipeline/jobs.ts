@@ -21,6 +21,17 @@ import type { QueueName } from './queue-names.js';
 /** Report-service event kinds that make the connector do work; every other kind is recorded and acknowledged. */
 export const ACTIONABLE_REPORT_EVENTS = ['score.changed', 'report.completed', 'alert.fired'] as const;
 
+/** What the report webhook hands on: verified, deduplicated, of a kind that makes the connector do work. */
+export interface VerifiedReportEvent {
+  id: string;
+  type: (typeof ACTIONABLE_REPORT_EVENTS)[number];
+  slug: string;
+  /** `report.completed`: `data.submission_id`, when the event names the submission it answers. */
+  submissionId?: string;
+  /** `alert.fired`: its readable line, its title and message with line breaks, and its time. */
+  alert?: { line: string; text?: string; at: string };
+}
+
 const crmChangeSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('created'), recordId: z.string() }),
   z.object({ kind: z.literal('renamed'), recordId: z.string() }),

@@ -21,9 +21,8 @@ import {
   type SyncStart,
 } from '../storage/runs.js';
 import type { ScoreChangeInbox } from '../storage/score-change-inbox.js';
-import type { VerifiedReportEvent } from '../webhooks/report-route.js';
 import type { BatchJob } from './batch-job.js';
-import type { ListJob } from './jobs.js';
+import type { ListJob, VerifiedReportEvent } from './jobs.js';
 import type { MatchingStrategy } from './matching-strategy.js';
 import { jobIdPart, type Queues } from './queues.js';
 import { DEFAULT_RUN_BOUNDS, deadRunReason, type RunBounds } from './run-liveness.js';

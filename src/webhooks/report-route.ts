@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import { z } from 'zod';
 import { ALERT_EVENT, type Alert, alertFromEvent } from '../alerts/alert-event.js';
 import type { Metrics } from '../metrics.js';
-import { ACTIONABLE_REPORT_EVENTS } from '../pipeline/jobs.js';
+import { ACTIONABLE_REPORT_EVENTS, type VerifiedReportEvent } from '../pipeline/jobs.js';
 import { slugProblem } from '../reports/slug.js';
 import type { AcceptOutcome, ScoreChangeInbox } from '../storage/score-change-inbox.js';
 import type { EventLog } from './event-log.js';
@@ -50,17 +50,6 @@ const alertEnvelopeSchema = z.looseObject({
 
 function isAlertBody(body: unknown): boolean {
   return typeof body === 'object' && body !== null && (body as { type?: unknown }).type === ALERT_EVENT;
-}
-
-/** What the route hands on: verified, deduplicated, of a kind that makes the connector do work. */
-export interface VerifiedReportEvent {
-  id: string;
-  type: (typeof ACTIONABLE_REPORT_EVENTS)[number];
-  slug: string;
-  /** `report.completed`: `data.submission_id`, when the event names the submission it answers. */
-  submissionId?: string;
-  /** `alert.fired`: its readable line, its title and message with line breaks, and its time. */
-  alert?: { line: string; text?: string; at: string };
 }
 
 function submissionIdOf(data: Record<string, unknown> | undefined): string | undefined {
