@@ -3,9 +3,9 @@ import type { LocalSystem } from '../local/system.js';
 import type { ReviewOutcome } from '../src/admin/admin-actions.js';
 import type { InstallationView } from '../src/admin/overview.js';
 import { crmKind } from '../src/providers.js';
+import type { EventLogEntry } from '../src/storage/event-log.js';
 import type { ReviewItem } from '../src/storage/review-codec.js';
 import type { RunSummary } from '../src/storage/runs.js';
-import type { EventLogEntry } from '../src/webhooks/event-log.js';
 import {
   type AdminAnswer,
   type AdminApiError,

@@ -18,7 +18,7 @@ import { createHash } from 'node:crypto';
  * (storage/poll-cursor.ts) it holds · runs and sync history: storage/runs.ts · links a run made:
  * storage/run-links.ts · the report cache and report sequence: pipeline/report-reader.ts, storage/slug-changes.ts,
  * storage/run-caches.ts (the run caches before it) · events:
- * webhooks/event-log.ts · record locks: storage/record-locks.ts · pending slug updates: storage/pending-slugs.ts ·
+ * storage/event-log.ts · record locks: storage/record-locks.ts · pending slug updates: storage/pending-slugs.ts ·
  * OAuth state: auth/oauth-state.ts · refresh locks: auth/token-manager.ts · a provider's own records (`provider`):
  * connectors/<crm>/ · rate gates: ratelimit/redis-gate.ts · admin sessions and logins:
  * admin/session-revocations.ts, admin/login-throttle.ts · record card requests: a provider's card rate limit ·
@@ -429,7 +429,7 @@ export class Keys {
     return `${this.inbox()}:slug-was-hot:${slug}`;
   }
 
-  // ---- events (webhooks/event-log.ts) -----------------------------------------------------------------
+  // ---- events (storage/event-log.ts) -----------------------------------------------------------------
 
   events(): string {
     return `${this.inbox()}:events`;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { RedisClient } from '../redis.js';
-import { DEDUP_TTL_SECONDS, EVENT_LOG_SIZE, type EventLogEntry } from '../webhooks/event-log.js';
+import { DEDUP_TTL_SECONDS, EVENT_LOG_SIZE, type EventLogEntry } from './event-log.js';
 import { InboxAcceptBatch } from './inbox-accept-batch.js';
 import type { Keys } from './keys.js';
 import { LuaScript } from './lua-script.js';
@@ -8,7 +8,7 @@ import { LuaScript } from './lua-script.js';
 /**
  * Acknowledged `score.changed` events waiting to be fanned out, one entry per slug (the latest event wins). An
  * event is accepted in one Redis round trip: its duplicate marker, its line in the event log (both
- * webhooks/event-log.ts's keys) and its slug's mark are written by one script, so a 2xx means all three are
+ * event-log.ts's keys) and its slug's mark are written by one script, so a 2xx means all three are
  * in Redis and a failed one means none is (the sender's retry is then not a duplicate). A storm of N events on
  * K reports leaves K marks, each counting its events; the fan-out (`score-changes` job,
  * drainScoreChanges in pipeline/handlers/score-changes.ts) takes the marks with the fewest events first, so a single change is fanned out

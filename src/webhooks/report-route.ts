@@ -6,8 +6,8 @@ import { ALERT_EVENT, type Alert, alertFromEvent } from '../alerts/alert-event.j
 import type { Metrics } from '../metrics.js';
 import { ACTIONABLE_REPORT_EVENTS, type VerifiedReportEvent } from '../pipeline/jobs.js';
 import { slugProblem } from '../reports/slug.js';
+import type { EventLog } from '../storage/event-log.js';
 import type { AcceptOutcome, ScoreChangeInbox } from '../storage/score-change-inbox.js';
-import type { EventLog } from './event-log.js';
 import { verifyHex, verifyStandard, WebhookSignatureError } from './report-signature.js';
 
 /**

@@ -1,6 +1,6 @@
 import type { ActivityOutcome } from '../../alerts/alert-store.js';
 import { isCrmKind, providerFor } from '../../providers.js';
-import type { EventLogEntry } from '../../webhooks/event-log.js';
+import type { EventLogEntry } from '../../storage/event-log.js';
 import { html, type SafeHtml } from '../html.js';
 import type { InstallationView } from '../overview.js';
 import { installationPath, installationTitle, time } from './format.js';

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { storedCrmKindSchema } from '../crm-kind.js';
 import type { RedisClient } from '../redis.js';
-import type { Keys } from '../storage/keys.js';
-import { LuaScript } from '../storage/lua-script.js';
 import { parseStoredJson } from '../util/json.js';
+import type { Keys } from './keys.js';
+import { LuaScript } from './lua-script.js';
 
 /**
  * Inbound events: the recent ones the admin page shows (newest first, capped), and which event ids were
