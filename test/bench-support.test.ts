@@ -6,7 +6,7 @@ import {
   withExtraReports,
 } from '../bench/support/fixture-reports.js';
 import { median, percentile } from '../bench/support/measure.js';
-import { nameToQuery } from '../src/reports/query.js';
+import { nameToQuery } from '../src/report-query.js';
 import {
   createSandbox,
   type FixtureReport,

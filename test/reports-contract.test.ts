@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { nameToQuery } from '../src/report-query.js';
 import { ReportClient } from '../src/reports/client.js';
 import {
   ReportBadRequestError,
@@ -8,7 +9,6 @@ import {
   ReportServerError,
   ReportUnauthorizedError,
 } from '../src/reports/errors.js';
-import { nameToQuery } from '../src/reports/query.js';
 import { createSandbox, type ListeningSandbox, type ReportSandbox } from '../src/sandbox/index.js';
 
 /** The client against the sandbox over real HTTP: the two were written apart, so this is where they must meet. */

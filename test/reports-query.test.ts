@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { MAX_QUERY_LENGTH, nameToQuery } from '../src/reports/query.js';
+import { MAX_QUERY_LENGTH, nameToQuery } from '../src/report-query.js';
 
 const SERVICE_RULE = /^[A-Za-z0-9 -]*$/;
 

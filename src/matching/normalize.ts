@@ -1,5 +1,5 @@
 import anyAscii from 'any-ascii';
-import { foldToAscii } from '../reports/query.js';
+import { foldToAscii } from '../report-query.js';
 import { INDUSTRY_SECTORS } from './industries.js';
 import {
   ABBREVIATIONS,

@@ -1,4 +1,4 @@
-import { nameToQuery } from '../reports/query.js';
+import { nameToQuery } from '../report-query.js';
 import { ABBREVIATIONS } from './legal-forms.js';
 import { junkNameKind, latinSpelling, normalizeCompanyName, stripLegalForms } from './normalize.js';
 import type { MatchCompany } from './schemas.js';

@@ -8,6 +8,7 @@ import {
   type RequestGate,
 } from '../crm/request-gate.js';
 import { parseQuotaHeaders } from '../ratelimit/quota-headers.js';
+import { MAX_QUERY_LENGTH } from '../report-query.js';
 import { RETRY_BUDGET } from '../retry-budget.js';
 import {
   ReportBadRequestError,
@@ -27,7 +28,6 @@ import {
   WRITE_SCOPE_ADVICE,
 } from './errors.js';
 import { reportKeyIdentity } from './key-identity.js';
-import { MAX_QUERY_LENGTH } from './query.js';
 import {
   type Report,
   reportSchema,
