@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
 import { closeRedis, createRedis, waitForRedis } from '../src/redis.js';
+import { isRedisUnavailable } from '../src/redis-availability.js';
 import { gateKeys, Keys } from '../src/storage/keys.js';
-import { isRedisUnavailable } from '../src/util/redis-availability.js';
 import { REDIS_URL } from './support/redis-url.js';
 
 /** REDIS_CLUSTER_NODES and the hash tags that keep what one script or transaction touches in one slot. */

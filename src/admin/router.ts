@@ -7,7 +7,7 @@ import {
   REDIS_UNAVAILABLE_MESSAGE,
   redisReady,
   within,
-} from '../util/redis-availability.js';
+} from '../redis-availability.js';
 import { AdminActions } from './admin-actions.js';
 import { AdminAuth } from './admin-auth.js';
 import { adminApiRouter } from './api-routes.js';

@@ -20,7 +20,7 @@ import {
   REDIS_UNAVAILABLE_MESSAGE,
   redisReady,
   within,
-} from '../util/redis-availability.js';
+} from '../redis-availability.js';
 import { CrmEventMarks } from '../webhooks/crm-event-marks.js';
 import { createReportWebhookRouter } from '../webhooks/report-route.js';
 import {

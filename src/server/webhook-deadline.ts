@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { TimedOutError, within } from '../util/redis-availability.js';
+import { TimedOutError, within } from '../redis-availability.js';
 import {
   type ReportWebhookDeps,
   ReportWebhookHandler,

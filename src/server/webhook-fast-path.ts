@@ -1,7 +1,7 @@
 import { IncomingMessage, type OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { Socket } from 'node:net';
 import type { Logger } from 'pino';
-import { REDIS_UNAVAILABLE_CODE, REDIS_UNAVAILABLE_MESSAGE } from '../util/redis-availability.js';
+import { REDIS_UNAVAILABLE_CODE, REDIS_UNAVAILABLE_MESSAGE } from '../redis-availability.js';
 import {
   MAX_WEBHOOK_BYTES,
   type ReportWebhookHandler,

@@ -1,4 +1,4 @@
-import type { RedisClient } from '../redis.js';
+import type { RedisClient } from './redis.js';
 
 /**
  * Whether Redis can answer now, and what to say when it cannot. Request handlers never wait for Redis to come
