@@ -1,7 +1,8 @@
 /**
  * The import rules of the code base, checked by `npm run depcheck` (and in CI, .ci/run). docs/layers.md says
  * what the layers are and why. Type-only imports count (`tsPreCompilationDeps`): a cycle of types is still a
- * cycle a reader has to untangle.
+ * cycle a reader has to untangle. The rule between the folders of src/ is in .dependency-cruiser-folders.cjs,
+ * which cruises src/ alone.
  */
 
 /** What the CRM layer (src/crm and connectors/) may import from src/: the parts every connector needs. */
