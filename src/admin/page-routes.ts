@@ -1,8 +1,8 @@
 import express, { type NextFunction, type Request, type Response, Router } from 'express';
 import type { AppContext } from '../app/context.js';
+import { metricsRefresherFor } from '../app/metrics-refresher.js';
 import { isRedisUnavailable } from '../redis-availability.js';
 import type { DocumentInput } from '../reports/submissions.js';
-import { metricsRefresherFor } from '../server/metrics-refresher.js';
 import type { AdminActions } from './admin-actions.js';
 import type { AdminAuth } from './admin-auth.js';
 import { AdminRequestError, badRequest } from './errors.js';

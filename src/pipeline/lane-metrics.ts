@@ -7,7 +7,7 @@ import type { QueueName } from './queue-names.js';
 type QueueCounts = Record<QueueName, { waiting: number; active: number; delayed: number }>;
 
 /**
- * The real-time lane's gauges, set by the one loop that refreshes `/metrics` (server/metrics-refresher.ts): how deep each queue is, and how
+ * The real-time lane's gauges, set by the one loop that refreshes `/metrics` (app/metrics-refresher.ts): how deep each queue is, and how
  * long the oldest change not yet written has waited, in the score-change inbox and in the installations'
  * pending slugs, and the event-to-CRM histogram the workers keep in Redis. An operator alerts on the age: it
  * grows when real time falls behind, whatever the cause.

@@ -10,6 +10,7 @@ import type { AdminLink } from '../admin/views/dashboard.js';
 import { oauthResultPage } from '../admin/views/oauth-result.js';
 import type { AppContext } from '../app/context.js';
 import { InstallationService } from '../app/installation-service.js';
+import { metricsRefresherFor } from '../app/metrics-refresher.js';
 import { createRecordCardHost } from '../cards/record-card-host.js';
 import { installationId } from '../installations/store.js';
 import type { PipelineWorkers } from '../pipeline/workers.js';
@@ -30,7 +31,6 @@ import {
   OAUTH_REQUESTS_PER_MINUTE,
   WEBHOOK_REFUSALS_PER_MINUTE,
 } from './address-limits.js';
-import { metricsRefresherFor } from './metrics-refresher.js';
 import { createPublicPagesRouter } from './public-pages.js';
 import { DeadlineReportWebhookHandler, WEBHOOK_DEADLINE_MS } from './webhook-deadline.js';
 import { headersSetBy, takesRequest, WebhookFastPath } from './webhook-fast-path.js';

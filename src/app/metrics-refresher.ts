@@ -3,7 +3,7 @@ import { installationStatusSchema } from '../installations/store.js';
 import { setLaneMetrics } from '../pipeline/lane-metrics.js';
 import { setOldestQueuedMetric } from '../pipeline/liveness-watch.js';
 import type { QueueName } from '../pipeline/queue-names.js';
-import { redisReady, within } from './redis-availability.js';
+import { redisReady, within } from '../redis-availability.js';
 
 /**
  * The gauges `/metrics` takes from Redis (jobs per queue, workers attached, installations by status, the lanes'
