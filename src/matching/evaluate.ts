@@ -181,7 +181,7 @@ export const sampleRecordSchema = z.object({
   domain: z.string().nullable(),
   country: z.string().nullable(),
   city: z.string().nullable(),
-  /** The CRM's industry, as HubSpot's enumeration (`COMPUTER_SOFTWARE`); the first sample has none. */
+  /** The CRM's industry, as one CRM's enumeration (`COMPUTER_SOFTWARE`); the first sample has none. */
   industry: z.string().nullish(),
 });
 export type SampleRecord = z.infer<typeof sampleRecordSchema>;

@@ -219,7 +219,7 @@ export const INDUSTRY_SECTORS: Readonly<Record<string, readonly string[]>> = {
   engineering: ['manufacturing', 'construction'],
   recreation: ['travel', 'media'],
 
-  // The rest of HubSpot's industry enumeration (connectors/hubspot/industry-options.ts).
+  // The rest of one CRM's industry enumeration (its provider's industry options).
   'alternative dispute resolution': ['legal'],
   'alternative medicine': ['health'],
   animation: ['media'],
