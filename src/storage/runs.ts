@@ -81,11 +81,13 @@ const RUN_STATES = ['listing', 'processing', 'done', 'stopped'] as const;
 export type RunState = (typeof RUN_STATES)[number];
 const runStateSchema = z.enum(RUN_STATES);
 
+const runKindSchema = z.enum(RUN_KINDS).catch('full');
+
 /** The run hash as stored; fields written later (batchesTotal, finishedAt, ...) are absent until then. */
 const runHashSchema = z.object({
   id: z.string(),
   installationId: z.string().default(''),
-  kind: z.enum(RUN_KINDS).catch('full'),
+  kind: runKindSchema,
   state: runStateSchema.catch('listing'),
   startedAt: z.string().default(''),
   finishedAt: z.string().optional(),
@@ -408,7 +410,7 @@ export class SyncRuns {
     return {
       id: runId,
       installationId,
-      kind: z.enum(RUN_KINDS).catch('full').parse(kind),
+      kind: runKindSchema.parse(kind),
       state: parsedState.data,
       progressAt: Number(progressAt ?? Date.parse(startedAt ?? '')) || 0,
       batchesTotal: total === null ? null : Number(total),
