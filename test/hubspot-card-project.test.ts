@@ -8,8 +8,8 @@ import {
   HUBSPOT_CARD_DEPENDENCIES,
   HUBSPOT_CARD_ENTRYPOINT,
   HUBSPOT_CARD_SOURCES,
-} from '../connectors/hubspot/card-files.js';
-import { hubspotProjectFiles } from '../connectors/hubspot/manifest.js';
+} from '../connectors/hubspot/manifest/card-files.js';
+import { hubspotProjectFiles } from '../connectors/hubspot/manifest/manifest.js';
 
 /**
  * The app card as the HubSpot project holds it: two card components (company record tab and sidebar) drawn by
@@ -65,7 +65,7 @@ describe('the app card in the HubSpot project', () => {
   it("copies the card's sources unchanged and writes the connector's URL it calls", () => {
     for (const name of HUBSPOT_CARD_SOURCES) {
       expect(files[`src/app/cards/${name}`], name).toBe(
-        readFileSync(join(ROOT, 'connectors', 'hubspot', 'card', name), 'utf8'),
+        readFileSync(join(ROOT, 'connectors', 'hubspot', 'card', 'ui', name), 'utf8'),
       );
     }
     expect(files['src/app/cards/app-url.ts']).toContain(`export const APP_URL = "${APP_URL}";`);

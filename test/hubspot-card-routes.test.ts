@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CardData } from '../connectors/hubspot/card/card-data.js';
-import { CARD_REQUESTS_PER_MINUTE } from '../connectors/hubspot/card-rate-limit.js';
+import { CARD_REQUESTS_PER_MINUTE } from '../connectors/hubspot/card/card-rate-limit.js';
+import type { CardData } from '../connectors/hubspot/card/ui/card-data.js';
 import {
   LOCAL_HUBSPOT_CLIENT_SECRET,
   LOCAL_HUBSPOT_PORTAL_ID,
 } from '../connectors/hubspot/local/local-hubspot.js';
-import { computeHubSpotSignatureV3 } from '../connectors/hubspot/webhook-signature.js';
+import { computeHubSpotSignatureV3 } from '../connectors/hubspot/webhooks/webhook-signature.js';
 import { demoCompanies } from '../local/demo-seed.js';
 import type { LocalSystem } from '../local/system.js';
 import { loadFixtureReports } from '../src/sandbox/index.js';

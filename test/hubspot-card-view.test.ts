@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { cardDataSchema } from '../connectors/hubspot/card/card-data.js';
-import { cardDataOf, parsePillars, safeReportUrl } from '../connectors/hubspot/card-view.js';
+import { cardDataOf, parsePillars, safeReportUrl } from '../connectors/hubspot/card/card-view.js';
+import { cardDataSchema } from '../connectors/hubspot/card/ui/card-data.js';
 import { pillarsText } from '../src/pipeline/mapping.js';
 
 /** The card's data from a HubSpot company as the connector wrote it. */

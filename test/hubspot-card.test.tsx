@@ -7,9 +7,13 @@ import {
   CARD_REQUEST_STATES,
   type CardData,
   preselectedCandidate,
-} from '../connectors/hubspot/card/card-data.js';
-import { cardPreviewTexts, cardStateHtml, cardStateText } from '../connectors/hubspot/card/card-preview.js';
-import { CARD_SAMPLES } from '../connectors/hubspot/card/card-samples.js';
+} from '../connectors/hubspot/card/ui/card-data.js';
+import {
+  cardPreviewTexts,
+  cardStateHtml,
+  cardStateText,
+} from '../connectors/hubspot/card/ui/card-preview.js';
+import { CARD_SAMPLES } from '../connectors/hubspot/card/ui/card-samples.js';
 import {
   LINK_SOURCE_WORDS,
   NEVER_SYNCED_SENTENCE,
@@ -20,13 +24,13 @@ import {
   REQUEST_STATE_WORDS,
   STATUS_SENTENCES,
   UNREACHABLE_SENTENCE,
-} from '../connectors/hubspot/card/card-text.js';
+} from '../connectors/hubspot/card/ui/card-text.js';
 import {
   type CardFetcher,
   type CardState,
   CardView,
   ReportCard,
-} from '../connectors/hubspot/card/ReportCard.js';
+} from '../connectors/hubspot/card/ui/ReportCard.js';
 import { LINK_SOURCES, MATCH_STATUSES } from '../src/fields.js';
 import { REQUEST_STATES } from '../src/requests/request-store.js';
 

@@ -1,7 +1,7 @@
 import nock from 'nock';
 import { describe, expect, it, vi } from 'vitest';
 import { createHubSpotConnector } from '../connectors/hubspot/create-connector.js';
-import { HUBSPOT_FIELDS } from '../connectors/hubspot/field-names.js';
+import { HUBSPOT_FIELDS } from '../connectors/hubspot/fields/field-names.js';
 import { HUBSPOT_DEFAULT_API_VERSION, hubspotPaths } from '../connectors/hubspot/provider.js';
 import type { AccessTokenSource } from '../src/auth/token-manager.js';
 import {

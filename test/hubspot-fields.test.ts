@@ -1,8 +1,12 @@
 import nock from 'nock';
 import { describe, expect, it } from 'vitest';
 import { createHubSpotConnector, staticAccessToken } from '../connectors/hubspot/create-connector.js';
-import { HUBSPOT_FIELDS, hubspotField } from '../connectors/hubspot/field-names.js';
-import { fromHubSpotValue, HUBSPOT_TYPE_BY_KIND, toHubSpotValue } from '../connectors/hubspot/field-types.js';
+import { HUBSPOT_FIELDS, hubspotField } from '../connectors/hubspot/fields/field-names.js';
+import {
+  fromHubSpotValue,
+  HUBSPOT_TYPE_BY_KIND,
+  toHubSpotValue,
+} from '../connectors/hubspot/fields/field-types.js';
 import { HUBSPOT_DEFAULT_API_VERSION, hubspotPaths } from '../connectors/hubspot/provider.js';
 import { MATCH_STATUSES } from '../src/fields.js';
 import { requireEveryMock } from './support/strict-nock.js';

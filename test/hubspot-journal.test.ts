@@ -4,8 +4,8 @@ import {
   HUBSPOT_JOURNAL_SCOPES,
   HubSpotJournal,
   journalFileEntries,
-} from '../connectors/hubspot/journal.js';
-import { journalFindings } from '../connectors/hubspot/journal-entries.js';
+} from '../connectors/hubspot/journal/journal.js';
+import { journalFindings } from '../connectors/hubspot/journal/journal-entries.js';
 import {
   createLocalHubSpot,
   LOCAL_HUBSPOT_CLIENT_ID,

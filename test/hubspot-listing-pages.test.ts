@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hubspotProjectFiles } from '../connectors/hubspot/manifest.js';
+import { hubspotProjectFiles } from '../connectors/hubspot/manifest/manifest.js';
 import { HUBSPOT_NOTE_SCOPES, HUBSPOT_SCOPES } from '../connectors/hubspot/provider.js';
 import type { LocalSystem } from '../local/system.js';
 import { createPublicPagesRouter, HUBSPOT_SCOPE_PURPOSES } from '../src/server/public-pages.js';

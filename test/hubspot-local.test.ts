@@ -12,10 +12,10 @@ import {
   type LocalHubSpotServer,
 } from '../connectors/hubspot/local/index.js';
 import { LOCAL_PERSON_SOURCE_ID } from '../connectors/hubspot/local/local-hubspot.js';
-import { exchangeHubSpotCode } from '../connectors/hubspot/oauth-tokens.js';
+import { exchangeHubSpotCode } from '../connectors/hubspot/oauth/oauth-tokens.js';
+import { ensureHubSpotPrivateAppInstallation } from '../connectors/hubspot/oauth/token-install.js';
 import { HUBSPOT_DEFAULT_API_VERSION, hubspotPaths } from '../connectors/hubspot/provider.js';
-import { ensureHubSpotPrivateAppInstallation } from '../connectors/hubspot/token-install.js';
-import { createHubSpotWebhookRouter } from '../connectors/hubspot/webhook-routes.js';
+import { createHubSpotWebhookRouter } from '../connectors/hubspot/webhooks/webhook-routes.js';
 import type { CrmChange } from '../src/crm/connector.js';
 import { InstallationStore } from '../src/installations/store.js';
 import { closeRedis, createRedis, waitForRedis } from '../src/redis.js';

@@ -11,14 +11,14 @@ import {
 import { translateForLocalDev } from '@hubspot/project-parsing-lib/translate';
 import { validateUid } from '@hubspot/project-parsing-lib/uid';
 import { describe, expect, it } from 'vitest';
-import { HUBSPOT_FIELDS } from '../connectors/hubspot/field-names.js';
+import { HUBSPOT_FIELDS } from '../connectors/hubspot/fields/field-names.js';
 import {
   HUBSPOT_MANIFEST_PLACEHOLDER_APP_URL,
   hubspotAppAuthFrom,
   hubspotPlatformVersionFrom,
   hubspotProjectFiles,
   writeHubSpotManifests,
-} from '../connectors/hubspot/manifest.js';
+} from '../connectors/hubspot/manifest/manifest.js';
 import { HUBSPOT_PLATFORM_VERSIONS } from '../connectors/hubspot/provider.js';
 import { MATCH_STATUSES } from '../src/fields.js';
 

@@ -12,8 +12,8 @@ import {
 import {
   createHubSpotNotConfiguredRouter,
   createHubSpotOAuthRouter,
-} from '../connectors/hubspot/oauth-routes.js';
-import { exchangeHubSpotCode } from '../connectors/hubspot/oauth-tokens.js';
+} from '../connectors/hubspot/oauth/oauth-routes.js';
+import { exchangeHubSpotCode } from '../connectors/hubspot/oauth/oauth-tokens.js';
 import { HUBSPOT_DEFAULT_API_VERSION, hubspotPaths } from '../connectors/hubspot/provider.js';
 import { oauthResultPage } from '../src/admin/views/oauth-result.js';
 import { type IssuedOAuthState, OAuthStateStore } from '../src/auth/oauth-state.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { msUntilNextMidnightIn, validTimeZone } from '../connectors/hubspot/portal-clock.js';
+import { msUntilNextMidnightIn, validTimeZone } from '../connectors/hubspot/api/portal-clock.js';
 
 const HOUR = 3600_000;
 

@@ -8,7 +8,7 @@ import {
   createHubSpotTokenRefresher,
   exchangeHubSpotCode,
   type HubSpotOAuthClientConfig,
-} from '../connectors/hubspot/oauth-tokens.js';
+} from '../connectors/hubspot/oauth/oauth-tokens.js';
 import { HUBSPOT_DEFAULT_API_VERSION, hubspotPaths } from '../connectors/hubspot/provider.js';
 import { RefreshRejectedError, TokenManager } from '../src/auth/token-manager.js';
 import { CrmDisconnectedError } from '../src/crm/errors.js';

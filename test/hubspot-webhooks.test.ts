@@ -4,9 +4,9 @@ import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HubSpotPayloadError, HubSpotSignatureError } from '../connectors/hubspot/errors.js';
-import { parseHubSpotEvents, toCrmChanges } from '../connectors/hubspot/webhook-events.js';
-import { createHubSpotWebhookRouter } from '../connectors/hubspot/webhook-routes.js';
-import { verifyHubSpotSignatureV3 } from '../connectors/hubspot/webhook-signature.js';
+import { parseHubSpotEvents, toCrmChanges } from '../connectors/hubspot/webhooks/webhook-events.js';
+import { createHubSpotWebhookRouter } from '../connectors/hubspot/webhooks/webhook-routes.js';
+import { verifyHubSpotSignatureV3 } from '../connectors/hubspot/webhooks/webhook-signature.js';
 import type { CrmChange } from '../src/crm/connector.js';
 
 /** Independent of the code under test: the scheme as HubSpot documents it. */

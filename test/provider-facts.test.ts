@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_RETRY_POLICY } from '../connectors/hubspot/api-client.js';
+import { DEFAULT_RETRY_POLICY } from '../connectors/hubspot/api/api-client.js';
 import { hubspotProvider } from '../connectors/hubspot/index.js';
 import { salesforceProvider } from '../connectors/salesforce/index.js';
 import { RETRY_DEFAULTS } from '../connectors/salesforce/provider.js';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HUBSPOT_COMPANY_OBJECT_TYPE_ID, HUBSPOT_WEBHOOK } from '../connectors/hubspot/provider.js';
-import { computeHubSpotSignatureV3 } from '../connectors/hubspot/webhook-signature.js';
+import { computeHubSpotSignatureV3 } from '../connectors/hubspot/webhooks/webhook-signature.js';
 import type { LocalSystem } from '../local/system.js';
 import { ROUTES } from '../src/sandbox/index.js';
 import { staleRecords } from './support/end-state.js';

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vites
 import {
   computeHubSpotSignatureV3,
   verifyHubSpotSignatureV3,
-} from '../connectors/hubspot/webhook-signature.js';
+} from '../connectors/hubspot/webhooks/webhook-signature.js';
 import { AdminAuth, SESSION_COOKIE } from '../src/admin/admin-auth.js';
 import { OAuthStateError, OAuthStateStore } from '../src/auth/oauth-state.js';
 import { closeRedis, createRedis, waitForRedis } from '../src/redis.js';

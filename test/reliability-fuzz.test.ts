@@ -8,12 +8,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HubSpotPayloadError, HubSpotSignatureError } from '../connectors/hubspot/errors.js';
 import { LOCAL_HUBSPOT_CLIENT_SECRET } from '../connectors/hubspot/local/index.js';
 import { HUBSPOT_WEBHOOK } from '../connectors/hubspot/provider.js';
-import { parseHubSpotEvents, toCrmChanges } from '../connectors/hubspot/webhook-events.js';
-import { createHubSpotWebhookRouter } from '../connectors/hubspot/webhook-routes.js';
+import { parseHubSpotEvents, toCrmChanges } from '../connectors/hubspot/webhooks/webhook-events.js';
+import { createHubSpotWebhookRouter } from '../connectors/hubspot/webhooks/webhook-routes.js';
 import {
   computeHubSpotSignatureV3,
   verifyHubSpotSignatureV3,
-} from '../connectors/hubspot/webhook-signature.js';
+} from '../connectors/hubspot/webhooks/webhook-signature.js';
 import { OAuthStateError, OAuthStateStore } from '../src/auth/oauth-state.js';
 import { ConfigError, loadConfig } from '../src/config.js';
 import { closeRedis, createRedis } from '../src/redis.js';

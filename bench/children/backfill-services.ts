@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { hubspotField } from '../../connectors/hubspot/field-names.js';
+import { hubspotField } from '../../connectors/hubspot/fields/field-names.js';
 import { createLocalHubSpot, type LocalHubSpotStats } from '../../connectors/hubspot/local/index.js';
 import { hubspotSeedProperties } from '../../connectors/hubspot/local/stand-in.js';
 import { demoCompanies } from '../../local/demo-seed.js';

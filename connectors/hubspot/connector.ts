@@ -12,7 +12,7 @@ import type {
   WriteResult,
 } from '../../src/crm/connector.js';
 import { CrmBadRequestError, CrmFieldsMissingError, CrmTransientError } from '../../src/crm/errors.js';
-import type { HubSpotHttp } from './api-client.js';
+import type { HubSpotHttp } from './api/api-client.js';
 import {
   accountDetailsRequest,
   type BatchUpdateInput,
@@ -24,9 +24,18 @@ import {
   noteCompanyLabelsRequest,
   searchByNameRequest,
   searchBySlugRequest,
-} from './endpoints.js';
-import { ensureHubSpotFields } from './ensure-fields.js';
-import { hubspotField } from './field-names.js';
+} from './api/endpoints.js';
+import {
+  accountDetailsSchema,
+  associationLabelsSchema,
+  batchResponseSchema,
+  type HubSpotErrorBody,
+  objectPageSchema,
+  parseHubSpotError,
+  searchPageSchema,
+} from './api/wire.js';
+import { ensureHubSpotFields } from './fields/ensure-fields.js';
+import { hubspotField } from './fields/field-names.js';
 import {
   HUBSPOT_ERROR_CATEGORIES,
   HUBSPOT_KIND,
@@ -41,17 +50,8 @@ import {
   prepareUpdate,
   recordErrorFrom,
   toCompanyRecord,
-} from './records.js';
+} from './records/records.js';
 import { HUBSPOT_RETRY_BUDGET } from './retry-budget.js';
-import {
-  accountDetailsSchema,
-  associationLabelsSchema,
-  batchResponseSchema,
-  type HubSpotErrorBody,
-  objectPageSchema,
-  parseHubSpotError,
-  searchPageSchema,
-} from './wire.js';
 
 /**
  * The CrmConnector for one HubSpot portal. Reads page through the list endpoint and the batch read (never the

@@ -1,9 +1,9 @@
 import type { AccessTokenSource } from '../../src/auth/token-manager.js';
 import { CrmUnauthorizedError } from '../../src/crm/errors.js';
-import { HubSpotHttp, type HubSpotHttpOptions } from './api-client.js';
+import { HubSpotHttp, type HubSpotHttpOptions } from './api/api-client.js';
 import { HubSpotConnector } from './connector.js';
-import { HubSpotJournal, type HubSpotJournalConfig } from './journal.js';
-import { JournalHubSpotConnector } from './journal-connector.js';
+import { HubSpotJournal, type HubSpotJournalConfig } from './journal/journal.js';
+import { JournalHubSpotConnector } from './journal/journal-connector.js';
 import { HUBSPOT_PROVIDER } from './provider.js';
 
 export type HubSpotConnectorOptions = HubSpotHttpOptions;

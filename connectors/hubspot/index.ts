@@ -1,18 +1,20 @@
 import { CrmRevocationError } from '../../src/crm/errors.js';
 import type { CrmProvider } from '../../src/crm/provider.js';
-import { CardRateLimit } from './card-rate-limit.js';
-import { createHubSpotCardRouter } from './card-routes.js';
+import { CardRateLimit } from './card/card-rate-limit.js';
+import { createHubSpotCardRouter } from './card/card-routes.js';
 import { type HubSpotConfig, hubspotEnvSchema, readHubSpotConfig } from './config.js';
 import { createHubSpotConnector, createJournalHubSpotConnector } from './create-connector.js';
-import { HUBSPOT_PROPERTY_NAMES } from './field-names.js';
+import { HUBSPOT_PROPERTY_NAMES } from './fields/field-names.js';
 import type { LocalHubSpot } from './local/local-hubspot.js';
-import { writeHubSpotManifests } from './manifest.js';
+import { writeHubSpotManifests } from './manifest/manifest.js';
 import {
   createHubSpotNotConfiguredRouter,
   createHubSpotOAuthRouter,
   HUBSPOT_INSTALL_PATH,
-} from './oauth-routes.js';
-import { createHubSpotTokenRefresher } from './oauth-tokens.js';
+} from './oauth/oauth-routes.js';
+import { createHubSpotTokenRefresher } from './oauth/oauth-tokens.js';
+import { revokeHubSpotInstall } from './oauth/revoke.js';
+import { ensureHubSpotPrivateAppInstallation } from './oauth/token-install.js';
 import {
   ALERT_NOTES_INSTALL_PARAM,
   HUBSPOT_JOURNAL_PROPERTIES,
@@ -21,9 +23,7 @@ import {
   HUBSPOT_PROVIDER,
 } from './provider.js';
 import { HUBSPOT_RETRY_BUDGET } from './retry-budget.js';
-import { revokeHubSpotInstall } from './revoke.js';
-import { ensureHubSpotPrivateAppInstallation } from './token-install.js';
-import { createHubSpotWebhookRouter } from './webhook-routes.js';
+import { createHubSpotWebhookRouter } from './webhooks/webhook-routes.js';
 
 /**
  * HubSpot as the application sees it: one provider object. Tests, benchmarks and the local stand-in import

@@ -7,7 +7,7 @@ import type { CrmRetryLayer } from '../../src/crm/provider.js';
 export const HUBSPOT_RETRY_BUDGET = {
   http: {
     retries:
-      'HubSpot client (connectors/hubspot/api-client.ts): 429 of the per-10-s window; 5xx and network errors',
+      'HubSpot client (connectors/hubspot/api/api-client.ts): 429 of the per-10-s window; 5xx and network errors',
     budget: {
       /** 429s waited out before giving up with CrmRateLimitedError (then the job is delayed). */
       maxRateLimitRetries: 3,

@@ -7,8 +7,8 @@
 
 // Resolved by ./bundle.ts to test/lwc/report-score-states.js, the module the Jest tests render states with.
 import { renderState, STATES, stateText } from 'preview:lwc-states';
-import { cardStateHtml } from '../../connectors/hubspot/card/card-preview.tsx';
-import { CARD_SAMPLES } from '../../connectors/hubspot/card/card-samples.ts';
+import { cardStateHtml } from '../../connectors/hubspot/card/ui/card-preview.tsx';
+import { CARD_SAMPLES } from '../../connectors/hubspot/card/ui/card-samples.ts';
 
 function label(text) {
   const heading = document.createElement('h3');

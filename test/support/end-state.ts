@@ -1,4 +1,4 @@
-import { HUBSPOT_FIELDS } from '../../connectors/hubspot/field-names.js';
+import { HUBSPOT_FIELDS } from '../../connectors/hubspot/fields/field-names.js';
 import type { LocalSystem } from '../../local/system.js';
 
 /** End-state checks that go past `wrongRecords`: the written values equal the sandbox's current report. */

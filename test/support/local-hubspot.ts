@@ -6,7 +6,7 @@ import {
   type LocalHubSpotOptions,
   type LocalHubSpotServer,
 } from '../../connectors/hubspot/local/index.js';
-import type { HubSpotOAuthClientConfig } from '../../connectors/hubspot/oauth-tokens.js';
+import type { HubSpotOAuthClientConfig } from '../../connectors/hubspot/oauth/oauth-tokens.js';
 
 /** A local HubSpot on a free loopback port, and the OAuth client settings of its public app. */
 export interface RunningLocalHubSpot {

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 /**
  * The local HubSpot's webhooks journal: what a portal's journal subscription keeps, for 3 days, in the
  * 2026-03 API's shapes. Each change is one entry; an entry's file holds the change as a webhook-shaped event
- * (HubSpot's spec does not show the file's content: see connectors/hubspot/journal-entries.ts).
+ * (HubSpot's spec does not show the file's content: see connectors/hubspot/journal/journal-entries.ts).
  */
 
 interface JournalSubscription {

@@ -8,7 +8,7 @@ import {
   HUBSPOT_RATE_LIMITS,
   HUBSPOT_WEBHOOK,
 } from '../provider.js';
-import { computeHubSpotSignatureV3 } from '../webhook-signature.js';
+import { computeHubSpotSignatureV3 } from '../webhooks/webhook-signature.js';
 import {
   type LocalCompanySnapshot,
   LocalCompanyStore,

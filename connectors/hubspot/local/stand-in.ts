@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { LocalSeedCompany, LocalStandIn, LocalStandInOptions } from '../../../src/crm/provider.js';
-import { HUBSPOT_FIELDS, hubspotField } from '../field-names.js';
-import { HUBSPOT_WEBHOOK_PATH } from '../webhook-routes.js';
+import { HUBSPOT_FIELDS, hubspotField } from '../fields/field-names.js';
+import { HUBSPOT_WEBHOOK_PATH } from '../webhooks/webhook-routes.js';
 import {
   createLocalHubSpot,
   LOCAL_HUBSPOT_CLIENT_ID,

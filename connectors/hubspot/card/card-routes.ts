@@ -1,13 +1,13 @@
 import express, { type NextFunction, type Request, type Response, Router } from 'express';
-import type { RecordCardHost } from '../../src/crm/record-card.js';
-import { RecordCardError } from '../../src/crm/record-card.js';
-import type { Logger } from '../../src/log.js';
-import { type CardDecision, type CardErrorBody, cardDecisionSchema } from './card/card-data.js';
+import type { RecordCardHost } from '../../../src/crm/record-card.js';
+import { RecordCardError } from '../../../src/crm/record-card.js';
+import type { Logger } from '../../../src/log.js';
+import { HubSpotSignatureError } from '../errors.js';
+import { HUBSPOT_KIND } from '../provider.js';
+import { verifySignedRequest } from '../webhooks/webhook-signature.js';
 import type { CardRateLimit } from './card-rate-limit.js';
 import { cardDataOf } from './card-view.js';
-import { HubSpotSignatureError } from './errors.js';
-import { HUBSPOT_KIND } from './provider.js';
-import { verifySignedRequest } from './webhook-signature.js';
+import { type CardDecision, type CardErrorBody, cardDecisionSchema } from './ui/card-data.js';
 
 /**
  * The HubSpot app card's routes: `GET /cards/hubspot/companies/:companyId` (the card's data) and, under it,

@@ -1,6 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { HubSpotSignatureError } from './errors.js';
-import { HUBSPOT_WEBHOOK } from './provider.js';
+import { HubSpotSignatureError } from '../errors.js';
+import { HUBSPOT_WEBHOOK } from '../provider.js';
 
 /**
  * HubSpot request signature v3: base64 HMAC-SHA256, keyed by the app's client secret, over

@@ -1,9 +1,9 @@
 import express, { type NextFunction, type Request, type Response, Router } from 'express';
-import type { CrmChange } from '../../src/crm/connector.js';
-import type { WebhookEventMarks } from '../../src/crm/provider.js';
-import type { Logger } from '../../src/log.js';
-import { HubSpotPayloadError, HubSpotSignatureError } from './errors.js';
-import { HUBSPOT_WEBHOOK } from './provider.js';
+import type { CrmChange } from '../../../src/crm/connector.js';
+import type { WebhookEventMarks } from '../../../src/crm/provider.js';
+import type { Logger } from '../../../src/log.js';
+import { HubSpotPayloadError, HubSpotSignatureError } from '../errors.js';
+import { HUBSPOT_WEBHOOK } from '../provider.js';
 import { freshEvents, type HubSpotEvent, parseHubSpotEvents, toCrmChanges } from './webhook-events.js';
 import { verifySignedRequest } from './webhook-signature.js';
 

@@ -1,6 +1,6 @@
-import type { ChangedRecord, CrmChange, PolledCrmConnector } from '../../src/crm/connector.js';
-import type { HubSpotHttp } from './api-client.js';
-import { HubSpotConnector } from './connector.js';
+import type { ChangedRecord, CrmChange, PolledCrmConnector } from '../../../src/crm/connector.js';
+import type { HubSpotHttp } from '../api/api-client.js';
+import { HubSpotConnector } from '../connector.js';
 import type { HubSpotJournal } from './journal.js';
 import { journalFindings } from './journal-entries.js';
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { CrmTransientError, CrmUnauthorizedError } from '../../src/crm/errors.js';
-import { HUBSPOT_COMPANY_OBJECT_TYPE_ID, HUBSPOT_PROVIDER } from './provider.js';
+import { CrmTransientError, CrmUnauthorizedError } from '../../../src/crm/errors.js';
+import { HUBSPOT_COMPANY_OBJECT_TYPE_ID, HUBSPOT_PROVIDER } from '../provider.js';
 
 /**
  * HubSpot's webhooks journal (2026-03), read to recover company changes whose webhooks never arrived (an

@@ -1,14 +1,14 @@
 import { z } from 'zod';
-import { RefreshRejectedError, type TokenRefresher } from '../../src/auth/token-manager.js';
-import type { StoredTokens } from '../../src/installations/store.js';
-import { redactSecrets } from '../../src/log.js';
-import { HubSpotOAuthError } from './errors.js';
+import { RefreshRejectedError, type TokenRefresher } from '../../../src/auth/token-manager.js';
+import type { StoredTokens } from '../../../src/installations/store.js';
+import { redactSecrets } from '../../../src/log.js';
+import { HubSpotOAuthError } from '../errors.js';
 import {
   HUBSPOT_BAD_REFRESH,
   HUBSPOT_DEFAULT_API_VERSION,
   type HubSpotApiVersion,
   hubspotPaths,
-} from './provider.js';
+} from '../provider.js';
 
 /**
  * HubSpot's date-versioned OAuth endpoints (`/oauth/<version>/token`, `/oauth/<version>/token/introspect`).

@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import type { CrmChange } from '../../src/crm/connector.js';
-import { HubSpotPayloadError } from './errors.js';
-import { hubspotField } from './field-names.js';
-import { HUBSPOT_COMPANY_OBJECT_TYPE_ID, HUBSPOT_WEBHOOK } from './provider.js';
+import type { CrmChange } from '../../../src/crm/connector.js';
+import { HubSpotPayloadError } from '../errors.js';
+import { hubspotField } from '../fields/field-names.js';
+import { HUBSPOT_COMPANY_OBJECT_TYPE_ID, HUBSPOT_WEBHOOK } from '../provider.js';
 
 /**
  * HubSpot webhook bodies: a JSON array of at most 100 events. Companies arrive either in the per-object format

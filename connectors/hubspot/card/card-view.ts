@@ -1,8 +1,8 @@
-import type { RecordCardSource } from '../../src/crm/record-card.js';
-import type { FieldValue } from '../../src/fields.js';
-import { linkSourceOf, MATCH_STATUSES, type MatchStatus } from '../../src/fields.js';
-import { topTied } from '../../src/storage/review-ties.js';
-import type { CardData, CardPillar } from './card/card-data.js';
+import type { RecordCardSource } from '../../../src/crm/record-card.js';
+import type { FieldValue } from '../../../src/fields.js';
+import { linkSourceOf, MATCH_STATUSES, type MatchStatus } from '../../../src/fields.js';
+import { topTied } from '../../../src/storage/review-ties.js';
+import type { CardData, CardPillar } from './ui/card-data.js';
 
 /**
  * The card's data from a company as HubSpot holds it now: the connector's own properties on the record (what

@@ -1,19 +1,19 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { PUBLIC_PAGE_PATHS, supportEmailFor } from '../../src/crm/public-pages.js';
-import { ConfigError } from '../../src/env-schema.js';
-import { hubspotCardFiles } from './card-files.js';
-import { hubspotField } from './field-names.js';
-import { hubspotPropertyDefinitions, hubspotPropertyGroup } from './field-types.js';
-import { HUBSPOT_CALLBACK_PATH } from './oauth-routes.js';
+import { PUBLIC_PAGE_PATHS, supportEmailFor } from '../../../src/crm/public-pages.js';
+import { ConfigError } from '../../../src/env-schema.js';
+import { hubspotField } from '../fields/field-names.js';
+import { hubspotPropertyDefinitions, hubspotPropertyGroup } from '../fields/field-types.js';
+import { HUBSPOT_CALLBACK_PATH } from '../oauth/oauth-routes.js';
 import {
   HUBSPOT_NOTE_SCOPES,
   HUBSPOT_PLATFORM_VERSION,
   HUBSPOT_PLATFORM_VERSIONS,
   HUBSPOT_SCOPES,
   type HubSpotPlatformVersion,
-} from './provider.js';
-import { HUBSPOT_WEBHOOK_PATH } from './webhook-routes.js';
+} from '../provider.js';
+import { HUBSPOT_WEBHOOK_PATH } from '../webhooks/webhook-routes.js';
+import { hubspotCardFiles } from './card-files.js';
 
 /**
  * The HubSpot developer project (platform 2026.09 by default, 2026.03 on request) for the public app, generated from the same code that the
@@ -141,7 +141,7 @@ export function hubspotProjectFiles(options: HubSpotManifestOptions): Record<str
         subscriptions: { crmObjects: companySubscriptions() },
       },
     }),
-    // The app card on company records (connectors/hubspot/card/) and its components.
+    // The app card on company records (connectors/hubspot/card/ui/) and its components.
     ...hubspotCardFiles(appUrl),
     // Not part of the HubSpot project (it lies outside srcDir): the exact property definitions the connector
     // sends, for review and for creating them by hand.

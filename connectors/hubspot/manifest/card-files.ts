@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /**
- * The app card's part of the HubSpot project: the card's source files from connectors/hubspot/card/ copied as
+ * The app card's part of the HubSpot project: the card's source files from connectors/hubspot/card/ui/ copied as
  * they are, the connector's URL the card calls (`app-url.ts`, written here), one card component for the company
  * record tab and one for its sidebar (both drawn by the same entry file), and the cards' package.json, which
  * HubSpot installs before it bundles them.
@@ -31,11 +31,11 @@ export const HUBSPOT_CARD_LOCATIONS = {
   report_connector_card_sidebar: 'crm.record.sidebar',
 } as const;
 
-/** connectors/hubspot/card/, from the source tree (tests) or from the build in dist/ (`npm run manifests`). */
+/** connectors/hubspot/card/ui/, from the source tree (tests) or from the build in dist/ (`npm run manifests`). */
 function cardSourceDir(): string {
   const candidates = [
-    join(import.meta.dirname, 'card'),
-    join(import.meta.dirname, '..', '..', '..', 'connectors', 'hubspot', 'card'),
+    join(import.meta.dirname, '..', 'card', 'ui'),
+    join(import.meta.dirname, '..', '..', '..', '..', 'connectors', 'hubspot', 'card', 'ui'),
   ];
   const found = candidates.find((dir) => existsSync(join(dir, 'report-card-entry.tsx')));
   if (!found) throw new Error(`the card's source files were not found (looked in ${candidates.join(', ')})`);

@@ -1,18 +1,17 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Client } from '@hubspot/api-client';
-import type { AccessTokenSource } from '../../src/auth/token-manager.js';
-import type { ApiUsage } from '../../src/crm/connector.js';
+import type { AccessTokenSource } from '../../../src/auth/token-manager.js';
+import type { ApiUsage } from '../../../src/crm/connector.js';
 import {
   CrmBadRequestError,
   CrmForbiddenError,
   CrmRateLimitedError,
   CrmTransientError,
   CrmUnauthorizedError,
-} from '../../src/crm/errors.js';
-import { OPEN_GATE, type RequestGate } from '../../src/crm/request-gate.js';
-import { redactSecrets } from '../../src/log.js';
-import { lazyRequire } from '../../src/util/lazy-require.js';
-import { msUntilNextMidnightIn } from './portal-clock.js';
+} from '../../../src/crm/errors.js';
+import { OPEN_GATE, type RequestGate } from '../../../src/crm/request-gate.js';
+import { redactSecrets } from '../../../src/log.js';
+import { lazyRequire } from '../../../src/util/lazy-require.js';
 import {
   HUBSPOT_DEFAULT_API_VERSION,
   HUBSPOT_ERROR_CATEGORIES,
@@ -23,8 +22,9 @@ import {
   type HubSpotApiVersion,
   type HubSpotPaths,
   hubspotPaths,
-} from './provider.js';
-import { HUBSPOT_RETRY_BUDGET } from './retry-budget.js';
+} from '../provider.js';
+import { HUBSPOT_RETRY_BUDGET } from '../retry-budget.js';
+import { msUntilNextMidnightIn } from './portal-clock.js';
 import { parseHubSpotError } from './wire.js';
 
 /** The SDK loads with the first portal's client, not with this module. */

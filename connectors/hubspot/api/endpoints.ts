@@ -1,8 +1,8 @@
-import type { RecordActivity } from '../../src/crm/connector.js';
+import type { RecordActivity } from '../../../src/crm/connector.js';
+import type { HubSpotPropertyDefinition, HubSpotPropertyGroupDefinition } from '../fields/field-types.js';
+import { HUBSPOT_SIZES, type HubSpotPaths } from '../provider.js';
+import { noteBody } from '../records/note-body.js';
 import type { HubSpotRequest } from './api-client.js';
-import type { HubSpotPropertyDefinition, HubSpotPropertyGroupDefinition } from './field-types.js';
-import { noteBody } from './note-body.js';
-import { HUBSPOT_SIZES, type HubSpotPaths } from './provider.js';
 
 /**
  * Every request the connector sends to HubSpot's CRM APIs, one builder per endpoint: method, path, query and

@@ -1,6 +1,6 @@
-import type { RedisClient } from '../../src/redis.js';
-import type { Keys } from '../../src/storage/keys.js';
-import { HUBSPOT_PROVIDER } from './provider.js';
+import type { RedisClient } from '../../../src/redis.js';
+import type { Keys } from '../../../src/storage/keys.js';
+import { HUBSPOT_PROVIDER } from '../provider.js';
 
 /**
  * The card routes' budget: CARD_REQUESTS_PER_MINUTE per portal in a fixed one-minute window, counted in Redis so

@@ -1,8 +1,8 @@
-import { CrmDisconnectedError, CrmRevocationError } from '../../src/crm/errors.js';
-import type { RevokeInput } from '../../src/crm/provider.js';
-import { redactSecrets } from '../../src/log.js';
+import { CrmDisconnectedError, CrmRevocationError } from '../../../src/crm/errors.js';
+import type { RevokeInput } from '../../../src/crm/provider.js';
+import { redactSecrets } from '../../../src/log.js';
+import { HUBSPOT_DEFAULT_API_VERSION, HUBSPOT_PROVIDER, hubspotPaths } from '../provider.js';
 import { type HubSpotOAuthClientConfig, tokenForm } from './oauth-tokens.js';
-import { HUBSPOT_DEFAULT_API_VERSION, HUBSPOT_PROVIDER, hubspotPaths } from './provider.js';
 
 /**
  * Removing a HubSpot installation: the app is uninstalled from the portal (`DELETE /appinstalls/<version>/

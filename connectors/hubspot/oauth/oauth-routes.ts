@@ -1,5 +1,5 @@
 import { type Request, type Response, Router } from 'express';
-import { OAuthStateError, type OAuthStateStore } from '../../src/auth/oauth-state.js';
+import { OAuthStateError, type OAuthStateStore } from '../../../src/auth/oauth-state.js';
 import {
   adminInstalledPath,
   type InstalledFacts,
@@ -9,19 +9,23 @@ import {
   sendNotConfigured,
   sendOAuthPage,
   waitingForApprovalPage,
-} from '../../src/crm/oauth-page.js';
-import { isLetIn } from '../../src/installations/let-in.js';
-import { type Installation, type InstallationStore, installationId } from '../../src/installations/store.js';
-import { type Logger, redactSecrets } from '../../src/log.js';
-import { HubSpotOAuthError } from './errors.js';
-import { exchangeHubSpotCode, introspectHubSpotToken } from './oauth-tokens.js';
+} from '../../../src/crm/oauth-page.js';
+import { isLetIn } from '../../../src/installations/let-in.js';
+import {
+  type Installation,
+  type InstallationStore,
+  installationId,
+} from '../../../src/installations/store.js';
+import { type Logger, redactSecrets } from '../../../src/log.js';
+import { HubSpotOAuthError } from '../errors.js';
 import {
   ALERT_NOTES_INSTALL_PARAM,
   HUBSPOT_KIND,
   HUBSPOT_NOTE_SCOPES,
   HUBSPOT_SCOPES,
   type HubSpotApiVersion,
-} from './provider.js';
+} from '../provider.js';
+import { exchangeHubSpotCode, introspectHubSpotToken } from './oauth-tokens.js';
 import { readHubSpotAccount } from './token-install.js';
 
 /**

@@ -1,18 +1,18 @@
-import type { EnsureFieldsResult } from '../../src/crm/connector.js';
-import type { HubSpotHttp } from './api-client.js';
+import type { EnsureFieldsResult } from '../../../src/crm/connector.js';
+import type { HubSpotHttp } from '../api/api-client.js';
 import {
   createPropertyGroupRequest,
   createPropertyRequest,
   readPropertyRequest,
   updatePropertyRequest,
-} from './endpoints.js';
+} from '../api/endpoints.js';
+import { type HubSpotProperty, parseHubSpotError, propertySchema } from '../api/wire.js';
 import {
   type HubSpotPropertyDefinition,
   type HubSpotPropertyOption,
   hubspotPropertyDefinitions,
   hubspotPropertyGroup,
 } from './field-types.js';
-import { type HubSpotProperty, parseHubSpotError, propertySchema } from './wire.js';
 
 /**
  * Creates the property group and every property of the FIELDS table, idempotently. A 409 means the property

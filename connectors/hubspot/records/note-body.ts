@@ -1,4 +1,4 @@
-import type { RecordActivity } from '../../src/crm/connector.js';
+import type { RecordActivity } from '../../../src/crm/connector.js';
 
 /**
  * A HubSpot note body is HTML, shown as such on the company's timeline: the activity's plain text (which comes

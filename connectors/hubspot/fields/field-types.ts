@@ -1,5 +1,5 @@
-import { type FieldKind, type FieldValue, MATCH_STATUSES } from '../../src/fields.js';
-import { ValueConversionError } from './errors.js';
+import { type FieldKind, type FieldValue, MATCH_STATUSES } from '../../../src/fields.js';
+import { ValueConversionError } from '../errors.js';
 import { HUBSPOT_FIELDS, HUBSPOT_PROPERTY_GROUP, type HubSpotField } from './field-names.js';
 
 /**

@@ -1,6 +1,6 @@
-import type { CrmChange } from '../../src/crm/connector.js';
-import { HUBSPOT_COMPANY_OBJECT_TYPE_ID } from './provider.js';
-import { hubspotEventSchema, toCrmChanges } from './webhook-events.js';
+import type { CrmChange } from '../../../src/crm/connector.js';
+import { HUBSPOT_COMPANY_OBJECT_TYPE_ID } from '../provider.js';
+import { hubspotEventSchema, toCrmChanges } from '../webhooks/webhook-events.js';
 
 /** What a pass over the journal found for one portal. */
 export interface JournalFindings {

@@ -4,17 +4,17 @@ import type {
   RecordErrorCode,
   RecordUpdate,
   WriteResult,
-} from '../../src/crm/connector.js';
-import type { FieldKey, FieldValue } from '../../src/fields.js';
-import { ValueConversionError } from './errors.js';
-import { HUBSPOT_FIELDS, hubspotField } from './field-names.js';
-import { fromHubSpotValue, hubspotOwnPropertyNames, toHubSpotValue } from './field-types.js';
+} from '../../../src/crm/connector.js';
+import type { FieldKey, FieldValue } from '../../../src/fields.js';
+import type { HubSpotBatchResponse, HubSpotErrorBody, HubSpotObject } from '../api/wire.js';
+import { ValueConversionError } from '../errors.js';
+import { HUBSPOT_FIELDS, hubspotField } from '../fields/field-names.js';
+import { fromHubSpotValue, hubspotOwnPropertyNames, toHubSpotValue } from '../fields/field-types.js';
 import {
   HUBSPOT_ERROR_CATEGORIES,
   HUBSPOT_MATCHING_PROPERTIES,
   HUBSPOT_MERGED_IDS_PROPERTY,
-} from './provider.js';
-import type { HubSpotBatchResponse, HubSpotErrorBody, HubSpotObject } from './wire.js';
+} from '../provider.js';
 
 /**
  * Mapping between HubSpot objects and the connector's records: what is read, what is written, and how a batch

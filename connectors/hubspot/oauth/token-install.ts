@@ -1,12 +1,12 @@
-import { CrmBadRequestError } from '../../src/crm/errors.js';
-import type { RequestGate } from '../../src/crm/request-gate.js';
-import type { Installation, InstallationStore } from '../../src/installations/store.js';
-import { HubSpotHttp } from './api-client.js';
-import { staticAccessToken } from './create-connector.js';
-import { accountDetailsRequest } from './endpoints.js';
-import { validTimeZone } from './portal-clock.js';
-import { HUBSPOT_KIND, HUBSPOT_PROVIDER, type HubSpotApiVersion } from './provider.js';
-import { accountDetailsSchema } from './wire.js';
+import { CrmBadRequestError } from '../../../src/crm/errors.js';
+import type { RequestGate } from '../../../src/crm/request-gate.js';
+import type { Installation, InstallationStore } from '../../../src/installations/store.js';
+import { HubSpotHttp } from '../api/api-client.js';
+import { accountDetailsRequest } from '../api/endpoints.js';
+import { validTimeZone } from '../api/portal-clock.js';
+import { accountDetailsSchema } from '../api/wire.js';
+import { staticAccessToken } from '../create-connector.js';
+import { HUBSPOT_KIND, HUBSPOT_PROVIDER, type HubSpotApiVersion } from '../provider.js';
 
 export interface HubSpotPrivateAppConfig {
   /** `HUBSPOT_API_URL`. */
