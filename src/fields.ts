@@ -1,6 +1,6 @@
 /**
  * The one source of truth for the fields the connector owns on a CRM record, in CRM-neutral terms. Each
- * provider names them in its CRM (connectors/<crm>/field-names.ts) and derives its field definitions, its
+ * provider names them in its CRM (connectors/<crm>/fields/field-names.ts) and derives its field definitions, its
  * manifests and its record mapping from this table, so a field cannot exist in one place and be missing in
  * another (each provider's manifest tests fail on drift).
  */

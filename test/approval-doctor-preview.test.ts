@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HUBSPOT_PROPERTY_NAMES } from '../connectors/hubspot/fields/field-names.js';
-import { SALESFORCE_FIELD_NAMES } from '../connectors/salesforce/field-names.js';
+import { SALESFORCE_FIELD_NAMES } from '../connectors/salesforce/fields/field-names.js';
 import { type LocalSystem, workerEnvFor } from '../local/system.js';
 import { main } from '../src/cli/main.js';
 import type { CrmKind } from '../src/crm/connector.js';

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { SALESFORCE_INDUSTRY_PICKLIST } from '../connectors/salesforce/industry-picklist.js';
+import { SALESFORCE_INDUSTRY_PICKLIST } from '../connectors/salesforce/records/industry-picklist.js';
 import { decideMatch } from '../src/matching/decide.js';
 import { normalizeIndustry } from '../src/matching/normalize.js';
 import { queryFormsFor } from '../src/matching/query.js';

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { createServer as createTcpServer, type Socket, type Server as TcpServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HUBSPOT_DEFAULT_API_VERSION, hubspotPaths } from '../connectors/hubspot/provider.js';
-import { SALESFORCE_REVOKE_PATH } from '../connectors/salesforce/revoke.js';
+import { SALESFORCE_REVOKE_PATH } from '../connectors/salesforce/oauth/revoke.js';
 import type { LocalSystem } from '../local/system.js';
 import type { AppContext } from '../src/app/context.js';
 import type { Revocation } from '../src/app/installation-service.js';

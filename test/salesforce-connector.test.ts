@@ -1,14 +1,14 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { SalesforceApi } from '../connectors/salesforce/api-client.js';
+import { SalesforceApi } from '../connectors/salesforce/api/api-client.js';
+import { SalesforceUsageTracker } from '../connectors/salesforce/api/usage.js';
 import type { SalesforceConnector, SalesforceConnectorDeps } from '../connectors/salesforce/connector.js';
-import { SALESFORCE_FIELDS } from '../connectors/salesforce/field-names.js';
-import { customFieldDefinition } from '../connectors/salesforce/field-types.js';
+import { SALESFORCE_FIELDS } from '../connectors/salesforce/fields/field-names.js';
+import { customFieldDefinition } from '../connectors/salesforce/fields/field-types.js';
 import {
   createLocalSalesforce,
   type LocalSalesforce,
   type LocalSalesforceOptions,
 } from '../connectors/salesforce/local/index.js';
-import { SalesforceUsageTracker } from '../connectors/salesforce/usage.js';
 import type { AccessTokenSource } from '../src/auth/token-manager.js';
 import {
   CrmFieldsMissingError,

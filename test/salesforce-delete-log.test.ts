@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { decodeChangeCursor } from '../connectors/salesforce/cursors.js';
+import { decodeChangeCursor } from '../connectors/salesforce/changes/cursors.js';
 import { createLogger, type Logger } from '../src/log.js';
 import { connectLocalSalesforce, localSalesforceAt } from './support/local-salesforce-connector.js';
 

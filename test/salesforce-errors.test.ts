@@ -1,10 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { bulkCsv, parseBulkError } from '../connectors/salesforce/bulk.js';
-import { decodeChangeCursor, encodeChangeCursor } from '../connectors/salesforce/cursors.js';
+import { bulkCsv, parseBulkError } from '../connectors/salesforce/api/bulk.js';
+import { SalesforceUsageTracker } from '../connectors/salesforce/api/usage.js';
+import { decodeChangeCursor, encodeChangeCursor } from '../connectors/salesforce/changes/cursors.js';
 import { describeFailure, toCrmError, toRecordError } from '../connectors/salesforce/errors.js';
 import { parseCsv } from '../connectors/salesforce/local/csv.js';
-import { normalizeDateTime, toSalesforceFields, websiteToDomain } from '../connectors/salesforce/records.js';
-import { SalesforceUsageTracker } from '../connectors/salesforce/usage.js';
+import {
+  normalizeDateTime,
+  toSalesforceFields,
+  websiteToDomain,
+} from '../connectors/salesforce/records/records.js';
 import {
   CrmBadRequestError,
   CrmFieldsMissingError,

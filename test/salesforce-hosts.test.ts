@@ -5,15 +5,18 @@ import express from 'express';
 import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { readSalesforceConfig } from '../connectors/salesforce/config.js';
-import { salesforceConnectionRoutes } from '../connectors/salesforce/connection-routes.js';
-import { SalesforceConnectionStore } from '../connectors/salesforce/connections.js';
+import { salesforceConnectionRoutes } from '../connectors/salesforce/connections/connection-routes.js';
+import { SalesforceConnectionStore } from '../connectors/salesforce/connections/connections.js';
 import { createSalesforceConnector } from '../connectors/salesforce/connector.js';
 import { createLocalSalesforce, type LocalSalesforce } from '../connectors/salesforce/local/index.js';
-import { exchangeAuthorizationCode, refreshAccessToken } from '../connectors/salesforce/oauth-client.js';
-import { createSalesforceOAuthRouter } from '../connectors/salesforce/oauth-routes.js';
+import {
+  exchangeAuthorizationCode,
+  refreshAccessToken,
+} from '../connectors/salesforce/oauth/oauth-client.js';
+import { createSalesforceOAuthRouter } from '../connectors/salesforce/oauth/oauth-routes.js';
+import { revokeSalesforceInstall } from '../connectors/salesforce/oauth/revoke.js';
+import { createSalesforceTokenRefresher } from '../connectors/salesforce/oauth/token-refresher.js';
 import { SALESFORCE_KIND } from '../connectors/salesforce/provider.js';
-import { revokeSalesforceInstall } from '../connectors/salesforce/revoke.js';
-import { createSalesforceTokenRefresher } from '../connectors/salesforce/token-refresher.js';
 import { OAuthStateStore } from '../src/auth/oauth-state.js';
 import type { Config } from '../src/config.js';
 import { type Installation, InstallationStore } from '../src/installations/store.js';
@@ -390,7 +393,7 @@ describe('host check', () => {
           config: production,
         }),
       ).toThrow(/not a Salesforce host|https only/);
-      const { confirmIdentity } = await import('../connectors/salesforce/identity.js');
+      const { confirmIdentity } = await import('../connectors/salesforce/oauth/identity.js');
       await expect(
         confirmIdentity(`${url}/id/${VICTIM_ORG}/005000000000001AAA`, 'a', {
           extraHosts: [],
@@ -536,7 +539,7 @@ describe('answers', () => {
         policy,
       ),
     ).rejects.toMatchObject({ code: 'SALESFORCE_REDIRECT_REFUSED' });
-    const { confirmIdentity } = await import('../connectors/salesforce/identity.js');
+    const { confirmIdentity } = await import('../connectors/salesforce/oauth/identity.js');
     await expect(
       confirmIdentity(`${from.url}/id/${VICTIM_ORG}/005000000000001AAA`, 'access', policy),
     ).rejects.toMatchObject({ code: 'SALESFORCE_REDIRECT_REFUSED' });

@@ -4,13 +4,13 @@ import { join, relative } from 'node:path';
 import { ComponentSet, MetadataConverter } from '@salesforce/source-deploy-retrieve';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { describe, expect, it } from 'vitest';
-import { SALESFORCE_FIELDS } from '../connectors/salesforce/field-names.js';
-import { salesforceShape } from '../connectors/salesforce/field-types.js';
+import { SALESFORCE_FIELDS } from '../connectors/salesforce/fields/field-names.js';
+import { salesforceShape } from '../connectors/salesforce/fields/field-types.js';
 import {
   PLACEHOLDER_APP_URL,
   salesforceProjectFiles,
   writeSalesforceManifests,
-} from '../connectors/salesforce/manifest.js';
+} from '../connectors/salesforce/manifest/manifest.js';
 
 /**
  * manifests/salesforce is generated from SALESFORCE_FIELDS; this fails when the committed files drift from the generator

@@ -1,7 +1,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { PLACEHOLDER_APP_URL, salesforceProjectFiles } from '../connectors/salesforce/manifest.js';
+import { PLACEHOLDER_APP_URL, salesforceProjectFiles } from '../connectors/salesforce/manifest/manifest.js';
 import { checkMetadataXml, loadMetadataSchema } from './support/metadata-schema.js';
 
 /**

@@ -10,7 +10,7 @@ import {
   PLACEHOLDER_APP_URL,
   salesforcePackageOptionsFrom,
   writeSalesforceManifests,
-} from '../connectors/salesforce/manifest.js';
+} from '../connectors/salesforce/manifest/manifest.js';
 import { EXTERNAL_CLIENT_APP, PACKAGE_NAME, SFDX_DIRECTORIES } from '../connectors/salesforce/provider.js';
 import { ConfigError } from '../src/env-schema.js';
 import { checkMetadataXml, loadMetadataSchema } from './support/metadata-schema.js';

@@ -1,11 +1,14 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { SalesforceApi } from '../connectors/salesforce/api-client.js';
-import { ensureSalesforceFields } from '../connectors/salesforce/ensure-fields.js';
-import { SALESFORCE_FIELDS } from '../connectors/salesforce/field-names.js';
-import { customFieldDefinition, permissionSetDefinition } from '../connectors/salesforce/field-types.js';
+import { SalesforceApi } from '../connectors/salesforce/api/api-client.js';
+import { SalesforceUsageTracker } from '../connectors/salesforce/api/usage.js';
+import { ensureSalesforceFields } from '../connectors/salesforce/fields/ensure-fields.js';
+import { SALESFORCE_FIELDS } from '../connectors/salesforce/fields/field-names.js';
+import {
+  customFieldDefinition,
+  permissionSetDefinition,
+} from '../connectors/salesforce/fields/field-types.js';
+import { editorPermissionSetDefinition } from '../connectors/salesforce/fields/permission-sets.js';
 import { createLocalSalesforce, type LocalSalesforce } from '../connectors/salesforce/local/index.js';
-import { editorPermissionSetDefinition } from '../connectors/salesforce/permission-sets.js';
-import { SalesforceUsageTracker } from '../connectors/salesforce/usage.js';
 import type { AccessTokenSource } from '../src/auth/token-manager.js';
 import type { RequestGate } from '../src/crm/request-gate.js';
 

@@ -1,9 +1,9 @@
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { decodeChangeCursor } from '../connectors/salesforce/cursors.js';
+import { CALL_HEADER } from '../connectors/salesforce/api/response-observer.js';
+import { decodeChangeCursor } from '../connectors/salesforce/changes/cursors.js';
 import { createLocalSalesforce } from '../connectors/salesforce/local/index.js';
-import { CALL_HEADER } from '../connectors/salesforce/response-observer.js';
 import { fixedTokens, localSalesforceConnector, openGate } from './support/local-salesforce-connector.js';
 
 /**

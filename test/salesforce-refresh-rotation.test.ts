@@ -4,8 +4,8 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { readSalesforceConfig } from '../connectors/salesforce/config.js';
 import { createSalesforceConnector } from '../connectors/salesforce/connector.js';
 import { createLocalSalesforce, type LocalSalesforce } from '../connectors/salesforce/local/index.js';
+import { createSalesforceTokenRefresher } from '../connectors/salesforce/oauth/token-refresher.js';
 import { DEFAULT_API_VERSION } from '../connectors/salesforce/provider.js';
-import { createSalesforceTokenRefresher } from '../connectors/salesforce/token-refresher.js';
 import { RefreshRejectedError, TokenManager } from '../src/auth/token-manager.js';
 import type { Config } from '../src/config.js';
 import { OPEN_GATE } from '../src/crm/request-gate.js';

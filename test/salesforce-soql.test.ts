@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { isSalesforceId, toId18 } from '../connectors/salesforce/ids.js';
+import { soqlDateTime, soqlIdList, soqlLikeContains, soqlQuote } from '../connectors/salesforce/api/soql.js';
 import { evaluate, parseSoql, tokenize } from '../connectors/salesforce/local/soql.js';
-import { soqlDateTime, soqlIdList, soqlLikeContains, soqlQuote } from '../connectors/salesforce/soql.js';
+import { isSalesforceId, toId18 } from '../connectors/salesforce/records/ids.js';
 
 // The local Salesforce's tokenizer reads literals by Salesforce's escaping rules; a quoted value must come
 // back as exactly one string token holding the original text, whatever the text is.

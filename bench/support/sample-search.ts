@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { SALESFORCE_INDUSTRY_PICKLIST } from '../../connectors/salesforce/industry-picklist.js';
+import { SALESFORCE_INDUSTRY_PICKLIST } from '../../connectors/salesforce/records/industry-picklist.js';
 import type { OutsideSample, SampleRecord, SampleReport } from '../../src/matching/evaluate.js';
 import { normalizeIndustry } from '../../src/matching/normalize.js';
 import type { MatchCandidate, MatchCompany } from '../../src/matching/schemas.js';

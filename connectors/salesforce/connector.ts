@@ -20,24 +20,24 @@ import { CrmBadRequestError } from '../../src/crm/errors.js';
 import type { RequestGate } from '../../src/crm/request-gate.js';
 import type { Installation } from '../../src/installations/store.js';
 import type { Logger } from '../../src/log.js';
-import { accountFieldNames, accountShape } from './account-shape.js';
-import { type Priority, type RetryPolicy, SalesforceApi } from './api-client.js';
-import { type BulkOptions, type BulkOutcome, writeAccountsBulk } from './bulk.js';
-import type { SalesforceSettings } from './config.js';
+import { type Priority, type RetryPolicy, SalesforceApi } from './api/api-client.js';
+import { type BulkOptions, type BulkOutcome, writeAccountsBulk } from './api/bulk.js';
+import { soqlDateTime, soqlIdList, soqlLikeContains, soqlQuote } from './api/soql.js';
+import { SalesforceUsageTracker } from './api/usage.js';
 import {
   type ChangeCursor,
   decodeChangeCursor,
   decodeListCursor,
   encodeChangeCursor,
   encodeListCursor,
-} from './cursors.js';
-import { pollDeleteLog } from './delete-log.js';
-import { ensureSalesforceFields } from './ensure-fields.js';
+} from './changes/cursors.js';
+import { pollDeleteLog } from './changes/delete-log.js';
+import type { SalesforceSettings } from './config.js';
 import { describeFailure, toRecordError } from './errors.js';
-import { SALESFORCE_FIELDS, salesforceField } from './field-names.js';
+import { ensureSalesforceFields } from './fields/ensure-fields.js';
+import { SALESFORCE_FIELDS, salesforceField } from './fields/field-names.js';
+import { accountReadAccess } from './fields/read-access.js';
 import { hostPolicyOf, salesforceHostProblem } from './hosts.js';
-import { isSalesforceId, toId18 } from './ids.js';
-import { type PreparedOk, prepareUpdates } from './prepare-updates.js';
 import {
   ACCOUNT_SOBJECT,
   BULK_THRESHOLD,
@@ -48,18 +48,18 @@ import {
   SALESFORCE_LIMITS,
   SALESFORCE_PROVIDER,
 } from './provider.js';
-import { accountReadAccess } from './read-access.js';
+import { accountFieldNames, accountShape } from './records/account-shape.js';
+import { isSalesforceId, toId18 } from './records/ids.js';
+import { type PreparedOk, prepareUpdates } from './records/prepare-updates.js';
 import {
   accountRowSchema,
   accountSelectFields,
   changedAccountRowSchema,
   toChangedRecord,
   toCompanyRecord,
-} from './records.js';
-import { soqlDateTime, soqlIdList, soqlLikeContains, soqlQuote } from './soql.js';
-import { taskDescription, taskSubject } from './task-fields.js';
-import { closedTaskStatus, forgetClosedTaskStatus, isRefusedPicklistValue } from './task-status.js';
-import { SalesforceUsageTracker } from './usage.js';
+} from './records/records.js';
+import { taskDescription, taskSubject } from './records/task-fields.js';
+import { closedTaskStatus, forgetClosedTaskStatus, isRefusedPicklistValue } from './records/task-status.js';
 
 /**
  * The Salesforce side of the CRM interface: Accounts read with SOQL (paged through `nextRecordsUrl`), written

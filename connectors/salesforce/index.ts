@@ -1,18 +1,18 @@
 import type { CrmProvider, ProviderStorage } from '../../src/crm/provider.js';
+import { SalesforceUsageTracker } from './api/usage.js';
 import { readSalesforceConfig, type SalesforceConfig, salesforceEnvSchema } from './config.js';
-import { salesforceConnectionRoutes } from './connection-routes.js';
-import { SalesforceConnectionStore } from './connections.js';
+import { salesforceConnectionRoutes } from './connections/connection-routes.js';
+import { SalesforceConnectionStore } from './connections/connections.js';
 import { createSalesforceConnector } from './connector.js';
-import { SALESFORCE_FIELD_NAMES } from './field-names.js';
+import { SALESFORCE_FIELD_NAMES } from './fields/field-names.js';
 import type { LocalSalesforce } from './local/server.js';
-import { writeSalesforceManifests } from './manifest.js';
-import { createSalesforceOAuthRouter, SALESFORCE_OAUTH_ROUTES } from './oauth-routes.js';
+import { writeSalesforceManifests } from './manifest/manifest.js';
+import { createSalesforceOAuthRouter, SALESFORCE_OAUTH_ROUTES } from './oauth/oauth-routes.js';
+import { revokeSalesforceInstall } from './oauth/revoke.js';
+import { ensureSalesforceTokenInstallation } from './oauth/token-install.js';
+import { createSalesforceTokenRefresher } from './oauth/token-refresher.js';
 import { SALESFORCE_LIMITS, SALESFORCE_PROVIDER } from './provider.js';
 import { SALESFORCE_RETRY_BUDGET } from './retry-budget.js';
-import { revokeSalesforceInstall } from './revoke.js';
-import { ensureSalesforceTokenInstallation } from './token-install.js';
-import { createSalesforceTokenRefresher } from './token-refresher.js';
-import { SalesforceUsageTracker } from './usage.js';
 
 // One usage tracker per org per process, so every connector of an org sees the same daily usage.
 const usageByInstallation = new Map<string, SalesforceUsageTracker>();

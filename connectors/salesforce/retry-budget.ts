@@ -7,7 +7,7 @@ import type { CrmRetryLayer } from '../../src/crm/provider.js';
 export const SALESFORCE_RETRY_BUDGET = {
   http: {
     retries:
-      'Salesforce client (connectors/salesforce/api-client.ts): REQUEST_LIMIT_EXCEEDED, UNABLE_TO_LOCK_ROW',
+      'Salesforce client (connectors/salesforce/api/api-client.ts): REQUEST_LIMIT_EXCEEDED, UNABLE_TO_LOCK_ROW',
     budget: {
       /** Attempts of one call in all, the first included. */
       attempts: 3,

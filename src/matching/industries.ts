@@ -214,7 +214,7 @@ export const INDUSTRY_SECTORS: Readonly<Record<string, readonly string[]>> = {
   'nonprofit organization management': ['public'],
   'not for profit': ['public'],
 
-  // The rest of the CRMs' standard industry picklists (connectors/<crm>/industry-picklist.ts).
+  // The rest of the CRMs' standard industry picklists (connectors/<crm>/records/industry-picklist.ts).
   communications: ['telecom', 'media'],
   engineering: ['manufacturing', 'construction'],
   recreation: ['travel', 'media'],

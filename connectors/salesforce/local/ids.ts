@@ -1,4 +1,4 @@
-import { toId18 } from '../ids.js';
+import { toId18 } from '../records/ids.js';
 
 /** Ids the way Salesforce shapes them: a 3-character key prefix, then base-62 digits, then the case suffix. */
 

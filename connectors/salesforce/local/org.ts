@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { seededRandom } from '../../../fixtures/seeded-random.js';
-import { isSalesforceId, toId18 } from '../ids.js';
+import { isSalesforceId, toId18 } from '../records/ids.js';
 import { IdFactory, KEY_PREFIX } from './ids.js';
 import {
   type CellValue,

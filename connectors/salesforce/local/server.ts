@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
-import { SALESFORCE_REVOKE_PATH } from '../revoke.js';
+import { SALESFORCE_REVOKE_PATH } from '../oauth/revoke.js';
 import { BulkJobs } from './bulk-jobs.js';
 import {
   type AccountSharing,

@@ -1,5 +1,5 @@
 import type { LocalStandIn, LocalStandInOptions } from '../../../src/crm/provider.js';
-import { SALESFORCE_FIELDS, salesforceField } from '../field-names.js';
+import { SALESFORCE_FIELDS, salesforceField } from '../fields/field-names.js';
 import { createLocalSalesforce, type LocalSalesforce } from './server.js';
 
 /**

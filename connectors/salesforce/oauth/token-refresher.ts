@@ -1,8 +1,8 @@
-import { RefreshRejectedError, type TokenRefresher } from '../../src/auth/token-manager.js';
-import { appCredentials } from './app-credentials.js';
-import type { SalesforceSettings } from './config.js';
-import { ConnectionNotFoundError, type SalesforceConnectionStore } from './connections.js';
-import { hostPolicyOf, SalesforceHostRefusedError } from './hosts.js';
+import { RefreshRejectedError, type TokenRefresher } from '../../../src/auth/token-manager.js';
+import type { SalesforceSettings } from '../config.js';
+import { appCredentials } from '../connections/app-credentials.js';
+import { ConnectionNotFoundError, type SalesforceConnectionStore } from '../connections/connections.js';
+import { hostPolicyOf, SalesforceHostRefusedError } from '../hosts.js';
 import { tokenResponseSchema } from './identity.js';
 import { refreshAccessToken, SalesforceOAuthRefusal } from './oauth-client.js';
 

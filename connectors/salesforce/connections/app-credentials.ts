@@ -1,4 +1,4 @@
-import type { SalesforceSettings } from './config.js';
+import type { SalesforceSettings } from '../config.js';
 import {
   ConnectionNotFoundError,
   type SalesforceAppCredentials,

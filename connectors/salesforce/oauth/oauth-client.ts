@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import { redactSecrets } from '../../src/log.js';
+import { redactSecrets } from '../../../src/log.js';
+import type { SalesforceAppCredentials } from '../connections/connections.js';
+import { requireSalesforceHost, type SalesforceHostPolicy, type SalesforceUrlRole } from '../hosts.js';
+import { OAUTH_PATHS } from '../provider.js';
 import { fetchBounded, SalesforceAnswerError } from './bounded-http.js';
-import type { SalesforceAppCredentials } from './connections.js';
-import { requireSalesforceHost, type SalesforceHostPolicy, type SalesforceUrlRole } from './hosts.js';
-import { OAUTH_PATHS } from './provider.js';
 
 /**
  * The two calls to Salesforce's token endpoint (`/services/oauth2/token`, form-encoded): trading an

@@ -1,5 +1,5 @@
 import { type Request, type Response, Router } from 'express';
-import { OAuthStateError, type OAuthStateStore } from '../../src/auth/oauth-state.js';
+import { OAuthStateError, type OAuthStateStore } from '../../../src/auth/oauth-state.js';
 import {
   connectedPage,
   type InstalledFacts,
@@ -9,20 +9,29 @@ import {
   sendNotConfigured,
   sendOAuthPage,
   waitingForApprovalPage,
-} from '../../src/crm/oauth-page.js';
-import { isLetIn } from '../../src/installations/let-in.js';
-import { type Installation, type InstallationStore, installationId } from '../../src/installations/store.js';
-import type { Logger } from '../../src/log.js';
-import { appCredentials, globalAppCredentials, NoSalesforceAppError } from './app-credentials.js';
-import { SalesforceAnswerError } from './bounded-http.js';
-import type { SalesforceSettings } from './config.js';
+} from '../../../src/crm/oauth-page.js';
+import { isLetIn } from '../../../src/installations/let-in.js';
+import {
+  type Installation,
+  type InstallationStore,
+  installationId,
+} from '../../../src/installations/store.js';
+import type { Logger } from '../../../src/log.js';
+import type { SalesforceSettings } from '../config.js';
+import {
+  appCredentials,
+  globalAppCredentials,
+  NoSalesforceAppError,
+} from '../connections/app-credentials.js';
 import {
   ConnectionNotFoundError,
   connectionIdSchema,
   type SalesforceAppCredentials,
   type SalesforceConnectionStore,
-} from './connections.js';
-import { hostPolicyOf, requireSalesforceHost, SalesforceHostRefusedError } from './hosts.js';
+} from '../connections/connections.js';
+import { hostPolicyOf, requireSalesforceHost, SalesforceHostRefusedError } from '../hosts.js';
+import { OAUTH_PATHS, OAUTH_SCOPES, SALESFORCE_KIND, SALESFORCE_PROVIDER } from '../provider.js';
+import { SalesforceAnswerError } from './bounded-http.js';
 import {
   confirmIdentity,
   IdentityNotConfirmedError,
@@ -34,7 +43,6 @@ import {
 import { exchangeAuthorizationCode } from './oauth-client.js';
 import { refusalPage } from './oauth-refusals.js';
 import { createPkcePair } from './pkce.js';
-import { OAUTH_PATHS, OAUTH_SCOPES, SALESFORCE_KIND, SALESFORCE_PROVIDER } from './provider.js';
 
 /**
  * The OAuth 2.0 web server flow with PKCE. `/install` makes a code verifier (pkce.ts), seals it into the

@@ -1,6 +1,6 @@
-import type { FieldKind } from '../../src/fields.js';
+import type { FieldKind } from '../../../src/fields.js';
+import { ACCOUNT_SOBJECT, PERMISSION_SET } from '../provider.js';
 import { SALESFORCE_FIELDS, type SalesforceField } from './field-names.js';
-import { ACCOUNT_SOBJECT, PERMISSION_SET } from './provider.js';
 
 /**
  * How each FieldKind becomes a Salesforce custom field. The Metadata API calls at install and the committed

@@ -1,12 +1,10 @@
 import { z } from 'zod';
-import type { EnsureFieldsResult } from '../../src/crm/connector.js';
-import { CrmBadRequestError, CrmForbiddenError, CrmUnauthorizedError } from '../../src/crm/errors.js';
-import type { Logger } from '../../src/log.js';
-import type { SalesforceApi } from './api-client.js';
-import { describeFailure } from './errors.js';
-import { SALESFORCE_FIELDS } from './field-names.js';
-import { customFieldDefinition, salesforceShape, shapeMatches } from './field-types.js';
-import { allPermissionSetDefinitions } from './permission-sets.js';
+import type { EnsureFieldsResult } from '../../../src/crm/connector.js';
+import { CrmBadRequestError, CrmForbiddenError, CrmUnauthorizedError } from '../../../src/crm/errors.js';
+import type { Logger } from '../../../src/log.js';
+import type { SalesforceApi } from '../api/api-client.js';
+import { soqlQuote } from '../api/soql.js';
+import { describeFailure } from '../errors.js';
 import {
   ACCOUNT_SOBJECT,
   ERROR_CODES,
@@ -14,8 +12,10 @@ import {
   OAUTH_PATHS,
   PERMISSION_SET,
   SALESFORCE_PROVIDER,
-} from './provider.js';
-import { soqlQuote } from './soql.js';
+} from '../provider.js';
+import { SALESFORCE_FIELDS } from './field-names.js';
+import { customFieldDefinition, salesforceShape, shapeMatches } from './field-types.js';
+import { allPermissionSetDefinitions } from './permission-sets.js';
 
 /**
  * Install-time setup, safe to run again: read the connector's Account fields with the Metadata API, upsert

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import type { Priority, SalesforceApi } from './api-client.js';
-import { ACCOUNT_SOBJECT, PERSON_ACCOUNT_FIELD } from './provider.js';
+import type { Priority, SalesforceApi } from '../api/api-client.js';
+import { ACCOUNT_SOBJECT, PERSON_ACCOUNT_FIELD } from '../provider.js';
 import { ACCOUNT_COUNTRY_CODE_FIELDS } from './records.js';
 
 /**

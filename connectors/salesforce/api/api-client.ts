@@ -1,16 +1,16 @@
 import type { Connection, HttpRequest, HttpRequestOptions } from 'jsforce';
-import type { AccessTokenSource } from '../../src/auth/token-manager.js';
+import type { AccessTokenSource } from '../../../src/auth/token-manager.js';
 import {
   CrmError,
   CrmRateLimitedError,
   CrmTransientError,
   CrmUnauthorizedError,
-} from '../../src/crm/errors.js';
-import type { RequestGate } from '../../src/crm/request-gate.js';
-import type { Logger } from '../../src/log.js';
-import { lazyRequire } from '../../src/util/lazy-require.js';
-import { describeFailure, type SalesforceFailure, toCrmError } from './errors.js';
-import { ERROR_CODES, HEADERS, REQUEST_TIMEOUT_MS, RETRY_DEFAULTS, SALESFORCE_PROVIDER } from './provider.js';
+} from '../../../src/crm/errors.js';
+import type { RequestGate } from '../../../src/crm/request-gate.js';
+import type { Logger } from '../../../src/log.js';
+import { lazyRequire } from '../../../src/util/lazy-require.js';
+import { describeFailure, type SalesforceFailure, toCrmError } from '../errors.js';
+import { ERROR_CODES, HEADERS, REQUEST_TIMEOUT_MS, RETRY_DEFAULTS, SALESFORCE_PROVIDER } from '../provider.js';
 import {
   CALL_HEADER,
   installResponseObserver,

@@ -1,12 +1,12 @@
 import { z } from 'zod';
-import type { RecordError } from '../../src/crm/connector.js';
-import { CrmBadRequestError, CrmTransientError } from '../../src/crm/errors.js';
-import type { Logger } from '../../src/log.js';
+import type { RecordError } from '../../../src/crm/connector.js';
+import { CrmBadRequestError, CrmTransientError } from '../../../src/crm/errors.js';
+import type { Logger } from '../../../src/log.js';
+import { toRecordError } from '../errors.js';
+import { SALESFORCE_FIELDS } from '../fields/field-names.js';
+import { ACCOUNT_SOBJECT, BULK_DEFAULTS, BULK_NULL_VALUE, SALESFORCE_PROVIDER } from '../provider.js';
+import { toId18 } from '../records/ids.js';
 import type { Priority, SalesforceApi } from './api-client.js';
-import { toRecordError } from './errors.js';
-import { SALESFORCE_FIELDS } from './field-names.js';
-import { toId18 } from './ids.js';
-import { ACCOUNT_SOBJECT, BULK_DEFAULTS, BULK_NULL_VALUE, SALESFORCE_PROVIDER } from './provider.js';
 
 /**
  * Bulk API 2.0 `update` of Accounts: one ingest job with the updates as CSV, polled until Salesforce finishes,

@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { CrmBadRequestError } from '../../src/crm/errors.js';
-import type { Priority, SalesforceApi } from './api-client.js';
-import { describeFailure } from './errors.js';
-import { SALESFORCE_PROVIDER } from './provider.js';
+import { CrmBadRequestError } from '../../../src/crm/errors.js';
+import type { Priority, SalesforceApi } from '../api/api-client.js';
+import { describeFailure } from '../errors.js';
+import { SALESFORCE_PROVIDER } from '../provider.js';
 
 /**
  * The Task status that means "closed" in one org. Orgs rename and replace Task's Status values, so the value is

@@ -1,8 +1,8 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
-import { redactSecrets } from '../../src/log.js';
+import { redactSecrets } from '../../../src/log.js';
+import { requireSalesforceHost, type SalesforceHostPolicy } from '../hosts.js';
 import { fetchBounded, SalesforceAnswerError } from './bounded-http.js';
-import { requireSalesforceHost, type SalesforceHostPolicy } from './hosts.js';
 
 /**
  * What a token response says about who installed: the identity URL `.../id/<orgId>/<userId>` names the org and

@@ -1,14 +1,14 @@
 import { type Request, type Response, Router } from 'express';
-import type { HostConfig } from '../../src/crm/provider.js';
-import type { SalesforceSettings } from './config.js';
+import type { HostConfig } from '../../../src/crm/provider.js';
+import type { SalesforceSettings } from '../config.js';
+import { hostPolicyOf, salesforceHostProblem } from '../hosts.js';
+import { SALESFORCE_OAUTH_ROUTES } from '../oauth/oauth-routes.js';
 import {
   CONNECTION_ID_PATTERN,
   newConnectionSchema,
   type SalesforceConnection,
   type SalesforceConnectionStore,
 } from './connections.js';
-import { hostPolicyOf, salesforceHostProblem } from './hosts.js';
-import { SALESFORCE_OAUTH_ROUTES } from './oauth-routes.js';
 
 /**
  * The admin API's Salesforce connections, mounted under /admin/api behind its authentication and CSRF check:

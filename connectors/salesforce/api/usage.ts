@@ -1,6 +1,6 @@
-import type { ApiUsage } from '../../src/crm/connector.js';
-import { CrmQuotaPausedError } from '../../src/crm/errors.js';
-import { SALESFORCE_PROVIDER, USAGE_RECHECK_MS } from './provider.js';
+import type { ApiUsage } from '../../../src/crm/connector.js';
+import { CrmQuotaPausedError } from '../../../src/crm/errors.js';
+import { SALESFORCE_PROVIDER, USAGE_RECHECK_MS } from '../provider.js';
 
 /**
  * The org's rolling 24-hour API allocation as the last response reported it (`Sforce-Limit-Info:

@@ -1,4 +1,4 @@
-import type { RecordUpdate, WriteResult } from '../../src/crm/connector.js';
+import type { RecordUpdate, WriteResult } from '../../../src/crm/connector.js';
 import { isSalesforceId, toId18 } from './ids.js';
 import { FieldValueError, toSalesforceFields } from './records.js';
 

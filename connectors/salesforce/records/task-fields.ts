@@ -1,4 +1,4 @@
-import type { RecordActivity } from '../../src/crm/connector.js';
+import type { RecordActivity } from '../../../src/crm/connector.js';
 
 /**
  * A Salesforce Task's Subject and Description are plain text, shown as written (no markup is rendered), so

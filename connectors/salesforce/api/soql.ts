@@ -1,4 +1,4 @@
-import { isSalesforceId, toId18 } from './ids.js';
+import { isSalesforceId, toId18 } from '../records/ids.js';
 
 /**
  * SOQL literals. Every value that reaches a statement goes through one of these: strings are quoted with

@@ -1,4 +1,4 @@
-import { FIELDS, type FieldDefinition, type FieldKey } from '../../src/fields.js';
+import { FIELDS, type FieldDefinition, type FieldKey } from '../../../src/fields.js';
 
 /** The Salesforce Account custom field of each field of the FIELDS table (CONTRACT.md, "Fields written on the CRM record"). */
 export const SALESFORCE_FIELD_NAMES: Readonly<Record<FieldKey, string>> = {

@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import { CrmBadRequestError } from '../../src/crm/errors.js';
-import type { Priority, SalesforceApi } from './api-client.js';
+import { CrmBadRequestError } from '../../../src/crm/errors.js';
+import type { Priority, SalesforceApi } from '../api/api-client.js';
+import { describeFailure } from '../errors.js';
+import { CHANGE_POLL, DELETE_LOG, DELETED_LOG_PATH, SALESFORCE_PROVIDER } from '../provider.js';
+import { normalizeDateTime } from '../records/records.js';
 import type { ChangeCursor } from './cursors.js';
-import { describeFailure } from './errors.js';
-import { CHANGE_POLL, DELETE_LOG, DELETED_LOG_PATH, SALESFORCE_PROVIDER } from './provider.js';
-import { normalizeDateTime } from './records.js';
 
 /**
  * The change poll's read of Salesforce's delete log (`sobjects/Account/deleted`), within the rules in

@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import type { ChangedRecord, CompanyRecord } from '../../src/crm/connector.js';
-import type { FieldKey, FieldValue, FieldValues } from '../../src/fields.js';
-import { SALESFORCE_FIELDS, type SalesforceField } from './field-names.js';
-import { salesforceShape } from './field-types.js';
-import { ACCOUNT_CHANGE_FIELDS, ACCOUNT_STANDARD_FIELDS } from './provider.js';
+import type { ChangedRecord, CompanyRecord } from '../../../src/crm/connector.js';
+import type { FieldKey, FieldValue, FieldValues } from '../../../src/fields.js';
+import { SALESFORCE_FIELDS, type SalesforceField } from '../fields/field-names.js';
+import { salesforceShape } from '../fields/field-types.js';
+import { ACCOUNT_CHANGE_FIELDS, ACCOUNT_STANDARD_FIELDS } from '../provider.js';
 
 /** Salesforce Url fields hold 255 characters. */
 const URL_FIELD_LENGTH = 255;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { CrmBadRequestError } from '../../src/crm/errors.js';
-import { SALESFORCE_PROVIDER } from './provider.js';
+import { CrmBadRequestError } from '../../../src/crm/errors.js';
+import { SALESFORCE_PROVIDER } from '../provider.js';
 
 /**
  * Cursors handed to the caller, who stores them as opaque strings: base64url JSON, validated on the way back.

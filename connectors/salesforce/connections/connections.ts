@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import type { RedisClient } from '../../src/redis.js';
-import type { Keys } from '../../src/storage/keys.js';
-import type { SecretBox } from '../../src/util/secretbox.js';
-import { SALESFORCE_PROVIDER } from './provider.js';
+import type { RedisClient } from '../../../src/redis.js';
+import type { Keys } from '../../../src/storage/keys.js';
+import type { SecretBox } from '../../../src/util/secretbox.js';
+import { SALESFORCE_PROVIDER } from '../provider.js';
 
 /** Hash of one connection: an External Client App's consumer key, sealed secret, login URL. */
 function connectionKey(keys: Keys, id: string): string {

@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import type { ReadAccess } from '../../src/crm/connector.js';
-import type { SalesforceApi } from './api-client.js';
+import type { ReadAccess } from '../../../src/crm/connector.js';
+import type { SalesforceApi } from '../api/api-client.js';
+import { soqlIdList } from '../api/soql.js';
 import { integrationUserId, isRefusal } from './ensure-fields.js';
-import { soqlIdList } from './soql.js';
 
 /**
  * Whether the integration user can read every Account. With Account's org-wide default Public Read Only or

@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import { CrmBadRequestError, CrmUnauthorizedError } from '../../src/crm/errors.js';
-import type { Installation, InstallationStore } from '../../src/installations/store.js';
-import { jsforce } from './api-client.js';
-import type { SalesforceSettings } from './config.js';
-import { describeFailure, toCrmError } from './errors.js';
-import { ERROR_CODES, SALESFORCE_KIND, SALESFORCE_PROVIDER } from './provider.js';
+import { CrmBadRequestError, CrmUnauthorizedError } from '../../../src/crm/errors.js';
+import type { Installation, InstallationStore } from '../../../src/installations/store.js';
+import { jsforce } from '../api/api-client.js';
+import type { SalesforceSettings } from '../config.js';
+import { describeFailure, toCrmError } from '../errors.js';
+import { ERROR_CODES, SALESFORCE_KIND, SALESFORCE_PROVIDER } from '../provider.js';
 
 /**
  * Token mode: SALESFORCE_INSTANCE_URL + SALESFORCE_ACCESS_TOKEN make one installation without OAuth. The org id

@@ -1,13 +1,13 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { findProjectRoot } from '../../src/util/project-root.js';
-import { escapeXml, METADATA_NS, metadataDocument } from './metadata-xml.js';
-import { ACCOUNT_SOBJECT } from './provider.js';
+import { findProjectRoot } from '../../../src/util/project-root.js';
+import { escapeXml, METADATA_NS, metadataDocument } from '../manifest/metadata-xml.js';
+import { ACCOUNT_SOBJECT } from '../provider.js';
 
 /**
  * The seller-facing part of the SFDX project: the `reportScore` Lightning web component for Account record
  * pages, and an optional Lightning record page (FlexiPage) that places it. The component's code is kept as
- * real files in connectors/salesforce/lwc/reportScore (tested with sfdx-lwc-jest in test/lwc) and copied into
+ * real files in connectors/salesforce/record-page/lwc/reportScore (tested with sfdx-lwc-jest in test/lwc) and copied into
  * the project as is; its configuration file is generated here because it carries the connector's address.
  *
  * The FlexiPage is never made the org default: that takes an action override on Account (or activation in
@@ -26,7 +26,7 @@ export const RECORD_COMPONENT = {
 
 /** The component's source folder in this repository. */
 export function recordComponentSourceDir(): string {
-  return join(findProjectRoot(), 'connectors', 'salesforce', 'lwc', RECORD_COMPONENT.name);
+  return join(findProjectRoot(), 'connectors', 'salesforce', 'record-page', 'lwc', RECORD_COMPONENT.name);
 }
 
 /**

@@ -1,10 +1,10 @@
+import { ACCOUNT_SOBJECT } from '../provider.js';
 import { SALESFORCE_FIELDS, type SalesforceField } from './field-names.js';
 import {
   accountFieldFullName,
   type PermissionSetDefinition,
   permissionSetDefinition,
 } from './field-types.js';
-import { ACCOUNT_SOBJECT } from './provider.js';
 
 /**
  * The permission sets for people, beside the integration user's `Report_Connector` (field-types.ts):

@@ -1,11 +1,11 @@
-import { CrmRevocationError } from '../../src/crm/errors.js';
-import type { RevokeInput } from '../../src/crm/provider.js';
-import { redactSecrets } from '../../src/log.js';
+import { CrmRevocationError } from '../../../src/crm/errors.js';
+import type { RevokeInput } from '../../../src/crm/provider.js';
+import { redactSecrets } from '../../../src/log.js';
+import type { SalesforceSettings } from '../config.js';
+import type { SalesforceConnectionStore } from '../connections/connections.js';
+import { hostPolicyOf, requireSalesforceHost, SalesforceHostRefusedError } from '../hosts.js';
+import { SALESFORCE_PROVIDER } from '../provider.js';
 import { fetchBounded, SalesforceAnswerError } from './bounded-http.js';
-import type { SalesforceSettings } from './config.js';
-import type { SalesforceConnectionStore } from './connections.js';
-import { hostPolicyOf, requireSalesforceHost, SalesforceHostRefusedError } from './hosts.js';
-import { SALESFORCE_PROVIDER } from './provider.js';
 
 /**
  * Removing a Salesforce installation revokes its refresh token at `/services/oauth2/revoke`, which revokes every
