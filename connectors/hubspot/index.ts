@@ -7,11 +7,8 @@ import { createHubSpotConnector, createJournalHubSpotConnector } from './create-
 import { HUBSPOT_PROPERTY_NAMES } from './fields/field-names.js';
 import type { LocalHubSpot } from './local/local-hubspot.js';
 import { writeHubSpotManifests } from './manifest/manifest.js';
-import {
-  createHubSpotNotConfiguredRouter,
-  createHubSpotOAuthRouter,
-  HUBSPOT_INSTALL_PATH,
-} from './oauth/oauth-routes.js';
+import { HUBSPOT_INSTALL_PATH } from './oauth/oauth-flow.js';
+import { createHubSpotNotConfiguredRouter, createHubSpotOAuthRouter } from './oauth/oauth-routes.js';
 import { createHubSpotTokenRefresher } from './oauth/oauth-tokens.js';
 import { revokeHubSpotInstall } from './oauth/revoke.js';
 import { ensureHubSpotPrivateAppInstallation } from './oauth/token-install.js';

@@ -4,7 +4,7 @@ import { PUBLIC_PAGE_PATHS, supportEmailFor } from '../../../src/crm/public-page
 import { ConfigError } from '../../../src/env-schema.js';
 import { hubspotField } from '../fields/field-names.js';
 import { hubspotPropertyDefinitions, hubspotPropertyGroup } from '../fields/field-types.js';
-import { HUBSPOT_CALLBACK_PATH } from '../oauth/oauth-routes.js';
+import { HUBSPOT_CALLBACK_PATH } from '../oauth/oauth-flow.js';
 import {
   HUBSPOT_NOTE_SCOPES,
   HUBSPOT_PLATFORM_VERSION,
