@@ -7,15 +7,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   HUBSPOT_CARD_DEPENDENCIES,
   HUBSPOT_CARD_ENTRYPOINT,
+  HUBSPOT_CARD_SOURCE_DIR,
   HUBSPOT_CARD_SOURCES,
 } from '../connectors/hubspot/manifest/card-files.js';
 import { hubspotProjectFiles } from '../connectors/hubspot/manifest/manifest.js';
+import { generatedMarkText } from '../src/crm/generated-mark.js';
 
 /**
  * The app card as the HubSpot project holds it: two card components (company record tab and sidebar) drawn by
- * one entry file, the card's sources copied unchanged, the connector's URL written in, and the whole card
- * bundled with esbuild from the generated project (what HubSpot's build does at upload), so a card that does
- * not bundle fails here and in CI.
+ * one entry file, the card's sources copied unchanged (a generated mark above them), the connector's URL
+ * written in, and the whole card bundled with esbuild from the generated project (what HubSpot's build does at
+ * upload), so a card that does not bundle fails here and in CI.
  */
 
 const ROOT = join(import.meta.dirname, '..');
@@ -62,10 +64,11 @@ describe('the app card in the HubSpot project', () => {
     expect(new Set([tab.uid, sidebar.uid]).size).toBe(2);
   });
 
-  it("copies the card's sources unchanged and writes the connector's URL it calls", () => {
+  it("copies the card's sources unchanged but for the generated mark, and writes the connector's URL it calls", () => {
     for (const name of HUBSPOT_CARD_SOURCES) {
+      const source = `${HUBSPOT_CARD_SOURCE_DIR}/${name}`;
       expect(files[`src/app/cards/${name}`], name).toBe(
-        readFileSync(join(ROOT, 'connectors', 'hubspot', 'card', 'ui', name), 'utf8'),
+        `// ${generatedMarkText({ copyOf: source })}\n${readFileSync(join(ROOT, source), 'utf8')}`,
       );
     }
     expect(files['src/app/cards/app-url.ts']).toContain(`export const APP_URL = "${APP_URL}";`);

@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { markGenerated } from '../../../src/crm/generated-mark.js';
 
 /**
  * The app card's part of the HubSpot project: the card's source files from connectors/hubspot/card/ui/ copied as
@@ -8,7 +9,10 @@ import { join } from 'node:path';
  * HubSpot installs before it bundles them.
  */
 
-/** The card's own files, copied into `src/app/cards/` unchanged. */
+/** Where the card's own files live in this repository. */
+export const HUBSPOT_CARD_SOURCE_DIR = 'connectors/hubspot/card/ui';
+
+/** The card's own files, copied into `src/app/cards/` unchanged but for the generated mark on their first line. */
 export const HUBSPOT_CARD_SOURCES = [
   'card-data.ts',
   'card-text.ts',
@@ -66,10 +70,15 @@ export function hubspotCardFiles(appUrl: string): Record<string, string> {
     });
   }
   for (const name of HUBSPOT_CARD_SOURCES) {
-    files[`src/app/cards/${name}`] = readFileSync(join(dir, name), 'utf8');
+    files[`src/app/cards/${name}`] = markGenerated(name, readFileSync(join(dir, name), 'utf8'), {
+      copyOf: `${HUBSPOT_CARD_SOURCE_DIR}/${name}`,
+    });
   }
-  files['src/app/cards/app-url.ts'] =
-    `/** The connector's public URL the card calls (written by the manifest generator). */\nexport const APP_URL = ${JSON.stringify(appUrl)};\n`;
+  files['src/app/cards/app-url.ts'] = markGenerated(
+    'app-url.ts',
+    `/** The connector's public URL the card calls (written by the manifest generator). */\nexport const APP_URL = ${JSON.stringify(appUrl)};\n`,
+    { generator: 'connectors/hubspot/manifest/card-files.ts' },
+  );
   files['src/app/cards/package.json'] = json({
     name: 'report-connector-cards',
     version: '0.1.0',

@@ -1,5 +1,6 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { markGenerated } from '../../../src/crm/generated-mark.js';
 import { PUBLIC_PAGE_PATHS, supportEmailFor } from '../../../src/crm/public-pages.js';
 import { ConfigError } from '../../../src/env-schema.js';
 import { hubspotField } from '../fields/field-names.js';
@@ -89,10 +90,14 @@ function json(value: unknown): string {
   return `${JSON.stringify(value, null, 2)}\n`;
 }
 
+/** This generator, as the generated files' first line names it. */
+const HUBSPOT_MANIFEST_SOURCE = 'connectors/hubspot/manifest/manifest.ts';
+
 /** Relative path (under manifests/hubspot/) -> file content. */
 export function hubspotProjectFiles(options: HubSpotManifestOptions): Record<string, string> {
   const appUrl = options.appUrl.replace(/\/+$/, '');
-  return {
+  const card = hubspotCardFiles(appUrl);
+  const files: Record<string, string> = {
     'hsproject.json': json({
       name: PROJECT_NAME,
       srcDir: 'src',
@@ -141,12 +146,16 @@ export function hubspotProjectFiles(options: HubSpotManifestOptions): Record<str
         subscriptions: { crmObjects: companySubscriptions() },
       },
     }),
-    // The app card on company records (connectors/hubspot/card/ui/) and its components.
-    ...hubspotCardFiles(appUrl),
+    // The app card on company records (connectors/hubspot/card/ui/) and its components, marked where written.
+    ...card,
     // Not part of the HubSpot project (it lies outside srcDir): the exact property definitions the connector
     // sends, for review and for creating them by hand.
     'properties.json': json({ group: hubspotPropertyGroup(), properties: hubspotPropertyDefinitions() }),
   };
+  for (const [path, content] of Object.entries(files)) {
+    if (!(path in card)) files[path] = markGenerated(path, content, { generator: HUBSPOT_MANIFEST_SOURCE });
+  }
+  return files;
 }
 
 /** Writes the project under `dir`; returns the paths written. `npm run manifests` calls this. */

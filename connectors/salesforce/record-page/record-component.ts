@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { markGenerated } from '../../../src/crm/generated-mark.js';
 import { findProjectRoot } from '../../../src/util/project-root.js';
 import { escapeXml, METADATA_NS, metadataDocument } from '../manifest/metadata-xml.js';
 import { ACCOUNT_SOBJECT } from '../provider.js';
@@ -24,9 +25,12 @@ export const RECORD_COMPONENT = {
   flexiPageLabel: 'Account Record Page with Report',
 } as const;
 
+/** The component's source folder, relative to the repository's root. */
+const RECORD_COMPONENT_SOURCE_DIR = `connectors/salesforce/record-page/lwc/${RECORD_COMPONENT.name}`;
+
 /** The component's source folder in this repository. */
 export function recordComponentSourceDir(): string {
-  return join(findProjectRoot(), 'connectors', 'salesforce', 'record-page', 'lwc', RECORD_COMPONENT.name);
+  return join(findProjectRoot(), ...RECORD_COMPONENT_SOURCE_DIR.split('/'));
 }
 
 /**
@@ -143,10 +147,16 @@ export function recordComponentFiles(
   apiVersion: string,
 ): Record<string, string> {
   const bundle = `${root}/lwc/${RECORD_COMPONENT.name}`;
+  const generator = { generator: 'connectors/salesforce/record-page/record-component.ts' };
   const files: Record<string, string> = {};
-  for (const [name, content] of Object.entries(recordComponentSources()))
-    files[`${bundle}/${name}`] = content;
-  files[`${bundle}/${RECORD_COMPONENT.name}.js-meta.xml`] = recordComponentMeta(appUrl, apiVersion);
-  files[`${root}/flexipages/${RECORD_COMPONENT.flexiPage}.flexipage-meta.xml`] = recordPageFile(appUrl);
+  for (const [name, content] of Object.entries(recordComponentSources())) {
+    files[`${bundle}/${name}`] = markGenerated(name, content, {
+      copyOf: `${RECORD_COMPONENT_SOURCE_DIR}/${name}`,
+    });
+  }
+  const meta = `${bundle}/${RECORD_COMPONENT.name}.js-meta.xml`;
+  files[meta] = markGenerated(meta, recordComponentMeta(appUrl, apiVersion), generator);
+  const page = `${root}/flexipages/${RECORD_COMPONENT.flexiPage}.flexipage-meta.xml`;
+  files[page] = markGenerated(page, recordPageFile(appUrl), generator);
   return files;
 }
