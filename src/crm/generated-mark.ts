@@ -1,11 +1,11 @@
 /**
  * The mark each generated file under manifests/ carries at its top: what wrote it and where to make a change
  * instead, in the file's own comment syntax, so nobody edits a copy the next `npm run manifests` overwrites.
- * Most formats take it as their first line. XML takes it as the first line inside the root element: Salesforce's
- * source converter (source-deploy-retrieve) keeps comments, and one before a field file's root element stands
- * where it looks for the field, so the field is not found (test/salesforce-manifest.test.ts converts the
- * project). JSON has no comments and the vendors' JSON schemas (HubSpot's project files, sfdx-project.json)
- * define no field for one, so JSON files stay unmarked; the project READMEs say which files are generated.
+ * Most formats take it as their first line. XML takes it as the first line inside the root element: a vendor's
+ * source converter may keep comments as nodes and take the first node for the root, and then it cannot find a
+ * field defined in a file of its own (the provider's manifest tests convert the project with that converter).
+ * JSON has no comments and the vendors' JSON schemas define no field for one, so JSON files stay unmarked; each
+ * project's README says which files are generated.
  */
 
 /** Whoever edits a generated file should edit this instead: the generator, or the file it copies. */
