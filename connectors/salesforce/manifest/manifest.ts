@@ -175,8 +175,17 @@ function projectFile(apiVersion: string, namespace: string): string {
 }
 
 function readme(appUrl: string): string {
-  const { app, owner, unpackaged } = SFDX_DIRECTORIES;
-  const settings = `${EXTERNAL_CLIENT_APP.oauthSettingsName}`;
+  return [
+    ...readmeIntro(appUrl),
+    ...readmeLayout(),
+    ...readmeOneOrg(),
+    ...readmeAppPerOrg(appUrl),
+    ...readmePackage(appUrl),
+  ].join('\n');
+}
+
+/** What the project is, where it comes from, and the callback URL it was generated for. */
+function readmeIntro(appUrl: string): string[] {
   return [
     '# Salesforce metadata for the report connector',
     '',
@@ -188,6 +197,13 @@ function readme(appUrl: string): string {
     '',
     `The callback URL is \`${appUrl}/oauth/salesforce/callback\`: regenerate with your APP_URL before deploying.`,
     '',
+  ];
+}
+
+/** Which directory holds what, and why the fields and permission sets stay out of the package. */
+function readmeLayout(): string[] {
+  const { app, owner, unpackaged } = SFDX_DIRECTORIES;
+  return [
     '## What is where',
     '',
     `- \`${app}/\`: the managed package: the \`Report_Connector\` External Client App (distribution state`,
@@ -206,6 +222,13 @@ function readme(appUrl: string): string {
     '  component and the page reach an org only by deploying this directory.',
     '- `manifest/package.xml`: every component, for deploying all of it into one org.',
     '',
+  ];
+}
+
+/** Installing into one org with a Local app. */
+function readmeOneOrg(): string[] {
+  const { app } = SFDX_DIRECTORIES;
+  return [
     '## One org: a Local app',
     '',
     `1. In \`${app}/main/default/externalClientApps/Report_Connector.eca-meta.xml\` set \`distributionState\` to`,
@@ -227,6 +250,12 @@ function readme(appUrl: string): string {
     '4. Open /admin and connect Salesforce. The app is owned by this org, so its users may authorise it without',
     '   the "Approve Uninstalled Connected Apps" permission.',
     '',
+  ];
+}
+
+/** Many orgs, each with an app of its own added as a connection. */
+function readmeAppPerOrg(appUrl: string): string[] {
+  return [
     '## Many orgs, an app each',
     '',
     'A Local app works only in the org that owns it. Each further org deploys the app into itself as in',
@@ -239,6 +268,14 @@ function readme(appUrl: string): string {
     '',
     'The answer carries `installLink` (`/oauth/salesforce/install?connection=<id>`).',
     '',
+  ];
+}
+
+/** Many orgs with one packaged app, step by step. */
+function readmePackage(appUrl: string): string[] {
+  const { app, owner, unpackaged } = SFDX_DIRECTORIES;
+  const settings = `${EXTERNAL_CLIENT_APP.oauthSettingsName}`;
+  return [
     '## Many orgs, one packaged app (second-generation managed package)',
     '',
     'Steps marked NEEDS A DEV HUB were never run by us (we have no Dev Hub and no namespace). What runs offline',
@@ -297,7 +334,7 @@ function readme(appUrl: string): string {
     "Salesforce never packages them), the OAuth policies (each installing org's admin sets its own), the fields,",
     "permission sets, component and page (no namespace on CONTRACT.md's names), and `manifest/package.xml`.",
     '',
-  ].join('\n');
+  ];
 }
 
 export interface SalesforceProjectOptions {
