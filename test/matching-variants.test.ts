@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { HUBSPOT_INDUSTRY_OPTIONS } from '../connectors/hubspot/industry-options.js';
-import { SALESFORCE_INDUSTRY_PICKLIST } from '../connectors/salesforce/industry-picklist.js';
+import { SALESFORCE_INDUSTRY_PICKLIST } from '../connectors/salesforce/records/industry-picklist.js';
 import { reviewCsv } from '../src/admin/csv.js';
 import { reviewItemView } from '../src/admin/views/parts.js';
 import { decideMatch } from '../src/matching/decide.js';

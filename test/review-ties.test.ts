@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { preselectedCandidate } from '../connectors/hubspot/card/card-data.js';
-import { cardDataOf } from '../connectors/hubspot/card-view.js';
+import { cardDataOf } from '../connectors/hubspot/card/card-view.js';
+import { preselectedCandidate } from '../connectors/hubspot/card/ui/card-data.js';
 import type { MassPreview } from '../src/admin/mass-actions.js';
 import { confirmPage } from '../src/admin/views/confirm.js';
 import { reviewItemView } from '../src/admin/views/parts.js';

@@ -10,7 +10,13 @@ import type { RequestGate } from '../../../src/crm/request-gate.js';
 import type { Logger } from '../../../src/log.js';
 import { lazyRequire } from '../../../src/util/lazy-require.js';
 import { describeFailure, type SalesforceFailure, toCrmError } from '../errors.js';
-import { ERROR_CODES, HEADERS, REQUEST_TIMEOUT_MS, RETRY_DEFAULTS, SALESFORCE_PROVIDER } from '../provider.js';
+import {
+  ERROR_CODES,
+  HEADERS,
+  REQUEST_TIMEOUT_MS,
+  RETRY_DEFAULTS,
+  SALESFORCE_PROVIDER,
+} from '../provider.js';
 import {
   CALL_HEADER,
   installResponseObserver,

@@ -1,5 +1,5 @@
 import { Agent, type Dispatcher, ProxyAgent } from 'undici';
-import { lazyRequire } from '../../src/util/lazy-require.js';
+import { lazyRequire } from '../../../src/util/lazy-require.js';
 
 /** jsforce's request module, loaded with the first Salesforce client (api-client.ts) rather than at import. */
 const jsforceRequest = lazyRequire<typeof import('jsforce/lib/request.js')>('jsforce/lib/request.js');
