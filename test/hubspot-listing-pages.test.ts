@@ -1,10 +1,11 @@
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HUBSPOT_SCOPE_PURPOSES } from '../connectors/hubspot/manifest/listing-guide.js';
 import { hubspotProjectFiles } from '../connectors/hubspot/manifest/manifest.js';
 import { HUBSPOT_NOTE_SCOPES, HUBSPOT_SCOPES } from '../connectors/hubspot/provider.js';
 import type { LocalSystem } from '../local/system.js';
-import { createPublicPagesRouter, HUBSPOT_SCOPE_PURPOSES } from '../src/server/public-pages.js';
+import { createPublicPagesRouter } from '../src/server/public-pages.js';
 import { startTestSystem, stopTestSystem } from './support/local-system.js';
 
 /**

@@ -6,6 +6,7 @@ import { type HubSpotConfig, hubspotEnvSchema, readHubSpotConfig } from './confi
 import { createHubSpotConnector, createJournalHubSpotConnector } from './create-connector.js';
 import { HUBSPOT_PROPERTY_NAMES } from './fields/field-names.js';
 import type { LocalHubSpot } from './local/local-hubspot.js';
+import { HUBSPOT_LISTING_GUIDE } from './manifest/listing-guide.js';
 import { writeHubSpotManifests } from './manifest/manifest.js';
 import { HUBSPOT_INSTALL_PATH } from './oauth/oauth-flow.js';
 import { createHubSpotNotConfiguredRouter, createHubSpotOAuthRouter } from './oauth/oauth-routes.js';
@@ -43,6 +44,7 @@ export const hubspotProvider: CrmProvider<typeof HUBSPOT_PROVIDER, HubSpotConfig
   retryBudget: HUBSPOT_RETRY_BUDGET,
   manifestsName: 'the HubSpot project',
   installPath: HUBSPOT_INSTALL_PATH,
+  listingGuide: HUBSPOT_LISTING_GUIDE,
   limits: HUBSPOT_LIMITS,
   env: hubspotEnvSchema,
   readConfig: readHubSpotConfig,

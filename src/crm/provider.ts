@@ -10,6 +10,7 @@ import type { Keys } from '../storage/keys.js';
 import type { SecretBox } from '../util/secretbox.js';
 import type { CrmChange, CrmConnector, ProviderLimits } from './connector.js';
 import type { OAuthPageRenderer } from './oauth-page.js';
+import type { ListingGuide } from './public-pages.js';
 import type { RecordCardHost } from './record-card.js';
 import type { RequestGate } from './request-gate.js';
 
@@ -174,6 +175,8 @@ export interface CrmProvider<K extends string, C, H> {
   manifestsName: string;
   /** Where an admin starts the OAuth install (and reconnects). */
   installPath: string;
+  /** Its part of the public setup guide a marketplace listing links to; none: left out of that guide. */
+  listingGuide?: ListingGuide;
   limits: ProviderLimits;
   /** The provider's own environment keys, with their defaults. */
   env: z.ZodObject;
