@@ -48,7 +48,7 @@ export class Metrics {
   });
 
   /**
-   * Issue 30's real-time lane, for alerts: from a report event's acceptance (202) or a CRM change's arrival to
+   * The real-time lane, for alerts: from a report event's acceptance (202) or a CRM change's arrival to
    * the end of the update that wrote its records (`source`: report, crm). A histogram in Prometheus's series
    * (`_bucket` with `le`, `_sum`, `_count`), kept in Redis by whichever process wrote the records
    * (storage/event-latency.ts) and set here at each scrape: gauges of totals that only grow, so `rate()` and

@@ -2,7 +2,7 @@ const numbers = new Intl.NumberFormat('en');
 
 /**
  * A report key's requests a minute as people read them, the one formatting the admin page and `status` share
- * (issue 31: the CLI wrote 6000 where the page wrote 6,000, and each rounded on its own): whole numbers with
+ * (so both write 6,000 and round alike): whole numbers with
  * thousands separators from ten up, one decimal below.
  */
 export function perMinute(n: number): string {

@@ -22,7 +22,7 @@ export const DEFERRABLE_RESERVE_SHARE = 0.5;
 /**
  * The same for a CRM. Its window rolls (one CRM allows 110 in any 10 s), and a gate admits its burst on top of its
  * steady rate: with half the burst, a backfill alone could send 150 requests in 10 s, ran the window out and
- * held score changes back behind the hold that follows (issue 30). Deferrable work keeps to a tenth of it.
+ * held score changes back behind the hold that follows. Deferrable work keeps to a tenth of it.
  */
 export const CRM_DEFERRABLE_RESERVE_SHARE = 0.9;
 

@@ -87,7 +87,7 @@ export async function enrichBatch(
   const prep: Preparation = { deps, connector, reader, job };
 
   // Searches and report reads come before the locks: an event for one of these records must not wait behind
-  // them (issue 30), and they are shared through the report cache, so planning twice costs Redis reads only.
+  // them, and they are shared through the report cache, so planning twice costs Redis reads only.
   // The marks are taken before the records are read: a write another holder makes after them shows in them.
   const marks = await index.stateMarks(installationId, job.recordIds);
   const loaded = await loadRecords(connector, job.records, job.recordIds);

@@ -39,8 +39,8 @@ import { UnlistedRecords } from './unlisted-records.js';
 export const COALESCE_MS = 300;
 /**
  * A hot slug's updates coalesce over this long: a storm on K reports then costs at most K reads (and CRM
- * reads) per HOT_COALESCE_MS. Coalescing keeps a storm cheap; it is never deprioritised behind a backfill
- * (issue 30): its job runs on the realtime workers, and its records end with the storm's last score within
+ * reads) per HOT_COALESCE_MS. Coalescing keeps a storm cheap; it is never deprioritised behind a backfill:
+ * its job runs on the realtime workers, and its records end with the storm's last score within
  * this bound plus one update.
  */
 export const HOT_COALESCE_MS = 5_000;
@@ -350,7 +350,7 @@ export class Pipeline {
 
   /**
    * The installation's `slug-update` job of one lane, for the slugs marked in it. Always on the realtime
-   * queue: a `hot` job main queued on the backfill queue (before issue 30) still runs there and takes the
+   * queue: a `hot` job that older releases queued on the backfill queue still runs there and takes the
    * same lane's marks, so nothing it waited for is lost.
    */
   async queueSlugUpdate(installationId: string, hot: boolean): Promise<void> {

@@ -110,7 +110,7 @@ export class ReportReader {
 
   /**
    * The service's hits for `q`, kept like reads: many records with one name, and every later run within the
-   * bound, cost one search, and two workers searching one name at once search it once (issue 30 review).
+   * bound, cost one search, and two workers searching one name at once search it once.
    * Hits that are whole reports are kept as reads of those reports (as of the search).
    */
   async search(q: string, limit: number): Promise<SearchHit[]> {

@@ -77,7 +77,7 @@ const stopScopeSchema = z.object({
 /**
  * Each lane's BullMQ job lock (renewed every half of it while its worker lives) and stalled check: a killed
  * worker's job is taken again within their sum. BullMQ's 30 s each froze a run at every kill, and workers killed
- * every 5-10 s kept it from writing for more than a minute (issue 30). Realtime jobs are short, and while a
+ * every 5-10 s kept it from writing for more than a minute. Realtime jobs are short, and while a
  * killed worker's job stays active the next job of its lane (the same deduplication id) waits for it, so every
  * event of the installation waits for the check: 10 s and 5 s let events sent after a kill land 15 s later, 5 s
  * and 2 s still 6.3 s. 3 s and 1 s bring it near the issue's p95 of 3 s; a worker whose event loop stalls for

@@ -328,7 +328,7 @@ export class Keys {
 
   // ---- run caches before the report cache (storage/run-caches.ts deletes them; nothing reads them) ------
 
-  /** Set of a run's cached reports and searches, as main before issue 30 wrote them: dropped with the run. */
+  /** Set of a run's cached reports and searches, as older releases wrote them: dropped with the run. */
   runCached(runId: string): string {
     return `${this.run(runId)}:cached`;
   }

@@ -6,8 +6,8 @@ import { LuaScript } from './lua-script.js';
 /**
  * A process that holds record locks, and says so once a second: a lock names its holder, and a contender takes
  * the locks of a holder that stopped saying so (a SIGKILLed worker) after HOLDER_ALIVE_MS, where a lock's lease
- * alone kept them for up to LOCK_LEASE_MS (issue 30: an event for a record a killed batch held waited up to
- * 15 s, after the faults too). One beat per installation the process holds locks in, whatever their number.
+ * alone would keep them for up to LOCK_LEASE_MS (an event for a record a killed batch held would wait up to
+ * 15 s). One beat per installation the process holds locks in, whatever their number.
  *
  * The holder's own view is the conservative one: it counts itself alive until HOLDER_ALIVE_MS after it *sent*
  * its last answered beat, which is before Redis's own time for it, less a margin. A gap between two beats past

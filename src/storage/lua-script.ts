@@ -27,7 +27,7 @@ export class LuaScript {
 
   /**
    * `reply` is a schema built once, at module load, next to the script (`const fooReply = z.enum([...])`): one
-   * built per call costs measurable CPU in a webhook storm (issue 30: 5-6% of the worker building zod 4 enums
+   * built per call costs measurable CPU in a webhook storm (5-6% of the worker building zod 4 enums
    * and numbers). test/zod-schemas-hoisted.test.ts keeps it so.
    */
   async run<S extends z.ZodType>(

@@ -85,7 +85,7 @@ export class PendingSlugs {
     );
   }
 
-  /** When each slug's oldest unfinished change arrived (ms), for those that say (marks since issue 30). */
+  /** When each slug's oldest unfinished change arrived (ms), for those that say (older releases' marks do not). */
   async since(installationId: string, slugs: readonly string[]): Promise<Map<string, number>> {
     const out = new Map<string, number>();
     if (slugs.length === 0) return out;

@@ -10,8 +10,8 @@ import { LuaScript } from './lua-script.js';
  * All-or-nothing locks on a set of CRM records, so that a webhook-driven update and a backfill batch never
  * interleave their read-compare-write on one record. Each lock is a lease: short, and renewed by its holder
  * while it lives, so a batch may hold its records for as long as its reads take, while a killed worker's
- * records are free again within one lease (issue 30: an event for them lands within the lease plus a few
- * seconds, where a fixed 60 s TTL made it wait a minute). An installation's locks also name their holder
+ * records are free again within one lease (an event for them lands within the lease plus a few
+ * seconds, where a fixed 60 s TTL would make it wait a minute). An installation's locks also name their holder
  * process, which beats once a second (lock-holder.ts): a killed worker's locks are taken within
  * HOLDER_ALIVE_MS of its last beat, not its locks' lease.
  */

@@ -18,7 +18,7 @@ import { LuaScript } from './lua-script.js';
 
 const ACCEPT_OUTCOMES = ['duplicate', 'marked', 'marked_kick'] as const;
 export type AcceptOutcome = (typeof ACCEPT_OUTCOMES)[number];
-/** Made once: building the schema on every acceptance was 4% of the server's CPU in a storm (issue 30). */
+/** Made once: building the schema on every acceptance was 4% of the server's CPU in a storm. */
 const acceptReplySchema = z.enum(ACCEPT_OUTCOMES);
 const acceptManyReplySchema = z.array(acceptReplySchema);
 
@@ -50,7 +50,7 @@ export interface MarkedSlug {
   eventId: string;
   /** Events on the slug since it was last taken (leftovers: 1). */
   events: number;
-  /** When its oldest event not yet fanned out was accepted (ms); absent for events accepted before issue 30. */
+  /** When its oldest event not yet fanned out was accepted (ms); absent for events accepted by older releases. */
   since?: number;
 }
 
@@ -150,7 +150,7 @@ export class ScoreChangeInbox {
 
   /**
    * When the oldest event still waiting for its fan-out (or in one not finished) was accepted (ms), or null
-   * when none waits. Events accepted before issue 30 carry no time and are not seen.
+   * when none waits. Events accepted by older releases carry no time and are not seen.
    */
   async oldest(): Promise<number | null> {
     const [[, marked], draining] = await Promise.all([

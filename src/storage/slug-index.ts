@@ -78,7 +78,7 @@ export class SlugIndex {
   /**
    * Records a run just listed holding a slug in the CRM that the index does not file them under (a slug a person
    * set, seen before its batch wrote the record): an event for the slug reaches them now, not when the backfill
-   * does (issue 30). The fan-out is written first, as in `LinkIndex.apply`.
+   * does. The fan-out is written first, as in `LinkIndex.apply`.
    */
   async addListed(installationId: string, links: readonly ListedLink[]): Promise<void> {
     // A space separates ids in the stored value; no CRM's record id has one.

@@ -20,7 +20,7 @@ export function countingUnit(address: string): string {
 
 /**
  * The units of recent addresses: a storm comes from a few senders, and working the unit out on each request
- * (IPv6 parsing) was 3% of the server's CPU (issue 30).
+ * (IPv6 parsing) was 3% of the server's CPU in a webhook storm.
  */
 const units = new Map<string, string>();
 const MEMO_SIZE = 4_096;

@@ -4,7 +4,7 @@ import { hash } from 'node:crypto';
  * HMAC-SHA256 (RFC 2104) with the key's pads made once, each MAC two one-shot `crypto.hash` calls. Per event
  * this is about a quarter of the CPU of `createHmac` (which sets up an OpenSSL context each time) and of the
  * standardwebhooks package's JavaScript SHA-256: in a storm of signed events the verify was the largest cost
- * per request after the socket (issue 30). Checked against `createHmac` in test/webhooks-reports.test.ts.
+ * per request after the socket. Checked against `createHmac` in test/webhooks-reports.test.ts.
  */
 
 const BLOCK = 64;

@@ -60,7 +60,7 @@ function macFor(secret: string): HmacSha256 {
  * Standard Webhooks: `webhook-id`, `webhook-timestamp`, `webhook-signature` (`v1,<base64>`, space separated).
  * The same rules as the standardwebhooks package (the timestamp read as a whole number of seconds and signed as
  * read, 5 minutes either way, any `v1` signature of the list), with a cheaper HMAC (hmac-sha256.ts: a quarter
- * of the package's CPU per event, issue 30) and each signature compared with `timingSafeEqual`, as the other
+ * of the package's CPU per event in a storm) and each signature compared with `timingSafeEqual`, as the other
  * webhook checks are.
  */
 export function verifyStandard(secrets: string[], headers: Headers, rawBody: Buffer): StandardVerified {

@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
 
 /**
- * `start`'s workers, in a `report-connector worker` process of its own (issue 30). On one event loop, every
+ * `start`'s workers, in a `report-connector worker` process of its own. On one event loop, every
  * webhook acknowledgement waited behind whatever job work was running (a fan-out, a batch's planning, the
  * metrics): under a storm the ingest fell to half a bare server's with a p99 five times its. Two processes
  * share nothing but Redis, as `serve` + `worker` always did; `start` stays one command to run.

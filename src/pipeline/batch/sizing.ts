@@ -5,7 +5,7 @@ import { chunk } from '../../util/chunk.js';
  * 1.3 requests a record), and it goes first on the report key (an urgent caller: the run's other batches hold
  * back meanwhile, handlers/batch.ts): 25 records are about 33 requests, which at 10 requests a second land the
  * first write within 5 s. A full first batch (100, or a Bulk-sized one) would wait minutes under a slow
- * key, killed and started again before it ever wrote (issue 30). It costs one write call per run: 500 records
+ * key, killed and started again before it ever wrote. It costs one write call per run: 500 records
  * are 6 calls in batches of 100 (25, 75, 100 × 4) and 4 in collections of 200 (25, 200, 200, 75).
  */
 export const FIRST_BATCH_RECORDS = 25;

@@ -19,7 +19,7 @@ export async function batch(p: Pipeline, start: BatchJob, job?: RunningJob<Batch
   if (runId && (await p.deps.runs.supersededBy(runId)) !== null) return;
   // Batches without a run come from events (retries of webhook work, report.completed): urgent. So is a run's
   // first batch: beside its run's other batches it would get a share of a slow key and be killed before it
-  // wrote (issue 30); urgent, the others hold back for its few requests and the first write lands in seconds.
+  // wrote; urgent, the others hold back for its few requests and the first write lands in seconds.
   const { connector, client } = await p.deps.runtime.open(data.installationId, {
     urgent: runId === null || isRunsFirstBatch(data.batchId),
     preview: isPreview(data),

@@ -31,7 +31,7 @@ export async function list(
     if (outstanding >= MAX_OUTSTANDING_BATCHES) return new Reschedule(250, data);
     const page = await connector.listCompanies(data.cursor);
     // Before the batches exist: an event for a slug a person set reaches its record from now on, not only once
-    // the record's batch (a Bulk-sized one may take minutes) has indexed it (issue 30).
+    // the record's batch (a Bulk-sized one may take minutes) has indexed it.
     if (!data.preview) await fileListedLinks(p, data.installationId, page.records);
     const batches = pageBatches(page.records, data.page, {
       writeBatchSize: connector.limits.writeBatchSize,

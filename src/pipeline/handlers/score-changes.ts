@@ -35,7 +35,7 @@ export async function drainScoreChanges(p: Pipeline): Promise<void> {
     // per event (its updates coalesce over HOT_COALESCE_MS anyway), which leaves the event loop to the
     // acknowledgements. The pause does not depend on the take: it was shorter after a take that held a single
     // change or a mark of few events, and under load a storm's marks held few events, so the storm was fanned
-    // out 2-6 times a second (issue 30). A single change is not held for the pause: right after a storm's take
+    // out 2-6 times a second. A single change is not held for the pause: right after a storm's take
     // it waited up to a second here, the most of its way to the CRM. Only the single changes' marks are taken
     // meanwhile.
     const pauseEnds = Date.now() + STORM_DRAIN_PAUSE_MS;
@@ -51,10 +51,10 @@ export async function drainScoreChanges(p: Pipeline): Promise<void> {
 /**
  * The periodic `score-changes` job (Schedules.scheduleScoreChangeSweep), on the schedule lane: it queues a
  * fan-out on the realtime lane when marks are stranded (an ingest died between its accept and its kick, or a
- * fan-out died and was not taken again), and fans out nothing itself. It used to drain like the realtime job:
- * under a steady flow of events it ran for a minute on the schedule lane, whose killed jobs come back only
- * after 10 s + 5 s, and as its takes keep the kick mark no realtime fan-out was queued meanwhile: events after
- * a killed worker waited 15 s (issue 30, the fault phase).
+ * fan-out died and was not taken again), and fans out nothing itself. Draining here like the realtime job would,
+ * under a steady flow of events, run for a minute on the schedule lane, whose killed jobs come back only
+ * after 10 s + 5 s, and as its takes keep the kick mark no realtime fan-out would be queued meanwhile: events
+ * after a killed worker would wait 15 s.
  */
 export async function sweepScoreChanges(p: Pipeline): Promise<void> {
   if (await p.deps.inbox.stranded()) await p.kickScoreChanges();

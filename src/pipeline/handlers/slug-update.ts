@@ -39,7 +39,7 @@ export async function slugUpdate(
   const recordIds = new Set<string>();
   const written: string[] = [];
   for (const { slug } of work) {
-    // Records a run listed on the slug count too: a backfill may not have indexed them yet (issue 30).
+    // Records a run listed on the slug count too: a backfill may not have indexed them yet.
     const linked = [
       ...new Set([
         ...(await index.slugs.recordsForSlug(installationId, slug)),
@@ -51,11 +51,11 @@ export async function slugUpdate(
   }
   const since = await pendingSlugs.since(installationId, written);
   if (recordIds.size > 0) {
-    // A storm's update is real time too (issue 30): coalescing keeps it cheap, the urgent lane keeps it prompt;
+    // A storm's update is real time too: coalescing keeps it cheap, the urgent lane keeps it prompt;
     // its reads and writes go behind single changes' on the rate gates, so a storm's backlog of re-reads on the
     // key never holds a single change back.
     const targets = await runtime.open(installationId, { urgent: true, ...(data.hot ? { hot: true } : {}) });
-    // Only names the batches' origin: reads no longer go through a cache of the job's own (issue 30).
+    // Only names the batches' origin: reads go through the shared report cache, not one of the job's own.
     const runId = `ev-${job.id}`;
     for (const [i, ids] of chunk([...recordIds], targets.connector.limits.writeBatchSize).entries()) {
       await enrichNow(p, targets, {

@@ -1,7 +1,7 @@
 -- A slug's fan-out is done: its draining entry goes, unless a newer event of it was taken meanwhile.
 --
 -- KEYS[1] draining (hash slug -> event id)
--- KEYS[2] draining marks' acceptance times (hash slug -> ms; absent before issue 30)
+-- KEYS[2] draining marks' acceptance times (hash slug -> ms; absent on marks of older releases)
 -- ARGV[1] the slug
 -- ARGV[2] the event id the fan-out took
 -- returns 'done', or 'newer' when a newer event is draining

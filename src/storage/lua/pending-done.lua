@@ -2,8 +2,8 @@
 -- oldest change arrived (a slug marked again meanwhile keeps that time: its new change is not written yet).
 --
 -- KEYS[1] the lane's marks (sorted set slug -> mark)
--- KEYS[2] when each marked slug's oldest change arrived (sorted set; absent before issue 30)
--- KEYS[3] the other lane's marks (absent before issue 30): a slug still marked there keeps its time
+-- KEYS[2] when each marked slug's oldest change arrived (sorted set; absent on marks of older releases)
+-- KEYS[3] the other lane's marks (absent on marks of older releases): a slug still marked there keeps its time
 -- ARGV[1..] slug / mark pairs
 -- returns how many marks were cleared
 

@@ -4,9 +4,9 @@
 -- KEYS[1] the installation's hash (exists while the installation does)
 -- KEYS[2] the lane's marks (sorted set slug -> mark)
 -- KEYS[3] the installation's mark counter
--- KEYS[4] when each marked slug's oldest unfinished change arrived (sorted set slug -> ms; absent before issue 30)
+-- KEYS[4] when each marked slug's oldest unfinished change arrived (sorted set slug -> ms; absent from callers of older releases)
 -- ARGV[1] the slug
--- ARGV[2] when this change arrived (ms; absent before issue 30)
+-- ARGV[2] when this change arrived (ms; absent from callers of older releases)
 -- returns the mark, or 'gone' when the installation is gone
 
 if redis.call('EXISTS', KEYS[1]) == 0 then return 'gone' end
