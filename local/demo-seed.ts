@@ -5,7 +5,9 @@ import type { FixtureReport } from '../src/sandbox/index.js';
  * Companies for the demo, the integration tests and the benchmark, made from the sandbox's fixtures so the
  * right outcome of each is known in advance: the name of a published report with its country (matched), a
  * slug set by hand (matched to that slug, whatever the name), a slug of an unpublished report
- * (not_published), a shared name without a country (needs_review) and an invented name (no_match).
+ * (not_published), a name several published reports share, with what the CRM usually knows (needs_review:
+ * the country when every namesake is in it, and an industry, which tells them apart for a person but never
+ * decides), and an invented name (no_match).
  */
 
 export type ExpectedOutcome =
@@ -43,6 +45,44 @@ const INVENTED = [
   'Halcyra',
   'Brindlemoor',
 ];
+/**
+ * Published reports sharing a name, each group in fixture order. A tie: every member in one country, of one
+ * industry and with one score, so nothing on a record tells them apart.
+ */
+function namesakeGroups(published: readonly FixtureReport[]): {
+  tied: FixtureReport[][];
+  others: FixtureReport[][];
+} {
+  const byName = new Map<string, FixtureReport[]>();
+  for (const f of published)
+    byName.set(f.name.toLowerCase(), [...(byName.get(f.name.toLowerCase()) ?? []), f]);
+  const groups = [...byName.values()].filter((g) => g.length > 1);
+  const same = <T>(g: FixtureReport[], of: (f: FixtureReport) => T) => g.every((f) => of(f) === of(g[0]!));
+  const isTie = (g: FixtureReport[]) =>
+    same(g, (f) => countryOf(f.geography)) && same(g, (f) => f.industry) && same(g, (f) => f.score.overall);
+  return { tied: groups.filter(isTie), others: groups.filter((g) => !isTie(g)) };
+}
+
+/** The place of the one tied record among the review records: early, so the first review page shows it. */
+const TIE_AT = 1;
+
+/** The `n`th review record: a namesake group's name, its country when they share one, one member's industry. */
+function namesakeRecord(groups: ReturnType<typeof namesakeGroups>, n: number): SeedCompanyInput | null {
+  const { tied, others } = groups;
+  const tie = n === TIE_AT ? tied[0] : undefined;
+  const pool = others.length > 0 ? others : tied;
+  if (pool.length === 0) return null;
+  const index = tied.length > 0 && n > TIE_AT && others.length > 0 ? n - 1 : n;
+  const group = tie ?? pool[index % pool.length]!;
+  const member = group[Math.floor(index / pool.length) % group.length]!;
+  const countries = new Set(group.map((f) => countryOf(f.geography)));
+  return {
+    ...nameOnly(group[0]!.name, { status: 'needs_review' }),
+    country: countries.size === 1 ? [...countries][0]! : null,
+    industry: member.industry,
+  };
+}
+
 const INVENTED_TAIL = ['Provisions', 'Outfitters', 'Cartography', 'Apiaries', 'Glassworks', 'Ropemakers'];
 
 /**
@@ -61,7 +101,8 @@ export function demoCompanies(fixtures: readonly FixtureReport[], count: number)
   const latin = (name: string) => /[A-Za-z]/.test(name.normalize('NFKD'));
   const unique = published.filter((f) => nameCount.get(f.name.toLowerCase()) === 1 && latin(f.name));
   const unsearchable = published.filter((f) => !latin(f.name));
-  const shared = published.filter((f) => (nameCount.get(f.name.toLowerCase()) ?? 0) > 1);
+  const namesakes = namesakeGroups(published);
+  let reviews = 0;
 
   const out: SeedCompanyInput[] = [];
   for (let i = 0; out.length < count; i++) {
@@ -84,14 +125,8 @@ export function demoCompanies(fixtures: readonly FixtureReport[], count: number)
     } else if (kind === 7 && unpublished.length > 0) {
       const f = unpublished[n % unpublished.length]!;
       out.push(nameOnly(f.name, { status: 'not_published', slug: f.slug }, f.slug));
-    } else if (kind === 8 && shared.length > 0) {
-      const f = shared[n % shared.length]!;
-      // Every other one carries its report's industry: still a namesake to review (industry never links), but
-      // one whose first candidate the record speaks for; the rest are true ties a person must pick.
-      out.push({
-        ...nameOnly(f.name, { status: 'needs_review' }),
-        industry: n % 2 === 1 ? f.industry : null,
-      });
+    } else if (kind === 8 && namesakeRecord(namesakes, reviews) !== null) {
+      out.push(namesakeRecord(namesakes, reviews++)!);
     } else if (kind === 9 && n % 4 === 0 && unsearchable.length > 0) {
       const f = unsearchable[(n / 4) % unsearchable.length]!;
       out.push(nameOnly(f.name, { status: 'no_match' }));
