@@ -103,6 +103,12 @@ progress { width: 8rem; vertical-align: middle; }
 .review-head h3 { margin: 0; }
 .select-box input { margin-top: 0.1rem; }
 .plain-list { list-style: none; padding: 0; margin: 0; }
+.done-notice { margin: 1rem 0 0; scroll-margin-top: 6rem; }
+/* A decision's redirect anchors the next item's first action: room above it for the sticky bulk bar and the message. */
+.review-item [id^="act-"] { scroll-margin-top: 17rem; }
+.done-row + tr [id^="act-"] { scroll-margin-top: 8rem; }
+.done-notice:focus { outline: 3px solid var(--focus); outline-offset: 2px; }
+.done-row td { padding: 0; border-bottom: none; }
 .plain-list > li + li { margin-top: 0.5rem; }
 @media (max-width: 720px) {
   h1 { font-size: 1.35rem; }
@@ -204,6 +210,33 @@ const SELECT_SCRIPT = `'use strict';
 })();
 `;
 
+/**
+ * After a single decision the page comes back with its message before the next item, anchored at that item's
+ * first action, which the browser focuses by itself (so it works without this script). Once the browser has
+ * moved to the anchor, this puts the message just below the sticky bulk bar with the focused action still in
+ * view, and focuses the action (or the message, when no item follows).
+ */
+const FOCUS_SCRIPT = `'use strict';
+(function () {
+  var done = document.querySelector('[data-done-notice]');
+  if (!done) return;
+  function place() {
+    var target = document.getElementById(done.getAttribute('data-focus') || '');
+    if (!target) {
+      target = done;
+      done.setAttribute('tabindex', '-1');
+    }
+    var bar = document.querySelector('.bulk-form');
+    var offset = (bar && getComputedStyle(bar).position === 'sticky' ? bar.getBoundingClientRect().height : 0) + 16;
+    window.scrollTo(0, Math.max(0, done.getBoundingClientRect().top + window.scrollY - offset));
+    if (target.getBoundingClientRect().bottom > window.innerHeight) target.scrollIntoView({ block: 'nearest' });
+    if (document.activeElement !== target) target.focus({ preventScroll: true });
+  }
+  if (document.readyState === 'complete') setTimeout(place, 0);
+  else window.addEventListener('load', function () { setTimeout(place, 0); });
+})();
+`;
+
 /** The router is mounted at /admin; the page links to the full paths. */
 const relative = (path: string) => path.replace(/^\/admin/, '');
 
@@ -242,7 +275,7 @@ export function assetsRouter(): Router {
     res
       .set('Cache-Control', 'public, max-age=300')
       .type('text/javascript')
-      .send(`${SCRIPT}\n${SELECT_SCRIPT}\n${PREVIEW_SCRIPT}`);
+      .send(`${SCRIPT}\n${SELECT_SCRIPT}\n${PREVIEW_SCRIPT}\n${FOCUS_SCRIPT}`);
   });
   return router;
 }

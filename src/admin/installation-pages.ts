@@ -7,6 +7,7 @@ import type { SafeHtml } from './html.js';
 import { NAME_SEARCH_LIMIT, searchByName } from './linked-by-name.js';
 import type { AdminOverview } from './overview.js';
 import { reviewPageQuerySchema } from './schemas.js';
+import type { PlacedNotice } from './views/after-action.js';
 import type { LinkedItem } from './views/corrections.js';
 import { installationPage, type PageForm } from './views/installation-page.js';
 import type { InstallationTab } from './views/installation-tabs.js';
@@ -87,6 +88,8 @@ export function tabOfOldQuery(query: Record<string, unknown>): InstallationTab |
 
 export interface PageExtra {
   notice?: string | null;
+  /** A single decision's message, placed in its list (review, links). */
+  placed?: PlacedNotice | null;
   error?: { form: PageForm; message: string } | null;
 }
 
@@ -138,6 +141,7 @@ export class InstallationPages {
         ]);
         return reviewPage({
           ...c,
+          placed: extra.placed ?? null,
           items: found.items,
           total: found.total,
           place: found.place,
@@ -189,6 +193,7 @@ export class InstallationPages {
         };
         return linksPage({
           ...c,
+          placed: extra.placed ?? null,
           linked: linkedPart,
           notPublished: npPart,
           runs,
@@ -327,6 +332,12 @@ export class InstallationPages {
     const before = /^\d+-\d+$/.test(query[DECISIONS_BEFORE] ?? '') ? query[DECISIONS_BEFORE]! : null;
     const page = await this.ctx.decisions.page(id, before, DECISIONS_SHOWN);
     return { decisions: page.decisions, page: { before, older: page.older, query: '', found: null } };
+  }
+
+  /** One record's name as the CRM has it; null when it cannot be read. */
+  async recordName(id: string, recordId: string): Promise<string | null> {
+    const read = (await this.crmNames(id, [recordId])).get(recordId);
+    return read ?? null;
   }
 
   /** The CRM's names of a few records; none when the CRM is slow or down (the page still renders). */

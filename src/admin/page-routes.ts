@@ -25,15 +25,17 @@ import {
 } from './schemas.js';
 import type { SessionRevocations } from './session-revocations.js';
 import { readMultipartBody, readUploadForm } from './uploads.js';
+import { afterActionQuery, focusId, type PlacedNotice, sentPlace } from './views/after-action.js';
 import { FORM_RECORD } from './views/corrections.js';
 import { type AdminLink, dashboardPage } from './views/dashboard.js';
-import { installationPath } from './views/format.js';
+import { installationPath, installationTitle } from './views/format.js';
 import type { PageForm } from './views/installation-page.js';
 import { TAB_PATHS, tabPath } from './views/installation-tabs.js';
 import { queryStrings } from './views/list-paging.js';
 import { loginPage } from './views/login.js';
 import { disconnectPage, eventsPage, messagePage } from './views/misc-pages.js';
 import { recordPage } from './views/record-page.js';
+import { unlinkConfirmPage } from './views/unlink-confirm.js';
 
 /**
  * The admin page, mounted at /admin: server-rendered HTML with plain forms. Every change is a POST carrying the
@@ -108,9 +110,30 @@ function uploadOf(req: Request): DocumentInput | null {
   return UPLOADS.get(req) ?? null;
 }
 
+function body(req: Request): Record<string, unknown> {
+  return (req.body ?? {}) as Record<string, unknown>;
+}
+
+const isRecordId = (value: string) => recordIdSchema.safeParse(value).success;
+
 function send(res: Response, page: SafeHtml, status = 200): void {
   res.status(status).type('html').send(page.value);
 }
+
+/**
+ * The sentence of a single decision naming its record (`?done=…&record=<id>`): the name is read from the CRM and
+ * the slug from the link index, never taken from the link, so a crafted URL cannot put words on the page.
+ */
+const PLACED_MESSAGES: Record<string, (who: string, slug: string | null) => string> = {
+  'review-linked': (who, slug) =>
+    `Linked ${who}${slug ? ` to ${slug}` : ''}: the report was written to the CRM record.`,
+  'review-rejected': (who) =>
+    `Rejected the candidates of ${who}: they will not be offered again, and the CRM record was updated.`,
+  unlinked: (who) =>
+    `Unlinked ${who}: the record has no report now, by your decision, and will not be linked again by matching. “Match a record again” (above) takes it back.`,
+  rematched: (who, slug) =>
+    `Matched ${who} again: the decision was lifted and matching ran${slug ? `; it is linked to ${slug}` : ''}; its new state is written to the CRM.`,
+};
 
 function doneMessage(req: Request): string | null {
   const done = req.query.done;
@@ -273,11 +296,29 @@ export function adminPageRouter(deps: PageRouteDeps): Router {
     send(res, await installationPages.render('overview', req, id, csrf(res), { notice }));
   });
 
+  /** A single decision's message naming its record, with the item to place it before (review, links). */
+  const placedNotice = async (req: Request, id: string): Promise<PlacedNotice | null> => {
+    const done = typeof req.query.done === 'string' ? req.query.done : '';
+    const message = PLACED_MESSAGES[done];
+    const record = recordIdSchema.safeParse(req.query.record);
+    if (!message || !record.success) return null;
+    const [name, [slug = null]] = await Promise.all([
+      installationPages.recordName(id, record.data),
+      ctx.index.slugsOf(id, [record.data]),
+    ]);
+    const next = recordIdSchema.safeParse(req.query.next);
+    return {
+      message: message(name ? `${name} (record ${record.data})` : `record ${record.data}`, slug),
+      next: next.success ? next.data : null,
+    };
+  };
+
   for (const tab of ['review', 'links', 'requests', 'settings'] as const) {
     pages.get(`/installations/:id${TAB_PATHS[tab]}`, async (req, res) => {
       const id = installationId(req);
-      const notice = doneMessage(req) ?? (await massNotice(actions, req, id));
-      send(res, await installationPages.render(tab, req, id, csrf(res), { notice }));
+      const placed = tab === 'review' || tab === 'links' ? await placedNotice(req, id) : null;
+      const notice = placed ? null : (doneMessage(req) ?? (await massNotice(actions, req, id)));
+      send(res, await installationPages.render(tab, req, id, csrf(res), { notice, placed }));
     });
   }
 
@@ -325,10 +366,9 @@ export function adminPageRouter(deps: PageRouteDeps): Router {
       const decision = reviewDecisionSchema.safeParse(req.body ?? {});
       if (!decision.success) throw badRequest(decision.error, 'The decision');
       await actions.resolveReview(id, recordId.data, decision.data, deciderOf(res));
-      return installationPath(
-        id,
-        `?done=${decision.data.action === 'reject' ? 'review-rejected' : 'review-linked'}#review`,
-      );
+      // Back to the same search and page, the message before the next item (after-action.ts).
+      const done = decision.data.action === 'reject' ? 'review-rejected' : 'review-linked';
+      return tabPath(id, 'review', afterActionQuery(body(req), done, recordId.data, isRecordId));
     }),
   );
 
@@ -355,19 +395,77 @@ export function adminPageRouter(deps: PageRouteDeps): Router {
     return recordId.data;
   };
 
+  /**
+   * A single unlink is shown first, like a mass action: the form without `confirm` answers the confirmation
+   * page, whose form posts the same request with it.
+   */
+  const confirmUnlink = async (req: Request, res: Response, id: string, recordId: string) => {
+    const [installation, name, status, [slug = null]] = await Promise.all([
+      actions.installation(id),
+      installationPages.recordName(id, recordId),
+      ctx.index.statusOf(id, recordId),
+      ctx.index.slugsOf(id, [recordId]),
+    ]);
+    if (status === null && name === null) {
+      throw new AdminRequestError(404, 'RECORD_NOT_FOUND', `The CRM has no record ${recordId}.`);
+    }
+    const form = body(req);
+    const sent = typeof form.return === 'string' ? form.return : '';
+    const place = sentPlace(form);
+    const fields: [string, string][] = [['return', sent]];
+    if (req.params.recordId === FORM_RECORD) fields.push(['recordId', recordId]);
+    if (typeof form.next === 'string' && isRecordId(form.next)) fields.push(['next', form.next]);
+    const view = await overview.view(installation, { light: true });
+    send(
+      res,
+      unlinkConfirmPage({
+        installationId: id,
+        installationTitle: installationTitle(view),
+        recordId,
+        name,
+        slug,
+        action: req.originalUrl.split('?')[0]!,
+        fields,
+        cancelHref: tabPath(
+          id,
+          'links',
+          `${place.size > 0 ? `?${place}` : ''}#${req.params.recordId === FORM_RECORD ? 'corrections' : focusId(recordId)}`,
+        ),
+        csrfToken: csrf(res),
+      }),
+    );
+  };
+
+  pages.post('/installations/:id/records/:recordId/unlink', async (req, res, next) => {
+    const form = body(req);
+    if (form.confirm === 'unlink') return next();
+    const id = installationId(req);
+    try {
+      await confirmUnlink(req, res, id, formRecordId(req));
+    } catch (err) {
+      if (!(err instanceof AdminRequestError) || err.code === 'INSTALLATION_NOT_FOUND') throw err;
+      const page = await installationPages.render(FORM_TAB.links, req, id, csrf(res), {
+        error: { form: 'links', message: err.message },
+      });
+      send(res, page, err.status);
+    }
+  });
+
   pages.post(
     '/installations/:id/records/:recordId/unlink',
     change('links', async (req, id, res) => {
-      await actions.unlink(id, formRecordId(req), deciderOf(res));
-      return installationPath(id, '?done=unlinked#corrections');
+      const recordId = formRecordId(req);
+      await actions.unlink(id, recordId, deciderOf(res));
+      return tabPath(id, 'links', afterActionQuery(body(req), 'unlinked', recordId, isRecordId));
     }),
   );
 
   pages.post(
     '/installations/:id/records/:recordId/rematch',
     change('links', async (req, id, res) => {
-      await actions.rematch(id, formRecordId(req), deciderOf(res));
-      return installationPath(id, '?done=rematched#corrections');
+      const recordId = formRecordId(req);
+      await actions.rematch(id, recordId, deciderOf(res));
+      return tabPath(id, 'links', afterActionQuery(body(req), 'rematched', recordId, isRecordId));
     }),
   );
 

@@ -2,6 +2,7 @@ import type { Decision, DecisionActor } from '../../decisions/decision-log.js';
 import type { RunSummary } from '../../storage/runs.js';
 import { html, type SafeHtml } from '../html.js';
 import type { InstallationView } from '../overview.js';
+import { doneNotice, focusId, type PlacedNotice, returnFields } from './after-action.js';
 import { installationPath, num, RUN_KIND_LABELS, time, when } from './format.js';
 import { csrfField, problem } from './layout.js';
 import { recordLink } from './record-page.js';
@@ -78,10 +79,11 @@ function recordForm(
   label: string,
   who: string,
   csrf: string | null,
+  back?: { query: string; next: string | null },
 ): SafeHtml {
   return html`<form method="post" action="${installationPath(v.id, `/records/${encodeURIComponent(recordId)}/${action}`)}" class="inline-form">
-    ${csrfField(csrf)}
-    <button type="submit" class="secondary">${label}<span class="visually-hidden"> ${who}</span></button>
+    ${csrfField(csrf)}${returnFields(back)}
+    <button type="submit" class="secondary"${back ? html` id="${focusId(recordId)}"` : ''}>${label}<span class="visually-hidden"> ${who}</span></button>
   </form>`;
 }
 
@@ -106,17 +108,32 @@ export function correctionsSection(o: {
   runs: readonly RunSummary[];
   csrf: string | null;
   error: string | null;
+  /** The page's list place, sent back with each row's unlink (after-action.ts). */
+  back?: string;
+  /** What the last change did: placed before the row that took the unlinked one's place, else on top. */
+  placed?: PlacedNotice | null;
+  notice?: string | null;
 }): SafeHtml {
   const { view: v, csrf } = o;
-  const linkedRows = o.linked.map((item) => {
+  const placedAt =
+    o.placed?.next && o.linked.some((i) => i.recordId === o.placed?.next) ? o.placed.next : null;
+  const linkedRows = o.linked.map((item, i) => {
     const company = item.name ?? `Record ${item.recordId}`;
     const who = `${company}, record ${item.recordId}`;
-    return html`<tr>
+    const next = (o.linked[i + 1] ?? o.linked[i - 1])?.recordId ?? null;
+    const back = o.back === undefined ? undefined : { query: o.back, next };
+    const before =
+      placedAt === item.recordId
+        ? html`<tr class="done-row"><td colspan="3">${doneNotice(o.placed!.message, focusId(item.recordId))}</td></tr>`
+        : '';
+    return html`${before}<tr>
       <th scope="row" data-label="Company">${company}<br>${recordLink(v.id, item.recordId)}</th>
       <td data-label="Report"><code>${item.slug ?? '—'}</code></td>
-      <td>${recordForm(v, item.recordId, 'unlink', 'Unlink', who, csrf)}</td>
+      <td>${recordForm(v, item.recordId, 'unlink', 'Unlink', who, csrf, back)}</td>
     </tr>`;
   });
+  const message = o.placed?.message ?? o.notice ?? null;
+  const topNotice = message && !placedAt ? doneNotice(message, null) : '';
   const runs = o.runs.filter(
     (r) => UNDOABLE.includes(r.kind) && (r.state === 'done' || r.state === 'stopped'),
   );
@@ -132,7 +149,7 @@ export function correctionsSection(o: {
   const lookup = (action: 'unlink' | 'rematch', label: string, hint: string) => {
     const fieldId = `${action}-record-id`;
     return html`<form method="post" action="${installationPath(v.id, `/records/${FORM_RECORD}/${action}`)}" class="slug-form">
-      ${csrfField(csrf)}
+      ${csrfField(csrf)}${returnFields(o.back === undefined ? undefined : { query: o.back, next: null })}
       <label for="${fieldId}">${label}</label>
       <span class="slug-row">
         <input id="${fieldId}" name="recordId" type="text" required spellcheck="false" autocomplete="off" aria-describedby="${fieldId}-hint">
@@ -143,6 +160,7 @@ export function correctionsSection(o: {
   };
   return html`<section class="card" aria-labelledby="corrections">
     <h2 id="corrections">Corrections</h2>
+    ${topNotice}
     ${problem(o.error, 'corrections-error')}
     <p>A wrong link is fixed once: unlinking makes the record <code>no_match</code> by your decision, written as
       <code>report_link_source</code> = <code>admin</code> on the record, and matching never links it again until a

@@ -4,6 +4,7 @@ import type { MassActionSummary } from '../../decisions/mass-actions.js';
 import type { RunSummary } from '../../storage/runs.js';
 import { html, type SafeHtml } from '../html.js';
 import type { InstallationView } from '../overview.js';
+import { type PlacedNotice, returnQuery } from './after-action.js';
 import { massActionsSection } from './confirm.js';
 import { correctionsSection, decisionLogSection, type LinkedItem } from './corrections.js';
 import { num } from './format.js';
@@ -55,6 +56,8 @@ export interface LinksPageInput {
   query: Record<string, string>;
   csrfToken: string | null;
   notice?: string | null;
+  /** The message of a decision made on one row, placed before the row that took its place. */
+  placed?: PlacedNotice | null;
   error?: string | null;
 }
 
@@ -62,7 +65,8 @@ export function linksPage(o: LinksPageInput): SafeHtml {
   const { view: v } = o;
   const path = tabPath(v.id, 'links');
   return installationShell(
-    { view: v, tab: 'links', csrfToken: o.csrfToken, notice: o.notice, error: o.error },
+    // The message is shown in the corrections section, where the change was made.
+    { view: v, tab: 'links', csrfToken: o.csrfToken, error: o.error },
     html`${correctionsSection({
       view: v,
       linked: o.linked.items,
@@ -81,6 +85,9 @@ export function linksPage(o: LinksPageInput): SafeHtml {
       runs: o.runs,
       csrf: o.csrfToken,
       error: o.error ?? null,
+      back: returnQuery(o.query),
+      placed: o.placed ?? null,
+      notice: o.notice ?? null,
     })}
     ${notPublishedSection(v, o.notPublished, path, o.query)}
     ${decisionLogSection({

@@ -6,6 +6,7 @@ import { topTied } from '../../storage/review-ties.js';
 import type { RunSummary } from '../../storage/runs.js';
 import { html, type SafeHtml } from '../html.js';
 import type { InstallationView } from '../overview.js';
+import { focusId, returnFields } from './after-action.js';
 import { type Bar, barChart } from './charts.js';
 import { selectBox } from './corrections.js';
 import {
@@ -214,14 +215,23 @@ export function runsTable(runs: readonly RunSummary[], apiUrl: string): SafeHtml
   </div>`;
 }
 
-export function reviewItemView(installationId: string, item: ReviewItem, csrf: string | null): SafeHtml {
+export function reviewItemView(
+  installationId: string,
+  item: ReviewItem,
+  csrf: string | null,
+  /** The page's list place and the item after this one, sent with each decision (after-action.ts). */
+  back?: { query: string; next: string | null },
+): SafeHtml {
   const company = item.name ?? `Record ${item.recordId}`;
   const headingId = `review-${item.recordId}`;
   // Several CRM companies may share a name: the record id keeps every button's name unique.
   const who = `${company}, record ${item.recordId}`;
   const action = installationPath(installationId, `/review/${encodeURIComponent(item.recordId)}`);
+  const backFields = returnFields(back);
+  // The first action takes focus when the item before this one was decided.
+  const firstId = (i: number) => (i === 0 ? html` id="${focusId(item.recordId)}"` : '');
   const candidates = item.candidates.map(
-    (c) => html`<tr>
+    (c, i) => html`<tr>
       <th scope="row" data-label="Report">${c.name}<br><code>${c.slug}</code></th>
       <td data-label="Industry">${c.industry ?? '—'}</td>
       <td data-label="Stage">${c.stage ?? '—'}</td>
@@ -232,8 +242,8 @@ export function reviewItemView(installationId: string, item: ReviewItem, csrf: s
         <form method="post" action="${action}" class="inline-form">
           ${csrfField(csrf)}
           <input type="hidden" name="action" value="accept">
-          <input type="hidden" name="slug" value="${c.slug}">
-          <button type="submit">Accept<span class="visually-hidden"> ${c.name} (${c.slug}) for ${who}</span></button>
+          <input type="hidden" name="slug" value="${c.slug}">${backFields}
+          <button type="submit"${firstId(i)}>Accept<span class="visually-hidden"> ${c.name} (${c.slug}) for ${who}</span></button>
         </form>
       </td>
     </tr>`,
@@ -257,12 +267,12 @@ export function reviewItemView(installationId: string, item: ReviewItem, csrf: s
     <div class="review-actions">
       <form method="post" action="${action}" class="inline-form">
         ${csrfField(csrf)}
-        <input type="hidden" name="action" value="reject">
-        <button type="submit" class="secondary">Reject all candidates<span class="visually-hidden"> for ${who}</span></button>
+        <input type="hidden" name="action" value="reject">${backFields}
+        <button type="submit" class="secondary"${item.candidates.length === 0 ? firstId(0) : ''}>Reject all candidates<span class="visually-hidden"> for ${who}</span></button>
       </form>
       <form method="post" action="${action}" class="slug-form">
         ${csrfField(csrf)}
-        <input type="hidden" name="action" value="set">
+        <input type="hidden" name="action" value="set">${backFields}
         <label for="slug-${item.recordId}">Or link a report by its slug</label>
         <span class="slug-row">
           <input id="slug-${item.recordId}" name="slug" type="text" required spellcheck="false" autocomplete="off">

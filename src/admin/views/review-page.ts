@@ -2,6 +2,7 @@ import type { ReviewItem } from '../../storage/review-codec.js';
 import { html, type SafeHtml } from '../html.js';
 import type { InstallationView } from '../overview.js';
 import { REVIEW_PAGE_SIZES } from '../schemas.js';
+import { doneNotice, focusId, type PlacedNotice, returnQuery } from './after-action.js';
 import { bulkReviewForm, reviewPageSizes } from './corrections.js';
 import { num } from './format.js';
 import { installationShell, tabPath } from './installation-tabs.js';
@@ -21,6 +22,8 @@ export interface ReviewPageInput {
   query: Record<string, string>;
   csrfToken: string | null;
   notice?: string | null;
+  /** The message of a decision made on one item, placed before the item that took its place. */
+  placed?: PlacedNotice | null;
   error?: string | null;
 }
 
@@ -29,10 +32,31 @@ export const REVIEW_LIST = listParams(null);
 export function reviewPage(o: ReviewPageInput): SafeHtml {
   const { view: v, place } = o;
   const per = place.per;
+  const back = returnQuery(o.query);
+  const placedAt =
+    o.placed?.next && o.items.some((i) => i.recordId === o.placed?.next) ? o.placed.next : null;
+  // The message sits in the queue, not above the tabs, so the section's anchor keeps it in view.
+  const topNotice = o.placed
+    ? placedAt
+      ? ''
+      : doneNotice(o.placed.message, null)
+    : o.notice
+      ? doneNotice(o.notice, null)
+      : '';
+  const items = o.items.map(
+    (item, i) =>
+      html`${placedAt === item.recordId ? doneNotice(o.placed!.message, focusId(item.recordId)) : ''}${reviewItemView(
+        v.id,
+        item,
+        o.csrfToken,
+        { query: back, next: (o.items[i + 1] ?? o.items[i - 1])?.recordId ?? null },
+      )}`,
+  );
   return installationShell(
-    { view: v, tab: 'review', csrfToken: o.csrfToken, notice: o.notice, error: o.error },
+    { view: v, tab: 'review', csrfToken: o.csrfToken, error: o.error },
     html`<section class="card" aria-labelledby="review">
       <h2 id="review">Review queue (${num(v.reviewCount)})</h2>
+      ${topNotice}
       <p>These companies have more than one plausible report. Accept a candidate, reject them all, or type the
         slug of the right report. Each decision is written to the CRM at once. To decide many at once, select
         them and accept each one's first candidate or reject them together.</p>
@@ -51,7 +75,7 @@ export function reviewPage(o: ReviewPageInput): SafeHtml {
           searchHint: 'A company name (or part of one) or a record id.',
         })}
         ${place.query ? html`<p class="hint" role="status">${num(o.total)} found for “${place.query}”${o.total > o.items.length ? html`, the first ${num(o.items.length)} shown` : ''}.</p>` : ''}
-        ${o.items.length === 0 ? html`<p>No item on this page.</p>` : html`${bulkReviewForm(v, o.items.length, o.csrfToken, { page: place.page, per })}${o.items.map((item) => reviewItemView(v.id, item, o.csrfToken))}`}`
+        ${o.items.length === 0 ? html`<p>No item on this page.</p>` : html`${bulkReviewForm(v, o.items.length, o.csrfToken, { page: place.page, per })}${items}`}`
       }
     </section>`,
   );
