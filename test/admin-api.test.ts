@@ -452,7 +452,10 @@ describe('the review queue', () => {
       headers: { cookie },
     });
     expect(res.status).toBe(303);
-    expect(res.headers.get('location')).toBe(`/admin/installations/${id}?done=review-linked#review`);
+    // Back to the review page, the message naming the record (a form without a list place or next item).
+    expect(res.headers.get('location')).toBe(
+      `/admin/installations/${id}/review?done=review-linked&record=${item.recordId}#done`,
+    );
     expect(crm(item.recordId).report_slug).toBe(other.slug);
     expect(crm(item.recordId).report_match_status).toBe('matched');
   });

@@ -201,6 +201,8 @@ describe('the installation pages in a browser', () => {
     await page.goto(`${base}/links`);
     await page.getByLabel('Unlink a record by its id').fill(target!);
     await page.getByRole('button', { name: 'Unlink', exact: true }).first().click();
+    // A single unlink is confirmed first.
+    await page.getByRole('button', { name: /^Unlink / }).click();
     await page.waitForURL(/done=unlinked/);
     await page.goto(base);
     await page.locator('[data-preview-stale]').waitFor();

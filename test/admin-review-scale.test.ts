@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HUBSPOT_COMPANY_OBJECT_TYPE_ID } from '../connectors/hubspot/provider.js';
 import type { LocalSystem } from '../local/system.js';
 import type { BulkReviewOutcome } from '../src/admin/admin-actions.js';
+import { topTied } from '../src/admin/mass-actions.js';
 import type { CrmKind } from '../src/crm/connector.js';
 import type { Decision } from '../src/decisions/decision-log.js';
 import type { ReviewItem } from '../src/storage/review-codec.js';
@@ -273,12 +274,29 @@ describe.each(['hubspot', 'salesforce'] as CrmKind[])('review at scale on %s', (
     expect(forged.status).toBe(403);
     expect(system.crm.record(target)?.slug).toBe(slug);
 
-    const unlinked = await call(`/admin/installations/${id}/records/by-id/unlink`, {
+    // A single unlink is shown first: the record and its slug, and a form that confirms it.
+    const asked = await call(`/admin/installations/${id}/records/by-id/unlink`, {
       form: new URLSearchParams({ _csrf: csrf, recordId: target }),
       headers: { cookie },
     });
+    expect(asked.status).toBe(200);
+    expect(asked.text).toContain(`<code>${slug}</code>`);
+    expect(asked.text).toContain('name="confirm" value="unlink"');
+    expect(system.crm.record(target)?.slug).toBe(slug);
+    const unlinked = await call(`/admin/installations/${id}/records/by-id/unlink`, {
+      form: new URLSearchParams({
+        _csrf: csrf,
+        recordId: target,
+        confirm: 'unlink',
+        return: 'linked-page=2&x=1',
+      }),
+      headers: { cookie },
+    });
     expect(unlinked.status).toBe(303);
-    expect(unlinked.headers.get('location')).toBe(`/admin/installations/${id}?done=unlinked#corrections`);
+    // Back to the links page where it was (known list places only), the message naming the record.
+    expect(unlinked.headers.get('location')).toBe(
+      `/admin/installations/${id}/links?linked-page=2&done=unlinked&record=${target}#done`,
+    );
     expect(system.crm.record(target)).toMatchObject({ slug: null, status: 'no_match', linkSource: 'admin' });
 
     // The re-match lifts the admin's decision: matching links the same report again, as its own link.
