@@ -140,6 +140,30 @@ describe('the operator’s day by keyboard', () => {
     await page.close();
   }, 60_000);
 
+  it('at 400 px too, the message and the focused next action are both in view', async () => {
+    const page = await browser.newPage(400);
+    await browser.logIn(page);
+    await page.goto(tabUrl('review', '#review'));
+    const ids = await shownItems(page);
+    expect(ids.length).toBeGreaterThan(3);
+    const [, decided, next] = ids as [string, string, string];
+    await page
+      .getByRole('button', { name: new RegExp(`^Reject all candidates for .*, record ${decided}$`) })
+      .focus();
+    await page.keyboard.press('Enter');
+    await page.waitForURL(/done=review-rejected/);
+    await focusOn(page, `act-${next}`);
+    await page.waitForFunction(`(${VISIBLE})(document.querySelector('[data-done-notice]'))`);
+    expect(await focused(page)).toEqual({ id: `act-${next}`, visible: true });
+    // Not under the sticky bulk bar either.
+    const covered = await page.evaluate<boolean>(
+      `document.querySelector('.bulk-form').getBoundingClientRect().bottom > document.querySelector('[data-done-notice]').getBoundingClientRect().top`,
+    );
+    expect(covered).toBe(false);
+    await page.screenshot({ path: 'test-artifacts/keyboard-reject-400.png' });
+    await page.close();
+  }, 60_000);
+
   it('confirms a single unlink, keeps the link on “Keep the link”, and focuses the next row after it', async () => {
     const page = await browser.newPage(1280);
     await browser.logIn(page);
