@@ -240,6 +240,15 @@ describe('the operator’s day by keyboard', () => {
     await page.close();
   }, 90_000);
 
+  it('a crafted link names no record the installation does not know: the fixed sentence instead', async () => {
+    const page = await browser.newPage(1280);
+    await browser.logIn(page);
+    await page.goto(tabUrl('review', '?done=review-linked&record=Call-555-0100-now#done'));
+    const message = page.locator('[data-done-notice]');
+    expect(await message.textContent()).toBe('Linked: the report was written to the CRM record.');
+    await page.close();
+  });
+
   it('ran without a content security policy violation', () => {
     expect(browser.cspViolations).toEqual([]);
   });

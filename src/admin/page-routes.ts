@@ -302,10 +302,13 @@ export function adminPageRouter(deps: PageRouteDeps): Router {
     const message = PLACED_MESSAGES[done];
     const record = recordIdSchema.safeParse(req.query.record);
     if (!message || !record.success) return null;
-    const [name, [slug = null]] = await Promise.all([
+    const [status, name, [slug = null]] = await Promise.all([
+      ctx.index.statusOf(id, record.data),
       installationPages.recordName(id, record.data),
       ctx.index.slugsOf(id, [record.data]),
     ]);
+    // A record the installation does not know gets the fixed sentence: an id from a link is not words to show.
+    if (status === null) return null;
     const next = recordIdSchema.safeParse(req.query.next);
     return {
       message: message(name ? `${name} (record ${record.data})` : `record ${record.data}`, slug),
