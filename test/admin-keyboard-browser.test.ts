@@ -140,6 +140,27 @@ describe('the operator’s day by keyboard', () => {
     await page.close();
   }, 60_000);
 
+  it('without the page’s script, the redirect’s anchor alone focuses the next item, the message above it', async () => {
+    const page = await browser.newPage(1280, 900, { script: false });
+    await browser.logIn(page);
+    await page.goto(tabUrl('review', '#review'));
+    const ids = await shownItems(page);
+    expect(ids.length).toBeGreaterThan(3);
+    const [decided, next] = ids as [string, string];
+    await page
+      .getByRole('button', { name: new RegExp(`^Reject all candidates for .*, record ${decided}$`) })
+      .focus();
+    await page.keyboard.press('Enter');
+    await page.waitForURL(/done=review-rejected/);
+    expect(new URL(page.url()).hash).toBe(`#act-${next}`);
+    await focusOn(page, `act-${next}`);
+    expect((await focused(page)).visible).toBe(true);
+    expect(await inView(page, '[data-done-notice]')).toBe(true);
+    // The select-all box is the script's: hidden without it, so this page really ran none.
+    expect(await page.locator('[data-select-all-box]').isHidden()).toBe(true);
+    await page.close();
+  }, 60_000);
+
   it('at 400 px too, the message and the focused next action are both in view', async () => {
     const page = await browser.newPage(400);
     await browser.logIn(page);

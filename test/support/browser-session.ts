@@ -12,8 +12,11 @@ import { runEnded } from './system-state.js';
 const CHROMIUM = '/usr/bin/chromium';
 
 export interface BrowserSession {
-  /** A new page `width` x `height` px; its CSP violations land in `cspViolations`. */
-  newPage(width: number, height?: number): Promise<Page>;
+  /**
+   * A new page `width` x `height` px; its CSP violations land in `cspViolations`. `script: false` turns the
+   * page's JavaScript off (what the page does without its script).
+   */
+  newPage(width: number, height?: number, options?: { script?: boolean }): Promise<Page>;
   /** Signs in through the login form with the system's admin token and waits for the installations page. */
   logIn(page: Page): Promise<void>;
   /** The console messages of every page that name the Content Security Policy. */
@@ -29,8 +32,11 @@ export async function openBrowserSession(system: LocalSystem): Promise<BrowserSe
   const cspViolations: string[] = [];
   return {
     cspViolations,
-    async newPage(width, height = 900) {
-      const page = await browser.newPage({ viewport: { width, height } });
+    async newPage(width, height = 900, options = {}) {
+      const page = await browser.newPage({
+        viewport: { width, height },
+        javaScriptEnabled: options.script ?? true,
+      });
       page.on('console', (m) => {
         if (/Content Security Policy/i.test(m.text())) cspViolations.push(m.text());
       });
