@@ -2,7 +2,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HUBSPOT_COMPANY_OBJECT_TYPE_ID } from '../connectors/hubspot/provider.js';
 import type { LocalSystem } from '../local/system.js';
 import type { BulkReviewOutcome } from '../src/admin/admin-actions.js';
-import { topTied } from '../src/admin/mass-actions.js';
 import type { CrmKind } from '../src/crm/connector.js';
 import type { Decision } from '../src/decisions/decision-log.js';
 import type { ReviewItem } from '../src/storage/review-codec.js';
