@@ -179,8 +179,9 @@ export interface SearchPlan {
 /**
  * The searches for a record: one, and at most one further. The first is the name as written (legal forms
  * off, marks as word breaks; a name in Cyrillic or Greek letters in its Latin reading). The fallback, for
- * when the first found nothing acceptable, is the name with its marks joined when it has marks (the service
- * may read "O'Brien" as one word), else the name's words cut short (stemsForm). Null for a name that is no
+ * when the first found nothing acceptable, is for a name partly in another script its Latin words alone, for
+ * a name with marks the name with its marks joined (the service may read "O'Brien" as one word), else the
+ * name's words cut short (stemsForm). Null for a name that is no
  * company name (junkNameKind) or has nothing searchable: such a record costs no search.
  */
 export function searchPlanFor(name: string | null | undefined): SearchPlan | null {
@@ -190,9 +191,12 @@ export function searchPlanFor(name: string | null | undefined): SearchPlan | nul
   const first = forms[0];
   if (first === undefined) return null;
   const joined = form(raw.replace(INNER_MARKS, '').replace(/[&+]/g, ' '));
+  // A name partly in another script ("Αθηνά Analytics") may be kept by the service as written, its other
+  // letters read as nothing: then the Latin words alone find it.
+  const latinWordsAlone = raw !== (name ?? '') ? searchQueryFor({ name }) : null;
   const candidates = HAS_INNER_MARKS.test(raw)
-    ? [joined, stemsForm(raw)]
-    : [stemsForm(raw), forms[forms.length - 1]];
+    ? [latinWordsAlone, joined, stemsForm(raw)]
+    : [latinWordsAlone, stemsForm(raw), forms[forms.length - 1]];
   const fallback = candidates.find((q) => q !== null && q !== '' && q !== first) ?? null;
   return { first, fallback };
 }
