@@ -174,7 +174,7 @@ function ReviewView({
   onDecide,
 }: { data: CardData } & Pick<CardViewProps, 'sending' | 'onDecide'>) {
   const candidates = data.review?.candidates ?? [];
-  const preselected = preselectedCandidate(candidates);
+  const preselected = preselectedCandidate(candidates, data.review?.tied);
   const [chosen, setChosen] = useState<string | null>(preselected);
   return (
     <Flex direction="column" gap="sm">
@@ -196,6 +196,8 @@ function ReviewView({
             c.place ?? 'place unknown',
             c.industry ?? 'industry unknown',
             c.score === null ? 'no score' : `score ${formatScore(c.score)}`,
+            // Why the matcher proposes it (a name read in Latin letters, a former name, a namesake elsewhere).
+            ...(c.why ? [c.why] : []),
           ].join(' · '),
         }))}
       />

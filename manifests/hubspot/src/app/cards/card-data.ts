@@ -40,6 +40,8 @@ export const cardCandidateSchema = z.object({
   place: z.string().nullable(),
   industry: z.string().nullable(),
   score: z.number().nullable(),
+  /** Why the matcher proposes it; absent on review items kept before reasons were shown. */
+  why: z.string().nullish(),
 });
 export type CardCandidate = z.infer<typeof cardCandidateSchema>;
 
@@ -65,7 +67,16 @@ export const cardDataSchema = z.object({
   previous: z.object({ score: z.number(), changedAt: z.string().nullable() }).nullable(),
   alert: z.object({ text: z.string(), at: z.string().nullable() }).nullable(),
   linkSource: z.enum(CARD_LINK_SOURCES).nullable(),
-  review: z.object({ candidates: z.array(cardCandidateSchema) }).nullable(),
+  review: z
+    .object({
+      candidates: z.array(cardCandidateSchema),
+      /**
+       * The connector's word that nothing puts the first candidate ahead of the next (namesakes the record cannot
+       * tell apart): none is pre-selected. Absent from a connector that did not say.
+       */
+      tied: z.boolean().optional(),
+    })
+    .nullable(),
   request: z.object({ state: z.enum(CARD_REQUEST_STATES), requestedAt: z.string() }).nullable(),
   syncedAt: z.string().nullable(),
 });
@@ -92,10 +103,13 @@ export function cardCompanyPath(companyId: string): string {
 }
 
 /**
- * The candidate to pre-select: the best-scored one, only when it is strictly ahead of the next. Tied top
- * candidates (or candidates without scores) leave the choice to the person.
+ * The candidate to pre-select. With the connector's word on ties: none when tied, else its first (the matcher's
+ * order). Without it: the best-scored one, only when strictly ahead of the next. Tied top candidates (or
+ * candidates without scores) leave the choice to the person.
  */
-export function preselectedCandidate(candidates: readonly CardCandidate[]): string | null {
+export function preselectedCandidate(candidates: readonly CardCandidate[], tied?: boolean): string | null {
+  if (tied === true) return null;
+  if (tied === false) return candidates[0]?.slug ?? null;
   const [first, second] = [...candidates].sort((a, b) => (b.score ?? -Infinity) - (a.score ?? -Infinity));
   if (!first || first.score === null) return null;
   if (second && (second.score === null ? false : second.score >= first.score)) return null;
