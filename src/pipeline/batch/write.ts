@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { CompanyRecord, CrmConnector, RecordUpdate } from '../../crm/connector.js';
+import type { CompanyRecord, CrmConnector, RecordUpdate, WriteResult } from '../../crm/connector.js';
 import type { ValueGrain } from '../../crm/value-grain.js';
 import { MATCH_STATUSES, type MatchStatus } from '../../fields.js';
 import type { Metrics } from '../../metrics.js';
@@ -84,58 +84,22 @@ export async function writeUpdates(
 ): Promise<void> {
   const { index, connector, installationId, metrics } = context;
   const pause = context.sleep ?? ((ms: number) => sleep(ms));
-  const { result } = tally;
-  const { inBatchAttempts, inBatchDelayMs } = RETRY_BUDGET.recordRetry;
   const queue = [...updates];
-  /** Sends of each record answered "try again" so far. */
-  const refused = new Map<string, number>();
-  let resendAt = 0;
+  const resends: Resends = { refused: new Map(), at: 0 };
   while (queue.length > 0) {
     // A lapsed lease (the holder stalled past it) lets another holder write these records meanwhile: what is
     // left was compared against a state that may be gone, so it is not written from here.
     if (context.held && !context.held()) throw new RecordLocksLostError(queue.length);
-    const bulk =
-      connector.writeCompaniesBulk !== undefined &&
-      connector.bulkThreshold !== undefined &&
-      queue.length >= connector.bulkThreshold;
-    const chunk = queue.splice(0, bulk ? queue.length : connector.limits.writeBatchSize);
-    if (chunk.some((u) => refused.has(u.id))) {
-      const wait = resendAt - Date.now();
+    const { chunk, bulk } = takeWriteCall(connector, queue);
+    if (chunk.some((u) => resends.refused.has(u.id))) {
+      const wait = resends.at - Date.now();
       if (wait > 0) await pause(wait);
     }
     const results =
       bulk && connector.writeCompaniesBulk
         ? await connector.writeCompaniesBulk(chunk)
         : await connector.writeCompanies(chunk);
-    const okStates: RecordState[] = [];
-    const okSeqs = new Map<string, number>();
-    const gone: string[] = [];
-    results.forEach((r, j) => {
-      const update = chunk[j];
-      const d = update ? desired.get(update.id) : undefined;
-      if (!update || !d) return;
-      if (r.ok) {
-        result.written += 1;
-        okStates.push(d.state);
-        okSeqs.set(update.id, d.seq);
-        return;
-      }
-      if (r.error.code === 'NOT_FOUND') {
-        gone.push(update.id);
-        result.skipped += 1;
-      } else if (r.error.code === 'RETRYABLE') {
-        const sends = (refused.get(update.id) ?? 0) + 1;
-        refused.set(update.id, sends);
-        if (sends <= inBatchAttempts) {
-          queue.push(update);
-          resendAt = Math.max(resendAt, Date.now() + inBatchDelayMs * 2 ** (sends - 1));
-        } else {
-          tally.retryRecordIds.push(update.id);
-        }
-      } else {
-        tally.fail(update.id, r.error.providerCode ?? r.error.code, r.error.message);
-      }
-    });
+    const { okStates, okSeqs, gone } = sortWriteResults(chunk, results, desired, tally, queue, resends);
     metrics?.recordsWritten.inc({ crm: connector.kind, result: 'ok' }, okStates.length);
     if (results.length - okStates.length > 0) {
       metrics?.recordsWritten.inc(
@@ -147,6 +111,73 @@ export async function writeUpdates(
     await index.setWrittenSeqs(installationId, okSeqs);
     await index.forget(installationId, gone);
   }
+}
+
+/** The records answered "try again" within one batch, and when the next resend may go. */
+interface Resends {
+  /** Sends of each record answered "try again" so far. */
+  refused: Map<string, number>;
+  /** Epoch ms before which no resend goes out. */
+  at: number;
+}
+
+/** The next write call's records, taken off the front of the queue: all of them for the bulk API. */
+function takeWriteCall(
+  connector: CrmConnector,
+  queue: RecordUpdate[],
+): { chunk: RecordUpdate[]; bulk: boolean } {
+  const bulk =
+    connector.writeCompaniesBulk !== undefined &&
+    connector.bulkThreshold !== undefined &&
+    queue.length >= connector.bulkThreshold;
+  const chunk = queue.splice(0, bulk ? queue.length : connector.limits.writeBatchSize);
+  return { chunk, bulk };
+}
+
+/**
+ * Gives each result of a write call to its record: written (returned to keep in the index), gone (returned to
+ * forget), refused for now (back on the queue, or to the caller past `inBatchAttempts`), or failed.
+ */
+function sortWriteResults(
+  chunk: RecordUpdate[],
+  results: WriteResult[],
+  desired: Map<string, Desired>,
+  tally: BatchTally,
+  queue: RecordUpdate[],
+  resends: Resends,
+): { okStates: RecordState[]; okSeqs: Map<string, number>; gone: string[] } {
+  const { result } = tally;
+  const { inBatchAttempts, inBatchDelayMs } = RETRY_BUDGET.recordRetry;
+  const okStates: RecordState[] = [];
+  const okSeqs = new Map<string, number>();
+  const gone: string[] = [];
+  results.forEach((r, j) => {
+    const update = chunk[j];
+    const d = update ? desired.get(update.id) : undefined;
+    if (!update || !d) return;
+    if (r.ok) {
+      result.written += 1;
+      okStates.push(d.state);
+      okSeqs.set(update.id, d.seq);
+      return;
+    }
+    if (r.error.code === 'NOT_FOUND') {
+      gone.push(update.id);
+      result.skipped += 1;
+    } else if (r.error.code === 'RETRYABLE') {
+      const sends = (resends.refused.get(update.id) ?? 0) + 1;
+      resends.refused.set(update.id, sends);
+      if (sends <= inBatchAttempts) {
+        queue.push(update);
+        resends.at = Math.max(resends.at, Date.now() + inBatchDelayMs * 2 ** (sends - 1));
+      } else {
+        tally.retryRecordIds.push(update.id);
+      }
+    } else {
+      tally.fail(update.id, r.error.providerCode ?? r.error.code, r.error.message);
+    }
+  });
+  return { okStates, okSeqs, gone };
 }
 
 function statusIn(value: unknown): MatchStatus | null {
