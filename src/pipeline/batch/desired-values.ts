@@ -71,7 +71,15 @@ function desiredFor(
   alerts: ReadonlyMap<string, StoredAlert>,
   grain: ValueGrain,
 ): Desired {
-  const base = {
+  if (plan.kind === 'linked') {
+    return desiredLinked(record, plan, reads.get(plan.slug), fallbackSeq, alerts, grain);
+  }
+  return desiredUnlinked(record, plan, fallbackSeq, matching, review);
+}
+
+/** The index state every record starts from: no link kept by us, no review, no score. */
+function baseState(record: CompanyRecord) {
+  return {
     recordId: record.id,
     autoLinked: false,
     unlinkedName: null,
@@ -79,6 +87,17 @@ function desiredFor(
     score: null,
     fingerprint: fingerprintOf(record),
   } satisfies Partial<RecordState>;
+}
+
+/** A record left without a report: an error, a held decision, a review, no match or a requested report. */
+function desiredUnlinked(
+  record: CompanyRecord,
+  plan: Exclude<Plan, { kind: 'skip' | 'linked' }>,
+  fallbackSeq: number,
+  matching: MatchingStrategy,
+  review: ReviewItem | null,
+): Desired {
+  const base = baseState(record);
   const unlinked = (status: MatchStatus, values: DesiredValues): Desired => ({
     values,
     seq: fallbackSeq,
@@ -112,18 +131,26 @@ function desiredFor(
     if (cleanSlug(record.fields.slug)) values.slug = null;
     return unlinked('needs_review', values);
   }
-  if (plan.kind === 'no_match' || plan.kind === 'requested') {
-    const values: DesiredValues = { ...clearedValues(plan.kind), linkSource: null };
-    if (cleanSlug(record.fields.slug)) values.slug = null;
-    return unlinked(plan.kind, values);
-  }
-  const read = reads.get(plan.slug);
+  const values: DesiredValues = { ...clearedValues(plan.kind), linkSource: null };
+  if (cleanSlug(record.fields.slug)) values.slug = null;
+  return unlinked(plan.kind, values);
+}
+
+/** A record linked to a report: its values come from the report's read (or say why there are none). */
+function desiredLinked(
+  record: CompanyRecord,
+  plan: Extract<Plan, { kind: 'linked' }>,
+  read: ReportRead | undefined,
+  fallbackSeq: number,
+  alerts: ReadonlyMap<string, StoredAlert>,
+  grain: ValueGrain,
+): Desired {
   const linkValue: DesiredValues = {
     ...(plan.newlyLinked ? { slug: plan.slug } : {}),
     linkSource: plan.source,
   };
   const linkedState = (status: MatchStatus, score: number | null): RecordState => ({
-    ...base,
+    ...baseState(record),
     slug: plan.slug,
     status,
     score,
