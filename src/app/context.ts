@@ -84,36 +84,18 @@ export function createAppContext(config: Config, options: ContextOptions): AppCo
   const { logger } = options;
   const metrics = options.metrics ?? new Metrics();
   const prefix = config.redisPrefix;
-  const redis = createRedis(config, 'producer', `${prefix}-app`);
-  // BullMQ's queues block on nothing, but a lost connection must not fail enqueues made while reconnecting
-  // in workers; request handlers use `redis` above and fail fast instead.
-  const queueRedis = createRedis(config, 'worker', `${prefix}-queues`);
-  // Acknowledging a score change is one script on a connection of its own: in `start` the workers' bursts of
-  // index reads and writes on `redis` would otherwise queue ahead of it and hold up every acknowledgement. In a
-  // storm many acknowledgements are due at once: the inbox sends those of one event-loop turn as one script call
-  // (storage/inbox-accept-batch.ts) when the turn's reads are done. No auto-pipelining: it would hold that call
-  // back for one more turn, and with one call a turn it has nothing left to gather.
-  const ingestRedis = createRedis(config, 'producer', `${prefix}-ingest`);
+  const connections = openConnections(config);
+  const { redis } = connections;
   const keys = new Keys(prefix);
   const box = new SecretBox(config.encryptionKey);
   const installations = new InstallationStore(redis, box, prefix);
-  const queues = new Queues(queueRedis, prefix);
-  for (const queue of queues.all()) {
-    // Without a listener BullMQ prints every reconnect failure to the console, outside the JSON log.
-    queue.on('error', (err) => logger.warn({ err, queue: queue.name }, 'queue connection error'));
-  }
+  const queues = openQueues(connections.queues, prefix, logger);
   const index = new LinkIndex(redis, keys);
   const runs = new SyncRuns(redis, keys);
   const events = new EventLog(redis, keys);
   const schedules = new Schedules(queues);
   const installationStop = new InstallationStop(schedules, runs);
-  const tokens = new TokenManager(installations, redis, tokenRefreshers(config, { redis, keys, box }), {
-    onDisconnected: async (installationId, reason) => {
-      logger.warn({ installationId, reason }, 'installation disconnected; its jobs stop');
-      await installations.clearTokens(installationId);
-      await installationStop.stop(installationId);
-    },
-  });
+  const tokens = createTokens(config, { redis, keys, box }, installations, installationStop, logger);
   const states = new OAuthStateStore(config.encryptionKey, {
     secureCookies: config.appUrl.startsWith('https:'),
   });
@@ -121,7 +103,7 @@ export function createAppContext(config: Config, options: ContextOptions): AppCo
   const requests = new RequestStore(redis, keys);
   const alerts = new AlertStore(redis, keys);
   const decisions = new DecisionLog(redis, keys);
-  const inbox = new ScoreChangeInbox(ingestRedis, keys);
+  const inbox = new ScoreChangeInbox(connections.ingest, keys);
   const pipeline = new Pipeline({
     inbox,
     redis,
@@ -147,8 +129,6 @@ export function createAppContext(config: Config, options: ContextOptions): AppCo
     refresh: (installationId, recordIds) => records.refreshRecords(installationId, recordIds),
     logger,
   });
-  const workerSets: PipelineWorkers[] = [];
-  const workerConnections: RedisClient[] = [];
 
   return {
     config,
@@ -174,6 +154,53 @@ export function createAppContext(config: Config, options: ContextOptions): AppCo
     reportRequests,
     alerts,
     decisions,
+    ...workerLifecycle(config, pipeline, queues, connections),
+  };
+}
+
+/** The process's Redis connections, each for a kind of caller that must not wait behind another's. */
+interface Connections {
+  /** Fail-fast connection for request handlers and producers. */
+  redis: RedisClient;
+  queues: RedisClient;
+  ingest: RedisClient;
+}
+
+function openConnections(config: Config): Connections {
+  const prefix = config.redisPrefix;
+  const redis = createRedis(config, 'producer', `${prefix}-app`);
+  // BullMQ's queues block on nothing, but a lost connection must not fail enqueues made while reconnecting
+  // in workers; request handlers use `redis` above and fail fast instead.
+  const queues = createRedis(config, 'worker', `${prefix}-queues`);
+  // Acknowledging a score change is one script on a connection of its own: in `start` the workers' bursts of
+  // index reads and writes on `redis` would otherwise queue ahead of it and hold up every acknowledgement. In a
+  // storm many acknowledgements are due at once: the inbox sends those of one event-loop turn as one script call
+  // (storage/inbox-accept-batch.ts) when the turn's reads are done. No auto-pipelining: it would hold that call
+  // back for one more turn, and with one call a turn it has nothing left to gather.
+  const ingest = createRedis(config, 'producer', `${prefix}-ingest`);
+  return { redis, queues, ingest };
+}
+
+function openQueues(connection: RedisClient, prefix: string, logger: Logger): Queues {
+  const queues = new Queues(connection, prefix);
+  for (const queue of queues.all()) {
+    // Without a listener BullMQ prints every reconnect failure to the console, outside the JSON log.
+    queue.on('error', (err) => logger.warn({ err, queue: queue.name }, 'queue connection error'));
+  }
+  return queues;
+}
+
+/** Workers started on connections of their own, and the close that ends them before the connections. */
+function workerLifecycle(
+  config: Config,
+  pipeline: Pipeline,
+  queues: Queues,
+  connections: Connections,
+): Pick<AppContext, 'startWorkers' | 'close'> {
+  const prefix = config.redisPrefix;
+  const workerSets: PipelineWorkers[] = [];
+  const workerConnections: RedisClient[] = [];
+  return {
     async startWorkers(concurrency) {
       const connection = createRedis(config, 'worker', `${prefix}-worker`);
       workerConnections.push(connection);
@@ -189,9 +216,26 @@ export function createAppContext(config: Config, options: ContextOptions): AppCo
     async close() {
       await Promise.all(workerSets.map((w) => w.close()));
       await queues.close();
-      await closeRedis(redis, queueRedis, ingestRedis, ...workerConnections);
+      await closeRedis(connections.redis, connections.queues, connections.ingest, ...workerConnections);
     },
   };
+}
+
+/** The token manager; an installation it finds disconnected loses its tokens, schedules and open runs. */
+function createTokens(
+  config: Config,
+  storage: ProviderStorage,
+  installations: InstallationStore,
+  installationStop: InstallationStop,
+  logger: Logger,
+): TokenManager {
+  return new TokenManager(installations, storage.redis, tokenRefreshers(config, storage), {
+    onDisconnected: async (installationId, reason) => {
+      logger.warn({ installationId, reason }, 'installation disconnected; its jobs stop');
+      await installations.clearTokens(installationId);
+      await installationStop.stop(installationId);
+    },
+  });
 }
 
 /** The token refresher of each CRM whose OAuth app is configured. */
