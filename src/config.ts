@@ -310,10 +310,7 @@ export function readEnvFile(path: string): Record<string, string> {
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, options: LoadConfigOptions = {}): Config {
   const mode = options.mode ?? 'production';
-  const fromFile = options.envFile === null ? {} : readEnvFile(options.envFile ?? '.env');
-  const merged: Record<string, string | undefined> = { ...fromFile };
-  for (const [k, v] of Object.entries(env)) if (v !== undefined) merged[k] = v;
-  Object.assign(merged, options.overrides ?? {});
+  const merged = mergedEnv(env, options);
 
   // Every problem is collected first, then reported together: the schema's, the required secrets', each CRM's.
   const problems: ConfigProblem[] = [];
@@ -329,7 +326,64 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, options: LoadCo
   const e = collect(() => readEnvSection(envSchema, merged));
   // Each provider reads its own keys; the cast is the one place the list's sections meet their kinds.
   const sectionList = providers.map((p) => [p.kind, collect(() => p.readConfig(merged))] as const);
+  const { encryptionKey, adminToken, apiUrl } = requiredSecrets(e, mode, problems);
+  ConfigError.throwAll(problems);
+  if (!e || !encryptionKey || !adminToken || !apiUrl)
+    throw new Error('configuration problems were not collected');
+  const sections = Object.fromEntries(sectionList) as ProviderConfigs;
 
+  return {
+    redisUrl: e.REDIS_URL,
+    redisClusterNodes: e.REDIS_CLUSTER_NODES,
+    redisClusterAuth: {
+      username: e.REDIS_CLUSTER_USERNAME ?? null,
+      password: e.REDIS_CLUSTER_PASSWORD ?? null,
+      tls: e.REDIS_CLUSTER_TLS || e.REDIS_CLUSTER_TLS_CA_FILE !== undefined,
+      tlsCa: e.REDIS_CLUSTER_TLS_CA_FILE ? readCaFile(e.REDIS_CLUSTER_TLS_CA_FILE) : null,
+    },
+    port: e.PORT,
+    appUrl: e.APP_URL ?? `http://localhost:${e.PORT}`,
+    encryptionKey,
+    adminToken,
+    adminTokens: e.ADMIN_TOKENS ?? [],
+    metricsToken: e.METRICS_TOKEN ?? null,
+    reports: {
+      apiUrl,
+      apiKey: e.REPORTS_API_KEY,
+      webhookSecrets: e.REPORTS_WEBHOOK_SECRET ?? [],
+      webhookScheme: e.REPORTS_WEBHOOK_SCHEME,
+      webhookHeader: e.REPORTS_WEBHOOK_HEADER,
+    },
+    ...sections,
+    reconcileHours: e.RECONCILE_HOURS,
+    reportsRatePerMinute: e.REPORTS_RATE_PER_MINUTE,
+    reportsTimeoutMs: e.REPORTS_TIMEOUT_MS,
+    reportCacheSeconds: e.REPORT_CACHE_SECONDS,
+    redisPrefix: e.REDIS_PREFIX,
+    logLevel: e.LOG_LEVEL,
+    trustProxy: e.TRUST_PROXY,
+    installAllowlist: e.INSTALL_ALLOWLIST,
+  };
+}
+
+/** The `.env` file's values, overridden by the environment's, overridden by the caller's. */
+function mergedEnv(env: NodeJS.ProcessEnv, options: LoadConfigOptions): Record<string, string | undefined> {
+  const fromFile = options.envFile === null ? {} : readEnvFile(options.envFile ?? '.env');
+  const merged: Record<string, string | undefined> = { ...fromFile };
+  for (const [k, v] of Object.entries(env)) if (v !== undefined) merged[k] = v;
+  Object.assign(merged, options.overrides ?? {});
+  return merged;
+}
+
+/**
+ * The secrets and the address every mode needs, made up where the mode allows (a demo makes its own keys; a
+ * read-only command needs no admin token nor report service); each one missing is added to `problems`.
+ */
+function requiredSecrets(
+  e: z.output<typeof envSchema> | undefined,
+  mode: NonNullable<LoadConfigOptions['mode']>,
+  problems: ConfigProblem[],
+): { encryptionKey?: Buffer; adminToken?: string; apiUrl?: string } {
   const demo = mode === 'demo';
   const readOnly = mode === 'read-only';
   const missing = (variable: string, expectation: string): undefined => {
@@ -357,43 +411,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, options: LoadCo
     (readOnly
       ? READ_ONLY_REPORTS_URL
       : missing('REPORTS_API_URL', "is required: the report service's base URL"));
-  ConfigError.throwAll(problems);
-  if (!e || !encryptionKey || !adminToken || !apiUrl)
-    throw new Error('configuration problems were not collected');
-  const sections = Object.fromEntries(sectionList) as ProviderConfigs;
-
-  return {
-    redisUrl: e.REDIS_URL,
-    redisClusterNodes: e.REDIS_CLUSTER_NODES,
-    redisClusterAuth: {
-      username: e.REDIS_CLUSTER_USERNAME ?? null,
-      password: e.REDIS_CLUSTER_PASSWORD ?? null,
-      tls: e.REDIS_CLUSTER_TLS || e.REDIS_CLUSTER_TLS_CA_FILE !== undefined,
-      tlsCa: e.REDIS_CLUSTER_TLS_CA_FILE ? readCaFile(e.REDIS_CLUSTER_TLS_CA_FILE) : null,
-    },
-    port: e.PORT,
-    appUrl: e.APP_URL ?? `http://localhost:${e.PORT}`,
-    encryptionKey,
-    adminToken,
-    adminTokens: named,
-    metricsToken: e.METRICS_TOKEN ?? null,
-    reports: {
-      apiUrl,
-      apiKey: e.REPORTS_API_KEY,
-      webhookSecrets: e.REPORTS_WEBHOOK_SECRET ?? [],
-      webhookScheme: e.REPORTS_WEBHOOK_SCHEME,
-      webhookHeader: e.REPORTS_WEBHOOK_HEADER,
-    },
-    ...sections,
-    reconcileHours: e.RECONCILE_HOURS,
-    reportsRatePerMinute: e.REPORTS_RATE_PER_MINUTE,
-    reportsTimeoutMs: e.REPORTS_TIMEOUT_MS,
-    reportCacheSeconds: e.REPORT_CACHE_SECONDS,
-    redisPrefix: e.REDIS_PREFIX,
-    logLevel: e.LOG_LEVEL,
-    trustProxy: e.TRUST_PROXY,
-    installAllowlist: e.INSTALL_ALLOWLIST,
-  };
+  return { encryptionKey, adminToken, apiUrl };
 }
 
 /** A read-only command calls no report service: an address that cannot be reached stands in for it. */
