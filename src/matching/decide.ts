@@ -297,60 +297,13 @@ export function decideMatch(
   evidence?: SearchEvidence,
 ): MatchDecision {
   const facts = companyFacts(company);
-  if (facts.name === '') {
-    const blank = (company.name ?? '').trim() === '';
-    return {
-      status: 'no_match',
-      reason: blank ? 'the record has no name' : 'the name has no letters or digits to compare',
-    };
-  }
-  if (isPlaceholderName(facts.name)) {
-    return { status: 'no_match', reason: `"${company.name}" is a placeholder, not a company name` };
-  }
+  const unusable = unusableName(company, facts);
+  if (unusable !== null) return unusable;
 
   const unique = uniqueBySlug(candidates);
   const plausible = unique.flatMap((candidate) => assess(facts, candidate) ?? []);
   const exact = plausible.filter((entry) => entry.similarity === 'exact');
-  const close = plausible.length - exact.length;
-
-  if (exact.length === 0) {
-    const read = plausible.filter((entry) => entry.similarity === 'transliterated');
-    const renamed = plausible.filter((entry) => entry.similarity === 'former_name');
-    const onlyReading = read.length === 1 ? read[0]! : null;
-    if (onlyReading !== null && readingConfirmed(onlyReading, facts)) {
-      return matched(
-        onlyReading,
-        "the only report with this name once read in Latin letters; the record's domain spells it and its place agrees",
-      );
-    }
-    if (read.length > 0) {
-      return review(
-        plausible,
-        facts,
-        `the name matches ${read.length === 1 ? 'a report' : `${read.length} reports`} only once transliterated to Latin letters`,
-      );
-    }
-    if (renamed.length > 0) {
-      return review(
-        plausible,
-        facts,
-        `no report has this name; ${renamed.length === 1 ? "a report's description gives it" : `${renamed.length} reports' descriptions give it`} as a former name`,
-      );
-    }
-    if (plausible.length > 0) {
-      const similar = close === 1 ? '1 has a similar one' : `${close} have a similar one`;
-      return review(plausible, facts, `no report has exactly this name; ${similar}`);
-    }
-    return {
-      status: 'no_match',
-      reason:
-        unique.length === 0
-          ? 'the search found no reports'
-          : unique.length === 1
-            ? `the one report found has a name unlike "${facts.name}"`
-            : `none of the ${unique.length} reports found has a name like "${facts.name}"`,
-    };
-  }
+  if (exact.length === 0) return decideWithoutExactName(facts, unique, plausible);
 
   if (evidence?.partial === true) {
     return review(
@@ -373,57 +326,142 @@ export function decideMatch(
         : `all ${exact.length} reports with this name are in another country than the record`;
     return review(plausible, facts, reason);
   }
-
   if (survivors.length === 1) {
-    const only = survivors[0]!;
-    const agreed = placesAgreeing(only);
-    const distinctive = distinctiveName(facts, unique, evidence);
-    if (exact.length === 1) {
-      if (!distinctive && (facts.generic || facts.tokens.length === 1) && agreed.length === 0) {
-        return review(
-          plausible,
-          facts,
-          'the name is one common word or only common words, and neither the country nor the city confirms the report',
-        );
-      }
-      // Industry alone never sets the only exact candidate aside (CRM industries are coarse and often
-      // careless); with another doubt, or a name other reports share words with, it does.
-      const doubts = [
-        only.industry === 'differs' ? 'industry' : null,
-        only.city === 'differs' ? 'city' : null,
-      ].filter((doubt): doubt is string => doubt !== null);
-      if (doubts.length >= 2 || (doubts.length === 1 && !distinctive)) {
-        const shared = doubts.length === 1 ? ', and other reports found share words of the name' : '';
-        return review(
-          plausible,
-          facts,
-          `the only report with this name is in another ${doubts.join(' and ')} than the record${shared}`,
-        );
-      }
-      const confirmed = agreed.length > 0 ? `; same ${agreed.join(', ')}` : '';
-      const strength = facts.tokens.length === 1 && distinctive ? ' (a distinctive word)' : '';
-      return matched(only, `the only report with this name${strength}${confirmed}`);
-    }
-    if (agreed.length === 0) {
+    return decideOneInPlace(survivors[0]!, exact.length, facts, unique, plausible, evidence);
+  }
+  return decideAmongSameNames(survivors, exact.length, facts, plausible);
+}
+
+/** A record whose name cannot be matched at all: blank, no letters or digits, or a placeholder. */
+function unusableName(company: MatchCompany, facts: CompanyFacts): MatchDecision | null {
+  if (facts.name === '') {
+    const blank = (company.name ?? '').trim() === '';
+    return {
+      status: 'no_match',
+      reason: blank ? 'the record has no name' : 'the name has no letters or digits to compare',
+    };
+  }
+  if (isPlaceholderName(facts.name)) {
+    return { status: 'no_match', reason: `"${company.name}" is a placeholder, not a company name` };
+  }
+  return null;
+}
+
+/**
+ * No report has exactly the record's name: one that matches once transliterated may still be matched, where the
+ * record's domain and place confirm it; the others found go to review, or there is no match.
+ */
+function decideWithoutExactName(
+  facts: CompanyFacts,
+  unique: readonly MatchCandidate[],
+  plausible: Assessed[],
+): MatchDecision {
+  const read = plausible.filter((entry) => entry.similarity === 'transliterated');
+  const renamed = plausible.filter((entry) => entry.similarity === 'former_name');
+  const onlyReading = read.length === 1 ? read[0]! : null;
+  if (onlyReading !== null && readingConfirmed(onlyReading, facts)) {
+    return matched(
+      onlyReading,
+      "the only report with this name once read in Latin letters; the record's domain spells it and its place agrees",
+    );
+  }
+  if (read.length > 0) {
+    return review(
+      plausible,
+      facts,
+      `the name matches ${read.length === 1 ? 'a report' : `${read.length} reports`} only once transliterated to Latin letters`,
+    );
+  }
+  if (renamed.length > 0) {
+    return review(
+      plausible,
+      facts,
+      `no report has this name; ${renamed.length === 1 ? "a report's description gives it" : `${renamed.length} reports' descriptions give it`} as a former name`,
+    );
+  }
+  if (plausible.length > 0) {
+    const close = plausible.length;
+    const similar = close === 1 ? '1 has a similar one' : `${close} have a similar one`;
+    return review(plausible, facts, `no report has exactly this name; ${similar}`);
+  }
+  return {
+    status: 'no_match',
+    reason:
+      unique.length === 0
+        ? 'the search found no reports'
+        : unique.length === 1
+          ? `the one report found has a name unlike "${facts.name}"`
+          : `none of the ${unique.length} reports found has a name like "${facts.name}"`,
+  };
+}
+
+/**
+ * One report with the record's name is left in the record's country (of `exactCount` with that name): matched
+ * when the name is distinctive or the place confirms it, and no two doubts (industry, city) stand against it.
+ */
+function decideOneInPlace(
+  only: Assessed,
+  exactCount: number,
+  facts: CompanyFacts,
+  unique: readonly MatchCandidate[],
+  plausible: Assessed[],
+  evidence: SearchEvidence | undefined,
+): MatchDecision {
+  const agreed = placesAgreeing(only);
+  const distinctive = distinctiveName(facts, unique, evidence);
+  if (exactCount === 1) {
+    if (!distinctive && (facts.generic || facts.tokens.length === 1) && agreed.length === 0) {
       return review(
         plausible,
         facts,
-        `${exact.length} reports share this name and neither the record's country nor its city confirms the one that remains`,
+        'the name is one common word or only common words, and neither the country nor the city confirms the report',
       );
     }
-    return matched(
-      only,
-      `${exact.length} reports share this name; the others are in another country and this one has the same ${agreed.join(', ')}`,
+    // Industry alone never sets the only exact candidate aside (CRM industries are coarse and often
+    // careless); with another doubt, or a name other reports share words with, it does.
+    const doubts = [
+      only.industry === 'differs' ? 'industry' : null,
+      only.city === 'differs' ? 'city' : null,
+    ].filter((doubt): doubt is string => doubt !== null);
+    if (doubts.length >= 2 || (doubts.length === 1 && !distinctive)) {
+      const shared = doubts.length === 1 ? ', and other reports found share words of the name' : '';
+      return review(
+        plausible,
+        facts,
+        `the only report with this name is in another ${doubts.join(' and ')} than the record${shared}`,
+      );
+    }
+    const confirmed = agreed.length > 0 ? `; same ${agreed.join(', ')}` : '';
+    const strength = facts.tokens.length === 1 && distinctive ? ' (a distinctive word)' : '';
+    return matched(only, `the only report with this name${strength}${confirmed}`);
+  }
+  if (agreed.length === 0) {
+    return review(
+      plausible,
+      facts,
+      `${exactCount} reports share this name and neither the record's country nor its city confirms the one that remains`,
     );
   }
+  return matched(
+    only,
+    `${exactCount} reports share this name; the others are in another country and this one has the same ${agreed.join(', ')}`,
+  );
+}
 
+/** Several reports with the record's name are left in its country: only the record's city may single one out. */
+function decideAmongSameNames(
+  survivors: Assessed[],
+  exactCount: number,
+  facts: CompanyFacts,
+  plausible: Assessed[],
+): MatchDecision {
   if (facts.city !== null) {
     const inCity = survivors.filter((entry) => entry.city === 'agrees');
     const othersElsewhere = survivors.every((entry) => entry.city === 'agrees' || entry.city === 'differs');
     if (inCity.length === 1 && othersElsewhere) {
       return matched(
         inCity[0]!,
-        `${exact.length} reports share this name; only this one is in the record's city`,
+        `${exactCount} reports share this name; only this one is in the record's city`,
       );
     }
   }
