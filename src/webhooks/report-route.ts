@@ -127,95 +127,22 @@ export class ReportWebhookHandler {
 
   async handle({ raw, headers, ip }: WebhookDelivery): Promise<WebhookAnswer> {
     const { deps } = this;
-    const answer = (outcome: Outcome, status: number, body: Record<string, unknown>): WebhookAnswer => ({
-      outcome,
-      status,
-      body,
-    });
     let eventId: string | undefined;
     try {
       if (deps.scheme === 'standard') eventId = verifyStandard(deps.secrets, headers, raw).id;
       else verifyHex(deps.secrets, headers, deps.hexHeader, raw);
     } catch (err) {
       if (!(err instanceof WebhookSignatureError)) throw err;
-      deps.logger.warn({ reason: err.reason, bytes: raw.length, ip }, 'report webhook refused');
-      return answer(`signature_${err.reason}`, err.reason === 'not_configured' ? 503 : 401, {
-        error:
-          err.reason === 'not_configured'
-            ? 'webhooks are not configured on this connector'
-            : 'invalid signature',
-        reason: err.reason,
-      });
+      return signatureRefused(deps, err, raw, ip);
     }
-
-    const contentType = headers['content-type'];
-    if (contentType !== undefined && !/^application\/([\w.+-]+\+)?json\b/i.test(contentType)) {
-      return answer('wrong_content_type', 415, { error: 'content type must be application/json' });
-    }
-    let event: ReportEvent;
-    let alert: Alert | null = null;
-    let createdAt: unknown;
-    const receivedAt = new Date();
-    try {
-      const body: unknown = JSON.parse(raw.toString('utf8'));
-      createdAt =
-        typeof body === 'object' && body !== null ? (body as { created_at?: unknown }).created_at : undefined;
-      // Only a body that says it is an alert is read as one: a failed parse costs more than the check.
-      const asAlert = isAlertBody(body) ? alertEnvelopeSchema.safeParse(body) : null;
-      if (asAlert?.success) {
-        alert = alertFromEvent(asAlert.data, receivedAt);
-        event = {
-          id: asAlert.data.id,
-          type: ALERT_EVENT,
-          ...(alert.slug ? { data: { slug: alert.slug } } : {}),
-        };
-      } else {
-        const parsed = reportEventSchema.safeParse(body);
-        if (!parsed.success) throw new Error(parsed.error.issues[0]?.message ?? 'invalid event');
-        event = parsed.data;
-      }
-    } catch (err) {
-      deps.logger.warn({ bytes: raw.length, problem: (err as Error).message }, 'report webhook malformed');
-      return answer('malformed', 400, { error: 'malformed event body' });
-    }
-    if (deps.scheme === 'hex') {
-      // The hex signature covers no timestamp of its own: the payload's created_at, read from the body as
-      // sent (every event type, an alert's rebuilt envelope included), stands in for one. Without it a
-      // captured delivery could be replayed at will, so it is required.
-      const age = payloadAge(createdAt, receivedAt.getTime());
-      if (age === 'unreadable') return answer('malformed', 400, { error: 'created_at is not a timestamp' });
-      if (age === 'absent') {
-        deps.logger.warn({ reason: 'timestamp_missing', ip }, 'report webhook refused');
-        return answer('signature_timestamp_missing', 401, {
-          error: 'created_at is required with the hex scheme',
-          reason: 'timestamp_missing',
-        });
-      }
-      if (Math.abs(age) > HEX_TOLERANCE_MS) {
-        const reason = age > 0 ? 'timestamp_too_old' : 'timestamp_too_new';
-        deps.logger.warn({ reason, ip }, 'report webhook refused');
-        return answer(`signature_${reason}`, 401, { error: 'stale or future event', reason });
-      }
-    }
-    const id = eventId ?? event.id;
-    let slug = event.data?.slug;
-    // An alert names its report loosely: an unusable slug is treated as none. An alert without one names no
-    // record: acknowledged and recorded, never refused (a refusal would have the sender retry something no
-    // retry can fix).
-    if (slug !== undefined && slugProblem(slug) !== null) {
-      if (!alert) return answer('malformed', 400, { error: 'data.slug is not a valid report slug' });
-      slug = undefined;
-    }
-    const actionable = alert && !slug ? undefined : ACTIONABLE_REPORT_EVENTS.find((t) => t === event.type);
-    if (!id) return answer('malformed', 400, { error: 'event has no id' });
-    if (actionable && !slug)
-      return answer('malformed', 400, { error: `${event.type} event has no data.slug` });
+    const read = readEvent(deps, raw, headers, ip);
+    if ('refused' in read) return read.refused;
+    const { event, alert, receivedAt } = read;
+    const target = eventTarget(eventId ?? event.id, event, alert);
+    if ('refused' in target) return target.refused;
+    const { id, slug, actionable } = target;
 
     const receivedAtIso = receivedAt.toISOString();
-    const unavailable = (err: unknown): WebhookAnswer => {
-      deps.logger.error({ err, eventId: id }, 'report webhook could not be recorded');
-      return answer('unavailable', 503, { error: 'temporarily unable to record the event; retry' });
-    };
     // The common case of a storm: one round trip from verified event to acknowledgement.
     if (actionable === 'score.changed' && slug && !alert) {
       let accepted: AcceptOutcome;
@@ -229,7 +156,7 @@ export class ReportWebhookHandler {
           outcome: 'queued',
         });
       } catch (err) {
-        return unavailable(err);
+        return unavailable(deps, id, err);
       }
       if (accepted === 'duplicate') return answer('duplicate', 200, { received: true, duplicate: true });
       if (accepted === 'marked_kick') {
@@ -242,37 +169,177 @@ export class ReportWebhookHandler {
       }
       return answer('accepted', 202, { received: true });
     }
-    try {
-      if (await deps.events.wasReceived('reports', id))
-        return answer('duplicate', 200, { received: true, duplicate: true });
-      if (actionable && slug) {
-        const submissionId = submissionIdOf(event.data);
-        await deps.enqueue({
-          id,
-          type: actionable,
-          slug,
-          ...(submissionId && actionable === 'report.completed' ? { submissionId } : {}),
-          ...(alert
-            ? { alert: { line: alert.line, at: alert.at, ...(alert.text ? { text: alert.text } : {}) } }
-            : {}),
-        });
-      }
-      await deps.events.record({
+    return recordEvent(deps, event, alert, target, receivedAtIso);
+  }
+}
+
+/** A delivery refused before it was acted on, with the answer it gets. */
+type Refused = { refused: WebhookAnswer };
+
+type ActionableType = (typeof ACTIONABLE_REPORT_EVENTS)[number];
+
+function answer(outcome: Outcome, status: number, body: Record<string, unknown>): WebhookAnswer {
+  return { outcome, status, body };
+}
+
+function signatureRefused(
+  deps: ReportWebhookDeps,
+  err: WebhookSignatureError,
+  raw: Buffer,
+  ip: string | undefined,
+): WebhookAnswer {
+  deps.logger.warn({ reason: err.reason, bytes: raw.length, ip }, 'report webhook refused');
+  return answer(`signature_${err.reason}`, err.reason === 'not_configured' ? 503 : 401, {
+    error:
+      err.reason === 'not_configured' ? 'webhooks are not configured on this connector' : 'invalid signature',
+    reason: err.reason,
+  });
+}
+
+function unavailable(deps: ReportWebhookDeps, eventId: string, err: unknown): WebhookAnswer {
+  deps.logger.error({ err, eventId }, 'report webhook could not be recorded');
+  return answer('unavailable', 503, { error: 'temporarily unable to record the event; retry' });
+}
+
+/**
+ * The event a signed delivery holds (an alert's read from its lenient envelope), with the time it was received;
+ * with the hex scheme, only while its created_at is within HEX_TOLERANCE_MS of that time.
+ */
+function readEvent(
+  deps: ReportWebhookDeps,
+  raw: Buffer,
+  headers: IncomingHttpHeaders,
+  ip: string | undefined,
+): { event: ReportEvent; alert: Alert | null; receivedAt: Date } | Refused {
+  const contentType = headers['content-type'];
+  if (contentType !== undefined && !/^application\/([\w.+-]+\+)?json\b/i.test(contentType)) {
+    return { refused: answer('wrong_content_type', 415, { error: 'content type must be application/json' }) };
+  }
+  let event: ReportEvent;
+  let alert: Alert | null = null;
+  let createdAt: unknown;
+  const receivedAt = new Date();
+  try {
+    const body: unknown = JSON.parse(raw.toString('utf8'));
+    createdAt =
+      typeof body === 'object' && body !== null ? (body as { created_at?: unknown }).created_at : undefined;
+    // Only a body that says it is an alert is read as one: a failed parse costs more than the check.
+    const asAlert = isAlertBody(body) ? alertEnvelopeSchema.safeParse(body) : null;
+    if (asAlert?.success) {
+      alert = alertFromEvent(asAlert.data, receivedAt);
+      event = {
+        id: asAlert.data.id,
+        type: ALERT_EVENT,
+        ...(alert.slug ? { data: { slug: alert.slug } } : {}),
+      };
+    } else {
+      const parsed = reportEventSchema.safeParse(body);
+      if (!parsed.success) throw new Error(parsed.error.issues[0]?.message ?? 'invalid event');
+      event = parsed.data;
+    }
+  } catch (err) {
+    deps.logger.warn({ bytes: raw.length, problem: (err as Error).message }, 'report webhook malformed');
+    return { refused: answer('malformed', 400, { error: 'malformed event body' }) };
+  }
+  const stale = deps.scheme === 'hex' ? hexTimestampRefused(deps, createdAt, receivedAt, ip) : null;
+  if (stale) return { refused: stale };
+  return { event, alert, receivedAt };
+}
+
+/**
+ * The hex signature covers no timestamp of its own: the payload's created_at, read from the body as sent
+ * (every event type, an alert's rebuilt envelope included), stands in for one. Without it a captured delivery
+ * could be replayed at will, so it is required.
+ */
+function hexTimestampRefused(
+  deps: ReportWebhookDeps,
+  createdAt: unknown,
+  receivedAt: Date,
+  ip: string | undefined,
+): WebhookAnswer | null {
+  const age = payloadAge(createdAt, receivedAt.getTime());
+  if (age === 'unreadable') return answer('malformed', 400, { error: 'created_at is not a timestamp' });
+  if (age === 'absent') {
+    deps.logger.warn({ reason: 'timestamp_missing', ip }, 'report webhook refused');
+    return answer('signature_timestamp_missing', 401, {
+      error: 'created_at is required with the hex scheme',
+      reason: 'timestamp_missing',
+    });
+  }
+  if (Math.abs(age) > HEX_TOLERANCE_MS) {
+    const reason = age > 0 ? 'timestamp_too_old' : 'timestamp_too_new';
+    deps.logger.warn({ reason, ip }, 'report webhook refused');
+    return answer(`signature_${reason}`, 401, { error: 'stale or future event', reason });
+  }
+  return null;
+}
+
+/** What an event is about: its id, its report's slug, and whether its kind makes the connector do work. */
+interface EventTarget {
+  id: string;
+  slug: string | undefined;
+  actionable: ActionableType | undefined;
+}
+
+function eventTarget(id: string | undefined, event: ReportEvent, alert: Alert | null): EventTarget | Refused {
+  let slug = event.data?.slug;
+  // An alert names its report loosely: an unusable slug is treated as none. An alert without one names no
+  // record: acknowledged and recorded, never refused (a refusal would have the sender retry something no
+  // retry can fix).
+  if (slug !== undefined && slugProblem(slug) !== null) {
+    if (!alert)
+      return { refused: answer('malformed', 400, { error: 'data.slug is not a valid report slug' }) };
+    slug = undefined;
+  }
+  const actionable = alert && !slug ? undefined : ACTIONABLE_REPORT_EVENTS.find((t) => t === event.type);
+  if (!id) return { refused: answer('malformed', 400, { error: 'event has no id' }) };
+  if (actionable && !slug) {
+    return { refused: answer('malformed', 400, { error: `${event.type} event has no data.slug` }) };
+  }
+  return { id, slug, actionable };
+}
+
+/**
+ * Every event but an inbox's `score.changed`: dropped when seen before, else enqueued when actionable, and
+ * recorded in the event log either way.
+ */
+async function recordEvent(
+  deps: ReportWebhookDeps,
+  event: ReportEvent,
+  alert: Alert | null,
+  { id, slug, actionable }: EventTarget,
+  receivedAtIso: string,
+): Promise<WebhookAnswer> {
+  try {
+    if (await deps.events.wasReceived('reports', id))
+      return answer('duplicate', 200, { received: true, duplicate: true });
+    if (actionable && slug) {
+      const submissionId = submissionIdOf(event.data);
+      await deps.enqueue({
         id,
-        source: 'reports',
-        type: event.type,
-        slug: slug ?? null,
-        receivedAt: receivedAtIso,
-        outcome: actionable ? 'queued' : 'recorded',
+        type: actionable,
+        slug,
+        ...(submissionId && actionable === 'report.completed' ? { submissionId } : {}),
         ...(alert
-          ? { detail: slug ? alert.line : `no usable data.slug, nothing to update: ${alert.line}` }
+          ? { alert: { line: alert.line, at: alert.at, ...(alert.text ? { text: alert.text } : {}) } }
           : {}),
       });
-    } catch (err) {
-      return unavailable(err);
     }
-    return answer(actionable ? 'accepted' : 'ignored', 202, { received: true });
+    await deps.events.record({
+      id,
+      source: 'reports',
+      type: event.type,
+      slug: slug ?? null,
+      receivedAt: receivedAtIso,
+      outcome: actionable ? 'queued' : 'recorded',
+      ...(alert
+        ? { detail: slug ? alert.line : `no usable data.slug, nothing to update: ${alert.line}` }
+        : {}),
+    });
+  } catch (err) {
+    return unavailable(deps, id, err);
   }
+  return answer(actionable ? 'accepted' : 'ignored', 202, { received: true });
 }
 
 /**
