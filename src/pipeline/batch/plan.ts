@@ -11,7 +11,7 @@ import type { LinkIndex } from '../../storage/link-index.js';
 import type { ReviewItem } from '../../storage/review-codec.js';
 import type { BatchJob } from '../batch-job.js';
 import type { MatchOutcome } from '../matching-strategy.js';
-import { firstOriginOf, matchesWaiting, recordAsks } from './origin.js';
+import { firstOriginOf, matchesWaiting, type RecordAsk, recordAsks } from './origin.js';
 
 /** What the batch does with one record, decided before any report is read. */
 export type Plan =
@@ -115,146 +115,167 @@ export async function planLinks(
     records.map((r) => r.id),
   );
   const askOf = recordAsks(job);
-  const matchWaiting = matchesWaiting(job);
-  const reportPublished = firstOriginOf(job).kind === 'report-published';
+  const batch: BatchPlanning = {
+    job,
+    matchRecord,
+    waiting,
+    judgeRequested,
+    matchWaiting: matchesWaiting(job),
+    reportPublished: firstOriginOf(job).kind === 'report-published',
+  };
   const plans = new Map<string, Plan>();
   const reviewItems = new Map<string, ReviewItem>();
-  const setReview = (
-    record: CompanyRecord,
-    outcome: Extract<MatchOutcome, { status: 'needs_review' }>,
-  ): void => {
-    plans.set(record.id, { kind: 'review', outcome });
-    reviewItems.set(record.id, {
-      recordId: record.id,
-      name: record.name,
-      country: record.country,
-      industry: record.industry,
-      candidates: outcome.candidates,
-      at: new Date().toISOString(),
-    });
-  };
   for (const [i, record] of records.entries()) {
-    const slug = cleanSlug(record.fields.slug);
-    const autoLink = autoLinks[i] ?? null;
-    const ask = askOf(record.id);
-    if (ask.kind === 'admin-unlink') {
-      plans.set(record.id, { kind: 'held', source: 'admin' });
-      continue;
-    }
-    if (ask.kind === 'restore') {
-      // An undo puts back exactly what the record had: its slug and who made it, or its decision not to link.
-      const { link } = ask;
-      if (link.slug) {
-        const source = link.source ?? 'auto';
-        plans.set(record.id, {
-          kind: 'linked',
-          slug: link.slug,
-          source,
-          autoLinked: source === 'auto',
-          newlyLinked: link.slug !== slug,
-        });
-      } else if (link.source === 'person' || link.source === 'admin') {
-        plans.set(record.id, { kind: 'held', source: link.source });
-      } else if (link.candidates && link.candidates.length > 0) {
-        setReview(record, {
-          status: 'needs_review',
-          candidates: link.candidates,
-          reason: 'restored by an undo',
-        });
-      } else {
-        plans.set(record.id, { kind: 'no_match' });
-      }
-      continue;
-    }
-    if (ask.kind === 'admin-link') {
-      // The admin's decision on the review queue: their link, whatever matching would say.
-      plans.set(record.id, {
-        kind: 'linked',
-        slug: ask.slug,
-        source: 'admin',
-        autoLinked: false,
-        newlyLinked: ask.slug !== slug,
-      });
-      continue;
-    }
-    if (ask.kind === 'request-link' && !slug) {
-      // The service published the report this record asked for: the request's link where matching accepts
-      // the report as the record's, else a person decides with that report as a candidate. A report that
-      // cannot be read is not linked: a waiting record waits on.
-      try {
-        const judged = await judgeRequested(record, ask.slug);
-        if (judged?.status === 'matched') {
-          plans.set(record.id, {
-            kind: 'linked',
-            slug: ask.slug,
-            source: 'request',
-            autoLinked: false,
-            newlyLinked: true,
-          });
-        } else if (judged?.status === 'needs_review') {
-          setReview(record, judged);
-        } else {
-          plans.set(record.id, waiting.has(record.id) ? { kind: 'requested' } : { kind: 'skip' });
-        }
-      } catch (err) {
-        if (!isPerRecordError(err)) throw err;
-        plans.set(record.id, { kind: 'error', code: err.code, message: err.message });
-      }
-      continue;
-    }
-    const source = slug ? sourceOfLink(record, slug, autoLink, ask.kind === 'person-set') : null;
-    const ownLinkUnderReview = ask.kind === 'rematch-own' && source === 'auto';
-    if (slug && source && !ownLinkUnderReview) {
-      plans.set(record.id, {
-        kind: 'linked',
-        slug,
-        source,
-        autoLinked: source === 'auto',
-        newlyLinked: false,
-      });
-      continue;
-    }
-    const released = ask.kind === 'release';
-    const hold = slug || released ? null : holdOf(record);
-    if (hold) {
-      plans.set(record.id, { kind: 'held', source: hold });
-      continue;
-    }
-    const isWaiting = waiting.has(record.id);
-    if (isWaiting && !matchWaiting && !ownLinkUnderReview) {
-      plans.set(record.id, { kind: 'requested' });
-      continue;
-    }
-    const decided =
-      record.fields.matchStatus === 'no_match' ||
-      record.fields.matchStatus === 'needs_review' ||
-      record.fields.matchStatus === 'requested';
-    const asked = ownLinkUnderReview || released;
-    if ((job.mode === 'reconcile' || (job.mode === 'incremental' && decided)) && !asked) {
-      plans.set(record.id, { kind: 'skip' });
-      continue;
-    }
-    try {
-      const outcome = await matchRecord(record);
-      if (outcome.status === 'matched') {
-        plans.set(record.id, {
-          kind: 'linked',
-          slug: outcome.slug,
-          source: 'auto',
-          autoLinked: true,
-          newlyLinked: outcome.slug !== slug,
-        });
-      } else if (outcome.status === 'needs_review' && !(isWaiting && reportPublished)) {
-        // Another company's publication is no answer to a request: a waiting record leaves `requested` for a
-        // link matching is sure of or for its own report (above), never for a candidate to review.
-        setReview(record, outcome);
-      } else {
-        plans.set(record.id, isWaiting ? { kind: 'requested' } : { kind: 'no_match' });
-      }
-    } catch (err) {
-      if (!isPerRecordError(err)) throw err;
-      plans.set(record.id, { kind: 'error', code: err.code, message: err.message });
-    }
+    const plan = await planRecord(record, autoLinks[i] ?? null, askOf(record.id), batch);
+    plans.set(record.id, plan);
+    if (plan.kind === 'review') reviewItems.set(record.id, reviewItemOf(record, plan.outcome));
   }
   return { plans, reviewItems };
+}
+
+/** What planning one record needs to know of its batch. */
+interface BatchPlanning {
+  job: BatchJob;
+  matchRecord: MatchRecord;
+  waiting: ReadonlySet<string>;
+  judgeRequested: JudgeRequested;
+  /** Whether a waiting record is matched in this batch (origin.ts's matchesWaiting). */
+  matchWaiting: boolean;
+  /** Whether the batch comes from the publication of a report. */
+  reportPublished: boolean;
+}
+
+type ReviewOutcome = Extract<MatchOutcome, { status: 'needs_review' }>;
+
+/** The review queue's item of a record left `needs_review`. */
+function reviewItemOf(record: CompanyRecord, outcome: ReviewOutcome): ReviewItem {
+  return {
+    recordId: record.id,
+    name: record.name,
+    country: record.country,
+    industry: record.industry,
+    candidates: outcome.candidates,
+    at: new Date().toISOString(),
+  };
+}
+
+/** One record's plan: what its batch's origin asks for it first, then its own slug, decision and matching. */
+async function planRecord(
+  record: CompanyRecord,
+  autoLink: string | null,
+  ask: RecordAsk,
+  batch: BatchPlanning,
+): Promise<Plan> {
+  const slug = cleanSlug(record.fields.slug);
+  if (ask.kind === 'admin-unlink') return { kind: 'held', source: 'admin' };
+  if (ask.kind === 'restore') return restoredPlan(ask.link, slug);
+  if (ask.kind === 'admin-link') {
+    // The admin's decision on the review queue: their link, whatever matching would say.
+    return {
+      kind: 'linked',
+      slug: ask.slug,
+      source: 'admin',
+      autoLinked: false,
+      newlyLinked: ask.slug !== slug,
+    };
+  }
+  if (ask.kind === 'request-link' && !slug) return planPublishedRequest(record, ask.slug, batch);
+  return planOwnLink(record, slug, autoLink, ask, batch);
+}
+
+/** An undo puts back exactly what the record had: its slug and who made it, or its decision not to link. */
+function restoredPlan(link: Extract<RecordAsk, { kind: 'restore' }>['link'], slug: string | null): Plan {
+  if (link.slug) {
+    const source = link.source ?? 'auto';
+    return {
+      kind: 'linked',
+      slug: link.slug,
+      source,
+      autoLinked: source === 'auto',
+      newlyLinked: link.slug !== slug,
+    };
+  }
+  if (link.source === 'person' || link.source === 'admin') return { kind: 'held', source: link.source };
+  if (link.candidates && link.candidates.length > 0) {
+    return {
+      kind: 'review',
+      outcome: { status: 'needs_review', candidates: link.candidates, reason: 'restored by an undo' },
+    };
+  }
+  return { kind: 'no_match' };
+}
+
+/**
+ * The service published the report this record asked for: the request's link where matching accepts the
+ * report as the record's, else a person decides with that report as a candidate. A report that cannot be read
+ * is not linked: a waiting record waits on.
+ */
+async function planPublishedRequest(
+  record: CompanyRecord,
+  slug: string,
+  batch: BatchPlanning,
+): Promise<Plan> {
+  try {
+    const judged = await batch.judgeRequested(record, slug);
+    if (judged?.status === 'matched') {
+      return { kind: 'linked', slug, source: 'request', autoLinked: false, newlyLinked: true };
+    }
+    if (judged?.status === 'needs_review') return { kind: 'review', outcome: judged };
+    return batch.waiting.has(record.id) ? { kind: 'requested' } : { kind: 'skip' };
+  } catch (err) {
+    if (!isPerRecordError(err)) throw err;
+    return { kind: 'error', code: err.code, message: err.message };
+  }
+}
+
+/**
+ * A record's plan from its own fields: the slug it holds (unless our own link is asked to be decided again),
+ * a decision held on it, a request it waits on, or, where the batch's mode matches it, matching.
+ */
+async function planOwnLink(
+  record: CompanyRecord,
+  slug: string | null,
+  autoLink: string | null,
+  ask: RecordAsk,
+  batch: BatchPlanning,
+): Promise<Plan> {
+  const { job } = batch;
+  const source = slug ? sourceOfLink(record, slug, autoLink, ask.kind === 'person-set') : null;
+  const ownLinkUnderReview = ask.kind === 'rematch-own' && source === 'auto';
+  if (slug && source && !ownLinkUnderReview) {
+    return { kind: 'linked', slug, source, autoLinked: source === 'auto', newlyLinked: false };
+  }
+  const released = ask.kind === 'release';
+  const hold = slug || released ? null : holdOf(record);
+  if (hold) return { kind: 'held', source: hold };
+  const isWaiting = batch.waiting.has(record.id);
+  if (isWaiting && !batch.matchWaiting && !ownLinkUnderReview) return { kind: 'requested' };
+  const decided =
+    record.fields.matchStatus === 'no_match' ||
+    record.fields.matchStatus === 'needs_review' ||
+    record.fields.matchStatus === 'requested';
+  const asked = ownLinkUnderReview || released;
+  if ((job.mode === 'reconcile' || (job.mode === 'incremental' && decided)) && !asked)
+    return { kind: 'skip' };
+  try {
+    const outcome = await batch.matchRecord(record);
+    if (outcome.status === 'matched') {
+      return {
+        kind: 'linked',
+        slug: outcome.slug,
+        source: 'auto',
+        autoLinked: true,
+        newlyLinked: outcome.slug !== slug,
+      };
+    }
+    if (outcome.status === 'needs_review' && !(isWaiting && batch.reportPublished)) {
+      // Another company's publication is no answer to a request: a waiting record leaves `requested` for a
+      // link matching is sure of or for its own report (above), never for a candidate to review.
+      return { kind: 'review', outcome };
+    }
+    return isWaiting ? { kind: 'requested' } : { kind: 'no_match' };
+  } catch (err) {
+    if (!isPerRecordError(err)) throw err;
+    return { kind: 'error', code: err.code, message: err.message };
+  }
 }
