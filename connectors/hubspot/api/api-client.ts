@@ -97,6 +97,14 @@ interface RateSnapshot {
   dailyRemaining?: number;
 }
 
+/** What one call carries from try to try: the token in use and the retries spent. */
+interface AttemptState {
+  token: string;
+  refreshed: boolean;
+  rateLimitRetries: number;
+  transientRetries: number;
+}
+
 /** Numbered API versions (`/crm/v3/`, `/oauth/v1/`): HubSpot stops supporting them in September 2027. */
 const LEGACY_PATH = /\/v[1-4]\//;
 
@@ -128,17 +136,13 @@ export class HubSpotHttp {
   }
 
   async request(req: HubSpotRequest): Promise<HubSpotResponse> {
-    if (LEGACY_PATH.test(req.path)) {
-      // A programming error, not HubSpot's answer: every path comes from `hubspotPaths`.
-      throw new CrmBadRequestError(
-        `refusing to call HubSpot's numbered API path ${req.path}: use the date-versioned paths`,
-        HUBSPOT_PROVIDER,
-      );
-    }
-    let token = await this.options.tokens.current();
-    let refreshed = false;
-    let rateLimitRetries = 0;
-    let transientRetries = 0;
+    refuseLegacyPath(req.path);
+    const attempt: AttemptState = {
+      token: await this.options.tokens.current(),
+      refreshed: false,
+      rateLimitRetries: 0,
+      transientRetries: 0,
+    };
 
     for (;;) {
       await this.waitForHold();
@@ -147,23 +151,18 @@ export class HubSpotHttp {
 
       let res: Response;
       try {
-        res = await this.client.apiRequest({
-          method: req.method,
-          path: req.path,
-          ...(req.query ? { qs: req.query } : {}),
-          ...(req.body !== undefined ? { body: req.body } : {}),
-          headers: { Authorization: `Bearer ${token}` },
-        });
+        res = await this.send(req, attempt.token);
       } catch (err) {
-        if (transientRetries >= this.retry.maxTransientRetries) {
-          throw new CrmTransientError(
-            `HubSpot could not be reached (${req.method} ${req.path}): ${describe(err)}`,
-            HUBSPOT_PROVIDER,
-            undefined,
-            { cause: err },
-          );
-        }
-        await this.sleep(this.backoff(transientRetries++));
+        await this.backOffOrGiveUp(
+          attempt,
+          () =>
+            new CrmTransientError(
+              `HubSpot could not be reached (${req.method} ${req.path}): ${describe(err)}`,
+              HUBSPOT_PROVIDER,
+              undefined,
+              { cause: err },
+            ),
+        );
         continue;
       }
 
@@ -177,65 +176,85 @@ export class HubSpotHttp {
       }
 
       if (status === 401) {
-        if (refreshed) {
-          throw new CrmUnauthorizedError(
-            `HubSpot refused the access token even after a refresh: ${messageOf(body)}`,
-            HUBSPOT_PROVIDER,
-            401,
-          );
-        }
-        token = await this.options.tokens.refreshAfterRejection(token);
-        refreshed = true;
+        await this.refreshOrGiveUp(attempt, body);
         continue;
       }
 
       if (status === 429) {
-        const error = parseHubSpotError(body);
-        const policy = error.policyName;
-        if (policy === HUBSPOT_RATE_POLICIES.daily) {
-          throw new CrmRateLimitedError(
-            `HubSpot's daily API limit for this portal is spent: ${messageOf(body)}`,
-            HUBSPOT_PROVIDER,
-            msUntilNextMidnightIn(this.options.timeZone, this.now()),
-            policy,
-          );
-        }
-        const wait = this.rateLimitWait(res.headers, policy);
-        if (rateLimitRetries >= this.retry.maxRateLimitRetries) {
-          throw new CrmRateLimitedError(
-            `HubSpot kept answering 429 (${policy ?? 'no policy named'}) after ${rateLimitRetries} waits`,
-            HUBSPOT_PROVIDER,
-            wait,
-            policy,
-          );
-        }
-        rateLimitRetries++;
-        await this.hold(wait);
+        await this.waitOutRateLimit(attempt, res.headers, body);
         continue;
       }
 
       if (status >= 500) {
-        if (transientRetries >= this.retry.maxTransientRetries) {
-          throw new CrmTransientError(
-            `HubSpot answered ${status} to ${req.method} ${req.path} ${transientRetries + 1} times: ${messageOf(body)}`,
-            HUBSPOT_PROVIDER,
-            status,
-          );
-        }
-        await this.sleep(this.backoff(transientRetries++));
+        await this.backOffOrGiveUp(
+          attempt,
+          () =>
+            new CrmTransientError(
+              `HubSpot answered ${status} to ${req.method} ${req.path} ${attempt.transientRetries + 1} times: ${messageOf(body)}`,
+              HUBSPOT_PROVIDER,
+              status,
+            ),
+        );
         continue;
       }
 
-      if (status === 403) {
-        throw new CrmForbiddenError(forbiddenMessage(body), HUBSPOT_PROVIDER, 403);
-      }
+      throw refusal(req, status, body);
+    }
+  }
 
-      throw new CrmBadRequestError(
-        `HubSpot refused ${req.method} ${req.path} (${status}): ${messageOf(body)}`,
+  /** One send through the SDK's client, with this attempt's token. */
+  private send(req: HubSpotRequest, token: string): Promise<Response> {
+    return this.client.apiRequest({
+      method: req.method,
+      path: req.path,
+      ...(req.query ? { qs: req.query } : {}),
+      ...(req.body !== undefined ? { body: req.body } : {}),
+      headers: { Authorization: `Bearer ${token}` },
+    });
+  }
+
+  /** A network error or a 5xx: back off and go again, or throw once the transient retries are spent. */
+  private async backOffOrGiveUp(attempt: AttemptState, giveUp: () => Error): Promise<void> {
+    if (attempt.transientRetries >= this.retry.maxTransientRetries) throw giveUp();
+    await this.sleep(this.backoff(attempt.transientRetries++));
+  }
+
+  /** A 401: one token refresh for the next try; a second 401 after it is final. */
+  private async refreshOrGiveUp(attempt: AttemptState, body: unknown): Promise<void> {
+    if (attempt.refreshed) {
+      throw new CrmUnauthorizedError(
+        `HubSpot refused the access token even after a refresh: ${messageOf(body)}`,
         HUBSPOT_PROVIDER,
-        status,
+        401,
       );
     }
+    attempt.token = await this.options.tokens.refreshAfterRejection(attempt.token);
+    attempt.refreshed = true;
+  }
+
+  /** A 429: the daily limit is final until the portal's midnight; a window limit is waited out, boundedly. */
+  private async waitOutRateLimit(attempt: AttemptState, headers: Headers, body: unknown): Promise<void> {
+    const error = parseHubSpotError(body);
+    const policy = error.policyName;
+    if (policy === HUBSPOT_RATE_POLICIES.daily) {
+      throw new CrmRateLimitedError(
+        `HubSpot's daily API limit for this portal is spent: ${messageOf(body)}`,
+        HUBSPOT_PROVIDER,
+        msUntilNextMidnightIn(this.options.timeZone, this.now()),
+        policy,
+      );
+    }
+    const wait = this.rateLimitWait(headers, policy);
+    if (attempt.rateLimitRetries >= this.retry.maxRateLimitRetries) {
+      throw new CrmRateLimitedError(
+        `HubSpot kept answering 429 (${policy ?? 'no policy named'}) after ${attempt.rateLimitRetries} waits`,
+        HUBSPOT_PROVIDER,
+        wait,
+        policy,
+      );
+    }
+    attempt.rateLimitRetries++;
+    await this.hold(wait);
   }
 
   /** The rate-limit headers last seen, for the admin page. */
@@ -327,6 +346,26 @@ export class HubSpotHttp {
     const step = Math.min(this.retry.maxDelayMs, this.retry.baseDelayMs * 2 ** attempt);
     return Math.round(step / 2 + (step / 2) * this.random());
   }
+}
+
+/** A programming error, not HubSpot's answer: every path comes from `hubspotPaths`. */
+function refuseLegacyPath(path: string): void {
+  if (LEGACY_PATH.test(path)) {
+    throw new CrmBadRequestError(
+      `refusing to call HubSpot's numbered API path ${path}: use the date-versioned paths`,
+      HUBSPOT_PROVIDER,
+    );
+  }
+}
+
+/** A status not worth retrying: 403 names the missing scope, anything else is a bad request. */
+function refusal(req: HubSpotRequest, status: number, body: unknown): Error {
+  if (status === 403) return new CrmForbiddenError(forbiddenMessage(body), HUBSPOT_PROVIDER, 403);
+  return new CrmBadRequestError(
+    `HubSpot refused ${req.method} ${req.path} (${status}): ${messageOf(body)}`,
+    HUBSPOT_PROVIDER,
+    status,
+  );
 }
 
 async function readBody(res: Response): Promise<unknown> {
