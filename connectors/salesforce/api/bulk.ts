@@ -86,6 +86,8 @@ async function abortJob(
   }
 }
 
+type IngestJob = ReturnType<SalesforceApi['conn']['bulk2']['createJob']>;
+
 export async function writeAccountsBulk(
   api: SalesforceApi,
   priority: Priority,
@@ -110,34 +112,7 @@ export async function writeAccountsBulk(
   );
   await api.run(priority, 'bulk: close job', () => job.close());
 
-  const deadline = Date.now() + pollTimeoutMs;
-  for (;;) {
-    const info = jobInfoSchema.parse(await api.run(priority, 'bulk: check job', () => job.check()));
-    if (info.state === 'JobComplete') break;
-    if (info.state === 'Failed' || info.state === 'Aborted') {
-      throw new CrmBadRequestError(
-        `Salesforce bulk job ${info.id} ended ${info.state}: ${info.errorMessage ?? 'no reason given'}`,
-        SALESFORCE_PROVIDER,
-      );
-    }
-    if (Date.now() > deadline) {
-      // Left running, the job could still apply its rows after the batch was handed back for a retry.
-      if (await abortJob(api, priority, jobPath, logger)) {
-        throw new CrmTransientError(
-          `Salesforce bulk job ${info.id} was still ${info.state} after ${Math.round(pollTimeoutMs / 1000)} s and was aborted; rows it had processed stay written`,
-          SALESFORCE_PROVIDER,
-        );
-      }
-      // Refused: the job finished meanwhile, and its results are read below.
-      const last = jobInfoSchema.parse(await api.run(priority, 'bulk: check job', () => job.check()));
-      if (last.state === 'JobComplete') break;
-      throw new CrmTransientError(
-        `Salesforce bulk job ${info.id} was still ${info.state} after ${Math.round(pollTimeoutMs / 1000)} s and could not be aborted (now ${last.state})`,
-        SALESFORCE_PROVIDER,
-      );
-    }
-    await sleep(pollIntervalMs);
-  }
+  await waitForJobComplete(api, priority, job, jobPath, { pollIntervalMs, pollTimeoutMs }, logger);
 
   const [succeeded, failed, unprocessed] = await Promise.all([
     api.run(priority, 'bulk: successful results', () => job.getSuccessfulResults()),
@@ -145,6 +120,62 @@ export async function writeAccountsBulk(
     api.run(priority, 'bulk: unprocessed records', () => job.getUnprocessedRecords()),
   ]);
 
+  const outcomes = outcomesOfResults(succeeded, failed, unprocessed);
+  logger?.info(
+    { job: opened.id, records: rows.length, failed: failed.length, unprocessed: unprocessed.length },
+    'salesforce bulk update finished',
+  );
+  return outcomes;
+}
+
+/**
+ * Polls the closed job until Salesforce completes it. A failed or aborted job is a bad request; one still
+ * running at the timeout is aborted (left running, it could still apply its rows after the batch was handed
+ * back for a retry) and is a transient error, unless the abort is refused because the job completed meanwhile.
+ */
+async function waitForJobComplete(
+  api: SalesforceApi,
+  priority: Priority,
+  job: IngestJob,
+  jobPath: string,
+  { pollIntervalMs, pollTimeoutMs }: BulkOptions,
+  logger?: Logger,
+): Promise<void> {
+  const deadline = Date.now() + pollTimeoutMs;
+  for (;;) {
+    const info = jobInfoSchema.parse(await api.run(priority, 'bulk: check job', () => job.check()));
+    if (info.state === 'JobComplete') return;
+    if (info.state === 'Failed' || info.state === 'Aborted') {
+      throw new CrmBadRequestError(
+        `Salesforce bulk job ${info.id} ended ${info.state}: ${info.errorMessage ?? 'no reason given'}`,
+        SALESFORCE_PROVIDER,
+      );
+    }
+    if (Date.now() > deadline) {
+      if (await abortJob(api, priority, jobPath, logger)) {
+        throw new CrmTransientError(
+          `Salesforce bulk job ${info.id} was still ${info.state} after ${Math.round(pollTimeoutMs / 1000)} s and was aborted; rows it had processed stay written`,
+          SALESFORCE_PROVIDER,
+        );
+      }
+      // Refused: the job finished meanwhile, and its results are read after this.
+      const last = jobInfoSchema.parse(await api.run(priority, 'bulk: check job', () => job.check()));
+      if (last.state === 'JobComplete') return;
+      throw new CrmTransientError(
+        `Salesforce bulk job ${info.id} was still ${info.state} after ${Math.round(pollTimeoutMs / 1000)} s and could not be aborted (now ${last.state})`,
+        SALESFORCE_PROVIDER,
+      );
+    }
+    await sleep(pollIntervalMs);
+  }
+}
+
+/** The three result sets as one outcome per Account Id; a record Salesforce never reached is retryable. */
+function outcomesOfResults(
+  succeeded: Iterable<unknown>,
+  failed: Iterable<unknown>,
+  unprocessed: Iterable<unknown>,
+): Map<string, BulkOutcome> {
   const outcomes = new Map<string, BulkOutcome>();
   const idOf = (row: Record<string, unknown>) => {
     const raw = row.Id ?? row.sf__Id;
@@ -169,9 +200,5 @@ export async function writeAccountsBulk(
       });
     }
   }
-  logger?.info(
-    { job: opened.id, records: rows.length, failed: failed.length, unprocessed: unprocessed.length },
-    'salesforce bulk update finished',
-  );
   return outcomes;
 }
