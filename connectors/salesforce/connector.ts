@@ -22,8 +22,9 @@ import type { Installation } from '../../src/installations/store.js';
 import type { Logger } from '../../src/log.js';
 import { type Priority, type RetryPolicy, SalesforceApi } from './api/api-client.js';
 import { type BulkOptions, type BulkOutcome, writeAccountsBulk } from './api/bulk.js';
-import { soqlDateTime, soqlIdList, soqlLikeContains, soqlQuote } from './api/soql.js';
+import { soqlIdList, soqlLikeContains, soqlQuote } from './api/soql.js';
 import { SalesforceUsageTracker } from './api/usage.js';
+import { type ChangedRows, changedSinceWhere, takeChangedRows } from './changes/changed-rows.js';
 import {
   type ChangeCursor,
   decodeChangeCursor,
@@ -31,7 +32,7 @@ import {
   encodeChangeCursor,
   encodeListCursor,
 } from './changes/cursors.js';
-import { pollDeleteLog } from './changes/delete-log.js';
+import { type DeleteLogStep, pollDeleteLog } from './changes/delete-log.js';
 import type { SalesforceSettings } from './config.js';
 import { describeFailure, toRecordError } from './errors.js';
 import { ensureSalesforceFields } from './fields/ensure-fields.js';
@@ -51,13 +52,7 @@ import {
 import { accountFieldNames, accountShape } from './records/account-shape.js';
 import { isSalesforceId, toId18 } from './records/ids.js';
 import { type PreparedOk, prepareUpdates } from './records/prepare-updates.js';
-import {
-  accountRowSchema,
-  accountSelectFields,
-  changedAccountRowSchema,
-  toChangedRecord,
-  toCompanyRecord,
-} from './records/records.js';
+import { accountRowSchema, accountSelectFields, toCompanyRecord } from './records/records.js';
 import { taskDescription, taskSubject } from './records/task-fields.js';
 import { closedTaskStatus, forgetClosedTaskStatus, isRefusedPicklistValue } from './records/task-status.js';
 
@@ -441,86 +436,72 @@ export class SalesforceConnector implements PolledCrmConnector {
   async listChangedSince(
     cursor: string | null,
   ): Promise<{ records: ChangedRecord[]; cursor: string; changes: CrmChange[]; resync?: true }> {
-    if (cursor === null) {
-      const { horizon } = await this.queryWithHorizon(
-        `SELECT Id FROM ${ACCOUNT_SOBJECT} ORDER BY SystemModstamp DESC LIMIT 1`,
-        'change baseline',
-      );
-      const at = new Date(horizon).toISOString();
-      return { records: [], changes: [], cursor: encodeChangeCursor({ s: at, i: '', d: at }) };
-    }
+    if (cursor === null) return this.changeBaseline();
     const from = decodeChangeCursor(cursor);
-    const literal = soqlDateTime(from.s);
-    const where = from.i
-      ? `SystemModstamp > ${literal} OR (SystemModstamp = ${literal} AND Id > ${soqlQuote(from.i)})`
-      : `SystemModstamp >= ${literal}`;
-    const soql = await this.selectAccounts(where, 'SystemModstamp, Id', { changes: true });
-    const max = this.deps.maxChangesPerPoll ?? CHANGE_POLL.maxChangesPerPoll;
-    const fromMs = Date.parse(from.s);
-    const records: ChangedRecord[] = [];
-    const changes: CrmChange[] = [];
-    const gone = new Set<string>();
-    let last: { s: string; i: string } | null = null;
-    const first = await this.queryWithHorizon(soql, 'poll changed accounts', true);
-    let page = first.page;
-    let unsettled = false;
-    for (;;) {
-      for (const raw of page.records) {
-        const row = changedAccountRowSchema.parse(raw);
-        const record = toChangedRecord(row);
-        const at = Date.parse(record.modifiedAt);
-        if (at >= first.horizon) {
-          // Ordered by stamp: everything from here on is in a second that may still grow.
-          unsettled = true;
-          break;
-        }
-        // The literal has whole seconds; a stamp with milliseconds could come back once more. Drop repeats.
-        if (at < fromMs || (at === fromMs && from.i !== '' && toId18(record.id) === toId18(from.i))) continue;
-        last = { s: record.modifiedAt, i: record.id };
-        if (row.IsDeleted) {
-          gone.add(toId18(record.id));
-          changes.push(
-            row.MasterRecordId
-              ? {
-                  kind: 'merged',
-                  recordId: record.id,
-                  mergedInto: row.MasterRecordId,
-                  mergedIds: [record.id],
-                  mergedSlug: typeof record.fields.slug === 'string' ? record.fields.slug : null,
-                }
-              : { kind: 'deleted', recordId: record.id },
-          );
-        } else {
-          records.push(record);
-        }
-      }
-      if (unsettled || page.done || !page.nextRecordsUrl || records.length + changes.length >= max) break;
-      page = await this.queryMore(page.nextRecordsUrl, 'poll changed accounts');
-    }
+    const { records, changes, gone, last, horizon } = await this.readChangedAccounts(from);
     let next: ChangeCursor = { ...from };
     if (last) next = { ...next, s: last.s, i: last.i };
-    else if (first.horizon > fromMs) next = { ...next, s: new Date(first.horizon).toISOString(), i: '' };
-    const log = await pollDeleteLog(this.api, this.priority, from, first.horizon);
+    else if (horizon > Date.parse(from.s)) next = { ...next, s: new Date(horizon).toISOString(), i: '' };
+    const log = await pollDeleteLog(this.api, this.priority, from, horizon);
     for (const id of log.ids) {
       if (!gone.has(toId18(id))) changes.push({ kind: 'deleted', recordId: id });
     }
     next.d = log.d;
     if (log.e) next.e = log.e;
     if (log.gap) {
-      this.deps.logger?.warn(
-        {
-          installation: this.deps.installation.id,
-          deletedLogFrom: from.d ?? from.s,
-          now: log.d,
-          reason: log.reason,
-        },
-        log.reason === 'id-limit'
-          ? 'the delete log holds more ids than Salesforce answers for, even in a two-minute span: records deleted meanwhile are found by listing'
-          : 'the delete log does not cover the poll position: records deleted meanwhile are found by listing',
-      );
+      this.warnDeleteLogGap(from, log);
       return { records, changes, cursor: encodeChangeCursor(next), resync: true };
     }
     return { records, changes, cursor: encodeChangeCursor(next) };
+  }
+
+  /** No records, and a cursor at the server's "now": a poll started at install does not replay the org. */
+  private async changeBaseline(): Promise<{
+    records: ChangedRecord[];
+    cursor: string;
+    changes: CrmChange[];
+  }> {
+    const { horizon } = await this.queryWithHorizon(
+      `SELECT Id FROM ${ACCOUNT_SOBJECT} ORDER BY SystemModstamp DESC LIMIT 1`,
+      'change baseline',
+    );
+    const at = new Date(horizon).toISOString();
+    return { records: [], changes: [], cursor: encodeChangeCursor({ s: at, i: '', d: at }) };
+  }
+
+  /** The queryAll pages after the cursor, up to the poll's cap, stopping at a second that may still grow. */
+  private async readChangedAccounts(from: ChangeCursor): Promise<ChangedRows & { horizon: number }> {
+    const soql = await this.selectAccounts(changedSinceWhere(from), 'SystemModstamp, Id', { changes: true });
+    const max = this.deps.maxChangesPerPoll ?? CHANGE_POLL.maxChangesPerPoll;
+    const taken: ChangedRows = { records: [], changes: [], gone: new Set<string>(), last: null };
+    const first = await this.queryWithHorizon(soql, 'poll changed accounts', true);
+    let page = first.page;
+    for (;;) {
+      const unsettled = takeChangedRows(page.records, from, first.horizon, taken);
+      if (
+        unsettled ||
+        page.done ||
+        !page.nextRecordsUrl ||
+        taken.records.length + taken.changes.length >= max
+      )
+        break;
+      page = await this.queryMore(page.nextRecordsUrl, 'poll changed accounts');
+    }
+    return { ...taken, horizon: first.horizon };
+  }
+
+  private warnDeleteLogGap(from: ChangeCursor, log: DeleteLogStep): void {
+    this.deps.logger?.warn(
+      {
+        installation: this.deps.installation.id,
+        deletedLogFrom: from.d ?? from.s,
+        now: log.d,
+        reason: log.reason,
+      },
+      log.reason === 'id-limit'
+        ? 'the delete log holds more ids than Salesforce answers for, even in a two-minute span: records deleted meanwhile are found by listing'
+        : 'the delete log does not cover the poll position: records deleted meanwhile are found by listing',
+    );
   }
 
   /** A query and the moment before which its records are final: the server's clock less the settle time. */
