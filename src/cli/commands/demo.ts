@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { LocalSystem } from '../../../local/system.js';
-import { crmKinds, providerFor, providers } from '../../providers.js';
+import type { CrmKind } from '../../crm/kind.js';
+import { crmKinds, type Provider, providerFor, providers } from '../../providers.js';
 import { deleteKeysWithPrefix } from '../../redis.js';
 import { findProjectRoot } from '../../util/project-root.js';
 import {
@@ -24,31 +25,9 @@ import { followRuns, summaryLine } from './sync.js';
 export async function demoCommand(argv: string[], io: CommandIo): Promise<number> {
   // At once: everything below (Redis, the sandbox, the local CRM, the first backfill) takes seconds.
   io.err('Starting the demo...');
-  const { values } = parseCommandArgs('demo', argv, {
-    crm: { type: 'string', default: providers[0].kind },
-    port: { type: 'string' },
-    companies: { type: 'string' },
-  });
-  const crm = crmKinds.find((kind) => kind === values.crm);
-  if (!crm) throw new UsageError(`--crm expects ${crmKinds.join(' or ')}`);
-  const provider = providerFor(crm);
-  const port = intOption('port', values.port, Number(io.env.PORT ?? 3000));
-  const companies = intOption('companies', values.companies, 300, 1, 100_000);
+  const { crm, provider, port, companies } = demoOptions(argv, io);
   const prefix = `rc-demo-${randomBytes(3).toString('hex')}`;
-  let redisUrl = io.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-  let ownRedis: ThrowawayRedis | null = null;
-  if (!(await redisAnswers(redisUrl))) {
-    const bin = redisServerBinary(io.env);
-    if (!bin)
-      throw new CommandFailedError(
-        `Nothing answers at ${redisUrl} and no redis-server is installed: ${INSTALL_REDIS_HINT}.`,
-      );
-    ownRedis = await startThrowawayRedis(bin);
-    io.err(
-      `Nothing answered at ${redisUrl}: the demo runs a redis-server of its own at ${ownRedis.url} (stopped with the demo).`,
-    );
-    redisUrl = ownRedis.url;
-  }
+  const { redisUrl, ownRedis } = await demoRedis(io);
   try {
     const adminToken = randomBytes(18).toString('base64url');
     // Fixed here, not drawn by the demo's config, so that the block below can hand it to the CLI.
@@ -59,90 +38,27 @@ export async function demoCommand(argv: string[], io: CommandIo): Promise<number
     io.err(
       `Setting up ${provider.label} with ${companies} companies, the report sandbox, the server and the workers...`,
     );
-    let system: LocalSystem;
-    let cliEnv: ((system: LocalSystem) => Record<string, string>) | undefined;
-    try {
-      // Loaded here, not at the top: the local system is demo and test equipment, never part of a production run.
-      const local = await import('../../../local/system.js');
-      cliEnv = local.workerEnvFor;
-      system = await local.startLocalSystem({
-        crm,
-        companies,
-        prefix,
-        port,
-        redisUrl,
-        logLevel: io.env.LOG_LEVEL ?? 'warn',
-        env: { ADMIN_TOKEN: adminToken, ENCRYPTION_KEY: encryptionKey },
-      });
-    } catch (err) {
-      const e = err as NodeJS.ErrnoException;
-      if (e.code === 'EADDRINUSE')
-        throw new CommandFailedError(`port ${port} is in use: run the demo with --port N`);
-      if (e.code === 'REDIS_UNAVAILABLE') throw new CommandFailedError(e.message);
-      throw err;
-    }
+    const { system, cliEnv } = await startDemoSystem(
+      { crm, companies, prefix, port, redisUrl, adminToken, encryptionKey },
+      io,
+    );
     try {
       io.err(`Report sandbox: ${system.sandboxUrl}`);
       io.err(`Local ${provider.label}: ${system.crmUrl}`);
       io.err(`Connector: ${system.appUrl}`);
-      io.err('First backfill:');
-      const [initial] = await system.ctx.runs.recent(system.installationId, 1);
-      if (!initial) throw new CommandFailedError('the first backfill did not start');
-      const [run] = await followRuns(system.ctx, [initial.id], io);
-      // The demo's first backfill: every record is this run's, so the overall line would repeat it.
-      io.err(summaryLine(run!));
-
-      // One linked record, its score changed at the source.
-      const linked = system.recordIds
-        .map((id) => system.crm.record(id))
-        .find((r) => r?.status === 'matched' && r.slug);
-      if (!linked?.slug) throw new CommandFailedError('no record was matched, so there is nothing to update');
-      const before = system.crm.record(linked.id)!;
-      const report = system.sandbox.getReport(linked.slug)!;
-      // Far enough to cross a band of the sandbox's rule (75 is "strong"), so the band column changes too.
-      const overall = report.score.overall;
-      const newScore =
-        Math.round((overall >= 75 ? overall - 11.3 : Math.max(overall + 11.3, 75.5)) * 10) / 10;
-      io.err(`Changing the score of ${linked.slug} in the sandbox: ${report.score.overall} -> ${newScore}`);
-      const changedAt = Date.now();
-      system.sandbox.updateReport(linked.slug, {
-        // The band from the sandbox's own rule (src/sandbox/bands.ts), like every other score it changes.
-        score: { overall: newScore },
-      });
-      const deadline = Date.now() + 30_000;
-      let after = system.crm.record(linked.id)!;
-      while (after.score !== newScore) {
-        if (Date.now() > deadline)
-          throw new CommandFailedError('the score change did not reach the CRM within 30 s');
-        await sleep(50);
-        after = system.crm.record(linked.id)!;
-      }
-      const took = Date.now() - changedAt;
-      io.out('');
-      io.out(`score.changed for ${linked.slug} reached the CRM record in ${took} ms:`);
-      io.out(
-        table([
-          ['', 'before', 'after'],
-          ['company', before.name ?? '', after.name ?? ''],
-          [provider.fieldNames.slug, before.slug ?? '', after.slug ?? ''],
-          [provider.fieldNames.score, String(before.score ?? ''), String(after.score ?? '')],
-          [provider.fieldNames.band, before.band ?? '', after.band ?? ''],
-          [provider.fieldNames.syncedAt, before.syncedAt ?? '', after.syncedAt ?? ''],
-        ]),
-      );
+      await showFirstBackfill(system, io);
+      await showOneScoreChange(system, provider, io);
       io.out('');
       io.out(`Admin page: ${system.appUrl}/admin  (token: ${adminToken})`);
       // The local CRM has an OAuth server too: the install (a reconnect of the demo's installation) can be tried.
       io.out(`OAuth install against the local ${provider.label}: ${system.appUrl}${provider.installPath}`);
       io.out(`Component previews (each state of the CRM record components): ${system.componentPreviewUrl}`);
-      if (cliEnv) {
-        const block = cliBlock(
-          cliEnv(system),
-          { ...system, webhookSecrets: system.ctx.config.reports.webhookSecrets },
-          findProjectRoot(),
-        );
-        io.out(`\n${block}`);
-      }
+      const block = cliBlock(
+        cliEnv(system),
+        { ...system, webhookSecrets: system.ctx.config.reports.webhookSecrets },
+        findProjectRoot(),
+      );
+      io.out(`\n${block}`);
       io.out('Press Ctrl-C to stop.');
       await stopped;
       io.err('Stopping...');
@@ -154,6 +70,124 @@ export async function demoCommand(argv: string[], io: CommandIo): Promise<number
   } finally {
     await ownRedis?.stop();
   }
+}
+
+/** `--crm`, `--port` and `--companies`, checked. */
+function demoOptions(
+  argv: string[],
+  io: CommandIo,
+): { crm: CrmKind; provider: Provider; port: number; companies: number } {
+  const { values } = parseCommandArgs('demo', argv, {
+    crm: { type: 'string', default: providers[0].kind },
+    port: { type: 'string' },
+    companies: { type: 'string' },
+  });
+  const crm = crmKinds.find((kind) => kind === values.crm);
+  if (!crm) throw new UsageError(`--crm expects ${crmKinds.join(' or ')}`);
+  const provider = providerFor(crm);
+  const port = intOption('port', values.port, Number(io.env.PORT ?? 3000));
+  const companies = intOption('companies', values.companies, 300, 1, 100_000);
+  return { crm, provider, port, companies };
+}
+
+/** The Redis at REDIS_URL, or a throwaway redis-server of the demo's own when nothing answers there. */
+async function demoRedis(io: CommandIo): Promise<{ redisUrl: string; ownRedis: ThrowawayRedis | null }> {
+  const redisUrl = io.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+  if (await redisAnswers(redisUrl)) return { redisUrl, ownRedis: null };
+  const bin = redisServerBinary(io.env);
+  if (!bin)
+    throw new CommandFailedError(
+      `Nothing answers at ${redisUrl} and no redis-server is installed: ${INSTALL_REDIS_HINT}.`,
+    );
+  const ownRedis = await startThrowawayRedis(bin);
+  io.err(
+    `Nothing answered at ${redisUrl}: the demo runs a redis-server of its own at ${ownRedis.url} (stopped with the demo).`,
+  );
+  return { redisUrl: ownRedis.url, ownRedis };
+}
+
+/** The local system, with a port in use or an absent Redis told as such; and the CLI environment it runs with. */
+async function startDemoSystem(
+  setup: {
+    crm: CrmKind;
+    companies: number;
+    prefix: string;
+    port: number;
+    redisUrl: string;
+    adminToken: string;
+    encryptionKey: string;
+  },
+  io: CommandIo,
+): Promise<{ system: LocalSystem; cliEnv: (system: LocalSystem) => Record<string, string> }> {
+  try {
+    // Loaded here, not at the top: the local system is demo and test equipment, never part of a production run.
+    const local = await import('../../../local/system.js');
+    const system = await local.startLocalSystem({
+      crm: setup.crm,
+      companies: setup.companies,
+      prefix: setup.prefix,
+      port: setup.port,
+      redisUrl: setup.redisUrl,
+      logLevel: io.env.LOG_LEVEL ?? 'warn',
+      env: { ADMIN_TOKEN: setup.adminToken, ENCRYPTION_KEY: setup.encryptionKey },
+    });
+    return { system, cliEnv: local.workerEnvFor };
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    if (e.code === 'EADDRINUSE')
+      throw new CommandFailedError(`port ${setup.port} is in use: run the demo with --port N`);
+    if (e.code === 'REDIS_UNAVAILABLE') throw new CommandFailedError(e.message);
+    throw err;
+  }
+}
+
+async function showFirstBackfill(system: LocalSystem, io: CommandIo): Promise<void> {
+  io.err('First backfill:');
+  const [initial] = await system.ctx.runs.recent(system.installationId, 1);
+  if (!initial) throw new CommandFailedError('the first backfill did not start');
+  const [run] = await followRuns(system.ctx, [initial.id], io);
+  // The demo's first backfill: every record is this run's, so the overall line would repeat it.
+  io.err(summaryLine(run!));
+}
+
+/** One linked record, its score changed at the source: waits for it in the CRM and shows before and after. */
+async function showOneScoreChange(system: LocalSystem, provider: Provider, io: CommandIo): Promise<void> {
+  const linked = system.recordIds
+    .map((id) => system.crm.record(id))
+    .find((r) => r?.status === 'matched' && r.slug);
+  if (!linked?.slug) throw new CommandFailedError('no record was matched, so there is nothing to update');
+  const before = system.crm.record(linked.id)!;
+  const report = system.sandbox.getReport(linked.slug)!;
+  // Far enough to cross a band of the sandbox's rule (75 is "strong"), so the band column changes too.
+  const overall = report.score.overall;
+  const newScore = Math.round((overall >= 75 ? overall - 11.3 : Math.max(overall + 11.3, 75.5)) * 10) / 10;
+  io.err(`Changing the score of ${linked.slug} in the sandbox: ${report.score.overall} -> ${newScore}`);
+  const changedAt = Date.now();
+  system.sandbox.updateReport(linked.slug, {
+    // The band from the sandbox's own rule (src/sandbox/bands.ts), like every other score it changes.
+    score: { overall: newScore },
+  });
+  const deadline = Date.now() + 30_000;
+  let after = system.crm.record(linked.id)!;
+  while (after.score !== newScore) {
+    if (Date.now() > deadline)
+      throw new CommandFailedError('the score change did not reach the CRM within 30 s');
+    await sleep(50);
+    after = system.crm.record(linked.id)!;
+  }
+  const took = Date.now() - changedAt;
+  io.out('');
+  io.out(`score.changed for ${linked.slug} reached the CRM record in ${took} ms:`);
+  io.out(
+    table([
+      ['', 'before', 'after'],
+      ['company', before.name ?? '', after.name ?? ''],
+      [provider.fieldNames.slug, before.slug ?? '', after.slug ?? ''],
+      [provider.fieldNames.score, String(before.score ?? ''), String(after.score ?? '')],
+      [provider.fieldNames.band, before.band ?? '', after.band ?? ''],
+      [provider.fieldNames.syncedAt, before.syncedAt ?? '', after.syncedAt ?? ''],
+    ]),
+  );
 }
 
 /** Variables the CLI reads from the environment, for a shell beside the demo; not the process's own. */
