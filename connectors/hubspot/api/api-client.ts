@@ -295,8 +295,8 @@ export class HubSpotHttp {
   }
 
   /**
-   * Remaining is low: wait rather than collect 429s. The window's last requests are left to urgent work (issue
-   * 30: a backfill that spent the window held every score change back for the rest of it, 10 s): deferrable
+   * Remaining is low: wait rather than collect 429s. The window's last requests are left to urgent work (a
+   * backfill that spent the window would hold every score change back for the rest of it, 10 s): deferrable
    * callers hold off until the rolling window has freed the slots below the low water, at its average pace,
    * and urgent ones go on; a spent window holds everyone for the rest of it (an urgent caller would only
    * collect 429s), and so does a gate without lanes.
