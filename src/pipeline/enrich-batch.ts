@@ -32,8 +32,8 @@ import { requestedReportJudge } from './request-completion.js';
  * newer read.
  *
  * The record locks (storage/record-locks.ts) cover only the compare and write: loading, planning, searches and
- * reads come first, unlocked, so an event for one of the records never waits behind a backfill's reads (issue
- * 30). Records whose stored state changed meanwhile (another holder wrote them) are read and planned again under
+ * reads come first, unlocked, so an event for one of the records never waits behind a backfill's reads.
+ * Records whose stored state changed meanwhile (another holder wrote them) are read and planned again under
  * the locks, so no plan made before someone else's write is written over it.
  */
 
