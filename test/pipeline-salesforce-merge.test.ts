@@ -38,7 +38,7 @@ function records() {
 const used = new Set<string>();
 
 /** Merges a matched Account (its report linked to no other) into an unlinked one; waits for the link to move. */
-async function mergeAndWaitForLink() {
+async function mergeAndWaitForLink(slowMs = SLOW_MS, keepLoserSlug = false) {
   const all = records();
   const perSlug = new Map<string, number>();
   for (const r of all) if (r.slug) perSlug.set(r.slug, (perSlug.get(r.slug) ?? 0) + 1);
@@ -48,8 +48,12 @@ async function mergeAndWaitForLink() {
   const survivor = all.find((r) => r.status === 'no_match' && !r.slug && !used.has(r.id))!;
   used.add(loser.id);
   used.add(survivor.id);
-  system.sandbox.setFaults({ delayMs: SLOW_MS });
-  system.salesforce!.mergeAccounts(survivor.id, [loser.id]);
+  if (slowMs > 0) system.sandbox.setFaults({ delayMs: slowMs });
+  system.salesforce!.mergeAccounts(
+    survivor.id,
+    [loser.id],
+    keepLoserSlug ? { Report_Slug__c: loser.slug! } : undefined,
+  );
   await waitFor(
     'the survivor to carry the link',
     () => (system.crm.record(survivor.id)?.slug === loser.slug ? true : undefined),
@@ -74,6 +78,42 @@ describe('the survivor of a Salesforce merge', () => {
       'the alert as a Task on the survivor',
       () => (system.salesforce!.org.tasksFor(survivor.id).length === 1 ? true : undefined),
       Math.max(0, deadline - Date.now()),
+      50,
+    );
+  });
+
+  it('gets an alert sent once the link has moved, as the field Report_Alert__c', async () => {
+    const { survivor, slug } = await mergeAndWaitForLink(0);
+    await runEnded(system);
+    system.sandbox.emitEvent('alert.fired', { slug, kind: 'risk', title: 'After the move', severity: 'low' });
+    await waitFor(
+      'the alert on the survivor',
+      () => (system.crm.record(survivor.id)?.alert?.includes('After the move') ? true : undefined),
+      WITHIN_MS,
+      50,
+    );
+    await waitFor(
+      'the alert as a Task on the survivor',
+      () => (system.salesforce!.org.tasksFor(survivor.id).length === 1 ? true : undefined),
+      WITHIN_MS,
+      50,
+    );
+  });
+
+  it("gets an alert when the merge kept the loser's slug on the survivor", async () => {
+    const { survivor, slug } = await mergeAndWaitForLink(0, true);
+    await runEnded(system);
+    system.sandbox.emitEvent('alert.fired', { slug, kind: 'risk', title: 'Kept slug', severity: 'low' });
+    await waitFor(
+      'the alert on the survivor',
+      () => (system.crm.record(survivor.id)?.alert?.includes('Kept slug') ? true : undefined),
+      WITHIN_MS,
+      50,
+    );
+    await waitFor(
+      'the alert as a Task on the survivor',
+      () => (system.salesforce!.org.tasksFor(survivor.id).length === 1 ? true : undefined),
+      WITHIN_MS,
       50,
     );
   });

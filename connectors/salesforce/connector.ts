@@ -367,6 +367,27 @@ export class SalesforceConnector implements PolledCrmConnector {
   }
 
   /**
+   * Which of `recordIds` were merged away, and into which Account: a deleted Account that was merged away keeps
+   * `MasterRecordId` in the recycle bin, so one queryAll (per read batch) finds them, before the change poll
+   * does. Keyed by the 18-character id.
+   */
+  async survivorsOf(recordIds: readonly string[]): Promise<Map<string, string>> {
+    const ids = [...new Set(recordIds.filter(isSalesforceId).map(toId18))];
+    const out = new Map<string, string>();
+    for (let i = 0; i < ids.length; i += this.limits.readBatchSize) {
+      const rows = await this.queryAllPages(
+        `SELECT Id, MasterRecordId FROM ${ACCOUNT_SOBJECT} WHERE Id IN ${soqlIdList(ids.slice(i, i + this.limits.readBatchSize))} AND IsDeleted = true`,
+        'find merge survivors',
+        true,
+      );
+      for (const row of rows.map((r) => mergedRowSchema.parse(r))) {
+        if (row.MasterRecordId) out.set(toId18(row.Id), toId18(row.MasterRecordId));
+      }
+    }
+    return out;
+  }
+
+  /**
    * A deleted Account that was merged away keeps `MasterRecordId` in the recycle bin: one queryAll finds the
    * survivor so the pipeline can move the link instead of dropping it.
    */
@@ -378,17 +399,7 @@ export class SalesforceConnector implements PolledCrmConnector {
     const ids = [...new Set(deleted.map((r) => toId18(r.id)))].slice(0, this.limits.readBatchSize);
     let masters: Map<string, string>;
     try {
-      const rows = await this.queryAllPages(
-        `SELECT Id, MasterRecordId FROM ${ACCOUNT_SOBJECT} WHERE Id IN ${soqlIdList(ids)} AND IsDeleted = true`,
-        'find merge survivors',
-        true,
-      );
-      masters = new Map(
-        rows
-          .map((r) => mergedRowSchema.parse(r))
-          .filter((r) => r.MasterRecordId)
-          .map((r) => [toId18(r.Id), r.MasterRecordId!] as const),
-      );
+      masters = await this.survivorsOf(ids);
     } catch (err) {
       // The writes themselves are done; the lookup failure travels in the record errors instead of failing them.
       const reason = err instanceof Error ? err.message : String(err);

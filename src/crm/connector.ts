@@ -152,6 +152,12 @@ export interface CrmConnector {
   readonly bulkThreshold?: number;
   /** Any number of updates through the CRM's bulk API; one result per update, in order. */
   writeCompaniesBulk?(updates: RecordUpdate[]): Promise<WriteResult[]>;
+  /**
+   * Which of these records were merged away, and into which record (keyed by the CRM's canonical id). For CRMs
+   * where a merged-away record stays findable with its survivor before its change event arrives (Salesforce's
+   * recycle bin); one call per read batch.
+   */
+  survivorsOf?(recordIds: readonly string[]): Promise<Map<string, string>>;
   /** Puts an activity on the record's timeline (alerts, when the installation switched it on). */
   createActivity?(recordId: string, activity: RecordActivity): Promise<void>;
   /** For CRMs whose sharing rules may hide records from the connector's user; `doctor` asks. */

@@ -66,6 +66,8 @@ export interface BatchOutcome {
    * were linked and missed them; the caller updates the slug again now that they are.
    */
   staleSlugs: string[];
+  /** Records the CRM no longer returned (deleted, or merged away before its change was seen); forgotten. */
+  vanished?: string[];
 }
 
 export async function enrichBatch(
@@ -148,6 +150,7 @@ export async function enrichBatch(
       result: tally.result,
       retryRecordIds: tally.retryRecordIds,
       staleSlugs: await staleSlugsOf(deps, plans.plans, desired),
+      vanished: loaded.vanished,
     };
   } finally {
     await locks.release();

@@ -14,7 +14,42 @@ export async function enrichNow(p: Pipeline, targets: BatchTargets, job: BatchJo
   const outcome = await enrichBatch(p.deps, targets, job);
   for (const slug of outcome.staleSlugs) await p.enqueueSlugUpdate(job.installationId, slug);
   if (outcome.retryRecordIds.length > 0) await retryRefused(p, job, outcome.retryRecordIds);
+  await followMerges(p, targets, job, outcome.vanished ?? []);
   return outcome;
+}
+
+/** Fan-outs by slug: a report's change, its publication. Their records come from the link index. */
+const FAN_OUT_ORIGINS: readonly string[] = ['report-change', 'report-published'];
+const SURVIVORS_SUFFIX = '-survivors';
+
+/**
+ * A fan-out by slug that met a record the CRM no longer has: where it was merged away before its change event
+ * arrived (the merge kept its link on the survivor, or the event came first), the survivor gets this update
+ * now, and the forwarding is kept for the next fan-outs until the merge's own change moves the link.
+ */
+export async function followMerges(
+  p: Pipeline,
+  targets: BatchTargets,
+  job: BatchJob,
+  vanished: readonly string[],
+): Promise<void> {
+  const { connector } = targets;
+  if (vanished.length === 0 || !connector.survivorsOf) return;
+  if (!FAN_OUT_ORIGINS.includes(firstOriginOf(job).kind) || job.batchId.endsWith(SURVIVORS_SUFFIX)) return;
+  const survivors = await connector.survivorsOf(vanished);
+  if (survivors.size === 0) return;
+  const bySurvivor = new Map<string, string[]>();
+  for (const [loser, survivor] of survivors)
+    bySurvivor.set(survivor, [...(bySurvivor.get(survivor) ?? []), loser]);
+  for (const [survivor, losers] of bySurvivor)
+    await p.mergedInto.record(job.installationId, losers, survivor);
+  await enrichNow(p, targets, {
+    installationId: job.installationId,
+    batchId: `${job.batchId}${SURVIVORS_SUFFIX}`,
+    mode: job.mode,
+    recordIds: [...bySurvivor.keys()],
+    origin: job.origin,
+  });
 }
 
 async function retryRefused(p: Pipeline, job: BatchJob, recordIds: string[]): Promise<void> {

@@ -30,7 +30,9 @@ export async function alertActivity(p: Pipeline, data: AlertActivityJob): Promis
       await outcome({ state: 'skipped', created, already, reason: 'no record is linked to the report' });
       return;
     }
-    for (const recordId of records) {
+    const queue = [...records];
+    const seen = new Set(records);
+    for (let recordId = queue.shift(); recordId !== undefined; recordId = queue.shift()) {
       if (!(await alerts.claimActivity(data.installationId, data.eventId, recordId))) {
         already += 1;
         continue;
@@ -40,7 +42,17 @@ export async function alertActivity(p: Pipeline, data: AlertActivityJob): Promis
         created += 1;
       } catch (err) {
         await alerts.releaseActivity(data.installationId, data.eventId, recordId);
-        throw err;
+        // Merged away before the merge's change was seen (a merge that kept the link on the survivor shows
+        // it at once): the survivor gets the activity, and later fan-outs find it through the forwarding.
+        const survivor = connector.survivorsOf
+          ? (await connector.survivorsOf([recordId])).values().next().value
+          : undefined;
+        if (survivor === undefined) throw err;
+        await p.mergedInto.record(data.installationId, [recordId], survivor);
+        if (!seen.has(survivor)) {
+          seen.add(survivor);
+          queue.push(survivor);
+        }
       }
     }
     await outcome({ state: 'created', created, already });
