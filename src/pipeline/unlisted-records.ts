@@ -5,7 +5,8 @@ import { scanLinearHash } from '../storage/linear-hash.js';
 import type { LinkIndex } from '../storage/link-index.js';
 
 /**
- * A listing pass that forgets records gone from the CRM: each listed page's ids go into a set of the run,
+ * A listing pass that forgets records gone from the CRM: each listed page's ids go into a set of the run (of
+ * every full listing, so one asked to forget later joins it: SyncRuns.begin),
  * and when the listing is done every record the link index knows and the set lacks is read once more from the
  * CRM; those the CRM does not return are forgotten. Reading before forgetting keeps a record created while the
  * listing ran (after its page) in the index. Used when the CRM cannot say what was deleted (a delete log
@@ -37,6 +38,11 @@ export class UnlistedRecords {
       .sadd(key, ...recordIds)
       .expire(key, LISTED_TTL_SECONDS)
       .exec();
+  }
+
+  /** A listing's set once nothing will forget from it. */
+  async drop(installationId: string, runId: string): Promise<void> {
+    await this.redis.unlink(this.listedKey(installationId, runId));
   }
 
   /** Forgets the indexed records the listing did not see and the CRM does not return; returns them. */

@@ -6,7 +6,7 @@ import { LuaScript } from './lua-script.js';
 /**
  * One pass at a time per installation: the run under way on each of an installation's lanes. A sync asked
  * for while one runs joins it; one that asks for more (a full sync during an incremental or reconcile run)
- * supersedes it. A preview has a lane of its own: it never joins a sync nor blocks one, and two previews join
+ * supersedes it, unless both are full listings: those join, what was listed and queued stays. A preview has a lane of its own: it never joins a sync nor blocks one, and two previews join
  * each other. The pointer is written by one script (runs-start-or-join.lua), never read then written.
  */
 
@@ -15,7 +15,8 @@ export type RunLane = (typeof RUN_LANES)[number];
 
 export type StartOrJoin =
   | { outcome: 'started'; runId: string }
-  | { outcome: 'joined'; runId: string; kind: string }
+  /** `widened`: the request covers more than the run it joined (a full listing that also forgets). */
+  | { outcome: 'joined'; runId: string; kind: string; widened?: true }
   | { outcome: 'superseded'; runId: string; supersededRunId: string }
   | { outcome: 'gone' };
 
@@ -30,6 +31,9 @@ const startReply = z.union([
   z
     .tuple([z.literal('joined'), z.string(), z.string()])
     .transform(([, runId, kind]) => ({ outcome: 'joined' as const, runId, kind })),
+  z
+    .tuple([z.literal('joined'), z.string(), z.string(), z.literal('widened')])
+    .transform(([, runId, kind]) => ({ outcome: 'joined' as const, runId, kind, widened: true as const })),
   z
     .tuple([z.literal('superseded'), z.string(), z.string()])
     .transform(([, runId, supersededRunId]) => ({ outcome: 'superseded' as const, runId, supersededRunId })),
@@ -54,6 +58,8 @@ export interface StartOrJoinRequest {
   dead?: string | null;
   /** Supersede the lane's run whatever it covers: it ran under settings that changed since. */
   restart?: boolean;
+  /** The least rank of a full listing: two of them join (the wider request widens the run), never supersede. */
+  listingRank?: number;
 }
 
 export class ActiveRuns {
@@ -92,6 +98,7 @@ export class ActiveRuns {
         adopt?.rank ?? 0,
         request.dead ?? '',
         request.restart ? '1' : '0',
+        request.listingRank ?? 0,
       ],
       startReply,
     );

@@ -121,6 +121,8 @@ const STOP = LuaScript.load('runs-stop');
 const stopReply = z.enum(['stopped', 'not_running', 'batches_changed', 'stopped_now']);
 const LISTING_DONE = LuaScript.load('runs-listing-done');
 const listingDoneReply = z.union([z.literal('gone'), runStateSchema]);
+const WIDEN = LuaScript.load('runs-widen');
+const widenReply = z.union([z.literal('widened'), z.literal('gone'), runStateSchema]);
 const FINISH = LuaScript.load('runs-finish');
 const finishReply = z.enum(['finished', 'not_finished']);
 
@@ -178,12 +180,16 @@ export type SyncStart =
 /**
  * What a run covers: a full listing matches every record (2), one that also forgets records gone from the CRM
  * covers more (3); an incremental or reconcile run reads linked records only (1). A sync asked for during a
- * run of a lower rank supersedes it; one of the same or a lower rank joins it.
+ * run of a lower rank supersedes it; one of the same or a lower rank joins it, and so does a full listing asked
+ * for during another (one that forgets widens the run under way while it lists: SyncRuns.begin).
  */
 export function runRank(kind: RunKind, forgetUnlisted = false): number {
   if (kind === 'incremental' || kind === 'reconcile' || kind === 'preview') return 1;
   return forgetUnlisted ? 3 : 2;
 }
+
+/** The least rank of a full listing: two full listings cover the same ground and join. */
+export const FULL_LISTING_RANK = runRank('full');
 
 export function laneOf(kind: RunKind): RunLane {
   return kind === 'preview' ? 'preview' : 'sync';
@@ -236,7 +242,7 @@ export class SyncRuns {
     const id = newRunId(installationId, kind);
     const forget = options.forgetUnlisted === true;
     await this.create(id, installationId, kind, forget);
-    const outcome: StartOrJoin = await this.active.startOrJoin(installationId, {
+    const request = {
       lane: laneOf(kind),
       runId: id,
       kind,
@@ -244,7 +250,16 @@ export class SyncRuns {
       adopt: options.adopt ?? null,
       dead: options.dead ?? null,
       restart: options.restart === true,
-    });
+      listingRank: FULL_LISTING_RANK,
+    };
+    let outcome: StartOrJoin = await this.active.startOrJoin(installationId, request);
+    if (outcome.outcome === 'joined' && outcome.widened && forget) {
+      // A full listing under way takes on forgetting what it does not list. Once its listing is done it cannot:
+      // this listing supersedes it then, as a wider run always did.
+      const widened = await WIDEN.run(this.redis, [this.keys.run(outcome.runId)], [], widenReply);
+      if (widened !== 'widened')
+        outcome = await this.active.startOrJoin(installationId, { ...request, restart: true });
+    }
     if (outcome.outcome === 'gone' || outcome.outcome === 'joined') {
       await this.redis.unlink(this.keys.run(id));
       return outcome.outcome === 'gone' ? null : { runId: outcome.runId, joined: true };
@@ -315,6 +330,11 @@ export class SyncRuns {
   async addListed(runId: string, page: number, records: number): Promise<void> {
     await ADD_LISTED.run(this.redis, [this.keys.run(runId)], [page, records], addListedReply);
     await this.moved(runId);
+  }
+
+  /** Whether the run's listing forgets indexed records gone from the CRM (asked at its start, or since). */
+  async forgetsUnlisted(runId: string): Promise<boolean> {
+    return (await this.redis.hget(this.keys.run(runId), 'scope')) === 'forget';
   }
 
   /** Listing is complete: `batchesTotal` batches were enqueued in all. */

@@ -53,7 +53,9 @@ export async function list(
       );
     }
     await runs.addListed(data.runId, data.page, page.records.length);
-    if (data.forgetUnlisted)
+    // Every full listing keeps what it listed: one asked to forget as well joins it (runs-widen.lua) and
+    // forgets from there, without listing again.
+    if (data.forgetUnlisted || (data.mode === 'full' && !data.preview))
       await p.unlisted.addListed(
         data.installationId,
         data.runId,
@@ -71,10 +73,24 @@ async function finishListing(
   data: ListJob,
   state: RunState | null,
 ): Promise<undefined> {
+  const { runs, index } = p.deps;
+  // Asked by the job, or by a listing that joined this one (runs-widen.lua).
+  const forgets = async () => data.forgetUnlisted === true || (await runs.forgetsUnlisted(data.runId));
   // Once the listing was finished the run's listed set is gone: forgetting again would check every record.
-  if (data.forgetUnlisted && state === 'listing')
-    await p.unlisted.forgetUnlisted(p.deps.index, connector, data.installationId, data.runId);
-  await p.deps.runs.listingDone(data.runId, data.batches);
+  if (state !== 'listing') {
+    await runs.listingDone(data.runId, data.batches);
+    return undefined;
+  }
+  let forgotten = false;
+  if (await forgets()) {
+    await p.unlisted.forgetUnlisted(index, connector, data.installationId, data.runId);
+    forgotten = true;
+  }
+  await runs.listingDone(data.runId, data.batches);
+  // A widening lands only while the run lists: one just before the listing's end shows here, the set still kept.
+  if (!forgotten && (await forgets()))
+    await p.unlisted.forgetUnlisted(index, connector, data.installationId, data.runId);
+  else if (!forgotten) await p.unlisted.drop(data.installationId, data.runId);
   return undefined;
 }
 
