@@ -10,13 +10,16 @@
  *   npm run bench:operator-day -- [--crm hubspot|salesforce|cluster] [--faults | --faults-only | --events-only]
  *                                 [--no-events-during-backfill] [--quick] [--alone] [--companies 500]
  *                                 [--sync-after-ms 3000] [--lock-share 0] [--timeout-minutes 10]
- *                                 [--log-level error]
+ *                                 [--log-level error] [--key-rate 25] [--first-sync-only]
  *
  * `--crm` may be given more than once (all three when left out; every phase runs each one given).
  * The events-during-backfill phase (the normal day again on a fresh system, with a `score.changed` every
  * 700 ms until the first sync ends) runs with the normal phase unless `--no-events-during-backfill`, alone
  * with `--events-only`, with `--faults-only` when `--events-during-backfill` is given.
  * `--alone`: the install's first sync only (what one run does, beside what runs at once do).
+ * `--key-rate`: the requests a second the sandbox allows each key (25 by default; the connector is never told).
+ * `--first-sync-only`: the normal phase without its second full sync (the rate learner's figures: see
+ * docs/benchmarks.md, "The key's rate, learnt").
  * `--quick`: 200 companies, 4 worker kills, events for 5 s after the backfill: a smoke run, not figures.
  * Tables go to stdout as markdown, progress to stderr. See docs/benchmarks.md, "Operator day (issue 30)".
  */
@@ -47,6 +50,10 @@ interface Options {
   quick: boolean;
   /** The install's first sync alone (no reconcile, no `sync`). */
   alone: boolean;
+  /** Requests a second the sandbox allows each report key. */
+  keyRate: number;
+  /** The normal phase stops after the first sync (no second full sync). */
+  firstSyncOnly: boolean;
   companies: number;
   syncAfterMs: number;
   lockShare: number;
@@ -66,6 +73,8 @@ function parseOptions(argv: string[]): Options {
       'events-during-backfill': { type: 'boolean' },
       quick: { type: 'boolean', default: false },
       alone: { type: 'boolean', default: false },
+      'key-rate': { type: 'string' },
+      'first-sync-only': { type: 'boolean', default: false },
       companies: { type: 'string' },
       'sync-after-ms': { type: 'string' },
       'lock-share': { type: 'string' },
@@ -91,6 +100,8 @@ function parseOptions(argv: string[]): Options {
     faults: !eventsOnly && ((values.faults ?? false) || faultsOnly),
     quick,
     alone: values.alone ?? false,
+    keyRate: intOption('key-rate', values['key-rate'], OPERATOR_DAY_DEFAULTS.reportsPerSecond, 1, 1_000),
+    firstSyncOnly: values['first-sync-only'] ?? false,
     companies: intOption(
       'companies',
       values.companies,
@@ -119,7 +130,7 @@ async function run(options: Options): Promise<void> {
   const machine = await describeMachine(REDIS_URL);
   const base = {
     companies: options.companies,
-    reportsPerSecond: OPERATOR_DAY_DEFAULTS.reportsPerSecond,
+    reportsPerSecond: options.keyRate,
     failShare: OPERATOR_DAY_DEFAULTS.failShare,
     reportsPerMinute: OPERATOR_DAY_DEFAULTS.reportsPerMinute,
     extraReports: OPERATOR_DAY_DEFAULTS.extraReports,
@@ -138,6 +149,7 @@ async function run(options: Options): Promise<void> {
         options.syncAfterMs,
         options.timeoutMs,
         options.alone,
+        options.firstSyncOnly,
       );
       progress(`operator day, ${setting}: done in ${((Date.now() - started) / 1000).toFixed(0)} s`);
       figures.push(f);
@@ -148,7 +160,7 @@ async function run(options: Options): Promise<void> {
         : `Normal phase: install (first sync), reconcile due at start-up, \`sync --wait\` ${options.syncAfterMs} ms ` +
           'later; report') +
         ` sandbox ${base.reportsPerSecond} requests a second per key (429 + Retry-After), ` +
-        `${base.failShare * 100}% 503, connector's ceiling ${base.reportsPerMinute} per minute; local HubSpot at ` +
+        `${base.failShare * 100}% 503, the sandbox's per-minute limit ${base.reportsPerMinute}, no \`REPORTS_RATE_PER_MINUTE\`; local HubSpot at ` +
         `110 per 10 s; ${options.companies} companies; Salesforce row-lock share ${options.lockShare}. One run.`,
       '',
       normalTable(figures),

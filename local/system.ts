@@ -42,6 +42,8 @@ export interface LocalSystemOptions {
   /** Workers in this process (0 for tests that run their own worker processes). */
   workers?: number;
   sandboxRateLimitPerMinute?: number;
+  /** The connector's REPORTS_RATE_PER_MINUTE: the sandbox's limit when left out; null: not set. */
+  connectorRatePerMinute?: number | null;
   /** Faults the sandbox has from its start, before the first sync reads anything (a throttle, a failure share). */
   sandboxFaults?: FaultSettings;
   crmRateLimit?: { max: number; intervalMs: number };
@@ -168,8 +170,11 @@ export async function startLocalSystem(options: LocalSystemOptions = {}): Promis
         REPORTS_API_URL: sandboxListening.url,
         // The write scope too, so the demo can request reports (a read-only key is refused with advice).
         REPORTS_API_KEY: 'sk_sandbox_write',
-        // The connector paces itself to the service's limit, here known because the sandbox is ours.
-        REPORTS_RATE_PER_MINUTE: String(sandboxRate),
+        // The connector paces itself to the service's limit, here known because the sandbox is ours; null: not
+        // set, the connector learns the key's rate as a deployment that does not know it does.
+        ...(options.connectorRatePerMinute === null
+          ? {}
+          : { REPORTS_RATE_PER_MINUTE: String(options.connectorRatePerMinute ?? sandboxRate) }),
         REPORTS_WEBHOOK_SECRET: webhookSecret,
         ...standIn.env,
         LOG_LEVEL: options.logLevel ?? 'warn',
@@ -262,7 +267,9 @@ export function workerEnvFor(
     ENCRYPTION_KEY: c.encryptionKey.toString('base64'),
     ADMIN_TOKEN: c.adminToken,
     REPORTS_API_URL: c.reports.apiUrl,
-    REPORTS_RATE_PER_MINUTE: String(c.reportsRatePerMinute),
+    ...(c.reportsRatePerMinute === undefined
+      ? {}
+      : { REPORTS_RATE_PER_MINUTE: String(c.reportsRatePerMinute) }),
     ...system.crmWorkerEnv,
     // 'info' at least: readiness is read from the "worker running" line.
     LOG_LEVEL: 'info',

@@ -201,7 +201,7 @@ const envSchema = z.object({
     .regex(/^[a-z0-9-]+$/, 'expects an HTTP header name')
     .default('x-signature'),
   RECONCILE_HOURS: positiveNumber('a number of hours greater than 0').default(24),
-  REPORTS_RATE_PER_MINUTE: positiveNumber('a number of requests per minute greater than 0').default(600),
+  REPORTS_RATE_PER_MINUTE: positiveNumber('a number of requests per minute greater than 0').optional(),
   REPORT_CACHE_SECONDS: z.coerce
     .number({ error: 'expects a whole number of seconds from 0 to 86400' })
     .int('expects a whole number of seconds from 0 to 86400')
@@ -270,8 +270,11 @@ export interface BaseConfig {
     webhookHeader: string;
   };
   reconcileHours: number;
-  /** Requests per minute per report-service key; the service does not publish its limits. */
-  reportsRatePerMinute: number;
+  /**
+   * The most requests per minute per report-service key (the operator's cost cap); undefined: none, the rate
+   * is learnt. The service does not publish its limits.
+   */
+  reportsRatePerMinute: number | undefined;
   /**
    * How long a report read (200 or 404) or a search serves every run and job reading with the same key, unless
    * the service says the report changed first; 0 keeps nothing.

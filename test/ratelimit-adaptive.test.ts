@@ -1,7 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseQuotaHeaders } from '../src/ratelimit/quota-headers.js';
-import { type RateGateOptions, RedisRateGate } from '../src/ratelimit/redis-gate.js';
+import {
+  ADAPTIVE_DEFAULTS,
+  type RateGateOptions,
+  RedisRateGate,
+  UNCAPPED_PER_MINUTE,
+} from '../src/ratelimit/redis-gate.js';
 import { closeRedis, createRedis } from '../src/redis.js';
 import { gateKeys } from '../src/storage/keys.js';
 import { REDIS_URL } from './support/redis-url.js';
@@ -15,111 +20,197 @@ afterAll(async () => {
   await closeRedis(redis);
 });
 
-/** 6,000 a minute (100 per second, 10 ms apart) is the ceiling in these tests. */
+/** 6,000 a minute (100 per second, 10 ms apart) is the ceiling in these tests, unless a test sets none. */
 function gate(name: string, extra: Partial<RateGateOptions> = {}): RedisRateGate {
   return new RedisRateGate(redis, `${prefix}:${name}`, {
     max: 100,
     windowMs: 1_000,
-    adaptive: { quietMs: 60_000, cutIntervalMs: 0 },
+    adaptive: { cutIntervalMs: 0 },
     ...extra,
   });
 }
 
-/** Makes the gate's last change look `quietMs` old, as if a quiet minute had passed. */
-async function quietPeriodPassed(name: string): Promise<void> {
-  await redis.hset(gateKeys(`${prefix}:${name}`).rate, 'at', 0);
+/** No ceiling: REPORTS_RATE_PER_MINUTE not set. */
+function uncapped(name: string, extra: Partial<RateGateOptions> = {}): RedisRateGate {
+  return gate(name, { max: UNCAPPED_PER_MINUTE, windowMs: 60_000, ...extra });
 }
 
-describe('adaptive RedisRateGate', () => {
-  it('runs at the ceiling until a 429 arrives', async () => {
-    const g = gate('fresh');
-    expect(await g.current()).toEqual({ perMinute: 6_000, burstMs: 1_000, learnt: false });
+/**
+ * Sets the learner's clock (the slow start's or the last cut's time) `ms` back from now, as if that long had
+ * passed with requests sent at `sentPerSecond` all along, and its half-second bucket over: the next admission
+ * writes the rate in force.
+ */
+async function elapse(name: string, ms: number, sentPerSecond = 1_000): Promise<void> {
+  const key = gateKeys(`${prefix}:${name}`).rate;
+  await redis.hset(key, {
+    k0: Date.now() - ms,
+    mb: Date.now() - 600,
+    mr: sentPerSecond,
+    mc: Math.round(sentPerSecond * 0.6),
+  });
+}
+
+const START = ADAPTIVE_DEFAULTS.startPerMinute;
+
+/**
+ * `actual` is `expected`, or a little more: the learner's clock runs on while a request waits for its slot (at
+ * a rising rate, a few ms more is a few % more).
+ */
+function expectRate(actual: number, expected: number): void {
+  expect(actual).toBeGreaterThan(expected * 0.97);
+  expect(actual).toBeLessThan(expected * 1.25);
+}
+
+describe("adaptive RedisRateGate: learning the key's rate", () => {
+  it('starts a key at a safe rate, evenly spaced, and doubles it every half second while no 429 comes', async () => {
+    const g = uncapped('fresh');
+    expect(await g.state()).toMatchObject({ learnt: false, perMinute: START, ceilingPerMinute: null });
+    await g.admit();
+    expect(await g.state()).toMatchObject({ learnt: true, phase: 'rising', perMinute: START, burstMs: 500 });
     const started = Date.now();
-    for (let i = 0; i < 50; i++) await g.admit();
-    // Half the ceiling's burst, at once.
-    expect(Date.now() - started).toBeLessThan(500);
+    for (let i = 0; i < 3; i++) await g.admit();
+    // Evenly spaced at 2 a second: no burst the key has not shown it accepts.
+    expect(Date.now() - started).toBeGreaterThanOrEqual(900);
+    const { doublingMs } = ADAPTIVE_DEFAULTS;
+    await elapse('fresh', 3 * doublingMs);
+    await g.admit();
+    expectRate((await g.current()).perMinute, START * 8);
+    await elapse('fresh', 8 * doublingMs);
+    await g.admit();
+    expectRate((await g.current()).perMinute, START * 256);
   });
 
-  it('cuts the rate once for a burst of 429s, and again for a request admitted after the cut', async () => {
+  it('never goes above twice the rate measured sent: an idle key ramps up again instead of bursting', async () => {
+    const g = uncapped('idle');
+    await g.admit();
+    await elapse('idle', 20_000, 5);
+    await g.admit();
+    // Sent 5 a second lately: at most 10 a second now, however long the slow start has run.
+    expectRate((await g.current()).perMinute, 600);
+  });
+
+  it('cuts on a 429 to a share of the limit it showed, once for a burst of 429s, and pauses every holder', async () => {
     let cuts = 0;
-    const g = gate('cut', { onCut: () => cuts++ });
+    const g = uncapped('cut', { onCut: () => cuts++ });
+    await g.admit();
+    await elapse('cut', 3 * ADAPTIVE_DEFAULTS.doublingMs);
     const tickets = await Promise.all(Array.from({ length: 5 }, () => g.admit()));
-    for (const t of tickets) await g.refused(t, 0);
+    for (const t of tickets) await g.refused(t, 300);
     expect(cuts).toBe(1);
-    expect((await g.current()).perMinute).toBeCloseTo(6_000 * 0.7, 3);
-    const after = await g.admit();
-    await g.refused(after, 0);
-    expect(cuts).toBe(2);
-    expect((await g.current()).perMinute).toBeCloseTo(6_000 * 0.49, 3);
-  });
-
-  it('cuts at most once per cut interval, however many pauses a storm of 429s makes', async () => {
-    let cuts = 0;
-    const g = gate('storm', { onCut: () => cuts++, adaptive: { cutIntervalMs: 60_000 } });
-    for (let i = 0; i < 5; i++) await g.refused(await g.admit(), 0);
-    expect(cuts).toBe(1);
-    expect((await g.current()).perMinute).toBeCloseTo(6_000 * 0.7, 3);
-  });
-
-  it('after a cut every holder of the key waits out the pause, then goes at the new spacing without a burst', async () => {
-    const a = gate('spacing');
-    const b = gate('spacing');
-    await a.refused(await a.admit(), 200);
-    // No burst: one request per interval.
-    expect((await b.current()).burstMs).toBeCloseTo(1_000 / 70, 6);
+    const cut = await g.state();
+    // The 429 came at 16 a second (960 a minute) or a little more (the five were spaced at that rate): the
+    // margin's share of it is the key's limit, and the rate `cut` of that.
+    const { limitMargin } = ADAPTIVE_DEFAULTS;
+    expect(cut.limitPerMinute!).toBeGreaterThan(960 * limitMargin * 0.98);
+    expect(cut.limitPerMinute!).toBeLessThan(960 * 2 * limitMargin);
+    expect(cut.perMinute / (cut.limitPerMinute! * ADAPTIVE_DEFAULTS.cut)).toBeCloseTo(1, 3);
+    expect(cut).toMatchObject({ phase: 'recovering', burstMs: expect.any(Number) });
+    expect(cut.burstMs).toBeCloseTo(60_000 / cut.perMinute, 6);
+    expect(cut.lastCut?.reason).toMatch(/429/);
+    expect(await redis.pttl(gateKeys(`${prefix}:cut`).pause)).toBeGreaterThan(200);
+    // Another holder of the key waits out the Retry-After too.
+    const other = uncapped('cut');
     const started = Date.now();
-    for (let i = 0; i < 11; i++) await (i % 2 ? a : b).admit();
-    // 200 ms pause, then 10 more at 1000/70 ms apart (at the ceiling all 11 would pass at once).
-    expect(Date.now() - started).toBeGreaterThanOrEqual(300);
+    await other.admit();
+    expect(Date.now() - started).toBeGreaterThanOrEqual(150);
+    // A request admitted after the cut that meets a 429 cuts again.
+    await g.refused(await g.admit(), 0);
+    expect(cuts).toBe(2);
   });
 
-  it('a pause that ends early or a burst that shrinks leaves no debt beyond one window', async () => {
+  it('climbs back to the limit within the recovery time, holds it, then probes past it slowly', async () => {
+    const g = uncapped('recover');
+    await g.admit();
+    await elapse('recover', 3 * ADAPTIVE_DEFAULTS.doublingMs);
+    await g.refused(await g.admit(), 0);
+    const limit = (await g.state()).limitPerMinute!;
+    const { recoverMs, probeMs, probeShare } = ADAPTIVE_DEFAULTS;
+    await elapse('recover', recoverMs / 2);
+    await g.admit();
+    // Half-way: 1 - (1 - cut) × 0.5³ of the limit.
+    expectRate((await g.current()).perMinute, limit * (1 - (1 - ADAPTIVE_DEFAULTS.cut) * 0.125));
+    await elapse('recover', recoverMs);
+    await g.admit();
+    expect((await g.current()).perMinute / limit).toBeCloseTo(1, 1);
+    expect((await g.state()).phase).toBe('probing');
+    await elapse('recover', recoverMs + probeMs);
+    await g.admit();
+    expectRate((await g.current()).perMinute, limit * (1 + probeShare));
+    await elapse('recover', recoverMs + 2 * probeMs);
+    await g.admit();
+    expectRate((await g.current()).perMinute, limit * (1 + probeShare * 8));
+  });
+
+  it('never goes above the ceiling (REPORTS_RATE_PER_MINUTE) nor starts above it', async () => {
+    const g = gate('ceiling');
+    await g.admit();
+    await elapse('ceiling', 20_000);
+    await g.admit();
+    expect(await g.state()).toMatchObject({ perMinute: 6_000, ceilingPerMinute: 6_000 });
+    const low = gate('low-ceiling', { max: 1, windowMs: 1_000 });
+    await low.admit();
+    expect((await low.state()).perMinute).toBe(60);
+  });
+
+  it('reads what the code before the learner stored: its rate in force is where the slow start begins', async () => {
+    const key = gateKeys(`${prefix}:older`).rate;
+    const at = Date.now() - 5_000;
+    // The shape the earlier gate-refused.lua wrote: a cut to 420 a minute, evenly spaced.
+    await redis.hset(key, { iv: 60_000 / 420, tol: 60_000 / 420, at, cut: at });
+    await redis.pexpire(key, 3_600_000);
+    const g = uncapped('older');
+    const before = await g.state();
+    expect(before).toMatchObject({
+      learnt: true,
+      perMinute: 420,
+      lastCut: { at: new Date(at).toISOString() },
+    });
+    await g.admit();
+    expect(await g.state()).toMatchObject({ phase: 'rising', perMinute: 420 });
+    await elapse('older', 2 * ADAPTIVE_DEFAULTS.doublingMs);
+    await g.admit();
+    expectRate((await g.current()).perMinute, 1_680);
+    // Its last cut still counts: a request admitted before it does not cut again.
+    let cuts = 0;
+    const counted = uncapped('older', { onCut: () => cuts++ });
+    await counted.refused(at - 1, 0);
+    expect(cuts).toBe(0);
+  });
+
+  it('a pause that ends early leaves no debt beyond one interval', async () => {
     const g = gate('early', { reserveMs: 500 });
     await g.refused(await g.admit(), 30_000);
     // The pause is lifted long before its end (an operator, or a test standing for the time passing).
     await redis.del(gateKeys(`${prefix}:early`).pause);
     const started = Date.now();
     for (let i = 0; i < 3; i++) await g.admit();
-    expect(Date.now() - started).toBeLessThan(1_000);
+    expect(Date.now() - started).toBeLessThan(3_000);
   });
 
-  it('a deferrable lane still gets through once a cut took the burst away', async () => {
+  it('a deferrable lane gets through an evenly spaced gate', async () => {
     const urgent = gate('lanes');
     const deferrable = gate('lanes', { reserveMs: 500 });
+    await urgent.admit();
+    await elapse('lanes', 3 * ADAPTIVE_DEFAULTS.doublingMs);
     await urgent.refused(await urgent.admit(), 0);
     const started = Date.now();
     for (let i = 0; i < 5; i++) await deferrable.admit();
-    // Five at 1000/70 ms apart; a reserve larger than the burst would hold this lane for ever.
-    expect(Date.now() - started).toBeLessThan(1_000);
+    // A reserve larger than the burst would hold this lane for ever.
+    expect(Date.now() - started).toBeLessThan(2_000);
   });
 
-  it('raises the rate by a tenth of the ceiling and doubles the burst after a quiet period, up to the ceiling', async () => {
-    const g = gate('raise');
-    await g.refused(await g.admit(), 100);
-    expect((await g.current()).burstMs).toBeLessThan(20);
-    await quietPeriodPassed('raise');
-    await g.admit();
-    const raised = await g.current();
-    expect(raised.perMinute).toBeCloseTo(6_000 * 0.8, 3);
-    // A burst of a second's worth, then doubling.
-    expect(raised.burstMs).toBe(1_000);
-    for (let i = 0; i < 5; i++) {
-      await quietPeriodPassed('raise');
-      await g.admit();
-    }
-    expect(await g.current()).toMatchObject({ perMinute: 6_000, burstMs: 1_000 });
-  });
-
-  it('takes its rate from rate-limit headers, never above the ceiling, and raises stop there', async () => {
+  it('takes its rate from rate-limit headers, never above the ceiling, and holds it there', async () => {
     const g = gate('headers');
     await g.quota({ limit: 25, remaining: 20, resetMs: 800, windowMs: 1_000 });
     // 25 a second, paced 2% under the limit and evenly (no burst).
     const stated = await g.current();
     expect(stated.perMinute).toBeCloseTo(1_500 / 1.02, 6);
     expect(stated.burstMs).toBeCloseTo(40 * 1.02, 6);
-    await quietPeriodPassed('headers');
+    await g.admit();
+    await elapse('headers', 60_000);
     await g.admit();
     expect((await g.current()).perMinute).toBeCloseTo(1_500 / 1.02, 6);
+    expect((await g.state()).phase).toBe('stated');
 
     const generous = gate('generous');
     await generous.quota({ limit: 1_000, remaining: 999, resetMs: 1_000, windowMs: 1_000 });
@@ -150,10 +241,14 @@ describe('adaptive RedisRateGate', () => {
     expect(await redis.pttl(gateKeys(`${prefix}:fixed`).pause)).toBeGreaterThan(200);
   });
 
-  it('never falls below its floor', async () => {
+  it('cuts at most once per cut interval, and never falls below its floor', async () => {
+    let cuts = 0;
+    const storm = gate('storm', { onCut: () => cuts++, adaptive: { cutIntervalMs: 60_000 } });
+    for (let i = 0; i < 5; i++) await storm.refused(await storm.admit(), 0);
+    expect(cuts).toBe(1);
     const g = gate('floor');
     for (let i = 0; i < 20; i++) await g.refused(Number.MAX_SAFE_INTEGER - 20 + i, 0);
-    expect((await g.current()).perMinute).toBeCloseTo(6_000 * 0.05, 3);
+    expect((await g.current()).perMinute).toBeCloseTo(ADAPTIVE_DEFAULTS.floorPerMinute, 3);
   });
 });
 

@@ -59,6 +59,8 @@ export interface NormalFigures {
   boundSeconds: number;
   cliExit: number;
   cliSeconds: number;
+  /** The key's rate as its gate kept it once the first sync ended, per minute. */
+  learntPerMinute: number | null;
   second: UpstreamCounts & { seconds: number; cliExit: number };
 }
 
@@ -68,6 +70,7 @@ export async function measureNormal(
   syncAfterMs: number,
   timeoutMs: number,
   alone = false,
+  firstSyncOnly = false,
 ): Promise<NormalFigures> {
   const cluster = setting === 'cluster' ? await LocalRedisCluster.start({ masters: 3 }) : null;
   let system: LocalSystem | undefined;
@@ -81,13 +84,28 @@ export async function measureNormal(
     const sys = system;
     const watchStart = Date.now();
     const watch = firstWriteWatch(sys, watchStart);
+    // Report-service calls each second, with the 429s so far in brackets: how the key's rate was learnt.
+    const perSecond: string[] = [];
+    let callsBefore = 0;
+    const sampler = setInterval(() => {
+      const calls = sys.sandbox.requestCount();
+      const limited = sys.sandbox.answerCounts().byStatus['429'] ?? 0;
+      perSecond.push(`${calls - callsBefore}${limited ? `(${limited})` : ''}`);
+      callsBefore = calls;
+    }, 1000);
+    // A failed settle must not keep the bench alive.
+    sampler.unref();
     const day = await operatorDay(sys, syncAfterMs, alone);
     // The install's run, the reconcile's and the CLI's: as many as the connector lets start (at least one).
     await day.cliSync;
     const { runs, settledAt } = await settle(sys, day.startedAt, timeoutMs);
+    clearInterval(sampler);
+    process.stderr.write(`${setting}: report-service calls a second (429s so far): ${perSecond.join(' ')}\n`);
     const cliSync = await day.cliSync;
     const firstWriteMs = watch.stop();
     const first = upstreamCounts(sys);
+    const installation = await sys.ctx.installations.get(sys.installationId);
+    const learnt = installation ? await sys.ctx.runtime.reportRate(installation) : null;
     const answered = sys.sandbox.answeredReads();
     const searches = sys.sandbox.answeredSearches();
     const changed = sys.recordIds.filter((id) => (sys.crm.record(id)?.syncedAt ?? null) !== null).length;
@@ -96,8 +114,8 @@ export async function measureNormal(
 
     resetUpstreamCounts(sys);
     const secondStarted = Date.now();
-    const secondCli = await cli(sys, ['sync', '--full', '--wait']);
-    await settle(sys, secondStarted, timeoutMs);
+    const secondCli = firstSyncOnly ? { code: 0 } : await cli(sys, ['sync', '--full', '--wait']);
+    if (!firstSyncOnly) await settle(sys, secondStarted, timeoutMs);
     const second = {
       ...upstreamCounts(sys),
       seconds: (Date.now() - secondStarted) / 1000,
@@ -129,6 +147,7 @@ export async function measureNormal(
       boundSeconds: (first.distinctSearches + first.distinctReads) / rate,
       cliExit: cliSync.code,
       cliSeconds: (cliSync.endedAt - day.startedAt) / 1000,
+      learntPerMinute: learnt?.perMinute ?? null,
       second,
     };
   } finally {

@@ -53,6 +53,11 @@ export function normalTable(figures: NormalFigures[]): string {
       '',
     ],
     [
+      "the key's rate as learnt at the first sync's end, per minute",
+      (f) => (f.learntPerMinute === null ? '-' : f.learntPerMinute.toFixed(0)),
+      '',
+    ],
+    [
       '`sync --wait` (typed a few seconds after the install)',
       (f) => `exit ${f.cliExit} after ${f.cliSeconds.toFixed(1)} s`,
       'exit 0',

@@ -27,7 +27,7 @@ export interface OperatorDayOptions {
   /** The sandbox's per-key throttle (429 + Retry-After) and 503 share. */
   reportsPerSecond: number;
   failShare: number;
-  /** The connector's ceiling (REPORTS_RATE_PER_MINUTE) and the sandbox's per-minute limit. */
+  /** The sandbox's per-minute limit (the connector is given no REPORTS_RATE_PER_MINUTE). */
   reportsPerMinute: number;
   extraReports: number;
   /** Salesforce: share of records in a write refused UNABLE_TO_LOCK_ROW. */
@@ -59,6 +59,8 @@ export async function startOperatorSystem(options: OperatorDayOptions): Promise<
     fixtures: withExtraReports(loadFixtureReports(), options.extraReports),
     logLevel: options.logLevel,
     sandboxRateLimitPerMinute: options.reportsPerMinute,
+    // As an operator who does not know the key's limit: no REPORTS_RATE_PER_MINUTE, the rate is learnt.
+    connectorRatePerMinute: null,
     sandboxFaults: { ratePerSecond: options.reportsPerSecond, failShare: options.failShare },
     ...(options.crm === 'hubspot' ? { crmRateLimit: OPERATOR_DAY_DEFAULTS.hubspotRateLimit } : {}),
     env: {

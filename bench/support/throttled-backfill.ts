@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type LocalSystem, startLocalSystem } from '../../local/system.js';
 import type { CrmKind } from '../../src/crm/connector.js';
-import { identityOf, RedisRateGate } from '../../src/ratelimit/redis-gate.js';
+import { identityOf, RedisRateGate, UNCAPPED_PER_MINUTE } from '../../src/ratelimit/redis-gate.js';
 import { deleteKeysWithPrefix } from '../../src/redis.js';
 import { loadFixtureReports, ROUTES } from '../../src/sandbox/index.js';
 import { leastSeconds } from './backfill-report.js';
@@ -204,7 +204,7 @@ function sampleRate(system: LocalSystem): {
 } {
   const { config, redis, keys } = system.ctx;
   const gate = new RedisRateGate(redis, keys.reportsGate(identityOf(config.reports.apiKey ?? '')), {
-    max: config.reportsRatePerMinute,
+    max: config.reportsRatePerMinute ?? UNCAPPED_PER_MINUTE,
     windowMs: 60_000,
     adaptive: {},
   });

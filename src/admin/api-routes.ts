@@ -40,8 +40,9 @@ import { readMultipartBody, readUploadForm } from './uploads.js';
  * GET    /admin/api/installations
  *        -> {installations: [InstallationView]}: connection {state, reason, reconnectUrl, reconnectHint},
  *           apiUsage {summary, used?, limit?} | null, reportKey {source, sandbox, checkedAt, problem},
- *           reportRate {keyId, perMinute, ceilingPerMinute, burstMs, learnt, changedAt, lastCut {at, reason},
- *           statedQuota {perMinute, windowMs}, keptUntil} | null (the key's learnt rate, as stored in Redis),
+ *           reportRate {keyId, perMinute, ceilingPerMinute (null: no cap), burstMs, learnt, phase, limitPerMinute,
+ *           sentPerMinute, changedAt, lastCut {at, reason}, statedQuota {perMinute, windowMs}, keptUntil} | null
+ *           (the key's learnt rate, as stored in Redis),
  *           coverage {counts: {matched, needs_review, no_match, not_published, error}, total},
  *           scores {count, buckets: [{from, to, count}]}, reviewCount, sharedLinkConflicts [{slug, differs,
  *           records: [{recordId, domain, country}]}] (auto links that disagree; domain and country read from

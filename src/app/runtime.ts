@@ -8,7 +8,13 @@ import type { Metrics } from '../metrics.js';
 import { InstallationNotFoundError, InstallationStoppedError, NoReportKeyError } from '../pipeline/errors.js';
 import type { InstallationHandle, InstallationRuntime, OpenOptions } from '../pipeline/runtime.js';
 import { providerFor } from '../providers.js';
-import { type GateLane, type GateState, identityOf, RedisRateGate } from '../ratelimit/redis-gate.js';
+import {
+  type GateLane,
+  type GateState,
+  identityOf,
+  RedisRateGate,
+  UNCAPPED_PER_MINUTE,
+} from '../ratelimit/redis-gate.js';
 import type { RedisClient } from '../redis.js';
 import { ReportClient } from '../reports/client.js';
 import { RETRY_BUDGET } from '../retry-budget.js';
@@ -135,7 +141,7 @@ export class AppRuntime implements InstallationRuntime {
    * A report-service client for `apiKey`. Urgent work (events, CRM changes, an admin's action) may use the key's
    * whole burst; other work leaves half of it to urgent work, so a backfill or a storm's repeats never make a
    * single change wait for the rate limit. The service publishes no limits: the key's gate learns its rate
-   * from 429s and any rate-limit headers, shared in Redis, with REPORTS_RATE_PER_MINUTE as the ceiling.
+   * from 429s and any rate-limit headers, shared in Redis; REPORTS_RATE_PER_MINUTE, when set, caps it.
    */
   clientForKey(apiKey: string, urgent = true): ReportClient {
     return this.clientForLane(apiKey, urgent ? 'urgent' : 'deferrable');
@@ -172,7 +178,7 @@ export class AppRuntime implements InstallationRuntime {
   private reportsGate(apiKey: string, lane: GateLane): RedisRateGate {
     const windowMs = 60_000;
     return new RedisRateGate(this.redis, this.keys.reportsGate(identityOf(apiKey)), {
-      max: this.config.reportsRatePerMinute,
+      max: this.config.reportsRatePerMinute ?? UNCAPPED_PER_MINUTE,
       windowMs,
       lane,
       ...(lane === 'deferrable' ? { reserveMs: windowMs * DEFERRABLE_RESERVE_SHARE } : {}),

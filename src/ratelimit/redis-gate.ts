@@ -12,18 +12,25 @@ import { LuaScript } from '../storage/lua-script.js';
  * key that a 429 sets so that everyone sharing the identity holds off, not just the caller that was refused.
  * Both decisions run in one Lua script with Redis's clock, so process clocks never disagree.
  *
- * An adaptive gate (`adaptive`, the report service's keys: the service publishes no limits) also keeps the
- * rate it has learnt in Redis, next to the arrival time, and the GCRA takes its spacing and burst from there,
- * never faster than `max` per `windowMs` (the operator's ceiling, and the rate while no 429 was seen):
+ * An adaptive gate (`adaptive`, the report service's keys: the service publishes no limits) learns the key's
+ * rate and keeps it in Redis, next to the arrival time, shared by every process; requests go evenly spaced at
+ * it, never faster than `max` per `windowMs` (the operator's ceiling when one is set, `UNCAPPED_PER_MINUTE`
+ * otherwise).
+ * The curve is in lib/learnt-rate.lua:
  *
- * - a 429 pauses everyone for its Retry-After, cuts the rate (`cut`, once for every request admitted before the
- *   cut, and at most once every `cutIntervalMs`: a burst of 429s is one signal) and takes away the burst: requests go evenly spaced, because a service
- *   with fixed windows refuses a burst on top of a steady rate near its limit;
- * - each `quietMs` without a 429 raises the rate by `raiseShare` of the ceiling and doubles the burst, up to
- *   the ceiling, so a service that allows more gets it back;
- * - rate-limit headers, when the service sends them, set the rate to their limit per window directly (never
- *   above the ceiling, and raises stop there), evenly spaced; a 429 that states its quota pauses everyone until
- *   the window resets (Retry-After, or the stated reset) without a cut, since the rate is known.
+ * - a key never seen starts at a safe rate (`startPerMinute`) and doubles it every `doublingMs` while no 429
+ *   comes, never above twice the rate measured sent or a rate the key already took (so an idle key ramps up
+ *   again rather than sending a rate it has not shown it accepts);
+ * - a 429 pauses everyone for its Retry-After and cuts the rate (`cut`, once for every request admitted before
+ *   the cut, and at most once every `cutIntervalMs`: a burst of 429s is one signal): `limitMargin` of the rate
+ *   it came at is taken as the key's limit, the rate climbs back to it within `recoverMs`, holds there, and then
+ *   probes above it, slowly at first (`probeShare` after `probeMs`) and faster while no 429 comes (cubic);
+ * - rate-limit headers, when the service sends them, set the rate to their limit directly (never above the
+ *   ceiling), evenly spaced; a 429 that states its quota pauses everyone until the window resets (Retry-After,
+ *   or the stated reset) without a cut, since the rate is known.
+ *
+ * What was kept by the code before the learner (a rate cut below the old default ceiling) is read: the slow
+ * start begins from it.
  */
 
 const ACQUIRE = LuaScript.load('gate-acquire');
@@ -38,34 +45,45 @@ const refusedReply = z.enum(['cut', 'not_cut']);
 const quotaReply = z.literal('set');
 
 export interface AdaptiveRateOptions {
-  /** Factor of the rate after a 429. */
+  /** The rate a key starts at while nothing is learnt (never above the ceiling). */
+  startPerMinute?: number;
+  /** Before the first 429 the rate doubles this often. */
+  doublingMs?: number;
+  /** Factor of the key's limit (as a 429 showed it) the rate is cut to. */
   cut?: number;
-  /** Share of the ceiling added after each quiet period. */
-  raiseShare?: number;
-  /** Time without a 429 (or any other change) before the rate is raised. */
-  quietMs?: number;
-  /** The rate never goes below this share of the ceiling. */
-  floorShare?: number;
-  /** The burst a cut leaves, in ms of the rate (0: none, requests evenly spaced). */
-  minBurstMs?: number;
+  /** Share of the rate a 429 came at that is taken as the key's limit. */
+  limitMargin?: number;
+  /** After a cut, the rate is back at the limit this long later. */
+  recoverMs?: number;
+  /** Past the recovery, the rate is `probeShare` above the limit after `probeMs`, and grows as a cube. */
+  probeMs?: number;
+  probeShare?: number;
+  /** The rate never goes below this (nor above the ceiling). */
+  floorPerMinute?: number;
   /**
    * Least time between two cuts. A service that refuses everything for a while (Retry-After short or absent)
    * is not telling the rate apart at every pause: without this a two-second storm of 429s cut eight times.
    */
   cutIntervalMs?: number;
-  /** How long the learnt rate is kept in Redis after its last change; then the ceiling again. */
+  /** How long the learnt rate is kept in Redis after its last use; then a key starts again. */
   ttlMs?: number;
 }
 
 export const ADAPTIVE_DEFAULTS: Required<AdaptiveRateOptions> = {
-  cut: 0.7,
-  raiseShare: 0.1,
-  quietMs: 60_000,
-  floorShare: 0.05,
-  minBurstMs: 0,
+  startPerMinute: 120,
+  doublingMs: 500,
+  cut: 0.85,
+  limitMargin: 0.9,
+  recoverMs: 6_000,
+  probeMs: 30_000,
+  probeShare: 0.05,
+  floorPerMinute: 30,
   cutIntervalMs: 2_000,
-  ttlMs: 60 * 60_000,
+  ttlMs: 7 * 24 * 60 * 60_000,
 };
+
+/** The `max` per minute of a gate without a ceiling (REPORTS_RATE_PER_MINUTE not set): none in practice. */
+export const UNCAPPED_PER_MINUTE = 60_000;
 
 /** The longest a caller sleeps before asking the gate again. */
 const MAX_SLEEP_MS = 1_000;
@@ -122,13 +140,22 @@ export interface RateGateOptions {
 export interface GateState {
   /** The rate in force now, per minute: the learnt one, or the ceiling when nothing is learnt. */
   perMinute: number;
-  /** The operator's ceiling (`max` per `windowMs`), per minute. */
-  ceilingPerMinute: number;
+  /** The operator's ceiling (`max` per `windowMs`), per minute; null when none is set. */
+  ceilingPerMinute: number | null;
   /** The burst allowed on top of the steady rate, in ms of it. */
   burstMs: number;
-  /** False when nothing is stored: no 429 or stated quota in the last `ttlMs`, the gate runs at its ceiling. */
+  /** False when nothing is stored: the key was not used in the last `ttlMs`. */
   learnt: boolean;
-  /** When the stored rate last changed (a cut, a raise after a quiet period, a stated quota). */
+  /**
+   * How the rate moves now: `rising` (no 429 yet: doubling while requests come), `recovering` (back towards the
+   * limit a 429 showed), `probing` (past it, slowly); `stated` when the service's headers give it.
+   */
+  phase: 'rising' | 'recovering' | 'probing' | 'stated' | null;
+  /** The key's limit as the last 429 showed it, per minute; null before any. */
+  limitPerMinute: number | null;
+  /** The rate measured sent lately, per minute. */
+  sentPerMinute: number | null;
+  /** When the stored rate last changed (the start, a cut, a stated quota). */
   changedAt: string | null;
   /**
    * The last cut. Only a 429 without a stated quota cuts (REFUSED), so the reason is known without being
@@ -137,7 +164,7 @@ export interface GateState {
   lastCut: { at: string; reason: string } | null;
   /** The rate the service's rate-limit headers stated, when it sent any: the learnt rate stops there. */
   statedQuota: { perMinute: number; windowMs: number } | null;
-  /** When the learnt rate lapses back to the ceiling if nothing changes it meanwhile. */
+  /** When what is learnt lapses if the key is not used meanwhile. */
   keptUntil: string | null;
 }
 
@@ -165,6 +192,8 @@ export class RedisRateGate implements AdaptiveGate {
   private readonly interval: number;
   private readonly reserveShare: number;
   private readonly adaptive: Required<AdaptiveRateOptions> | null;
+  /** The learner's parameters (also for a gate without `adaptive`: the scripts take them unused). */
+  private readonly learner: Required<AdaptiveRateOptions>;
   private readonly keys: ReturnType<typeof gateKeys>;
   private readonly lane: GateLane;
   private lastQuota: { limit: number; windowMs: number; at: number } | null = null;
@@ -178,6 +207,7 @@ export class RedisRateGate implements AdaptiveGate {
     this.interval = options.windowMs / options.max;
     this.reserveShare = Math.min(1, Math.max(0, (options.reserveMs ?? 0) / options.windowMs));
     this.adaptive = options.adaptive ? { ...ADAPTIVE_DEFAULTS, ...options.adaptive } : null;
+    this.learner = this.adaptive ?? ADAPTIVE_DEFAULTS;
     this.keys = gateKeys(identity);
     this.lane = options.lane ?? ((options.reserveMs ?? 0) > 0 ? 'deferrable' : 'urgent');
   }
@@ -197,12 +227,18 @@ export class RedisRateGate implements AdaptiveGate {
           this.options.windowMs,
           this.reserveShare,
           this.adaptive ? 1 : 0,
-          this.adaptive?.quietMs ?? 0,
-          this.adaptive?.raiseShare ?? 0,
+          this.learner.startPerMinute / 60,
+          this.learner.floorPerMinute / 60,
           this.adaptive?.ttlMs ?? 0,
           LANE_ARG[this.lane],
           URGENT_MARK_MARGIN_MS,
           waited > 0 ? 1 : 0,
+          this.learner.doublingMs,
+          this.learner.recoverMs,
+          this.learner.cut,
+          this.learner.limitMargin,
+          this.learner.probeMs,
+          this.learner.probeShare,
         ],
         admitReply,
       );
@@ -240,13 +276,17 @@ export class RedisRateGate implements AdaptiveGate {
         Math.max(0, Math.ceil(pauseMs)),
         admittedAt,
         this.interval,
-        this.options.windowMs,
-        this.adaptive.cut,
-        this.adaptive.floorShare,
-        this.adaptive.minBurstMs,
+        this.learner.startPerMinute / 60,
+        this.learner.cut,
+        this.learner.floorPerMinute / 60,
+        this.learner.limitMargin,
         this.adaptive.ttlMs,
         quota ? 0 : 1,
         this.adaptive.cutIntervalMs,
+        this.learner.doublingMs,
+        this.learner.recoverMs,
+        this.learner.probeMs,
+        this.learner.probeShare,
       ],
       refusedReply,
     );
@@ -287,7 +327,14 @@ export class RedisRateGate implements AdaptiveGate {
   async current(): Promise<{ perMinute: number; burstMs: number; learnt: boolean }> {
     const [iv, tol] = await this.redis.hmget(this.keys.rate, 'iv', 'tol');
     const ceiling = { perMinute: 60_000 / this.interval, burstMs: this.options.windowMs, learnt: false };
-    if (!this.adaptive || iv === null || tol === null) return ceiling;
+    if (!this.adaptive) return ceiling;
+    if (iv === null || tol === null) {
+      return {
+        perMinute: Math.min(ceiling.perMinute, this.adaptive.startPerMinute),
+        burstMs: 0,
+        learnt: false,
+      };
+    }
     return {
       perMinute: 60_000 / Math.max(this.interval, Number(iv)),
       burstMs: Math.min(this.options.windowMs, Number(tol)),
@@ -297,40 +344,52 @@ export class RedisRateGate implements AdaptiveGate {
 
   /** Everything stored about the learnt rate (see GateState); one read, no write. */
   async state(): Promise<GateState> {
-    const [iv, tol, at, cut, hint, hwin] = await this.redis.hmget(
-      this.keys.rate,
-      'iv',
-      'tol',
-      'at',
-      'cut',
-      'hint',
-      'hwin',
-    );
+    const [[iv, tol, at, cut, hint, hwin, wmax, ss, mr, k0], ttl] = await Promise.all([
+      this.redis.hmget(this.keys.rate, 'iv', 'tol', 'at', 'cut', 'hint', 'hwin', 'wmax', 'ss', 'mr', 'k0'),
+      this.redis.pttl(this.keys.rate),
+    ]);
     const ceilingPerMinute = 60_000 / this.interval;
+    const ceiling =
+      this.options.max * (60_000 / this.options.windowMs) >= UNCAPPED_PER_MINUTE ? null : ceilingPerMinute;
     const iso = (ms: string | null | undefined) => (ms ? new Date(Number(ms)).toISOString() : null);
     if (!this.adaptive || iv === null || iv === undefined) {
       return {
-        perMinute: ceilingPerMinute,
-        ceilingPerMinute,
-        burstMs: this.options.windowMs,
+        perMinute: this.adaptive
+          ? Math.min(ceilingPerMinute, ADAPTIVE_DEFAULTS.startPerMinute)
+          : ceilingPerMinute,
+        ceilingPerMinute: ceiling,
+        burstMs: this.adaptive ? 0 : this.options.windowMs,
         learnt: false,
+        phase: null,
+        limitPerMinute: null,
+        sentPerMinute: null,
         changedAt: null,
         lastCut: null,
         statedQuota: null,
         keptUntil: null,
       };
     }
-    const changedAt = iso(at);
+    // k0 is the last cut's time once there was one (lib/learnt-rate.lua).
+    const sinceCut = k0 ? Date.now() - Number(k0) : null;
+    const phase: GateState['phase'] = hint
+      ? 'stated'
+      : ss || !wmax
+        ? 'rising'
+        : sinceCut !== null && sinceCut < this.adaptive.recoverMs
+          ? 'recovering'
+          : 'probing';
     return {
       perMinute: 60_000 / Math.max(this.interval, Number(iv)),
-      ceilingPerMinute,
+      ceilingPerMinute: ceiling,
       burstMs: Math.min(this.options.windowMs, Number(tol ?? this.options.windowMs)),
       learnt: true,
-      changedAt,
+      phase,
+      limitPerMinute: wmax ? Number(wmax) * 60 : null,
+      sentPerMinute: mr ? Number(mr) * 60 : null,
+      changedAt: iso(at),
       lastCut: cut ? { at: iso(cut)!, reason: CUT_REASON } : null,
       statedQuota: hint ? { perMinute: 60_000 / Number(hint), windowMs: Number(hwin ?? 0) } : null,
-      // Every script that changes the rate sets `at` and the key's TTL together: the TTL runs from `at`.
-      keptUntil: at ? new Date(Number(at) + this.adaptive.ttlMs).toISOString() : null,
+      keptUntil: ttl > 0 ? new Date(Date.now() + ttl).toISOString() : null,
     };
   }
 }

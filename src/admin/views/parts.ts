@@ -85,21 +85,28 @@ export function keyDetails(v: InstallationView): SafeHtml {
 }
 
 /**
- * The key's rate as its gate keeps it in Redis: what the connector allows itself now, the ceiling, and why it
- * is lower (the last 429 cut, or the quota the service's headers state).
+ * The key's rate as its gate keeps it in Redis: what the connector allows itself now, how it moves (rising
+ * while no 429 came, recovering to or probing past the limit a 429 showed, or as the service's headers state),
+ * the ceiling when one is set, and the last cut.
  */
 export function rateDetails(v: InstallationView): SafeHtml {
   const r = v.reportRate;
   if (!r) return html``;
-  const ceiling = html`ceiling ${perMinute(r.ceilingPerMinute)} (<code>REPORTS_RATE_PER_MINUTE</code>)`;
+  const ceiling =
+    r.ceilingPerMinute === null
+      ? html`no ceiling (<code>REPORTS_RATE_PER_MINUTE</code> not set)`
+      : html`ceiling ${perMinute(r.ceilingPerMinute)} (<code>REPORTS_RATE_PER_MINUTE</code>)`;
   if (!r.learnt) {
-    return html`<p id="report-rate">Rate: <strong>${perMinute(r.perMinute)} requests a minute</strong>, the ${ceiling}: nothing learnt, no 429 or stated quota lately.</p>`;
+    return html`<p id="report-rate">Rate: <strong>${perMinute(r.perMinute)} requests a minute</strong> to start with, ${ceiling}: nothing learnt yet, the key was not used lately.</p>`;
   }
   const why = r.statedQuota
     ? html`as the service's rate-limit headers state (${perMinute(r.statedQuota.perMinute)} a minute)`
-    : html`learnt from the service's answers`;
+    : r.phase === 'rising'
+      ? html`learnt from the service's answers, rising while no 429 comes`
+      : html`learnt from the service's answers, ${r.phase === 'recovering' ? 'recovering towards' : 'probing past'} the key's limit of ${perMinute(r.limitPerMinute ?? r.perMinute)} a minute as its last 429 showed it`;
+  const sent = r.sentPerMinute === null ? '' : html`Sent lately: ${perMinute(r.sentPerMinute)} a minute. `;
   return html`<p id="report-rate">Rate: <strong>${perMinute(r.perMinute)} requests a minute</strong> now, ${why}; ${ceiling}.</p>
-    <p class="hint">${r.lastCut ? html`Last cut ${when(r.lastCut.at)}: ${r.lastCut.reason}. ` : ''}Last changed ${when(r.changedAt)}; raised again after each quiet minute, and back to the ceiling ${when(r.keptUntil)} unless it changes meanwhile. Key <code>${r.keyId}</code>.</p>`;
+    <p class="hint">${sent}${r.lastCut ? html`Last cut ${when(r.lastCut.at)}: ${r.lastCut.reason}. ` : ''}Learnt since ${when(r.changedAt)}, kept in Redis for every process until ${when(r.keptUntil)} unless the key is used meanwhile. Key <code>${r.keyId}</code>.</p>`;
 }
 
 export function keyForm(v: InstallationView, csrf: string | null, error: string | null): SafeHtml {

@@ -84,13 +84,17 @@ async function prefixUsed(ctx: AppContext): Promise<boolean> {
   return false;
 }
 
-/** One line: the rate the key's gate allows now, its ceiling, and the last cut when one is stored. */
+/** One line: the rate the key's gate allows now, how it moves, its ceiling, and the last cut when one is stored. */
 function rateLine(r: ReportRateView): string {
   const n = perMinute;
-  if (!r.learnt) return `report-service rate: ${n(r.perMinute)}/min, the ceiling (nothing learnt)`;
+  const ceiling = r.ceilingPerMinute === null ? 'no ceiling' : `ceiling ${n(r.ceilingPerMinute)}/min`;
+  if (!r.learnt)
+    return `report-service rate: ${n(r.perMinute)}/min to start with (${ceiling}; nothing learnt)`;
   const quota = r.statedQuota ? `, stated by the service's headers ${n(r.statedQuota.perMinute)}/min` : '';
+  const limit =
+    r.limitPerMinute === null ? '' : `, key's limit ${n(r.limitPerMinute)}/min as its last 429 showed`;
   const cut = r.lastCut ? `; last cut ${r.lastCut.at} (${r.lastCut.reason})` : '';
-  return `report-service rate: ${n(r.perMinute)}/min learnt (ceiling ${n(r.ceilingPerMinute)}${quota})${cut}; back to the ceiling at ${r.keptUntil ?? '-'} unless it changes`;
+  return `report-service rate: ${n(r.perMinute)}/min learnt, ${r.phase ?? 'rising'} (${ceiling}${limit}${quota})${cut}; kept until ${r.keptUntil ?? '-'} unless the key is used`;
 }
 
 export async function collectStatus(ctx: AppContext) {

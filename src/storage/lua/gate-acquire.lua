@@ -1,5 +1,5 @@
 -- Admits one request through a rate gate (ratelimit/redis-gate.ts): a GCRA on the gate's arrival time, held
--- back by a pause, at the rate an adaptive gate has learnt (raised again after a quiet while). Urgent callers
+-- back by a pause, at the rate an adaptive gate learns (lib/learnt-rate.lua), evenly spaced. Urgent callers
 -- that must wait set a mark; hot and deferrable callers admit nothing while it is set, so the next slot goes to
 -- the urgent caller however many others ask (a single change may take the whole rate). Hot callers (a storm's
 -- coalesced re-reads) that must wait set a mark of their own, which deferrable callers yield to as well: a
@@ -15,16 +15,23 @@
 -- ARGV[2] the window (ms)
 -- ARGV[3] the reserve share
 -- ARGV[4] '1' for an adaptive gate
--- ARGV[5] quiet ms before a raise
--- ARGV[6] raise share
--- ARGV[7] how long the learnt rate is kept (ms)
+-- ARGV[5] an adaptive gate's start rate (a second)
+-- ARGV[6] its floor (a second)
+-- ARGV[7] how long the learnt rate is kept after its last use (ms)
 -- ARGV[8] '1' for a deferrable caller (yields to both marks), '2' for a hot one (yields to the urgent mark,
 --         sets the hot mark), '0' or absent for an urgent one (sets the urgent mark)
 -- ARGV[9] how long past the caller's wait its mark lasts (ms): longer than the caller takes to ask again
 -- ARGV[10] '1' when the caller was told to wait before (its mark is dropped once it is admitted; absent before)
+-- ARGV[11] its doubling time before the first 429 (ms; lib/learnt-rate.lua)
+-- ARGV[12] its recovery time after a cut (ms)
+-- ARGV[13] its cut factor
+-- ARGV[14] its limit margin
+-- ARGV[15] its probe time (ms)
+-- ARGV[16] its probe share
 -- returns {ms to wait, 0}, or {0, the time admitted (ms)}
 
 -- @include redis-clock
+-- @include learnt-rate
 
 local urgentMark = KEYS[4]
 local hotMark = KEYS[5]
@@ -59,21 +66,17 @@ local now = now_ms()
 local ceilIv = tonumber(ARGV[1])
 local interval = ceilIv
 local window = tonumber(ARGV[2])
+local learnt = nil
 if ARGV[4] == '1' then
-  local st = redis.call('HMGET', KEYS[3], 'iv', 'tol', 'at', 'hint')
-  if st[1] then
-    interval = math.max(ceilIv, tonumber(st[1]))
-    local tol = math.min(window, tonumber(st[2]))
-    local floorIv = math.max(ceilIv, tonumber(st[4] or 0))
-    if now - tonumber(st[3]) >= tonumber(ARGV[5]) and (interval > floorIv or tol < window) then
-      local perMin = 60000 / interval + tonumber(ARGV[6]) * 60000 / ceilIv
-      interval = math.max(floorIv, 60000 / perMin)
-      tol = math.min(window, math.max(tol * 2, 1000))
-      redis.call('HSET', KEYS[3], 'iv', interval, 'tol', tol, 'at', now)
-      redis.call('PEXPIRE', KEYS[3], ARGV[7])
-    end
-    window = math.max(tol, interval)
+  local p = learnt_params(ceilIv, ARGV[5], ARGV[6], ARGV[11], ARGV[12], ARGV[13], ARGV[14], ARGV[15], ARGV[16])
+  learnt = read_learnt(KEYS[3])
+  if init_learnt(learnt, now, p) then
+    redis.call('HSET', KEYS[3], 'ss', 1, 'k0', now, 'r0', learnt.r0, 'mr', 0, 'mb', now, 'mc', 0, 'at', now,
+      'iv', 1000 / learnt.r0, 'tol', 1000 / learnt.r0)
   end
+  -- Evenly spaced: a burst is a rate the key has not shown it accepts.
+  interval = 1000 / learnt_rate(learnt, now, p)
+  window = interval
 end
 -- The reserve is a share of the burst: with no burst (evenly spaced) there is nothing to keep back, and a
 -- reserve of a whole interval or more would never let the deferrable lane through.
@@ -90,6 +93,15 @@ local nextTat = tat + interval
 local allowAt = nextTat - window + reserve
 if allowAt > now then return waitFor(math.ceil(allowAt - now)) end
 redis.call('SET', KEYS[1], string.format('%.3f', nextTat), 'PX', math.ceil(window + interval))
+if learnt then
+  if count_sent(learnt, now) then
+    redis.call('HSET', KEYS[3], 'mr', learnt.mr, 'mb', learnt.mb, 'mc', 0, 'pb', learnt.pb, 'pc', learnt.pc,
+      'hi', learnt.hi, 'iv', interval, 'tol', interval)
+  else
+    redis.call('HSET', KEYS[3], 'mc', learnt.mc)
+  end
+  redis.call('PEXPIRE', KEYS[3], ARGV[7])
+end
 -- The mark outlives the wait by a margin: dropped now, the lanes below get the next slots at once unless another
 -- caller of this lane still waits (it sets the mark again when it asks, at most one slot later).
 if ownMark and ARGV[10] == '1' then redis.call('DEL', ownMark) end
