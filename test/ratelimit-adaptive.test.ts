@@ -234,6 +234,15 @@ describe("adaptive RedisRateGate: learning the key's rate", () => {
     expect(await redis.pttl(gateKeys(`${prefix}:stated-429`).pause)).toBeGreaterThan(200);
   });
 
+  it('a 429 with a long Retry-After pauses every holder without a cut', async () => {
+    let cuts = 0;
+    const g = uncapped('long-pause', { onCut: () => cuts++ });
+    await g.refused(await g.admit(), 40_000);
+    expect(cuts).toBe(0);
+    expect((await g.state()).lastCut).toBeNull();
+    expect(await redis.pttl(gateKeys(`${prefix}:long-pause`).pause)).toBeGreaterThan(30_000);
+  });
+
   it('a gate without `adaptive` only pauses on a 429 and keeps its rate', async () => {
     const g = new RedisRateGate(redis, `${prefix}:fixed`, { max: 100, windowMs: 1_000 });
     await g.refused(await g.admit(), 300);

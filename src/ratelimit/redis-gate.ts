@@ -22,7 +22,8 @@ import { LuaScript } from '../storage/lua-script.js';
  *   comes, never above twice the rate measured sent or a rate the key already took (so an idle key ramps up
  *   again rather than sending a rate it has not shown it accepts);
  * - a 429 pauses everyone for its Retry-After and cuts the rate (`cut`, once for every request admitted before
- *   the cut, and at most once every `cutIntervalMs`: a burst of 429s is one signal): `limitMargin` of the rate
+ *   the cut, at most once every `cutIntervalMs`: a burst of 429s is one signal; not for a Retry-After longer
+ *   than `longPauseMs`, which is the key refused for a while, not its rate): `limitMargin` of the rate
  *   it came at is taken as the key's limit, the rate climbs back to it within `recoverMs`, holds there, and then
  *   probes above it, slowly at first (`probeShare` after `probeMs`) and faster while no 429 comes (cubic);
  * - rate-limit headers, when the service sends them, set the rate to their limit directly (never above the
@@ -67,6 +68,12 @@ export interface AdaptiveRateOptions {
   cutIntervalMs?: number;
   /** How long the learnt rate is kept in Redis after its last use; then a key starts again. */
   ttlMs?: number;
+  /**
+   * A 429 whose Retry-After is longer than this pauses without a cut: the service refuses the key for a while
+   * (a spent quota, a long window), which says nothing of the rate it takes, and a cut from a slow start would
+   * leave the key crawling for minutes after the pause.
+   */
+  longPauseMs?: number;
 }
 
 export const ADAPTIVE_DEFAULTS: Required<AdaptiveRateOptions> = {
@@ -80,6 +87,7 @@ export const ADAPTIVE_DEFAULTS: Required<AdaptiveRateOptions> = {
   floorPerMinute: 30,
   cutIntervalMs: 2_000,
   ttlMs: 7 * 24 * 60 * 60_000,
+  longPauseMs: 5_000,
 };
 
 /** The `max` per minute of a gate without a ceiling (REPORTS_RATE_PER_MINUTE not set): none in practice. */
@@ -281,7 +289,7 @@ export class RedisRateGate implements AdaptiveGate {
         this.learner.floorPerMinute / 60,
         this.learner.limitMargin,
         this.adaptive.ttlMs,
-        quota ? 0 : 1,
+        quota || pauseMs > this.adaptive.longPauseMs ? 0 : 1,
         this.adaptive.cutIntervalMs,
         this.learner.doublingMs,
         this.learner.recoverMs,
