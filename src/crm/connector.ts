@@ -154,8 +154,8 @@ export interface CrmConnector {
   writeCompaniesBulk?(updates: RecordUpdate[]): Promise<WriteResult[]>;
   /**
    * Which of these records were merged away, and into which record (keyed by the CRM's canonical id). For CRMs
-   * where a merged-away record stays findable with its survivor before its change event arrives (Salesforce's
-   * recycle bin); one call per read batch.
+   * where a merged-away record stays findable with its survivor before its change event arrives (a recycle
+   * bin that keeps the merge's survivor); one call per read batch.
    */
   survivorsOf?(recordIds: readonly string[]): Promise<Map<string, string>>;
   /** Puts an activity on the record's timeline (alerts, when the installation switched it on). */
