@@ -1,31 +1,17 @@
 import express, { type NextFunction, type Request, type Response, Router } from 'express';
-import type { z } from 'zod';
 import type { AppContext } from '../app/context.js';
 import { providers } from '../providers.js';
 import type { AdminActions } from './admin-actions.js';
-import { decisionsCsv, reviewCsv } from './csv.js';
-import { AdminRequestError, badRequest, installationNotFound } from './errors.js';
-import { type AdminGuard, deciderOf } from './guard.js';
+import { addEventRoutes, addInstallationRoutes } from './api/installations.js';
+import type { ApiKit } from './api/kit.js';
+import { addLinkRoutes } from './api/links.js';
+import { addRequestRoutes } from './api/requests.js';
+import { addReviewRoutes } from './api/review.js';
+import { addKeyAndSyncRoutes, addSwitchRoutes } from './api/settings.js';
+import { AdminRequestError } from './errors.js';
+import type { AdminGuard } from './guard.js';
 import { bodyError } from './http-errors.js';
-import type { MassPreview } from './mass-actions.js';
 import type { AdminOverview } from './overview.js';
-import { recordViewOr404 } from './record-view.js';
-import {
-  alertActivityBodySchema,
-  bulkReviewSchema,
-  decisionsQuerySchema,
-  dryRunQuerySchema,
-  eventsQuerySchema,
-  fixtureWritesBodySchema,
-  installationIdSchema,
-  massBodySchema,
-  massIdSchema,
-  recordIdSchema,
-  reportKeyBodySchema,
-  reviewDecisionSchema,
-  syncBodySchema,
-} from './schemas.js';
-import { readMultipartBody, readUploadForm } from './uploads.js';
 
 /**
  * The admin JSON API, mounted at /admin/api.
@@ -119,48 +105,10 @@ export interface ApiRouteDeps {
   overview: AdminOverview;
 }
 
-export const RUNS_SHOWN = 20;
-
-function parse<S extends z.ZodType>(schema: S, value: unknown, what: string): z.infer<S> {
-  const result = schema.safeParse(value);
-  if (!result.success) throw badRequest(result.error, what);
-  return result.data;
-}
-
-function jsonBody(req: Request): unknown {
-  if (req.body === undefined) {
-    throw new AdminRequestError(400, 'BAD_REQUEST', 'Send a JSON body with Content-Type: application/json.');
-  }
-  return req.body;
-}
-
-/** An id that cannot be an installation's names no installation: 404, as for a well-formed unknown id. */
-function installationParam(req: Request): string {
-  const result = installationIdSchema.safeParse(req.params.id);
-  if (!result.success) throw installationNotFound(String(req.params.id));
-  return result.data;
-}
-
-/** `review-queue-<installation id>-2026-11-26.csv`: which installation and which day, so downloads do not collide. */
-function csvName(what: string, installationId: string): string {
-  return `${what}-${installationId.replace(/[^A-Za-z0-9_-]/g, '_')}-${new Date().toISOString().slice(0, 10)}.csv`;
-}
-
-/** A download: the admin's browser saves it under `filename` (still no-store, as every admin answer). */
-function sendCsv(res: Response, filename: string, body: string): void {
-  res
-    .status(200)
-    .type('text/csv; charset=utf-8')
-    .set('Content-Disposition', `attachment; filename="${filename}"`)
-    .set('X-Content-Type-Options', 'nosniff')
-    .send(body);
-}
-
-/** `?dryRun=1`: what a mass action would do; nothing was changed. */
-function dryRunAnswer(p: MassPreview) {
-  return { dryRun: true, count: p.count, sample: p.sample, leftAlone: p.leftAlone, confirm: p.confirm };
-}
-
+/**
+ * The API's checks (credentials, body parsers, CSRF), then each group of routes in api/, each CRM's own routes,
+ * the unknown route and the error answer. The review group keeps the bulk decision before one record's.
+ */
 export function adminApiRouter({ ctx, guard, actions, overview }: ApiRouteDeps): Router {
   const router = Router();
   router.use(guard.requireApi);
@@ -176,195 +124,14 @@ export function adminApiRouter({ ctx, guard, actions, overview }: ApiRouteDeps):
     }),
   );
 
-  router.get('/installations', async (_req, res) => {
-    res.json({ installations: await overview.list() });
-  });
-
-  router.get('/installations/:id', async (req, res) => {
-    res.json(await overview.view(await actions.installation(installationParam(req))));
-  });
-
-  router.get('/installations/:id/records/:recordId', async (req, res) => {
-    res.json(await recordViewOr404(ctx, installationParam(req), req.params.recordId));
-  });
-
-  router.delete('/installations/:id', async (req, res) => {
-    const id = installationParam(req);
-    res.json(await actions.remove(id));
-  });
-
-  router.post('/installations/:id/approve', async (req, res) => {
-    res.json(await actions.approve(installationParam(req)));
-  });
-
-  router.get('/installations/:id/review', async (req, res) => {
-    const id = installationParam(req);
-    await actions.installation(id);
-    res.json({ items: await ctx.index.reviews.items(id) });
-  });
-
-  router.get('/installations/:id/review.csv', async (req, res) => {
-    const id = installationParam(req);
-    await actions.installation(id);
-    sendCsv(res, csvName('review-queue', id), reviewCsv(await ctx.index.reviews.items(id)));
-  });
-
-  // Before `/review/:recordId`, which would take `bulk` for a record id.
-  router.post('/installations/:id/review/bulk', async (req, res) => {
-    const id = installationParam(req);
-    const bulk = parse(bulkReviewSchema, jsonBody(req), 'The bulk decision');
-    if (parse(dryRunQuerySchema, req.query, 'The query').dryRun) {
-      res.json(dryRunAnswer(await actions.mass.preview(id, { kind: 'review', bulk })));
-      return;
-    }
-    res.json(await actions.resolveReviews(id, bulk, deciderOf(res), bulk.confirm));
-  });
-
-  router.post('/installations/:id/review/:recordId', async (req, res) => {
-    const id = installationParam(req);
-    const recordId = parse(recordIdSchema, req.params.recordId, 'The record id');
-    const decision = parse(reviewDecisionSchema, jsonBody(req), 'The decision');
-    res.json(await actions.resolveReview(id, recordId, decision, deciderOf(res)));
-  });
-
-  router.get('/installations/:id/decisions', async (req, res) => {
-    const id = installationParam(req);
-    const { limit } = parse(decisionsQuerySchema, req.query, 'The query');
-    await actions.installation(id);
-    res.json({ decisions: await ctx.decisions.latest(id, limit) });
-  });
-
-  router.get('/installations/:id/decisions.csv', async (req, res) => {
-    const id = installationParam(req);
-    await actions.installation(id);
-    sendCsv(res, csvName('decisions', id), decisionsCsv(await ctx.decisions.all(id)));
-  });
-
-  router.post('/installations/:id/records/:recordId/unlink', async (req, res) => {
-    const id = installationParam(req);
-    const recordId = parse(recordIdSchema, req.params.recordId, 'The record id');
-    res.json(await actions.unlink(id, recordId, deciderOf(res)));
-  });
-
-  router.post('/installations/:id/records/:recordId/rematch', async (req, res) => {
-    const id = installationParam(req);
-    const recordId = parse(recordIdSchema, req.params.recordId, 'The record id');
-    res.json(await actions.rematch(id, recordId, deciderOf(res)));
-  });
-
-  router.post('/installations/:id/runs/:runId/undo', async (req, res) => {
-    const id = installationParam(req);
-    const runId = parse(recordIdSchema, req.params.runId, 'The run id');
-    const { confirm } = parse(massBodySchema, req.body ?? {}, 'The confirmation');
-    if (parse(dryRunQuerySchema, req.query, 'The query').dryRun) {
-      res.json(dryRunAnswer(await actions.mass.preview(id, { kind: 'undo-run', runId })));
-      return;
-    }
-    res.json(await actions.undoRun(id, runId, deciderOf(res), confirm));
-  });
-
-  router.get('/installations/:id/mass-actions', async (req, res) => {
-    const id = installationParam(req);
-    await actions.installation(id);
-    res.json({ massActions: await actions.mass.log.recent(id) });
-  });
-
-  router.post('/installations/:id/mass-actions/:massId/undo', async (req, res) => {
-    const id = installationParam(req);
-    const massId = parse(massIdSchema, req.params.massId, 'The mass action id');
-    const { confirm } = parse(massBodySchema, req.body ?? {}, 'The confirmation');
-    const request = { kind: 'undo-mass' as const, massId };
-    if (parse(dryRunQuerySchema, req.query, 'The query').dryRun) {
-      res.json(dryRunAnswer(await actions.mass.preview(id, request)));
-      return;
-    }
-    const { massId: newId, done, kept } = await actions.mass.apply(id, request, deciderOf(res), confirm);
-    res.json({ massId: newId, undid: massId, restored: done, kept });
-  });
-
-  router.post('/installations/:id/key', async (req, res) => {
-    const id = installationParam(req);
-    const { apiKey } = parse(reportKeyBodySchema, jsonBody(req), 'The key');
-    res.json(await actions.setReportKey(id, apiKey));
-  });
-
-  // Back to the server's key (REPORTS_API_KEY): 409 NO_SERVER_KEY when it has none.
-  router.delete('/installations/:id/key', async (req, res) => {
-    res.json({ source: 'environment', ...(await actions.useServerKey(installationParam(req))) });
-  });
-
-  router.post('/installations/:id/sync', async (req, res) => {
-    const id = installationParam(req);
-    const { full } = parse(syncBodySchema, req.body ?? {}, 'The sync request');
-    res.status(202).json(await actions.startSync(id, full ?? false));
-  });
-
-  router.post('/installations/:id/preview', async (req, res) => {
-    res.status(202).json(await actions.startPreview(installationParam(req)));
-  });
-
-  router.get('/installations/:id/preview', async (req, res) => {
-    const preview = await actions.latestPreview(installationParam(req));
-    if (!preview) {
-      res.status(404).json({
-        error: 'No preview was made for this installation: POST to this address to start one.',
-        code: 'NO_PREVIEW',
-      });
-      return;
-    }
-    res.json({ preview });
-  });
-
-  router.get('/installations/:id/runs', async (req, res) => {
-    const id = installationParam(req);
-    await actions.installation(id);
-    res.json({ runs: await ctx.runs.recent(id, RUNS_SHOWN) });
-  });
-
-  router.post('/installations/:id/records/:recordId/request', readMultipartBody, async (req, res) => {
-    const id = installationParam(req);
-    const recordId = parse(recordIdSchema, req.params.recordId, 'The record id');
-    const { file } = await readUploadForm(req, 'document');
-    const outcome = await actions.requestReport(id, recordId, file);
-    res.status(202).json({
-      submissionId: outcome.submissionId,
-      existing: outcome.existing,
-      state: outcome.request.state,
-      requestedAt: outcome.request.requestedAt,
-      document: outcome.request.document ?? null,
-    });
-  });
-
-  router.get('/installations/:id/requests', async (req, res) => {
-    res.json({ requests: await actions.pendingRequests(installationParam(req)) });
-  });
-
-  router.post('/installations/:id/fixture-writes', async (req, res) => {
-    const id = installationParam(req);
-    const { allow } = parse(fixtureWritesBodySchema, jsonBody(req), 'The setting');
-    res.json(await actions.setAllowFixtureWrites(id, allow));
-  });
-
-  router.post('/installations/:id/alert-activity', async (req, res) => {
-    const id = installationParam(req);
-    const { on } = parse(alertActivityBodySchema, jsonBody(req), 'The setting');
-    res.json(await actions.setAlertActivity(id, on));
-  });
-
-  router.get('/events', async (req, res) => {
-    const { limit } = parse(eventsQuerySchema, req.query, 'The query');
-    const events = await ctx.events.recent(limit);
-    const activities = await ctx.alerts.outcomes(
-      events.filter((e) => e.type === 'alert.fired').map((e) => e.id),
-    );
-    // An alert's activity outcome per installation (created, failed with reason, skipped), when one ran.
-    res.json({
-      events: events.map((e) => {
-        const byInstallation = activities.get(e.id);
-        return byInstallation ? { ...e, activities: Object.fromEntries(byInstallation) } : e;
-      }),
-    });
-  });
+  const kit: ApiKit = { ctx, actions, overview };
+  addInstallationRoutes(router, kit);
+  addReviewRoutes(router, kit);
+  addLinkRoutes(router, kit);
+  addKeyAndSyncRoutes(router, kit);
+  addRequestRoutes(router, kit);
+  addSwitchRoutes(router, kit);
+  addEventRoutes(router, kit);
 
   // Each CRM's own admin routes (its provider's `adminApi`).
   const storage = { redis: ctx.redis, keys: ctx.keys, box: ctx.box };
