@@ -1,11 +1,12 @@
 import type { Request } from 'express';
 import type { AppContext } from '../app/context.js';
 import type { MatchStatus } from '../fields.js';
+import type { Installation } from '../installations/store.js';
 import { providerFor } from '../providers.js';
 import type { AdminActions } from './admin-actions.js';
 import type { SafeHtml } from './html.js';
 import { NAME_SEARCH_LIMIT, searchByName } from './linked-by-name.js';
-import type { AdminOverview } from './overview.js';
+import type { AdminOverview, InstallationView } from './overview.js';
 import { reviewPageQuerySchema } from './schemas.js';
 import type { PlacedNotice } from './views/after-action.js';
 import type { LinkedItem } from './views/corrections.js';
@@ -93,6 +94,42 @@ export interface PageExtra {
   error?: { form: PageForm; message: string } | null;
 }
 
+type StatusListPart = ListPart<{ recordId: string; normalizedName: string | null; crmName?: string | null }>;
+
+/** What each tab's renderer reads: the request, the installation, and the view read once for all of them. */
+interface TabInput {
+  id: string;
+  req: Request;
+  installation: Installation;
+  extra: PageExtra;
+  query: Record<string, string>;
+  /** The refusal's reason, shown beside its form. */
+  message: string | null;
+  common: () => Promise<{
+    view: InstallationView & { approveCsrf: string | null };
+    csrfToken: string | null;
+    notice: string | null;
+  }>;
+}
+
+/** Requests wait in a list of their own (requests/request-store.ts), kept small by the service's answers. */
+function pendingPage<T extends { recordId: string; name?: string | null }>(
+  req: Request,
+  pendingAll: T[],
+): ListPart<T> {
+  const place = listPlace(req.query as Record<string, unknown>, REQUESTED_LIST, LIST_SHOWN);
+  const needle = place.query.toLowerCase();
+  const matching = place.query
+    ? pendingAll.filter((r) => r.recordId === place.query || (r.name ?? '').toLowerCase().includes(needle))
+    : pendingAll;
+  const page = Math.min(place.page, pageCount(matching.length, place.per));
+  return {
+    items: matching.slice((page - 1) * place.per, page * place.per),
+    total: matching.length,
+    place: { ...place, page },
+  };
+}
+
 export class InstallationPages {
   constructor(
     private readonly ctx: AppContext,
@@ -112,150 +149,160 @@ export class InstallationPages {
     const viewRead = this.overview
       .view(installation, { light: tab !== 'overview' })
       .then((v) => ({ ...v, approveCsrf: csrf }));
-    const query = queryStrings(req.query as Record<string, unknown>);
-    const common = async () => ({ view: await viewRead, csrfToken: csrf, notice: extra.notice ?? null });
-    const message = extra.error?.message ?? null;
+    const page: TabInput = {
+      id,
+      req,
+      installation,
+      extra,
+      query: queryStrings(req.query as Record<string, unknown>),
+      message: extra.error?.message ?? null,
+      common: async () => ({ view: await viewRead, csrfToken: csrf, notice: extra.notice ?? null }),
+    };
     switch (tab) {
-      case 'overview': {
-        const [c, runs, preview] = await Promise.all([
-          common(),
-          this.ctx.runs.recent(id, RUNS_SHOWN),
-          this.actions.latestPreview(id),
-        ]);
-        return installationPage({
-          ...c,
-          runs,
-          preview,
-          lastChange: c.view.lastChangeAt,
-          error: extra.error,
-        });
-      }
-      case 'review': {
-        const { per } = reviewPageQuerySchema.parse(req.query);
-        const place = listPlace(req.query as Record<string, unknown>, REVIEW_LIST, per);
-        const [c, found] = await Promise.all([
-          common(),
-          place.query
-            ? this.ctx.index.reviews.search(id, place.query, per).then((f) => ({ ...f, place }))
-            : this.atPage(place, (offset, count) => this.ctx.index.reviews.page(id, offset, count)),
-        ]);
-        return reviewPage({
-          ...c,
-          placed: extra.placed ?? null,
-          items: found.items,
-          total: found.total,
-          place: found.place,
-          query,
-          error: message,
-        });
-      }
-      case 'links': {
-        const [c, linked, notPublished, runs, decisions, decisionCount, massActions] = await Promise.all([
-          common(),
-          this.linkedList(id, req),
-          this.statusList(id, 'not_published', NOT_PUBLISHED_LIST, req),
-          this.ctx.runs.recent(id, RUNS_SHOWN),
-          this.decisionLog(id, query),
-          this.ctx.decisions.count(id),
-          this.actions.mass.log.recent(id, MASS_ACTIONS_SHOWN),
-        ]);
-        const ids = [...linked.items, ...notPublished.items].map((r) => r.recordId);
-        // A search by name already has the CRM's names of what it found: only the others are read.
-        const known = new Map(
-          linked.items.flatMap((r): [string, string | null][] =>
-            r.crmName === undefined ? [] : [[r.recordId, r.crmName]],
-          ),
-        );
-        const [slugs, read] = await Promise.all([
-          this.ctx.index.slugsOf(id, ids),
-          this.crmNames(
-            id,
-            ids.filter((r) => !known.has(r)),
-          ),
-        ]);
-        const names = new Map([...read, ...known]);
-        const slugOf = new Map(ids.map((r, i) => [r, slugs[i] ?? null]));
-        const linkedPart: ListPart<LinkedItem> = {
-          ...linked,
-          items: linked.items.map((r) => ({
-            recordId: r.recordId,
-            name: names.get(r.recordId) ?? null,
-            slug: slugOf.get(r.recordId) ?? null,
-          })),
-        };
-        const npPart: ListPart<NotPublishedItem> = {
-          ...notPublished,
-          items: notPublished.items.map((r) => ({
-            recordId: r.recordId,
-            name: names.get(r.recordId) ?? r.normalizedName,
-            slug: slugOf.get(r.recordId) ?? null,
-          })),
-        };
-        return linksPage({
-          ...c,
-          placed: extra.placed ?? null,
-          linked: linkedPart,
-          notPublished: npPart,
-          runs,
-          decisions: decisions.decisions,
-          decisionPage: decisions.page,
-          massActions,
-          decisionCount,
-          query,
-          error: message,
-        });
-      }
-      case 'requests': {
-        const [c, noMatch, pendingAll] = await Promise.all([
-          common(),
-          this.statusList(id, 'no_match', NO_MATCH_LIST, req),
-          this.actions.pendingRequests(id),
-        ]);
-        const names = await this.crmNames(
-          id,
-          noMatch.items.map((r) => r.recordId),
-        );
-        const noMatchPart: ListPart<NoMatchItem> = {
-          ...noMatch,
-          items: noMatch.items.map((r) => ({
-            recordId: r.recordId,
-            name: names.get(r.recordId) ?? r.normalizedName,
-          })),
-        };
-        // Requests wait in a list of their own (requests/request-store.ts), kept small by the service's answers.
-        const place = listPlace(req.query as Record<string, unknown>, REQUESTED_LIST, LIST_SHOWN);
-        const needle = place.query.toLowerCase();
-        const matching = place.query
-          ? pendingAll.filter(
-              (r) => r.recordId === place.query || (r.name ?? '').toLowerCase().includes(needle),
-            )
-          : pendingAll;
-        const page = Math.min(place.page, pageCount(matching.length, place.per));
-        const pending: ListPart<(typeof pendingAll)[number]> = {
-          items: matching.slice((page - 1) * place.per, page * place.per),
-          total: matching.length,
-          place: { ...place, page },
-        };
-        const reinstallUrl =
-          installation.mode === 'oauth' ? (providerFor(installation.crm).activity.grant?.path ?? null) : null;
-        return requestsPage({
-          ...c,
-          noMatch: noMatchPart,
-          pending,
-          alertActivity: installation.alertActivity === true,
-          reinstallUrl,
-          query,
-          error: message,
-        });
-      }
+      case 'overview':
+        return this.overviewTab(page);
+      case 'review':
+        return this.reviewTab(page);
+      case 'links':
+        return this.linksTab(page);
+      case 'requests':
+        return this.requestsTab(page);
       case 'settings': {
         const error =
           extra.error && (extra.error.form === 'key' || extra.error.form === 'fixtures')
             ? { form: extra.error.form, message: extra.error.message }
             : null;
-        return settingsPage({ ...(await common()), error });
+        return settingsPage({ ...(await page.common()), error });
       }
     }
+  }
+
+  private async overviewTab({ id, extra, common }: TabInput): Promise<SafeHtml> {
+    const [c, runs, preview] = await Promise.all([
+      common(),
+      this.ctx.runs.recent(id, RUNS_SHOWN),
+      this.actions.latestPreview(id),
+    ]);
+    return installationPage({
+      ...c,
+      runs,
+      preview,
+      lastChange: c.view.lastChangeAt,
+      error: extra.error,
+    });
+  }
+
+  private async reviewTab({ id, req, extra, query, message, common }: TabInput): Promise<SafeHtml> {
+    const { per } = reviewPageQuerySchema.parse(req.query);
+    const place = listPlace(req.query as Record<string, unknown>, REVIEW_LIST, per);
+    const [c, found] = await Promise.all([
+      common(),
+      place.query
+        ? this.ctx.index.reviews.search(id, place.query, per).then((f) => ({ ...f, place }))
+        : this.atPage(place, (offset, count) => this.ctx.index.reviews.page(id, offset, count)),
+    ]);
+    return reviewPage({
+      ...c,
+      placed: extra.placed ?? null,
+      items: found.items,
+      total: found.total,
+      place: found.place,
+      query,
+      error: message,
+    });
+  }
+
+  private async linksTab({ id, req, extra, query, message, common }: TabInput): Promise<SafeHtml> {
+    const [c, linked, notPublished, runs, decisions, decisionCount, massActions] = await Promise.all([
+      common(),
+      this.linkedList(id, req),
+      this.statusList(id, 'not_published', NOT_PUBLISHED_LIST, req),
+      this.ctx.runs.recent(id, RUNS_SHOWN),
+      this.decisionLog(id, query),
+      this.ctx.decisions.count(id),
+      this.actions.mass.log.recent(id, MASS_ACTIONS_SHOWN),
+    ]);
+    const { linkedPart, npPart } = await this.namedLinkLists(id, linked, notPublished);
+    return linksPage({
+      ...c,
+      placed: extra.placed ?? null,
+      linked: linkedPart,
+      notPublished: npPart,
+      runs,
+      decisions: decisions.decisions,
+      decisionPage: decisions.page,
+      massActions,
+      decisionCount,
+      query,
+      error: message,
+    });
+  }
+
+  /** The links tab's two lists with each record's CRM name and slug. */
+  private async namedLinkLists(id: string, linked: StatusListPart, notPublished: StatusListPart) {
+    const ids = [...linked.items, ...notPublished.items].map((r) => r.recordId);
+    // A search by name already has the CRM's names of what it found: only the others are read.
+    const known = new Map(
+      linked.items.flatMap((r): [string, string | null][] =>
+        r.crmName === undefined ? [] : [[r.recordId, r.crmName]],
+      ),
+    );
+    const [slugs, read] = await Promise.all([
+      this.ctx.index.slugsOf(id, ids),
+      this.crmNames(
+        id,
+        ids.filter((r) => !known.has(r)),
+      ),
+    ]);
+    const names = new Map([...read, ...known]);
+    const slugOf = new Map(ids.map((r, i) => [r, slugs[i] ?? null]));
+    const linkedPart: ListPart<LinkedItem> = {
+      ...linked,
+      items: linked.items.map((r) => ({
+        recordId: r.recordId,
+        name: names.get(r.recordId) ?? null,
+        slug: slugOf.get(r.recordId) ?? null,
+      })),
+    };
+    const npPart: ListPart<NotPublishedItem> = {
+      ...notPublished,
+      items: notPublished.items.map((r) => ({
+        recordId: r.recordId,
+        name: names.get(r.recordId) ?? r.normalizedName,
+        slug: slugOf.get(r.recordId) ?? null,
+      })),
+    };
+    return { linkedPart, npPart };
+  }
+
+  private async requestsTab({ id, req, installation, query, message, common }: TabInput): Promise<SafeHtml> {
+    const [c, noMatch, pendingAll] = await Promise.all([
+      common(),
+      this.statusList(id, 'no_match', NO_MATCH_LIST, req),
+      this.actions.pendingRequests(id),
+    ]);
+    const names = await this.crmNames(
+      id,
+      noMatch.items.map((r) => r.recordId),
+    );
+    const noMatchPart: ListPart<NoMatchItem> = {
+      ...noMatch,
+      items: noMatch.items.map((r) => ({
+        recordId: r.recordId,
+        name: names.get(r.recordId) ?? r.normalizedName,
+      })),
+    };
+    const reinstallUrl =
+      installation.mode === 'oauth' ? (providerFor(installation.crm).activity.grant?.path ?? null) : null;
+    return requestsPage({
+      ...c,
+      noMatch: noMatchPart,
+      pending: pendingPage(req, pendingAll),
+      alertActivity: installation.alertActivity === true,
+      reinstallUrl,
+      query,
+      error: message,
+    });
   }
 
   /**
