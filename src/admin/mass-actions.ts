@@ -85,6 +85,10 @@ interface Planned {
   massUndone: MassAction | null;
 }
 
+function emptyPlan(): Planned {
+  return { rows: [], leftAlone: {}, skipped: new Map(), items: new Map(), massUndone: null };
+}
+
 export class AdminMassActions {
   readonly log: MassActionLog;
 
@@ -168,122 +172,136 @@ export class AdminMassActions {
     };
   }
 
+  /** What a mass action would change, record by record, and what it leaves alone (and why). */
   private async plan(installationId: string, request: MassRequest): Promise<Planned> {
-    const empty = (): Planned => ({
-      rows: [],
-      leftAlone: {},
-      skipped: new Map(),
-      items: new Map(),
-      massUndone: null,
-    });
     switch (request.kind) {
-      case 'undo-run': {
-        const run = await this.ctx.runs.get(request.runId);
-        if (!run || run.installationId !== installationId) {
-          throw new AdminRequestError(
-            404,
-            'RUN_NOT_FOUND',
-            `Installation ${installationId} has no run ${request.runId}.`,
-          );
-        }
-        const { links, kept } = await this.ctx.records
-          .undoableLinks(installationId, request.runId, run.startedAt)
-          .catch((err: unknown) => {
-            throw explain(err);
-          });
-        const ids = [...links.keys()];
-        const statuses = await this.ctx.index.statusesOf(installationId, ids);
-        const planned = empty();
-        if (kept > 0) planned.leftAlone.touched = kept;
-        ids.forEach((id, i) => {
-          const link = links.get(id)!;
-          planned.rows.push({
-            recordId: id,
-            name: link.name,
-            from: link.slug,
-            to: null,
-            before: { slug: link.slug, source: link.source, status: statuses[i] ?? null },
-            after: { slug: null, source: 'admin', status: 'no_match' },
-          });
-        });
-        return planned;
-      }
-      case 'review': {
-        const { bulk } = request;
-        const ids = [...new Set(bulk.recordIds)];
-        const found = await this.ctx.index.reviews.itemsOf(installationId, ids);
-        const planned = empty();
-        ids.forEach((id, i) => {
-          const item = found[i];
-          let skip: BulkReviewResult['outcome'] | null = null;
-          if (!item) skip = 'not_in_review';
-          else if (bulk.action === 'accept-first' && item.candidates.length === 0) skip = 'no_candidates';
-          else if (bulk.action === 'accept-first' && topTied(item)) skip = 'tied';
-          if (skip || !item) {
-            planned.skipped.set(id, skip ?? 'not_in_review');
-            planned.leftAlone[skip ?? 'not_in_review'] =
-              (planned.leftAlone[skip ?? 'not_in_review'] ?? 0) + 1;
-            return;
-          }
-          planned.items.set(id, item);
-          const before: LinkState = {
-            slug: null,
-            source: null,
-            status: 'needs_review',
-            candidates: item.candidates,
-          };
-          const slugs = item.candidates.map((c) => c.slug);
-          const to = bulk.action === 'accept-first' ? item.candidates[0]!.slug : null;
-          planned.rows.push({
-            recordId: id,
-            name: item.name,
-            from: null,
-            to,
-            before,
-            after: to
-              ? { slug: to, source: 'admin', status: 'matched' }
-              : { slug: null, source: 'admin', status: 'no_match', rejected: slugs },
-          });
-        });
-        return planned;
-      }
-      case 'undo-mass': {
-        const mass = await this.log.get(installationId, request.massId);
-        if (!mass) {
-          throw new AdminRequestError(
-            404,
-            'MASS_ACTION_NOT_FOUND',
-            `Installation ${installationId} has no mass action ${request.massId} (they are kept 30 days).`,
-          );
-        }
-        if (mass.undoneBy) {
-          throw new AdminRequestError(
-            409,
-            'ALREADY_UNDONE',
-            `That action was undone already (by ${mass.undoneBy}).`,
-          );
-        }
-        const ids = mass.records.map((r) => r.id);
-        const touched = mass.mark
-          ? await this.ctx.decisions.touchedAfter(installationId, ids, mass.mark)
-          : new Set<string>();
-        const planned = empty();
-        planned.massUndone = mass;
-        if (touched.size > 0) planned.leftAlone.touched = touched.size;
-        for (const r of mass.records) {
-          if (touched.has(r.id)) continue;
-          planned.rows.push({
-            recordId: r.id,
-            name: null,
-            from: r.after.slug,
-            to: r.before.slug,
-            before: r.after,
-            after: r.before,
-          });
-        }
-        return planned;
-      }
+      case 'undo-run':
+        return this.planUndoRun(installationId, request);
+      case 'review':
+        return this.planReview(installationId, request);
+      case 'undo-mass':
+        return this.planUndoMass(installationId, request);
     }
+  }
+
+  /** A run's own links, taken back except where a person decided since the run started. */
+  private async planUndoRun(
+    installationId: string,
+    request: Extract<MassRequest, { kind: 'undo-run' }>,
+  ): Promise<Planned> {
+    const run = await this.ctx.runs.get(request.runId);
+    if (!run || run.installationId !== installationId) {
+      throw new AdminRequestError(
+        404,
+        'RUN_NOT_FOUND',
+        `Installation ${installationId} has no run ${request.runId}.`,
+      );
+    }
+    const { links, kept } = await this.ctx.records
+      .undoableLinks(installationId, request.runId, run.startedAt)
+      .catch((err: unknown) => {
+        throw explain(err);
+      });
+    const ids = [...links.keys()];
+    const statuses = await this.ctx.index.statusesOf(installationId, ids);
+    const planned = emptyPlan();
+    if (kept > 0) planned.leftAlone.touched = kept;
+    ids.forEach((id, i) => {
+      const link = links.get(id)!;
+      planned.rows.push({
+        recordId: id,
+        name: link.name,
+        from: link.slug,
+        to: null,
+        before: { slug: link.slug, source: link.source, status: statuses[i] ?? null },
+        after: { slug: null, source: 'admin', status: 'no_match' },
+      });
+    });
+    return planned;
+  }
+
+  /** A bulk review decision: the records still waiting with a candidate to take (not tied, for accept-first). */
+  private async planReview(
+    installationId: string,
+    request: Extract<MassRequest, { kind: 'review' }>,
+  ): Promise<Planned> {
+    const { bulk } = request;
+    const ids = [...new Set(bulk.recordIds)];
+    const found = await this.ctx.index.reviews.itemsOf(installationId, ids);
+    const planned = emptyPlan();
+    ids.forEach((id, i) => {
+      const item = found[i];
+      let skip: BulkReviewResult['outcome'] | null = null;
+      if (!item) skip = 'not_in_review';
+      else if (bulk.action === 'accept-first' && item.candidates.length === 0) skip = 'no_candidates';
+      else if (bulk.action === 'accept-first' && topTied(item)) skip = 'tied';
+      if (skip || !item) {
+        planned.skipped.set(id, skip ?? 'not_in_review');
+        planned.leftAlone[skip ?? 'not_in_review'] = (planned.leftAlone[skip ?? 'not_in_review'] ?? 0) + 1;
+        return;
+      }
+      planned.items.set(id, item);
+      const before: LinkState = {
+        slug: null,
+        source: null,
+        status: 'needs_review',
+        candidates: item.candidates,
+      };
+      const slugs = item.candidates.map((c) => c.slug);
+      const to = bulk.action === 'accept-first' ? item.candidates[0]!.slug : null;
+      planned.rows.push({
+        recordId: id,
+        name: item.name,
+        from: null,
+        to,
+        before,
+        after: to
+          ? { slug: to, source: 'admin', status: 'matched' }
+          : { slug: null, source: 'admin', status: 'no_match', rejected: slugs },
+      });
+    });
+    return planned;
+  }
+
+  /** A mass action undone: each record back to what it had before, except where a person decided since. */
+  private async planUndoMass(
+    installationId: string,
+    request: Extract<MassRequest, { kind: 'undo-mass' }>,
+  ): Promise<Planned> {
+    const mass = await this.log.get(installationId, request.massId);
+    if (!mass) {
+      throw new AdminRequestError(
+        404,
+        'MASS_ACTION_NOT_FOUND',
+        `Installation ${installationId} has no mass action ${request.massId} (they are kept 30 days).`,
+      );
+    }
+    if (mass.undoneBy) {
+      throw new AdminRequestError(
+        409,
+        'ALREADY_UNDONE',
+        `That action was undone already (by ${mass.undoneBy}).`,
+      );
+    }
+    const ids = mass.records.map((r) => r.id);
+    const touched = mass.mark
+      ? await this.ctx.decisions.touchedAfter(installationId, ids, mass.mark)
+      : new Set<string>();
+    const planned = emptyPlan();
+    planned.massUndone = mass;
+    if (touched.size > 0) planned.leftAlone.touched = touched.size;
+    for (const r of mass.records) {
+      if (touched.has(r.id)) continue;
+      planned.rows.push({
+        recordId: r.id,
+        name: null,
+        from: r.after.slug,
+        to: r.before.slug,
+        before: r.after,
+        after: r.before,
+      });
+    }
+    return planned;
   }
 
   private async undoRun(installationId: string, runId: string, planned: Planned, by: DecisionActor) {
