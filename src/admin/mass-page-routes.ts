@@ -73,55 +73,56 @@ export async function massNotice(
   return action ? massDoneMessage(action) : null;
 }
 
-export function addMassPageRoutes(pages: Router, deps: MassPageDeps): void {
-  const { actions, overview, send } = deps;
+/** One mass action's form: what it asks, its confirmation page's words and fields, where it goes back to. */
+interface MassForm {
+  id: string;
+  request: MassRequest;
+  heading: string;
+  confirmLabel: string;
+  fields: [string, string][];
+  back: (query: string) => string;
+}
 
-  /**
-   * Shows the confirmation (no `confirm` sent, or the set changed), or does it and goes to `back` with the
-   * notice of what was done.
-   */
-  const run = async (
-    req: Request,
-    res: Response,
-    o: {
-      id: string;
-      request: MassRequest;
-      heading: string;
-      confirmLabel: string;
-      fields: [string, string][];
-      back: (query: string) => string;
-    },
-  ) => {
-    const confirm = confirmOf(req);
-    const show = async (preview: MassPreview, changed: boolean) => {
-      const view = await overview.view(await actions.installation(o.id));
-      send(
-        res,
-        confirmPage({
-          installationId: o.id,
-          installationTitle: installationTitle(view),
-          heading: o.heading,
-          preview,
-          action: req.originalUrl.split('?')[0]!,
-          fields: o.fields,
-          confirmLabel: o.confirmLabel,
-          cancelHref: o.back(''),
-          changed,
-          csrfToken: adminOf(res)?.csrfToken ?? null,
-        }),
-      );
-    };
-    if (confirm === undefined) return show(await actions.mass.preview(o.id, o.request), false);
-    try {
-      const outcome = await actions.mass.apply(o.id, o.request, deciderOf(res), confirm);
-      res.redirect(303, o.back(outcome.massId ? `done=mass&mass=${outcome.massId}` : 'done=mass-none'));
-    } catch (err) {
-      if (err instanceof AdminRequestError && err.code === 'SET_CHANGED') {
-        return show(err.details.preview as MassPreview, true);
-      }
-      throw err;
-    }
+/**
+ * Shows the confirmation (no `confirm` sent, or the set changed), or does it and goes to `back` with the
+ * notice of what was done.
+ */
+async function runMass(deps: MassPageDeps, req: Request, res: Response, o: MassForm): Promise<void> {
+  const { actions, overview, send } = deps;
+  const confirm = confirmOf(req);
+  const show = async (preview: MassPreview, changed: boolean) => {
+    const view = await overview.view(await actions.installation(o.id));
+    send(
+      res,
+      confirmPage({
+        installationId: o.id,
+        installationTitle: installationTitle(view),
+        heading: o.heading,
+        preview,
+        action: req.originalUrl.split('?')[0]!,
+        fields: o.fields,
+        confirmLabel: o.confirmLabel,
+        cancelHref: o.back(''),
+        changed,
+        csrfToken: adminOf(res)?.csrfToken ?? null,
+      }),
+    );
   };
+  if (confirm === undefined) return show(await actions.mass.preview(o.id, o.request), false);
+  try {
+    const outcome = await actions.mass.apply(o.id, o.request, deciderOf(res), confirm);
+    res.redirect(303, o.back(outcome.massId ? `done=mass&mass=${outcome.massId}` : 'done=mass-none'));
+  } catch (err) {
+    if (err instanceof AdminRequestError && err.code === 'SET_CHANGED') {
+      return show(err.details.preview as MassPreview, true);
+    }
+    throw err;
+  }
+}
+
+export function addMassPageRoutes(pages: Router, deps: MassPageDeps): void {
+  const { actions } = deps;
+  const run = (req: Request, res: Response, o: MassForm) => runMass(deps, req, res, o);
 
   pages.post('/installations/:id/review/bulk', async (req, res) => {
     const id = idOf(req);
