@@ -99,7 +99,7 @@ export function rematchForm(
 
 const UNDOABLE: readonly RunSummary['kind'][] = ['initial', 'full', 'incremental'];
 
-export function correctionsSection(o: {
+export interface CorrectionsInput {
   view: Pick<InstallationView, 'id'>;
   linked: readonly LinkedItem[];
   linkedTotal: number;
@@ -113,11 +113,12 @@ export function correctionsSection(o: {
   /** What the last change did: placed before the row that took the unlinked one's place, else on top. */
   placed?: PlacedNotice | null;
   notice?: string | null;
-}): SafeHtml {
+}
+
+/** The linked records' rows, the last change's notice before the row that took the unlinked one's place. */
+function linkedRows(o: CorrectionsInput, placedAt: string | null): SafeHtml[] {
   const { view: v, csrf } = o;
-  const placedAt =
-    o.placed?.next && o.linked.some((i) => i.recordId === o.placed?.next) ? o.placed.next : null;
-  const linkedRows = o.linked.map((item, i) => {
+  return o.linked.map((item, i) => {
     const company = item.name ?? `Record ${item.recordId}`;
     const who = `${company}, record ${item.recordId}`;
     const next = (o.linked[i + 1] ?? o.linked[i - 1])?.recordId ?? null;
@@ -132,12 +133,15 @@ export function correctionsSection(o: {
       <td>${recordForm(v, item.recordId, 'unlink', 'Unlink', who, csrf, back)}</td>
     </tr>`;
   });
-  const message = o.placed?.message ?? o.notice ?? null;
-  const topNotice = message && !placedAt ? doneNotice(message, null) : '';
+}
+
+/** The finished syncs whose own links can be taken back, each with its undo form. */
+function undoRunRows(o: CorrectionsInput): { count: number; rows: SafeHtml[] } {
+  const { view: v, csrf } = o;
   const runs = o.runs.filter(
     (r) => UNDOABLE.includes(r.kind) && (r.state === 'done' || r.state === 'stopped'),
   );
-  const runRows = runs.map(
+  const rows = runs.map(
     (run) => html`<li>
       <form method="post" action="${installationPath(v.id, `/runs/${encodeURIComponent(run.id)}/undo`)}" class="inline-form">
         ${csrfField(csrf)}
@@ -146,10 +150,19 @@ export function correctionsSection(o: {
       </form>
     </li>`,
   );
-  const lookup = (action: 'unlink' | 'rematch', label: string, hint: string) => {
-    const fieldId = `${action}-record-id`;
-    return html`<form method="post" action="${installationPath(v.id, `/records/${FORM_RECORD}/${action}`)}" class="slug-form">
-      ${csrfField(csrf)}${returnFields(o.back === undefined ? undefined : { query: o.back, next: null })}
+  return { count: runs.length, rows };
+}
+
+/** A look-up form: unlink or match again a record named by its id. */
+function lookupForm(
+  o: CorrectionsInput,
+  action: 'unlink' | 'rematch',
+  label: string,
+  hint: string,
+): SafeHtml {
+  const fieldId = `${action}-record-id`;
+  return html`<form method="post" action="${installationPath(o.view.id, `/records/${FORM_RECORD}/${action}`)}" class="slug-form">
+      ${csrfField(o.csrf)}${returnFields(o.back === undefined ? undefined : { query: o.back, next: null })}
       <label for="${fieldId}">${label}</label>
       <span class="slug-row">
         <input id="${fieldId}" name="recordId" type="text" required spellcheck="false" autocomplete="off" aria-describedby="${fieldId}-hint">
@@ -157,7 +170,14 @@ export function correctionsSection(o: {
       </span>
       <p class="hint" id="${fieldId}-hint">${hint}</p>
     </form>`;
-  };
+}
+
+export function correctionsSection(o: CorrectionsInput): SafeHtml {
+  const placedAt =
+    o.placed?.next && o.linked.some((i) => i.recordId === o.placed?.next) ? o.placed.next : null;
+  const message = o.placed?.message ?? o.notice ?? null;
+  const topNotice = message && !placedAt ? doneNotice(message, null) : '';
+  const runs = undoRunRows(o);
   return html`<section class="card" aria-labelledby="corrections">
     <h2 id="corrections">Corrections</h2>
     ${topNotice}
@@ -166,8 +186,8 @@ export function correctionsSection(o: {
       <code>report_link_source</code> = <code>admin</code> on the record, and matching never links it again until a
       person sets a slug or you ask for a re-match.</p>
     <div class="review-actions">
-      ${lookup('unlink', 'Unlink a record by its id', 'The record keeps no report; every report field is emptied.')}
-      ${lookup('rematch', 'Match a record again by its id', 'Lifts a person’s or an admin’s “no match” and matches the record now.')}
+      ${lookupForm(o, 'unlink', 'Unlink a record by its id', 'The record keeps no report; every report field is emptied.')}
+      ${lookupForm(o, 'rematch', 'Match a record again by its id', 'Lifts a person’s or an admin’s “no match” and matches the record now.')}
     </div>
     <h3 id="linked-records">Linked records (${num(o.linkedTotal)})</h3>
     ${o.linkedNav ?? ''}
@@ -177,13 +197,13 @@ export function correctionsSection(o: {
         : html`<table class="responsive">
             <caption class="visually-hidden">Records linked to a report</caption>
             <thead><tr><th scope="col">Company</th><th scope="col">Report</th><th scope="col">Correction</th></tr></thead>
-            <tbody>${linkedRows}</tbody>
+            <tbody>${linkedRows(o, placedAt)}</tbody>
           </table>
           ${!o.linkedNav && o.linkedTotal > o.linked.length ? html`<p class="hint">Showing ${num(o.linked.length)} of ${num(o.linkedTotal)}; unlink any other by its id above.</p>` : ''}`
     }
     <h3 id="undo-runs">Undo a sync</h3>
     <p>Takes back the links a sync made by itself; records a person or an admin changed since keep theirs.</p>
-    ${runs.length === 0 ? html`<p>No finished sync to undo.</p>` : html`<ul class="plain-list">${runRows}</ul>`}
+    ${runs.count === 0 ? html`<p>No finished sync to undo.</p>` : html`<ul class="plain-list">${runs.rows}</ul>`}
   </section>`;
 }
 
