@@ -58,36 +58,7 @@ export function createAdminRouter(
     }, fail);
   };
 
-  /** 503 with a sentence, as JSON for scripts and as a page for a person. */
-  const refuseUnavailable = (req: Request, res: Response) => {
-    res.status(503).set('Retry-After', '5');
-    if (wantsJson(req)) {
-      res.json({ error: REDIS_UNAVAILABLE_MESSAGE, code: REDIS_UNAVAILABLE_CODE });
-      return;
-    }
-    res.type('html').send(
-      messagePage({
-        title: 'Redis is unreachable',
-        message: REDIS_UNAVAILABLE_MESSAGE,
-        signedIn: false,
-        csrfToken: null,
-      }).value,
-    );
-  };
-  // Checked before anything touches Redis: a lost connection is seen from its status at once, a hung Redis
-  // (socket open, nothing answered) by a ping that must come back within REDIS_CHECK_MS. Admin traffic is
-  // small, so one ping per request is cheap; without it the request would wait for Redis to come back.
-  const redisGate: RequestHandler = async (req, res, next) => {
-    if (redisReady(ctx.redis) && redisReady(ctx.queues.connection)) {
-      try {
-        await within(ctx.redis.ping(), REDIS_CHECK_MS, 'Redis');
-        return next();
-      } catch {
-        // Falls through to the refusal.
-      }
-    }
-    refuseUnavailable(req, res);
-  };
+  const redisGate = redisGateOf(ctx);
 
   const admin = Router();
   admin.use(
@@ -115,6 +86,42 @@ export function createAdminRouter(
   const router = Router();
   router.use('/admin', admin);
   return router;
+}
+
+/** 503 with a sentence, as JSON for scripts and as a page for a person. */
+function refuseUnavailable(req: Request, res: Response): void {
+  res.status(503).set('Retry-After', '5');
+  if (wantsJson(req)) {
+    res.json({ error: REDIS_UNAVAILABLE_MESSAGE, code: REDIS_UNAVAILABLE_CODE });
+    return;
+  }
+  res.type('html').send(
+    messagePage({
+      title: 'Redis is unreachable',
+      message: REDIS_UNAVAILABLE_MESSAGE,
+      signedIn: false,
+      csrfToken: null,
+    }).value,
+  );
+}
+
+/**
+ * Checked before anything touches Redis: a lost connection is seen from its status at once, a hung Redis
+ * (socket open, nothing answered) by a ping that must come back within REDIS_CHECK_MS. Admin traffic is
+ * small, so one ping per request is cheap; without it the request would wait for Redis to come back.
+ */
+function redisGateOf(ctx: AppContext): RequestHandler {
+  return async (req, res, next) => {
+    if (redisReady(ctx.redis) && redisReady(ctx.queues.connection)) {
+      try {
+        await within(ctx.redis.ping(), REDIS_CHECK_MS, 'Redis');
+        return next();
+      } catch {
+        // Falls through to the refusal.
+      }
+    }
+    refuseUnavailable(req, res);
+  };
 }
 
 /** Scripts (bearer requests, the JSON API, the queue board's API) get JSON; a browser page gets HTML. */
