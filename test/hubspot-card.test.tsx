@@ -1,4 +1,13 @@
-import { Alert, Button, Link, LoadingSpinner, ProgressBar, Text, ToggleGroup } from '@hubspot/ui-extensions';
+import {
+  Alert,
+  Button,
+  Heading,
+  Link,
+  LoadingSpinner,
+  ProgressBar,
+  Text,
+  ToggleGroup,
+} from '@hubspot/ui-extensions';
 import { createRenderer } from '@hubspot/ui-extensions/testing';
 import { describe, expect, it } from 'vitest';
 import {
@@ -15,13 +24,16 @@ import {
 } from '../connectors/hubspot/card/ui/card-preview.js';
 import { CARD_SAMPLES } from '../connectors/hubspot/card/ui/card-samples.js';
 import {
+  CARD_NEXT_STEPS,
   LINK_SOURCE_WORDS,
   NEVER_SYNCED_SENTENCE,
+  NO_MATCH_DECIDED_SENTENCE,
   NO_PREVIOUS_SENTENCE,
   NO_VERIFICATION_SENTENCE,
   NOT_FOUND_SENTENCE,
   REFUSED_SENTENCE,
   REQUEST_STATE_WORDS,
+  STATE_TITLES,
   STATUS_SENTENCES,
   UNREACHABLE_SENTENCE,
 } from '../connectors/hubspot/card/ui/card-text.js';
@@ -183,6 +195,34 @@ describe('the card in each state', () => {
     });
     expect(pending.findByTestId(Text, 'request-state').text).toBe(REQUEST_STATE_WORDS.pending);
     expect(pending.maybeFindByTestId(Button, 'request')).toBeNull();
+  });
+
+  it('each waiting state has its title, what it means and what the seller can do here, in the shared words', () => {
+    const review = render(CARD_SAMPLES.needs_review);
+    expect(review.find(Heading).text).toBe(STATE_TITLES.needs_review);
+    expect(review.findByTestId(Text, 'next-step').text).toBe(CARD_NEXT_STEPS.needs_review);
+    const noMatch = render(CARD_SAMPLES.no_match);
+    expect(noMatch.find(Heading).text).toBe(STATE_TITLES.no_match);
+    expect(noMatch.findByTestId(Text, 'next-step').text).toBe(CARD_NEXT_STEPS.no_match);
+    for (const name of ['requested', 'not_published', 'error'] as const) {
+      expect(render(CARD_SAMPLES[name]).find(Heading).text).toBe(STATE_TITLES[name]);
+    }
+    expect(render(CARD_SAMPLES.never_synced).find(Heading).text).toBe(STATE_TITLES.never_synced);
+  });
+
+  it('no_match decided by a person or an admin says so, as the Salesforce component does', () => {
+    for (const linkSource of ['person', 'admin'] as const) {
+      const r = render({ kind: 'data', data: { ...CARD_SAMPLES.no_match.data, linkSource } });
+      expect(r.findByTestId(Text, 'status').text).toBe(NO_MATCH_DECIDED_SENTENCE);
+    }
+  });
+
+  it("no state links a seller to the connector's admin page", () => {
+    for (const state of Object.values(CARD_SAMPLES)) {
+      for (const link of render(state).findAll(Link))
+        expect(String(link.props.href)).not.toMatch(/\/admin\b/);
+      expect(cardStateText(state)).not.toMatch(/admin page|\/admin\b/);
+    }
   });
 
   it.each([

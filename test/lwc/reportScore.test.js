@@ -1,15 +1,5 @@
 import { getRecord } from 'lightning/uiRecordApi';
-import {
-  allStateTexts,
-  CONNECTOR_URL,
-  INSTALLATION_ID,
-  RECORD_ID,
-  renderState,
-  STATES,
-  stateText,
-} from './report-score-states';
-
-const ADMIN_RECORD = `${CONNECTOR_URL}/admin/installations/${INSTALLATION_ID}/records/${RECORD_ID}`;
+import { allStateTexts, RECORD_ID, renderState, STATES, stateText } from './report-score-states';
 
 function links(element) {
   return [...element.shadowRoot.querySelectorAll('a')].map((a) => ({
@@ -66,12 +56,11 @@ describe('c-report-score', () => {
         'Team 80 weight 40%',
         'Market 70.5 weight 35%',
         'Product 64 weight 25%',
-        'Verified: confirmed (verified score 71), Nov 5, 2026, 7:30 AM.',
-        'Previous score 80.5, changed with the scoring of Nov 2, 2026, 2:00 AM.',
-        'Alert (Nov 4, 2026, 1:00 AM): High alert, score drop: Score fell — The score fell by 8 points',
+        'Verification: confirmed, verified score 71, on Nov 5, 2026, 7:30 AM.',
+        'Previous score 80.5 (down); it changed with the scoring of Nov 2, 2026, 2:00 AM.',
+        'Active alert: High alert, score drop: Score fell — The score fell by 8 points (Nov 4, 2026, 1:00 AM)',
         'Open the report',
-        "Linked automatically by the connector's matching.",
-        'Review this link (admin page)',
+        'Linked automatically by the connector’s matching.',
       ].join('\n'),
     );
     const bars = [...element.shadowRoot.querySelectorAll('li.pillar')];
@@ -88,14 +77,13 @@ describe('c-report-score', () => {
     expect(byId(element, 'alert').getAttribute('role')).toBe('alert');
     expect(links(element)).toEqual([
       { text: 'Open the report', href: 'https://reports.example.com/r/acme-corp' },
-      { text: 'Review this link (admin page)', href: ADMIN_RECORD },
     ]);
   });
 
   it.each([
-    ['linkedByPerson', 'Linked by hand: someone set the report slug on this account.'],
-    ['linkedByAdmin', "Linked by an admin on the connector's review page."],
-    ['linkedByRequest', 'Linked to the report that was requested for this account.'],
+    ['linkedByPerson', 'Linked by hand: someone set the report slug on this company.'],
+    ['linkedByAdmin', 'Linked by an admin of the report connector.'],
+    ['linkedByRequest', 'Linked to the report that was requested for this company.'],
   ])('%s: says who made the link in words', async (name, words) => {
     const element = await renderState(name);
     expect(byId(element, 'source').textContent).toBe(words);
@@ -104,7 +92,7 @@ describe('c-report-score', () => {
   it('no verification: says so instead of a verdict', async () => {
     const element = await renderState('noVerification');
     expect(byId(element, 'verification').textContent).toBe(
-      "This report is not verified: the score is the publisher's own, not checked by a verifier.",
+      'This report is not verified: the score is the publisher’s own, not checked by a verifier.',
     );
   });
 
@@ -122,7 +110,7 @@ describe('c-report-score', () => {
 
   it('a report address that is not http(s) never becomes a link', async () => {
     const element = await renderState('unsafeReportUrl');
-    expect(links(element).map((l) => l.href)).toEqual([ADMIN_RECORD]);
+    expect(links(element)).toEqual([]);
     expect(byId(element, 'report-link').textContent).toBe(
       'The report address is not a web link, so it is not shown.',
     );
@@ -132,51 +120,53 @@ describe('c-report-score', () => {
     [
       'needsReview',
       'Needs review',
-      "Several published reports could be this account, and none is clearly it. An admin chooses one, or none, on the connector's admin page, which lists the candidates; the score appears here once one is chosen.",
-      'Choose the report (admin page)',
+      'Several published reports could be this company, and none is clearly it. The score appears here once one is chosen.',
+      'Your admin chooses the report in the report connector. If you know which it is, tell your admin.',
     ],
     [
       'noMatch',
       'No report',
-      'No published report matches this account. An admin can link one by hand or request a report for it.',
-      'Request a report (admin page)',
+      'No published report matches this company.',
+      'To ask for a report for this company, tell your admin.',
     ],
     [
       'noMatchDecided',
       'No report',
-      'Someone decided that no published report is this account, so the connector will not link one on its own.',
-      'Request a report (admin page)',
+      'Someone decided that no published report is this company, so the connector will not link one on its own.',
+      'To ask for a report for this company, tell your admin.',
     ],
     [
       'notPublished',
       'Report not published',
-      'The linked report (gone-corp) is not published, so its score is not shown. The score comes back when the report is published again; an admin can link another report meanwhile.',
-      'Review the link (admin page)',
+      'The linked report is not published at the moment. The score comes back on its own when the report is published again.',
+      null,
     ],
     [
       'requested',
       'Report requested',
-      'A report was requested for this account. Its score appears here when the report is published; nothing is needed until then.',
-      'See the request (admin page)',
+      'A report was requested for this company. The record is linked and scored as soon as the report is published.',
+      null,
     ],
     [
       'error',
       'Could not read the report',
-      'The connector could not read the linked report at its last try. It tries again on its own; if this stays, an admin can look at the record.',
-      'Look at the record (admin page)',
+      'The connector could not read the linked report the last time it tried. It tries again on the next sync; if this stays, ask your admin.',
+      null,
     ],
     [
       'notSynced',
       'Not looked at yet',
-      'The connector has not linked this account to a report yet. It does so at its next sync; nothing is needed from you.',
-      'Open the record (admin page)',
+      'The connector has not written this company yet. Its score appears after the next sync.',
+      null,
     ],
   ])(
-    '%s: a sentence saying what it means, and the admin page for this record',
-    async (name, title, sentence, action) => {
+    '%s: a title, a sentence saying what it means, who acts, and no link a seller cannot open',
+    async (name, title, sentence, nextStep) => {
       const element = await renderState(name);
-      expect(stateText(element)).toBe(['Report', title, sentence, action].join('\n'));
-      expect(links(element)).toEqual([{ text: action, href: ADMIN_RECORD }]);
+      expect(stateText(element)).toBe(
+        ['Report', title, sentence, ...(nextStep ? [nextStep] : [])].join('\n'),
+      );
+      expect(links(element)).toEqual([]);
       expect(element.shadowRoot.querySelector('li.pillar')).toBeNull();
     },
   );
@@ -202,20 +192,13 @@ describe('c-report-score', () => {
     );
   });
 
-  it("without an installation id: links to the connector's admin page and says why not this record", async () => {
-    const element = await renderState('noInstallationId');
-    expect(links(element).at(-1)).toEqual({
-      text: 'Review this link (admin page)',
-      href: `${CONNECTOR_URL}/admin`,
-    });
-    expect(byId(element, 'admin-hint').textContent).toMatch(/no installation id set/);
-  });
-
-  it('a connector address that is not http(s) gives no admin link at all', async () => {
-    const element = await renderState('unsafeConnectorUrl');
-    expect(links(element)).toEqual([
-      { text: 'Open the report', href: 'https://reports.example.com/r/acme-corp' },
-    ]);
+  it('the connector address and installation id older pages set give no link to the admin page', async () => {
+    const element = await renderState('linked');
+    expect(element.connectorUrl).toMatch(/^https:/);
+    expect(element.installationId).toMatch(/^salesforce-/);
+    const hrefs = links(element).map((l) => l.href);
+    expect(hrefs).toEqual(['https://reports.example.com/r/acme-corp']);
+    expect(element.shadowRoot.innerHTML).not.toMatch(/\/admin|admin page/);
   });
 
   it('every state renders its own text', async () => {

@@ -72,13 +72,13 @@ export function recordComponentMeta(appUrl: string, apiVersion: string): string 
     prop(
       'connectorUrl',
       'Connector address',
-      "The report connector's APP_URL; the component's links open its admin page.",
+      "The report connector's APP_URL. Not used for links: sellers are never sent to the connector's admin page; kept so pages that set it still load.",
       appUrl,
     ),
     prop(
       'installationId',
       'Installation id',
-      "This org's installation on the connector: salesforce- followed by the 18-character org id, as the connector's admin page lists it.",
+      "This org's installation on the connector (salesforce- followed by the 18-character org id). Not used for links; kept so pages that set it still load.",
     ),
     '            <objects>',
     `                <object>${ACCOUNT_SOBJECT}</object>`,

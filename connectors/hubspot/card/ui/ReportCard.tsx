@@ -22,19 +22,26 @@ import {
   preselectedCandidate,
 } from './card-data.js';
 import {
+  ALERT_TITLE,
+  alertSentence,
+  CARD_NEXT_STEPS,
   formatDay,
   formatScore,
   LINK_SOURCE_WORDS,
   NEVER_SYNCED_SENTENCE,
+  NO_MATCH_DECIDED_SENTENCE,
   NO_PREVIOUS_SENTENCE,
   NO_VERIFICATION_SENTENCE,
   NOT_FOUND_SENTENCE,
+  previousSentence,
   REFUSED_SENTENCE,
   REQUEST_STATE_WORDS,
   REVIEW_PRESELECT_NONE_SENTENCE,
   retryAfterSentence,
+  STATE_TITLES,
   STATUS_SENTENCES,
   UNREACHABLE_SENTENCE,
+  verificationSentence,
 } from './card-text.js';
 
 /**
@@ -106,38 +113,30 @@ function ScoreSection({ data }: { data: CardData }) {
 function VerificationSection({ data }: { data: CardData }) {
   const v = data.verification;
   if (!v) return <Sentence testId="verification">{NO_VERIFICATION_SENTENCE}</Sentence>;
-  const parts = [`Verification: ${v.verdict}`];
-  if (v.verifiedScore !== null) parts.push(`verified score ${formatScore(v.verifiedScore)}`);
-  const day = formatDay(v.verifiedAt);
-  return <Sentence testId="verification">{`${parts.join(', ')}${day ? `, on ${day}` : ''}.`}</Sentence>;
+  const verified = v.verifiedScore === null ? null : formatScore(v.verifiedScore);
+  return (
+    <Sentence testId="verification">
+      {verificationSentence(v.verdict, verified, formatDay(v.verifiedAt))}
+    </Sentence>
+  );
 }
 
 function PreviousSection({ data }: { data: CardData }) {
   const p = data.previous;
   if (!p) return <Sentence testId="previous">{NO_PREVIOUS_SENTENCE}</Sentence>;
-  const day = formatDay(p.changedAt);
-  const current = data.report?.score;
-  const direction =
-    current === null || current === undefined
-      ? ''
-      : current > p.score
-        ? ' (up)'
-        : current < p.score
-          ? ' (down)'
-          : '';
+  const current = data.report?.score ?? null;
   return (
     <Sentence testId="previous">
-      {`Previous score ${formatScore(p.score)}${direction}${day ? `; it changed with the scoring of ${day}` : ''}.`}
+      {previousSentence(p.score, current, formatScore(p.score), formatDay(p.changedAt))}
     </Sentence>
   );
 }
 
 function AlertSection({ data }: { data: CardData }) {
   if (!data.alert) return null;
-  const day = formatDay(data.alert.at);
   return (
-    <Alert title="Active alert" variant="warning">
-      {day ? `${data.alert.text} (${day})` : data.alert.text}
+    <Alert title={ALERT_TITLE} variant="warning">
+      {alertSentence(data.alert.text, formatDay(data.alert.at))}
     </Alert>
   );
 }
@@ -177,7 +176,9 @@ function ReviewView({
   const [chosen, setChosen] = useState<string | null>(preselected);
   return (
     <Flex direction="column" gap="sm">
+      <Heading>{STATE_TITLES.needs_review}</Heading>
       <Sentence testId="status">{STATUS_SENTENCES.needs_review}</Sentence>
+      <Sentence testId="next-step">{CARD_NEXT_STEPS.needs_review}</Sentence>
       {preselected === null && candidates.length > 1 ? (
         <Sentence testId="tied">{REVIEW_PRESELECT_NONE_SENTENCE}</Sentence>
       ) : null}
@@ -231,7 +232,13 @@ function NoMatchView({
 }: { data: CardData } & Pick<CardViewProps, 'sending' | 'onRequest'>) {
   return (
     <Flex direction="column" gap="sm">
-      <Sentence testId="status">{STATUS_SENTENCES.no_match}</Sentence>
+      <Heading>{STATE_TITLES.no_match}</Heading>
+      <Sentence testId="status">
+        {data.linkSource === 'person' || data.linkSource === 'admin'
+          ? NO_MATCH_DECIDED_SENTENCE
+          : STATUS_SENTENCES.no_match}
+      </Sentence>
+      <Sentence testId="next-step">{CARD_NEXT_STEPS.no_match}</Sentence>
       {data.request ? (
         <Sentence testId="request-state">{REQUEST_STATE_WORDS[data.request.state]}</Sentence>
       ) : null}
@@ -249,7 +256,12 @@ function RecordView(props: CardViewProps & { data: CardData }) {
   const { data } = props;
   switch (data.status) {
     case null:
-      return <Sentence testId="status">{NEVER_SYNCED_SENTENCE}</Sentence>;
+      return (
+        <Flex direction="column" gap="sm">
+          <Heading>{STATE_TITLES.never_synced}</Heading>
+          <Sentence testId="status">{NEVER_SYNCED_SENTENCE}</Sentence>
+        </Flex>
+      );
     case 'matched':
       return <LinkedView data={data} />;
     case 'needs_review':
@@ -259,6 +271,7 @@ function RecordView(props: CardViewProps & { data: CardData }) {
     case 'requested':
       return (
         <Flex direction="column" gap="sm">
+          <Heading>{STATE_TITLES.requested}</Heading>
           <Sentence testId="status">{STATUS_SENTENCES.requested}</Sentence>
           {data.request ? (
             <Sentence testId="request-state">{REQUEST_STATE_WORDS[data.request.state]}</Sentence>
@@ -268,6 +281,7 @@ function RecordView(props: CardViewProps & { data: CardData }) {
     default:
       return (
         <Flex direction="column" gap="sm">
+          <Heading>{STATE_TITLES[data.status]}</Heading>
           <Sentence testId="status">{STATUS_SENTENCES[data.status]}</Sentence>
           {data.report ? <LinkedView data={data} /> : <LinkSection data={data} />}
         </Flex>

@@ -6,15 +6,16 @@ import { REPORT_FIELDS, reportView } from './reportScoreView';
 
 /**
  * The report score on an Account record page. It reads the connector's Report_* fields through Lightning
- * Data Service (no Apex, no callout), so a seller sees exactly what their field access allows; every action
- * is a link to the connector's admin page for this record, where admins decide.
+ * Data Service (no Apex, no callout), so a seller sees exactly what their field access allows. It has no
+ * action and no link to the connector's admin page (the operator's, which sellers cannot open): where a decision
+ * waits it says that the admin takes it.
  */
 export default class ReportScore extends LightningElement {
   /** The Account's id, set by the record page. */
   @api recordId;
-  /** The connector's address (APP_URL), set in Lightning App Builder. */
+  /** The connector's address (APP_URL), set in Lightning App Builder; kept so pages that set it still load. */
   @api connectorUrl;
-  /** The connector's installation for this org, `salesforce-<18-character org id>`, set in Lightning App Builder. */
+  /** The connector's installation for this org, set in Lightning App Builder; kept so pages that set it still load. */
   @api installationId;
 
   record;
@@ -28,9 +29,6 @@ export default class ReportScore extends LightningElement {
 
   get view() {
     return reportView(this.record, this.error, {
-      connectorUrl: this.connectorUrl,
-      installationId: this.installationId,
-      recordId: this.recordId,
       locale: LOCALE,
       timeZone: TIME_ZONE,
     });

@@ -24,12 +24,76 @@ export const REPORT_FIELDS = [
   'Account.Report_Score_Previous__c',
 ];
 
-const LINK_SOURCE_WORDS = {
-  auto: "Linked automatically by the connector's matching.",
-  person: 'Linked by hand: someone set the report slug on this account.',
-  admin: "Linked by an admin on the connector's review page.",
-  request: 'Linked to the report that was requested for this account.',
+/*
+ * The seller-facing words, the same as the HubSpot card's (connectors/hubspot/card/ui/card-text.ts; this bundle
+ * is deployed on its own, so it holds a copy, and test/seller-words.test.ts checks that both say the same). A
+ * seller sees the score and why a record waits; this component has no action of its own, so it says who acts,
+ * and it never links to the connector's admin page, which sellers cannot open.
+ */
+export const LINK_SOURCE_WORDS = {
+  auto: 'Linked automatically by the connector’s matching.',
+  person: 'Linked by hand: someone set the report slug on this company.',
+  admin: 'Linked by an admin of the report connector.',
+  request: 'Linked to the report that was requested for this company.',
 };
+
+export const STATE_TITLES = {
+  matched: 'Report score',
+  needs_review: 'Needs review',
+  no_match: 'No report',
+  not_published: 'Report not published',
+  requested: 'Report requested',
+  error: 'Could not read the report',
+  never_synced: 'Not looked at yet',
+};
+
+export const STATUS_SENTENCES = {
+  needs_review:
+    'Several published reports could be this company, and none is clearly it. The score appears here once one is chosen.',
+  no_match: 'No published report matches this company.',
+  not_published:
+    'The linked report is not published at the moment. The score comes back on its own when the report is published again.',
+  requested:
+    'A report was requested for this company. The record is linked and scored as soon as the report is published.',
+  error:
+    'The connector could not read the linked report the last time it tried. It tries again on the next sync; if this stays, ask your admin.',
+};
+
+export const NO_MATCH_DECIDED_SENTENCE =
+  'Someone decided that no published report is this company, so the connector will not link one on its own.';
+
+export const NEVER_SYNCED_SENTENCE =
+  'The connector has not written this company yet. Its score appears after the next sync.';
+
+export const NO_VERIFICATION_SENTENCE =
+  'This report is not verified: the score is the publisher’s own, not checked by a verifier.';
+
+export const NO_PREVIOUS_SENTENCE = 'No earlier score: this is the first score the record has had.';
+
+export const ALERT_TITLE = 'Active alert';
+
+/** Who acts where this component cannot: a Salesforce seller asks their admin, who decides in the connector. */
+export const SALESFORCE_NEXT_STEPS = {
+  needs_review:
+    'Your admin chooses the report in the report connector. If you know which it is, tell your admin.',
+  no_match: 'To ask for a report for this company, tell your admin.',
+};
+
+export function verificationSentence(verdict, verifiedScore, when) {
+  const parts = [`Verification: ${verdict ?? 'no verdict given'}`];
+  if (verifiedScore !== null) parts.push(`verified score ${verifiedScore}`);
+  return `${parts.join(', ')}${when ? `, on ${when}` : ''}.`;
+}
+
+export function previousSentence(previous, current, previousText, when) {
+  const direction =
+    current === null ? '' : current > previous ? ' (up)' : current < previous ? ' (down)' : '';
+  return `Previous score ${previousText}${direction}${when ? `; it changed with the scoring of ${when}` : ''}.`;
+}
+
+export function alertSentence(text, when) {
+  return when ? `${text} (${when})` : text;
+}
 
 /** A field's value, or null when it is empty or the record does not carry it. */
 function fieldValue(record, apiName) {
@@ -88,87 +152,37 @@ export function parsePillars(text) {
   });
 }
 
-/** Where the actions lead: the connector's admin page for this record (admins decide there). */
-export function adminLink(connectorUrl, installationId, recordId) {
-  const base = webLink(connectorUrl);
-  if (!base) return null;
-  const root = base.replace(/\/+$/, '');
-  if (!installationId || !recordId) return `${root}/admin`;
-  return `${root}/admin/installations/${encodeURIComponent(installationId)}/records/${encodeURIComponent(recordId)}`;
-}
-
 function sentenceFor(status, record) {
-  const slug = fieldValue(record, 'Report_Slug__c');
   const source = fieldValue(record, 'Report_Link_Source__c');
   switch (status) {
     case 'needs_review':
       return {
-        title: 'Needs review',
-        sentence:
-          'Several published reports could be this account, and none is clearly it. An admin chooses one, ' +
-          "or none, on the connector's admin page, which lists the candidates; the score appears here once one is chosen.",
-        action: 'Choose the report (admin page)',
+        title: STATE_TITLES.needs_review,
+        sentence: STATUS_SENTENCES.needs_review,
+        nextStep: SALESFORCE_NEXT_STEPS.needs_review,
       };
     case 'no_match':
       return {
-        title: 'No report',
+        title: STATE_TITLES.no_match,
         sentence:
-          source === 'person' || source === 'admin'
-            ? 'Someone decided that no published report is this account, so the connector will not link one on its own.'
-            : 'No published report matches this account. An admin can link one by hand or request a report for it.',
-        action: 'Request a report (admin page)',
+          source === 'person' || source === 'admin' ? NO_MATCH_DECIDED_SENTENCE : STATUS_SENTENCES.no_match,
+        nextStep: SALESFORCE_NEXT_STEPS.no_match,
       };
     case 'not_published':
-      return {
-        title: 'Report not published',
-        sentence:
-          `The linked report${slug ? ` (${slug})` : ''} is not published, so its score is not shown. ` +
-          'The score comes back when the report is published again; an admin can link another report meanwhile.',
-        action: 'Review the link (admin page)',
-      };
     case 'requested':
-      return {
-        title: 'Report requested',
-        sentence:
-          'A report was requested for this account. Its score appears here when the report is published; nothing is needed until then.',
-        action: 'See the request (admin page)',
-      };
     case 'error':
-      return {
-        title: 'Could not read the report',
-        sentence:
-          'The connector could not read the linked report at its last try. It tries again on its own; ' +
-          'if this stays, an admin can look at the record.',
-        action: 'Look at the record (admin page)',
-      };
+      return { title: STATE_TITLES[status], sentence: STATUS_SENTENCES[status], nextStep: null };
     default:
-      return {
-        title: 'Not looked at yet',
-        sentence:
-          'The connector has not linked this account to a report yet. It does so at its next sync; nothing is needed from you.',
-        action: 'Open the record (admin page)',
-      };
+      return { title: STATE_TITLES.never_synced, sentence: NEVER_SYNCED_SENTENCE, nextStep: null };
   }
 }
 
 /**
  * The whole view for one state of the record. `record` is the getRecord answer (or undefined while it loads),
- * `error` the wire's error; `settings` holds connectorUrl, installationId, recordId, locale and timeZone.
+ * `error` the wire's error; `settings` holds locale and timeZone.
  */
 export function reportView(record, error, settings) {
-  const link = adminLink(settings.connectorUrl, settings.installationId, settings.recordId);
-  const base = {
-    loading: false,
-    failed: false,
-    hidden: false,
-    linked: false,
-    unlinked: false,
-    adminUrl: link,
-    adminHint:
-      link && !settings.installationId
-        ? "This component has no installation id set, so the link opens the connector's admin page, not this record."
-        : null,
-  };
+  const base = { loading: false, failed: false, hidden: false, linked: false, unlinked: false };
   if (error) {
     return {
       ...base,
@@ -212,20 +226,25 @@ export function reportView(record, error, settings) {
   return {
     ...base,
     linked: true,
-    title: 'Report score',
+    title: STATE_TITLES.matched,
     scoreText: score === null ? 'No score' : String(score),
     bandText: band === null ? 'No band' : band,
     scoredText: scoredAt ? `Scored ${scoredAt}` : null,
     pillars,
     hasPillars: pillars.length > 0,
     verificationText: verified
-      ? `Verified: ${verdict ?? 'no verdict given'}${verifiedScore === null ? '' : ` (verified score ${verifiedScore})`}${verifiedAt ? `, ${verifiedAt}` : ''}.`
-      : "This report is not verified: the score is the publisher's own, not checked by a verifier.",
+      ? verificationSentence(verdict, verifiedScore === null ? null : String(verifiedScore), verifiedAt)
+      : NO_VERIFICATION_SENTENCE,
     previousText:
       previous === null
-        ? 'No earlier score: this is the first score the record has had.'
-        : `Previous score ${previous}${scoredAt ? `, changed with the scoring of ${scoredAt}` : ''}.`,
-    alertText: alert === null ? null : `Alert${alertAt ? ` (${alertAt})` : ''}: ${alert}`,
+        ? NO_PREVIOUS_SENTENCE
+        : previousSentence(
+            Number(previous),
+            score === null ? null : Number(score),
+            String(previous),
+            scoredAt,
+          ),
+    alertText: alert === null ? null : `${ALERT_TITLE}: ${alertSentence(alert, alertAt)}`,
     reportUrl,
     reportUrlText:
       reportUrl === null
@@ -237,6 +256,5 @@ export function reportView(record, error, settings) {
       source === null
         ? 'Who made this link is not recorded.'
         : (LINK_SOURCE_WORDS[source] ?? `Linked (${source}).`),
-    action: 'Review this link (admin page)',
   };
 }
