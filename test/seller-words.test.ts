@@ -20,6 +20,7 @@ describe('seller-facing words', () => {
       NO_VERIFICATION_SENTENCE: words.NO_VERIFICATION_SENTENCE,
       NO_PREVIOUS_SENTENCE: words.NO_PREVIOUS_SENTENCE,
       ALERT_TITLE: words.ALERT_TITLE,
+      OPEN_REPORT_WORDS: words.OPEN_REPORT_WORDS,
     });
     expect(shared(lwc)).toEqual(shared(card));
     expect(Object.keys(lwc.STATE_TITLES)).toHaveLength(7);
@@ -50,6 +51,7 @@ describe('seller-facing words', () => {
     }
     expect(card.previousSentence(84, 72, '84', null)).toBe('Previous score 84 (down).');
     const alert = 'High alert, score drop: Score fell — the overall score dropped 12 points';
+    expect(lwc.scoredSentence('3 Nov 2026')).toBe(card.scoredSentence('3 Nov 2026'));
     expect(lwc.alertSentence(alert, '3 Nov 2026')).toBe(card.alertSentence(alert, '3 Nov 2026'));
   });
 

@@ -46,20 +46,20 @@ describe('c-report-score', () => {
     );
   });
 
-  it('linked: score and band, pillars as labelled bars, verification, previous score, alert, link, source', async () => {
+  it('linked: score and band, pillars as labelled bars, alert (first, as on the HubSpot card), verification, previous score, link, source', async () => {
     const element = await renderState('linked');
     expect(stateText(element)).toBe(
       [
         'Report',
         'Score 72.5 Strong',
-        'Scored Nov 2, 2026, 2:00 AM',
+        'Scored on Nov 2, 2026, 2:00 AM',
         'Team 80 weight 40%',
         'Market 70.5 weight 35%',
         'Product 64 weight 25%',
+        'Active alert: High alert, score drop: Score fell — The score fell by 8 points (Nov 4, 2026, 1:00 AM)',
         'Verification: confirmed, verified score 71, on Nov 5, 2026, 7:30 AM.',
         'Previous score 80.5 (down); it changed with the scoring of Nov 2, 2026, 2:00 AM.',
-        'Active alert: High alert, score drop: Score fell — The score fell by 8 points (Nov 4, 2026, 1:00 AM)',
-        'Open the report',
+        'Open the full report',
         'Linked automatically by the connector’s matching.',
       ].join('\n'),
     );
@@ -76,7 +76,7 @@ describe('c-report-score', () => {
     ]);
     expect(byId(element, 'alert').getAttribute('role')).toBe('alert');
     expect(links(element)).toEqual([
-      { text: 'Open the report', href: 'https://reports.example.com/r/acme-corp' },
+      { text: 'Open the full report', href: 'https://reports.example.com/r/acme-corp' },
     ]);
   });
 

@@ -33,6 +33,7 @@ import {
   NO_PREVIOUS_SENTENCE,
   NO_VERIFICATION_SENTENCE,
   NOT_FOUND_SENTENCE,
+  OPEN_REPORT_WORDS,
   previousSentence,
   REFUSED_SENTENCE,
   REQUEST_STATE_WORDS,
@@ -40,6 +41,7 @@ import {
   retryAfterSentence,
   STATE_TITLES,
   STATUS_SENTENCES,
+  scoredSentence,
   UNREACHABLE_SENTENCE,
   verificationSentence,
 } from './card-text.js';
@@ -85,13 +87,14 @@ function Sentence({ children, testId }: { children: string; testId?: string }) {
 function ScoreSection({ data }: { data: CardData }) {
   const report = data.report;
   if (!report) return null;
+  const scoredDay = formatDay(report.scoredAt);
   return (
     <Flex direction="column" gap="sm">
       <Flex direction="row" gap="sm" align="center">
         <Heading>{report.score === null ? 'No score' : `Score ${formatScore(report.score)}`}</Heading>
         {report.band ? <StatusTag variant="info">{report.band}</StatusTag> : null}
       </Flex>
-      {report.scoredAt ? <Text variant="microcopy">{`Scored on ${formatDay(report.scoredAt)}`}</Text> : null}
+      {scoredDay ? <Text variant="microcopy">{scoredSentence(scoredDay)}</Text> : null}
       {report.pillars.map((pillar) => (
         <ProgressBar
           key={pillar.name}
@@ -145,7 +148,7 @@ function LinkSection({ data }: { data: CardData }) {
   const url = data.report?.url;
   return (
     <Flex direction="column" gap="xs">
-      {url && HTTP_URL.test(url) ? <Link href={url}>Open the full report</Link> : null}
+      {url && HTTP_URL.test(url) ? <Link href={url}>{OPEN_REPORT_WORDS}</Link> : null}
       {data.linkSource ? (
         <Sentence testId="link-source">{LINK_SOURCE_WORDS[data.linkSource]}</Sentence>
       ) : null}

@@ -71,6 +71,12 @@ export const NO_PREVIOUS_SENTENCE = 'No earlier score: this is the first score t
 
 export const ALERT_TITLE = 'Active alert';
 
+export const OPEN_REPORT_WORDS = 'Open the full report';
+
+export function scoredSentence(when) {
+  return `Scored on ${when}`;
+}
+
 /** Who acts where this component cannot: a Salesforce seller asks their admin, who decides in the connector. */
 export const SALESFORCE_NEXT_STEPS = {
   needs_review:
@@ -228,7 +234,8 @@ export function reportView(record, error, settings) {
     title: STATE_TITLES.matched,
     scoreText: score === null ? 'No score' : String(score),
     bandText: band === null ? 'No band' : band,
-    scoredText: scoredAt ? `Scored ${scoredAt}` : null,
+    scoredText: scoredAt ? scoredSentence(scoredAt) : null,
+    openReportText: OPEN_REPORT_WORDS,
     pillars,
     hasPillars: pillars.length > 0,
     verificationText: verified

@@ -63,6 +63,14 @@ export const NO_PREVIOUS_SENTENCE = 'No earlier score: this is the first score t
 
 export const ALERT_TITLE = 'Active alert';
 
+/** The link to the full report, when the record holds a web address for it. */
+export const OPEN_REPORT_WORDS = 'Open the full report';
+
+/** When the shown score was computed. */
+export function scoredSentence(when: string): string {
+  return `Scored on ${when}`;
+}
+
 /** What a seller can do in the HubSpot card, which acts for its signed user. */
 export const CARD_NEXT_STEPS = {
   needs_review:
