@@ -24,6 +24,7 @@ import {
 } from '../connectors/hubspot/card/ui/card-preview.js';
 import { CARD_SAMPLES } from '../connectors/hubspot/card/ui/card-samples.js';
 import {
+  ACTION_REFUSAL_WORDS,
   CARD_NEXT_STEPS,
   LINK_SOURCE_WORDS,
   NEVER_SYNCED_SENTENCE,
@@ -332,7 +333,7 @@ describe('the card loading through hubspot.fetch', () => {
       () => ({ status: 200, body: CARD_SAMPLES.no_match.data }),
       () => ({
         status: 422,
-        body: { error: 'REPORTS_WRITE_SCOPE_MISSING', message: 'The key cannot write.' },
+        body: { error: 'REPORT_SERVICE_REFUSED', message: 'The key cannot write.' },
       }),
     ]);
     const r = createRenderer('crm.record.tab');
@@ -346,6 +347,29 @@ describe('the card loading through hubspot.fetch', () => {
       body: {},
     });
   });
+
+  it.each([
+    ['NOT_IN_REVIEW', 404, 'Record 1001 is not waiting for review (it may have been resolved already).'],
+    [
+      'NOT_A_CANDIDATE',
+      400,
+      'acme-x is not one of the candidates offered for this record; use action "set" to link another report.',
+    ],
+  ] as const)(
+    "a decision refused with %s is told in the seller's words, not the operator's",
+    async (code, status, message) => {
+      const { fetcher } = fakeFetch([
+        () => ({ status: 200, body: reviewData }),
+        () => ({ status, body: { error: code, message } }),
+      ]);
+      const r = createRenderer('crm.record.tab');
+      r.render(<ReportCard companyId="1001" appUrl={APP} fetcher={fetcher} />);
+      await r.waitFor(() => expect(r.find(ToggleGroup)).toBeTruthy());
+      r.findByTestId(Button, 'accept').trigger('onClick');
+      await r.waitFor(() => expect(r.find(Alert).text).toBe(ACTION_REFUSAL_WORDS[code]));
+      expect(r.find(Alert).text).not.toMatch(/action "set"|Record 1001/);
+    },
+  );
 
   it.each([
     [

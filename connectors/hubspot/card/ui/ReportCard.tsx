@@ -22,6 +22,7 @@ import {
   preselectedCandidate,
 } from './card-data.js';
 import {
+  ACTION_REFUSAL_WORDS,
   ALERT_TITLE,
   alertSentence,
   CARD_NEXT_STEPS,
@@ -345,7 +346,8 @@ async function stateOf(response: { status: number; json(): Promise<unknown> }): 
 
 async function messageOf(response: { status: number; json(): Promise<unknown> }): Promise<string> {
   const body = cardErrorSchema.safeParse(await response.json().catch(() => null));
-  return body.success ? body.data.message : `The connector answered ${response.status}.`;
+  if (!body.success) return `The connector answered ${response.status}.`;
+  return ACTION_REFUSAL_WORDS[body.data.error] ?? body.data.message;
 }
 
 export interface ReportCardProps {

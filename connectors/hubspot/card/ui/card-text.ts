@@ -116,6 +116,23 @@ export const NOT_FOUND_SENTENCE =
 
 export const BUSY_SENTENCE = 'The report connector is busy with this account’s requests.';
 
+/**
+ * Why a seller's decision or request was not done, in their words, by the connector's refusal code. The
+ * connector's own messages are written for the operator (they name records by id and the admin API's actions);
+ * a code not listed here shows the connector's message.
+ */
+export const ACTION_REFUSAL_WORDS: Readonly<Record<string, string>> = {
+  NOT_IN_REVIEW:
+    'This company is no longer waiting for a review: someone decided it already. Reload the card to see it.',
+  NOT_A_CANDIDATE: 'That report is no longer one of the candidates. Reload the card to see the current ones.',
+  REPORTS_WRITE_SCOPE_MISSING:
+    'The report connector cannot request reports for this account yet. Ask your admin to allow report requests.',
+  REQUEST_RECORD_LINKED:
+    'This company is already linked to a report, so no request was made. Reload the card to see it.',
+  REQUEST_RECORD_UNNAMED:
+    'This company has no name, so no report can be requested for it. Give it a name first.',
+};
+
 export const REVIEW_PRESELECT_NONE_SENTENCE = 'The best candidates are tied, so none is chosen for you.';
 
 /** A report request's state, in words. */
