@@ -1,8 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { LocalSystem } from '../local/system.js';
 import { adminRequest } from './support/admin-api.js';
-import { startTestSystem, stopTestSystem } from './support/local-system.js';
-import { runEnded } from './support/system-state.js';
+import { suiteSystem } from './support/local-system.js';
 import { waitFor } from './support/wait.js';
 
 /**
@@ -16,16 +15,7 @@ const TITLE = 'Score fell <script>alert(1)</script>';
 const MESSAGE = 'First <img src=x onerror="alert(2)">\nSecond <a href="https://evil.example/">here</a>';
 
 describe.each(['hubspot', 'salesforce'] as const)('alert activities on %s', (crm) => {
-  let system: LocalSystem;
-
-  beforeAll(async () => {
-    system = await startTestSystem({ crm, companies: 30 });
-    await runEnded(system);
-  }, 180_000);
-
-  afterAll(async () => {
-    await stopTestSystem(system);
-  });
+  const system = suiteSystem({ crm, companies: 30 }, { firstRunEnded: true, timeoutMs: 180_000 });
 
   it('carries the alert’s text escaped for the CRM, line breaks kept', async () => {
     const linked = system.recordIds.map((id) => system.crm.record(id)!).find((r) => r.status === 'matched');

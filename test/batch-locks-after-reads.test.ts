@@ -1,10 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LocalSystem } from '../local/system.js';
+import { describe, expect, it } from 'vitest';
 import { type BatchJob, batchJobSchema } from '../src/pipeline/batch-job.js';
 import { type BatchOutcome, enrichBatch } from '../src/pipeline/enrich-batch.js';
 import type { ReportClient } from '../src/reports/client.js';
-import { startTestSystem, stopTestSystem } from './support/local-system.js';
-import { keysWithPrefix, queuesIdle, runEnded, scoreOnRecord } from './support/system-state.js';
+import { suiteSystem } from './support/local-system.js';
+import { keysWithPrefix, queuesIdle, scoreOnRecord } from './support/system-state.js';
 
 /**
  * Issue 30: a backfill batch takes its records' locks only around its compare and write, after its searches and
@@ -15,16 +14,7 @@ import { keysWithPrefix, queuesIdle, runEnded, scoreOnRecord } from './support/s
  * its job was retried).
  */
 
-let system: LocalSystem;
-
-beforeAll(async () => {
-  system = await startTestSystem({ companies: 40, logLevel: 'silent' });
-  await runEnded(system);
-}, 120_000);
-
-afterAll(async () => {
-  await stopTestSystem(system);
-});
+const system = suiteSystem({ companies: 40, logLevel: 'silent' }, { firstRunEnded: true });
 
 /** A report client whose read of `slug` waits for `release()`; `blocked` settles when the batch reaches it. */
 function heldRead(client: ReportClient, slug: string) {

@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LocalCrmRecord, LocalSystem } from '../local/system.js';
+import { describe, expect, it } from 'vitest';
+import type { LocalCrmRecord } from '../local/system.js';
 import {
   freshSlugsOf,
   isPreview,
@@ -11,7 +11,7 @@ import {
 } from '../src/pipeline/batch/origin.js';
 import type { BatchJob } from '../src/pipeline/batch-job.js';
 import { parseJobData } from '../src/pipeline/jobs.js';
-import { startTestSystem, stopTestSystem } from './support/local-system.js';
+import { suiteSystem } from './support/local-system.js';
 import { failedJobs, queuesIdle, runEnded } from './support/system-state.js';
 
 /**
@@ -204,16 +204,7 @@ describe('a flag-shaped batch payload after the upgrade', () => {
 });
 
 describe('flag-shaped batches waiting in the queue, run by the upgraded worker', () => {
-  let system: LocalSystem;
-
-  beforeAll(async () => {
-    system = await startTestSystem({ companies: 60 });
-    await runEnded(system);
-  }, 180_000);
-
-  afterAll(async () => {
-    await stopTestSystem(system);
-  });
+  const system = suiteSystem({ companies: 60 }, { firstRunEnded: true, timeoutMs: 180_000 });
 
   const records = (): LocalCrmRecord[] => system.recordIds.map((id) => system.crm.record(id)!);
   /** Queues the payload as the version before did: a `batch` job on the realtime queue, as it is. */

@@ -1,10 +1,9 @@
 import { createHash } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LocalSystem } from '../local/system.js';
+import { describe, expect, it } from 'vitest';
 import { upgradeLinkIndex } from '../src/migrations/003-link-index-bucketed.js';
 import { deleteByPattern } from '../src/redis.js';
 import { scanLinearHash } from '../src/storage/linear-hash.js';
-import { startTestSystem, stopTestSystem } from './support/local-system.js';
+import { suiteSystem } from './support/local-system.js';
 import { keysWithPrefix, runEnded } from './support/system-state.js';
 
 /**
@@ -13,16 +12,7 @@ import { keysWithPrefix, runEnded } from './support/system-state.js';
  * such installations, queues their full sync once and deletes the old keys.
  */
 
-let system: LocalSystem;
-
-beforeAll(async () => {
-  system = await startTestSystem({ companies: 30, logLevel: 'silent' });
-  await runEnded(system);
-}, 120_000);
-
-afterAll(async () => {
-  await stopTestSystem(system);
-});
+const system = suiteSystem({ companies: 30, logLevel: 'silent' }, { firstRunEnded: true });
 
 /**
  * The index as an older version left it: its keys only, the bucketed ones absent (the fan-out's installation

@@ -1,8 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LocalSystem } from '../local/system.js';
+import { describe, expect, it } from 'vitest';
 import { list } from '../src/pipeline/handlers/list.js';
 import { type ListJob, parseJobData } from '../src/pipeline/jobs.js';
-import { startTestSystem, stopTestSystem } from './support/local-system.js';
+import { suiteSystem } from './support/local-system.js';
 import { runEnded } from './support/system-state.js';
 
 /**
@@ -14,15 +13,7 @@ import { runEnded } from './support/system-state.js';
 
 const COMPANIES = 250;
 
-let system: LocalSystem;
-
-beforeAll(async () => {
-  system = await startTestSystem({ companies: COMPANIES, workers: 0, firstSync: false });
-});
-
-afterAll(async () => {
-  await stopTestSystem(system);
-});
+const system = suiteSystem({ companies: COMPANIES, workers: 0, firstSync: false });
 
 describe('a lister killed after saving the listing’s end', () => {
   it('finishes the listing once and leaves a done run done', { timeout: 120_000 }, async () => {

@@ -2,8 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { LocalSystem } from '../local/system.js';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { type AppContext, createAppContext } from '../src/app/context.js';
 import type { CommandIo } from '../src/cli/io.js';
 import { main } from '../src/cli/main.js';
@@ -23,9 +22,9 @@ import { crmKind } from '../src/providers.js';
 import { closeRedis, createRedis, deleteByPattern, waitForRedis } from '../src/redis.js';
 import { Keys } from '../src/storage/keys.js';
 import { freePort } from '../src/util/free-port.js';
-import { startTestSystem, stopTestSystem } from './support/local-system.js';
+import { suiteSystem } from './support/local-system.js';
 import { REDIS_URL } from './support/redis-url.js';
-import { keysWithPrefix, runEnded } from './support/system-state.js';
+import { keysWithPrefix } from './support/system-state.js';
 
 /**
  * The upgrade steps of src/migrations: numbered files with a header saying what each upgrades from and when it
@@ -352,14 +351,7 @@ describe('the upgrade steps', () => {
 });
 
 describe('a deployment of the release before the migrations', () => {
-  let system: LocalSystem;
-  beforeAll(async () => {
-    system = await startTestSystem({ companies: 12, logLevel: 'silent' });
-    await runEnded(system);
-  }, 120_000);
-  afterAll(async () => {
-    await stopTestSystem(system);
-  });
+  const system = suiteSystem({ companies: 12, logLevel: 'silent' }, { firstRunEnded: true });
 
   it('upgrades in place: with no version, every step runs and changes nothing of its state', async () => {
     const { ctx } = system;

@@ -1,9 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { LocalCrmRecord, LocalSystem } from '../local/system.js';
 import { AdminMassActions } from '../src/admin/mass-actions.js';
 import type { CrmKind } from '../src/crm/connector.js';
 import { deleteByPattern } from '../src/redis.js';
-import { startTestSystem, stopTestSystem } from './support/local-system.js';
+import { suiteSystem } from './support/local-system.js';
 import { runEnded } from './support/system-state.js';
 import { waitFor } from './support/wait.js';
 
@@ -37,16 +37,7 @@ async function personClearsSlug(system: LocalSystem, id: string): Promise<void> 
 }
 
 describe.each(['hubspot', 'salesforce'] as CrmKind[])('provenance on %s', (crm) => {
-  let system: LocalSystem;
-
-  beforeAll(async () => {
-    system = await startTestSystem({ crm, companies: 120 });
-    await runEnded(system);
-  }, 180_000);
-
-  afterAll(async () => {
-    await stopTestSystem(system);
-  });
+  const system = suiteSystem({ crm, companies: 120 }, { firstRunEnded: true, timeoutMs: 180_000 });
 
   it('writes report_link_source auto with every link matching made', () => {
     // The seed holds a few slugs set by hand before the install: those are the person's.

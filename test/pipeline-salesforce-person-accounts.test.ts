@@ -1,7 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LocalSystem } from '../local/system.js';
+import { describe, expect, it } from 'vitest';
 import { InstallationService } from '../src/app/installation-service.js';
-import { startTestSystem, stopTestSystem } from './support/local-system.js';
+import { suiteSystem } from './support/local-system.js';
 import { runEnded } from './support/system-state.js';
 
 /**
@@ -10,15 +9,7 @@ import { runEnded } from './support/system-state.js';
  * matching as usual.
  */
 
-let system: LocalSystem;
-
-beforeAll(async () => {
-  system = await startTestSystem({ crm: 'salesforce', companies: 20, firstSync: false, logLevel: 'silent' });
-});
-
-afterAll(async () => {
-  await stopTestSystem(system);
-});
+const system = suiteSystem({ crm: 'salesforce', companies: 20, firstSync: false, logLevel: 'silent' });
 
 describe('a Salesforce org with Person Accounts', () => {
   it('syncs its companies and never matches or writes a person', async () => {

@@ -1,6 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LocalSystem } from '../local/system.js';
-import { startTestSystem, stopTestSystem } from './support/local-system.js';
+import { describe, expect, it } from 'vitest';
+import { suiteSystem } from './support/local-system.js';
 import { runEnded } from './support/system-state.js';
 import { waitFor } from './support/wait.js';
 
@@ -13,16 +12,7 @@ import { waitFor } from './support/wait.js';
  */
 
 const DAY = 86_400_000;
-let system: LocalSystem;
-
-beforeAll(async () => {
-  system = await startTestSystem({ crm: 'salesforce', companies: 60 });
-  await runEnded(system);
-});
-
-afterAll(async () => {
-  await stopTestSystem(system);
-});
+const system = suiteSystem({ crm: 'salesforce', companies: 60 }, { firstRunEnded: true });
 
 describe('a Salesforce poll paused for 16 days', () => {
   it('recovers, and forgets the records deleted meanwhile', async () => {

@@ -1,11 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LocalSystem } from '../local/system.js';
+import { describe, expect, it } from 'vitest';
 import { HOLDER_ALIVE_MS } from '../src/storage/lock-holder.js';
 import { LOCK_LEASE_MS } from '../src/storage/record-locks.js';
-import { startTestSystem, stopTestSystem } from './support/local-system.js';
+import { suiteSystem } from './support/local-system.js';
 import { LockHolderProcess } from './support/lock-holder-process.js';
 import { postScoreChanged } from './support/report-webhooks.js';
-import { runEnded, scoreOnRecord } from './support/system-state.js';
+import { scoreOnRecord } from './support/system-state.js';
 
 /**
  * Issue 30: an event for a record whose lock a SIGKILLed worker held lands within the lease plus 3 s. The
@@ -14,16 +13,7 @@ import { runEnded, scoreOnRecord } from './support/system-state.js';
  * taken within HOLDER_ALIVE_MS of its death; a lock taken by a worker from before holders lasts its lease.
  */
 
-let system: LocalSystem;
-
-beforeAll(async () => {
-  system = await startTestSystem({ companies: 30, logLevel: 'silent' });
-  await runEnded(system);
-});
-
-afterAll(async () => {
-  await stopTestSystem(system);
-});
+const system = suiteSystem({ companies: 30, logLevel: 'silent' }, { firstRunEnded: true });
 
 describe('an event after a killed lock holder', () => {
   it('lands within HOLDER_ALIVE_MS plus 3 s when the holder named itself', { timeout: 180_000 }, async () => {

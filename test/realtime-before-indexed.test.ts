@@ -1,8 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LocalSystem } from '../local/system.js';
+import { describe, expect, it } from 'vitest';
 import { list } from '../src/pipeline/handlers/list.js';
 import { parseJobData } from '../src/pipeline/jobs.js';
-import { startTestSystem, stopTestSystem } from './support/local-system.js';
+import { suiteSystem } from './support/local-system.js';
 import { postScoreChanged } from './support/report-webhooks.js';
 import { runEnded, scoreOnRecord } from './support/system-state.js';
 
@@ -15,15 +14,7 @@ import { runEnded, scoreOnRecord } from './support/system-state.js';
  * older score over it.
  */
 
-let system: LocalSystem;
-
-beforeAll(async () => {
-  system = await startTestSystem({ crm: 'salesforce', companies: 30, workers: 0, firstSync: false });
-});
-
-afterAll(async () => {
-  await stopTestSystem(system);
-});
+const system = suiteSystem({ crm: 'salesforce', companies: 30, workers: 0, firstSync: false });
 
 async function scoreChanged(slug: string): Promise<void> {
   expect((await postScoreChanged(system, slug)).status).toBe(202);

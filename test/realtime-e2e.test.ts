@@ -1,22 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LocalSystem } from '../local/system.js';
+import { describe, expect, it } from 'vitest';
 import { COALESCE_MS } from '../src/pipeline/pipeline.js';
-import { startTestSystem, stopTestSystem } from './support/local-system.js';
+import { suiteSystem } from './support/local-system.js';
 import { postSignedEvent } from './support/report-webhooks.js';
-import { runEnded } from './support/system-state.js';
 import { waitFor } from './support/wait.js';
 
-let system: LocalSystem;
-
-beforeAll(async () => {
-  system = await startTestSystem({ companies: 300 });
-  await runEnded(system);
-});
-
-afterAll(async () => {
-  await stopTestSystem(system);
-});
+const system = suiteSystem({ companies: 300 }, { firstRunEnded: true });
 
 function matchedRecords() {
   return system.recordIds.map((id) => system.crm.record(id)!).filter((r) => r.status === 'matched' && r.slug);

@@ -1,12 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LocalSystem } from '../local/system.js';
+import { describe, expect, it } from 'vitest';
 import type { CrmConnector } from '../src/crm/connector.js';
 import { type BatchJob, batchJobSchema } from '../src/pipeline/batch-job.js';
 import { enrichBatch } from '../src/pipeline/enrich-batch.js';
 import { LOCK_LEASE_MS, RecordLocksLostError } from '../src/storage/record-locks.js';
-import { startTestSystem, stopTestSystem } from './support/local-system.js';
-import { queuesIdle, runEnded } from './support/system-state.js';
+import { suiteSystem } from './support/local-system.js';
+import { queuesIdle } from './support/system-state.js';
 
 /**
  * A batch whose record leases lapsed while it wrote (its holder stalled past a lease) stops writing: another
@@ -15,16 +14,7 @@ import { queuesIdle, runEnded } from './support/system-state.js';
  * its second. Before, `held()` was never asked and the batch wrote on.
  */
 
-let system: LocalSystem;
-
-beforeAll(async () => {
-  system = await startTestSystem({ companies: 20, logLevel: 'silent' });
-  await runEnded(system);
-}, 120_000);
-
-afterAll(async () => {
-  await stopTestSystem(system);
-});
+const system = suiteSystem({ companies: 20, logLevel: 'silent' }, { firstRunEnded: true });
 
 /** A connector writing two records per call whose first write call runs `during` before it answers. */
 function pausingWrites(connector: CrmConnector, during: () => Promise<void>): CrmConnector {

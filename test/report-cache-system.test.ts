@@ -3,7 +3,7 @@ import type { LocalSystem } from '../local/system.js';
 import type { CrmConnector } from '../src/crm/connector.js';
 import { type BatchJob, batchJobSchema } from '../src/pipeline/batch-job.js';
 import { enrichBatch } from '../src/pipeline/enrich-batch.js';
-import { startTestSystem, stopTestSystem } from './support/local-system.js';
+import { startTestSystem, stopTestSystem, suiteSystem } from './support/local-system.js';
 import { keysWithPrefix, runEnded } from './support/system-state.js';
 import { waitFor } from './support/wait.js';
 
@@ -13,16 +13,7 @@ import { waitFor } from './support/wait.js';
  * before its write) makes none of them again when it runs again.
  */
 
-let system: LocalSystem;
-
-beforeAll(async () => {
-  system = await startTestSystem({ companies: 150 });
-  await runEnded(system);
-}, 120_000);
-
-afterAll(async () => {
-  await stopTestSystem(system);
-});
+const system = suiteSystem({ companies: 150 }, { firstRunEnded: true });
 
 /** The connector as a worker killed at its first write sees it: everything before the write happened. */
 function killedAtWrite(connector: CrmConnector): CrmConnector {

@@ -1,6 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LocalSystem } from '../local/system.js';
-import { startTestSystem, stopTestSystem } from './support/local-system.js';
+import { describe, expect, it } from 'vitest';
+import { suiteSystem } from './support/local-system.js';
 import { inboxEntry } from './support/report-webhooks.js';
 import { waitFor } from './support/wait.js';
 
@@ -11,15 +10,7 @@ import { waitFor } from './support/wait.js';
  * for it, most of its second. It is now fanned out during the pause, and the storm's marks still wait for it.
  */
 
-let system: LocalSystem;
-
-beforeAll(async () => {
-  system = await startTestSystem({ companies: 10, logLevel: 'silent' });
-}, 120_000);
-
-afterAll(async () => {
-  await stopTestSystem(system);
-});
+const system = suiteSystem({ companies: 10, logLevel: 'silent' });
 
 const entry = inboxEntry;
 
