@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { HUBSPOT_PROPERTY_NAMES } from '../connectors/hubspot/fields/field-names.js';
 import { SALESFORCE_FIELD_NAMES } from '../connectors/salesforce/fields/field-names.js';
 import { type LocalSystem, workerEnvFor } from '../local/system.js';
@@ -6,7 +6,7 @@ import { main } from '../src/cli/main.js';
 import type { CrmKind } from '../src/crm/connector.js';
 import { FIELDS } from '../src/fields.js';
 import { crmCalls, resetCalls } from './support/crm-calls.js';
-import { startTestSystem, stopTestSystem } from './support/local-system.js';
+import { awaitingApproval, suiteSystem } from './support/local-system.js';
 import { runEnded } from './support/system-state.js';
 
 /**
@@ -58,24 +58,17 @@ function dropOwnFields(s: LocalSystem, crm: CrmKind): void {
 }
 
 describe.each(['hubspot', 'salesforce'] as CrmKind[])('on %s, an installation not let in yet', (crm) => {
-  let system: LocalSystem;
-
-  beforeAll(async () => {
-    system = await startTestSystem({ crm, companies: 12, firstSync: false, logLevel: 'silent' });
-    // As an OAuth install from a portal or org nobody let in: no recorded approval, and no fields yet.
-    await system.ctx.redis.hdel(
-      system.ctx.installations.keys.installation(system.installationId),
-      'approvedBy',
-      'approvedAt',
-    );
-    await system.ctx.installations.setStatus(system.installationId, 'pending');
-    dropOwnFields(system, crm);
-    expect(ownFields(system, crm)).toEqual([]);
-  }, 120_000);
-
-  afterAll(async () => {
-    await stopTestSystem(system);
-  });
+  // Not let in, and no fields yet.
+  const system = suiteSystem(
+    { crm, companies: 12, firstSync: false, logLevel: 'silent' },
+    {
+      prepare: async (started) => {
+        await awaitingApproval(started);
+        dropOwnFields(started, crm);
+        expect(ownFields(started, crm)).toEqual([]);
+      },
+    },
+  );
 
   it('doctor reports it waiting for approval without calling its CRM', async () => {
     resetCalls(system, crm);
@@ -119,15 +112,7 @@ describe.each(['hubspot', 'salesforce'] as CrmKind[])('on %s, an installation no
 });
 
 describe('doctor says plainly what is wrong', () => {
-  let system: LocalSystem;
-
-  beforeAll(async () => {
-    system = await startTestSystem({ crm: 'hubspot', companies: 3, firstSync: false, logLevel: 'silent' });
-  }, 120_000);
-
-  afterAll(async () => {
-    await stopTestSystem(system);
-  });
+  const system = suiteSystem({ crm: 'hubspot', companies: 3, firstSync: false, logLevel: 'silent' });
 
   const find = (r: DoctorReport, name: string) => r.checks.find((c) => c.name === name);
 

@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type LocalSystem, workerEnvFor } from '../local/system.js';
+import { describe, expect, it } from 'vitest';
+import { workerEnvFor } from '../local/system.js';
 import { main } from '../src/cli/main.js';
-import { startTestSystem, stopTestSystem } from './support/local-system.js';
+import { suiteSystem } from './support/local-system.js';
 
 /**
  * `doctor` against a local Salesforce org: Redis, the report service and the installation pass; when Account is
@@ -14,7 +14,7 @@ interface DoctorReport {
   checks: { name: string; ok: boolean; warn?: boolean; detail: string; fix?: string }[];
 }
 
-let system: LocalSystem;
+const system = suiteSystem({ crm: 'salesforce', companies: 5, firstSync: false, logLevel: 'silent' });
 
 async function doctor(): Promise<{ code: number; report: DoctorReport }> {
   const stdout: string[] = [];
@@ -28,14 +28,6 @@ async function doctor(): Promise<{ code: number; report: DoctorReport }> {
   });
   return { code, report: JSON.parse(stdout.join('\n')) as DoctorReport };
 }
-
-beforeAll(async () => {
-  system = await startTestSystem({ crm: 'salesforce', companies: 5, firstSync: false, logLevel: 'silent' });
-}, 120_000);
-
-afterAll(async () => {
-  await stopTestSystem(system);
-});
 
 describe('doctor on Salesforce', () => {
   it('warns when the integration user cannot see every Account, and not once it can', async () => {

@@ -1,8 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LocalSystem } from '../local/system.js';
+import { describe, expect, it } from 'vitest';
 import type { InstallationView } from '../src/admin/overview.js';
 import { collectStatus } from '../src/cli/commands/status.js';
-import { startTestSystem, stopTestSystem } from './support/local-system.js';
+import { suiteSystem } from './support/local-system.js';
 import { runEnded } from './support/system-state.js';
 import { waitFor } from './support/wait.js';
 
@@ -15,7 +14,7 @@ import { waitFor } from './support/wait.js';
  */
 
 describe.each(['hubspot', 'salesforce'] as const)('fixture scores and a production %s', (crm) => {
-  let system: LocalSystem;
+  const system = suiteSystem({ crm, companies: 30, logLevel: 'silent' });
 
   const api = async <T>(path: string, init: RequestInit = {}): Promise<{ status: number; body: T }> => {
     const res = await fetch(`${system.appUrl}/admin/api${path}`, {
@@ -39,14 +38,6 @@ describe.each(['hubspot', 'salesforce'] as const)('fixture scores and a producti
     else system.salesforce!.setIsSandbox(!production);
     system.ctx.runtime.forget(system.installationId);
   };
-
-  beforeAll(async () => {
-    system = await startTestSystem({ crm, companies: 30, logLevel: 'silent' });
-  }, 120_000);
-
-  afterAll(async () => {
-    await stopTestSystem(system);
-  });
 
   it('a test portal / sandbox org is written as ever', async () => {
     const first = await runEnded(system);

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { CARD_REQUESTS_PER_MINUTE } from '../connectors/hubspot/card/card-rate-limit.js';
 import type { CardData } from '../connectors/hubspot/card/ui/card-data.js';
 import {
@@ -7,10 +7,8 @@ import {
 } from '../connectors/hubspot/local/local-hubspot.js';
 import { computeHubSpotSignatureV3 } from '../connectors/hubspot/webhooks/webhook-signature.js';
 import { demoCompanies } from '../local/demo-seed.js';
-import type { LocalSystem } from '../local/system.js';
 import { loadFixtureReports } from '../src/sandbox/index.js';
-import { startTestSystem, stopTestSystem } from './support/local-system.js';
-import { runEnded } from './support/system-state.js';
+import { suiteSystem } from './support/local-system.js';
 
 /**
  * The HubSpot app card's routes end to end against the local HubSpot: a request signed as `hubspot.fetch`
@@ -36,7 +34,10 @@ interface Signed {
   unsigned?: boolean;
 }
 
-let system: LocalSystem;
+const system = suiteSystem(
+  { crm: 'hubspot', companies: demoCompanies(loadFixtureReports(), 20) },
+  { firstRunEnded: true, timeoutMs: 180_000 },
+);
 
 async function card(path: string, options: Signed = {}) {
   const method = options.method ?? 'GET';
@@ -72,15 +73,6 @@ function recordWith(status: string): string {
   if (!id) throw new Error(`no seeded ${status} company`);
   return id;
 }
-
-beforeAll(async () => {
-  system = await startTestSystem({ crm: 'hubspot', companies: demoCompanies(loadFixtureReports(), 20) });
-  await runEnded(system);
-}, 180_000);
-
-afterAll(async () => {
-  await stopTestSystem(system);
-});
 
 describe('HubSpot card routes, signed by hubspot.fetch', () => {
   it("answers a signed request with that portal's company as the record holds it", async () => {

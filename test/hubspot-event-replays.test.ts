@@ -1,11 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LocalCrmRecord, LocalSystem } from '../local/system.js';
+import { describe, expect, it } from 'vitest';
+import type { LocalCrmRecord } from '../local/system.js';
 import type { CrmChange } from '../src/crm/connector.js';
 import { crmChange } from '../src/pipeline/handlers/crm-change.js';
 import { hubspotSlugEvent } from './support/hubspot-events.js';
-import { startTestSystem, stopTestSystem } from './support/local-system.js';
+import { suiteSystem } from './support/local-system.js';
 import { realtimeIdle } from './support/realtime-idle.js';
-import { runEnded } from './support/system-state.js';
 import { waitFor } from './support/wait.js';
 
 /**
@@ -15,20 +14,19 @@ import { waitFor } from './support/wait.js';
  * or a decision is logged. End to end against the local HubSpot.
  */
 
-let system: LocalSystem;
+const system = suiteSystem(
+  { crm: 'hubspot', companies: 60 },
+  {
+    firstRunEnded: true,
+    timeoutMs: 180_000,
+    prepare: async () => {
+      pool = records().filter((r) => r.slug && r.linkSource === 'auto');
+    },
+  },
+);
 let nextEventId = 880_000_001;
 /** Auto-linked records, each used by one test only (a test's queued work may still run during the next). */
 let pool: LocalCrmRecord[] = [];
-
-beforeAll(async () => {
-  system = await startTestSystem({ crm: 'hubspot', companies: 60 });
-  await runEnded(system);
-  pool = records().filter((r) => r.slug && r.linkSource === 'auto');
-}, 180_000);
-
-afterAll(async () => {
-  await stopTestSystem(system);
-});
 
 function records(): LocalCrmRecord[] {
   return system.recordIds.map((id) => system.crm.record(id)!);

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   HUBSPOT_JOURNAL_LIMITS,
   HUBSPOT_JOURNAL_SCOPES,
@@ -12,9 +12,7 @@ import {
   LOCAL_HUBSPOT_CLIENT_SECRET,
 } from '../connectors/hubspot/local/index.js';
 import { HUBSPOT_SCOPES } from '../connectors/hubspot/provider.js';
-import type { LocalSystem } from '../local/system.js';
-import { startTestSystem, stopTestSystem } from './support/local-system.js';
-import { runEnded } from './support/system-state.js';
+import { suiteSystem } from './support/local-system.js';
 import { waitFor } from './support/wait.js';
 
 /**
@@ -130,21 +128,15 @@ describe('the journal reader against the local HubSpot', () => {
 });
 
 describe('a webhook that never arrived', () => {
-  let system: LocalSystem;
-
-  beforeAll(async () => {
-    system = await startTestSystem({
+  const system = suiteSystem(
+    {
       companies: 20,
       logLevel: 'silent',
       // Every 1.2 s here; minutes in production.
       env: { HUBSPOT_JOURNAL_MINUTES: '0.02' },
-    });
-    await runEnded(system);
-  }, 120_000);
-
-  afterAll(async () => {
-    await stopTestSystem(system);
-  });
+    },
+    { firstRunEnded: true },
+  );
 
   it("reaches the record through the journal: a person's slug, sent to no webhook", async () => {
     const calls = () => system.hubspot.stats().calls;

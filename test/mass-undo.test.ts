@@ -1,11 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { LocalCrmRecord, LocalSystem } from '../local/system.js';
 import { AdminActions } from '../src/admin/admin-actions.js';
 import type { AdminRequestError } from '../src/admin/errors.js';
 import { type MassPreview, topTied } from '../src/admin/mass-actions.js';
 import type { InstallationService } from '../src/app/installation-service.js';
 import { crmKind } from '../src/providers.js';
-import { startTestSystem, stopTestSystem } from './support/local-system.js';
+import { suiteSystem } from './support/local-system.js';
 import { runEnded } from './support/system-state.js';
 
 /**
@@ -24,20 +24,19 @@ function linkState(system: LocalSystem): string[] {
 }
 
 describe.each(['hubspot', 'salesforce'])('undo a run, then undo the undo on %s', (crm) => {
-  let system: LocalSystem;
+  const system = suiteSystem(
+    { crm: crmKind(crm), companies: 300 },
+    {
+      timeoutMs: 240_000,
+      prepare: async () => {
+        runId = (await runEnded(system)).id;
+        // The service is not used by mass actions (sync, keys and approval are).
+        actions = new AdminActions(system.ctx, {} as InstallationService);
+      },
+    },
+  );
   let actions: AdminActions;
   let runId: string;
-
-  beforeAll(async () => {
-    system = await startTestSystem({ crm: crmKind(crm), companies: 300 });
-    runId = (await runEnded(system)).id;
-    // The service is not used by mass actions (sync, keys and approval are).
-    actions = new AdminActions(system.ctx, {} as InstallationService);
-  }, 240_000);
-
-  afterAll(async () => {
-    await stopTestSystem(system);
-  });
 
   it('previews the set, refuses a confirmation for another set, and leaves a record re-matched since alone', async () => {
     const id = system.installationId;

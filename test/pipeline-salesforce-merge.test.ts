@@ -1,7 +1,5 @@
-import { afterAll, afterEach, beforeAll, describe, it } from 'vitest';
-import type { LocalSystem } from '../local/system.js';
-import { startTestSystem, stopTestSystem } from './support/local-system.js';
-import { runEnded } from './support/system-state.js';
+import { afterEach, describe, it } from 'vitest';
+import { suiteSystem } from './support/local-system.js';
 import { waitFor } from './support/wait.js';
 
 /**
@@ -13,20 +11,16 @@ import { waitFor } from './support/wait.js';
 
 const SLOW_MS = 3_000;
 const WITHIN_MS = 10_000;
-let system: LocalSystem;
-
-beforeAll(async () => {
-  system = await startTestSystem({ crm: 'salesforce', companies: 120 });
-  await runEnded(system);
-  await system.ctx.installations.setAlertActivity(system.installationId, true);
-});
+const system = suiteSystem(
+  { crm: 'salesforce', companies: 120 },
+  {
+    firstRunEnded: true,
+    prepare: (started) => started.ctx.installations.setAlertActivity(started.installationId, true),
+  },
+);
 
 afterEach(() => {
   system.sandbox.clearFaults();
-});
-
-afterAll(async () => {
-  await stopTestSystem(system);
 });
 
 function records() {

@@ -1,16 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LocalSystem } from '../local/system.js';
+import { describe, expect, it } from 'vitest';
 import { wrongRecords } from './support/expectations.js';
-import { startTestSystem, stopTestSystem } from './support/local-system.js';
-import { runEnded } from './support/system-state.js';
+import { suiteSystem } from './support/local-system.js';
 import { waitFor } from './support/wait.js';
 
-let system: LocalSystem;
-
-beforeAll(async () => {
-  system = await startTestSystem({ crm: 'salesforce', companies: 500 });
-  await runEnded(system);
-});
+const system = suiteSystem({ crm: 'salesforce', companies: 500 }, { firstRunEnded: true });
 
 /** Accounts not deleted, as the connector wrote them. */
 function liveRecords() {
@@ -18,10 +11,6 @@ function liveRecords() {
     .map((id) => system.crm.record(id))
     .filter((r): r is NonNullable<typeof r> => r !== undefined);
 }
-
-afterAll(async () => {
-  await stopTestSystem(system);
-});
 
 describe('the pipeline against the local Salesforce', () => {
   it('backfills every Account into its right state, in collections of up to 200', async () => {

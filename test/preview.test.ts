@@ -1,10 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type LocalCrmRecord, type LocalSystem, workerEnvFor } from '../local/system.js';
+import { describe, expect, it } from 'vitest';
+import { type LocalCrmRecord, workerEnvFor } from '../local/system.js';
 import { main } from '../src/cli/main.js';
 import { MATCH_STATUSES, type MatchStatus } from '../src/fields.js';
 import type { RunSummary } from '../src/storage/runs.js';
 import { adminLogin } from './support/admin-login.js';
-import { startTestSystem, stopTestSystem } from './support/local-system.js';
+import { awaitingApproval, suiteSystem } from './support/local-system.js';
 import { runEnded } from './support/system-state.js';
 
 /**
@@ -15,7 +15,10 @@ import { runEnded } from './support/system-state.js';
  */
 
 describe.each(['hubspot', 'salesforce'] as const)('a preview on %s', (crm) => {
-  let system: LocalSystem;
+  const system = suiteSystem(
+    { crm, companies: 40, firstSync: false, logLevel: 'silent' },
+    { prepare: awaitingApproval },
+  );
 
   const api = async <T>(path: string, init: RequestInit = {}): Promise<{ status: number; body: T }> => {
     const res = await fetch(`${system.appUrl}/admin/api/installations/${system.installationId}${path}`, {
@@ -48,21 +51,6 @@ describe.each(['hubspot', 'salesforce'] as const)('a preview on %s', (crm) => {
     expect(shown.body.preview.id).toBe(started.body.runId);
     return shown.body.preview;
   };
-
-  beforeAll(async () => {
-    system = await startTestSystem({ crm, companies: 40, firstSync: false, logLevel: 'silent' });
-    // As an OAuth install from a portal or org not let in yet: no recorded approval.
-    await system.ctx.redis.hdel(
-      system.ctx.installations.keys.installation(system.installationId),
-      'approvedBy',
-      'approvedAt',
-    );
-    await system.ctx.installations.setStatus(system.installationId, 'pending');
-  }, 120_000);
-
-  afterAll(async () => {
-    await stopTestSystem(system);
-  });
 
   it('answers 404 before any preview', async () => {
     const none = await api<{ code: string }>('/preview');

@@ -1,6 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LocalSystem } from '../local/system.js';
-import { startTestSystem, stopTestSystem } from './support/local-system.js';
+import { describe, expect, it } from 'vitest';
+import { suiteSystem } from './support/local-system.js';
 import { postScoreChanged } from './support/report-webhooks.js';
 import { runOf, scoreOnRecord } from './support/system-state.js';
 import { waitFor } from './support/wait.js';
@@ -13,19 +12,11 @@ import { waitFor } from './support/wait.js';
  * issue a hot slug's update waited 20 s on the backfill queue, behind its batches.
  */
 
-let system: LocalSystem;
-
-beforeAll(async () => {
-  system = await startTestSystem({
-    companies: 2_000,
-    sandboxRateLimitPerMinute: 300,
-    env: { REPORTS_RATE_PER_MINUTE: '300' },
-    logLevel: 'silent',
-  });
-});
-
-afterAll(async () => {
-  await stopTestSystem(system);
+const system = suiteSystem({
+  companies: 2_000,
+  sandboxRateLimitPerMinute: 300,
+  env: { REPORTS_RATE_PER_MINUTE: '300' },
+  logLevel: 'silent',
 });
 
 async function scoreChanged(slug: string) {

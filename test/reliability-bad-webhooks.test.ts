@@ -1,12 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { HUBSPOT_COMPANY_OBJECT_TYPE_ID, HUBSPOT_WEBHOOK } from '../connectors/hubspot/provider.js';
 import { computeHubSpotSignatureV3 } from '../connectors/hubspot/webhooks/webhook-signature.js';
-import type { LocalSystem } from '../local/system.js';
 import { ROUTES } from '../src/sandbox/index.js';
 import { staleRecords } from './support/end-state.js';
 import { wrongRecords } from './support/expectations.js';
-import { startTestSystem, stopTestSystem } from './support/local-system.js';
+import { suiteSystem } from './support/local-system.js';
 import { measured } from './support/measured.js';
 import { postSignedEvent, scoreChangedEvent, signedHeaders } from './support/report-webhooks.js';
 import { queuesIdle, runEnded } from './support/system-state.js';
@@ -17,27 +16,25 @@ import { queuesIdle, runEnded } from './support/system-state.js';
  * nothing is processed twice: the report reads made and the CRM writes done are counted.
  */
 
-let system: LocalSystem;
+const system = suiteSystem(
+  { companies: 300, logLevel: 'silent' },
+  {
+    prepare: async () => {
+      // The tests send every report event themselves, so each delivery is accounted for.
+      system.sandbox.configureWebhook(undefined, undefined);
+      await runEnded(system);
+      await queuesIdle(system);
+      reportsUrl = `${system.appUrl}/webhooks/reports`;
+      hubspotUrl = `${system.appUrl}/webhooks/hubspot`;
+      secret = system.ctx.config.reports.webhookSecrets[0]!;
+    },
+  },
+);
 let reportsUrl: string;
 let hubspotUrl: string;
 let secret: string;
 /** Seed names of records a test changed on purpose (a person's edit): their seed expectation no longer holds. */
 const editedByHand = new Set<string>();
-
-beforeAll(async () => {
-  system = await startTestSystem({ companies: 300, logLevel: 'silent' });
-  // The tests send every report event themselves, so each delivery is accounted for.
-  system.sandbox.configureWebhook(undefined, undefined);
-  await runEnded(system);
-  await queuesIdle(system);
-  reportsUrl = `${system.appUrl}/webhooks/reports`;
-  hubspotUrl = `${system.appUrl}/webhooks/hubspot`;
-  secret = system.ctx.config.reports.webhookSecrets[0]!;
-}, 120_000);
-
-afterAll(async () => {
-  await stopTestSystem(system);
-});
 
 function reads(): number {
   return system.sandbox.requestCount({ route: ROUTES.report });

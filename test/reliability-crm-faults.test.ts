@@ -1,10 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LocalSystem } from '../local/system.js';
+import { describe, expect, it } from 'vitest';
 import { lockRecords } from '../src/storage/record-locks.js';
 import { staleRecords } from './support/end-state.js';
 import { wrongRecords } from './support/expectations.js';
 import { installThroughOAuth } from './support/hubspot-install.js';
-import { startTestSystem, stopTestSystem } from './support/local-system.js';
+import { suiteSystem } from './support/local-system.js';
 import { measured } from './support/measured.js';
 import { failedJobs, queuesIdle, runEnded, runOf } from './support/system-state.js';
 import { waitFor } from './support/wait.js';
@@ -17,26 +16,24 @@ import { waitFor } from './support/wait.js';
  */
 
 const COMPANIES = 600;
-let system: LocalSystem;
-let version = 0;
-/** Records a test deleted from the CRM: every later check leaves them out. */
-const gone = new Set<string>();
-
-beforeAll(async () => {
-  // Each sync rewrites scores changed without an event: nothing is kept between syncs (REPORT_CACHE_SECONDS).
-  system = await startTestSystem({
+// Each sync rewrites scores changed without an event: nothing is kept between syncs (REPORT_CACHE_SECONDS).
+const system = suiteSystem(
+  {
     companies: COMPANIES,
     logLevel: 'silent',
     env: { REPORT_CACHE_SECONDS: '0' },
-  });
-  system.sandbox.configureWebhook(undefined, undefined);
-  const first = await runEnded(system);
-  expect(first.state).toBe('done');
-}, 120_000);
-
-afterAll(async () => {
-  await stopTestSystem(system);
-});
+  },
+  {
+    prepare: async () => {
+      system.sandbox.configureWebhook(undefined, undefined);
+      const first = await runEnded(system);
+      expect(first.state).toBe('done');
+    },
+  },
+);
+let version = 0;
+/** Records a test deleted from the CRM: every later check leaves them out. */
+const gone = new Set<string>();
 
 async function fullSync(): Promise<string> {
   version += 1;

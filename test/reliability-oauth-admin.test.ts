@@ -1,9 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LocalSystem } from '../local/system.js';
+import { describe, expect, it } from 'vitest';
 import { OAuthStateStore } from '../src/auth/oauth-state.js';
 import { CookieJar } from './support/cookie-jar.js';
-import { startTestSystem, stopTestSystem } from './support/local-system.js';
+import { suiteSystem } from './support/local-system.js';
 import { measured } from './support/measured.js';
 import { queuesIdle, runEnded } from './support/system-state.js';
 
@@ -14,17 +13,15 @@ import { queuesIdle, runEnded } from './support/system-state.js';
  * wrong token and cookie changes without the CSRF token, and the admin answers carry the security headers.
  */
 
-let system: LocalSystem;
-
-beforeAll(async () => {
-  system = await startTestSystem({ companies: 50, logLevel: 'silent' });
-  await runEnded(system);
-  await queuesIdle(system);
-}, 120_000);
-
-afterAll(async () => {
-  await stopTestSystem(system);
-});
+const system = suiteSystem(
+  { companies: 50, logLevel: 'silent' },
+  {
+    firstRunEnded: true,
+    prepare: async () => {
+      await queuesIdle(system);
+    },
+  },
+);
 
 function tokenCalls(): number {
   return system.hubspot.stats().calls['oauth.token'] ?? 0;

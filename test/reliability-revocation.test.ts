@@ -1,18 +1,16 @@
 import { createServer as createHttpServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createServer as createTcpServer, type Socket, type Server as TcpServer } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { HUBSPOT_DEFAULT_API_VERSION, hubspotPaths } from '../connectors/hubspot/provider.js';
 import { SALESFORCE_REVOKE_PATH } from '../connectors/salesforce/oauth/revoke.js';
-import type { LocalSystem } from '../local/system.js';
 import type { AppContext } from '../src/app/context.js';
 import type { Revocation } from '../src/app/installation-service.js';
 import { crmKind } from '../src/providers.js';
 import { createServerApp } from '../src/server/app.js';
 import { installThroughOAuth } from './support/hubspot-install.js';
-import { startTestSystem, stopTestSystem } from './support/local-system.js';
+import { suiteSystem } from './support/local-system.js';
 import { measured } from './support/measured.js';
-import { runEnded } from './support/system-state.js';
 
 /**
  * Issue 16, point 10, end to end against the local system: removing an OAuth installation ends the app's access
@@ -78,7 +76,7 @@ async function silentServer(): Promise<{ url: string; close(): Promise<void> }> 
 }
 
 describe('HubSpot: removal uninstalls the app', () => {
-  let system: LocalSystem;
+  const system = suiteSystem({ companies: 3, logLevel: 'silent' }, { firstRunEnded: true });
 
   /** Installs through the real OAuth routes; a new portal waits for approval, which revocation does not need. */
   async function oauthInstall(): Promise<{ id: string; accessToken: string; refreshToken: string }> {
@@ -93,15 +91,6 @@ describe('HubSpot: removal uninstalls the app', () => {
 
   const accountDetails = (accessToken: string) =>
     fetch(`${system.hubspotUrl}${P.accountDetails}`, { headers: { authorization: `Bearer ${accessToken}` } });
-
-  beforeAll(async () => {
-    system = await startTestSystem({ companies: 3, logLevel: 'silent' });
-    await runEnded(system);
-  }, 120_000);
-
-  afterAll(async () => {
-    await stopTestSystem(system);
-  });
 
   it("token mode: the operator's own token is left alone", async () => {
     const removal = await remove(system.appUrl, system.ctx, system.installationId);
@@ -180,7 +169,17 @@ describe('HubSpot: removal uninstalls the app', () => {
 });
 
 describe('Salesforce: removal revokes the refresh token', () => {
-  let system: LocalSystem;
+  const system = suiteSystem(
+    { crm: crmKind('salesforce'), companies: 3, logLevel: 'silent' },
+    {
+      firstRunEnded: true,
+      // The token-mode installation is the operator's own: removing it revokes nothing.
+      prepare: async (started) => {
+        const removal = await remove(started.appUrl, started.ctx, started.installationId);
+        expect(removal.body.revocation?.outcome).toBe('nothing_to_revoke');
+      },
+    },
+  );
 
   /** An OAuth installation as the callback stores it, with tokens the local org issued. */
   async function oauthInstallation(instanceUrl: string) {
@@ -203,18 +202,6 @@ describe('Salesforce: removal revokes the refresh token', () => {
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
       body: new URLSearchParams({ token }),
     });
-
-  beforeAll(async () => {
-    system = await startTestSystem({ crm: crmKind('salesforce'), companies: 3, logLevel: 'silent' });
-    await runEnded(system);
-    // The token-mode installation is the operator's own: removing it revokes nothing.
-    const removal = await remove(system.appUrl, system.ctx, system.installationId);
-    expect(removal.body.revocation?.outcome).toBe('nothing_to_revoke');
-  }, 120_000);
-
-  afterAll(async () => {
-    await stopTestSystem(system);
-  });
 
   it('an OAuth installation: the org no longer knows its tokens', async () => {
     const { id, refreshToken } = await oauthInstallation(system.crmUrl);

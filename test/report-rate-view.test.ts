@@ -1,11 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type LocalSystem, workerEnvFor } from '../local/system.js';
+import { describe, expect, it } from 'vitest';
+import { workerEnvFor } from '../local/system.js';
 import type { InstallationView } from '../src/admin/overview.js';
 import { perMinute } from '../src/app/rate-words.js';
 import { main } from '../src/cli/main.js';
 import { installationView } from './support/admin-api.js';
 import { adminLogin } from './support/admin-login.js';
-import { startTestSystem, stopTestSystem } from './support/local-system.js';
+import { suiteSystem } from './support/local-system.js';
 import { queuesIdle, runEnded } from './support/system-state.js';
 import { waitFor } from './support/wait.js';
 
@@ -15,21 +15,12 @@ import { waitFor } from './support/wait.js';
  * Redis, and each of the three reads it back from there.
  */
 
-let system: LocalSystem;
-
-beforeAll(async () => {
-  // Two requests a second per key: the first sync's reads meet 429s at once.
-  // No REPORTS_RATE_PER_MINUTE: the rate is learnt without a ceiling.
-  system = await startTestSystem({
-    companies: 30,
-    sandboxFaults: { ratePerSecond: 2 },
-    connectorRatePerMinute: null,
-  });
-}, 60_000);
-
-afterAll(async () => {
-  await stopTestSystem(system);
-});
+// Two requests a second per key: the first sync's reads meet 429s at once.
+// No REPORTS_RATE_PER_MINUTE: the rate is learnt without a ceiling.
+const system = suiteSystem(
+  { companies: 30, sandboxFaults: { ratePerSecond: 2 }, connectorRatePerMinute: null },
+  { timeoutMs: 60_000 },
+);
 
 const apiView = (): Promise<InstallationView> => installationView(system);
 

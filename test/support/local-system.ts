@@ -64,3 +64,10 @@ export function suiteSystem(
     },
   });
 }
+
+/** The system's installation as an OAuth install from a portal or org nobody let in yet: no approval, pending. */
+export async function awaitingApproval(system: LocalSystem): Promise<void> {
+  const { installations, redis } = system.ctx;
+  await redis.hdel(installations.keys.installation(system.installationId), 'approvedBy', 'approvedAt');
+  await installations.setStatus(system.installationId, 'pending');
+}
