@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { HUBSPOT_PROPERTY_NAMES } from '../connectors/hubspot/fields/field-names.js';
 import { SALESFORCE_FIELD_NAMES } from '../connectors/salesforce/fields/field-names.js';
-import { type LocalSystem, workerEnvFor } from '../local/system.js';
-import { main } from '../src/cli/main.js';
+import type { LocalSystem } from '../local/system.js';
 import type { CrmKind } from '../src/crm/connector.js';
 import { FIELDS } from '../src/fields.js';
+import { runCliOn } from './support/cli-run.js';
 import { crmCalls, resetCalls } from './support/crm-calls.js';
 import { awaitingApproval, suiteSystem } from './support/local-system.js';
 import { runEnded } from './support/system-state.js';
@@ -27,15 +27,7 @@ async function doctor(
   env: Record<string, string> = {},
   json = true,
 ): Promise<{ code: number; report: DoctorReport | null; text: string }> {
-  const stdout: string[] = [];
-  const code = await main(json ? ['doctor', '--json'] : ['doctor'], {
-    out: (t) => stdout.push(t),
-    err: () => undefined,
-    env: { ...workerEnvFor(system), LOG_LEVEL: 'silent', ...env },
-    isTTY: false,
-    untilStopped: () => Promise.resolve(),
-  });
-  const text = stdout.join('\n');
+  const { code, stdout: text } = await runCliOn(system, json ? ['doctor', '--json'] : ['doctor'], env);
   return { code, report: json ? (JSON.parse(text) as DoctorReport) : null, text };
 }
 

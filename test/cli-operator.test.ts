@@ -5,12 +5,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliBlock } from '../src/cli/commands/demo.js';
 import { checkLine, withFixWhereNeeded } from '../src/cli/commands/doctor.js';
 import { previewReport, SKIPPED_MEANS, summaryLine } from '../src/cli/commands/sync.js';
-import type { CommandIo } from '../src/cli/io.js';
 import { main } from '../src/cli/main.js';
 import { InstallationStore } from '../src/installations/store.js';
 import { crmKind } from '../src/providers.js';
 import { closeRedis, createRedis, deleteByPattern, type RedisClient } from '../src/redis.js';
 import { SecretBox } from '../src/util/secretbox.js';
+import { capturedIo } from './support/cli-run.js';
 import { REDIS_URL } from './support/redis-url.js';
 import { buildWorkerCli } from './support/worker-process.js';
 
@@ -26,18 +26,8 @@ const tracePrefix = `rc-cliop-trace-${run}`;
 const key = randomBytes(32);
 const otherKey = randomBytes(32);
 
-function io(env: Record<string, string>): CommandIo & { stdout: string[]; stderr: string[] } {
-  const stdout: string[] = [];
-  const stderr: string[] = [];
-  return {
-    stdout,
-    stderr,
-    out: (t) => stdout.push(t),
-    err: (t) => stderr.push(t),
-    env: { REDIS_URL, REPORTS_API_URL: 'http://127.0.0.1:9/api', LOG_LEVEL: 'silent', ...env },
-    isTTY: false,
-    untilStopped: () => Promise.resolve(),
-  };
+function io(env: Record<string, string>) {
+  return capturedIo({ REDIS_URL, REPORTS_API_URL: 'http://127.0.0.1:9/api', LOG_LEVEL: 'silent', ...env });
 }
 
 const envFor = (prefix: string, k: Buffer) => ({

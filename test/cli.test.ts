@@ -1,26 +1,16 @@
 import { spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CommandIo } from '../src/cli/io.js';
 import { main } from '../src/cli/main.js';
 import { closeRedis, createRedis, deleteByPattern } from '../src/redis.js';
+import { capturedIo } from './support/cli-run.js';
 import { REDIS_URL } from './support/redis-url.js';
 import { buildWorkerCli } from './support/worker-process.js';
 
 const prefix = `rc-test-${randomUUID().slice(0, 8)}`;
 
-function io(env: Record<string, string>): CommandIo & { stdout: string[]; stderr: string[] } {
-  const stdout: string[] = [];
-  const stderr: string[] = [];
-  return {
-    stdout,
-    stderr,
-    out: (t) => stdout.push(t),
-    err: (t) => stderr.push(t),
-    env: { REDIS_URL, REDIS_PREFIX: prefix, ...env },
-    isTTY: false,
-    untilStopped: () => Promise.resolve(),
-  };
+function io(env: Record<string, string>) {
+  return capturedIo({ REDIS_URL, REDIS_PREFIX: prefix, ...env });
 }
 
 const goodEnv = {

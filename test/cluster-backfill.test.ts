@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type LocalSystem, workerEnvFor } from '../local/system.js';
-import { main } from '../src/cli/main.js';
+import type { LocalSystem } from '../local/system.js';
 import { scanTargets } from '../src/redis.js';
+import { runCliOn } from './support/cli-run.js';
 import { backfillWhile, expectRightEndState, slowDown } from './support/cluster-backfill.js';
 import { startTestSystem, stopTestSystem } from './support/local-system.js';
 import { measured } from './support/measured.js';
@@ -144,15 +144,8 @@ describe('on a three-master Redis Cluster', () => {
 
   it('doctor says it is a cluster of three masters and checks each one', async () => {
     const doctor = async () => {
-      const stdout: string[] = [];
-      const code = await main(['doctor', '--json'], {
-        out: (t) => stdout.push(t),
-        err: () => {},
-        env: { ...workerEnvFor(system), LOG_LEVEL: 'silent' },
-        isTTY: false,
-        untilStopped: () => Promise.resolve(),
-      });
-      const report = JSON.parse(stdout.join('\n')) as {
+      const { code, stdout } = await runCliOn(system, ['doctor', '--json']);
+      const report = JSON.parse(stdout) as {
         checks: { name: string; ok: boolean; detail: string; fix?: string }[];
       };
       return { code, checks: report.checks.filter((c) => c.name.startsWith('Redis')) };

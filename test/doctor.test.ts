@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { workerEnvFor } from '../local/system.js';
-import { main } from '../src/cli/main.js';
+import { runCliOn } from './support/cli-run.js';
 import { suiteSystem } from './support/local-system.js';
 
 /**
@@ -17,16 +16,8 @@ interface DoctorReport {
 const system = suiteSystem({ crm: 'salesforce', companies: 5, firstSync: false, logLevel: 'silent' });
 
 async function doctor(): Promise<{ code: number; report: DoctorReport }> {
-  const stdout: string[] = [];
-  const stderr: string[] = [];
-  const code = await main(['doctor', '--json'], {
-    out: (t) => stdout.push(t),
-    err: (t) => stderr.push(t),
-    env: { ...workerEnvFor(system), LOG_LEVEL: 'silent' },
-    isTTY: false,
-    untilStopped: () => Promise.resolve(),
-  });
-  return { code, report: JSON.parse(stdout.join('\n')) as DoctorReport };
+  const { code, stdout } = await runCliOn(system, ['doctor', '--json']);
+  return { code, report: JSON.parse(stdout) as DoctorReport };
 }
 
 describe('doctor on Salesforce', () => {

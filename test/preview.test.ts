@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { type LocalCrmRecord, workerEnvFor } from '../local/system.js';
-import { main } from '../src/cli/main.js';
+import type { LocalCrmRecord } from '../local/system.js';
 import { MATCH_STATUSES, type MatchStatus } from '../src/fields.js';
 import type { RunSummary } from '../src/storage/runs.js';
 import { adminLogin } from './support/admin-login.js';
+import { runCliOn } from './support/cli-run.js';
 import { awaitingApproval, suiteSystem } from './support/local-system.js';
 import { runEnded } from './support/system-state.js';
 
@@ -113,17 +113,12 @@ describe.each(['hubspot', 'salesforce'] as const)('a preview on %s', (crm) => {
 
   it('`sync --preview` prints the counts and samples and writes nothing', async () => {
     const before = records();
-    const stdout: string[] = [];
-    const stderr: string[] = [];
-    const code = await main(['sync', '--installation', system.installationId, '--preview'], {
-      out: (t) => stdout.push(t),
-      err: (t) => stderr.push(t),
-      env: { ...workerEnvFor(system), LOG_LEVEL: 'silent' },
-      isTTY: false,
-      untilStopped: () => Promise.resolve(),
-    });
-    expect(code, stderr.join('\n')).toBe(0);
-    const printed = stdout.join('\n');
+    const {
+      code,
+      stdout: printed,
+      stderr,
+    } = await runCliOn(system, ['sync', '--installation', system.installationId, '--preview']);
+    expect(code, stderr).toBe(0);
     expect(printed).toContain(`Preview of ${system.installationId} (nothing was written)`);
     expect(printed).toContain('a write would change 0');
     expect(printed).toContain(`matched: ${crmCounts().matched}`);

@@ -1,10 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { workerEnvFor } from '../local/system.js';
 import type { InstallationView } from '../src/admin/overview.js';
 import { perMinute } from '../src/app/rate-words.js';
-import { main } from '../src/cli/main.js';
 import { installationView } from './support/admin-api.js';
 import { adminLogin } from './support/admin-login.js';
+import { runCliOn } from './support/cli-run.js';
 import { suiteSystem } from './support/local-system.js';
 import { queuesIdle, runEnded } from './support/system-state.js';
 import { waitFor } from './support/wait.js';
@@ -64,18 +63,10 @@ describe('the learnt report-service rate', () => {
     expect(paragraph).toContain(`the key's limit of ${perMinute(rate!.limitPerMinute!)} a minute`);
     expect(paragraph).toMatch(/Last cut \d{4}-\d\d-\d\d \d\d:\d\d UTC: the report service answered 429/);
 
-    const stdout: string[] = [];
-    const env = { ...workerEnvFor(system), LOG_LEVEL: 'silent' };
-    const code = await main(['status'], {
-      out: (t) => stdout.push(t),
-      err: () => {},
-      env,
-      isTTY: false,
-      untilStopped: () => Promise.resolve(),
-    });
+    const { code, stdout } = await runCliOn(system, ['status']);
     expect(code).toBe(0);
     // The same figures in the same words as the page (issue 31): one formatting for both.
-    expect(stdout.join('\n')).toContain(
+    expect(stdout).toContain(
       `report-service rate: ${perMinute(rate!.perMinute)}/min learnt, ${rate!.phase} (no ceiling, key's limit ${perMinute(rate!.limitPerMinute!)}/min as its last 429 showed); last cut ${rate!.lastCut!.at}`,
     );
     expect(paragraph).toContain(`${perMinute(rate!.perMinute)} requests a minute`);
