@@ -1,10 +1,8 @@
-import { randomUUID } from 'node:crypto';
-import { afterAll, describe, expect, it } from 'vitest';
-import { closeRedis, createRedis } from '../src/redis.js';
+import { describe, expect, it } from 'vitest';
 import { HOLDER_ALIVE_MS } from '../src/storage/lock-holder.js';
 import { LOCK_LEASE_MS, lockRecords, RecordLockTimeoutError } from '../src/storage/record-locks.js';
 import { LockHolderProcess } from './support/lock-holder-process.js';
-import { REDIS_URL } from './support/redis-url.js';
+import { redisUnderOwnPrefix } from './support/redis-prefixes.js';
 import { waitFor } from './support/wait.js';
 
 /**
@@ -13,14 +11,7 @@ import { waitFor } from './support/wait.js';
  * takes seconds.
  */
 
-const redis = createRedis(REDIS_URL, 'worker');
-const prefix = `rc-test-${randomUUID()}`;
-
-afterAll(async () => {
-  const keys = await redis.keys(`${prefix}*`);
-  if (keys.length) await redis.del(...keys);
-  await closeRedis(redis);
-});
+const { prefix, redis } = redisUnderOwnPrefix('worker');
 
 const LEASE_MS = 600;
 

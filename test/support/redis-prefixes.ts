@@ -6,6 +6,7 @@ import {
   createRedis,
   deleteByPattern,
   deleteKeysWithPrefix,
+  type RedisRole,
   waitForRedis,
 } from '../../src/redis.js';
 import { REDIS_URL } from './redis-url.js';
@@ -41,14 +42,16 @@ export function redisWithFreshPrefixes(tag: string): { redis: () => Redis; fresh
 
 /**
  * One key prefix for a whole test file and a connection to the real Redis opened at once; at the end every key
- * under the prefix is deleted and the connection closed.
+ * under the prefix is deleted and the connection closed. With a `role`, the connection is the one the app opens
+ * for it (its options and error handling), for code that relies on them.
  */
-export function redisUnderOwnPrefix(): { prefix: string; redis: Redis } {
+export function redisUnderOwnPrefix(role?: RedisRole): { prefix: string; redis: Redis } {
   const prefix = `rc-test-${randomUUID().slice(0, 8)}`;
-  const redis = new IORedis(REDIS_URL);
+  const redis = role ? createRedis(REDIS_URL, role) : new IORedis(REDIS_URL);
   afterAll(async () => {
     await deleteKeysWithPrefix(REDIS_URL, prefix);
-    redis.disconnect();
+    if (role) await closeRedis(redis);
+    else redis.disconnect();
   });
   return { prefix, redis };
 }
