@@ -13,6 +13,7 @@ import {
 } from '../connectors/hubspot/local/index.js';
 import { HUBSPOT_SCOPES } from '../connectors/hubspot/provider.js';
 import { suiteSystem } from './support/local-system.js';
+import { recordWhen } from './support/system-state.js';
 import { waitFor } from './support/wait.js';
 
 /**
@@ -148,12 +149,11 @@ describe('a webhook that never arrived', () => {
     const slug = system.sandbox.listReports().find((r) => r.published)!.slug;
     // notify: false: the change is made in HubSpot, and its webhook is lost.
     await system.hubspot.setCompanyProperty(record, 'report_slug', slug);
-    const after = await waitFor(
+    const after = await recordWhen(
+      system,
+      record,
+      (r) => r.linkSource === 'person',
       'the slug set in HubSpot to be taken as the person’s',
-      async () => {
-        const r = system.crm.record(record);
-        return r?.linkSource === 'person' ? r : undefined;
-      },
       30_000,
       200,
     );

@@ -4,7 +4,7 @@ import type { LocalSystem } from '../local/system.js';
 import { loadFixtureReports } from '../src/sandbox/index.js';
 import { startTestSystem, stopTestSystem } from './support/local-system.js';
 import { realtimeIdle } from './support/realtime-idle.js';
-import { runEnded } from './support/system-state.js';
+import { recordLinked, runEnded } from './support/system-state.js';
 import { waitFor } from './support/wait.js';
 
 /**
@@ -99,15 +99,7 @@ describe.each(['hubspot', 'salesforce'] as const)('%s', (crm) => {
       const submissionId = await request(ANSWERED);
       const published = system.sandbox.publishSubmission(submissionId);
       await system.sandbox.waitForDeliveries();
-      const linked = await waitFor(
-        'the record linked',
-        () => {
-          const r = system.crm.record(recordId);
-          return r?.status === 'matched' ? r : undefined;
-        },
-        REALTIME_MS,
-        50,
-      );
+      const linked = await recordLinked(system, recordId, 'the record linked', REALTIME_MS);
       expect(linked).toMatchObject({ slug: published.report.slug, linkSource: 'request' });
       await waitFor(
         'the request to resolve',

@@ -4,7 +4,7 @@ import type { LocalSystem } from '../local/system.js';
 import { loadFixtureReports } from '../src/sandbox/index.js';
 import { startTestSystem, stopTestSystem } from './support/local-system.js';
 import { realtimeIdle } from './support/realtime-idle.js';
-import { runEnded } from './support/system-state.js';
+import { recordLinked, runEnded } from './support/system-state.js';
 import { waitFor } from './support/wait.js';
 import { buildWorkerCli, sharedSecretsEnv, WorkerProcess, workerEnvFor } from './support/worker-process.js';
 
@@ -157,12 +157,10 @@ describe.each(['hubspot', 'salesforce'] as const)('%s: request a report, then al
     expect(system.crm.record(recordId)?.status).toBe('requested');
 
     worker = await WorkerProcess.start(bin, workerEnvFor(system));
-    const linked = await waitFor(
+    const linked = await recordLinked(
+      system,
+      recordId,
       'the requested record linked and scored',
-      () => {
-        const r = system.crm.record(recordId);
-        return r?.status === 'matched' ? r : undefined;
-      },
       REALTIME_MS,
       100,
     );

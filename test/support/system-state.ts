@@ -1,4 +1,4 @@
-import type { LocalSystem } from '../../local/system.js';
+import type { LocalCrmRecord, LocalSystem } from '../../local/system.js';
 import { type RedisClient, scanTargets } from '../../src/redis.js';
 import type { RunSummary } from '../../src/storage/runs.js';
 import { waitFor } from './wait.js';
@@ -90,10 +90,36 @@ export async function scoreOnRecord(
   timeoutMs: number,
   intervalMs = 50,
 ): Promise<void> {
-  await waitFor(
+  await recordWhen(system, recordId, (r) => r.score === score, what, timeoutMs, intervalMs);
+}
+
+/** Waits until the local CRM's record passes `test`, and returns it as it was then. */
+export function recordWhen(
+  system: Pick<LocalSystem, 'crm'>,
+  recordId: string,
+  test: (record: LocalCrmRecord) => boolean,
+  what: string,
+  timeoutMs: number,
+  intervalMs = 50,
+): Promise<LocalCrmRecord> {
+  return waitFor(
     what,
-    () => (system.crm.record(recordId)?.score === score ? true : undefined),
+    () => {
+      const record = system.crm.record(recordId);
+      return record && test(record) ? record : undefined;
+    },
     timeoutMs,
     intervalMs,
   );
+}
+
+/** Waits until the local CRM's record is linked (status matched), and returns it. */
+export function recordLinked(
+  system: Pick<LocalSystem, 'crm'>,
+  recordId: string,
+  what: string,
+  timeoutMs: number,
+  intervalMs = 50,
+): Promise<LocalCrmRecord> {
+  return recordWhen(system, recordId, (r) => r.status === 'matched', what, timeoutMs, intervalMs);
 }
