@@ -10,7 +10,7 @@ import { InstallationStore } from '../src/installations/store.js';
 import { crmKind } from '../src/providers.js';
 import { closeRedis, createRedis, deleteByPattern, type RedisClient } from '../src/redis.js';
 import { SecretBox } from '../src/util/secretbox.js';
-import { capturedIo } from './support/cli-run.js';
+import { capturedIo, runBuiltCli } from './support/cli-run.js';
 import { REDIS_URL } from './support/redis-url.js';
 import { buildWorkerCli } from './support/worker-process.js';
 
@@ -54,26 +54,6 @@ afterAll(async () => {
   for (const p of [usedPrefix, emptyPrefix, tracePrefix]) await deleteByPattern(redis, `${p}:*`);
   await closeRedis(redis);
 });
-
-/** Runs the built CLI with exactly `env`: exit code, stdout and stderr apart. */
-function runCli(
-  bin: string,
-  args: string[],
-  env: Record<string, string>,
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [bin, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => {
-      stdout += d.toString();
-    });
-    child.stderr.on('data', (d: Buffer) => {
-      stderr += d.toString();
-    });
-    child.once('exit', (code) => resolve({ code, stdout, stderr }));
-  });
-}
 
 /** The CommonJS packages a child process has loaded after importing `module` (a built file). */
 function packagesLoadedBy(module: string): Promise<string[]> {
@@ -119,11 +99,11 @@ describe('the operator’s CLI', () => {
       PATH: process.env.PATH ?? '',
       ...envFor(usedPrefix, key),
     };
-    const quiet = await runCli(bin, ['status'], env);
+    const quiet = await runBuiltCli(bin, ['status'], env);
     expect(quiet.code, quiet.stderr).toBe(0);
     expect(quiet.stdout).toContain(installationId);
     expect(quiet.stderr).not.toMatch(/"level":/);
-    const verbose = await runCli(bin, ['status', '--verbose'], env);
+    const verbose = await runBuiltCli(bin, ['status', '--verbose'], env);
     expect(verbose.code, verbose.stderr).toBe(0);
     expect(verbose.stderr).toMatch(/"level":30/);
   }, 120_000);

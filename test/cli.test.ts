@@ -3,7 +3,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../src/cli/main.js';
 import { closeRedis, createRedis, deleteByPattern } from '../src/redis.js';
-import { capturedIo } from './support/cli-run.js';
+import { capturedIo, spawnCli } from './support/cli-run.js';
 import { REDIS_URL } from './support/redis-url.js';
 import { buildWorkerCli } from './support/worker-process.js';
 
@@ -97,56 +97,48 @@ describe('report-connector', () => {
   it('demo ends with the before/after table and stops cleanly on Ctrl-C', async () => {
     const bin = await buildWorkerCli();
     // Nothing answers at this REDIS_URL: the demo starts a redis-server of its own and says so.
-    const child = spawn(process.execPath, [bin, 'demo', '--port', '0', '--companies', '120'], {
-      env: { ...process.env, REDIS_URL: 'redis://127.0.0.1:9', LOG_LEVEL: 'warn' },
-      stdio: ['ignore', 'pipe', 'pipe'],
+    const { child, exited, output } = spawnCli(bin, ['demo', '--port', '0', '--companies', '120'], {
+      ...process.env,
+      REDIS_URL: 'redis://127.0.0.1:9',
+      LOG_LEVEL: 'warn',
     });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d: Buffer) => {
-      out += d.toString();
-    });
-    child.stderr.on('data', (d: Buffer) => {
-      err += d.toString();
-    });
-    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
     try {
       await new Promise<void>((resolve, reject) => {
         const timer = setTimeout(
-          () => reject(new Error(`demo did not finish; stdout so far:\n${out}`)),
+          () => reject(new Error(`demo did not finish; stdout so far:\n${output.stdout}`)),
           90_000,
         );
         child.stdout.on('data', () => {
-          if (out.includes('Press Ctrl-C')) {
+          if (output.stdout.includes('Press Ctrl-C')) {
             clearTimeout(timer);
             resolve();
           }
         });
-        child.once('exit', () => reject(new Error(`demo exited early:\n${out}`)));
+        child.once('exit', () => reject(new Error(`demo exited early:\n${output.stdout}`)));
       });
-      expect(err).toMatch(
+      expect(output.stderr).toMatch(
         /Nothing answered at redis:\/\/127\.0\.0\.1:9: the demo runs a redis-server of its own/,
       );
-      expect(out).toMatch(/report_score\s+\S+\s+\S+/);
-      expect(out).toMatch(/score\.changed for \S+ reached the CRM record/);
+      expect(output.stdout).toMatch(/report_score\s+\S+\s+\S+/);
+      expect(output.stdout).toMatch(/score\.changed for \S+ reached the CRM record/);
       // Where to try the OAuth install against the local CRM (issue 31).
-      expect(out).toMatch(
+      expect(output.stdout).toMatch(
         /OAuth install against the local HubSpot: http:\/\/127\.0\.0\.1:\d+\/oauth\/hubspot\/install/,
       );
       // The printed block drives the demo from a fresh environment: the commands as the block writes them.
       const fresh: Record<string, string> = { PATH: process.env.PATH ?? '' };
-      for (const [, name, value] of out.matchAll(/^export (\w+)=(.*)$/gm)) {
+      for (const [, name, value] of output.stdout.matchAll(/^export (\w+)=(.*)$/gm)) {
         fresh[name!] = value!.replace(/^'(.*)'$/, '$1');
       }
       expect(Object.keys(fresh)).toEqual(
         expect.arrayContaining(['REDIS_PREFIX', 'ENCRYPTION_KEY', 'REPORTS_API_URL']),
       );
       // Commands through npx (a new shell has no report-connector on its PATH), with the block's variables.
-      expect(out).toMatch(/^cd \S+/m);
+      expect(output.stdout).toMatch(/^cd \S+/m);
       expect(Object.keys(fresh)).toEqual(
         expect.arrayContaining(['SANDBOX_PORT', 'INSTALLATION', 'RECORD', 'REPORTS_WEBHOOK_SECRET']),
       );
-      const commands = [...out.matchAll(/^ {2}npx report-connector (.+)$/gm)].map((m) =>
+      const commands = [...output.stdout.matchAll(/^ {2}npx report-connector (.+)$/gm)].map((m) =>
         m[1]!.split(' ').map((a) => a.replace(/^\$(\w+)$/, (_, name: string) => fresh[name] ?? a)),
       );
       expect(commands.map((c) => c[0])).toEqual(['status', 'sync', 'doctor', 'request', 'record']);

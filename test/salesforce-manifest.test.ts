@@ -1,6 +1,6 @@
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import { ComponentSet, MetadataConverter } from '@salesforce/source-deploy-retrieve';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { describe, expect, it } from 'vitest';
@@ -11,6 +11,7 @@ import {
   salesforceProjectFiles,
   writeSalesforceManifests,
 } from '../connectors/salesforce/manifest/manifest.js';
+import { filesUnder } from './support/files-under.js';
 
 /**
  * manifests/salesforce is generated from SALESFORCE_FIELDS; this fails when the committed files drift from the generator
@@ -25,26 +26,18 @@ const parser = new XMLParser({
   isArray: (n) => ['fieldPermissions', 'scopes', 'types', 'members'].includes(n),
 });
 
-async function listFiles(dir: string): Promise<string[]> {
-  const entries = await readdir(dir, { recursive: true, withFileTypes: true });
-  return entries
-    .filter((e) => e.isFile())
-    .map((e) => relative(dir, join(e.parentPath, e.name)).split('\\').join('/'))
-    .sort();
-}
-
 describe('committed Salesforce manifests', () => {
   const generated = salesforceProjectFiles({ appUrl: PLACEHOLDER_APP_URL });
 
   it('are exactly what the generator makes from FIELDS', async () => {
-    expect(await listFiles(COMMITTED)).toEqual(Object.keys(generated).sort());
+    expect(await filesUnder(COMMITTED)).toEqual(Object.keys(generated).sort());
     for (const [path, content] of Object.entries(generated)) {
       expect(await readFile(join(COMMITTED, path), 'utf8'), path).toBe(content);
     }
   });
 
   it('are well-formed XML, every one', async () => {
-    const xmlFiles = (await listFiles(COMMITTED)).filter((p) => p.endsWith('.xml'));
+    const xmlFiles = (await filesUnder(COMMITTED)).filter((p) => p.endsWith('.xml'));
     // Fields, three permission sets, the External Client App, its two OAuth settings and its OAuth policies,
     // package.xml, the record component's configuration and the record page.
     expect(xmlFiles.length).toBe(SALESFORCE_FIELDS.length + 10);
@@ -125,7 +118,7 @@ describe('committed Salesforce manifests', () => {
 
   it('expose the record component on Account record pages only, with the connector address set', async () => {
     const bundle = 'unpackaged/main/default/lwc/reportScore';
-    const files = await listFiles(COMMITTED);
+    const files = await filesUnder(COMMITTED);
     expect(files.filter((f) => f.startsWith(`${bundle}/`))).toEqual(
       [
         'reportScore.css',
@@ -157,7 +150,7 @@ describe('committed Salesforce manifests', () => {
   });
 
   it('hold an Account record page placing the component, and never make it the org default', async () => {
-    const files = await listFiles(COMMITTED);
+    const files = await filesUnder(COMMITTED);
     const page = parser.parse(
       await readFile(
         join(COMMITTED, 'unpackaged/main/default/flexipages/Account_Report_Record_Page.flexipage-meta.xml'),
@@ -182,7 +175,7 @@ describe('committed Salesforce manifests', () => {
   });
 
   it('hold an External Client App for the PKCE web server flow, and no connected app', async () => {
-    const files = await listFiles(COMMITTED);
+    const files = await filesUnder(COMMITTED);
     expect(files.filter((f) => /connectedApp/i.test(f))).toEqual([]);
     const read = async (path: string) => parser.parse(await readFile(join(COMMITTED, path), 'utf8'));
     const app = (await read('app/main/default/externalClientApps/Report_Connector.eca-meta.xml'))
@@ -259,7 +252,7 @@ describe('committed Salesforce manifests', () => {
       { path: 'app-owner', default: false },
       { path: 'unpackaged', default: false },
     ]);
-    const files = await listFiles(COMMITTED);
+    const files = await filesUnder(COMMITTED);
     // Nothing of the fields or the permission set is in the package directory, so no namespace reaches them.
     expect(files.filter((f) => f.startsWith('app/') && /objects|permissionsets/.test(f))).toEqual([]);
     // Nor the global OAuth settings (never packaged) or the policies (each installing org's admin's).
@@ -277,7 +270,7 @@ describe('writeSalesforceManifests', () => {
     const dir = await mkdtemp(join(tmpdir(), 'sf-manifest-'));
     try {
       const written = await writeSalesforceManifests(dir, 'https://crm.example.org/a&b/');
-      expect(written).toEqual(await listFiles(dir));
+      expect(written).toEqual(await filesUnder(dir));
       const xml = await readFile(
         join(
           dir,
@@ -321,7 +314,7 @@ describe('the SFDX project as @salesforce/source-deploy-retrieve reads it', () =
         outputDirectory: join(dir, 'mdapi'),
         genUniqueDir: false,
       });
-      const out = await listFiles(converted.packagePath!);
+      const out = await filesUnder(converted.packagePath!);
       expect(out).toEqual(
         expect.arrayContaining([
           'package.xml',
@@ -370,7 +363,7 @@ describe('the SFDX project as @salesforce/source-deploy-retrieve reads it', () =
         outputDirectory: join(dir, 'mdapi'),
         genUniqueDir: false,
       });
-      expect(await listFiles(converted.packagePath!)).toEqual([
+      expect(await filesUnder(converted.packagePath!)).toEqual([
         'externalClientApps/Report_Connector.eca',
         'extlClntAppOauthSettings/Report_Connector_OAuth.ecaOauth',
         'package.xml',

@@ -1,6 +1,6 @@
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import { isPackagingDirectory, ProjectJsonSchema } from '@salesforce/core';
 import { ComponentSet, MetadataConverter } from '@salesforce/source-deploy-retrieve';
 import { XMLParser } from 'fast-xml-parser';
@@ -13,6 +13,7 @@ import {
 } from '../connectors/salesforce/manifest/manifest.js';
 import { EXTERNAL_CLIENT_APP, PACKAGE_NAME, SFDX_DIRECTORIES } from '../connectors/salesforce/provider.js';
 import { ConfigError } from '../src/env-schema.js';
+import { filesUnder } from './support/files-under.js';
 import { checkMetadataXml, loadMetadataSchema } from './support/metadata-schema.js';
 
 /**
@@ -25,14 +26,6 @@ const COMMITTED = join(import.meta.dirname, '..', 'manifests', 'salesforce');
 const parser = new XMLParser({ ignoreAttributes: false, parseTagValue: false });
 const schema = loadMetadataSchema();
 const unordered = { unordered: new Set(['LightningComponentBundle']) };
-
-async function listFiles(dir: string): Promise<string[]> {
-  const entries = await readdir(dir, { recursive: true, withFileTypes: true });
-  return entries
-    .filter((e) => e.isFile())
-    .map((e) => relative(dir, join(e.parentPath, e.name)).split('\\').join('/'))
-    .sort();
-}
 
 async function withProject<T>(env: Record<string, string>, body: (dir: string) => Promise<T>): Promise<T> {
   const dir = await mkdtemp(join(tmpdir(), 'sf-package-'));
@@ -103,7 +96,7 @@ describe('the package directory', () => {
       const settings = await readFile(join(dir, settingsPath), 'utf8');
       expect(parser.parse(settings).ExtlClntAppOauthSettings.oauthLink).toBe(env[PACKAGE_ENV.oauthLink]);
       // Every file, the link included, is still what the Metadata API's types allow.
-      for (const file of (await listFiles(dir)).filter((f) => f.endsWith('.xml'))) {
+      for (const file of (await filesUnder(dir)).filter((f) => f.endsWith('.xml'))) {
         expect(checkMetadataXml(schema, await readFile(join(dir, file), 'utf8'), file, unordered)).toEqual(
           [],
         );
