@@ -1,14 +1,10 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import express from 'express';
 import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { salesforceConnectionRoutes } from '../connectors/salesforce/connections/connection-routes.js';
 import { SalesforceConnectionStore } from '../connectors/salesforce/connections/connections.js';
 import { salesforceProvider } from '../connectors/salesforce/index.js';
 import { createLocalSalesforce, type LocalSalesforce } from '../connectors/salesforce/local/index.js';
-import { createSalesforceOAuthRouter } from '../connectors/salesforce/oauth/oauth-routes.js';
 import { revokeSalesforceInstall } from '../connectors/salesforce/oauth/revoke.js';
 import { createSalesforceTokenRefresher } from '../connectors/salesforce/oauth/token-refresher.js';
 import { connectionOf } from '../src/admin/overview.js';
@@ -22,8 +18,9 @@ import { closeRedis, createRedis, waitForRedis } from '../src/redis.js';
 import { Keys } from '../src/storage/keys.js';
 import { SecretBox } from '../src/util/secretbox.js';
 import { CookieJar } from './support/cookie-jar.js';
+import { type LoopbackServer, listenOnLoopback } from './support/loopback-server.js';
 import { REDIS_URL } from './support/redis-url.js';
-import { localSalesforceConfig } from './support/salesforce-config.js';
+import { connectionAndOAuthRoutes, localSalesforceConfig } from './support/salesforce-config.js';
 
 /**
  * Many orgs: each org's External Client App is a Salesforce connection the operator creates; its install link
@@ -33,7 +30,7 @@ import { localSalesforceConfig } from './support/salesforce-config.js';
 
 let redis: Redis;
 let prefix: string;
-let appServer: Server;
+let appServer: LoopbackServer;
 let appUrl: string;
 let store: InstallationStore;
 let connections: SalesforceConnectionStore;
@@ -47,10 +44,9 @@ beforeAll(async () => {
   redis = createRedis(REDIS_URL, 'producer', 'salesforce-connections-test');
   await waitForRedis(redis);
   const app = express();
-  appServer = app.listen(0, '127.0.0.1');
-  await new Promise((resolve) => appServer.once('listening', resolve));
-  appUrl = `http://127.0.0.1:${(appServer.address() as AddressInfo).port}`;
   app.use((req, res, next) => current(req, res, next));
+  appServer = await listenOnLoopback(app);
+  appUrl = appServer.url;
 });
 
 beforeEach(async () => {
@@ -78,21 +74,7 @@ beforeEach(async () => {
   const base = localSalesforceConfig(appUrl, orgs[0]!.local, orgs[0]!.url);
   // No global app: every install here goes through a connection.
   config = { appUrl, salesforce: { ...base.salesforce, clientId: undefined, clientSecret: undefined } };
-  const router = express.Router();
-  router.use('/admin/api', express.json(), salesforceConnectionRoutes(config, connections));
-  router.use(
-    createSalesforceOAuthRouter({
-      config,
-      states,
-      store,
-      connections,
-      logger,
-      onInstalled: async (installation) => {
-        await store.approve(installation.id, 'allowlist');
-      },
-    }),
-  );
-  current = router;
+  current = connectionAndOAuthRoutes({ config, states, store, connections, logger });
 });
 
 afterEach(async () => {
@@ -102,7 +84,7 @@ afterEach(async () => {
 });
 
 afterAll(async () => {
-  await new Promise((resolve) => appServer.close(resolve));
+  await appServer.close();
   await closeRedis(redis);
 });
 

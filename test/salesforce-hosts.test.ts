@@ -5,7 +5,6 @@ import express from 'express';
 import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { readSalesforceConfig } from '../connectors/salesforce/config.js';
-import { salesforceConnectionRoutes } from '../connectors/salesforce/connections/connection-routes.js';
 import { SalesforceConnectionStore } from '../connectors/salesforce/connections/connections.js';
 import { createSalesforceConnector } from '../connectors/salesforce/connector.js';
 import { createLocalSalesforce, type LocalSalesforce } from '../connectors/salesforce/local/index.js';
@@ -13,7 +12,6 @@ import {
   exchangeAuthorizationCode,
   refreshAccessToken,
 } from '../connectors/salesforce/oauth/oauth-client.js';
-import { createSalesforceOAuthRouter } from '../connectors/salesforce/oauth/oauth-routes.js';
 import { revokeSalesforceInstall } from '../connectors/salesforce/oauth/revoke.js';
 import { createSalesforceTokenRefresher } from '../connectors/salesforce/oauth/token-refresher.js';
 import { SALESFORCE_KIND } from '../connectors/salesforce/provider.js';
@@ -28,7 +26,7 @@ import { CookieJar } from './support/cookie-jar.js';
 import { openGate } from './support/local-salesforce-connector.js';
 import { type LoopbackServer, listenOnLoopback } from './support/loopback-server.js';
 import { REDIS_URL } from './support/redis-url.js';
-import { localSalesforceConfig } from './support/salesforce-config.js';
+import { connectionAndOAuthRoutes, localSalesforceConfig } from './support/salesforce-config.js';
 
 /**
  * Salesforce hosts are Salesforce's. Two local orgs stand for a victim org and another tenant's org; a loopback
@@ -60,22 +58,8 @@ const OTHER_ORG = '00D5g00000000OOEAY';
 /** Mounts the admin API's connections and the OAuth routes for `cfg`. */
 function mount(cfg: SalesforceSection, key: Buffer): void {
   const states = new OAuthStateStore(key, { secureCookies: false });
-  const router = express.Router();
-  router.use('/admin/api', express.json(), salesforceConnectionRoutes(cfg, connections));
-  router.use(
-    createSalesforceOAuthRouter({
-      config: cfg,
-      states,
-      store,
-      connections,
-      logger,
-      // The deployment's allowlist lets both orgs in at once: the path the review measured.
-      onInstalled: async (installation) => {
-        await store.approve(installation.id, 'allowlist');
-      },
-    }),
-  );
-  current = router;
+  // The deployment's allowlist lets both orgs in at once: the path the review measured.
+  current = connectionAndOAuthRoutes({ config: cfg, states, store, connections, logger });
 }
 
 beforeAll(async () => {
