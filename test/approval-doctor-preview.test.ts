@@ -4,6 +4,7 @@ import { SALESFORCE_FIELD_NAMES } from '../connectors/salesforce/fields/field-na
 import type { LocalSystem } from '../local/system.js';
 import type { CrmKind } from '../src/crm/connector.js';
 import { FIELDS } from '../src/fields.js';
+import { adminRequest } from './support/admin-api.js';
 import { runCliOn } from './support/cli-run.js';
 import { crmCalls, resetCalls } from './support/crm-calls.js';
 import { awaitingApproval, suiteSystem } from './support/local-system.js';
@@ -81,13 +82,13 @@ describe.each(['hubspot', 'salesforce'] as CrmKind[])('on %s, an installation no
 
   it('a preview reads its records and creates no field: the missing fields read as empty', async () => {
     resetCalls(system, crm);
-    const started = await fetch(`${system.appUrl}/admin/api/installations/${system.installationId}/preview`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${system.ctx.config.adminToken}` },
-    });
+    const started = await adminRequest<{ runId: string }>(
+      system,
+      `/admin/api/installations/${system.installationId}/preview`,
+      { method: 'POST', bearer: true },
+    );
     expect(started.status).toBe(202);
-    const { runId } = (await started.json()) as { runId: string };
-    const run = await runEnded(system, runId);
+    const run = await runEnded(system, started.body.runId);
     expect(run.state).toBe('done');
     expect(run.totals.records).toBe(system.recordIds.length);
     expect(run.totals.statuses.matched).toBeGreaterThan(0);
