@@ -1,5 +1,6 @@
 import { afterEach, describe, it } from 'vitest';
 import { suiteSystem } from './support/local-system.js';
+import { runEnded } from './support/system-state.js';
 import { waitFor } from './support/wait.js';
 
 /**
