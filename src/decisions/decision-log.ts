@@ -150,22 +150,33 @@ export class DecisionLog {
     recordIds: readonly string[],
     mark: TouchMark,
   ): Promise<Set<string>> {
-    const touched = new Set<string>();
-    for (let i = 0; i < recordIds.length; i += 1_000) {
-      const part = recordIds.slice(i, i + 1_000);
-      if (part.length === 0) continue;
-      const marks = await this.redis.hmget(this.keys.touchMarks(installationId), ...part);
-      part.forEach((id, j) => {
-        const m = marks[j];
-        if (m && compareMarks(m, mark) > 0) touched.add(id);
-      });
-    }
-    const asked = new Set(recordIds);
+    return (await this.touchedAfterIn(installationId, mark))(recordIds);
+  }
+
+  /**
+   * `touchedAfter` for many pages of records against one mark (an undo of a large run): the log's entries after
+   * the mark are read once, each page's touch marks when it is asked about.
+   */
+  async touchedAfterIn(
+    installationId: string,
+    mark: TouchMark,
+  ): Promise<(recordIds: readonly string[]) => Promise<Set<string>>> {
+    const logged = new Set<string>();
     const since = await this.redis.xrange(this.keys.decisions(installationId), `(${mark}`, '+');
-    for (const [id, fields] of since) {
-      for (const d of this.parse(id, fields)) if (asked.has(d.recordId)) touched.add(d.recordId);
-    }
-    return touched;
+    for (const [id, fields] of since) for (const d of this.parse(id, fields)) logged.add(d.recordId);
+    return async (recordIds) => {
+      const touched = new Set<string>();
+      for (let i = 0; i < recordIds.length; i += 1_000) {
+        const part = recordIds.slice(i, i + 1_000);
+        if (part.length === 0) continue;
+        const marks = await this.redis.hmget(this.keys.touchMarks(installationId), ...part);
+        part.forEach((id, j) => {
+          const m = marks[j];
+          if (logged.has(id) || (m && compareMarks(m, mark) > 0)) touched.add(id);
+        });
+      }
+      return touched;
+    };
   }
 
   /** The newest decisions first, at most `count`. */

@@ -16,7 +16,8 @@ import { createHash } from 'node:crypto';
  * installations: installations/store.ts · per-record link state: storage/link-index.ts with the review queue
  * (storage/review-queue.ts), slug index (storage/slug-index.ts, storage/slug-fanout.ts) and poll cursors
  * (storage/poll-cursor.ts) it holds · runs and sync history: storage/runs.ts · links a run made:
- * storage/run-links.ts · the report cache and report sequence: pipeline/report-reader.ts, storage/slug-changes.ts,
+ * storage/run-links.ts · what an undo's preview read: storage/undo-reads.ts · the report cache and report
+ * sequence: pipeline/report-reader.ts, storage/slug-changes.ts,
  * storage/run-caches.ts (the run caches before it) · events:
  * storage/event-log.ts · record locks: storage/record-locks.ts · pending slug updates: storage/pending-slugs.ts ·
  * OAuth state: auth/oauth-state.ts · refresh locks: auth/token-manager.ts · a provider's own records (`provider`):
@@ -292,6 +293,16 @@ export class Keys {
   /** Hash record id -> slug of the auto-links one run made (what `undo` takes back). */
   runLinks(id: string, runId: string): string {
     return `${this.inst(id)}:run-links:${runId}`;
+  }
+
+  // ---- what an undo's preview read (storage/undo-reads.ts) ---------------------------------------------
+
+  /**
+   * Hash record id -> JSON of what the preview of a run's undo read of that record in the CRM, for the
+   * confirmation of the set whose digest is `confirm`; kept minutes (UNDO_READ_SECONDS).
+   */
+  undoRead(id: string, confirm: string): string {
+    return `${this.inst(id)}:undo-read:${confirm}`;
   }
 
   // ---- runs and sync history (storage/runs.ts) -------------------------------------------------------

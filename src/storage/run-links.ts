@@ -41,6 +41,40 @@ export class RunLinks {
     return all;
   }
 
+  /**
+   * The same links as `linksOfRuns`, in pages of at most `size` records (HSCAN), so a run of a hundred thousand
+   * links is read and worked on a page at a time. Only the record ids seen so far are kept, to give each record
+   * once, with the latest run's link.
+   */
+  async *pagesOfRuns(
+    installationId: string,
+    runIds: readonly string[],
+    size: number,
+  ): AsyncGenerator<Map<string, string>> {
+    const given = new Set<string>();
+    let page = new Map<string, string>();
+    // Newest first: `runIds` lists a run before the runs it superseded, and a record's first link found wins.
+    for (const runId of runIds) {
+      const key = this.keys.runLinks(installationId, runId);
+      let cursor = '0';
+      do {
+        const [next, flat] = await this.redis.hscan(key, cursor, 'COUNT', size);
+        cursor = next;
+        for (let i = 0; i + 1 < flat.length; i += 2) {
+          const recordId = flat[i]!;
+          if (given.has(recordId)) continue;
+          given.add(recordId);
+          page.set(recordId, flat[i + 1]!);
+          if (page.size >= size) {
+            yield page;
+            page = new Map();
+          }
+        }
+      } while (cursor !== '0');
+    }
+    if (page.size > 0) yield page;
+  }
+
   /** record id -> slug */
   async linksOf(installationId: string, runId: string): Promise<Map<string, string>> {
     return new Map(Object.entries(await this.redis.hgetall(this.keys.runLinks(installationId, runId))));
