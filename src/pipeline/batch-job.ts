@@ -59,8 +59,12 @@ const firstOriginSchema = z.discriminatedUnion('kind', [
     rejected: z.array(z.string()),
     written: z.string().optional(),
   }),
-  /** An admin's "this is not the company" (or an undone run): every record `no_match`, source `admin`. */
-  z.object({ kind: z.literal('unlink') }),
+  /**
+   * An admin's "this is not the company" (or an undone run): every record `no_match`, source `admin`. `from`
+   * (record id -> slug): the link each record held when the admin was shown it; a record holding another slug
+   * (or none) by the time it is written is left as it is, so an unlink never takes a link nobody was shown.
+   */
+  z.object({ kind: z.literal('unlink'), from: z.record(z.string(), z.string()).optional() }),
   /** A re-match asked for: a person's or an admin's `no_match` is lifted and the records matched again. */
   z.object({ kind: z.literal('rematch') }),
   /** A mass action undone: each record gets back the link it had before (record id -> that link). */

@@ -68,6 +68,8 @@ export interface BatchOutcome {
   staleSlugs: string[];
   /** Records the CRM no longer returned (deleted, or merged away before its change was seen); forgotten. */
   vanished?: string[];
+  /** Records left as they are because they no longer hold the slug the batch was asked to take back. */
+  slugMoved?: string[];
 }
 
 export async function enrichBatch(
@@ -151,6 +153,7 @@ export async function enrichBatch(
       retryRecordIds: tally.retryRecordIds,
       staleSlugs: await staleSlugsOf(deps, plans.plans, desired),
       vanished: loaded.vanished,
+      slugMoved: [...plans.plans].flatMap(([id, plan]) => (plan.kind === 'skip' && plan.moved ? [id] : [])),
     };
   } finally {
     await locks.release();

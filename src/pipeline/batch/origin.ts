@@ -65,8 +65,11 @@ export function matchesWaiting(job: BatchJob): boolean {
 
 /** What the batch's origin says about one of its records, before the record's own fields and matching. */
 export type RecordAsk =
-  /** An admin decided the record has no report (unlink, a rejected review, an undone run). */
-  | { kind: 'admin-unlink' }
+  /**
+   * An admin decided the record has no report (unlink, a rejected review, an undone run); with `from`, only
+   * while the record still holds that slug.
+   */
+  | { kind: 'admin-unlink'; from?: string }
   /** An admin linked the record on the review queue: written with the report's fields. */
   | { kind: 'admin-link'; slug: string }
   /** The report requested for the record was published: judged for it when the record has no slug. */
@@ -87,8 +90,14 @@ const NONE: RecordAsk = { kind: 'none' };
 export function recordAsks(job: BatchJob): (recordId: string) => RecordAsk {
   const origin = firstOriginOf(job);
   switch (origin.kind) {
-    case 'unlink':
-      return () => ({ kind: 'admin-unlink' });
+    case 'unlink': {
+      const { from } = origin;
+      if (!from) return () => ({ kind: 'admin-unlink' });
+      return (id) => {
+        const slug = slugFor(from, id);
+        return slug ? { kind: 'admin-unlink', from: slug } : { kind: 'admin-unlink' };
+      };
+    }
     case 'rematch':
       return () => ({ kind: 'release' });
     case 'restore':

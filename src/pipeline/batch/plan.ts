@@ -22,7 +22,8 @@ export type Plan =
   | { kind: 'no_match' }
   /** Waits for a report requested from the service (no published report matches yet). */
   | { kind: 'requested' }
-  | { kind: 'skip' }
+  /** Left as it is; `moved`: the record no longer holds the slug its batch was asked to take back. */
+  | { kind: 'skip'; moved?: true }
   | { kind: 'error'; code: string; message: string };
 
 export interface Plans {
@@ -167,7 +168,11 @@ async function planRecord(
   batch: BatchPlanning,
 ): Promise<Plan> {
   const slug = cleanSlug(record.fields.slug);
-  if (ask.kind === 'admin-unlink') return { kind: 'held', source: 'admin' };
+  if (ask.kind === 'admin-unlink') {
+    // Read now, under the record's lock or just before it (a record written meanwhile is planned again).
+    if (ask.from !== undefined && slug !== ask.from) return { kind: 'skip', moved: true };
+    return { kind: 'held', source: 'admin' };
+  }
   if (ask.kind === 'restore') return restoredPlan(ask.link, slug);
   if (ask.kind === 'admin-link') {
     // The admin's decision on the review queue: their link, whatever matching would say.
