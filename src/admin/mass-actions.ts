@@ -13,6 +13,7 @@ import type { Installation } from '../installations/store.js';
 import type { RestoreLink } from '../records/record-commands.js';
 import type { ReviewCandidate, ReviewItem } from '../storage/review-codec.js';
 import { topTied } from '../storage/review-ties.js';
+import type { SeenRecord } from '../storage/undo-reads.js';
 import { AdminRequestError, explain } from './errors.js';
 import type { BulkReviewDecision } from './schemas.js';
 
@@ -83,6 +84,10 @@ interface Planned {
   skipped: Map<string, BulkReviewResult['outcome']>;
   items: Map<string, ReviewItem>;
   massUndone: MassAction | null;
+  /** An undone run's: what was read of each record in the CRM (kept for a preview's confirmation). */
+  seen?: Map<string, SeenRecord>;
+  /** Planned from a preview's kept read rather than the CRM's. */
+  reused?: boolean;
 }
 
 function emptyPlan(): Planned {
@@ -99,10 +104,20 @@ export class AdminMassActions {
     this.log = new MassActionLog(ctx.redis, ctx.keys);
   }
 
-  /** What the action would do now; changes nothing. */
+  /**
+   * What the action would do now; changes nothing in the CRM or the links. An undone run's preview keeps what it
+   * read of the CRM under its digest (UndoReads), for its confirmation.
+   */
   async preview(installationId: string, request: MassRequest): Promise<MassPreview> {
     await this.installation(installationId);
-    return this.previewOf(request, await this.plan(installationId, request));
+    return this.shown(installationId, request, await this.plan(installationId, request));
+  }
+
+  /** The preview of a plan, its CRM read kept for the confirmation of that preview. */
+  private async shown(installationId: string, request: MassRequest, planned: Planned): Promise<MassPreview> {
+    const preview = this.previewOf(request, planned);
+    if (planned.seen) await this.ctx.records.undoReads.save(installationId, preview.confirm, planned.seen);
+    return preview;
   }
 
   /**
@@ -116,9 +131,12 @@ export class AdminMassActions {
     confirm?: string,
   ): Promise<MassOutcome & { results?: BulkReviewResult[] }> {
     await this.installation(installationId);
-    const planned = await this.plan(installationId, request);
-    if (confirm !== undefined) {
-      const now = this.previewOf(request, planned);
+    let planned = await this.plan(installationId, request, confirm);
+    if (confirm !== undefined && this.previewOf(request, planned).confirm !== confirm) {
+      // Planned from the preview's kept read, the set differs: plan from the CRM as it is now, and keep that
+      // read for the confirmation of the new set.
+      if (planned.reused) planned = await this.plan(installationId, request);
+      const now = await this.shown(installationId, request, planned);
       if (now.confirm !== confirm) {
         throw new AdminRequestError(
           409,
@@ -131,7 +149,7 @@ export class AdminMassActions {
     try {
       switch (request.kind) {
         case 'undo-run':
-          return await this.undoRun(installationId, request.runId, planned, by);
+          return await this.undoRun(installationId, request.runId, planned, by, confirm);
         case 'review':
           return await this.review(installationId, request.bulk, planned, by);
         case 'undo-mass':
@@ -172,11 +190,14 @@ export class AdminMassActions {
     };
   }
 
-  /** What a mass action would change, record by record, and what it leaves alone (and why). */
-  private async plan(installationId: string, request: MassRequest): Promise<Planned> {
+  /**
+   * What a mass action would change, record by record, and what it leaves alone (and why). `confirm`: the
+   * digest of the preview being confirmed, whose kept read (if still kept) stands for the CRM's.
+   */
+  private async plan(installationId: string, request: MassRequest, confirm?: string): Promise<Planned> {
     switch (request.kind) {
       case 'undo-run':
-        return this.planUndoRun(installationId, request);
+        return this.planUndoRun(installationId, request, confirm);
       case 'review':
         return this.planReview(installationId, request);
       case 'undo-mass':
@@ -188,6 +209,7 @@ export class AdminMassActions {
   private async planUndoRun(
     installationId: string,
     request: Extract<MassRequest, { kind: 'undo-run' }>,
+    confirm?: string,
   ): Promise<Planned> {
     const run = await this.ctx.runs.get(request.runId);
     if (!run || run.installationId !== installationId) {
@@ -197,14 +219,20 @@ export class AdminMassActions {
         `Installation ${installationId} has no run ${request.runId}.`,
       );
     }
-    const { links, kept } = await this.ctx.records
-      .undoableLinks(installationId, request.runId, run.startedAt)
+    const reuse =
+      confirm !== undefined && (await this.ctx.records.undoReads.has(installationId, confirm))
+        ? confirm
+        : undefined;
+    const { links, kept, seen } = await this.ctx.records
+      .undoableLinks(installationId, request.runId, run.startedAt, reuse ? { reuse } : {})
       .catch((err: unknown) => {
         throw explain(err);
       });
     const ids = [...links.keys()];
     const statuses = await this.ctx.index.statusesOf(installationId, ids);
     const planned = emptyPlan();
+    planned.seen = seen;
+    planned.reused = reuse !== undefined;
     if (kept > 0) planned.leftAlone.touched = kept;
     ids.forEach((id, i) => {
       const link = links.get(id)!;
@@ -304,12 +332,24 @@ export class AdminMassActions {
     return planned;
   }
 
-  private async undoRun(installationId: string, runId: string, planned: Planned, by: DecisionActor) {
+  private async undoRun(
+    installationId: string,
+    runId: string,
+    planned: Planned,
+    by: DecisionActor,
+    confirm: string | undefined,
+  ) {
     const ids = planned.rows.map((r) => r.recordId);
-    await this.ctx.records.unlinkRecords(installationId, ids);
+    // Each record only while it holds the slug it was shown with, as its write reads it: a plan from a kept read
+    // cannot know of a change made in the CRM since (nor can a fresh one, of a change made while it writes).
+    const moved = await this.ctx.records.unlinkShown(
+      installationId,
+      new Map(planned.rows.map((r) => [r.recordId, r.from!])),
+    );
+    if (confirm !== undefined) await this.ctx.records.undoReads.drop(installationId, confirm);
     const statuses = await this.ctx.index.statusesOf(installationId, ids);
     const massId = newMassId();
-    const done = planned.rows.filter((_, i) => statuses[i] === 'no_match');
+    const done = planned.rows.filter((r, i) => statuses[i] === 'no_match' && !moved.has(r.recordId));
     const mark = await this.ctx.decisions.add(
       installationId,
       done.map((r) => ({

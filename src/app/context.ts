@@ -23,6 +23,7 @@ import { Keys } from '../storage/keys.js';
 import { LinkIndex } from '../storage/link-index.js';
 import { SyncRuns } from '../storage/runs.js';
 import { ScoreChangeInbox } from '../storage/score-change-inbox.js';
+import { UndoReads } from '../storage/undo-reads.js';
 import { SecretBox } from '../util/secretbox.js';
 import { defaultMatching } from './matching.js';
 import { ReportRequests } from './report-requests.js';
@@ -122,7 +123,8 @@ export function createAppContext(config: Config, options: ContextOptions): AppCo
     reconcilePeriodMs: config.reconcileHours * 3_600_000,
     reportCacheSeconds: config.reportCacheSeconds,
   });
-  const records = new RecordCommands(pipeline);
+  const undoReads = new UndoReads(redis, keys);
+  const records = new RecordCommands(pipeline, undoReads);
   const reportRequests = new ReportRequests({
     store: requests,
     runtime,

@@ -1,9 +1,11 @@
 import { markBefore } from '../decisions/decision-log.js';
 import { type LinkSource, linkSourceOf } from '../fields.js';
 import type { BatchJob, FirstBatchOrigin, RestoredLink } from '../pipeline/batch-job.js';
+import type { BatchOutcome } from '../pipeline/enrich-batch.js';
 import { enrichNow } from '../pipeline/enrich-now.js';
 import type { Pipeline } from '../pipeline/pipeline.js';
 import { RunLinks } from '../storage/run-links.js';
+import type { SeenRecord, UndoReads } from '../storage/undo-reads.js';
 import { chunk } from '../util/chunk.js';
 import { ReviewWriteError } from './errors.js';
 
@@ -27,7 +29,11 @@ export type RestoreLink = RestoredLink & {
  * command returns; the answer can then say what the record became.
  */
 export class RecordCommands {
-  constructor(private readonly pipeline: Pipeline) {}
+  constructor(
+    private readonly pipeline: Pipeline,
+    /** What undo previews read, for their confirmations (built with the other stores, app/context.ts). */
+    readonly undoReads: UndoReads,
+  ) {}
 
   /**
    * A person's decision on the review queue, written to the CRM at once: accept a candidate or set a slug by
@@ -107,6 +113,18 @@ export class RecordCommands {
   }
 
   /**
+   * Unlinks each record (record id -> the slug it was shown with) only while it still holds that slug, as
+   * read by the write's own batch: the records left alone because they hold another slug (or none) by then.
+   */
+  async unlinkShown(installationId: string, shown: ReadonlyMap<string, string>): Promise<Set<string>> {
+    const outcomes = await this.enrichInChunks(installationId, 'unlink', [...shown.keys()], (ids) => ({
+      kind: 'unlink',
+      from: Object.fromEntries(ids.map((id) => [id, shown.get(id)!])),
+    }));
+    return new Set(outcomes.flatMap((o) => o.slugMoved ?? []));
+  }
+
+  /**
    * A re-match asked for: a person's or an admin's `no_match` is lifted and the records are matched again as
    * in a full sync (rejected candidates stay rejected). A record holding a link keeps it.
    */
@@ -118,42 +136,70 @@ export class RecordCommands {
    * The auto-links of one run that an undo would take back now: each record still on the run's slug in the
    * CRM that no person or admin decided about since the run started (the decision log's touch marks; the
    * record's `report_link_source` cannot tell, since a re-match to the same slug writes `auto` again). Each
-   * with the source it holds, so undoing the undo restores it exactly. Reads the CRM, writes nothing.
+   * with the source it holds, so undoing the undo restores it exactly. Writes nothing.
+   *
+   * The run's links are taken a page at a time (the CRM's read size), each page's untouched records read in
+   * one CRM call: no more than one page of links and one read are in hand at once. With `reuse` (the digest a
+   * preview showed), records that preview read (UndoReads) are taken from its read, not read again; `seen`
+   * is every record's read, to keep for the next confirmation.
    */
   async undoableLinks(
     installationId: string,
     runId: string,
     runStartedAt: string,
-  ): Promise<{ links: Map<string, UndoableLink>; kept: number }> {
+    options: { reuse?: string } = {},
+  ): Promise<{ links: Map<string, UndoableLink>; kept: number; seen: Map<string, SeenRecord> }> {
     const { redis, keys, runtime, decisions, runs } = this.pipeline.deps;
     // A run's links include those of the runs it superseded: from the operator's side they were one sync,
     // which started when the first of them did.
     const superseded = await runs.supersededRuns(runId);
-    const made = await new RunLinks(redis, keys).linksOfRuns(installationId, [runId, ...superseded]);
-    const links = new Map<string, UndoableLink>();
-    if (made.size === 0) return { links, kept: 0 };
     let since = Date.parse(runStartedAt);
     for (const id of superseded) {
       const started = Date.parse((await runs.get(id))?.startedAt ?? '');
       if (Number.isFinite(started) && started < since) since = started;
     }
-    const ids = [...made.keys()];
-    const touched = await decisions.touchedAfter(installationId, ids, markBefore(since));
+    const links = new Map<string, UndoableLink>();
+    const seen = new Map<string, SeenRecord>();
+    let asked = 0;
+    let touchedIn: ((ids: readonly string[]) => Promise<Set<string>>) | null = null;
     const { connector } = await runtime.open(installationId, { urgent: true });
-    for (const part of chunk(
-      ids.filter((id) => !touched.has(id)),
+    for await (const made of new RunLinks(redis, keys).pagesOfRuns(
+      installationId,
+      [runId, ...superseded],
       connector.limits.readBatchSize,
     )) {
-      for (const record of await connector.readCompanies(part)) {
-        if (record.fields.slug !== made.get(record.id)) continue;
-        links.set(record.id, {
-          slug: made.get(record.id)!,
-          source: linkSourceOf(record.fields.linkSource),
-          name: record.name,
-        });
+      asked += made.size;
+      touchedIn ??= await decisions.touchedAfterIn(installationId, markBefore(since));
+      const touched = await touchedIn([...made.keys()]);
+      const ids = [...made.keys()].filter((id) => !touched.has(id));
+      const stored = options.reuse
+        ? await this.undoReads.get(installationId, options.reuse, ids)
+        : new Map<string, SeenRecord>();
+      const toRead = ids.filter((id) => !stored.has(id));
+      for (const [id, record] of stored) seen.set(id, record);
+      if (toRead.length > 0) {
+        const read = new Map((await connector.readCompanies(toRead)).map((r) => [r.id, r]));
+        for (const id of toRead) {
+          const record = read.get(id);
+          seen.set(
+            id,
+            record
+              ? {
+                  slug: typeof record.fields.slug === 'string' ? record.fields.slug : null,
+                  source: linkSourceOf(record.fields.linkSource),
+                  name: record.name,
+                }
+              : null,
+          );
+        }
+      }
+      for (const id of ids) {
+        const record = seen.get(id);
+        if (!record || record.slug !== made.get(id)) continue;
+        links.set(id, { slug: record.slug, source: record.source, name: record.name });
       }
     }
-    return { links, kept: ids.length - links.size };
+    return { links, kept: asked - links.size, seen };
   }
 
   /**
@@ -211,17 +257,20 @@ export class RecordCommands {
     name: string,
     recordIds: string[],
     originOf: (ids: string[]) => FirstBatchOrigin,
-  ): Promise<void> {
-    if (recordIds.length === 0) return;
+  ): Promise<BatchOutcome[]> {
+    if (recordIds.length === 0) return [];
     const targets = await this.pipeline.deps.runtime.open(installationId, { urgent: true });
+    const outcomes: BatchOutcome[] = [];
     for (const [i, ids] of chunk(recordIds, targets.connector.limits.readBatchSize).entries()) {
-      await enrichNow(this.pipeline, targets, {
+      const outcome = await enrichNow(this.pipeline, targets, {
         installationId,
         batchId: `${name}-${i}`,
         mode: 'full',
         recordIds: ids,
         origin: originOf(ids),
       });
+      outcomes.push(outcome);
     }
+    return outcomes;
   }
 }
