@@ -31,20 +31,10 @@ export class RunLinks {
     );
   }
 
-  /** record id -> slug, of several runs (a later run's link of a record wins). */
-  async linksOfRuns(installationId: string, runIds: readonly string[]): Promise<Map<string, string>> {
-    const all = new Map<string, string>();
-    // Oldest first: `runIds` lists a run before the runs it superseded.
-    for (const runId of [...runIds].reverse()) {
-      for (const [recordId, slug] of await this.linksOf(installationId, runId)) all.set(recordId, slug);
-    }
-    return all;
-  }
-
   /**
-   * The same links as `linksOfRuns`, in pages of at most `size` records (HSCAN), so a run of a hundred thousand
-   * links is read and worked on a page at a time. Only the record ids seen so far are kept, to give each record
-   * once, with the latest run's link.
+   * record id -> slug of several runs (a later run's link of a record wins), in pages of at most `size` records
+   * (HSCAN), so a run of a hundred thousand links is read and worked on a page at a time. Only the record ids
+   * given so far are kept, to give each record once.
    */
   async *pagesOfRuns(
     installationId: string,
