@@ -1,7 +1,7 @@
 import { CrmRevocationError } from '../../src/crm/errors.js';
 import type { CrmProvider } from '../../src/crm/provider.js';
 import { CardRateLimit } from './card/card-rate-limit.js';
-import { createHubSpotCardRouter } from './card/card-routes.js';
+import { createHubSpotCardSignInRouter } from './card/card-sign-in.js';
 import { type HubSpotConfig, hubspotEnvSchema, readHubSpotConfig } from './config.js';
 import { createHubSpotConnector, createJournalHubSpotConnector } from './create-connector.js';
 import { HUBSPOT_PROPERTY_NAMES } from './fields/field-names.js';
@@ -93,11 +93,20 @@ export const hubspotProvider: CrmProvider<typeof HUBSPOT_PROVIDER, HubSpotConfig
         }),
       );
     }
-    if (hubspot.clientSecret && host.cards) {
+    if (hubspot.clientId && hubspot.clientSecret && host.cards) {
+      // The card's actions: taken only for a user HubSpot's sign-in proved (card/card-sign-in.ts).
       routers.push(
-        createHubSpotCardRouter({
-          clientSecret: hubspot.clientSecret,
-          publicUrl: appUrl,
+        createHubSpotCardSignInRouter({
+          oauth: {
+            apiUrl: hubspot.apiUrl,
+            apiVersion: hubspot.apiVersion,
+            clientId: hubspot.clientId,
+            clientSecret: hubspot.clientSecret,
+          },
+          appUrl,
+          authorizeUrl: hubspot.authorizeUrl,
+          states: host.states,
+          box: host.storage.box,
           cards: host.cards,
           limit: new CardRateLimit(host.storage.redis, host.storage.keys),
           logger: host.logger,

@@ -17,7 +17,13 @@ import {
 } from './company-store.js';
 import { LocalJournal } from './journal.js';
 import { RollingBudget } from './rolling-budget.js';
-import { createLocalHubSpotApp, type LocalFaults, type LocalHubSpotContext, NO_FAULTS } from './routes.js';
+import {
+  createLocalHubSpotApp,
+  LOCAL_INSTALLER,
+  type LocalFaults,
+  type LocalHubSpotContext,
+  NO_FAULTS,
+} from './routes.js';
 import { LocalTokenRegistry } from './token-registry.js';
 import { LocalHubSpotUsageError } from './usage-error.js';
 
@@ -138,6 +144,7 @@ export class LocalHubSpot {
       random: options.random ?? Math.random,
       includeHubIdInTokenResponse: !options.omitHubIdInTokenResponse,
       authorizeDecision: { value: 'approve' },
+      signedIn: { user: { ...LOCAL_INSTALLER, hubId: this.portalId }, grantable: null },
       calls: {},
       statuses: {},
       timeZone: { value: options.timeZone ?? 'Etc/UTC' },
@@ -169,7 +176,13 @@ export class LocalHubSpot {
   // ---- OAuth helpers ----------------------------------------------------------------------------------------
 
   /** A code as HubSpot's consent screen would hand to the app's callback (single use). */
-  issueAuthCode(input: { redirectUri?: string; scopes?: readonly string[] } = {}): string {
+  issueAuthCode(
+    input: {
+      redirectUri?: string;
+      scopes?: readonly string[];
+      user?: { userId: string; email: string; hubId: string };
+    } = {},
+  ): string {
     return this.tokens.issueAuthCode(input);
   }
 
@@ -186,6 +199,20 @@ export class LocalHubSpot {
   /** Every access token issued so far answers 401 from now on. */
   expireAccessTokens(): void {
     this.tokens.expireAccessTokens();
+  }
+
+  /**
+   * Who is signed in to HubSpot at the consent screen from now on: a user of `hubId` (this portal unless given)
+   * who may grant only `grantable` scopes (all when absent). `signInAs()` puts the installer back.
+   */
+  signInAs(
+    user: { userId: string; email: string; hubId?: string } = LOCAL_INSTALLER,
+    grantable: readonly string[] | null = null,
+  ): void {
+    this.ctx.signedIn = {
+      user: { userId: user.userId, email: user.email, hubId: user.hubId ?? this.portalId },
+      grantable,
+    };
   }
 
   /** What `GET /oauth/authorize` does: approve (redirect with a code) or deny (`error=access_denied`). */

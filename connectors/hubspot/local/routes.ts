@@ -29,7 +29,7 @@ import {
 } from './error-bodies.js';
 import type { LocalJournal } from './journal.js';
 import type { RollingBudget } from './rolling-budget.js';
-import type { GrantFailure, LocalTokenRegistry } from './token-registry.js';
+import type { GrantFailure, LocalTokenRegistry, LocalTokenUser } from './token-registry.js';
 
 /**
  * The stand-in's HTTP surface: HubSpot's OAuth (authorize, token, introspection), account info, company
@@ -76,6 +76,8 @@ export interface LocalHubSpotContext {
   random: () => number;
   includeHubIdInTokenResponse: boolean;
   authorizeDecision: { value: 'approve' | 'deny' };
+  /** The HubSpot user at the consent screen, and the scopes their permissions let them grant (null: any). */
+  signedIn: { user: LocalTokenUser; grantable: readonly string[] | null };
   /** Calls per route, counted before any check (what the connector sent). */
   calls: Record<string, number>;
   /** Answers per status code. */
@@ -94,6 +96,9 @@ export interface LocalHubSpotContext {
 
 /** Versions from which HubSpot applies the portal's validation rules to API writes. */
 const VALIDATING_VERSIONS: ReadonlySet<HubSpotApiVersion> = new Set(['2026-09']);
+
+/** The user who installed the app: the consent screen's user unless a test signs in someone else. */
+export const LOCAL_INSTALLER = { userId: '1001', email: 'installer@example.test' } as const;
 
 const READ = 'crm.objects.companies.read';
 const WRITE = 'crm.objects.companies.write';
@@ -279,9 +284,20 @@ export function createLocalHubSpotApp(ctx: LocalHubSpotContext): Express {
       const optional =
         typeof q.optional_scope === 'string' ? q.optional_scope.split(/[ +]/).filter(Boolean) : [];
       const scopes = requested ? [...requested, ...optional] : undefined;
+      // HubSpot lets a user authorize only the scopes their own permissions cover: a user who may view
+      // companies but not edit them is stopped at the consent screen, and nothing reaches the app.
+      const { user, grantable } = ctx.signedIn;
+      const refused = (scopes ?? []).filter((s) => grantable !== null && !grantable.includes(s));
+      if (refused.length > 0) {
+        res
+          .status(403)
+          .type('text')
+          .send('local HubSpot: you do not have the correct role to grant these permissions');
+        return;
+      }
       target.searchParams.set(
         'code',
-        ctx.tokens.issueAuthCode({ redirectUri, ...(scopes ? { scopes } : {}) }),
+        ctx.tokens.issueAuthCode({ redirectUri, user, ...(scopes ? { scopes } : {}) }),
       );
     }
     res.redirect(302, target.toString());
@@ -363,13 +379,18 @@ export function createLocalHubSpotApp(ctx: LocalHubSpotContext): Express {
         res.json({ active: false });
         return;
       }
+      // HubSpot's 2026-03 answer: the portal (hub_id) and the user the token was issued to (user_id, user).
+      const hubId = info.user?.hubId ?? ctx.portalId;
       res.json({
         active: true,
+        token_use: 'access_token',
         token_type: 'access_token',
         client_id: body.client_id,
-        hub_id: Number(ctx.portalId),
-        user: 'installer@example.test',
-        hub_domain: `portal-${ctx.portalId}.example.test`,
+        hub_id: Number(hubId),
+        user_id: Number(info.user?.userId ?? LOCAL_INSTALLER.userId),
+        user: info.user?.email ?? LOCAL_INSTALLER.email,
+        hub_domain: `portal-${hubId}.example.test`,
+        scopes: info.scopes ?? [],
         scope: (info.scopes ?? []).join(' '),
         exp: Math.floor((info.expiresAt ?? 0) / 1000),
       });

@@ -32,20 +32,42 @@ export type TokenCheck =
 
 export type GrantFailure = 'bad_client' | 'bad_code' | 'bad_redirect_uri' | 'bad_refresh_token';
 
+/** Who a token was issued to: the HubSpot user who signed in at the consent screen, and their portal. */
+export interface LocalTokenUser {
+  userId: string;
+  email: string;
+  hubId: string;
+}
+
 function token(prefix: string): string {
   return `${prefix}-${randomBytes(24).toString('base64url')}`;
 }
 
 export class LocalTokenRegistry {
-  private readonly codes = new Map<string, { redirectUri: string | undefined; scopes: string[] }>();
-  private readonly access = new Map<string, { expiresAt: number; scopes: string[] }>();
-  private readonly refresh = new Map<string, { scopes: string[]; revoked: boolean }>();
+  private readonly codes = new Map<
+    string,
+    { redirectUri: string | undefined; scopes: string[]; user: LocalTokenUser | undefined }
+  >();
+  private readonly access = new Map<
+    string,
+    { expiresAt: number; scopes: string[]; user?: LocalTokenUser | undefined }
+  >();
+  private readonly refresh = new Map<
+    string,
+    { scopes: string[]; revoked: boolean; user?: LocalTokenUser | undefined }
+  >();
 
   constructor(private readonly options: TokenRegistryOptions) {}
 
-  issueAuthCode(input: { redirectUri?: string; scopes?: readonly string[] } = {}): string {
+  issueAuthCode(
+    input: { redirectUri?: string; scopes?: readonly string[]; user?: LocalTokenUser } = {},
+  ): string {
     const code = token('local-code');
-    this.codes.set(code, { redirectUri: input.redirectUri, scopes: [...(input.scopes ?? HUBSPOT_SCOPES)] });
+    this.codes.set(code, {
+      redirectUri: input.redirectUri,
+      scopes: [...(input.scopes ?? HUBSPOT_SCOPES)],
+      user: input.user,
+    });
     return code;
   }
 
@@ -63,8 +85,8 @@ export class LocalTokenRegistry {
     this.codes.delete(code);
     if (issued.redirectUri !== undefined && issued.redirectUri !== redirectUri) return 'bad_redirect_uri';
     const refreshToken = token('local-rt');
-    this.refresh.set(refreshToken, { scopes: issued.scopes, revoked: false });
-    return this.issueAccess(refreshToken, issued.scopes);
+    this.refresh.set(refreshToken, { scopes: issued.scopes, revoked: false, user: issued.user });
+    return this.issueAccess(refreshToken, issued.scopes, issued.user);
   }
 
   refreshAccess(refreshToken: string | undefined): IssuedTokens | GrantFailure {
@@ -74,9 +96,9 @@ export class LocalTokenRegistry {
     if (this.options.rotateRefreshTokens) {
       entry.revoked = true;
       next = token('local-rt');
-      this.refresh.set(next, { scopes: entry.scopes, revoked: false });
+      this.refresh.set(next, { scopes: entry.scopes, revoked: false, user: entry.user });
     }
-    return this.issueAccess(next, entry.scopes);
+    return this.issueAccess(next, entry.scopes, entry.user);
   }
 
   /**
@@ -96,9 +118,17 @@ export class LocalTokenRegistry {
     return { accessToken, expiresInSeconds: 1800 };
   }
 
-  private issueAccess(refreshToken: string, scopes: string[]): IssuedTokens {
+  private issueAccess(
+    refreshToken: string,
+    scopes: string[],
+    user: LocalTokenUser | undefined,
+  ): IssuedTokens {
     const accessToken = token('local-at');
-    this.access.set(accessToken, { expiresAt: this.options.now() + this.options.accessTokenTtlMs, scopes });
+    this.access.set(accessToken, {
+      expiresAt: this.options.now() + this.options.accessTokenTtlMs,
+      scopes,
+      user,
+    });
     return {
       accessToken,
       refreshToken,
@@ -119,10 +149,15 @@ export class LocalTokenRegistry {
     return { ok: true, scopes: entry.scopes, kind: 'oauth' };
   }
 
-  introspect(tokenValue: string | undefined): { active: boolean; scopes?: string[]; expiresAt?: number } {
+  introspect(tokenValue: string | undefined): {
+    active: boolean;
+    scopes?: string[];
+    expiresAt?: number;
+    user?: LocalTokenUser | undefined;
+  } {
     const entry = tokenValue ? this.access.get(tokenValue) : undefined;
     if (!entry || entry.expiresAt <= this.options.now()) return { active: false };
-    return { active: true, scopes: entry.scopes, expiresAt: entry.expiresAt };
+    return { active: true, scopes: entry.scopes, expiresAt: entry.expiresAt, user: entry.user };
   }
 
   /** Every refresh token stops working (the app was uninstalled). */

@@ -75,9 +75,11 @@ function pathsOf(cfg: HubSpotOAuthClientConfig) {
 const introspectionSchema = z.looseObject({
   active: z.boolean(),
   hub_id: z.union([z.number(), z.string()]).optional(),
-  /** The installing user's email and the portal's domain, when HubSpot includes them. */
+  /** The id and email of the user the token was issued to, and the portal's domain, when HubSpot includes them. */
+  user_id: z.union([z.number(), z.string()]).optional(),
   user: z.string().optional(),
   hub_domain: z.string().optional(),
+  scopes: z.array(z.string()).optional(),
 });
 
 const oauthErrorSchema = z.looseObject({
@@ -170,11 +172,26 @@ export async function refreshHubSpotTokens(
   return toGrant(cfg, body);
 }
 
-/** Asks HubSpot about an access token: the fallback for a token response without `hub_id`. */
+/** What HubSpot's introspection says of an access token. */
+export interface HubSpotTokenInfo {
+  active: boolean;
+  /** The portal the token belongs to. */
+  hubId: string | undefined;
+  /** The HubSpot user the token was issued to (the one who went through the consent screen). */
+  userId: string | undefined;
+  scopes: string[];
+  user?: string;
+  hubDomain?: string;
+}
+
+/**
+ * Asks HubSpot about an access token: the fallback for a token response without `hub_id`, and who a card
+ * user's sign-in token was issued to.
+ */
 export async function introspectHubSpotToken(
   cfg: HubSpotOAuthClientConfig,
   accessToken: string,
-): Promise<{ active: boolean; hubId: string | undefined; user?: string; hubDomain?: string }> {
+): Promise<HubSpotTokenInfo> {
   const body = await postForm(
     cfg,
     pathsOf(cfg).introspect,
@@ -182,10 +199,12 @@ export async function introspectHubSpotToken(
   );
   const parsed = introspectionSchema.safeParse(body);
   if (!parsed.success) throw new HubSpotOAuthError("HubSpot's introspection answer could not be read", 200);
-  const hubId = parsed.data.hub_id;
+  const { hub_id: hubId, user_id: userId } = parsed.data;
   return {
     active: parsed.data.active,
     hubId: hubId === undefined ? undefined : String(hubId),
+    userId: userId === undefined ? undefined : String(userId),
+    scopes: parsed.data.scopes ?? [],
     ...(parsed.data.user ? { user: parsed.data.user } : {}),
     ...(parsed.data.hub_domain ? { hubDomain: parsed.data.hub_domain } : {}),
   };
