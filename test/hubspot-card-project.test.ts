@@ -73,7 +73,9 @@ describe('the app card in the HubSpot project', () => {
     }
     expect(files['src/app/cards/app-url.ts']).toContain(`export const APP_URL = "${APP_URL}";`);
     const app = JSON.parse(files['src/app/app-hsmeta.json']!);
-    expect(app.config.permittedUrls.fetch).toEqual([APP_URL]);
+    // The card calls nothing; it opens the connector's sign-in page in HubSpot's iframe modal.
+    expect(app.config.permittedUrls.fetch).toEqual([]);
+    expect(app.config.permittedUrls.iframe).toEqual([APP_URL]);
   });
 
   it("lists the card's packages with the repository's own version ranges", () => {
@@ -93,7 +95,8 @@ describe('the app card in the HubSpot project', () => {
     expect(result.errors).toEqual([]);
     const code = result.outputFiles[0]!.text;
     expect(code).toContain(APP_URL);
-    expect(code).toContain('/cards/hubspot/companies/');
+    expect(code).toContain('/oauth/hubspot-card');
+    expect(code).not.toContain('/cards/hubspot/companies/');
     expect(code).not.toContain('@hubspot/ui-extensions/testing');
   }, 60_000);
 

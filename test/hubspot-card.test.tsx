@@ -9,12 +9,11 @@ import {
   ToggleGroup,
 } from '@hubspot/ui-extensions';
 import { createRenderer } from '@hubspot/ui-extensions/testing';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import {
   CARD_LINK_SOURCES,
   CARD_MATCH_STATUSES,
   CARD_REQUEST_STATES,
-  type CardData,
   preselectedCandidate,
 } from '../connectors/hubspot/card/ui/card-data.js';
 import {
@@ -22,9 +21,9 @@ import {
   cardStateHtml,
   cardStateText,
 } from '../connectors/hubspot/card/ui/card-preview.js';
+import { CARD_PROPERTY_NAMES, cardDataFromProperties } from '../connectors/hubspot/card/ui/card-record.js';
 import { CARD_SAMPLES } from '../connectors/hubspot/card/ui/card-samples.js';
 import {
-  ACTION_REFUSAL_WORDS,
   CARD_NEXT_STEPS,
   LINK_SOURCE_WORDS,
   NEVER_SYNCED_SENTENCE,
@@ -39,17 +38,18 @@ import {
   UNREACHABLE_SENTENCE,
 } from '../connectors/hubspot/card/ui/card-text.js';
 import {
-  type CardFetcher,
+  type CardModal,
   type CardState,
   CardView,
   ReportCard,
 } from '../connectors/hubspot/card/ui/ReportCard.js';
+import { HUBSPOT_PROPERTY_NAMES } from '../connectors/hubspot/fields/field-names.js';
 import { LINK_SOURCES, MATCH_STATUSES } from '../src/fields.js';
 import { REQUEST_STATES } from '../src/requests/request-store.js';
 
 /**
  * The HubSpot app card with HubSpot's own test renderer: every state the card can be in, what it says and
- * offers, and the loader's requests and answers through a stand-in for `hubspot.fetch`.
+ * offers, and the card reading its record through a stand-in for HubSpot's property read and iframe modal.
  */
 
 function render(state: CardState, props: Partial<Parameters<typeof CardView>[0]> = {}) {
@@ -285,134 +285,91 @@ describe('card data shared with the connector', () => {
   });
 });
 
-/** A stand-in for `hubspot.fetch`: answers in order and records what the card asked. */
-function fakeFetch(answers: (() => { status: number; body?: unknown })[]) {
-  const calls: { url: string; method: string; body: unknown }[] = [];
-  const fetcher: CardFetcher = async (url, options) => {
-    calls.push({ url, method: options?.method ?? 'GET', body: options?.body });
-    const next = answers.shift();
-    if (!next) throw new Error('no answer left');
-    const { status, body } = next();
-    return { status, json: async () => body };
+/** The card's record as HubSpot's property read answers it, and the modals the card asked HubSpot to open. */
+function fakeHubSpot(properties: Record<string, string | null>, fail = false) {
+  const reads: string[][] = [];
+  const modals: { modal: CardModal; onClose?: () => void }[] = [];
+  const readProperties = async (names: string[]) => {
+    reads.push(names);
+    if (fail) throw new Error('HubSpot could not read the record');
+    return properties;
   };
-  return { fetcher, calls };
+  const openModal = (modal: CardModal, onClose?: () => void) => {
+    modals.push({ modal, ...(onClose ? { onClose } : {}) });
+  };
+  return { readProperties, openModal, reads, modals };
 }
 
-describe('the card loading through hubspot.fetch', () => {
+describe("the card on a HubSpot record: reads through HubSpot, acts on the connector's sign-in page", () => {
   const APP = 'https://connector.example.com/';
-  const reviewData = CARD_SAMPLES.needs_review.data;
-  const linkedData: CardData = { ...CARD_SAMPLES.linked.data, companyId: reviewData.companyId };
+  const P = HUBSPOT_PROPERTY_NAMES;
 
-  it('loads the company, sends "This one" to the decision route and shows the answer', async () => {
-    const { fetcher, calls } = fakeFetch([
-      () => ({ status: 200, body: reviewData }),
-      () => ({ status: 200, body: linkedData }),
-    ]);
+  it("reads the record's own properties through HubSpot and shows its report", async () => {
+    const hs = fakeHubSpot({
+      [P.matchStatus]: 'matched',
+      [P.slug]: 'acme-gmbh',
+      [P.score]: '80',
+      [P.band]: 'A',
+      [P.pillars]: 'Governance 80 (40%); Operations 66.5 (35%); Data 90 (25%)',
+      [P.linkSource]: 'auto',
+    });
     const r = createRenderer('crm.record.tab');
-    r.render(<ReportCard companyId="1001" appUrl={APP} fetcher={fetcher} portalId={31337} userId={4242} />);
+    r.render(<ReportCard companyId="1001" portalId="31337" appUrl={APP} {...hs} />);
     expect(r.maybeFind(LoadingSpinner)).not.toBeNull();
-    await r.waitFor(() => expect(r.find(ToggleGroup)).toBeTruthy());
-    r.findByTestId(Button, 'accept').trigger('onClick');
     await r.waitFor(() => expect(r.findAll(ProgressBar).length).toBe(3));
-    expect(calls).toEqual([
-      {
-        url: 'https://connector.example.com/cards/hubspot/companies/1001?portalId=31337&userId=4242',
-        method: 'GET',
-        body: undefined,
-      },
-      {
-        url: 'https://connector.example.com/cards/hubspot/companies/1001/decision?portalId=31337&userId=4242',
-        method: 'POST',
-        body: { action: 'accept', slug: 'acme-gmbh' },
-      },
-    ]);
+    expect(r.find(Heading).text).toBe('Score 80');
+    expect([...hs.reads[0]!].sort()).toEqual(Object.values(HUBSPOT_PROPERTY_NAMES).sort());
+    expect(hs.modals).toEqual([]);
   });
 
-  it('sends "Request a report" and shows why a refused request was not done', async () => {
-    const { fetcher, calls } = fakeFetch([
-      () => ({ status: 200, body: CARD_SAMPLES.no_match.data }),
-      () => ({
-        status: 422,
-        body: { error: 'REPORT_SERVICE_REFUSED', message: 'The key cannot write.' },
-      }),
-    ]);
+  it('a record waiting for review: "Choose the report" opens the sign-in page for this portal and company, and the card reads again when it closes', async () => {
+    const hs = fakeHubSpot({ [P.matchStatus]: 'needs_review' });
     const r = createRenderer('crm.record.tab');
-    r.render(<ReportCard companyId="1001" appUrl={APP} fetcher={fetcher} />);
+    r.render(<ReportCard companyId="1001" portalId="31337" appUrl={APP} {...hs} />);
+    await r.waitFor(() => expect(r.findByTestId(Button, 'review')).toBeTruthy());
+    expect(r.maybeFind(ToggleGroup)).toBeNull();
+    r.findByTestId(Button, 'review').trigger('onClick');
+    expect(hs.modals).toHaveLength(1);
+    expect(hs.modals[0]!.modal.uri).toBe(
+      'https://connector.example.com/oauth/hubspot-card/act?portalId=31337&companyId=1001',
+    );
+    expect(hs.reads).toHaveLength(1);
+    hs.modals[0]!.onClose?.();
+    // The same answer changes nothing on screen, so the renderer's own waitFor (which waits for a change) cannot see it.
+    await vi.waitFor(() => expect(hs.reads).toHaveLength(2));
+  });
+
+  it('no match: "Request a report" opens the same page', async () => {
+    const hs = fakeHubSpot({ [P.matchStatus]: 'no_match' });
+    const r = createRenderer('crm.record.tab');
+    r.render(<ReportCard companyId="7" portalId="31337" appUrl={APP} {...hs} />);
     await r.waitFor(() => expect(r.findByTestId(Button, 'request')).toBeTruthy());
     r.findByTestId(Button, 'request').trigger('onClick');
-    await r.waitFor(() => expect(r.find(Alert).text).toBe('The key cannot write.'));
-    expect(calls[1]).toEqual({
-      url: 'https://connector.example.com/cards/hubspot/companies/1001/request',
-      method: 'POST',
-      body: {},
-    });
-  });
-
-  it.each([
-    ['NOT_IN_REVIEW', 404, 'Record 1001 is not waiting for review (it may have been resolved already).'],
-    [
-      'NOT_A_CANDIDATE',
-      400,
-      'acme-x is not one of the candidates offered for this record; use action "set" to link another report.',
-    ],
-  ] as const)(
-    "a decision refused with %s is told in the seller's words, not the operator's",
-    async (code, status, message) => {
-      const { fetcher } = fakeFetch([
-        () => ({ status: 200, body: reviewData }),
-        () => ({ status, body: { error: code, message } }),
-      ]);
-      const r = createRenderer('crm.record.tab');
-      r.render(<ReportCard companyId="1001" appUrl={APP} fetcher={fetcher} />);
-      await r.waitFor(() => expect(r.find(ToggleGroup)).toBeTruthy());
-      r.findByTestId(Button, 'accept').trigger('onClick');
-      await r.waitFor(() => expect(r.find(Alert).text).toBe(ACTION_REFUSAL_WORDS[code]));
-      expect(r.find(Alert).text).not.toMatch(/action "set"|Record 1001/);
-    },
-  );
-
-  it.each([
-    [
-      'refused (401)',
-      () => ({ status: 401, body: { error: 'invalid_signature', message: 'x' } }),
-      REFUSED_SENTENCE,
-    ],
-    [
-      'another portal (403)',
-      () => ({ status: 403, body: { error: 'unknown_portal', message: 'x' } }),
-      NOT_FOUND_SENTENCE,
-    ],
-    [
-      'unknown company (404)',
-      () => ({ status: 404, body: { error: 'unknown_company', message: 'x' } }),
-      NOT_FOUND_SENTENCE,
-    ],
-    [
-      'a server failure (500)',
-      () => ({ status: 500, body: { error: 'internal error' } }),
-      UNREACHABLE_SENTENCE,
-    ],
-    ['an answer it cannot read', () => ({ status: 200, body: { status: 'matched' } }), UNREACHABLE_SENTENCE],
-    [
-      'no connection',
-      () => {
-        throw new Error('connect ECONNREFUSED');
-      },
-      UNREACHABLE_SENTENCE,
-    ],
-  ] as const)('%s: the card says so', async (_name, answer, sentence) => {
-    const { fetcher } = fakeFetch([answer]);
-    const r = createRenderer('crm.record.tab');
-    r.render(<ReportCard companyId="7" appUrl={APP} fetcher={fetcher} />);
-    await r.waitFor(() => expect(r.findByTestId(Text, 'status').text).toBe(sentence));
-  });
-
-  it('rate limited (429): says when to try again', async () => {
-    const { fetcher } = fakeFetch([
-      () => ({ status: 429, body: { error: 'rate_limited', message: 'x', retryAfterSeconds: 17 } }),
+    expect(hs.modals.map((m) => m.modal.uri)).toEqual([
+      'https://connector.example.com/oauth/hubspot-card/act?portalId=31337&companyId=7',
     ]);
+  });
+
+  it('a record the connector never wrote, and a read HubSpot could not do: the card says so', async () => {
+    const never = fakeHubSpot({});
     const r = createRenderer('crm.record.tab');
-    r.render(<ReportCard companyId="7" appUrl={APP} fetcher={fetcher} />);
-    await r.waitFor(() => expect(r.findByTestId(Text, 'status').text).toMatch(/Try again in 17 seconds/));
+    r.render(<ReportCard companyId="7" portalId="1" appUrl={APP} {...never} />);
+    await r.waitFor(() => expect(r.findByTestId(Text, 'status').text).toBe(NEVER_SYNCED_SENTENCE));
+    const failing = fakeHubSpot({}, true);
+    const f = createRenderer('crm.record.tab');
+    f.render(<ReportCard companyId="7" portalId="1" appUrl={APP} {...failing} />);
+    await f.waitFor(() => expect(f.findByTestId(Text, 'status').text).toBe(UNREACHABLE_SENTENCE));
+  });
+
+  it('names the same properties as the connector writes, and reads a report link only if it is http or https', () => {
+    expect(CARD_PROPERTY_NAMES).toEqual(HUBSPOT_PROPERTY_NAMES);
+    const data = cardDataFromProperties('1', {
+      [P.matchStatus]: 'matched',
+      [P.slug]: 'x',
+      [P.reportUrl]: 'javascript:alert(1)',
+      [P.linkSource]: 'nonsense',
+    });
+    expect(data.report?.url).toBeNull();
+    expect(data.linkSource).toBeNull();
   });
 });

@@ -69,14 +69,17 @@ describe('HubSpot project manifests', () => {
     const app = JSON.parse(generated['src/app/app-hsmeta.json']!);
     expect(app.type).toBe('app');
     expect(app.config.auth.type).toBe('oauth');
-    expect(app.config.auth.redirectUrls).toEqual([`${appUrl}/oauth/hubspot/callback`]);
+    expect(app.config.auth.redirectUrls).toEqual([
+      `${appUrl}/oauth/hubspot/callback`,
+      `${appUrl}/oauth/hubspot-card/callback`,
+    ]);
     expect(app.config.auth.requiredScopes).toEqual([
       'oauth',
       'crm.objects.companies.read',
       'crm.objects.companies.write',
       'crm.schemas.companies.write',
     ]);
-    expect(app.config.permittedUrls.fetch).toEqual([appUrl]);
+    expect(app.config.permittedUrls).toEqual({ fetch: [], iframe: [appUrl], img: [] });
 
     const webhooks = JSON.parse(generated['src/app/webhooks/webhooks-hsmeta.json']!);
     expect(webhooks.type).toBe('webhooks');

@@ -15,6 +15,8 @@ export const HUBSPOT_CARD_SOURCE_DIR = 'connectors/hubspot/card/ui';
 /** The card's own files, copied into `src/app/cards/` unchanged but for the generated mark on their first line. */
 export const HUBSPOT_CARD_SOURCES = [
   'card-data.ts',
+  'card-paths.ts',
+  'card-record.ts',
   'card-text.ts',
   'ReportCard.tsx',
   'report-card-entry.tsx',

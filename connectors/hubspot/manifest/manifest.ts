@@ -3,6 +3,7 @@ import { dirname, join } from 'node:path';
 import { markGenerated } from '../../../src/crm/generated-mark.js';
 import { PUBLIC_PAGE_PATHS, supportEmailFor } from '../../../src/crm/public-pages.js';
 import { ConfigError } from '../../../src/env-schema.js';
+import { HUBSPOT_CARD_CALLBACK_PATH } from '../card/ui/card-paths.js';
 import { hubspotField } from '../fields/field-names.js';
 import { hubspotPropertyDefinitions, hubspotPropertyGroup } from '../fields/field-types.js';
 import { HUBSPOT_CALLBACK_PATH } from '../oauth/oauth-flow.js';
@@ -123,13 +124,15 @@ export function hubspotProjectFiles(options: HubSpotManifestOptions): Record<str
               distribution: 'marketplace',
               auth: {
                 type: 'oauth',
-                redirectUrls: [`${appUrl}${HUBSPOT_CALLBACK_PATH}`],
+                // The install's callback, and the card's sign-in (a seller proving who acts on a company).
+                redirectUrls: [`${appUrl}${HUBSPOT_CALLBACK_PATH}`, `${appUrl}${HUBSPOT_CARD_CALLBACK_PATH}`],
                 requiredScopes: [...HUBSPOT_SCOPES],
                 optionalScopes: [...HUBSPOT_NOTE_SCOPES],
                 conditionallyRequiredScopes: [],
               },
             }),
-        permittedUrls: { fetch: [appUrl], iframe: [], img: [] },
+        // The card calls nothing (it reads the record through HubSpot); it opens the connector's sign-in page.
+        permittedUrls: { fetch: [], iframe: [appUrl], img: [] },
         support: {
           supportEmail: supportEmailFor(appUrl),
           // Public pages (a setup guide behind a sign-in is refused by HubSpot's review), one URL each.

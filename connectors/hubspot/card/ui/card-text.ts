@@ -162,3 +162,9 @@ export function formatDay(iso: string | null): string | null {
 export function formatScore(score: number): string {
   return Number.isInteger(score) ? String(score) : score.toFixed(1);
 }
+
+/** The card's button for a record waiting for review: the candidates are shown after HubSpot's sign-in. */
+export const REVIEW_OPEN_WORDS = 'Choose the report';
+
+/** The title of the connector's page the card opens for a decision or a request. */
+export const ACT_MODAL_TITLE = 'Report connector: sign in with HubSpot';

@@ -14,16 +14,11 @@ import {
   ToggleGroup,
 } from '@hubspot/ui-extensions';
 import { type ReactNode, useCallback, useEffect, useState } from 'react';
+import { type CardData, type CardDecision, preselectedCandidate } from './card-data.js';
+import { cardActUrl } from './card-paths.js';
+import { CARD_PROPERTY_NAMES, cardDataFromProperties } from './card-record.js';
 import {
-  type CardData,
-  type CardDecision,
-  cardCompanyPath,
-  cardDataSchema,
-  cardErrorSchema,
-  preselectedCandidate,
-} from './card-data.js';
-import {
-  ACTION_REFUSAL_WORDS,
+  ACT_MODAL_TITLE,
   ALERT_TITLE,
   alertSentence,
   CARD_NEXT_STEPS,
@@ -39,6 +34,7 @@ import {
   previousSentence,
   REFUSED_SENTENCE,
   REQUEST_STATE_WORDS,
+  REVIEW_OPEN_WORDS,
   REVIEW_PRESELECT_NONE_SENTENCE,
   retryAfterSentence,
   STATE_TITLES,
@@ -51,8 +47,8 @@ import {
 /**
  * The report card on a HubSpot company record: the linked report's score and what stands behind it, or the
  * decision or request the record waits for. `CardView` draws one state and holds no data of its own (tests and
- * the preview render each state with it); `ReportCard` loads the state through `hubspot.fetch` and sends the
- * seller's decisions and requests back to the connector.
+ * the preview render each state with it); `ReportCard` reads the record's own properties through HubSpot and
+ * opens the connector's page, where the seller signs in with HubSpot, for a decision or a request.
  */
 
 /** What the card shows: the connector's answer, or why there is none. */
@@ -64,12 +60,6 @@ export type CardState =
   | { kind: 'not_found' }
   | { kind: 'busy'; retryAfterSeconds?: number };
 
-/** The part of `hubspot.fetch` the card uses (its Response satisfies this), so tests can pass their own. */
-export type CardFetcher = (
-  url: string,
-  options?: { method?: 'GET' | 'POST'; body?: Record<string, unknown> },
-) => Promise<{ status: number; json(): Promise<unknown> }>;
-
 export interface CardViewProps {
   state: CardState;
   /** A decision or request is on its way: its buttons are disabled. */
@@ -78,6 +68,8 @@ export interface CardViewProps {
   actionError?: string | null;
   onDecide?: (decision: CardDecision) => void;
   onRequest?: () => void;
+  /** Opens the connector's page for the record's review (the card holds no candidates of its own). */
+  onAct?: () => void;
 }
 
 const HTTP_URL = /^https?:\/\//i;
@@ -175,10 +167,23 @@ function ReviewView({
   data,
   sending,
   onDecide,
-}: { data: CardData } & Pick<CardViewProps, 'sending' | 'onDecide'>) {
+  onAct,
+}: { data: CardData } & Pick<CardViewProps, 'sending' | 'onDecide' | 'onAct'>) {
   const candidates = data.review?.candidates ?? [];
   const preselected = preselectedCandidate(candidates, data.review?.tied);
   const [chosen, setChosen] = useState<string | null>(preselected);
+  if (data.review === null) {
+    return (
+      <Flex direction="column" gap="sm">
+        <Heading>{STATE_TITLES.needs_review}</Heading>
+        <Sentence testId="status">{STATUS_SENTENCES.needs_review}</Sentence>
+        <Sentence testId="next-step">{CARD_NEXT_STEPS.needs_review}</Sentence>
+        <Button testId="review" variant="primary" disabled={sending === true} onClick={() => onAct?.()}>
+          {REVIEW_OPEN_WORDS}
+        </Button>
+      </Flex>
+    );
+  }
   return (
     <Flex direction="column" gap="sm">
       <Heading>{STATE_TITLES.needs_review}</Heading>
@@ -270,7 +275,14 @@ function RecordView(props: CardViewProps & { data: CardData }) {
     case 'matched':
       return <LinkedView data={data} />;
     case 'needs_review':
-      return <ReviewView data={data} sending={props.sending ?? false} onDecide={props.onDecide} />;
+      return (
+        <ReviewView
+          data={data}
+          sending={props.sending ?? false}
+          onDecide={props.onDecide}
+          onAct={props.onAct}
+        />
+      );
     case 'no_match':
       return <NoMatchView data={data} sending={props.sending ?? false} onRequest={props.onRequest} />;
     case 'requested':
@@ -330,91 +342,58 @@ export function CardView(props: CardViewProps) {
   );
 }
 
-/** Reads a connector answer: the card's data, or the state its refusal stands for. */
-async function stateOf(response: { status: number; json(): Promise<unknown> }): Promise<CardState> {
-  if (response.status === 401) return { kind: 'refused' };
-  if (response.status === 403 || response.status === 404) return { kind: 'not_found' };
-  if (response.status === 429) {
-    const body = cardErrorSchema.safeParse(await response.json().catch(() => null));
-    return body.success && body.data.retryAfterSeconds !== undefined
-      ? { kind: 'busy', retryAfterSeconds: body.data.retryAfterSeconds }
-      : { kind: 'busy' };
-  }
-  if (response.status !== 200) return { kind: 'unreachable' };
-  const data = cardDataSchema.safeParse(await response.json().catch(() => null));
-  return data.success ? { kind: 'data', data: data.data } : { kind: 'unreachable' };
-}
-
-async function messageOf(response: { status: number; json(): Promise<unknown> }): Promise<string> {
-  const body = cardErrorSchema.safeParse(await response.json().catch(() => null));
-  if (!body.success) return `The connector answered ${response.status}.`;
-  return ACTION_REFUSAL_WORDS[body.data.error] ?? body.data.message;
+/** What HubSpot's `openIframeModal` takes (`actions.openIframeModal`). */
+export interface CardModal {
+  uri: string;
+  height: number;
+  width: number;
+  title: string;
 }
 
 export interface ReportCardProps {
   companyId: string;
-  /** The connector's public URL (`APP_URL`), which the app's `permittedUrls` declares. */
+  /** The portal from the card's context: only named to the sign-in page, which refuses a sign-in elsewhere. */
+  portalId: string;
+  /** The connector's public URL (`APP_URL`), which the app's `permittedUrls.iframe` declares. */
   appUrl: string;
-  fetcher: CardFetcher;
   /**
-   * The portal and user from the card's context. The card puts them in its URLs itself, inside what HubSpot
-   * signs, because HubSpot's documentation does not say that `hubspot.fetch` adds them (docs/vendor-sources.md);
-   * if HubSpot adds them too, the connector accepts the repeat only when both say the same.
+   * HubSpot's `actions.fetchCrmObjectProperties`: the record's own properties, read by HubSpot with the viewing
+   * user's rights. The card asks the connector for nothing.
    */
-  portalId?: number | string;
-  userId?: number | string;
+  readProperties: (names: string[]) => Promise<Record<string, string | null | undefined>>;
+  /** HubSpot's `actions.openIframeModal`: the connector's page where the seller signs in and acts. */
+  openModal: (modal: CardModal, onClose?: () => void) => void;
 }
 
-/** The card's signed identity as a query string, or '' when the context gave none (tests, the preview). */
-export function cardIdentityQuery(portalId?: number | string, userId?: number | string): string {
-  if (portalId === undefined || userId === undefined) return '';
-  return `?${new URLSearchParams({ portalId: String(portalId), userId: String(userId) }).toString()}`;
-}
-
-/** The card as HubSpot runs it: loads its state, then sends decisions and requests. */
-export function ReportCard({ companyId, appUrl, fetcher, portalId, userId }: ReportCardProps) {
+/** The card as HubSpot runs it: the record's properties, and the connector's sign-in page for any action. */
+export function ReportCard({ companyId, portalId, appUrl, readProperties, openModal }: ReportCardProps) {
   const [state, setState] = useState<CardState>({ kind: 'loading' });
-  const [sending, setSending] = useState(false);
-  const [actionError, setActionError] = useState<string | null>(null);
-  const base = `${appUrl.replace(/\/+$/, '')}${cardCompanyPath(companyId)}`;
-  const identity = cardIdentityQuery(portalId, userId);
+  const [reads, setReads] = useState(0);
 
   useEffect(() => {
     let live = true;
-    fetcher(`${base}${identity}`)
-      .then(stateOf, (): CardState => ({ kind: 'unreachable' }))
+    void reads;
+    readProperties(Object.values(CARD_PROPERTY_NAMES))
+      .then(
+        (properties): CardState => ({ kind: 'data', data: cardDataFromProperties(companyId, properties) }),
+        (): CardState => ({ kind: 'unreachable' }),
+      )
       .then((next) => {
         if (live) setState(next);
       });
     return () => {
       live = false;
     };
-  }, [base, identity, fetcher]);
+  }, [companyId, readProperties, reads]);
 
-  const send = useCallback(
-    async (path: string, body: Record<string, unknown>) => {
-      setSending(true);
-      setActionError(null);
-      try {
-        const response = await fetcher(`${base}${path}${identity}`, { method: 'POST', body });
-        if (response.status === 200) setState(await stateOf(response));
-        else setActionError(await messageOf(response));
-      } catch {
-        setActionError(UNREACHABLE_SENTENCE);
-      } finally {
-        setSending(false);
-      }
-    },
-    [base, identity, fetcher],
-  );
+  // Decisions and requests are taken on the connector's page, after HubSpot says who the seller is; the card
+  // reads the record again when the page is closed.
+  const act = useCallback(() => {
+    openModal(
+      { uri: cardActUrl(appUrl, portalId, companyId), height: 640, width: 720, title: ACT_MODAL_TITLE },
+      () => setReads((n) => n + 1),
+    );
+  }, [appUrl, portalId, companyId, openModal]);
 
-  return (
-    <CardView
-      state={state}
-      sending={sending}
-      actionError={actionError}
-      onDecide={(decision) => void send('/decision', decision)}
-      onRequest={() => void send('/request', {})}
-    />
-  );
+  return <CardView state={state} onAct={act} onRequest={act} />;
 }

@@ -2,9 +2,9 @@
 import { z } from 'zod';
 
 /**
- * What `GET /cards/hubspot/companies/:companyId` answers and what the card reads: one company's report as the
- * connector wrote it on the record, with its review candidates and its report request. The connector's routes
- * build it and the card parses it with the same schema, so neither side can drift. This folder is copied into
+ * What the card shows: one company's report as the connector wrote it on the record (the card reads the
+ * record's properties through HubSpot, ui/card-record.ts), and, on the connector's sign-in page, its review
+ * candidates and its report request. This folder is copied into
  * the HubSpot project as it is, so it imports nothing from the rest of the repository; the lists below equal
  * src/fields.ts and src/requests/request-store.ts (test/hubspot-card.test.tsx checks that).
  */
@@ -82,25 +82,12 @@ export const cardDataSchema = z.object({
 });
 export type CardData = z.infer<typeof cardDataSchema>;
 
-/** The body of a refusal or failure from the card routes. */
-export const cardErrorSchema = z.object({
-  error: z.string(),
-  message: z.string(),
-  retryAfterSeconds: z.number().optional(),
-});
-export type CardErrorBody = z.infer<typeof cardErrorSchema>;
-
-/** `POST …/decision`: the same two review decisions the admin page takes. */
+/** A review decision from the connector's sign-in page: the same two the admin page takes. */
 export const cardDecisionSchema = z.discriminatedUnion('action', [
   z.object({ action: z.literal('accept'), slug: z.string().min(1) }),
   z.object({ action: z.literal('reject') }),
 ]);
 export type CardDecision = z.infer<typeof cardDecisionSchema>;
-
-/** The path of a company's card data under the connector's URL; decisions and requests go below it. */
-export function cardCompanyPath(companyId: string): string {
-  return `/cards/hubspot/companies/${encodeURIComponent(companyId)}`;
-}
 
 /**
  * The candidate to pre-select. With the connector's word on ties: none when tied, else its first (the matcher's
