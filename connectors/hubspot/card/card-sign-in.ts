@@ -152,7 +152,7 @@ function signInRoute({ deps, appUrl }: SignInContext) {
     const params: [string, string][] = [
       ['client_id', deps.oauth.clientId],
       ['redirect_uri', hubspotCardRedirectUri(appUrl)],
-      // The app's own required scopes: HubSpot refuses a consent URL whose scopes differ from the app's.
+      // The app's required scopes, as the install asks them: the consent URL known to work for this app.
       ['scope', HUBSPOT_SCOPES.join(' ')],
       ['state', state],
     ];
