@@ -2,6 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import express from 'express';
 import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { CARD_REQUESTS_PER_MINUTE } from '../connectors/hubspot/card/card-rate-limit.js';
 import { readHubSpotConfig } from '../connectors/hubspot/config.js';
 import { hubspotProvider } from '../connectors/hubspot/index.js';
 import {
@@ -53,6 +54,8 @@ interface Recorded {
   requests: { installationId: string; recordId: string; by: DecisionActor }[];
 }
 const recorded: Recorded = { reads: [], decisions: [], requests: [] };
+/** Actions done in this file so far: they share portal B's one-minute budget. */
+let actionsDone = 0;
 
 const installationB = {
   id: `hubspot:${PORTAL_B}`,
@@ -97,9 +100,11 @@ const cards: RecordCardHost = {
     return installationId === installationB.id ? companyOf(recordId) : null;
   },
   async decide(installationId, recordId, decision, by) {
+    actionsDone++;
     recorded.decisions.push({ installationId, recordId, decision, by });
   },
   async request(installationId, recordId, by) {
+    actionsDone++;
     recorded.requests.push({ installationId, recordId, by });
   },
 };
@@ -328,5 +333,20 @@ describe('a user HubSpot proved acts in their own name', () => {
     const jar = new CookieJar();
     const page = await signIn(jar, PORTAL_B, REVIEW_COMPANY);
     expect(page.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
+  });
+
+  it("keeps the portal's card budget: 30 actions a minute, then 429 with Retry-After, nothing done", async () => {
+    // Earlier tests of this file acted for portal B within the same minute: they count too.
+    while (actionsDone < CARD_REQUESTS_PER_MINUTE) {
+      const jar = new CookieJar();
+      await signIn(jar, PORTAL_B, NO_MATCH_COMPANY);
+      expect((await post(jar, { action: 'request' })).status).toBe(200);
+    }
+    const jar = new CookieJar();
+    await signIn(jar, PORTAL_B, NO_MATCH_COMPANY);
+    const over = await post(jar, { action: 'request' });
+    expect(over.status).toBe(429);
+    expect(Number(over.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(actionsDone).toBe(CARD_REQUESTS_PER_MINUTE);
   });
 });
