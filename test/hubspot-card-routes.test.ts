@@ -56,6 +56,17 @@ describe('HubSpot card actions, taken by a user HubSpot signed in', () => {
     expect(res.status).toBe(404);
   });
 
+  it("the server lets HubSpot's pages frame the card's page, and no one frame the others", async () => {
+    const act = await fetch(
+      `${system.appUrl}/oauth/hubspot-card/act?portalId=${LOCAL_HUBSPOT_PORTAL_ID}&companyId=${recordWith('matched')}`,
+    );
+    expect(act.status).toBe(200);
+    expect(act.headers.get('content-security-policy')).toContain('frame-ancestors https://app.hubspot.com');
+    expect(act.headers.get('x-frame-options')).toBeNull();
+    const page = await signIn(recordWith('matched'));
+    expect(page.status).toBe(200);
+  });
+
   it('takes a review decision: the CRM record and the decision log show it, with the signed-in user', async () => {
     const id = recordWith('needs_review');
     const first = await signIn(id);
