@@ -9,8 +9,8 @@ import {
   LOGIN_COUNTED_CLIENTS_MAX,
   LOGIN_FAILURES_PER_WINDOW,
   LoginThrottle,
-} from '../src/admin/login-throttle.js';
-import { SessionRevocations } from '../src/admin/session-revocations.js';
+} from '../src/auth/login-throttle.js';
+import { SessionRevocations } from '../src/auth/session-revocations.js';
 import { ConfigError, loadConfig, type TrustProxy } from '../src/config.js';
 import { foldLoginCountersIntoUnits } from '../src/migrations/001-login-counters-into-units.js';
 import { AddressWindow, countAnswer, refusalWait } from '../src/server/address-limits.js';

@@ -4,15 +4,16 @@ import { describe, expect, it, vi } from 'vitest';
 import type { AppContext } from '../src/app/context.js';
 import { InstallationService } from '../src/app/installation-service.js';
 import type { AppRuntime } from '../src/app/runtime.js';
+import { linkIndexOf, syncRunsOf } from '../src/app/stores.js';
 import { InstallationStore } from '../src/installations/store.js';
 import type { InstallationStop } from '../src/pipeline/installation-stop.js';
 import { crmKind } from '../src/providers.js';
 import { type ReportRequest, RequestStore } from '../src/requests/request-store.js';
-import { LinkIndex } from '../src/storage/link-index.js';
+import type { LinkIndex } from '../src/storage/link-index.js';
 import { PendingSlugs } from '../src/storage/pending-slugs.js';
 import { fingerprintOf, type RecordState } from '../src/storage/record-state.js';
 import { RunLinks } from '../src/storage/run-links.js';
-import { SyncRuns } from '../src/storage/runs.js';
+import type { SyncRuns } from '../src/storage/runs.js';
 import { SecretBox } from '../src/util/secretbox.js';
 import { redisWithFreshPrefixes } from './support/redis-prefixes.js';
 
@@ -35,8 +36,8 @@ interface Removal {
 function removal(): Removal {
   const prefix = freshPrefix();
   const store = new InstallationStore(redis(), new SecretBox(randomBytes(32)), prefix);
-  const index = new LinkIndex(redis(), store.keys);
-  const runs = new SyncRuns(redis(), store.keys);
+  const index = linkIndexOf(redis(), store.keys);
+  const runs = syncRunsOf(redis(), store.keys);
   const requests = new RequestStore(redis(), store.keys);
   const installationStop: Pick<InstallationStop, 'stop'> = { stop: async () => undefined };
   const runtime: Pick<AppRuntime, 'forget'> = { forget: () => undefined };
@@ -172,7 +173,7 @@ describe('removal leaves nothing of the installation in global keys (issue 26, p
 
   it('an installation removed and installed again is fanned out again, whichever process links it', async () => {
     const { store, index, service } = removal();
-    const elsewhere = new LinkIndex(redis(), store.keys);
+    const elsewhere = linkIndexOf(redis(), store.keys);
     const id = await installed(store);
     await elsewhere.apply(id, [linkedTo('101', 'acme-robotics')]);
     const numbers = store.keys.slugInstallationNumbers();

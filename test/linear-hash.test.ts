@@ -1,10 +1,11 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { linkIndexOf } from '../src/app/stores.js';
 import { placeDigest } from '../src/matching/shared-links.js';
 import { Keys } from '../src/storage/keys.js';
 import { LINEAR_HASH_LOAD, scanLinearHash } from '../src/storage/linear-hash.js';
-import { LinkIndex } from '../src/storage/link-index.js';
+import type { LinkIndex } from '../src/storage/link-index.js';
 import { expandIncludes } from '../src/storage/lua-loader.js';
 import { LuaScript } from '../src/storage/lua-script.js';
 import {
@@ -157,7 +158,7 @@ describe('LinkIndex on linear-hash buckets', () => {
   async function installed(prefix: string, id: string): Promise<LinkIndex> {
     const keys = new Keys(prefix);
     await redis().hset(keys.installation(id), 'id', id);
-    return new LinkIndex(redis(), keys);
+    return linkIndexOf(redis(), keys);
   }
 
   it('keeps 3,000 records, their reverse index and the fan-out through the splits', async () => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { linkIndexOf } from '../src/app/stores.js';
 import { Keys } from '../src/storage/keys.js';
-import { LinkIndex } from '../src/storage/link-index.js';
+import type { LinkIndex } from '../src/storage/link-index.js';
 import { LISTED_LINK_TTL_MS } from '../src/storage/slug-index.js';
 import { autoLinkedState } from './support/link-states.js';
 import { redisWithFreshPrefixes } from './support/redis-prefixes.js';
@@ -15,7 +16,7 @@ const { redis, freshPrefix } = redisWithFreshPrefixes('listed-links');
 async function installed(id: string): Promise<{ index: LinkIndex; keys: Keys }> {
   const keys = new Keys(freshPrefix());
   await redis().hset(keys.installation(id), 'id', id);
-  return { index: new LinkIndex(redis(), keys), keys };
+  return { index: linkIndexOf(redis(), keys), keys };
 }
 
 describe('records a run listed on a slug', () => {

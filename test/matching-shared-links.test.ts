@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import { sharedLinks } from '../src/admin/views/installation-page.js';
+import { linkIndexOf } from '../src/app/stores.js';
 import {
   conflictingPlaceDigests,
   conflictingSharedLinks,
@@ -8,7 +9,6 @@ import {
 } from '../src/matching/shared-links.js';
 import { closeRedis, createRedis } from '../src/redis.js';
 import { Keys } from '../src/storage/keys.js';
-import { LinkIndex } from '../src/storage/link-index.js';
 import { autoLinkedState } from './support/link-states.js';
 import { REDIS_URL } from './support/redis-url.js';
 
@@ -48,7 +48,7 @@ describe('conflictingSharedLinks', () => {
 describe('auto links shared by several records', () => {
   const prefix = `rc-test-${randomUUID().slice(0, 8)}`;
   const redis = createRedis(REDIS_URL, 'worker');
-  const index = new LinkIndex(redis, new Keys(prefix));
+  const index = linkIndexOf(redis, new Keys(prefix));
 
   afterAll(async () => {
     const keys = await redis.keys(`${prefix}:*`);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { syncRunsOf } from '../src/app/stores.js';
 import { Keys } from '../src/storage/keys.js';
-import { emptyBatchResult, KEPT_RUNS, SyncRuns } from '../src/storage/runs.js';
+import { emptyBatchResult, KEPT_RUNS } from '../src/storage/runs.js';
 import { redisUnderOwnPrefix } from './support/redis-prefixes.js';
 
 /** The sync history is bounded by count: a run that falls out of it takes its keys along. */
@@ -10,7 +11,7 @@ const keys = new Keys(prefix);
 
 describe('sync history', () => {
   it(`keeps the newest ${KEPT_RUNS} runs and deletes the keys of older ones`, async () => {
-    const runs = new SyncRuns(redis, keys);
+    const runs = syncRunsOf(redis, keys);
     const ids: string[] = [];
     for (let i = 0; i < KEPT_RUNS + 2; i++) {
       const id = await runs.start('hubspot-1', 'reconcile');
@@ -29,7 +30,7 @@ describe('sync history', () => {
   });
 
   it("folds a done run's batches into its summary: the same totals, errors and samples, whatever the run's size", async () => {
-    const runs = new SyncRuns(redis, keys);
+    const runs = syncRunsOf(redis, keys);
     const memory = async (key: string) => Number(await redis.call('MEMORY', 'USAGE', key, 'SAMPLES', '0'));
     let batchesBytes = 0;
     let runBytes = 0;
@@ -81,7 +82,7 @@ describe('sync history', () => {
   });
 
   it("folds a stopped run's batches too, and adds a batch that ends after the stop", async () => {
-    const runs = new SyncRuns(redis, keys);
+    const runs = syncRunsOf(redis, keys);
     const id = await runs.start('hubspot-3', 'full');
     await runs.listingDone(id, 10);
     const result = (b: number) => {
@@ -113,7 +114,7 @@ describe('sync history', () => {
   });
 
   it('counts a listed page once when a killed lister lists it again', async () => {
-    const runs = new SyncRuns(redis, keys);
+    const runs = syncRunsOf(redis, keys);
     const id = await runs.start('hubspot-4', 'full');
     await runs.addListed(id, 0, 100);
     await runs.addListed(id, 1, 100);

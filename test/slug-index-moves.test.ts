@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { linkIndexOf } from '../src/app/stores.js';
 import { Keys } from '../src/storage/keys.js';
 import { scanLinearHash } from '../src/storage/linear-hash.js';
-import { LinkIndex } from '../src/storage/link-index.js';
+import type { LinkIndex } from '../src/storage/link-index.js';
 import { slugDigest } from '../src/storage/slug-digest.js';
 import { autoLinkedState } from './support/link-states.js';
 import { redisWithFreshPrefixes } from './support/redis-prefixes.js';
@@ -11,7 +12,7 @@ const { redis, freshPrefix } = redisWithFreshPrefixes('slug-moves');
 async function installed(id: string): Promise<{ index: LinkIndex; keys: Keys }> {
   const keys = new Keys(freshPrefix());
   await redis().hset(keys.installation(id), 'id', id);
-  return { index: new LinkIndex(redis(), keys), keys };
+  return { index: linkIndexOf(redis(), keys), keys };
 }
 
 /** The slug index as stored: digest -> record ids. */

@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import { scoreBuckets } from '../src/admin/overview.js';
+import { linkIndexOf } from '../src/app/stores.js';
 import { MATCH_STATUSES, type MatchStatus } from '../src/fields.js';
 import { buildStatusCounts } from '../src/migrations/004-status-counts-built.js';
 import { closeRedis, createRedis } from '../src/redis.js';
 import { Keys } from '../src/storage/keys.js';
-import { LinkIndex } from '../src/storage/link-index.js';
+import type { LinkIndex } from '../src/storage/link-index.js';
 import { fingerprintOf, type RecordState } from '../src/storage/record-state.js';
 import { REDIS_URL } from './support/redis-url.js';
 import { reliabilitySeed, seededRandom } from './support/seeded-random.js';
@@ -140,7 +141,7 @@ describe('status counts kept by the scripts', () => {
   const seed = reliabilitySeed();
 
   it(`equal a scan after random changes and kills (seed ${seed})`, async () => {
-    const index = new LinkIndex(redis, keys);
+    const index = linkIndexOf(redis, keys);
     const random = seededRandom(seed);
     const id = 'prop';
     await redis.hset(keys.installation(id), 'id', id);
@@ -151,7 +152,7 @@ describe('status counts kept by the scripts', () => {
   });
 
   it(`are built once for an installation written without them, beside writes and a build cut short (seed ${seed})`, async () => {
-    const index = new LinkIndex(redis, keys);
+    const index = linkIndexOf(redis, keys);
     const random = seededRandom(seed + 1);
     const id = 'upgrade';
     await redis.hset(keys.installation(id), 'id', id);
@@ -189,7 +190,7 @@ describe('status counts kept by the scripts', () => {
   });
 
   it('need no build for an installation whose first states are written with them', async () => {
-    const index = new LinkIndex(redis, keys);
+    const index = linkIndexOf(redis, keys);
     const id = 'fresh';
     await redis.hset(keys.installation(id), 'id', id);
     await index.apply(id, [randomState(seededRandom(seed + 3), 'r1')]);
@@ -197,7 +198,7 @@ describe('status counts kept by the scripts', () => {
   });
 
   it('are built at start-up for installations written without them (buildStatusCounts)', async () => {
-    const index = new LinkIndex(redis, keys);
+    const index = linkIndexOf(redis, keys);
     const id = 'startup';
     await redis.hset(keys.installation(id), 'id', id);
     const random = seededRandom(seed + 4);
@@ -221,7 +222,7 @@ describe('status counts kept by the scripts', () => {
   });
 
   it('are built on first read when missing, with the shared slugs', async () => {
-    const index = new LinkIndex(redis, keys);
+    const index = linkIndexOf(redis, keys);
     const id = 'first-read';
     await redis.hset(keys.installation(id), 'id', id);
     const random = seededRandom(seed + 2);
@@ -235,7 +236,7 @@ describe('status counts kept by the scripts', () => {
   });
 
   it('score counts give the chart the same buckets as the scores', async () => {
-    const index = new LinkIndex(redis, keys);
+    const index = linkIndexOf(redis, keys);
     const id = 'prop';
     const { scoreBins } = await index.statuses.read(id);
     const scores = await index.scoresByScan(id);

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { linkIndexOf } from '../src/app/stores.js';
 import type { CompanyRecord, CrmConnector } from '../src/crm/connector.js';
 import { UnlistedRecords } from '../src/pipeline/unlisted-records.js';
 import { Keys } from '../src/storage/keys.js';
-import { LinkIndex } from '../src/storage/link-index.js';
 import { MergeForwarding } from '../src/storage/merge-forwarding.js';
 import { fingerprintOf, type RecordState } from '../src/storage/record-state.js';
 import { redisWithFreshPrefixes } from './support/redis-prefixes.js';
@@ -46,7 +46,7 @@ function crmWith(present: Set<string>): { connector: CrmConnector; reads: string
 describe('UnlistedRecords', () => {
   it('forgets the indexed records neither listed nor still in the CRM, and keeps one created meanwhile', async () => {
     const keys = new Keys(freshPrefix());
-    const index = new LinkIndex(redis(), keys);
+    const index = linkIndexOf(redis(), keys);
     await redis().hset(keys.installation('i1'), 'id', 'i1'); // the index writes only for an installation
     await index.apply(
       'i1',

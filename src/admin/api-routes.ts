@@ -134,8 +134,9 @@ export function adminApiRouter({ ctx, guard, actions, overview }: ApiRouteDeps):
   addEventRoutes(router, kit);
 
   // Each CRM's own admin routes (its provider's `adminApi`).
-  const storage = { redis: ctx.redis, keys: ctx.keys, box: ctx.box };
-  for (const provider of providers) if (provider.adminApi) router.use(provider.adminApi(ctx.config, storage));
+  for (const provider of providers) {
+    if (provider.adminApi) router.use(provider.adminApi(ctx.config, ctx.stores.provider));
+  }
 
   router.use((req, res) => {
     res

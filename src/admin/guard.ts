@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { LoginThrottle } from '../auth/login-throttle.js';
+import type { SessionRevocations } from '../auth/session-revocations.js';
 import type { DecisionActor } from '../decisions/decision-log.js';
 import { cookieValue } from '../util/cookies.js';
 import { type AdminAuth, type AdminSession, SESSION_COOKIE } from './admin-auth.js';
-import type { LoginThrottle } from './login-throttle.js';
-import type { SessionRevocations } from './session-revocations.js';
 
 /**
  * Who is asking, and whether they may: a request is the admin's when it carries `Authorization: Bearer

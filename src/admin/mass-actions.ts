@@ -4,7 +4,7 @@ import type { DecisionActor, NewDecision } from '../decisions/decision-log.js';
 import {
   type LinkState,
   type MassAction,
-  MassActionLog,
+  type MassActionLog,
   type MassKind,
   newMassId,
 } from '../decisions/mass-actions.js';
@@ -101,7 +101,7 @@ export class AdminMassActions {
     private readonly ctx: AppContext,
     private readonly installation: (id: string) => Promise<Installation>,
   ) {
-    this.log = new MassActionLog(ctx.redis, ctx.keys);
+    this.log = ctx.stores.massActions;
   }
 
   /**

@@ -1,10 +1,11 @@
 import express, { type NextFunction, type Request, type Response, Router } from 'express';
 import type { AppContext } from '../app/context.js';
+import type { LoginThrottle } from '../auth/login-throttle.js';
+import type { SessionRevocations } from '../auth/session-revocations.js';
 import type { AdminActions } from './admin-actions.js';
 import type { AdminAuth } from './admin-auth.js';
 import type { AdminGuard } from './guard.js';
 import { InstallationPages } from './installation-pages.js';
-import type { LoginThrottle } from './login-throttle.js';
 import type { AdminOverview } from './overview.js';
 import { addDisconnectPages } from './pages/disconnect.js';
 import { addPageFallbacks } from './pages/fallbacks.js';
@@ -17,7 +18,6 @@ import { addReviewForms } from './pages/review.js';
 import { addSettingsForms } from './pages/settings.js';
 import { addSignInRoutes, pageCsrfOf } from './pages/sign-in.js';
 import { REVIEW_PAGE_SIZES } from './schemas.js';
-import type { SessionRevocations } from './session-revocations.js';
 import type { AdminLink } from './views/dashboard.js';
 
 /**

@@ -15,12 +15,10 @@ import { assetsRouter } from './assets.js';
 import { bullBoardRouter } from './bull-board.js';
 import { EnvKeyCheck } from './env-key-check.js';
 import { AdminGuard } from './guard.js';
-import { LoginThrottle } from './login-throttle.js';
 import { AdminOverview } from './overview.js';
 import { adminPageRouter } from './page-routes.js';
 import { safeNextPath } from './schemas.js';
 import { adminPageHeaders, bullBoardHeaders, noStore } from './security-headers.js';
-import { SessionRevocations } from './session-revocations.js';
 import type { AdminLink } from './views/dashboard.js';
 import { installedNotice, loginPage } from './views/login.js';
 import { messagePage } from './views/misc-pages.js';
@@ -45,8 +43,7 @@ export function createAdminRouter(
     encryptionKey: ctx.config.encryptionKey,
     secureCookies: secure,
   });
-  const revocations = new SessionRevocations(ctx.redis, ctx.config.redisPrefix);
-  const throttle = new LoginThrottle(ctx.redis, ctx.config.redisPrefix);
+  const { revocations, loginThrottle: throttle } = ctx.stores;
   const guard = new AdminGuard(auth, revocations, throttle);
   const envKey = new EnvKeyCheck(() => ctx.runtime.clientForKey(ctx.config.reports.apiKey ?? ''));
   const overview = new AdminOverview(ctx, envKey);

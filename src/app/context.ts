@@ -1,12 +1,12 @@
 import type { Logger } from 'pino';
-import { AlertStore } from '../alerts/alert-store.js';
+import type { AlertStore } from '../alerts/alert-store.js';
 import { OAuthStateStore } from '../auth/oauth-state.js';
 import { TokenManager, type TokenRefresher } from '../auth/token-manager.js';
 import type { Config } from '../config.js';
 import type { CrmKind } from '../crm/connector.js';
 import type { ProviderStorage } from '../crm/provider.js';
-import { DecisionLog } from '../decisions/decision-log.js';
-import { InstallationStore } from '../installations/store.js';
+import type { DecisionLog } from '../decisions/decision-log.js';
+import type { InstallationStore } from '../installations/store.js';
 import { Metrics } from '../metrics.js';
 import { InstallationStop } from '../pipeline/installation-stop.js';
 import type { MatchingStrategy } from '../pipeline/matching-strategy.js';
@@ -17,17 +17,17 @@ import { PipelineWorkers } from '../pipeline/workers.js';
 import { kindOf, providers } from '../providers.js';
 import { RecordCommands } from '../records/record-commands.js';
 import { closeRedis, createRedis, type RedisClient } from '../redis.js';
-import { RequestStore } from '../requests/request-store.js';
-import { EventLog } from '../storage/event-log.js';
+import type { RequestStore } from '../requests/request-store.js';
+import type { EventLog } from '../storage/event-log.js';
 import { Keys } from '../storage/keys.js';
-import { LinkIndex } from '../storage/link-index.js';
-import { SyncRuns } from '../storage/runs.js';
-import { ScoreChangeInbox } from '../storage/score-change-inbox.js';
-import { UndoReads } from '../storage/undo-reads.js';
+import type { LinkIndex } from '../storage/link-index.js';
+import type { SyncRuns } from '../storage/runs.js';
+import type { ScoreChangeInbox } from '../storage/score-change-inbox.js';
 import { SecretBox } from '../util/secretbox.js';
 import { defaultMatching } from './matching.js';
 import { ReportRequests } from './report-requests.js';
 import { AppRuntime } from './runtime.js';
+import { createStores, type Stores } from './stores.js';
 
 /**
  * Everything one process needs, built once from the configuration. `serve`, `worker`, `start`, the CLI's
@@ -41,7 +41,11 @@ export interface AppContext {
   /** Fail-fast connection for request handlers and producers. */
   redis: RedisClient;
   keys: Keys;
-  box: SecretBox;
+  /**
+   * Every store, built once (stores.ts). The most used of them are also members of their own below, by the
+   * names the application has always read them by.
+   */
+  stores: Stores;
   installations: InstallationStore;
   tokens: TokenManager;
   states: OAuthStateStore;
@@ -89,42 +93,32 @@ export function createAppContext(config: Config, options: ContextOptions): AppCo
   const { redis } = connections;
   const keys = new Keys(prefix);
   const box = new SecretBox(config.encryptionKey);
-  const installations = new InstallationStore(redis, box, prefix);
+  const stores = createStores(connections, keys, {
+    prefix,
+    box,
+    ...(config.reportCacheSeconds === undefined ? {} : { reportCacheSeconds: config.reportCacheSeconds }),
+  });
+  const { installations, runs, requests } = stores;
   const queues = openQueues(connections.queues, prefix, logger);
-  const index = new LinkIndex(redis, keys);
-  const runs = new SyncRuns(redis, keys);
-  const events = new EventLog(redis, keys);
   const schedules = new Schedules(queues);
   const installationStop = new InstallationStop(schedules, runs);
-  const tokens = createTokens(config, { redis, keys, box }, installations, installationStop, logger);
+  const tokens = createTokens(config, stores.provider, installations, installationStop, logger);
   const states = new OAuthStateStore(config.encryptionKey, {
     secureCookies: config.appUrl.startsWith('https:'),
   });
   const runtime = new AppRuntime(config, redis, keys, installations, tokens, metrics);
-  const requests = new RequestStore(redis, keys);
-  const alerts = new AlertStore(redis, keys);
-  const decisions = new DecisionLog(redis, keys);
-  const inbox = new ScoreChangeInbox(connections.ingest, keys);
   const pipeline = new Pipeline({
-    inbox,
+    ...pipelineStores(stores),
     redis,
     keys,
-    index,
-    requests,
-    alerts,
-    decisions,
-    runs,
     queues,
-    installations,
     runtime,
     matching: options.matching ?? defaultMatching,
     logger,
     metrics,
     reconcilePeriodMs: config.reconcileHours * 3_600_000,
-    reportCacheSeconds: config.reportCacheSeconds,
   });
-  const undoReads = new UndoReads(redis, keys);
-  const records = new RecordCommands(pipeline, undoReads);
+  const records = new RecordCommands(pipeline, stores.undoReads);
   const reportRequests = new ReportRequests({
     store: requests,
     runtime,
@@ -138,25 +132,46 @@ export function createAppContext(config: Config, options: ContextOptions): AppCo
     metrics,
     redis,
     keys,
-    box,
+    stores,
     installations,
     tokens,
     states,
-    index,
+    index: stores.index,
     runs,
     queues,
-    events,
+    events: stores.events,
     runtime,
     pipeline,
     schedules,
     installationStop,
     records,
-    inbox,
+    inbox: stores.inbox,
     requests,
     reportRequests,
+    alerts: stores.alerts,
+    decisions: stores.decisions,
+    ...workerLifecycle(config, pipeline, queues, connections),
+  };
+}
+
+/** The stores the pipeline's jobs work with. */
+function pipelineStores(stores: Stores) {
+  const { installations, index, runs, inbox, requests, alerts, decisions } = stores;
+  const { pendingSlugs, unlisted, mergedInto, runLinks, latencies, reportReader } = stores;
+  return {
+    installations,
+    index,
+    runs,
+    inbox,
+    requests,
     alerts,
     decisions,
-    ...workerLifecycle(config, pipeline, queues, connections),
+    pendingSlugs,
+    unlisted,
+    mergedInto,
+    runLinks,
+    latencies,
+    reportReader,
   };
 }
 

@@ -236,7 +236,7 @@ export class InstallationService {
             accessToken: this.ctx.tokens.source(installationId),
             signal,
           },
-          { redis: this.ctx.redis, keys: this.ctx.keys, box: this.ctx.box },
+          this.ctx.stores.provider,
         ),
         timedOut,
       ]);

@@ -5,7 +5,7 @@
  * (LOGIN_WINDOW_MS, 15 minutes), so the step only matters for a lockout running while such a deployment is
  * upgraded; a deployment still on an older release loses at most that lockout if it skips this step.
  */
-import { LOGIN_FAILURES_PER_WINDOW } from '../admin/login-throttle.js';
+import { LOGIN_FAILURES_PER_WINDOW } from '../auth/login-throttle.js';
 import { type RedisClient, scanTargets } from '../redis.js';
 import { Keys } from '../storage/keys.js';
 import { countingUnit } from '../util/counting-unit.js';

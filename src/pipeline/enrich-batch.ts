@@ -8,7 +8,7 @@ import type { ReportRequest, RequestStore } from '../requests/request-store.js';
 import type { Keys } from '../storage/keys.js';
 import type { LinkIndex } from '../storage/link-index.js';
 import { lockInstallationRecords } from '../storage/record-locks.js';
-import { RunLinks } from '../storage/run-links.js';
+import type { RunLinks } from '../storage/run-links.js';
 import { type BatchResult, PREVIEW_SAMPLES_PER_BATCH, type PreviewSample } from '../storage/runs.js';
 import { slugChangeSeqs } from '../storage/slug-changes.js';
 import { searchAndDecide } from './batch/candidate-search.js';
@@ -20,7 +20,7 @@ import { BatchTally } from './batch/tally.js';
 import { keepChanged, writeUpdates } from './batch/write.js';
 import type { BatchJob } from './batch-job.js';
 import type { MatchingStrategy } from './matching-strategy.js';
-import { ReportReader } from './report-reader.js';
+import type { ReportReader, ReportReaderOptions } from './report-reader.js';
 import { requestedReportJudge } from './request-completion.js';
 
 /**
@@ -48,8 +48,10 @@ export interface BatchDeps {
   alerts: AlertStore;
   logger: Logger;
   metrics?: Metrics;
-  /** REPORT_CACHE_SECONDS (report-reader.ts has the default). */
-  reportCacheSeconds?: number;
+  /** The links each run made. */
+  runLinks: RunLinks;
+  /** A view of the report cache through one report key's client (report-reader.ts). */
+  reportReader(client: ReportClient, options: Pick<ReportReaderOptions, 'readSince'>): ReportReader;
 }
 
 export interface BatchTargets {
@@ -83,10 +85,7 @@ export async function enrichBatch(
   const runId = runIdOf(job);
   // Reads and searches go through the key's report cache, shared with every run and job: a retry, a rerun or
   // the next sync reads nothing the service has not said changed since (report-reader.ts).
-  const reader = new ReportReader(deps.redis, deps.keys, client, {
-    ...(deps.reportCacheSeconds === undefined ? {} : { cacheSeconds: deps.reportCacheSeconds }),
-    readSince: readSinceOf(job),
-  });
+  const reader = deps.reportReader(client, { readSince: readSinceOf(job) });
   const tally = new BatchTally();
   const prep: Preparation = { deps, connector, reader, job };
 
@@ -146,8 +145,7 @@ export async function enrichBatch(
       tally,
     );
     await resolveRequests(deps, installationId, waiting, plans.plans);
-    if (runId)
-      await new RunLinks(deps.redis, deps.keys).add(installationId, runId, newAutoLinks(plans.plans));
+    if (runId) await deps.runLinks.add(installationId, runId, newAutoLinks(plans.plans));
     return {
       result: tally.result,
       retryRecordIds: tally.retryRecordIds,

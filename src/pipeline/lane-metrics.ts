@@ -1,6 +1,6 @@
 import type { Installation } from '../installations/store.js';
 import type { Metrics } from '../metrics.js';
-import { EventLatencies, type LatencySource } from '../storage/event-latency.js';
+import type { LatencySource } from '../storage/event-latency.js';
 import type { Pipeline } from './pipeline.js';
 import type { QueueName } from './queue-names.js';
 
@@ -33,7 +33,7 @@ export async function setLaneMetrics(
     null,
   );
   metrics.oldestPendingSeconds.set({ queue: 'pending_slugs' }, age(oldestPending));
-  const latencies = new EventLatencies(pipeline.deps.redis, pipeline.deps.keys);
+  const { latencies } = pipeline.deps;
   for (const source of ['report', 'crm'] satisfies LatencySource[]) {
     const totals = await latencies.totals(source);
     for (const { le, count } of totals.buckets) metrics.eventToCrmBucket.set({ source, le }, count);

@@ -5,12 +5,15 @@ import type { DecisionLog } from '../decisions/decision-log.js';
 import type { InstallationStore } from '../installations/store.js';
 import type { Metrics } from '../metrics.js';
 import type { RedisClient } from '../redis.js';
+import type { ReportClient } from '../reports/client.js';
 import type { RequestStore } from '../requests/request-store.js';
 import type { ActiveRun } from '../storage/active-runs.js';
+import type { EventLatencies } from '../storage/event-latency.js';
 import type { Keys } from '../storage/keys.js';
 import type { LinkIndex } from '../storage/link-index.js';
-import { MergeForwarding } from '../storage/merge-forwarding.js';
-import { PendingSlugs } from '../storage/pending-slugs.js';
+import type { MergeForwarding } from '../storage/merge-forwarding.js';
+import type { PendingSlugs } from '../storage/pending-slugs.js';
+import type { RunLinks } from '../storage/run-links.js';
 import {
   KEPT_RUNS,
   laneOf,
@@ -25,9 +28,10 @@ import type { BatchJob } from './batch-job.js';
 import type { ListJob, VerifiedReportEvent } from './jobs.js';
 import type { MatchingStrategy } from './matching-strategy.js';
 import { jobIdPart, type Queues } from './queues.js';
+import type { ReportReader, ReportReaderOptions } from './report-reader.js';
 import { DEFAULT_RUN_BOUNDS, deadRunReason, type RunBounds } from './run-liveness.js';
 import type { InstallationRuntime } from './runtime.js';
-import { UnlistedRecords } from './unlisted-records.js';
+import type { UnlistedRecords } from './unlisted-records.js';
 
 /**
  * The enrichment pipeline's producer side: what callers enqueue, and the dependencies every job handler
@@ -62,14 +66,24 @@ export interface PipelineDeps {
   decisions: DecisionLog;
   /** Acknowledged score changes waiting for their fan-out. */
   inbox: ScoreChangeInbox;
+  /** Reports whose records wait for an update, per installation. */
+  pendingSlugs: PendingSlugs;
+  /** The records a resync's listing saw. */
+  unlisted: UnlistedRecords;
+  /** Merged-away records and their survivor. */
+  mergedInto: MergeForwarding;
+  /** The links each run made (what undoing a run takes back). */
+  runLinks: RunLinks;
+  /** From an event to its CRM write, per source (the metrics' histogram). */
+  latencies: EventLatencies;
+  /** A view of the report cache through one report key's client. */
+  reportReader(client: ReportClient, options: Pick<ReportReaderOptions, 'readSince'>): ReportReader;
   logger: Logger;
   metrics?: Metrics;
   /** RECONCILE_HOURS in ms: how often every linked slug is read from the service at least (reconcileAll). */
   reconcilePeriodMs?: number;
   /** When a run under way counts as dead (run-liveness.ts); tests shorten them. */
   runBounds?: RunBounds;
-  /** REPORT_CACHE_SECONDS: how long a report read or search serves every run and job (report-reader.ts). */
-  reportCacheSeconds?: number;
 }
 
 /** RECONCILE_HOURS' default. */
@@ -94,9 +108,9 @@ export class Pipeline {
   readonly mergedInto: MergeForwarding;
 
   constructor(readonly deps: PipelineDeps) {
-    this.pendingSlugs = new PendingSlugs(deps.redis, deps.keys);
-    this.unlisted = new UnlistedRecords(deps.redis, deps.keys);
-    this.mergedInto = new MergeForwarding(deps.redis, deps.keys);
+    this.pendingSlugs = deps.pendingSlugs;
+    this.unlisted = deps.unlisted;
+    this.mergedInto = deps.mergedInto;
     const { metrics } = deps;
     if (metrics) deps.runs.onStopped((code) => metrics.runsStopped.inc({ reason: code }));
   }

@@ -9,7 +9,6 @@ import {
   ReportServiceError,
   ReportUnauthorizedError,
 } from '../reports/errors.js';
-import { EventLatencies } from '../storage/event-latency.js';
 import { Keys } from '../storage/keys.js';
 import { RecordLocksLostError, RecordLockTimeoutError } from '../storage/record-locks.js';
 import {
@@ -171,8 +170,7 @@ export class PipelineWorkers {
       }
       if (job.name === 'crm-change') {
         // The job is added when the change arrives (webhook or poll); a rate-limit delay keeps its timestamp.
-        const { redis, keys } = this.pipeline.deps;
-        await new EventLatencies(redis, keys).record('crm', [(Date.now() - job.timestamp) / 1000]);
+        await this.pipeline.deps.latencies.record('crm', [(Date.now() - job.timestamp) / 1000]);
       }
       return outcome ?? null;
     } catch (err) {

@@ -4,7 +4,6 @@ import type { BatchJob, FirstBatchOrigin, RestoredLink } from '../pipeline/batch
 import type { BatchOutcome } from '../pipeline/enrich-batch.js';
 import { enrichNow } from '../pipeline/enrich-now.js';
 import type { Pipeline } from '../pipeline/pipeline.js';
-import { RunLinks } from '../storage/run-links.js';
 import type { SeenRecord, UndoReads } from '../storage/undo-reads.js';
 import { chunk } from '../util/chunk.js';
 import { ReviewWriteError } from './errors.js';
@@ -149,7 +148,7 @@ export class RecordCommands {
     runStartedAt: string,
     options: { reuse?: string } = {},
   ): Promise<{ links: Map<string, UndoableLink>; kept: number; seen: Map<string, SeenRecord> }> {
-    const { redis, keys, runtime, decisions, runs } = this.pipeline.deps;
+    const { runLinks, runtime, decisions, runs } = this.pipeline.deps;
     // A run's links include those of the runs it superseded: from the operator's side they were one sync,
     // which started when the first of them did.
     const superseded = await runs.supersededRuns(runId);
@@ -163,7 +162,7 @@ export class RecordCommands {
     let asked = 0;
     let touchedIn: ((ids: readonly string[]) => Promise<Set<string>>) | null = null;
     const { connector } = await runtime.open(installationId, { urgent: true });
-    for await (const made of new RunLinks(redis, keys).pagesOfRuns(
+    for await (const made of runLinks.pagesOfRuns(
       installationId,
       [runId, ...superseded],
       connector.limits.readBatchSize,

@@ -6,14 +6,13 @@ import type { InstallationService } from '../app/installation-service.js';
 import { createRecordCardHost } from '../cards/record-card-host.js';
 import { installationId } from '../installations/store.js';
 import { kindOf, providers } from '../providers.js';
-import { CrmEventMarks } from '../webhooks/crm-event-marks.js';
 import { WEBHOOK_DEADLINE_MS } from './webhook-deadline.js';
 
 /** Each CRM's OAuth install and callback, its record card and its inbound webhooks, as far as they are configured. */
 export function mountCrmRoutes(app: Express, ctx: AppContext, service: InstallationService): void {
   for (const provider of providers) {
     const routers = provider.routes(ctx.config, {
-      storage: { redis: ctx.redis, keys: ctx.keys, box: ctx.box },
+      storage: ctx.stores.provider,
       states: ctx.states,
       installations: ctx.installations,
       logger: ctx.logger,
@@ -31,7 +30,7 @@ export function mountCrmRoutes(app: Express, ctx: AppContext, service: Installat
         if (installation?.status !== 'connected') return;
         await ctx.pipeline.enqueueCrmChanges(id, changes);
       },
-      eventMarks: new CrmEventMarks(ctx.redis, ctx.keys, provider.kind),
+      eventMarks: ctx.stores.eventMarks(kindOf(provider)),
       webhookDeadlineMs: WEBHOOK_DEADLINE_MS,
       oauthPage: (page) => oauthResultPage(page).value,
     });

@@ -22,7 +22,7 @@ import { createHash } from 'node:crypto';
  * storage/event-log.ts · record locks: storage/record-locks.ts · pending slug updates: storage/pending-slugs.ts ·
  * OAuth state: auth/oauth-state.ts · refresh locks: auth/token-manager.ts · a provider's own records (`provider`):
  * connectors/<crm>/ · rate gates: ratelimit/redis-gate.ts · admin sessions and logins:
- * admin/session-revocations.ts, admin/login-throttle.ts · record card requests: a provider's card rate limit ·
+ * auth/session-revocations.ts, auth/login-throttle.ts · record card requests: a provider's card rate limit ·
  * report requests: requests/request-store.ts ·
  * alerts: alerts/alert-store.ts · decision log and touch marks: decisions/decision-log.ts · mass actions:
  * decisions/mass-actions.ts · schema version and its upgrade lock: migrations/runner.ts · the lanes' oldest
@@ -449,7 +449,7 @@ export class Keys {
     return `${this.inbox()}:event-seen:${source}:${eventId}`;
   }
 
-  // ---- admin (admin/login-throttle.ts, admin/session-revocations.ts) ----------------------------------
+  // ---- admin (auth/login-throttle.ts, auth/session-revocations.ts) ----------------------------------
 
   adminLoginFailures(client: string): string {
     return `${this.prefix}:admin:login-failures:${client}`;

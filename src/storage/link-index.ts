@@ -6,7 +6,7 @@ import type { Keys } from './keys.js';
 import { FIELDS_PER_CALL, getLinearHashFields } from './linear-hash.js';
 import { LuaScript } from './lua-script.js';
 import { escapePart } from './part-escape.js';
-import { PollCursors } from './poll-cursor.js';
+import type { PollCursors } from './poll-cursor.js';
 import {
   type FingerprintDigest,
   packState,
@@ -16,11 +16,11 @@ import {
   unpackState,
 } from './record-state.js';
 import { storeReview } from './review-codec.js';
-import { ReviewQueue } from './review-queue.js';
+import type { ReviewQueue } from './review-queue.js';
 import { slugDigest } from './slug-digest.js';
-import { SlugFanout } from './slug-fanout.js';
-import { recordSlugsReply, SlugIndex } from './slug-index.js';
-import { rangeOf, StatusCounts } from './status-counts.js';
+import type { SlugFanout } from './slug-fanout.js';
+import { recordSlugsReply, type SlugIndex } from './slug-index.js';
+import { rangeOf, type StatusCounts } from './status-counts.js';
 
 const SEARCH_CHUNK = 1_000;
 
@@ -58,6 +58,15 @@ const applyReply = recordSlugsReply(['applied', 'gone']);
 const forgetReply = recordSlugsReply(['forgotten']);
 const setReply = z.enum(['set', 'gone']);
 
+/** The stores the index is made of, built with it in the composition root (app/stores.ts). */
+export interface LinkIndexParts {
+  fanout: SlugFanout;
+  reviews: ReviewQueue;
+  slugs: SlugIndex;
+  pollCursors: PollCursors;
+  statuses: StatusCounts;
+}
+
 export class LinkIndex {
   readonly reviews: ReviewQueue;
   readonly slugs: SlugIndex;
@@ -69,12 +78,13 @@ export class LinkIndex {
   constructor(
     private readonly redis: RedisClient,
     private readonly keys: Keys,
+    parts: LinkIndexParts,
   ) {
-    this.fanout = new SlugFanout(redis, keys);
-    this.reviews = new ReviewQueue(redis, keys);
-    this.slugs = new SlugIndex(redis, keys, this.fanout);
-    this.pollCursors = new PollCursors(redis, keys);
-    this.statuses = new StatusCounts(redis, keys);
+    this.fanout = parts.fanout;
+    this.reviews = parts.reviews;
+    this.slugs = parts.slugs;
+    this.pollCursors = parts.pollCursors;
+    this.statuses = parts.statuses;
   }
 
   /**

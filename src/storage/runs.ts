@@ -4,7 +4,7 @@ import { MATCH_STATUSES } from '../fields.js';
 import type { RedisClient } from '../redis.js';
 import { deleteByPattern } from '../redis.js';
 import { parseStoredJson } from '../util/json.js';
-import { type ActiveRun, ActiveRuns, type RunLane, type StartOrJoin } from './active-runs.js';
+import type { ActiveRun, ActiveRuns, RunLane, StartOrJoin } from './active-runs.js';
 import type { Keys } from './keys.js';
 import { LuaScript } from './lua-script.js';
 import { dropRunCaches } from './run-caches.js';
@@ -206,8 +206,9 @@ export class SyncRuns {
   constructor(
     private readonly redis: RedisClient,
     private readonly keys: Keys,
+    active: ActiveRuns,
   ) {
-    this.active = new ActiveRuns(redis, keys);
+    this.active = active;
   }
 
   /** Called once per run stopped, with why (the metrics' counter). */

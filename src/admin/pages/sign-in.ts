@@ -1,9 +1,9 @@
 import type { NextFunction, Request, RequestHandler, Response, Router } from 'express';
+import type { LoginThrottle } from '../../auth/login-throttle.js';
+import type { SessionRevocations } from '../../auth/session-revocations.js';
 import type { AdminAuth } from '../admin-auth.js';
 import { type AdminGuard, adminOf, clientOf, TOO_MANY_ATTEMPTS_MESSAGE } from '../guard.js';
-import type { LoginThrottle } from '../login-throttle.js';
 import { loginFormSchema, safeNextPath } from '../schemas.js';
-import type { SessionRevocations } from '../session-revocations.js';
 import { loginPage } from '../views/login.js';
 import { messagePage } from '../views/misc-pages.js';
 import { doneMessage, send } from './kit.js';

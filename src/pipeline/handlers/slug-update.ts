@@ -1,4 +1,3 @@
-import { EventLatencies } from '../../storage/event-latency.js';
 import { chunk } from '../../util/chunk.js';
 import { enrichNow } from '../enrich-now.js';
 import type { RunningJob, SlugUpdateJob } from '../jobs.js';
@@ -69,7 +68,7 @@ export async function slugUpdate(
   }
   await pendingSlugs.done(installationId, lane, taken);
   const now = Date.now();
-  await new EventLatencies(p.deps.redis, p.deps.keys).record(
+  await p.deps.latencies.record(
     'report',
     [...since.values()].map((at) => (now - at) / 1000),
   );

@@ -1,4 +1,4 @@
--- Judges one presentation of the admin token (admin/login-throttle.ts): the count decides and changes in one
+-- Judges one presentation of the admin token (auth/login-throttle.ts): the count decides and changes in one
 -- atomic step, so of any number of concurrent presentations at most the limit of wrong ones are answered as
 -- wrong, and every one run after the limit is reached (right or wrong) is throttled. A right token adds
 -- nothing to the count.
