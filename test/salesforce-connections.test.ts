@@ -8,6 +8,7 @@ import { createLocalSalesforce, type LocalSalesforce } from '../connectors/sales
 import { revokeSalesforceInstall } from '../connectors/salesforce/oauth/revoke.js';
 import { createSalesforceTokenRefresher } from '../connectors/salesforce/oauth/token-refresher.js';
 import { connectionOf } from '../src/admin/overview.js';
+import { providerStorage } from '../src/app/stores.js';
 import { OAuthStateStore } from '../src/auth/oauth-state.js';
 import { TokenManager } from '../src/auth/token-manager.js';
 import type { Config } from '../src/config.js';
@@ -263,7 +264,7 @@ describe('Salesforce connections', () => {
   });
 
   it('is wired into the provider: routes and refresher exist without a global app', () => {
-    const storage = { redis, keys: new Keys(prefix), box: new SecretBox(randomBytes(32)) };
+    const storage = providerStorage(redis, new Keys(prefix), new SecretBox(randomBytes(32)));
     expect(salesforceProvider.tokenRefresher(config, storage)).toBeTypeOf('function');
     expect(salesforceProvider.adminApi?.(config, storage)).toBeTypeOf('function');
   });

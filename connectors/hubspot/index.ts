@@ -108,7 +108,10 @@ export const hubspotProvider: CrmProvider<typeof HUBSPOT_PROVIDER, HubSpotConfig
           states: host.states,
           box: host.storage.box,
           cards: host.cards,
-          limit: new CardRateLimit(host.storage.redis, host.storage.keys),
+          limit: host.storage.store(
+            'hubspot-card-rate-limit',
+            () => new CardRateLimit(host.storage.redis, host.storage.keys),
+          ),
           logger: host.logger,
         }),
       );

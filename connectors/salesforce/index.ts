@@ -14,11 +14,12 @@ import { createSalesforceTokenRefresher } from './oauth/token-refresher.js';
 import { SALESFORCE_LIMITS, SALESFORCE_PROVIDER } from './provider.js';
 import { SALESFORCE_RETRY_BUDGET } from './retry-budget.js';
 
-// One usage tracker per org per process, so every connector of an org sees the same daily usage.
-const usageByInstallation = new Map<string, SalesforceUsageTracker>();
-
+/** The org connections, built once per application. */
 function connectionStore(storage: ProviderStorage): SalesforceConnectionStore {
-  return new SalesforceConnectionStore(storage.redis, storage.box, storage.keys);
+  return storage.store(
+    'salesforce-connections',
+    () => new SalesforceConnectionStore(storage.redis, storage.box, storage.keys),
+  );
 }
 
 /**
@@ -47,12 +48,9 @@ export const salesforceProvider: CrmProvider<typeof SALESFORCE_PROVIDER, Salesfo
     tokenModeVariables: ['SALESFORCE_INSTANCE_URL', 'SALESFORCE_ACCESS_TOKEN'],
     // Salesforce sends no webhooks: changes are polled.
     pollIntervalMs: ({ salesforce }) => salesforce.pollSeconds * 1000,
-    createConnector({ config, installation, tokens, gate, urgent }) {
-      let usage = usageByInstallation.get(installation.id);
-      if (!usage) {
-        usage = new SalesforceUsageTracker({ pauseShare: config.salesforce.usagePauseShare });
-        usageByInstallation.set(installation.id, usage);
-      }
+    createConnector({ config, installation, tokens, gate, urgent, kept }) {
+      // One usage tracker per org, so every connector of an org sees the same daily usage.
+      const usage = kept(() => new SalesforceUsageTracker({ pauseShare: config.salesforce.usagePauseShare }));
       return createSalesforceConnector({
         installation,
         tokens,

@@ -39,6 +39,12 @@ export const CRM_DEFERRABLE_RESERVE_SHARE = 0.9;
 
 const HANDLE_TTL_MS = 30_000;
 
+/**
+ * What a provider keeps for an installation (ConnectorInput.kept) is dropped once no connector was made for it
+ * this long: a daily usage reading is a day old by then and says nothing of the rolling window any more.
+ */
+const KEPT_IDLE_MS = 24 * 3_600_000;
+
 /** A report key's rate as its gate stores it, with the key's non-reversible name (two installations may share one). */
 export interface ReportRateView extends GateState {
   keyId: string;
@@ -47,6 +53,7 @@ export interface ReportRateView extends GateState {
 export class AppRuntime implements InstallationRuntime {
   private readonly handles = new Map<string, { handle: InstallationHandle; at: number; keyId: string }>();
   private readonly fixtures: FixtureGuard;
+  private readonly kept = new Map<string, { value: unknown; at: number }>();
 
   constructor(
     private readonly config: Config,
@@ -134,7 +141,18 @@ export class AppRuntime implements InstallationRuntime {
       tokens: this.tokens.source(installation.id),
       gate,
       urgent,
+      kept: (make) => this.keptFor(installation.id, make),
     });
+  }
+
+  /** One value per installation for its provider's connectors; the ones unused for KEPT_IDLE_MS go first. */
+  private keptFor<T>(installationId: string, make: () => T): T {
+    const now = Date.now();
+    for (const [id, entry] of this.kept) if (now - entry.at > KEPT_IDLE_MS) this.kept.delete(id);
+    const entry = this.kept.get(installationId) ?? { value: make(), at: now };
+    entry.at = now;
+    this.kept.set(installationId, entry);
+    return entry.value as T;
   }
 
   /**

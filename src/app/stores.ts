@@ -111,7 +111,7 @@ export function createStores(connections: StoreConnections, keys: Keys, options:
     },
     reportReader: (client, readerOptions) =>
       new ReportReader(redis, keys, client, { ...cache, ...readerOptions }),
-    provider: { redis, keys, box },
+    provider: providerStorage(redis, keys, box),
   };
 }
 
@@ -130,4 +130,18 @@ export function linkIndexOf(redis: RedisClient, keys: Keys): LinkIndex {
 /** The sync runs with the runs under way (also what tests build them with). */
 export function syncRunsOf(redis: RedisClient, keys: Keys): SyncRuns {
   return new SyncRuns(redis, keys, new ActiveRuns(redis, keys));
+}
+
+/** Redis, its keys and the box for the providers, and the stores they build once on them (tests build one too). */
+export function providerStorage(redis: RedisClient, keys: Keys, box: SecretBox): ProviderStorage {
+  const built = new Map<string, unknown>();
+  return {
+    redis,
+    keys,
+    box,
+    store<T>(name: string, make: () => T): T {
+      if (!built.has(name)) built.set(name, make());
+      return built.get(name) as T;
+    },
+  };
 }

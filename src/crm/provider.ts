@@ -39,6 +39,11 @@ export interface ConnectorInput<K extends string, C> {
   gate: RequestGate;
   /** Webhook-driven work is urgent; backfills, polls and the sweep are not (a provider may pause those). */
   urgent: boolean;
+  /**
+   * What the provider keeps for this installation from one connector to the next in this application (a CRM's
+   * daily API usage as its last answer said): made by `make` the first time, dropped once unused for a day.
+   */
+  kept<T>(make: () => T): T;
 }
 
 /** Redis, its keys and the secret box, for a provider that keeps records of its own (its OAuth connections). */
@@ -46,6 +51,11 @@ export interface ProviderStorage {
   redis: RedisClient;
   keys: Keys;
   box: SecretBox;
+  /**
+   * The provider's own store `name` (its OAuth connections, its card rate limit), built by `make` the first
+   * time and handed out after: a provider builds its stores once per application, in its index.ts.
+   */
+  store<T>(name: string, make: () => T): T;
 }
 
 /** Which webhook event ids were taken in lately (webhooks/crm-event-marks.ts): repeated deliveries are dropped. */
