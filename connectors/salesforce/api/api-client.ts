@@ -17,13 +17,7 @@ import {
   RETRY_DEFAULTS,
   SALESFORCE_PROVIDER,
 } from '../provider.js';
-import {
-  CALL_HEADER,
-  installResponseObserver,
-  observeOrigin,
-  proxyFromEnvironment,
-  tagCall,
-} from './response-observer.js';
+import { CALL_HEADER, proxyFromEnvironment, ResponseObserver } from './response-observer.js';
 import type { SalesforceUsageTracker } from './usage.js';
 
 /** jsforce (with its streaming and XML parts) loads with the first Salesforce client, not with this module. */
@@ -63,6 +57,8 @@ const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(r
 
 export class SalesforceApi {
   readonly conn: Connection;
+  /** This client's view of its responses (response-observer.ts). */
+  private readonly responses: ResponseObserver;
   private readonly retry: RetryPolicy;
   private readonly sleep: (ms: number) => Promise<void>;
 
@@ -71,6 +67,7 @@ export class SalesforceApi {
     this.conn = new (jsforce().Connection)({ instanceUrl: options.instanceUrl, version: options.apiVersion });
     this.retry = { ...RETRY_DEFAULTS, ...options.retry };
     this.sleep = options.sleep ?? defaultSleep;
+    this.responses = new ResponseObserver(options.httpOptions?.httpProxy ?? proxyFromEnvironment() ?? null);
     this.watchLimitHeader();
   }
 
@@ -84,12 +81,13 @@ export class SalesforceApi {
 
   /**
    * `conn.limitInfo` is only updated by REST calls; SOAP (Metadata API) and Bulk API 2.0 responses carry the
-   * header too, so every response from this org's instance is read through jsforce's dispatcher hook.
+   * header too, so every response from this org's instance to this client is read through its observer.
    */
   private watchLimitHeader(): void {
-    installResponseObserver(this.options.httpOptions?.httpProxy ?? proxyFromEnvironment());
     const usage = this.options.usage;
-    observeOrigin(this.options.instanceUrl, usage, (headers) => usage.observe(headers[HEADERS.limitInfo]));
+    this.responses.observeOrigin(this.options.instanceUrl, (headers) =>
+      usage.observe(headers[HEADERS.limitInfo]),
+    );
   }
 
   /**
@@ -102,11 +100,11 @@ export class SalesforceApi {
     onHeaders?: (headers: Record<string, string>) => void,
   ): Promise<T> {
     return this.run(priority, `${request.method} ${request.url.split('?')[0]}`, (conn) => {
-      // The proxy, if any, is the observing dispatcher's (response-observer.ts): a call naming it would bypass it.
+      // The proxy, if any, is this client's observer's (response-observer.ts): a call naming it would bypass it.
       const { httpProxy: _proxy, ...httpOptions } = this.options.httpOptions ?? {};
       const options: HttpRequestOptions = { timeout: REQUEST_TIMEOUT_MS, ...httpOptions };
       // The tag lets the dispatcher hand this very call's headers back; it never leaves the process.
-      const tagged = onHeaders ? tagCall(onHeaders) : null;
+      const tagged = onHeaders ? this.responses.tagCall(onHeaders) : null;
       const headers: Record<string, string> = {
         ...(request.body !== undefined ? { 'content-type': 'application/json' } : {}),
         ...(tagged ? { [CALL_HEADER]: tagged.tag } : {}),
@@ -133,7 +131,7 @@ export class SalesforceApi {
       const token = await this.options.tokens.current();
       this.conn.accessToken = token;
       try {
-        return await op(this.conn);
+        return await this.responses.within(() => op(this.conn));
       } catch (err) {
         if (err instanceof CrmError) throw err;
         const failure = describeFailure(err);
