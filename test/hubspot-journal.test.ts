@@ -4,6 +4,7 @@ import {
   HUBSPOT_JOURNAL_SCOPES,
   HubSpotJournal,
   journalFileEntries,
+  journalTokenRequest,
 } from '../connectors/hubspot/journal/journal.js';
 import { journalFindings } from '../connectors/hubspot/journal/journal-entries.js';
 import {
@@ -27,13 +28,20 @@ describe('the journal reader against the local HubSpot', () => {
     const hubspot = createLocalHubSpot({ privateAppToken: 'pat-journal', now: () => now });
     const server = await hubspot.listen();
     try {
-      const journal = new HubSpotJournal({
+      // A new app token for every call: the token manager's keeping is its own tests' (token-manager tests).
+      const request = journalTokenRequest({
         apiUrl: server.url,
         clientId: LOCAL_HUBSPOT_CLIENT_ID,
         clientSecret: LOCAL_HUBSPOT_CLIENT_SECRET,
+      });
+      const journal = new HubSpotJournal({
+        apiUrl: server.url,
+        tokens: {
+          current: async () => (await request()).accessToken,
+          refreshAfterRejection: async () => (await request()).accessToken,
+        },
         portalId: hubspot.portalId,
         properties: ['name', 'domain', 'report_slug'],
-        now: () => now,
       });
       const [company] = hubspot.seedCompanies(1);
       await hubspot.setCompanyProperty(company!.id, 'name', 'Before the subscription');

@@ -5,6 +5,7 @@ import { createHubSpotCardSignInRouter } from './card/card-sign-in.js';
 import { type HubSpotConfig, hubspotEnvSchema, readHubSpotConfig } from './config.js';
 import { createHubSpotConnector, createJournalHubSpotConnector } from './create-connector.js';
 import { HUBSPOT_PROPERTY_NAMES } from './fields/field-names.js';
+import { journalTokenRequest } from './journal/journal.js';
 import type { LocalHubSpot } from './local/local-hubspot.js';
 import { HUBSPOT_LISTING_GUIDE } from './manifest/listing-guide.js';
 import { writeHubSpotManifests } from './manifest/manifest.js';
@@ -52,7 +53,7 @@ export const hubspotProvider: CrmProvider<typeof HUBSPOT_PROVIDER, HubSpotConfig
   tokenModeVariables: ['HUBSPOT_ACCESS_TOKEN'],
   // HubSpot pushes changes by webhook; the poll, when configured, reads the webhooks journal for missed ones.
   pollIntervalMs: ({ hubspot }) => (hubspot.journalMinutes ? hubspot.journalMinutes * 60_000 : null),
-  createConnector: ({ config, installation, tokens, gate }) => {
+  createConnector: ({ config, installation, tokens, appToken, gate }) => {
     const options = {
       apiUrl: config.hubspot.apiUrl,
       apiVersion: config.hubspot.apiVersion,
@@ -62,10 +63,14 @@ export const hubspotProvider: CrmProvider<typeof HUBSPOT_PROVIDER, HubSpotConfig
     };
     const { journalMinutes, clientId, clientSecret } = config.hubspot;
     if (!journalMinutes || !clientId || !clientSecret) return createHubSpotConnector(options);
+    const { apiUrl } = config.hubspot;
     return createJournalHubSpotConnector(options, {
-      apiUrl: config.hubspot.apiUrl,
-      clientId,
-      clientSecret,
+      apiUrl,
+      // Client-credentials tokens are per app: one per client id, shared by every portal's reader.
+      tokens: appToken(
+        `hubspot-journal:${clientId}`,
+        journalTokenRequest({ apiUrl, clientId, clientSecret }),
+      ),
       portalId: installation.externalId,
       properties: HUBSPOT_JOURNAL_PROPERTIES,
     });

@@ -139,6 +139,7 @@ export class AppRuntime implements InstallationRuntime {
       config: this.config,
       installation,
       tokens: this.tokens.source(installation.id),
+      appToken: (name, request) => this.tokens.appToken(name, request),
       gate,
       urgent,
       kept: (make) => this.keptFor(installation.id, make),

@@ -37,6 +37,22 @@ export class RefreshRejectedError extends Error {
 
 export type TokenRefresher = (tokens: StoredTokens, installation: Installation) => Promise<StoredTokens>;
 
+/** A token the app asks for with its own credentials (a client-credentials grant), not an installation's. */
+export interface AppToken {
+  accessToken: string;
+  /** Epoch ms. */
+  expiresAt: number;
+}
+
+/** Asks the CRM for a new app token; throws a typed CRM error when refused. */
+export type AppTokenRequest = () => Promise<AppToken>;
+
+/**
+ * How long before its expiry an app token is asked for again. Shorter than installations' skew: an app token is
+ * short-lived (half an hour) and a new one costs one request.
+ */
+const APP_TOKEN_SKEW_MS = 60_000;
+
 export interface TokenManagerOptions {
   /** Refresh this long before expiry. */
   skewMs?: number;
@@ -50,6 +66,9 @@ export interface TokenManagerOptions {
 
 export class TokenManager {
   private readonly inFlight = new Map<string, Promise<string>>();
+  /** App tokens by name, kept in this process: each process may hold its own, all valid at once. */
+  private readonly appTokens = new Map<string, AppToken>();
+  private readonly appInFlight = new Map<string, Promise<string>>();
   private readonly skewMs: number;
   private readonly lockTtlMs: number;
   private readonly cooldownMs: number;
@@ -73,6 +92,40 @@ export class TokenManager {
       current: () => this.current(installationId),
       refreshAfterRejection: (rejected) => this.refresh(installationId, rejected),
     };
+  }
+
+  /**
+   * The app token `name` (one per app credentials: every installation's reader shares it), asked for with
+   * `request` when there is none or it expires within a minute, one request at a time in this process. A
+   * client-credentials grant takes nothing another process holds, so processes need no lock between them.
+   */
+  appToken(name: string, request: AppTokenRequest): AccessTokenSource {
+    return {
+      current: async () => {
+        const held = this.appTokens.get(name);
+        if (held && held.expiresAt - APP_TOKEN_SKEW_MS > Date.now()) return held.accessToken;
+        return this.requestAppToken(name, request, held?.accessToken ?? null);
+      },
+      refreshAfterRejection: (rejected) => this.requestAppToken(name, request, rejected),
+    };
+  }
+
+  /** A new app token unless someone already replaced `stale` (null: none held). */
+  private requestAppToken(name: string, request: AppTokenRequest, stale: string | null): Promise<string> {
+    const held = this.appTokens.get(name);
+    if (held && held.accessToken !== stale && held.expiresAt - APP_TOKEN_SKEW_MS > Date.now()) {
+      return Promise.resolve(held.accessToken);
+    }
+    const running = this.appInFlight.get(name);
+    if (running) return running;
+    const p = request()
+      .then((token) => {
+        this.appTokens.set(name, token);
+        return token.accessToken;
+      })
+      .finally(() => this.appInFlight.delete(name));
+    this.appInFlight.set(name, p);
+    return p;
   }
 
   async current(installationId: string): Promise<string> {

@@ -1,7 +1,7 @@
 import type { Router } from 'express';
 import type { z } from 'zod';
 import type { OAuthStateStore } from '../auth/oauth-state.js';
-import type { AccessTokenSource, TokenRefresher } from '../auth/token-manager.js';
+import type { AccessTokenSource, AppTokenRequest, TokenRefresher } from '../auth/token-manager.js';
 import type { FieldKey } from '../fields.js';
 import type { Installation, InstallationStore, StoredTokens } from '../installations/store.js';
 import type { Logger } from '../log.js';
@@ -36,6 +36,11 @@ export interface ConnectorInput<K extends string, C> {
   config: ProviderConfig<K, C>;
   installation: Installation;
   tokens: AccessTokenSource;
+  /**
+   * A token of the app itself (a client-credentials grant) named `name`, through the token manager: asked for
+   * with `request` once and shared by every installation's connectors until it expires.
+   */
+  appToken(name: string, request: AppTokenRequest): AccessTokenSource;
   gate: RequestGate;
   /** Webhook-driven work is urgent; backfills, polls and the sweep are not (a provider may pause those). */
   urgent: boolean;

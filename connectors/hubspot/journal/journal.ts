@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { AccessTokenSource, AppTokenRequest } from '../../../src/auth/token-manager.js';
 import { CrmTransientError, CrmUnauthorizedError } from '../../../src/crm/errors.js';
 import { HUBSPOT_COMPANY_OBJECT_TYPE_ID, HUBSPOT_PROVIDER } from '../provider.js';
 
@@ -61,14 +62,24 @@ export const journalBatchSchema = z.looseObject({
 
 export interface HubSpotJournalConfig {
   apiUrl: string;
-  clientId: string;
-  clientSecret: string;
+  /**
+   * The app's client-credentials token (`journalTokenRequest` below), through the token manager's
+   * `appToken`: one per app, shared by every portal's reader.
+   */
+  tokens: AccessTokenSource;
   /** The portal (installation) whose journal is read. */
   portalId: string;
   /** Company properties whose changes the subscription keeps (name, domain, the slug). */
   properties: readonly string[];
   fetch?: typeof fetch;
-  now?: () => number;
+}
+
+/** The app's credentials, which a client-credentials token is asked for with. */
+export interface JournalAppCredentials {
+  apiUrl: string;
+  clientId: string;
+  clientSecret: string;
+  fetch?: typeof fetch;
 }
 
 /** A pass over the journal: the entries' raw JSON, and where the next pass starts. */
@@ -80,16 +91,11 @@ export interface JournalPass {
   restarted: boolean;
 }
 
-/** Client-credentials tokens are per app: one cache per client id, shared by every portal's reader. */
-const tokenCache = new Map<string, { token: string; expiresAt: number }>();
-
 export class HubSpotJournal {
   private readonly fetch: typeof fetch;
-  private readonly now: () => number;
 
   constructor(private readonly config: HubSpotJournalConfig) {
     this.fetch = config.fetch ?? fetch;
-    this.now = config.now ?? Date.now;
   }
 
   /** Creates or updates the portal's company subscription (the endpoint upserts). */
@@ -155,16 +161,51 @@ export class HubSpotJournal {
     return journalFileEntries(text);
   }
 
-  private async token(): Promise<string> {
-    const cached = tokenCache.get(this.config.clientId);
-    if (cached && cached.expiresAt - 60_000 > this.now()) return cached.token;
+  private async call(
+    method: 'GET' | 'POST',
+    path: string,
+    body?: unknown,
+    absent: readonly number[] = [],
+  ): Promise<unknown> {
+    let token = await this.config.tokens.current();
+    for (let attempt = 0; ; attempt++) {
+      const res = await this.fetch(`${this.config.apiUrl}${path}`, {
+        method,
+        headers: {
+          authorization: `Bearer ${token}`,
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        signal: AbortSignal.timeout(HUBSPOT_JOURNAL_LIMITS.requestTimeoutMs),
+      });
+      const json: unknown = await res.json().catch(() => null);
+      if (res.ok) return json;
+      if (absent.includes(res.status)) return null;
+      // A token HubSpot no longer takes (revoked, rotated secret): drop it and ask once for a new one.
+      if (res.status === 401 && attempt === 0) {
+        token = await this.config.tokens.refreshAfterRejection(token);
+        continue;
+      }
+      throw new CrmTransientError(
+        `HubSpot's webhooks journal answered ${res.status} to ${method} ${path.split('?')[0]}`,
+        HUBSPOT_PROVIDER,
+        res.status,
+      );
+    }
+  }
+}
+
+/** Asks HubSpot for a client-credentials token of the app, for the token manager's `appToken`. */
+export function journalTokenRequest(app: JournalAppCredentials): AppTokenRequest {
+  const fetchFn = app.fetch ?? fetch;
+  return async () => {
     const body = new URLSearchParams({
       grant_type: 'client_credentials',
-      client_id: this.config.clientId,
-      client_secret: this.config.clientSecret,
+      client_id: app.clientId,
+      client_secret: app.clientSecret,
       scope: HUBSPOT_JOURNAL_SCOPES.join(' '),
     });
-    const res = await this.fetch(`${this.config.apiUrl}${HUBSPOT_JOURNAL_PATHS.token}`, {
+    const res = await fetchFn(`${app.apiUrl}${HUBSPOT_JOURNAL_PATHS.token}`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
       body,
@@ -179,44 +220,8 @@ export class HubSpotJournal {
         res.status,
       );
     }
-    tokenCache.set(this.config.clientId, {
-      token: parsed.data.access_token,
-      expiresAt: this.now() + parsed.data.expires_in * 1000,
-    });
-    return parsed.data.access_token;
-  }
-
-  private async call(
-    method: 'GET' | 'POST',
-    path: string,
-    body?: unknown,
-    absent: readonly number[] = [],
-  ): Promise<unknown> {
-    for (let attempt = 0; ; attempt++) {
-      const res = await this.fetch(`${this.config.apiUrl}${path}`, {
-        method,
-        headers: {
-          authorization: `Bearer ${await this.token()}`,
-          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-        },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-        signal: AbortSignal.timeout(HUBSPOT_JOURNAL_LIMITS.requestTimeoutMs),
-      });
-      const json: unknown = await res.json().catch(() => null);
-      if (res.ok) return json;
-      if (absent.includes(res.status)) return null;
-      // A token HubSpot no longer takes (revoked, rotated secret): drop it and ask once for a new one.
-      if (res.status === 401 && attempt === 0) {
-        tokenCache.delete(this.config.clientId);
-        continue;
-      }
-      throw new CrmTransientError(
-        `HubSpot's webhooks journal answered ${res.status} to ${method} ${path.split('?')[0]}`,
-        HUBSPOT_PROVIDER,
-        res.status,
-      );
-    }
-  }
+    return { accessToken: parsed.data.access_token, expiresAt: Date.now() + parsed.data.expires_in * 1000 };
+  };
 }
 
 /**
