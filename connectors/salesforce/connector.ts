@@ -23,7 +23,7 @@ import type { Logger } from '../../src/log.js';
 import { type Priority, type RetryPolicy, SalesforceApi } from './api/api-client.js';
 import { type BulkOptions, type BulkOutcome, writeAccountsBulk } from './api/bulk.js';
 import { soqlIdList, soqlLikeContains, soqlQuote } from './api/soql.js';
-import { SalesforceUsageTracker } from './api/usage.js';
+import type { SalesforceUsageTracker } from './api/usage.js';
 import { type ChangedRows, changedSinceWhere, takeChangedRows } from './changes/changed-rows.js';
 import {
   type ChangeCursor,
@@ -39,6 +39,7 @@ import { ensureSalesforceFields } from './fields/ensure-fields.js';
 import { SALESFORCE_FIELDS, salesforceField } from './fields/field-names.js';
 import { accountReadAccess } from './fields/read-access.js';
 import { hostPolicyOf, salesforceHostProblem } from './hosts.js';
+import { SalesforceOrgMemory } from './org-memory.js';
 import {
   ACCOUNT_SOBJECT,
   BULK_THRESHOLD,
@@ -54,7 +55,7 @@ import { isSalesforceId, toId18 } from './records/ids.js';
 import { type PreparedOk, prepareUpdates } from './records/prepare-updates.js';
 import { accountRowSchema, accountSelectFields, toCompanyRecord } from './records/records.js';
 import { taskDescription, taskSubject } from './records/task-fields.js';
-import { closedTaskStatus, forgetClosedTaskStatus, isRefusedPicklistValue } from './records/task-status.js';
+import { closedTaskStatus, isRefusedPicklistValue } from './records/task-status.js';
 
 /**
  * The Salesforce side of the CRM interface: Accounts read with SOQL (paged through `nextRecordsUrl`), written
@@ -89,7 +90,12 @@ export interface SalesforceConnectorDeps {
   tokens: AccessTokenSource;
   gate: RequestGate;
   config: SalesforceSettings;
-  /** Share one per installation per process so every connector of the org sees the same daily usage. */
+  /**
+   * What the org's connectors share (org-memory.ts): the provider keeps one per installation, so every
+   * connector of the org sees the same daily usage, Account shape and closed Task status.
+   */
+  memory?: SalesforceOrgMemory;
+  /** The daily usage tracker, when no `memory` is given (tests). */
   usage?: SalesforceUsageTracker;
   /** Background work (backfills, polls, reconcile) pauses near the daily allocation; urgent work does not. */
   priority?: Priority;
@@ -117,13 +123,20 @@ export class SalesforceConnector implements PolledCrmConnector {
   /** From this many updates on, `writeCompaniesBulk` is the cheaper path (Salesforce's own advice). */
   readonly bulkThreshold = BULK_THRESHOLD;
   readonly priority: Priority;
+  private readonly deps: SalesforceConnectorDeps & { memory: SalesforceOrgMemory };
 
   constructor(
     private readonly api: SalesforceApi,
-    private readonly deps: SalesforceConnectorDeps,
+    deps: SalesforceConnectorDeps,
     priority?: Priority,
   ) {
     this.priority = priority ?? deps.priority ?? 'background';
+    const memory = deps.memory ?? new SalesforceOrgMemory(deps.config.salesforce.usagePauseShare, api.usage);
+    this.deps = { ...deps, memory };
+  }
+
+  private get memory(): SalesforceOrgMemory {
+    return this.deps.memory;
   }
 
   /** The Account's field names, asked once per connector, when it reads absent own fields as empty. */
@@ -189,7 +202,7 @@ export class SalesforceConnector implements PolledCrmConnector {
     options: { changes?: boolean } = {},
   ): Promise<string> {
     const orgKey = `${this.deps.installation.id}|${this.deps.installation.instanceUrl ?? ''}`;
-    const shape = await accountShape(this.api, this.priority, orgKey);
+    const shape = await accountShape(this.api, this.priority, this.memory.shapes, orgKey);
     let selected = accountSelectFields({ ...options, countryCodes: shape.countryCodes });
     if (this.deps.absentFieldsEmpty) {
       this.accountFields ??= accountFieldNames(this.api, this.priority);
@@ -290,14 +303,14 @@ export class SalesforceConnector implements PolledCrmConnector {
           Subject: taskSubject(activity),
           Description: taskDescription(activity),
           ActivityDate: activity.at.slice(0, 10),
-          Status: await closedTaskStatus(this.api, this.priority, key),
+          Status: await closedTaskStatus(this.api, this.priority, this.memory.closedStatuses, key),
         },
       });
     try {
       await create();
     } catch (err) {
       if (!isRefusedPicklistValue(err)) throw err;
-      forgetClosedTaskStatus(key);
+      this.memory.closedStatuses.forget(key);
       await create();
     }
   }
@@ -572,18 +585,17 @@ export function createSalesforceConnector(deps: SalesforceConnectorDeps): Salesf
       SALESFORCE_PROVIDER,
     );
   }
-  const usage =
-    deps.usage ?? new SalesforceUsageTracker({ pauseShare: deps.config.salesforce.usagePauseShare });
+  const memory = deps.memory ?? new SalesforceOrgMemory(deps.config.salesforce.usagePauseShare, deps.usage);
   const api = new SalesforceApi({
     instanceUrl,
     apiVersion: deps.config.salesforce.apiVersion,
     tokens: deps.tokens,
     gate: deps.gate,
-    usage,
+    usage: memory.usage,
     ...(deps.logger ? { logger: deps.logger } : {}),
     ...(deps.retry ? { retry: deps.retry } : {}),
     ...(deps.httpOptions ? { httpOptions: deps.httpOptions } : {}),
     ...(deps.sleep ? { sleep: deps.sleep } : {}),
   });
-  return new SalesforceConnector(api, deps);
+  return new SalesforceConnector(api, { ...deps, memory });
 }

@@ -1,5 +1,4 @@
 import type { CrmProvider, ProviderStorage } from '../../src/crm/provider.js';
-import { SalesforceUsageTracker } from './api/usage.js';
 import { readSalesforceConfig, type SalesforceConfig, salesforceEnvSchema } from './config.js';
 import { salesforceConnectionRoutes } from './connections/connection-routes.js';
 import { SalesforceConnectionStore } from './connections/connections.js';
@@ -11,6 +10,7 @@ import { createSalesforceOAuthRouter, SALESFORCE_OAUTH_ROUTES } from './oauth/oa
 import { revokeSalesforceInstall } from './oauth/revoke.js';
 import { ensureSalesforceTokenInstallation } from './oauth/token-install.js';
 import { createSalesforceTokenRefresher } from './oauth/token-refresher.js';
+import { SalesforceOrgMemory } from './org-memory.js';
 import { SALESFORCE_LIMITS, SALESFORCE_PROVIDER } from './provider.js';
 import { SALESFORCE_RETRY_BUDGET } from './retry-budget.js';
 
@@ -49,14 +49,14 @@ export const salesforceProvider: CrmProvider<typeof SALESFORCE_PROVIDER, Salesfo
     // Salesforce sends no webhooks: changes are polled.
     pollIntervalMs: ({ salesforce }) => salesforce.pollSeconds * 1000,
     createConnector({ config, installation, tokens, gate, urgent, kept }) {
-      // One usage tracker per org, so every connector of an org sees the same daily usage.
-      const usage = kept(() => new SalesforceUsageTracker({ pauseShare: config.salesforce.usagePauseShare }));
+      // One per org, so every connector of an org sees the same daily usage, Account shape and Task status.
+      const memory = kept(() => new SalesforceOrgMemory(config.salesforce.usagePauseShare));
       return createSalesforceConnector({
         installation,
         tokens,
         gate,
         config,
-        usage,
+        memory,
         priority: urgent ? 'urgent' : 'background',
       });
     },

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { TimedMemo } from '../../../src/util/timed-memo.js';
 import type { Priority, SalesforceApi } from '../api/api-client.js';
 import { ACCOUNT_SOBJECT, PERSON_ACCOUNT_FIELD } from '../provider.js';
 import { ACCOUNT_COUNTRY_CODE_FIELDS } from './records.js';
@@ -6,17 +7,14 @@ import { ACCOUNT_COUNTRY_CODE_FIELDS } from './records.js';
 /**
  * What an org's Account looks like, from one describe: whether State and Country/Territory Picklists are on
  * (`BillingCountryCode` exists) and whether Person Accounts are on (`IsPersonAccount` exists; Salesforce adds
- * that field only to orgs that enabled them). Asked once an hour per org and process, not once per connector
- * (connectors are made every few seconds); a failed describe is asked again by the next call.
+ * that field only to orgs that enabled them). Asked once an hour per org (the org's memory, org-memory.ts), not
+ * once per connector (connectors are made every few seconds); a failed describe is asked again by the next call.
  */
 
 export interface AccountShape {
   countryCodes: boolean;
   personAccounts: boolean;
 }
-
-const SHAPE_TTL_MS = 60 * 60_000;
-const shapes = new Map<string, { at: number; shape: Promise<AccountShape> }>();
 
 const accountDescribeSchema = z.object({ fields: z.array(z.object({ name: z.string() })) });
 
@@ -29,16 +27,17 @@ export async function accountFieldNames(api: SalesforceApi, priority: Priority):
   return new Set(accountDescribeSchema.parse(raw).fields.map((f) => f.name));
 }
 
-export function accountShape(api: SalesforceApi, priority: Priority, orgKey: string): Promise<AccountShape> {
-  const known = shapes.get(orgKey);
-  if (known && Date.now() - known.at < SHAPE_TTL_MS) return known.shape;
-  const shape = accountFieldNames(api, priority).then((names): AccountShape => {
+export function accountShape(
+  api: SalesforceApi,
+  priority: Priority,
+  shapes: TimedMemo<AccountShape>,
+  orgKey: string,
+): Promise<AccountShape> {
+  return shapes.get(orgKey, async (): Promise<AccountShape> => {
+    const names = await accountFieldNames(api, priority);
     return {
       countryCodes: ACCOUNT_COUNTRY_CODE_FIELDS.every((f) => names.has(f)),
       personAccounts: names.has(PERSON_ACCOUNT_FIELD),
     };
   });
-  shapes.set(orgKey, { at: Date.now(), shape });
-  shape.catch(() => shapes.delete(orgKey));
-  return shape;
 }

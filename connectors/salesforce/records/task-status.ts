@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { CrmBadRequestError } from '../../../src/crm/errors.js';
+import type { TimedMemo } from '../../../src/util/timed-memo.js';
 import type { Priority, SalesforceApi } from '../api/api-client.js';
 import { describeFailure } from '../errors.js';
 import { SALESFORCE_PROVIDER } from '../provider.js';
@@ -8,10 +9,10 @@ import { SALESFORCE_PROVIDER } from '../provider.js';
  * The Task status that means "closed" in one org. Orgs rename and replace Task's Status values, so the value is
  * read from the TaskStatus object (`IsClosed = true`, lowest SortOrder first) rather than assumed to be
  * `Completed`. The picklist value a Task takes is the status's ApiName (its MasterLabel where ApiName is
- * empty). Kept per installation for an hour in this process; dropped when Salesforce refuses it (renamed since).
+ * empty). Kept per installation for an hour (the org's memory, org-memory.ts); dropped when Salesforce refuses
+ * it (renamed since).
  */
 
-const STATUS_TTL_MS = 60 * 60_000;
 const CLOSED_STATUS_SOQL =
   'SELECT ApiName, MasterLabel, SortOrder FROM TaskStatus WHERE IsClosed = true ORDER BY SortOrder';
 
@@ -22,16 +23,17 @@ const taskStatusRowsSchema = z.object({
 /** A restricted picklist refused the value: the status was renamed or removed since it was read. */
 export const REFUSED_PICKLIST_VALUE = 'INVALID_OR_NULL_FOR_RESTRICTED_PICKLIST';
 
-const closedStatuses = new Map<string, { at: number; value: Promise<string> }>();
-
 export function closedTaskStatus(
   api: SalesforceApi,
   priority: Priority,
+  closedStatuses: TimedMemo<string>,
   installationKey: string,
 ): Promise<string> {
-  const known = closedStatuses.get(installationKey);
-  if (known && Date.now() - known.at < STATUS_TTL_MS) return known.value;
-  const value = api
+  return closedStatuses.get(installationKey, () => readClosedTaskStatus(api, priority));
+}
+
+function readClosedTaskStatus(api: SalesforceApi, priority: Priority): Promise<string> {
+  return api
     .rest<unknown>(priority, { method: 'GET', url: `/query?q=${encodeURIComponent(CLOSED_STATUS_SOQL)}` })
     .then((raw) => {
       const parsed = taskStatusRowsSchema.safeParse(raw);
@@ -48,14 +50,6 @@ export function closedTaskStatus(
       }
       return first;
     });
-  closedStatuses.set(installationKey, { at: Date.now(), value });
-  value.catch(() => closedStatuses.delete(installationKey));
-  return value;
-}
-
-/** Forgets the installation's closed status, so the next activity reads it again. */
-export function forgetClosedTaskStatus(installationKey: string): void {
-  closedStatuses.delete(installationKey);
 }
 
 export function isRefusedPicklistValue(err: unknown): boolean {
