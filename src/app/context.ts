@@ -1,5 +1,4 @@
 import type { Logger } from 'pino';
-import type { AlertStore } from '../alerts/alert-store.js';
 import { OAuthStateStore } from '../auth/oauth-state.js';
 import { TokenManager, type TokenRefresher } from '../auth/token-manager.js';
 import type { Config } from '../config.js';
@@ -67,7 +66,6 @@ export interface AppContext {
   /** Report requests as stored (pending, resolved) and the service that makes them. */
   requests: RequestStore;
   reportRequests: ReportRequests;
-  alerts: AlertStore;
   /** Who decided what about records' links (capped per installation). */
   decisions: DecisionLog;
   /** Starts workers on their own blocking connection. */
@@ -148,7 +146,6 @@ export function createAppContext(config: Config, options: ContextOptions): AppCo
     inbox: stores.inbox,
     requests,
     reportRequests,
-    alerts: stores.alerts,
     decisions: stores.decisions,
     ...workerLifecycle(config, pipeline, queues, connections),
   };

@@ -32,7 +32,7 @@ export function addEventRoutes(router: Router, { ctx }: ApiKit): void {
   router.get('/events', async (req, res) => {
     const { limit } = parse(eventsQuerySchema, req.query, 'The query');
     const events = await ctx.events.recent(limit);
-    const activities = await ctx.alerts.outcomes(
+    const activities = await ctx.stores.alerts.outcomes(
       events.filter((e) => e.type === 'alert.fired').map((e) => e.id),
     );
     // An alert's activity outcome per installation (created, failed with reason, skipped), when one ran.

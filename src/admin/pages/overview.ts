@@ -42,7 +42,7 @@ export function addOverviewPages(pages: Router, kit: PageKit, links: readonly Ad
 
   pages.get('/events', async (_req, res) => {
     const events = await ctx.events.recent(200);
-    const activities = await ctx.alerts.outcomes(
+    const activities = await ctx.stores.alerts.outcomes(
       events.filter((e) => e.type === 'alert.fired').map((e) => e.id),
     );
     send(res, eventsPage({ events, activities, csrfToken: csrf(res) }));
