@@ -96,3 +96,43 @@ describe('store construction', () => {
     );
   });
 });
+
+/**
+ * Module state that grows or changes: a top-level `let`, or a top-level empty `new Map()`/`new Set()` (one
+ * built from a list is a lookup table). What the process keeps belongs to the composition root or an object it hands out;
+ * these are the exceptions, each a memo of a pure function or a process-wide resource, with why.
+ */
+const MODULE_STATE_ALLOWED: Record<string, string> = {
+  // Counting units of recent addresses: cleared at 4,096 entries.
+  'src/util/counting-unit.ts#units': 'memo',
+  // One HMAC key per configured webhook secret: as many as the configuration holds.
+  'src/webhooks/report-signature.ts#standardMacs': 'memo',
+  // Connection pools per proxy, and jsforce's router installed once: nothing of any client.
+  'connectors/salesforce/api/response-observer.ts#agents': 'pool',
+  'connectors/salesforce/api/response-observer.ts#installed': 'once',
+};
+
+describe('module state', () => {
+  it('keeps no growing module state outside the listed memos and pools', () => {
+    const found: string[] = [];
+    for (const { file, source } of sources) {
+      for (const statement of source.statements) {
+        if (!ts.isVariableStatement(statement)) continue;
+        const isLet = (statement.declarationList.flags & ts.NodeFlags.Let) !== 0;
+        for (const declaration of statement.declarationList.declarations) {
+          const init = declaration.initializer;
+          const growing =
+            init !== undefined &&
+            ts.isNewExpression(init) &&
+            ts.isIdentifier(init.expression) &&
+            ['Map', 'Set'].includes(init.expression.text) &&
+            !init.arguments?.length;
+          if (!isLet && !growing) continue;
+          const name = `${file}#${declaration.name.getText()}`;
+          if (!(name in MODULE_STATE_ALLOWED)) found.push(name);
+        }
+      }
+    }
+    expect(found, 'keep it in an object the composition root builds and hands out').toEqual([]);
+  });
+});
