@@ -14,6 +14,7 @@ import {
 } from '../connectors/hubspot/local/index.js';
 import { HUBSPOT_SCOPES } from '../connectors/hubspot/provider.js';
 import { computeHubSpotSignatureV3 } from '../connectors/hubspot/webhooks/webhook-signature.js';
+import { providerStorage } from '../src/app/stores.js';
 import { OAuthStateStore } from '../src/auth/oauth-state.js';
 import type { RecordCardDecision, RecordCardHost, RecordCardSource } from '../src/crm/record-card.js';
 import type { DecisionActor } from '../src/decisions/decision-log.js';
@@ -126,7 +127,7 @@ beforeAll(async () => {
   const routers = hubspotProvider.routes(
     { appUrl: base, hubspot: hubspotConfig } as Parameters<typeof hubspotProvider.routes>[0],
     {
-      storage: { redis, keys: new Keys(prefix), box: new SecretBox(randomBytes(32)) },
+      storage: providerStorage(redis, new Keys(prefix), new SecretBox(randomBytes(32))),
       states: new OAuthStateStore(randomBytes(32), { secureCookies: false }),
       installations: { get: async () => null } as never,
       logger: { info() {}, warn() {}, error() {}, debug() {} } as never,

@@ -21,12 +21,12 @@ import { PendingSlugs } from '../storage/pending-slugs.js';
 import { PollCursors } from '../storage/poll-cursor.js';
 import { ReviewQueue } from '../storage/review-queue.js';
 import { RunLinks } from '../storage/run-links.js';
-import { UndoReads } from '../storage/undo-reads.js';
 import { SyncRuns } from '../storage/runs.js';
 import { ScoreChangeInbox } from '../storage/score-change-inbox.js';
 import { SlugFanout } from '../storage/slug-fanout.js';
 import { SlugIndex } from '../storage/slug-index.js';
 import { StatusCounts } from '../storage/status-counts.js';
+import { UndoReads } from '../storage/undo-reads.js';
 import type { SecretBox } from '../util/secretbox.js';
 import { CrmEventMarks } from '../webhooks/crm-event-marks.js';
 
