@@ -15,6 +15,7 @@ import {
   recordIdSchema,
   reviewPageQuerySchema,
 } from './schemas.js';
+import { sentPlace } from './views/after-action.js';
 import { confirmPage, MASS_LABELS, massDoneMessage } from './views/confirm.js';
 import { installationTitle, RUN_KIND_LABELS, when } from './views/format.js';
 import { tabPath } from './views/installation-tabs.js';
@@ -34,10 +35,23 @@ export interface MassPageDeps {
   send: (res: Response, page: SafeHtml, status?: number) => void;
 }
 
-/** Where the page goes back to: the same review page and size as the form was on. */
+/**
+ * Where the page goes back to: the same review page and size as the form was on, and its search (the list
+ * place the form sent as `return`, known keys only: after-action.ts).
+ */
 function reviewQuery(body: unknown): string {
   const { page, per } = reviewPageQuerySchema.parse(body ?? {});
-  return `page=${page}${per === REVIEW_PAGE_SIZES[0] ? '' : `&per=${per}`}`;
+  const kept = sentPlace((body ?? {}) as Record<string, unknown>);
+  kept.delete('page');
+  kept.delete('per');
+  const rest = kept.toString();
+  return `page=${page}${per === REVIEW_PAGE_SIZES[0] ? '' : `&per=${per}`}${rest ? `&${rest}` : ''}`;
+}
+
+/** The list place the bulk form sent, passed on by its confirmation page. */
+function returnField(body: unknown): [string, string][] {
+  const kept = sentPlace((body ?? {}) as Record<string, unknown>).toString();
+  return kept ? [['return', kept]] : [];
 }
 
 function idOf(req: Request): string {
@@ -147,6 +161,7 @@ export function addMassPageRoutes(pages: Router, deps: MassPageDeps): void {
         ['action', action],
         ['page', String(page)],
         ['per', String(per)],
+        ...returnField(body),
         ...recordIds.map((r): [string, string] => ['recordIds', r]),
       ],
       back,

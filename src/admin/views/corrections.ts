@@ -37,10 +37,12 @@ export function bulkReviewForm(
   shown: number,
   csrf: string | null,
   paging: { page: number; per: number } = { page: 1, per: 10 },
+  /** The page's list place (its search): the bulk action's redirect and confirmation keep it. */
+  back = '',
 ): SafeHtml {
   return html`<form id="${BULK_FORM_ID}" method="post" action="${installationPath(v.id, '/review/bulk')}" class="bulk-form">
     ${csrfField(csrf)}
-    <input type="hidden" name="page" value="${paging.page}"><input type="hidden" name="per" value="${paging.per}">
+    <input type="hidden" name="page" value="${paging.page}"><input type="hidden" name="per" value="${paging.per}">${back ? html`<input type="hidden" name="return" value="${back}">` : ''}
     <span class="check" data-select-all-box hidden>
       <input type="checkbox" id="review-select-all" data-select-all="${BULK_FORM_ID}">
       <label for="review-select-all">Select all ${num(shown)} on this page</label>

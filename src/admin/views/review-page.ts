@@ -75,7 +75,7 @@ export function reviewPage(o: ReviewPageInput): SafeHtml {
           searchHint: 'A company name (or part of one) or a record id.',
         })}
         ${place.query ? html`<p class="hint" role="status">${num(o.total)} found for “${place.query}”${o.total > o.items.length ? html`, the first ${num(o.items.length)} shown` : ''}.</p>` : ''}
-        ${o.items.length === 0 ? html`<p>No item on this page.</p>` : html`${bulkReviewForm(v, o.items.length, o.csrfToken, { page: place.page, per })}${items}`}`
+        ${o.items.length === 0 ? html`<p>No item on this page.</p>` : html`${bulkReviewForm(v, o.items.length, o.csrfToken, { page: place.page, per }, back)}${items}`}`
       }
     </section>`,
   );

@@ -1,0 +1,47 @@
+import { describe, expect, it } from 'vitest';
+import { adminRequest } from './support/admin-api.js';
+import { adminLogin } from './support/admin-login.js';
+import { suiteSystem } from './support/local-system.js';
+
+/**
+ * What a new RevOps admin met on the installation's pages, over plain HTTP on one HubSpot system: a bulk review
+ * decision keeps the search, the CRM API usage shows after a sync, the mass actions and the decision log name
+ * runs and records in words, and the requests list shows what a company already has and where it is.
+ */
+
+const system = suiteSystem({ crm: 'hubspot', companies: 40, logLevel: 'silent' }, { firstRunEnded: true });
+const page = (suffix: string) => `/admin/installations/${system.installationId}${suffix}`;
+const get = async (suffix: string) => (await adminRequest(system, page(suffix), { bearer: true })).text;
+
+describe('the admin page, as a new admin meets it', () => {
+  it('a bulk decision on a searched review list keeps the search through its confirmation and redirect', async () => {
+    const items = await system.ctx.index.reviews.items(system.installationId);
+    expect(items.length).toBeGreaterThan(0);
+    const item = items[0]!;
+    const q = item.recordId;
+    // The bulk form on the searched page carries the search.
+    const list = await get(`/review?q=${encodeURIComponent(q)}`);
+    const bulkForm = /<form id="review-bulk"[\s\S]*?<\/form>/.exec(list)![0];
+    expect(bulkForm).toContain(`name="return" value="q=${q}"`);
+
+    const { cookie, csrf } = await adminLogin(system);
+    const post = (form: URLSearchParams) =>
+      adminRequest(system, page('/review/bulk'), { form, headers: { cookie } });
+    const sent = { _csrf: csrf, action: 'reject', page: '1', per: '10', return: `q=${q}` };
+
+    const none = await post(new URLSearchParams(sent));
+    expect(none.status).toBe(303);
+    expect(none.headers.get('location')).toBe(page(`/review?page=1&q=${q}&done=review-bulk-empty#review`));
+
+    const shown = await post(new URLSearchParams({ ...sent, recordIds: item.recordId }));
+    expect(shown.status).toBe(200);
+    expect(shown.text).toContain(`name="return" value="q=${q}"`);
+    expect(shown.text).toContain(`href="${page(`/review?page=1&amp;q=${q}#review`)}"`);
+    const confirm = /name="confirm" value="([^"]+)"/.exec(shown.text)![1]!;
+    const done = await post(new URLSearchParams({ ...sent, recordIds: item.recordId, confirm }));
+    expect(done.status).toBe(303);
+    expect(done.headers.get('location')).toMatch(
+      new RegExp(`^${page(`/review\\?page=1&q=${q}&done=mass&mass=m[a-z0-9]+#review`)}$`),
+    );
+  });
+});
