@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { adminRequest } from './support/admin-api.js';
 import { adminLogin } from './support/admin-login.js';
 import { suiteSystem } from './support/local-system.js';
+import { waitFor } from './support/wait.js';
 
 /**
  * What a new RevOps admin met on the installation's pages, over plain HTTP on one HubSpot system: a bulk review
@@ -43,5 +44,19 @@ describe('the admin page, as a new admin meets it', () => {
     expect(done.headers.get('location')).toMatch(
       new RegExp(`^${page(`/review\\?page=1&q=${q}&done=mass&mass=m[a-z0-9]+#review`)}$`),
     );
+  });
+
+  it('shows the CRM API usage after a sync, in a process whose connectors have gone (or never served it)', async () => {
+    // The connectors a sync used are kept half a minute; another process (`serve`) never has them.
+    await waitFor(
+      'the usage stored',
+      async () => (await system.ctx.runtime.crmUsage(system.installationId)) ?? undefined,
+      15_000,
+    );
+    system.ctx.runtime.forget(system.installationId);
+    const overview = await get('');
+    expect(overview).not.toContain('no reading yet');
+    expect(overview).toMatch(/CRM API usage: [\d,]+ of [\d,]+ daily calls used/);
+    expect(overview).toContain('as the CRM said on <time');
   });
 });

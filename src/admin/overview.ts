@@ -65,7 +65,8 @@ export interface InstallationView {
   /** Set by the page for the approve form of a pending installation (the CSRF token, or null for none). */
   approveCsrf?: string | null;
   connection: ConnectionView;
-  apiUsage: ApiUsage | null;
+  /** The CRM API usage last seen, and when (`at`) when it was stored (any process, after any call). */
+  apiUsage: (ApiUsage & { at?: string }) | null;
   reportKey: ReportKeyView;
   /** The report key's rate as learnt from the service's 429s and headers (stored in Redis); null without a key. */
   reportRate: ReportRateView | null;
@@ -244,10 +245,12 @@ export class AdminOverview {
   }
 
   /**
-   * Usage as last seen by this process: the connector that workers here use is cached by the runtime, so a
-   * process that also runs workers (`start`) knows it; a `serve`-only process has no reading.
+   * Usage as the installation's connectors last saw it, in any process (stored in Redis after their calls);
+   * without a stored reading, this process's own connector's, if it has called the CRM lately.
    */
-  private async apiUsage(installation: Installation): Promise<ApiUsage | null> {
+  private async apiUsage(installation: Installation): Promise<(ApiUsage & { at?: string }) | null> {
+    const stored = await this.ctx.runtime.crmUsage(installation.id);
+    if (stored) return stored;
     try {
       return (await this.ctx.runtime.open(installation.id)).connector.apiUsage();
     } catch (err) {

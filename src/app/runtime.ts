@@ -19,6 +19,7 @@ import type { RedisClient } from '../redis.js';
 import { ReportClient } from '../reports/client.js';
 import { RETRY_BUDGET } from '../retry-budget.js';
 import type { Keys } from '../storage/keys.js';
+import { type CrmUsageReading, lastCrmUsage, recordCrmUsage } from './crm-usage.js';
 import { FixtureGuard, guardFixtureWrites } from './fixture-guard.js';
 import { previewBeforeApproval, refuseDataWrites } from './preview-guard.js';
 
@@ -97,7 +98,12 @@ export class AppRuntime implements InstallationRuntime {
       return this.forUse({ ...cached.handle, installation }, preview);
     }
     const client = this.clientForLane(apiKey, lane);
-    const connector = this.connectorFor(installation, urgent, lane);
+    const connector = recordCrmUsage(
+      this.connectorFor(installation, urgent, lane),
+      this.redis,
+      this.keys,
+      installation.id,
+    );
     const handle: InstallationHandle = {
       installation,
       connector: guardFixtureWrites(
@@ -191,6 +197,11 @@ export class AppRuntime implements InstallationRuntime {
     if (!apiKey) return null;
     const keyId = identityOf(apiKey);
     return { keyId, ...(await this.reportsGate(apiKey, 'urgent').state()) };
+  }
+
+  /** The CRM API usage the installation's connectors last saw, in any process (crm-usage.ts). Read only. */
+  crmUsage(installationId: string): Promise<CrmUsageReading | null> {
+    return lastCrmUsage(this.redis, this.keys, installationId);
   }
 
   /** The gate of one report key; every client of the key, in every process, shares its state in Redis. */

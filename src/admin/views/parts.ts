@@ -66,8 +66,8 @@ export function connectionDetails(v: InstallationView): SafeHtml {
         v.apiUsage.used !== undefined && v.apiUsage.limit
           ? html` <meter min="0" max="${v.apiUsage.limit}" value="${v.apiUsage.used}" aria-label="CRM API calls used">${percent(v.apiUsage.used, v.apiUsage.limit)}</meter>`
           : ''
-      }</p>`
-    : html`<p>CRM API usage: no reading yet. It shows once this process has called the CRM (a sync or an update).</p>`;
+      }${v.apiUsage.at ? html` <span class="hint">(as the CRM said on ${time(v.apiUsage.at)})</span>` : ''}</p>`
+    : html`<p>CRM API usage: no reading yet. The CRM states it in its answers, and none came in the last 3 days; it shows after the connector’s next call (a sync or an update).</p>`;
   return html`${state}${letIn}${usage}`;
 }
 

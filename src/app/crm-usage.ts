@@ -1,0 +1,103 @@
+import type { ApiUsage, CrmConnector } from '../crm/connector.js';
+import type { RedisClient } from '../redis.js';
+import type { Keys } from '../storage/keys.js';
+
+/**
+ * The CRM's API usage as the connector last saw it, kept in Redis per installation. A connector reads usage
+ * from the CRM's answers (rate-limit headers, Salesforce's limits), and a connector lives in one process for
+ * half a minute: the admin page, served by another process or a minute after the sync ended, would otherwise
+ * find no reading at all.
+ */
+
+/** A stored reading: the usage and when it was seen. */
+export interface CrmUsageReading extends ApiUsage {
+  at: string;
+}
+
+/** At most one write per connector this often: a backfill makes many calls a second. */
+const WRITE_EVERY_MS = 5_000;
+/** A reading older than this says little about today's usage: it goes. */
+const KEPT_SECONDS = 3 * 24 * 3600;
+
+export function crmUsageKey(keys: Keys, installationId: string): string {
+  return `${keys.inst(installationId)}:crm-usage`;
+}
+
+export async function lastCrmUsage(
+  redis: RedisClient,
+  keys: Keys,
+  installationId: string,
+): Promise<CrmUsageReading | null> {
+  const raw = await redis.get(crmUsageKey(keys, installationId));
+  if (!raw) return null;
+  try {
+    const parsed = JSON.parse(raw) as Partial<CrmUsageReading>;
+    if (typeof parsed.summary !== 'string' || typeof parsed.at !== 'string') return null;
+    return {
+      summary: parsed.summary,
+      at: parsed.at,
+      ...(typeof parsed.used === 'number' ? { used: parsed.used } : {}),
+      ...(typeof parsed.limit === 'number' ? { limit: parsed.limit } : {}),
+    };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * `connector`, noting its usage in Redis after its calls settle: the first call's at once, then at most every few
+ * seconds, the last of a burst once its few seconds are over. A failed write is only a missing reading: the
+ * call's own outcome is untouched.
+ */
+export function recordCrmUsage<C extends CrmConnector>(
+  connector: C,
+  redis: RedisClient,
+  keys: Keys,
+  installationId: string,
+  now: () => number = Date.now,
+): C {
+  let writtenAt = Number.NEGATIVE_INFINITY;
+  let trailing = false;
+  const note = () => {
+    const t = now();
+    if (t - writtenAt < WRITE_EVERY_MS) {
+      if (trailing) return;
+      trailing = true;
+      setTimeout(
+        () => {
+          trailing = false;
+          note();
+        },
+        writtenAt + WRITE_EVERY_MS - t,
+      ).unref();
+      return;
+    }
+    const usage = connector.apiUsage();
+    if (!usage) return;
+    writtenAt = t;
+    const reading: CrmUsageReading = { ...usage, at: new Date(t).toISOString() };
+    redis
+      .set(crmUsageKey(keys, installationId), JSON.stringify(reading), 'EX', KEPT_SECONDS)
+      .catch(() => undefined);
+  };
+  return new Proxy(connector, {
+    get(target, prop, receiver) {
+      const value: unknown = Reflect.get(target, prop, receiver);
+      if (typeof value !== 'function' || prop === 'apiUsage') return value;
+      return (...args: unknown[]) => {
+        const result: unknown = Reflect.apply(value, target, args);
+        if (!(result instanceof Promise)) return result;
+        return result.then(
+          (v) => {
+            note();
+            return v;
+          },
+          (err: unknown) => {
+            note();
+            throw err;
+          },
+        );
+      };
+    },
+  });
+}
