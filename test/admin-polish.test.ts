@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { escapeHtml } from '../src/admin/html.js';
 import { adminRequest } from './support/admin-api.js';
 import { adminLogin } from './support/admin-login.js';
 import { suiteSystem } from './support/local-system.js';
@@ -58,5 +59,34 @@ describe('the admin page, as a new admin meets it', () => {
     expect(overview).not.toContain('no reading yet');
     expect(overview).toMatch(/CRM API usage: [\d,]+ of [\d,]+ daily calls used/);
     expect(overview).toContain('as the CRM said on <time');
+  });
+
+  it('the mass actions and the decision log name the run by its kind and time, and records by name', async () => {
+    const [run] = await system.ctx.runs.recent(system.installationId, 1);
+    expect(run).toBeDefined();
+    const { cookie, csrf } = await adminLogin(system);
+    const undo = (form: Record<string, string>) =>
+      adminRequest(system, page(`/runs/${run!.id}/undo`), {
+        form: new URLSearchParams({ _csrf: csrf, ...form }),
+        headers: { cookie },
+      });
+    const shown = await undo({});
+    const confirm = /name="confirm" value="([^"]+)"/.exec(shown.text)![1]!;
+    expect((await undo({ confirm })).status).toBe(303);
+
+    const links = await get('/links');
+    const mass = /<section class="card" aria-labelledby="mass-actions">[\s\S]*?<\/section>/.exec(links)![0];
+    expect(mass).not.toContain(run!.id);
+    expect(mass).toMatch(/\(the first sync of \d{4}-\d\d-\d\d \d\d:\d\d UTC\)/);
+    const log = /<section class="card" aria-labelledby="decisions">[\s\S]*?<\/section>/.exec(links)![0];
+    expect(log).not.toContain(`sync ${run!.id}`);
+    expect(log).toContain('the first sync of');
+    const undone = (await system.ctx.decisions.page(system.installationId, null, 20)).decisions.find(
+      (d) => d.action === 'undo',
+    )!;
+    const name = system.crm.record(undone.recordId)!.name!;
+    expect(log).toContain(
+      `${escapeHtml(name)}<br><span class="hint">record <a href="${page(`/records/${undone.recordId}`)}"`,
+    );
   });
 });

@@ -1,5 +1,7 @@
 import type { Request } from 'express';
 import type { AppContext } from '../app/context.js';
+import type { Decision } from '../decisions/decision-log.js';
+import type { MassActionSummary } from '../decisions/mass-actions.js';
 import type { MatchStatus } from '../fields.js';
 import type { Installation } from '../installations/store.js';
 import { providerFor } from '../providers.js';
@@ -9,7 +11,8 @@ import { NAME_SEARCH_LIMIT, searchByName } from './linked-by-name.js';
 import type { AdminOverview, InstallationView } from './overview.js';
 import { reviewPageQuerySchema } from './schemas.js';
 import type { PlacedNotice } from './views/after-action.js';
-import type { LinkedItem } from './views/corrections.js';
+import type { LinkedItem, LogWords } from './views/corrections.js';
+import { runWords } from './views/format.js';
 import { installationPage, type PageForm } from './views/installation-page.js';
 import type { InstallationTab } from './views/installation-tabs.js';
 import {
@@ -222,7 +225,10 @@ export class InstallationPages {
       this.ctx.decisions.count(id),
       this.actions.mass.log.recent(id, MASS_ACTIONS_SHOWN),
     ]);
-    const { linkedPart, npPart } = await this.namedLinkLists(id, linked, notPublished);
+    const [{ linkedPart, npPart }, logWords] = await Promise.all([
+      this.namedLinkLists(id, linked, notPublished),
+      this.logWords(id, decisions.decisions, massActions),
+    ]);
     return linksPage({
       ...c,
       placed: extra.placed ?? null,
@@ -232,6 +238,7 @@ export class InstallationPages {
       decisions: decisions.decisions,
       decisionPage: decisions.page,
       massActions,
+      logWords,
       decisionCount,
       query,
       error: message,
@@ -379,6 +386,27 @@ export class InstallationPages {
     const before = /^\d+-\d+$/.test(query[DECISIONS_BEFORE] ?? '') ? query[DECISIONS_BEFORE]! : null;
     const page = await this.ctx.decisions.page(id, before, DECISIONS_SHOWN);
     return { decisions: page.decisions, page: { before, older: page.older, query: '', found: null } };
+  }
+
+  /** The decision log's records by name and the runs it and the mass actions name, in words. */
+  private async logWords(
+    id: string,
+    decisions: readonly Decision[],
+    massActions: readonly MassActionSummary[],
+  ): Promise<LogWords> {
+    const runIds = [
+      ...new Set([
+        ...decisions.flatMap((d) => (d.evidence.runId ? [d.evidence.runId] : [])),
+        ...massActions.flatMap((m) => (m.runId ? [m.runId] : [])),
+      ]),
+    ];
+    const [names, runs] = await Promise.all([
+      this.crmNames(id, [...new Set(decisions.map((d) => d.recordId))]),
+      Promise.all(runIds.map((r) => this.ctx.runs.get(r))),
+    ]);
+    const words = new Map<string, string>();
+    for (const run of runs) if (run && run.installationId === id) words.set(run.id, runWords(run));
+    return { names, runs: words };
   }
 
   /** One record's name as the CRM has it; null when it cannot be read. */

@@ -2,7 +2,7 @@ import type { MassActionSummary, MassKind } from '../../decisions/mass-actions.j
 import type { MatchStatus } from '../../fields.js';
 import { html, type SafeHtml } from '../html.js';
 import type { MassOutcome, MassPreview } from '../mass-actions.js';
-import { actorLabel } from './corrections.js';
+import { actorLabel, type LogWords, runText } from './corrections.js';
 import { installationPath, num, when } from './format.js';
 import { csrfField, layout, notice } from './layout.js';
 import { recordLink } from './record-page.js';
@@ -107,12 +107,13 @@ export function massActionsSection(o: {
   installationId: string;
   actions: readonly MassActionSummary[];
   csrf: string | null;
+  words?: LogWords;
 }): SafeHtml | string {
   if (o.actions.length === 0) return '';
   const rows = o.actions.map(
     (m) => html`<tr>
       <th scope="row" data-label="When">${when(m.at)}</th>
-      <td data-label="Action">${MASS_LABELS[m.kind]}${m.runId ? html` <span class="hint">(sync ${m.runId})</span>` : ''}</td>
+      <td data-label="Action">${MASS_LABELS[m.kind]}${m.runId ? html` <span class="hint">(${runText(m.runId, o.words)})</span>` : ''}</td>
       <td data-label="Records">${num(m.done)} changed${m.kept > 0 ? `, ${num(m.kept)} left alone` : ''}</td>
       <td data-label="By">${actorLabel(m.by)}</td>
       <td>${

@@ -236,7 +236,29 @@ export function actorLabel(by: DecisionActor): string {
   }
 }
 
-function evidenceText(d: Decision): string {
+/** What the decision log and the mass actions know of the records and runs they name, in words. */
+export interface LogWords {
+  /** Record id -> its CRM name, where it was read. */
+  names?: ReadonlyMap<string, string | null>;
+  /** Run id -> the run in words (`runWords`), for the runs still on record. */
+  runs?: ReadonlyMap<string, string>;
+}
+
+/** A run the log names: its kind and time where known, else its id (the run is no longer kept). */
+export function runText(runId: string, words: LogWords | undefined): SafeHtml {
+  const known = words?.runs?.get(runId);
+  return known ? html`${known}` : html`a sync no longer on record (run <code>${runId}</code>)`;
+}
+
+/** A record the log names: its name with the id as the link's secondary text, or the id alone. */
+export function namedRecord(installationId: string, recordId: string, words: LogWords | undefined): SafeHtml {
+  const name = words?.names?.get(recordId);
+  return name
+    ? html`${name}<br><span class="hint">record ${recordLink(installationId, recordId)}</span>`
+    : recordLink(installationId, recordId);
+}
+
+function evidenceText(d: Decision, words?: LogWords): SafeHtml | string {
   const parts: string[] = [];
   const candidates = d.evidence.candidates ?? [];
   if (candidates.length > 0) {
@@ -248,8 +270,9 @@ function evidenceText(d: Decision): string {
   }
   if (d.evidence.offered !== undefined) parts.push(`${d.evidence.offered} offered`);
   if (d.evidence.previousSlug) parts.push(`was ${d.evidence.previousSlug}`);
-  if (d.evidence.runId) parts.push(`sync ${d.evidence.runId}`);
-  return parts.join(' · ') || '—';
+  const run = d.evidence.runId ? runText(d.evidence.runId, words) : null;
+  if (parts.length === 0 && !run) return '—';
+  return html`${parts.join(' · ')}${run ? html`${parts.length > 0 ? ' · ' : ''}${run}` : ''}`;
 }
 
 export function decisionLogSection(o: {
@@ -262,6 +285,7 @@ export function decisionLogSection(o: {
   csrf?: string | null;
   /** The log's search and its newer and older pages (links-page.ts). */
   nav?: SafeHtml;
+  words?: LogWords;
 }): SafeHtml {
   const undo = (d: Decision) => {
     const massId = d.evidence.massId;
@@ -274,10 +298,10 @@ export function decisionLogSection(o: {
     (d) => html`<tr>
       <th scope="row" data-label="When">${time(d.at)}</th>
       <td data-label="Decision">${ACTION_LABELS[d.action]}${d.bulk ? html` <span class="hint">(bulk)</span>` : ''}</td>
-      <td data-label="Record">${recordLink(o.view.id, d.recordId)}</td>
+      <td data-label="Record">${namedRecord(o.view.id, d.recordId, o.words)}</td>
       <td data-label="Report"><code>${d.slug ?? '—'}</code></td>
       <td data-label="By">${actorLabel(d.by)}</td>
-      <td data-label="Evidence">${evidenceText(d)}${undo(d)}</td>
+      <td data-label="Evidence">${evidenceText(d, o.words)}${undo(d)}</td>
     </tr>`,
   );
   return html`<section class="card" aria-labelledby="decisions">

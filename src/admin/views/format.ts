@@ -40,6 +40,11 @@ export const RUN_KIND_LABELS: Record<RunSummary['kind'], string> = {
   preview: 'Preview',
 };
 
+/** A run in words: "the full sync of 2026-11-29 09:14 UTC". */
+export function runWords(run: Pick<RunSummary, 'kind' | 'startedAt'>): string {
+  return `the ${RUN_KIND_LABELS[run.kind].toLowerCase()} of ${when(run.startedAt)}`;
+}
+
 export const RUN_STATE_LABELS: Record<RunSummary['state'], string> = {
   listing: 'Listing records',
   processing: 'Processing',

@@ -6,7 +6,7 @@ import { html, type SafeHtml } from '../html.js';
 import type { InstallationView } from '../overview.js';
 import { type PlacedNotice, returnQuery } from './after-action.js';
 import { massActionsSection } from './confirm.js';
-import { correctionsSection, decisionLogSection, type LinkedItem } from './corrections.js';
+import { correctionsSection, decisionLogSection, type LinkedItem, type LogWords } from './corrections.js';
 import { num } from './format.js';
 import { installationShell, tabPath } from './installation-tabs.js';
 import { type ListPlace, listNav, listParams } from './list-paging.js';
@@ -51,6 +51,8 @@ export interface LinksPageInput {
   decisionCount: number;
   /** The latest mass actions (undone syncs, bulk decisions), each with "Undo this". */
   massActions?: readonly MassActionSummary[];
+  /** The names and runs the decision log and the mass actions name, in words. */
+  logWords?: LogWords;
   /** Where the decision log's page is: the cursor it started at, the next older one, a search and its count. */
   decisionPage?: { before: string | null; older: string | null; query: string; found: number | null };
   query: Record<string, string>;
@@ -102,8 +104,9 @@ export function linksPage(o: LinksPageInput): SafeHtml {
       ),
       undoable: new Set((o.massActions ?? []).filter((m) => !m.undoneBy).map((m) => m.id)),
       csrf: o.csrfToken,
+      ...(o.logWords ? { words: o.logWords } : {}),
     })}
-    ${massActionsSection({ installationId: v.id, actions: o.massActions ?? [], csrf: o.csrfToken })}`,
+    ${massActionsSection({ installationId: v.id, actions: o.massActions ?? [], csrf: o.csrfToken, ...(o.logWords ? { words: o.logWords } : {}) })}`,
   );
 }
 
