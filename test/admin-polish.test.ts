@@ -61,6 +61,30 @@ describe('the admin page, as a new admin meets it', () => {
     expect(overview).toContain('as the CRM said on <time');
   });
 
+  it('the requests list shows each company’s domain and country, and what one already has instead of a request', async () => {
+    const noMatch = system.recordIds.filter((r) => system.crm.record(r)?.status === 'no_match');
+    expect(noMatch.length).toBeGreaterThan(1);
+    const [linkedSince, other] = noMatch as [string, string];
+    const slug = system.sandbox.listReports().find((r) => r.published)!.slug;
+    // Linked by a person in the CRM a moment ago: the connector's list does not know it yet.
+    await system.hubspot.setCompanyProperty(linkedSince, 'report_slug', slug);
+    // Seeded companies without a report have neither; an admin's CRM has them.
+    await system.hubspot.setCompanyProperty(other, 'domain', 'nordvik-tools.example');
+    await system.hubspot.setCompanyProperty(other, 'country', 'Norway');
+    const html = await get('/requests');
+    const itemOf = (recordId: string) =>
+      new RegExp(
+        `<li class="no-match-item">((?:(?!</li>)[\\s\\S])*?/records/${recordId}"[\\s\\S]*?)</li>`,
+      ).exec(html)?.[1] ?? '';
+    const linked = itemOf(linkedSince);
+    expect(linked).toContain('Has a report now');
+    expect(linked).toContain(slug);
+    expect(linked).not.toContain('Request a report');
+    const plain = itemOf(other);
+    expect(plain).toContain('Request a report');
+    expect(plain).toContain('<span data-place>nordvik-tools.example · Norway</span>');
+  });
+
   it('the mass actions and the decision log name the run by its kind and time, and records by name', async () => {
     const [run] = await system.ctx.runs.recent(system.installationId, 1);
     expect(run).toBeDefined();

@@ -1,5 +1,6 @@
 import type { Request } from 'express';
 import type { AppContext } from '../app/context.js';
+import type { CompanyRecord } from '../crm/connector.js';
 import type { Decision } from '../decisions/decision-log.js';
 import type { MassActionSummary } from '../decisions/mass-actions.js';
 import type { MatchStatus } from '../fields.js';
@@ -288,16 +289,30 @@ export class InstallationPages {
       this.statusList(id, 'no_match', NO_MATCH_LIST, req),
       this.actions.pendingRequests(id),
     ]);
-    const names = await this.crmNames(
-      id,
-      noMatch.items.map((r) => r.recordId),
-    );
+    const ids = noMatch.items.map((r) => r.recordId);
+    const [records, slugs] = await Promise.all([this.crmRecords(id, ids), this.ctx.index.slugsOf(id, ids)]);
+    const pendingOf = new Map(pendingAll.map((p) => [p.recordId, p]));
     const noMatchPart: ListPart<NoMatchItem> = {
       ...noMatch,
-      items: noMatch.items.map((r) => ({
-        recordId: r.recordId,
-        name: names.get(r.recordId) ?? r.normalizedName,
-      })),
+      items: noMatch.items.map((r, i) => {
+        const record = records.get(r.recordId);
+        // The list is the index's, read a moment ago: a record may have been linked (in the CRM or by a sync)
+        // or asked for since. Then that is shown, and no request is offered.
+        const crmSlug = record?.fields.slug;
+        const slug = slugs[i] ?? (typeof crmSlug === 'string' && crmSlug ? crmSlug : null);
+        const pending = pendingOf.get(r.recordId);
+        return {
+          recordId: r.recordId,
+          name: record?.name ?? r.normalizedName,
+          domain: record?.domain ?? null,
+          country: record?.country ?? null,
+          has: slug
+            ? { kind: 'report' as const, slug }
+            : pending
+              ? { kind: 'requested' as const, at: pending.requestedAt }
+              : null,
+        };
+      }),
     };
     const reinstallUrl =
       installation.mode === 'oauth' ? (providerFor(installation.crm).activity.grant?.path ?? null) : null;
@@ -413,6 +428,19 @@ export class InstallationPages {
   async recordName(id: string, recordId: string): Promise<string | null> {
     const read = (await this.crmNames(id, [recordId])).get(recordId);
     return read ?? null;
+  }
+
+  /** A few records as the CRM has them; none when the CRM is slow or down (the page still renders). */
+  private async crmRecords(id: string, recordIds: string[]): Promise<Map<string, CompanyRecord>> {
+    const records = new Map<string, CompanyRecord>();
+    if (recordIds.length === 0) return records;
+    try {
+      const { connector } = await this.ctx.runtime.open(id);
+      for (const record of await connector.readCompanies(recordIds)) records.set(record.id, record);
+    } catch (err) {
+      this.ctx.logger.debug({ err, installationId: id }, 'records not read');
+    }
+    return records;
   }
 
   /** The CRM's names of a few records; none when the CRM is slow or down (the page still renders). */

@@ -5,7 +5,7 @@ import type { InstallationView } from '../overview.js';
 import { rematchForm } from './corrections.js';
 import { installationPath, num, time } from './format.js';
 import { csrfField } from './layout.js';
-import { recordLink } from './record-page.js';
+import { recordLink, recordPath } from './record-page.js';
 
 /** The pieces of the installation page about requested reports and alerts. */
 
@@ -13,6 +13,28 @@ export interface NoMatchItem {
   recordId: string;
   /** The CRM's name when it could be read, else the normalised one the connector keeps. */
   name: string | null;
+  /** As the CRM has them, when it could be read. */
+  domain?: string | null;
+  country?: string | null;
+  /**
+   * What the company has already, found since the list was made: a report linked (in the CRM or by a sync), or
+   * a request waiting. No request is offered then.
+   */
+  has?: { kind: 'report'; slug: string } | { kind: 'requested'; at: string } | null;
+}
+
+/** What a listed company already has, instead of the request form. */
+function already(v: Pick<InstallationView, 'id'>, item: NoMatchItem): SafeHtml | null {
+  const has = item.has;
+  if (!has) return null;
+  return has.kind === 'report'
+    ? html`<p data-has-report>Has a report now: <code>${has.slug}</code> (<a href="${recordPath(v.id, item.recordId)}">see the record</a>). Nothing to request.</p>`
+    : html`<p data-has-request>A report was requested on ${time(has.at)}: it waits for the service (Requested reports, below).</p>`;
+}
+
+/** Domain and country on the name's line: an admin tells two companies of one name apart by them. */
+function placeOf(item: NoMatchItem): string {
+  return [item.domain, item.country].filter((p): p is string => Boolean(p)).join(' · ');
 }
 
 /** "Request a report": one form per record, with an optional document; the CSRF token travels in the form. */
@@ -51,10 +73,15 @@ export function noMatchSection(
 ): SafeHtml {
   const rows = items.map((item) => {
     const company = item.name ?? `Record ${item.recordId}`;
+    const place = placeOf(item);
+    const has = already(v, item);
     return html`<li class="no-match-item">
-      <p><strong>${company}</strong> <span class="hint">record ${recordLink(v.id, item.recordId)}</span></p>
-      ${requestForm(v.id, item.recordId, `${company}, record ${item.recordId}`, csrf)}
-      ${rematchForm(v, item.recordId, `${company}, record ${item.recordId}`, csrf)}
+      <p><strong>${company}</strong> <span class="hint">${place ? html`<span data-place>${place}</span> · ` : ''}record ${recordLink(v.id, item.recordId)}</span></p>
+      ${
+        has ??
+        html`${requestForm(v.id, item.recordId, `${company}, record ${item.recordId}`, csrf)}
+      ${rematchForm(v, item.recordId, `${company}, record ${item.recordId}`, csrf)}`
+      }
     </li>`;
   });
   return html`<section class="card" aria-labelledby="no-match">
