@@ -4,7 +4,7 @@ import type { Keys } from '../storage/keys.js';
 
 /**
  * The CRM's API usage as the connector last saw it, kept in Redis per installation. A connector reads usage
- * from the CRM's answers (rate-limit headers, Salesforce's limits), and a connector lives in one process for
+ * from the CRM's answers (its rate-limit headers, its limits resource), and a connector lives in one process for
  * half a minute: the admin page, served by another process or a minute after the sync ended, would otherwise
  * find no reading at all.
  */
