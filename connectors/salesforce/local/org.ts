@@ -176,6 +176,15 @@ export interface SeedAccount {
   [customField: string]: string | number | boolean | null | undefined;
 }
 
+/** An Account change as Change Data Capture reports it; the local Pub/Sub server listens (pubsub-server.ts). */
+export interface LocalAccountChange {
+  changeType: 'CREATE' | 'UPDATE' | 'DELETE' | 'UNDELETE';
+  ids: string[];
+  /** API names of the fields whose values changed (an update), or that hold a value (a create). */
+  changed: string[];
+  userId: string;
+}
+
 export interface RecordFailure {
   statusCode: string;
   message: string;
@@ -242,6 +251,15 @@ const STANDARD_LENGTH: Record<string, number> = {
   BillingCountryCode: 10,
   ShippingCountryCode: 10,
 };
+
+/** The fields of a new Account that hold a value: a create's changed fields. */
+function filledFields(account: StoredAccount): string[] {
+  const standard = Object.keys(STANDARD_ACCOUNT_COLUMNS).filter(
+    (name) => (account as unknown as Record<string, unknown>)[name] !== null,
+  );
+  const custom = Object.keys(account.custom).filter((name) => account.custom[name] !== null);
+  return [...standard, ...custom];
+}
 
 /** How many days back the delete log answers (Salesforce: "no more than 15 days previous"). */
 export const DELETE_LOG_DAYS = 15;
@@ -364,6 +382,8 @@ export class LocalOrg {
   private random: () => number;
   private readonly counters = new Map<string, number>();
   readonly versionsSeen = new Set<string>();
+  /** Called after each Account change, in order (the local Pub/Sub server's event bus). */
+  readonly accountChangeListeners = new Set<(change: LocalAccountChange) => void>();
 
   constructor(options: LocalSalesforceOptions = {}) {
     // Set first: the delete log starts when the org does.
@@ -659,7 +679,36 @@ export class LocalOrg {
         account.custom[name] = coerced.value;
       }
       this.accounts.set(account.Id, account);
+      this.accountChanged({
+        changeType: 'CREATE',
+        ids: [account.Id],
+        changed: filledFields(account),
+        userId: account.CreatedById,
+      });
       return structuredClone(account);
+    });
+  }
+
+  private accountChanged(change: LocalAccountChange): void {
+    for (const listener of this.accountChangeListeners) listener(change);
+  }
+
+  /** A person restores a deleted Account from the recycle bin (a merged-away one included). */
+  undeleteAccount(id: string): void {
+    const account = this.getStored(id);
+    if (!account?.IsDeleted) throw new Error(`undeleteAccount: Account ${id} is not in the recycle bin`);
+    const now = this.stamp();
+    account.IsDeleted = false;
+    account.MasterRecordId = null;
+    account.SystemModstamp = now;
+    account.LastModifiedDate = now;
+    account.LastModifiedById = this.personUserId;
+    this.deleteLog.delete(account.Id);
+    this.accountChanged({
+      changeType: 'UNDELETE',
+      ids: [account.Id],
+      changed: filledFields(account),
+      userId: this.personUserId,
     });
   }
 
@@ -690,6 +739,7 @@ export class LocalOrg {
     account.LastModifiedDate = now;
     account.LastModifiedById = this.personUserId;
     this.deleteLog.set(account.Id, this.now());
+    this.accountChanged({ changeType: 'DELETE', ids: [account.Id], changed: [], userId: this.personUserId });
   }
 
   /**
@@ -712,6 +762,12 @@ export class LocalOrg {
       master.SystemModstamp = now;
       master.LastModifiedDate = now;
       master.LastModifiedById = this.personUserId;
+      this.accountChanged({
+        changeType: 'UPDATE',
+        ids: [master.Id],
+        changed: ['LastModifiedDate'],
+        userId: this.personUserId,
+      });
     }
   }
 
@@ -965,13 +1021,25 @@ export class LocalOrg {
       next[name] = coerced.value;
     }
     const now = this.stamp();
+    const changed: string[] = [];
     for (const [name, value] of Object.entries(next)) {
-      if (UPDATEABLE_STANDARD.has(name)) (account as unknown as Record<string, CellValue>)[name] = value;
+      const row = account as unknown as Record<string, CellValue>;
+      const before = UPDATEABLE_STANDARD.has(name) ? row[name] : account.custom[name];
+      if (before !== value) changed.push(name);
+      if (UPDATEABLE_STANDARD.has(name)) row[name] = value;
       else account.custom[name] = value;
     }
     account.LastModifiedDate = now;
     account.SystemModstamp = now;
     account.LastModifiedById = userId;
+    if (changed.length > 0) {
+      this.accountChanged({
+        changeType: 'UPDATE',
+        ids: [account.Id],
+        changed: [...changed, 'LastModifiedDate'],
+        userId,
+      });
+    }
     return null;
   }
 

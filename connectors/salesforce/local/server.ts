@@ -15,6 +15,7 @@ import {
   type SeedAccount,
   type StoredAccount,
 } from './org.js';
+import { LocalPubSub } from './pubsub-server.js';
 import { escapeXml, parseSoapCall, runMetadataCall, soapEnvelope, soapFault } from './soap.js';
 import { SoqlError } from './soql.js';
 
@@ -72,10 +73,13 @@ function sfError(
 export class LocalSalesforce {
   readonly app: Express;
   readonly org: LocalOrg;
+  /** The org's Pub/Sub API (Change Data Capture for Accounts); `pubsub.listen()` serves it over gRPC. */
+  readonly pubsub: LocalPubSub;
   private readonly bulk: BulkJobs;
 
   constructor(options: LocalSalesforceOptions = {}) {
     this.org = new LocalOrg(options);
+    this.pubsub = new LocalPubSub(this.org);
     this.bulk = new BulkJobs(this.org);
     this.app = this.buildApp();
   }
@@ -120,6 +124,10 @@ export class LocalSalesforce {
   }
 
   /** Empties the recycle bin of a deleted Account (queryAll no longer sees it; the delete log still does). */
+  undeleteAccount(id: string): void {
+    this.org.undeleteAccount(id);
+  }
+
   purgeAccount(id: string): void {
     this.org.purgeAccount(id);
   }
