@@ -9,7 +9,7 @@ import {
   requireTogether,
 } from '../../src/env-schema.js';
 import { EXTRA_HOST_PATTERN, salesforceHostProblem } from './hosts.js';
-import { DEFAULT_API_VERSION, DEFAULT_LOGIN_URL } from './provider.js';
+import { DEFAULT_API_VERSION, DEFAULT_LOGIN_URL, PUBSUB_ENDPOINT } from './provider.js';
 
 /** Salesforce's environment keys: a connected app (OAuth), an instance URL with a token (token mode), or both. */
 export const salesforceEnvSchema = z.object({
@@ -47,6 +47,15 @@ export const salesforceEnvSchema = z.object({
     .enum(['true', 'false', ''], { error: 'expects true or false' })
     .default('false')
     .transform((v) => v === 'true'),
+  SALESFORCE_CHANGE_EVENTS: z
+    .enum(['true', 'false', ''], { error: 'expects true or false' })
+    .default('false')
+    .transform((v) => v === 'true'),
+  SALESFORCE_PUBSUB_ENDPOINT: z
+    .string()
+    .trim()
+    .regex(/^[A-Za-z0-9.-]+:\d{1,5}$/, 'expects host:port, such as api.pubsub.salesforce.com:7443')
+    .default(PUBSUB_ENDPOINT),
 });
 
 /** `config.salesforce`. */
@@ -63,6 +72,10 @@ export interface SalesforceConfig {
   extraHosts: string[];
   /** The local Salesforce on loopback is let through: the demo and tests only, refused with NODE_ENV=production. */
   allowLocalHosts: boolean;
+  /** Account changes also arrive by Change Data Capture over the Pub/Sub API (the poll stays as safety net). */
+  changeEvents: boolean;
+  /** The Pub/Sub API's `host:port`; plaintext only for a loopback host with `allowLocalHosts`. */
+  pubSubEndpoint: string;
 }
 
 /** What the connector's functions read of the application configuration. */
@@ -99,6 +112,17 @@ export function readSalesforceConfig(env: Readonly<Record<string, string | undef
     const problem = url === undefined ? null : salesforceHostProblem(url, policy);
     if (problem) problems.push({ variable, expectation: `expects a Salesforce URL: ${problem}` });
   }
+  if (e.SALESFORCE_PUBSUB_ENDPOINT !== PUBSUB_ENDPOINT) {
+    // The stream sends the org's access token there: only a host the policy takes for Salesforce's.
+    const host = e.SALESFORCE_PUBSUB_ENDPOINT.replace(/:\d+$/, '');
+    const problem = salesforceHostProblem(`http://${host}`, policy);
+    if (problem !== null && !policy.extraHosts.some((x) => x === host)) {
+      problems.push({
+        variable: 'SALESFORCE_PUBSUB_ENDPOINT',
+        expectation: `expects ${PUBSUB_ENDPOINT}, a loopback host with SALESFORCE_ALLOW_LOCAL_HOSTS, or a host of SALESFORCE_EXTRA_HOSTS`,
+      });
+    }
+  }
   ConfigError.throwAll(problems);
   return {
     clientId: e.SALESFORCE_CLIENT_ID,
@@ -111,5 +135,7 @@ export function readSalesforceConfig(env: Readonly<Record<string, string | undef
     usagePauseShare: e.SALESFORCE_USAGE_PAUSE_SHARE,
     extraHosts: policy.extraHosts,
     allowLocalHosts: policy.allowLocalHosts,
+    changeEvents: e.SALESFORCE_CHANGE_EVENTS,
+    pubSubEndpoint: e.SALESFORCE_PUBSUB_ENDPOINT,
   };
 }

@@ -48,6 +48,12 @@ export const salesforceProvider: CrmProvider<typeof SALESFORCE_PROVIDER, Salesfo
     tokenModeVariables: ['SALESFORCE_INSTANCE_URL', 'SALESFORCE_ACCESS_TOKEN'],
     // Salesforce sends no webhooks: changes are polled.
     pollIntervalMs: ({ salesforce }) => salesforce.pollSeconds * 1000,
+    // Change Data Capture when switched on; loaded on demand, so the gRPC client loads only where it runs.
+    changeStream: {
+      enabled: ({ salesforce }) => salesforce.changeEvents,
+      run: async (config, input) =>
+        (await import('./changes/cdc-stream.js')).runAccountChangeStream(config, input),
+    },
     createConnector({ config, installation, tokens, gate, urgent, kept }) {
       // One per org, so every connector of an org sees the same daily usage, Account shape and Task status.
       const memory = kept(() => new SalesforceOrgMemory(config.salesforce.usagePauseShare));

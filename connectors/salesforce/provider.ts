@@ -13,6 +13,8 @@ export const DEFAULT_API_VERSION = '68.0';
 
 /** Where OAuth starts unless SALESFORCE_LOGIN_URL names a sandbox or My Domain. */
 export const DEFAULT_LOGIN_URL = 'https://login.salesforce.com';
+/** Where Salesforce serves the Pub/Sub API (gRPC over TLS; Pub/Sub API guide, and forcedotcom/pub-sub-api). */
+export const PUBSUB_ENDPOINT = 'api.pubsub.salesforce.com:7443';
 
 export const SALESFORCE_PROVIDER = 'salesforce';
 /** The same name as the application's CRM kind (installations, connectors). */

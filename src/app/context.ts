@@ -23,6 +23,7 @@ import type { LinkIndex } from '../storage/link-index.js';
 import type { SyncRuns } from '../storage/runs.js';
 import type { ScoreChangeInbox } from '../storage/score-change-inbox.js';
 import { SecretBox } from '../util/secretbox.js';
+import { ChangeStreams } from './change-streams.js';
 import { defaultMatching } from './matching.js';
 import { ReportRequests } from './report-requests.js';
 import { AppRuntime } from './runtime.js';
@@ -68,7 +69,9 @@ export interface AppContext {
   reportRequests: ReportRequests;
   /** Who decided what about records' links (capped per installation). */
   decisions: DecisionLog;
-  /** Starts workers on their own blocking connection. */
+  /** This process's change streams (held beside its workers), or null when none runs. */
+  changeStreams(): ChangeStreams | null;
+  /** Starts workers on their own blocking connection (and the change streams, where a provider has them). */
   startWorkers(concurrency?: {
     backfill?: number;
     realtime?: number;
@@ -124,7 +127,8 @@ export function createAppContext(config: Config, options: ContextOptions): AppCo
     logger,
   });
 
-  return {
+  const streams = new StreamHolder(config);
+  const ctx: AppContext = {
     config,
     logger,
     metrics,
@@ -147,8 +151,13 @@ export function createAppContext(config: Config, options: ContextOptions): AppCo
     requests,
     reportRequests,
     decisions: stores.decisions,
-    ...workerLifecycle(config, pipeline, queues, connections),
+    changeStreams: () => streams.current,
+    ...workerLifecycle(config, pipeline, queues, connections, {
+      start: () => streams.start(ctx),
+      stop: () => streams.stop(),
+    }),
   };
+  return ctx;
 }
 
 /** The stores the pipeline's jobs work with. */
@@ -170,6 +179,27 @@ function pipelineStores(stores: Stores) {
     latencies,
     reportReader,
   };
+}
+
+/**
+ * The change streams of this process (app/change-streams.ts): started with its first workers when a provider has
+ * its stream switched on, stopped before the workers close.
+ */
+class StreamHolder {
+  current: ChangeStreams | null = null;
+
+  constructor(private readonly config: Config) {}
+
+  start(ctx: AppContext): void {
+    if (this.current || !providers.some((p) => p.changeStream?.enabled(this.config))) return;
+    this.current = new ChangeStreams(ctx);
+    this.current.start();
+  }
+
+  async stop(): Promise<void> {
+    await this.current?.stop();
+    this.current = null;
+  }
 }
 
 /** The process's Redis connections, each for a kind of caller that must not wait behind another's. */
@@ -210,6 +240,7 @@ function workerLifecycle(
   pipeline: Pipeline,
   queues: Queues,
   connections: Connections,
+  streams: { start(): void; stop(): Promise<void> },
 ): Pick<AppContext, 'startWorkers' | 'close'> {
   const prefix = config.redisPrefix;
   const workerSets: PipelineWorkers[] = [];
@@ -225,9 +256,11 @@ function workerLifecycle(
       });
       workerSets.push(workers);
       await workers.waitUntilReady();
+      streams.start();
       return workers;
     },
     async close() {
+      await streams.stop();
       await Promise.all(workerSets.map((w) => w.close()));
       await queues.close();
       await closeRedis(connections.redis, connections.queues, connections.ingest, ...workerConnections);

@@ -94,6 +94,37 @@ export interface ProviderHost {
   oauthPage?: OAuthPageRenderer;
 }
 
+/** Whether an installation's changes arrive over its stream or wait for the poll, and why, for people. */
+export interface ChangeStreamState {
+  mode: 'stream' | 'poll';
+  detail: string;
+}
+
+/** What a provider's change stream (a subscription the CRM pushes changes over) needs of the application. */
+export interface ChangeStreamInput {
+  installation: Installation;
+  tokens: AccessTokenSource;
+  storage: ProviderStorage;
+  logger: Logger;
+  /** Queues the changes; resolves once they are durably queued, throws when they could not be. */
+  deliver(changes: CrmChange[]): Promise<void>;
+  /** The stream cannot say what changed (a gap, an overflow, a lost position): the change poll runs now. */
+  catchUp(reason: string): Promise<void>;
+  /** Which of these records were merged away, and into which (CrmConnector.survivorsOf). */
+  survivorsOf(recordIds: readonly string[]): Promise<Map<string, string>>;
+  /** The stream's state as it changes (streaming, or on the poll and why). */
+  report(state: ChangeStreamState): void;
+  /** Aborted when the stream must end (the process stops, the lease was lost). */
+  signal: AbortSignal;
+}
+
+/** A CRM that pushes changes over a long-lived subscription the worker holds, beside its poll. */
+export interface ChangeStreamSource<K extends string, C> {
+  enabled(config: ProviderConfig<K, C>): boolean;
+  /** Runs one installation's stream until `input.signal` aborts, reconnecting on its own. */
+  run(config: ProviderConfig<K, C>, input: ChangeStreamInput): Promise<void>;
+}
+
 /** What a provider needs to end an installation's authorisation. */
 export interface RevokeInput {
   installation: Installation;
@@ -203,6 +234,8 @@ export interface CrmProvider<K extends string, C, H> {
   tokenModeVariables: readonly string[];
   /** Whether the connector polls for changes, and how often (ms); null when the CRM pushes webhooks. */
   pollIntervalMs(config: ProviderConfig<K, C>): number | null;
+  /** Changes pushed over a subscription the workers hold (the poll stays as the safety net). */
+  changeStream?: ChangeStreamSource<K, C>;
   createConnector(input: ConnectorInput<K, C>): CrmConnector;
   /** Null when no OAuth app can be configured (token mode only). */
   tokenRefresher(config: ProviderConfig<K, C>, storage: ProviderStorage): TokenRefresher | null;

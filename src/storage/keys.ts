@@ -20,7 +20,7 @@ import { createHash } from 'node:crypto';
  * sequence: pipeline/report-reader.ts, storage/slug-changes.ts,
  * storage/run-caches.ts (the run caches before it) · events:
  * storage/event-log.ts · record locks: storage/record-locks.ts · pending slug updates: storage/pending-slugs.ts ·
- * OAuth state: auth/oauth-state.ts · refresh locks: auth/token-manager.ts · a provider's own records (`provider`):
+ * OAuth state: auth/oauth-state.ts · refresh locks: auth/token-manager.ts · change stream leases: app/change-streams.ts · a provider's own records (`provider`):
  * connectors/<crm>/ · rate gates: ratelimit/redis-gate.ts · admin sessions and logins:
  * auth/session-revocations.ts, auth/login-throttle.ts · record card requests: a provider's card rate limit ·
  * report requests: requests/request-store.ts ·
@@ -85,6 +85,13 @@ export class Keys {
   /** A key a provider keeps for itself, under its kind: `<prefix>:<kind>:<parts...>`. */
   provider(kind: string, ...parts: string[]): string {
     return [this.prefix, kind, ...parts].join(':');
+  }
+
+  // ---- change stream leases (app/change-streams.ts) ---------------------------------------------------
+
+  /** Which process holds an installation's change stream (its token, with a short expiry it renews). */
+  changeStreamLease(id: string): string {
+    return `${this.prefix}:change-stream:${tag(id)}`;
   }
 
   // ---- refresh locks (auth/token-manager.ts) ----------------------------------------------------------

@@ -26,6 +26,8 @@ export function localSalesforceConfig(
       extraHosts: [],
       // The local org listens on loopback over http: the development setting every such test needs.
       allowLocalHosts: true,
+      changeEvents: false,
+      pubSubEndpoint: 'api.pubsub.salesforce.com:7443',
     },
   };
 }

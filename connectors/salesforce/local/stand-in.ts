@@ -12,6 +12,8 @@ export async function startSalesforceStandIn(
 ): Promise<LocalStandIn<'salesforce', LocalSalesforce>> {
   const salesforce = createLocalSalesforce({});
   const listening = await salesforce.listen(0);
+  // Change Data Capture over its Pub/Sub API: Account changes reach the connector in about a second.
+  const pubsub = await salesforce.pubsub.listen(0);
   const text = (v: unknown) => (v === null || v === undefined || v === '' ? null : String(v));
   return {
     kind: 'salesforce',
@@ -26,6 +28,8 @@ export async function startSalesforceStandIn(
       SALESFORCE_CLIENT_ID: salesforce.org.clientId,
       SALESFORCE_CLIENT_SECRET: salesforce.org.clientSecret,
       SALESFORCE_POLL_SECONDS: '2',
+      SALESFORCE_CHANGE_EVENTS: 'true',
+      SALESFORCE_PUBSUB_ENDPOINT: pubsub.endpoint,
     },
     // The app's keys too: a worker refreshes the tokens of an OAuth installation.
     workerEnv: {
@@ -33,6 +37,8 @@ export async function startSalesforceStandIn(
       SALESFORCE_LOGIN_URL: listening.url,
       SALESFORCE_CLIENT_ID: salesforce.org.clientId,
       SALESFORCE_CLIENT_SECRET: salesforce.org.clientSecret,
+      SALESFORCE_CHANGE_EVENTS: 'true',
+      SALESFORCE_PUBSUB_ENDPOINT: pubsub.endpoint,
     },
     // Salesforce refuses values for fields that do not exist yet: create them, then seed.
     async seed(companies, ensureFields) {
@@ -67,6 +73,9 @@ export async function startSalesforceStandIn(
         ),
       };
     },
-    close: () => listening.close(),
+    close: async () => {
+      await pubsub.close();
+      await listening.close();
+    },
   };
 }

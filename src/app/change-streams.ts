@@ -1,0 +1,203 @@
+import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
+import type { TokenManager } from '../auth/token-manager.js';
+import type { Config } from '../config.js';
+import type { ChangeStreamInput, ChangeStreamState } from '../crm/provider.js';
+import { isLetIn } from '../installations/let-in.js';
+import type { InstallationStore } from '../installations/store.js';
+import type { Logger } from '../log.js';
+import type { Pipeline } from '../pipeline/pipeline.js';
+import { jobIdPart, type Queues } from '../pipeline/queues.js';
+import { providerFor } from '../providers.js';
+import type { RedisClient } from '../redis.js';
+import type { Keys } from '../storage/keys.js';
+import type { LinkIndex } from '../storage/link-index.js';
+import { LuaScript } from '../storage/lua-script.js';
+import type { SecretBox } from '../util/secretbox.js';
+import type { AppRuntime } from './runtime.js';
+
+/**
+ * The change streams of the installations whose CRM pushes changes over a subscription (a provider's
+ * `changeStream`), held by the worker processes: one stream per installation across the fleet. A stream runs
+ * where its Redis lease is held (SET NX with a short expiry, renewed while it runs); a process that dies stops
+ * renewing, and another takes the lease within about `leaseMs`. A process holds at most `maxStreams`; the
+ * others' changes still arrive by the poll, which keeps running as the safety net. The lease is given back on
+ * a clean stop, so a restart takes over at once.
+ */
+
+const RENEW = LuaScript.load('lock-renew');
+const RELEASE = LuaScript.load('locks-release');
+const renewReply = z.enum(['renewed', 'lost']);
+const releaseReply = z.number();
+
+export interface ChangeStreamOptions {
+  /** How long a lease lasts unless renewed (ms); a dead holder's streams move within about this. */
+  leaseMs?: number;
+  /** How often leases are renewed and free ones sought (ms). */
+  tickMs?: number;
+  maxStreams?: number;
+}
+
+interface Held {
+  abort: AbortController;
+  running: Promise<void>;
+}
+
+/** What the streams use of the application context (context.ts builds them from its own). */
+export interface StreamContext {
+  config: Config;
+  installations: InstallationStore;
+  redis: RedisClient;
+  keys: Keys;
+  box: SecretBox;
+  logger: Logger;
+  tokens: TokenManager;
+  pipeline: Pipeline;
+  queues: Queues;
+  runtime: AppRuntime;
+  index: LinkIndex;
+}
+
+export class ChangeStreams {
+  private readonly token = randomUUID();
+  private readonly held = new Map<string, Held>();
+  private readonly states = new Map<string, ChangeStreamState>();
+  private timer: NodeJS.Timeout | null = null;
+  private ticking: Promise<void> | null = null;
+  private readonly leaseMs: number;
+  private readonly tickMs: number;
+  private readonly maxStreams: number;
+
+  constructor(
+    private readonly ctx: StreamContext,
+    options: ChangeStreamOptions = {},
+  ) {
+    this.leaseMs = options.leaseMs ?? 5_000;
+    this.tickMs = options.tickMs ?? Math.max(200, Math.floor(this.leaseMs / 5));
+    this.maxStreams = options.maxStreams ?? 200;
+  }
+
+  start(): void {
+    if (this.timer) return;
+    const tick = () => {
+      this.ticking ??= this.tick()
+        .catch((err) => this.ctx.logger.warn({ err }, 'change streams: lease round failed'))
+        .finally(() => {
+          this.ticking = null;
+        });
+    };
+    tick();
+    this.timer = setInterval(tick, this.tickMs);
+  }
+
+  /** The installations whose stream runs in this process. */
+  running(): string[] {
+    return [...this.held.keys()];
+  }
+
+  state(installationId: string): ChangeStreamState | undefined {
+    return this.states.get(installationId);
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await this.ticking;
+    await Promise.all([...this.held.keys()].map((id) => this.release(id)));
+  }
+
+  private async tick(): Promise<void> {
+    const installations = await this.ctx.installations.list();
+    const streamable = new Map(
+      installations
+        .filter((i) => isLetIn(i) && i.status === 'connected')
+        .flatMap((i) => {
+          const source = providerFor(i.crm).changeStream;
+          return source?.enabled(this.ctx.config) ? [[i.id, source] as const] : [];
+        }),
+    );
+    for (const id of [...this.held.keys()]) {
+      const lease = this.ctx.keys.changeStreamLease(id);
+      const renewed = await RENEW.run(this.ctx.redis, [lease], [this.token, this.leaseMs], renewReply);
+      // A lost lease, or an installation stopped, disconnected or removed: its stream ends here.
+      if (renewed === 'lost' || !streamable.has(id)) await this.release(id);
+    }
+    for (const [id, source] of streamable) {
+      if (this.held.size >= this.maxStreams) return;
+      if (this.held.has(id)) continue;
+      // Not before the installation's first poll: until then its backfill is on its way to every record, and a
+      // stream would hand it each record created meanwhile (the first poll only sets its cursor).
+      if ((await this.ctx.index.pollCursors.get(id)) === null) continue;
+      const key = this.ctx.keys.changeStreamLease(id);
+      const taken = await this.ctx.redis.set(key, this.token, 'PX', this.leaseMs, 'NX');
+      if (taken !== 'OK') continue;
+      this.begin(id, (input) => source.run(this.ctx.config, input));
+    }
+  }
+
+  private begin(installationId: string, run: (input: ChangeStreamInput) => Promise<void>): void {
+    const abort = new AbortController();
+    const { ctx } = this;
+    const running = (async () => {
+      const installation = await ctx.installations.get(installationId);
+      if (!installation) return;
+      const handle = await ctx.runtime.open(installationId, { urgent: true });
+      await run({
+        installation,
+        tokens: ctx.tokens.source(installationId),
+        storage: { redis: ctx.redis, keys: ctx.keys, box: ctx.box },
+        logger: ctx.logger,
+        signal: abort.signal,
+        deliver: async (changes) => {
+          // Before the first poll the backfill is on its way to every record: a creation is its to process, as
+          // the poll leaves it (handlers/poll.ts).
+          const polled = (await ctx.index.pollCursors.get(installationId)) !== null;
+          const kept = polled ? changes : changes.filter((c) => c.kind !== 'created');
+          await ctx.pipeline.enqueueCrmChanges(installationId, kept);
+        },
+        catchUp: (reason) => this.catchUp(installationId, reason),
+        survivorsOf: async (ids) => (await handle.connector.survivorsOf?.(ids)) ?? new Map(),
+        report: (state) => this.states.set(installationId, state),
+      });
+    })()
+      .catch((err) => ctx.logger.warn({ err, installationId }, 'change stream stopped'))
+      .finally(async () => {
+        // Ended by itself (the installation went away, or failed to open): the lease goes back for a later try.
+        if (abort.signal.aborted || this.held.get(installationId)?.abort !== abort) return;
+        this.held.delete(installationId);
+        await RELEASE.run(
+          ctx.redis,
+          [ctx.keys.changeStreamLease(installationId)],
+          [this.token],
+          releaseReply,
+        );
+      });
+    this.held.set(installationId, { abort, running });
+    ctx.logger.info({ installationId }, 'change stream started');
+  }
+
+  /** The change poll now, once however many ask before it runs: what the stream could not say, it finds. */
+  private async catchUp(installationId: string, reason: string): Promise<void> {
+    this.ctx.logger.info({ installationId, reason }, 'change stream: catching up by the poll');
+    await this.ctx.queues.add(
+      'schedule',
+      'poll',
+      { installationId },
+      { deduplication: { id: `catchup-${jobIdPart(installationId)}` } },
+    );
+  }
+
+  private async release(installationId: string): Promise<void> {
+    const held = this.held.get(installationId);
+    if (!held) return;
+    this.held.delete(installationId);
+    held.abort.abort();
+    await held.running;
+    await RELEASE.run(
+      this.ctx.redis,
+      [this.ctx.keys.changeStreamLease(installationId)],
+      [this.token],
+      releaseReply,
+    );
+  }
+}
