@@ -39,8 +39,9 @@ describe('committed Salesforce manifests', () => {
   it('are well-formed XML, every one', async () => {
     const xmlFiles = (await filesUnder(COMMITTED)).filter((p) => p.endsWith('.xml'));
     // Fields, three permission sets, the External Client App, its two OAuth settings and its OAuth policies,
-    // package.xml, the record component's configuration and the record page.
-    expect(xmlFiles.length).toBe(SALESFORCE_FIELDS.length + 10);
+    // package.xml, the record component's configuration, the record page and Account's Change Data Capture
+    // selection.
+    expect(xmlFiles.length).toBe(SALESFORCE_FIELDS.length + 11);
     for (const path of xmlFiles) {
       expect(XMLValidator.validate(await readFile(join(COMMITTED, path), 'utf8')), path).toBe(true);
     }
@@ -211,6 +212,7 @@ describe('committed Salesforce manifests', () => {
     );
     expect(byType.CustomField.sort()).toEqual(SALESFORCE_FIELDS.map((f) => `Account.${f.salesforce}`).sort());
     expect(byType.PermissionSet).toEqual(['Report_Connector', 'Report_Editor', 'Report_Viewer']);
+    expect(byType.PlatformEventChannelMember).toEqual(['ChangeEvents_AccountChangeEvent']);
     expect(byType.LightningComponentBundle).toEqual(['reportScore']);
     expect(byType.FlexiPage).toEqual(['Account_Report_Record_Page']);
     expect(byType.ConnectedApp).toBeUndefined();
@@ -326,6 +328,7 @@ describe('the SFDX project as @salesforce/source-deploy-retrieve reads it', () =
           'permissionsets/Report_Connector.permissionset',
           'permissionsets/Report_Viewer.permissionset',
           'permissionsets/Report_Editor.permissionset',
+          'platformEventChannelMembers/ChangeEvents_AccountChangeEvent.platformEventChannelMember',
           'flexipages/Account_Report_Record_Page.flexipage',
           'lwc/reportScore/reportScore.js',
           'lwc/reportScore/reportScore.js-meta.xml',

@@ -13,6 +13,13 @@ export const DEFAULT_API_VERSION = '68.0';
 
 /** Where OAuth starts unless SALESFORCE_LOGIN_URL names a sandbox or My Domain. */
 export const DEFAULT_LOGIN_URL = 'https://login.salesforce.com';
+/** Account on Change Data Capture's standard channel (Metadata API `PlatformEventChannelMember`). */
+export const CHANGE_EVENT_MEMBER = {
+  fullName: 'ChangeEvents_AccountChangeEvent',
+  eventChannel: 'ChangeEvents',
+  selectedEntity: 'AccountChangeEvent',
+} as const;
+
 /** Where Salesforce serves the Pub/Sub API (gRPC over TLS; Pub/Sub API guide, and forcedotcom/pub-sub-api). */
 export const PUBSUB_ENDPOINT = 'api.pubsub.salesforce.com:7443';
 

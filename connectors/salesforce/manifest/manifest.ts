@@ -7,6 +7,7 @@ import { customFieldDefinition, type PermissionSetDefinition } from '../fields/f
 import { allPermissionSetDefinitions } from '../fields/permission-sets.js';
 import {
   ACCOUNT_SOBJECT,
+  CHANGE_EVENT_MEMBER,
   DEFAULT_API_VERSION,
   EXTERNAL_CLIENT_APP,
   GLOBAL_OAUTH_SETTINGS,
@@ -47,6 +48,18 @@ function permissionSetFile(ps: PermissionSetDefinition): string {
     hasActivationRequired: ps.hasActivationRequired,
     label: ps.label,
     objectPermissions: ps.objectPermissions.map((p) => sorted({ ...p })),
+  });
+}
+
+/**
+ * Account selected for Change Data Capture on the standard channel: the Pub/Sub stream (changes/cdc-stream.ts)
+ * has events to read. Outside the package, as the fields are: an org's CDC selections are its own, and an
+ * edition's entity limit may refuse it (the org then stays on the poll).
+ */
+function changeEventMemberFile(): string {
+  return metadataDocument('PlatformEventChannelMember', {
+    eventChannel: CHANGE_EVENT_MEMBER.eventChannel,
+    selectedEntity: CHANGE_EVENT_MEMBER.selectedEntity,
   });
 }
 
@@ -145,6 +158,11 @@ function packageFile(apiVersion: string): string {
           .sort(),
         name: 'PermissionSet',
       },
+      1,
+    ),
+    ...renderElement(
+      'types',
+      { members: [CHANGE_EVENT_MEMBER.fullName], name: 'PlatformEventChannelMember' },
       1,
     ),
     `    <version>${apiVersion}</version>`,
@@ -401,6 +419,9 @@ export function salesforceProjectFiles(options: SalesforceProjectOptions): Recor
     // Marked where written (record-component.ts).
     ...component,
   };
+  files[
+    `${unpackaged}/platformEventChannelMembers/${CHANGE_EVENT_MEMBER.fullName}.platformEventChannelMember-meta.xml`
+  ] = changeEventMemberFile();
   for (const ps of allPermissionSetDefinitions()) {
     files[`${unpackaged}/permissionsets/${ps.fullName}.permissionset-meta.xml`] = permissionSetFile(ps);
   }
