@@ -110,6 +110,10 @@ const MODULE_STATE_ALLOWED: Record<string, string> = {
   // Connection pools per proxy, and jsforce's router installed once: nothing of any client.
   'connectors/salesforce/api/response-observer.ts#agents': 'pool',
   'connectors/salesforce/api/response-observer.ts#installed': 'once',
+  // One gRPC channel per Pub/Sub endpoint, shared by every stream of the process (HTTP/2 multiplexes them).
+  'connectors/salesforce/changes/cdc-stream.ts#clients': 'pool',
+  // The Pub/Sub API's service definition, parsed from its .proto once.
+  'connectors/salesforce/changes/pubsub/proto.ts#loaded': 'memo',
 };
 
 describe('module state', () => {

@@ -13,8 +13,8 @@ import type { RedisClient } from '../redis.js';
 import type { Keys } from '../storage/keys.js';
 import type { LinkIndex } from '../storage/link-index.js';
 import { LuaScript } from '../storage/lua-script.js';
-import type { SecretBox } from '../util/secretbox.js';
 import type { AppRuntime } from './runtime.js';
+import type { Stores } from './stores.js';
 
 /**
  * The change streams of the installations whose CRM pushes changes over a subscription (a provider's
@@ -49,7 +49,7 @@ export interface StreamContext {
   installations: InstallationStore;
   redis: RedisClient;
   keys: Keys;
-  box: SecretBox;
+  stores: Pick<Stores, 'provider'>;
   logger: Logger;
   tokens: TokenManager;
   pipeline: Pipeline;
@@ -145,7 +145,7 @@ export class ChangeStreams {
       await run({
         installation,
         tokens: ctx.tokens.source(installationId),
-        storage: { redis: ctx.redis, keys: ctx.keys, box: ctx.box },
+        storage: ctx.stores.provider,
         logger: ctx.logger,
         signal: abort.signal,
         deliver: async (changes) => {
