@@ -157,6 +157,21 @@ describe('Lua scripts', () => {
     for (const name of scripts) expect(() => loadScriptSource(name)).not.toThrow();
   });
 
+  it('the event log has one writer: lib/event-log.lua, which every script that logs an event includes', () => {
+    const logging = scripts.filter((name) => /^-- KEYS\[\d+\] the event log\b/m.test(readScriptSource(name)));
+    expect(logging.sort()).toEqual(['event-record', 'inbox-accept-many']);
+    for (const name of logging) {
+      expect(readScriptSource(name), name).toMatch(/^-- @include event-log$/m);
+      expect(code(readScriptSource(name)), name).not.toMatch(/'LPUSH'/);
+    }
+    // In TypeScript, nothing pushes onto the log: its keys are written by the scripts alone.
+    const root = findProjectRoot();
+    const pushing = sourceFiles(join(root, 'src')).filter((file) =>
+      /\.lpush\(\s*(?:this\.)?keys\.events\(\)/.test(readFileSync(file, 'utf8')),
+    );
+    expect(pushing).toEqual([]);
+  });
+
   it('no TypeScript in src or connectors holds Lua', () => {
     const root = findProjectRoot();
     const files = [...sourceFiles(join(root, 'src')), ...sourceFiles(join(root, 'connectors'))];

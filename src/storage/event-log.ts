@@ -27,7 +27,18 @@ export const EVENT_LOG_SIZE = 500;
 export const DEDUP_TTL_SECONDS = 48 * 3600;
 export type EventSource = EventLogEntry['source'];
 
-/** The duplicate mark and the log line in one step (event-record.lua). */
+/**
+ * An entry as a line of the log: the one format every writer stores (EventLog.record here, the score-change
+ * inbox's accept script) and `recent` reads. Fields beyond the schema's (the inbox's slug is one) stay in the line.
+ */
+export function eventLogLine(entry: EventLogEntry): string {
+  return JSON.stringify(entry);
+}
+
+/**
+ * The duplicate mark and the log line in one step (event-record.lua); both it and the inbox's accept script
+ * write through lib/event-log.lua, the log's one writer in Redis.
+ */
 const RECORD = LuaScript.load('event-record');
 const recordReply = z.enum(['recorded', 'duplicate']);
 
@@ -36,14 +47,6 @@ export class EventLog {
     private readonly redis: RedisClient,
     private readonly keys: Keys,
   ) {}
-
-  async add(entry: EventLogEntry): Promise<void> {
-    await this.redis
-      .multi()
-      .lpush(this.keys.events(), JSON.stringify(entry))
-      .ltrim(this.keys.events(), 0, EVENT_LOG_SIZE - 1)
-      .exec();
-  }
 
   async recent(count = 50): Promise<EventLogEntry[]> {
     const raw = await this.redis.lrange(this.keys.events(), 0, count - 1);
@@ -66,7 +69,7 @@ export class EventLog {
     await RECORD.run(
       this.redis,
       [this.keys.eventSeen(entry.source, entry.id), this.keys.events()],
-      [DEDUP_TTL_SECONDS, JSON.stringify(entry), EVENT_LOG_SIZE],
+      [DEDUP_TTL_SECONDS, eventLogLine(entry), EVENT_LOG_SIZE],
       recordReply,
     );
   }

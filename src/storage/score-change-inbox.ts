@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { RedisClient } from '../redis.js';
-import { DEDUP_TTL_SECONDS, EVENT_LOG_SIZE, type EventLogEntry } from './event-log.js';
+import { DEDUP_TTL_SECONDS, EVENT_LOG_SIZE, type EventLogEntry, eventLogLine } from './event-log.js';
 import { InboxAcceptBatch } from './inbox-accept-batch.js';
 import type { Keys } from './keys.js';
 import { LuaScript } from './lua-script.js';
@@ -95,7 +95,7 @@ export class ScoreChangeInbox {
     ];
     for (const entry of entries) {
       keys.push(k.eventSeen(entry.source, entry.id), k.slugHeat(entry.slug), k.slugWasHot(entry.slug));
-      args.push(JSON.stringify(entry), entry.slug, entry.id);
+      args.push(eventLogLine(entry), entry.slug, entry.id);
     }
     return ACCEPT_MANY.run(this.redis, keys, args, acceptManyReplySchema);
   }

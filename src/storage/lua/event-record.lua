@@ -7,7 +7,7 @@
 -- ARGV[3] the log's length
 -- returns 'recorded', or 'duplicate' when the mark was there
 
-if not redis.call('SET', KEYS[1], '1', 'EX', ARGV[1], 'NX') then return 'duplicate' end
-redis.call('LPUSH', KEYS[2], ARGV[2])
-redis.call('LTRIM', KEYS[2], 0, tonumber(ARGV[3]) - 1)
+-- @include event-log
+
+if not log_event_once(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3]) then return 'duplicate' end
 return 'recorded'

@@ -22,14 +22,14 @@
 -- returns one outcome per event, in order: 'duplicate'; 'marked'; or 'marked_kick' for at most one event, when
 -- no fan-out was queued (its caller queues one)
 
+-- @include event-log
+
 local log, inbox, order, kick, since, singles = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local window, now, hot = tonumber(ARGV[4]), ARGV[5], tonumber(ARGV[6])
 
 -- Accepts one event; false when its id was seen before.
 local function accept(seen, heat, was_hot, line, slug, id)
-  if not redis.call('SET', seen, '1', 'EX', ARGV[1], 'NX') then return false end
-  redis.call('LPUSH', log, line)
-  redis.call('LTRIM', log, 0, tonumber(ARGV[2]) - 1)
+  if not log_event_once(seen, log, ARGV[1], line, ARGV[2]) then return false end
   redis.call('HSET', inbox, slug, id)
   redis.call('ZINCRBY', order, 1, slug)
   redis.call('ZADD', since, 'NX', now, slug)
