@@ -73,4 +73,17 @@ describe('PendingSlugs', () => {
     await pending.done('hubspot-1', 'hot', hot);
     expect(await pending.oldest('hubspot-1')).toBeNull();
   });
+
+  it('a mark in the hot lane takes the slug out of the urgent one, keeping when its change arrived', async () => {
+    const pending = await fresh();
+    await pending.mark('hubspot-1', 'acme', 'urgent', 1_000);
+    await pending.mark('hubspot-1', 'globex', 'urgent', 2_000);
+    await pending.mark('hubspot-1', 'acme', 'hot', 3_000);
+    expect((await pending.take('hubspot-1', 'urgent', 10)).map((t) => t.slug)).toEqual(['globex']);
+    expect((await pending.take('hubspot-1', 'hot', 10)).map((t) => t.slug)).toEqual(['acme']);
+    expect(Object.fromEntries(await pending.since('hubspot-1', ['acme']))).toEqual({ acme: 1_000 });
+    // An urgent mark never takes a slug out of the hot lane: a single change after a storm joins its update.
+    await pending.mark('hubspot-1', 'acme', 'urgent', 4_000);
+    expect(await pending.count('hubspot-1', 'hot')).toBe(1);
+  });
 });

@@ -52,6 +52,40 @@ describe('ScoreChangeInbox', () => {
     expect(first).toMatchObject({ slug: 'quiet', eventId: 'single', events: 1 });
   });
 
+  it("decides each mark's lane when it accepts the event and carries it through the take and its leftovers", async () => {
+    const { inbox } = fresh();
+    await inbox.accept(event('q1', 'quiet'));
+    for (let i = 0; i < HOT_EVENTS; i++) await inbox.accept(event(`h${i}`, 'storm'));
+    const taken = await inbox.take(10);
+    expect(Object.fromEntries(taken.map((m) => [m.slug, m.lane]))).toEqual({ quiet: 'urgent', storm: 'hot' });
+    expect(Object.fromEntries((await inbox.leftovers()).map((m) => [m.slug, m.lane]))).toEqual({
+      quiet: 'urgent',
+      storm: 'hot',
+    });
+    // The event that makes a slug hot is taken between a storm's takes, like a single change, so its fan-out
+    // moves the slug's pending update to the hot lane before that update runs; the storm's later ones are not.
+    await inbox.accept(event('w1', 'warming'));
+    await inbox.accept(event('w2', 'warming'));
+    expect(await inbox.take(10, 'singles')).toMatchObject([{ slug: 'warming', lane: 'urgent' }]);
+    await inbox.accept(event('w3', 'warming'));
+    expect(await inbox.take(10, 'singles')).toMatchObject([{ slug: 'warming', lane: 'hot' }]);
+    await inbox.accept(event('w4', 'warming'));
+    expect(await inbox.take(10, 'singles')).toEqual([]);
+  });
+
+  it('a mark without a lane (accepted or taken by an older release) is taken and done without one', async () => {
+    const { inbox, keys } = fresh();
+    await inbox.accept(event('o1', 'old'));
+    await redis().hdel(keys.scoreInboxLane(), 'old');
+    const [taken] = await inbox.take(10);
+    expect(taken).toMatchObject({ slug: 'old', eventId: 'o1' });
+    expect(taken?.lane).toBeUndefined();
+    await redis().hset(keys.scoreInboxDraining(), 'older', 'o0');
+    expect((await inbox.leftovers()).find((m) => m.slug === 'older')?.lane).toBeUndefined();
+    await inbox.done(taken!);
+    expect(await redis().hlen(keys.scoreInboxDrainingLane())).toBe(0);
+  });
+
   it('a redelivery is a duplicate and marks nothing', async () => {
     const { inbox } = fresh();
     expect(await inbox.accept(event('e1', 'a'))).toBe('marked_kick');

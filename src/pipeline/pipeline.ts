@@ -12,7 +12,7 @@ import type { EventLatencies } from '../storage/event-latency.js';
 import type { Keys } from '../storage/keys.js';
 import type { LinkIndex } from '../storage/link-index.js';
 import type { MergeForwarding } from '../storage/merge-forwarding.js';
-import type { PendingSlugs } from '../storage/pending-slugs.js';
+import type { PendingSlugs, SlugLane } from '../storage/pending-slugs.js';
 import type { RunLinks } from '../storage/run-links.js';
 import {
   KEPT_RUNS,
@@ -351,13 +351,20 @@ export class Pipeline {
    * Marks a slug's linked records for an update and makes sure the installation's update job is queued. The
    * job takes every slug marked by then and writes their records together, in full CRM batches: a burst of
    * changes on many reports costs about one write per batch of records (`limits.writeBatchSize`), not one per
-   * report. A slug asked for again and again (a storm of re-scores) is hot: it waits in its own lane, whose job
+   * report. A slug asked for again and again (a storm of re-scores) is hot: it waits in its own lane (and leaves
+   * the urgent one), whose job
    * coalesces over HOT_COALESCE_MS instead of COALESCE_MS, so a storm costs a few reads and writes per report,
    * and a single change's job (a lane of its own) never waits behind it. Both lanes run on the realtime
    * workers with the realtime share of the rate gates: a backfill never holds a change back.
    */
-  async enqueueSlugUpdate(installationId: string, slug: string, since?: number): Promise<void> {
-    const hot = await this.deps.inbox.isHot(slug);
+  async enqueueSlugUpdate(
+    installationId: string,
+    slug: string,
+    since?: number,
+    /** Decided where the change came in (the inbox's accept); absent, by the slug's heat now (isHot). */
+    lane?: SlugLane,
+  ): Promise<void> {
+    const hot = (lane ?? ((await this.deps.inbox.isHot(slug)) ? 'hot' : 'urgent')) === 'hot';
     await this.pendingSlugs.mark(installationId, slug, hot ? 'hot' : 'urgent', since);
     await this.queueSlugUpdate(installationId, hot);
   }

@@ -442,6 +442,14 @@ export class Keys {
   scoreInboxSingles(): string {
     return `${this.inbox()}:score-inbox:singles`;
   }
+  /** Hash slug -> the lane its latest event was accepted in ('hot' or 'urgent'), until the mark is taken. */
+  scoreInboxLane(): string {
+    return `${this.inbox()}:score-inbox:lane`;
+  }
+  /** Hash slug -> the lane of the mark the fan-out took, until its fan-out is done. */
+  scoreInboxDrainingLane(): string {
+    return `${this.inbox()}:score-inbox:draining-lane`;
+  }
   /** Set while the slug was hot within the last two heat windows (see ScoreChangeInbox.isHot). */
   slugWasHot(slug: string): string {
     return `${this.inbox()}:slug-was-hot:${slug}`;

@@ -39,7 +39,8 @@ export class PendingSlugs {
 
   /**
    * Marks nothing once the installation is removed (see MARK). `since`: when the change arrived (a webhook's
-   * acceptance, a CRM change's arrival); now when not known.
+   * acceptance, a CRM change's arrival); now when not known. A mark in the hot lane takes the slug out of the
+   * urgent one.
    */
   async mark(installationId: string, slug: string, lane: SlugLane, since = Date.now()): Promise<void> {
     await MARK.run(
@@ -49,6 +50,8 @@ export class PendingSlugs {
         this.keys.pendingSlugs(installationId, lane),
         this.keys.pendingSlugSeq(installationId),
         this.keys.pendingSlugSince(installationId),
+        // A slug gone hot leaves the single changes' lane: its update waits with the storm's.
+        ...(lane === 'hot' ? [this.keys.pendingSlugs(installationId, 'urgent')] : []),
       ],
       [slug, Math.floor(since)],
       markReply,

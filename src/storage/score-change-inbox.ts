@@ -4,6 +4,7 @@ import { DEDUP_TTL_SECONDS, EVENT_LOG_SIZE, type EventLogEntry, eventLogLine } f
 import { InboxAcceptBatch } from './inbox-accept-batch.js';
 import type { Keys } from './keys.js';
 import { LuaScript } from './lua-script.js';
+import type { SlugLane } from './pending-slugs.js';
 
 /**
  * Acknowledged `score.changed` events waiting to be fanned out, one entry per slug (the latest event wins). An
@@ -12,7 +13,8 @@ import { LuaScript } from './lua-script.js';
  * in Redis and a failed one means none is (the sender's retry is then not a duplicate). A storm of N events on
  * K reports leaves K marks, each counting its events; the fan-out (`score-changes` job,
  * drainScoreChanges in pipeline/handlers/score-changes.ts) takes the marks with the fewest events first, so a single change is fanned out
- * ahead of a storm's repeats, and a slug with many events counts as hot (deferrable). Taken marks move to a `draining` hash until their fan-out is done, so a killed fan-out's marks are
+ * ahead of a storm's repeats. The lane of the slug's update (hot: a storm's, coalesced longer; urgent: a single
+ * change) is decided here, once, when the event is accepted, and carried in the mark to the fan-out. Taken marks move to a `draining` hash until their fan-out is done, so a killed fan-out's marks are
  * taken up again by the next one.
  */
 
@@ -42,7 +44,7 @@ const TAKE = LuaScript.load('inbox-take');
 const DONE = LuaScript.load('inbox-done');
 const doneReply = z.enum(['done', 'newer']);
 
-/** TAKE's reply: slug, event id, event count, slug, … */
+/** TAKE's reply: slug, event id, event count, accepted at, lane, slug, … */
 const takenSchema = z.array(z.string());
 
 export interface MarkedSlug {
@@ -52,6 +54,17 @@ export interface MarkedSlug {
   events: number;
   /** When its oldest event not yet fanned out was accepted (ms); absent for events accepted by older releases. */
   since?: number;
+  /**
+   * The lane its update waits in, decided when its latest event was accepted; absent for events accepted by
+   * older releases (the fan-out then asks `isHot`, the rule they were accepted under).
+   */
+  lane?: SlugLane;
+}
+
+const LANES: readonly string[] = ['hot', 'urgent'] satisfies SlugLane[];
+
+function laneOf(raw: string | undefined): { lane?: SlugLane } {
+  return raw !== undefined && LANES.includes(raw) ? { lane: raw as SlugLane } : {};
 }
 
 export class ScoreChangeInbox {
@@ -84,6 +97,7 @@ export class ScoreChangeInbox {
       k.scoreInboxKick(),
       k.scoreInboxSince(),
       k.scoreInboxSingles(),
+      k.scoreInboxLane(),
     ];
     const args: (string | number)[] = [
       DEDUP_TTL_SECONDS,
@@ -117,18 +131,21 @@ export class ScoreChangeInbox {
         k.scoreInboxSince(),
         k.scoreInboxDrainingSince(),
         k.scoreInboxSingles(),
+        k.scoreInboxLane(),
+        k.scoreInboxDrainingLane(),
       ],
       only === undefined ? [max, '', KICK_TTL_MS] : [max, only],
       takenSchema,
     );
     const out: MarkedSlug[] = [];
-    for (let i = 0; i + 3 < flat.length; i += 4) {
+    for (let i = 0; i + 4 < flat.length; i += 5) {
       const since = flat[i + 3] ? Number(flat[i + 3]) : undefined;
       out.push({
         slug: flat[i]!,
         eventId: flat[i + 1]!,
         events: Number(flat[i + 2]),
         ...(since === undefined ? {} : { since }),
+        ...laneOf(flat[i + 4]),
       });
     }
     return out;
@@ -136,15 +153,17 @@ export class ScoreChangeInbox {
 
   /** Marks a fan-out took and never finished. */
   async leftovers(): Promise<MarkedSlug[]> {
-    const [all, since] = await Promise.all([
+    const [all, since, lanes] = await Promise.all([
       this.redis.hgetall(this.keys.scoreInboxDraining()),
       this.redis.hgetall(this.keys.scoreInboxDrainingSince()),
+      this.redis.hgetall(this.keys.scoreInboxDrainingLane()),
     ]);
     return Object.entries(all).map(([slug, eventId]) => ({
       slug,
       eventId,
       events: 1,
       ...(since[slug] ? { since: Number(since[slug]) } : {}),
+      ...laneOf(lanes[slug]),
     }));
   }
 
@@ -165,14 +184,19 @@ export class ScoreChangeInbox {
   async done(mark: MarkedSlug): Promise<void> {
     await DONE.run(
       this.redis,
-      [this.keys.scoreInboxDraining(), this.keys.scoreInboxDrainingSince()],
+      [
+        this.keys.scoreInboxDraining(),
+        this.keys.scoreInboxDrainingSince(),
+        this.keys.scoreInboxDrainingLane(),
+      ],
       [mark.slug, mark.eventId],
       doneReply,
     );
   }
 
   /**
-   * Whether `slug` is in a storm: HOT_EVENTS or more score changes in its current heat window, or in one of
+   * The lane rule for what comes without a lane decided at accept (an alert, a slug a batch found stale, a
+   * mark accepted by an older release). Whether `slug` is in a storm: HOT_EVENTS or more score changes in its current heat window, or in one of
    * the two windows before. A storm's last events open a new window of one or two events: counted alone, they
    * were single changes, and the single changes' update read the storm's reports ahead of the others'.
    */

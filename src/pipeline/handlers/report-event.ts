@@ -1,3 +1,4 @@
+import type { SlugLane } from '../../storage/pending-slugs.js';
 import { markReportPublished, markSlugChanged } from '../../storage/slug-changes.js';
 import type { ReportEventJob } from '../jobs.js';
 import type { Pipeline } from '../pipeline.js';
@@ -8,19 +9,28 @@ import { jobIdPart } from '../queues.js';
  * webhook accepted it, carried to the update's marks for the event-to-CRM latency.
  */
 export async function reportEvent(p: Pipeline, data: ReportEventJob, acceptedAt?: number): Promise<void> {
+  // A `score.changed` job of an older release (the inbox fans those out now): its lane by the slug's heat.
   if (data.type === 'score.changed') await scoreChanged(p, data.slug, acceptedAt);
   else if (data.type === 'alert.fired') await alertFired(p, data, acceptedAt);
   else if (data.type === 'report.completed') await reportCompleted(p, data);
 }
 
-/** Every installation linked to the slug updates its records (one coalesced `slug-update` each). */
-async function scoreChanged(p: Pipeline, slug: string, acceptedAt?: number): Promise<void> {
+/**
+ * Every installation linked to the slug updates its records (one coalesced `slug-update` each), in the lane
+ * the inbox decided when it accepted the change.
+ */
+export async function scoreChanged(
+  p: Pipeline,
+  slug: string,
+  acceptedAt?: number,
+  lane?: SlugLane,
+): Promise<void> {
   const { redis, keys, index } = p.deps;
   // Before the fan-out: a batch that read this report earlier and links a record after the fan-out
   // looked at the index sees the mark and asks for this update again (see BatchOutcome.staleSlugs).
   await markSlugChanged(redis, keys, slug);
   for (const installationId of await index.slugs.installationsForSlug(slug)) {
-    await p.enqueueSlugUpdate(installationId, slug, acceptedAt);
+    await p.enqueueSlugUpdate(installationId, slug, acceptedAt, lane);
   }
 }
 

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { MarkedSlug } from '../../storage/score-change-inbox.js';
 import type { Pipeline } from '../pipeline.js';
-import { reportEvent } from './report-event.js';
+import { scoreChanged } from './report-event.js';
 
 const DRAIN_TAKE = 100;
 const DRAIN_ROUNDS = 50;
@@ -11,8 +11,8 @@ const SINGLES_POLL_MS = 100;
 
 /**
  * `score-changes`: the fan-out of the score-change inbox's marks: a killed fan-out's leftovers first, then
- * the marks oldest first, each through `reportEvent` (one coalesced `slug-update` per installation linked to
- * the slug). After DRAIN_ROUNDS takes it hands over to a new job, so a continuous storm never keeps one job
+ * the marks oldest first, each through `scoreChanged` (one coalesced `slug-update` per installation linked to
+ * the slug, in the lane the mark carries). After DRAIN_ROUNDS takes it hands over to a new job, so a continuous storm never keeps one job
  * running forever.
  */
 export async function drainScoreChanges(p: Pipeline): Promise<void> {
@@ -22,7 +22,7 @@ export async function drainScoreChanges(p: Pipeline): Promise<void> {
   const fanOut = (marks: MarkedSlug[]) =>
     Promise.all(
       marks.map(async (mark) => {
-        await reportEvent(p, { eventId: mark.eventId, type: 'score.changed', slug: mark.slug }, mark.since);
+        await scoreChanged(p, mark.slug, mark.since, mark.lane);
         await inbox.done(mark);
       }),
     );

@@ -20,24 +20,18 @@ export async function slugUpdate(
   job: RunningJob<SlugUpdateJob>,
 ): Promise<void> {
   const { pendingSlugs } = p;
-  const { index, inbox, runtime } = p.deps;
+  const { index, runtime } = p.deps;
+  // The lane was decided when the change came in (the inbox's accept): a slug that went hot meanwhile left
+  // this lane then (PendingSlugs.mark), so it is not asked again here.
   const lane = data.hot ? 'hot' : 'urgent';
   const { installationId } = data;
   // A job queued before the marks existed names its one slug.
   if (data.slug) await pendingSlugs.mark(installationId, data.slug, lane);
   const taken = await pendingSlugs.take(installationId, lane, SLUGS_PER_UPDATE);
   if (taken.length === 0) return;
-  let work = taken;
-  if (!data.hot) {
-    // Marked as single changes, but a storm of the same report began meanwhile: they wait with the storm's.
-    const hot = await Promise.all(taken.map((t) => inbox.isHot(t.slug)));
-    work = taken.filter((_, i) => !hot[i]);
-    for (const t of taken.filter((_, i) => hot[i])) await pendingSlugs.mark(installationId, t.slug, 'hot');
-    if (work.length < taken.length) await p.queueSlugUpdate(installationId, true);
-  }
   const recordIds = new Set<string>();
   const written: string[] = [];
-  for (const { slug } of work) {
+  for (const { slug } of taken) {
     // Records a run listed on the slug count too: a backfill may not have indexed them yet.
     const linked = [
       ...new Set([
