@@ -25,9 +25,9 @@ import { list } from './handlers/list.js';
 import { poll } from './handlers/poll.js';
 import { reconcile } from './handlers/reconcile.js';
 import { reportCompleted } from './handlers/report-completed.js';
-import { reportEvent } from './handlers/report-event.js';
-import { drainScoreChanges, sweepScoreChanges } from './handlers/score-changes.js';
-import { slugUpdate } from './handlers/slug-update.js';
+import { reportEvent, scoreChanged, scoreChangedDeps } from './handlers/report-event.js';
+import { drainScoreChanges, type FanOutDeps, sweepScoreChanges } from './handlers/score-changes.js';
+import { slugUpdate, slugUpdateDeps } from './handlers/slug-update.js';
 import { isJobName, type JobData, type JobName, parseJobData, type RunningJob } from './jobs.js';
 import { type LivenessOptions, LivenessWatch } from './liveness-watch.js';
 import type { Pipeline } from './pipeline.js';
@@ -48,12 +48,21 @@ type Handlers = {
 };
 
 function handlersOf(p: Pipeline): Handlers {
+  // The score-change path's handlers get what they use, not the pipeline.
+  const fanOut = scoreChangedDeps(p);
+  const fanOutDeps: FanOutDeps = {
+    inbox: p.deps.inbox,
+    scoreChanged: (mark) => scoreChanged(fanOut, mark.slug, mark.since, mark.lane),
+    kickScoreChanges: () => p.kickScoreChanges(),
+  };
+  const updateDeps = slugUpdateDeps(p);
   return {
     list: (data, job) => list(p, data, job),
     batch: (data, job) => batch(p, data, job),
     'report-event': (data, job) => reportEvent(p, data, job.createdAt),
-    'score-changes': (_data, job) => (job.queue === 'schedule' ? sweepScoreChanges(p) : drainScoreChanges(p)),
-    'slug-update': (data, job) => slugUpdate(p, data, job),
+    'score-changes': (_data, job) =>
+      job.queue === 'schedule' ? sweepScoreChanges(fanOutDeps) : drainScoreChanges(fanOutDeps),
+    'slug-update': (data, job) => slugUpdate(updateDeps, data, job),
     'report-completed': (data) => reportCompleted(p, data),
     'alert-activity': (data) => alertActivity(p, data),
     'crm-change': (data) => crmChange(p, data),

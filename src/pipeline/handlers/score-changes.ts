@@ -1,7 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { MarkedSlug } from '../../storage/score-change-inbox.js';
-import type { Pipeline } from '../pipeline.js';
-import { scoreChanged } from './report-event.js';
+import type { MarkedSlug, ScoreChangeInbox } from '../../storage/score-change-inbox.js';
 
 const DRAIN_TAKE = 100;
 const DRAIN_ROUNDS = 50;
@@ -9,20 +7,29 @@ const STORM_DRAIN_PAUSE_MS = 1_000;
 /** Between two takes, single changes (marks of slugs that are not hot) are fanned out this often. */
 const SINGLES_POLL_MS = 100;
 
+/** What the fan-out works with, and nothing else of the pipeline. */
+export interface FanOutDeps {
+  inbox: Pick<ScoreChangeInbox, 'leftovers' | 'take' | 'done' | 'stranded'>;
+  /** One mark to every installation holding its slug (report-event.ts#scoreChanged). */
+  scoreChanged: (mark: MarkedSlug) => Promise<void>;
+  /** Queues the next `score-changes` job (Pipeline.kickScoreChanges). */
+  kickScoreChanges: () => Promise<void>;
+}
+
 /**
  * `score-changes`: the fan-out of the score-change inbox's marks: a killed fan-out's leftovers first, then
  * the marks oldest first, each through `scoreChanged` (one coalesced `slug-update` per installation linked to
- * the slug, in the lane the mark carries). After DRAIN_ROUNDS takes it hands over to a new job, so a continuous storm never keeps one job
- * running forever.
+ * the slug, in the lane the mark carries). After DRAIN_ROUNDS takes it hands over to a new job, so a
+ * continuous storm never keeps one job running forever.
  */
-export async function drainScoreChanges(p: Pipeline): Promise<void> {
-  const { inbox } = p.deps;
+export async function drainScoreChanges(deps: FanOutDeps): Promise<void> {
+  const { inbox } = deps;
   // A take's marks are fanned out together: one after another, each waited its turn behind every request
   // the storm had queued on this event loop.
   const fanOut = (marks: MarkedSlug[]) =>
     Promise.all(
       marks.map(async (mark) => {
-        await scoreChanged(p, mark.slug, mark.since, mark.lane);
+        await deps.scoreChanged(mark);
         await inbox.done(mark);
       }),
     );
@@ -45,7 +52,7 @@ export async function drainScoreChanges(p: Pipeline): Promise<void> {
       if (singles.length > 0) await fanOut(singles);
     }
   }
-  await p.kickScoreChanges();
+  await deps.kickScoreChanges();
 }
 
 /**
@@ -56,6 +63,6 @@ export async function drainScoreChanges(p: Pipeline): Promise<void> {
  * after 10 s + 5 s, and as its takes keep the kick mark no realtime fan-out would be queued meanwhile: events
  * after a killed worker would wait 15 s.
  */
-export async function sweepScoreChanges(p: Pipeline): Promise<void> {
-  if (await p.deps.inbox.stranded()) await p.kickScoreChanges();
+export async function sweepScoreChanges(deps: Pick<FanOutDeps, 'inbox' | 'kickScoreChanges'>): Promise<void> {
+  if (await deps.inbox.stranded()) await deps.kickScoreChanges();
 }

@@ -1,10 +1,44 @@
+import type { EventLatencies } from '../../storage/event-latency.js';
+import type { MergeForwarding } from '../../storage/merge-forwarding.js';
+import type { PendingSlugs } from '../../storage/pending-slugs.js';
+import type { SlugIndex } from '../../storage/slug-index.js';
 import { chunk } from '../../util/chunk.js';
+import type { BatchJob } from '../batch-job.js';
+import type { BatchTargets } from '../enrich-batch.js';
 import { enrichNow } from '../enrich-now.js';
 import type { RunningJob, SlugUpdateJob } from '../jobs.js';
 import type { Pipeline } from '../pipeline.js';
+import type { InstallationRuntime } from '../runtime.js';
 
 /** Slugs one update job takes; more are left to the next job, queued at its end. */
 const SLUGS_PER_UPDATE = 500;
+
+/** What a slug update works with, and nothing else of the pipeline. */
+export interface SlugUpdateDeps {
+  pendingSlugs: Pick<PendingSlugs, 'mark' | 'take' | 'since' | 'done'>;
+  slugs: Pick<SlugIndex, 'recordsForSlug' | 'listedForSlug'>;
+  mergedInto: Pick<MergeForwarding, 'resolve'>;
+  runtime: Pick<InstallationRuntime, 'open'>;
+  /** One batch of the update, with its follow-ups (enrich-now.ts#enrichNow). */
+  enrichNow: (targets: BatchTargets, job: BatchJob) => Promise<unknown>;
+  /** Queues the installation's next update of a lane (Pipeline.queueSlugUpdate). */
+  queueSlugUpdate: (installationId: string, hot: boolean) => Promise<void>;
+  latencies: Pick<EventLatencies, 'record'>;
+}
+
+/** The update's dependencies out of the pipeline's. */
+export function slugUpdateDeps(p: Pipeline): SlugUpdateDeps {
+  const { index, runtime, latencies } = p.deps;
+  return {
+    pendingSlugs: p.pendingSlugs,
+    slugs: index.slugs,
+    mergedInto: p.mergedInto,
+    runtime,
+    enrichNow: (targets, job) => enrichNow(p, targets, job),
+    queueSlugUpdate: (installationId, hot) => p.queueSlugUpdate(installationId, hot),
+    latencies,
+  };
+}
 
 /**
  * `slug-update`: re-reads the reports marked for one installation (PendingSlugs) and updates every record
@@ -15,12 +49,11 @@ const SLUGS_PER_UPDATE = 500;
  * only once the writes are done, so a killed job's reports are updated by its rerun.
  */
 export async function slugUpdate(
-  p: Pipeline,
+  deps: SlugUpdateDeps,
   data: SlugUpdateJob,
   job: RunningJob<SlugUpdateJob>,
 ): Promise<void> {
-  const { pendingSlugs } = p;
-  const { index, runtime } = p.deps;
+  const { pendingSlugs, slugs, runtime } = deps;
   // The lane was decided when the change came in (the inbox's accept): a slug that went hot meanwhile left
   // this lane then (PendingSlugs.mark), so it is not asked again here.
   const lane = data.hot ? 'hot' : 'urgent';
@@ -35,12 +68,12 @@ export async function slugUpdate(
     // Records a run listed on the slug count too: a backfill may not have indexed them yet.
     const linked = [
       ...new Set([
-        ...(await index.slugs.recordsForSlug(installationId, slug)),
-        ...(await index.slugs.listedForSlug(installationId, slug)),
+        ...(await slugs.recordsForSlug(installationId, slug)),
+        ...(await slugs.listedForSlug(installationId, slug)),
       ]),
     ];
     if (linked.length > 0) written.push(slug);
-    for (const id of await p.mergedInto.resolve(installationId, linked)) recordIds.add(id);
+    for (const id of await deps.mergedInto.resolve(installationId, linked)) recordIds.add(id);
   }
   const since = await pendingSlugs.since(installationId, written);
   if (recordIds.size > 0) {
@@ -51,7 +84,7 @@ export async function slugUpdate(
     // Only names the batches' origin: reads go through the shared report cache, not one of the job's own.
     const runId = `ev-${job.id}`;
     for (const [i, ids] of chunk([...recordIds], targets.connector.limits.writeBatchSize).entries()) {
-      await enrichNow(p, targets, {
+      await deps.enrichNow(targets, {
         installationId,
         batchId: `slug-${i}`,
         mode: 'reconcile',
@@ -62,9 +95,9 @@ export async function slugUpdate(
   }
   await pendingSlugs.done(installationId, lane, taken);
   const now = Date.now();
-  await p.deps.latencies.record(
+  await deps.latencies.record(
     'report',
     [...since.values()].map((at) => (now - at) / 1000),
   );
-  if (taken.length === SLUGS_PER_UPDATE) await p.queueSlugUpdate(installationId, data.hot === true);
+  if (taken.length === SLUGS_PER_UPDATE) await deps.queueSlugUpdate(installationId, data.hot === true);
 }
