@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { PendingSlugs } from '../src/pipeline/score-changes/pending-slugs.js';
 import { Keys } from '../src/storage/keys.js';
-import { PendingSlugs } from '../src/storage/pending-slugs.js';
 import { redisWithFreshPrefixes } from './support/redis-prefixes.js';
 
 /**

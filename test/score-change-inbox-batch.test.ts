@@ -1,12 +1,12 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { closeRedis, createRedis, waitForRedis } from '../src/redis.js';
-import { Keys } from '../src/storage/keys.js';
 import {
   ACCEPT_BATCH_MAX,
   type AcceptOutcome,
   HOT_EVENTS,
   ScoreChangeInbox,
-} from '../src/storage/score-change-inbox.js';
+} from '../src/pipeline/score-changes/inbox.js';
+import { closeRedis, createRedis, waitForRedis } from '../src/redis.js';
+import { Keys } from '../src/storage/keys.js';
 import { redisWithFreshPrefixes } from './support/redis-prefixes.js';
 import { REDIS_URL } from './support/redis-url.js';
 import { inboxEntry } from './support/report-webhooks.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { HOT_EVENTS, KICK_TTL_MS, ScoreChangeInbox } from '../src/pipeline/score-changes/inbox.js';
 import { EventLog } from '../src/storage/event-log.js';
 import { Keys } from '../src/storage/keys.js';
-import { HOT_EVENTS, KICK_TTL_MS, ScoreChangeInbox } from '../src/storage/score-change-inbox.js';
 import { redisWithFreshPrefixes } from './support/redis-prefixes.js';
 import { inboxEntry } from './support/report-webhooks.js';
 

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
+import { ScoreChangeInbox } from '../src/pipeline/score-changes/inbox.js';
 import { EventLog } from '../src/storage/event-log.js';
 import { Keys } from '../src/storage/keys.js';
-import { ScoreChangeInbox } from '../src/storage/score-change-inbox.js';
 import { ReportWebhookHandler, type WebhookDelivery } from '../src/webhooks/report-route.js';
 import { redisWithFreshPrefixes } from './support/redis-prefixes.js';
 import { scoreChangedEvent, signedHeaders } from './support/report-webhooks.js';

@@ -12,6 +12,7 @@ import type { MatchingStrategy } from '../pipeline/matching-strategy.js';
 import { Pipeline } from '../pipeline/pipeline.js';
 import { Queues } from '../pipeline/queues.js';
 import { Schedules } from '../pipeline/schedules.js';
+import type { ScoreChangeInbox } from '../pipeline/score-changes/inbox.js';
 import { PipelineWorkers } from '../pipeline/workers.js';
 import { kindOf, providers } from '../providers.js';
 import { RecordCommands } from '../records/record-commands.js';
@@ -21,7 +22,6 @@ import type { EventLog } from '../storage/event-log.js';
 import { Keys } from '../storage/keys.js';
 import type { LinkIndex } from '../storage/link-index.js';
 import type { SyncRuns } from '../storage/runs.js';
-import type { ScoreChangeInbox } from '../storage/score-change-inbox.js';
 import { SecretBox } from '../util/secretbox.js';
 import { ChangeStreams } from './change-streams.js';
 import { defaultMatching } from './matching.js';
@@ -219,7 +219,7 @@ function openConnections(config: Config): Connections {
   // Acknowledging a score change is one script on a connection of its own: in `start` the workers' bursts of
   // index reads and writes on `redis` would otherwise queue ahead of it and hold up every acknowledgement. In a
   // storm many acknowledgements are due at once: the inbox sends those of one event-loop turn as one script call
-  // (storage/inbox-accept-batch.ts) when the turn's reads are done. No auto-pipelining: it would hold that call
+  // (pipeline/score-changes/inbox-accept-batch.ts) when the turn's reads are done. No auto-pipelining: it would hold that call
   // back for one more turn, and with one call a turn it has nothing left to gather.
   const ingest = createRedis(config, 'producer', `${prefix}-ingest`);
   return { redis, queues, ingest };

@@ -11,8 +11,8 @@ import type { QueueName } from './queue-names.js';
  *
  * A `score.changed`'s path, by types: webhooks/report-route.ts (ReportWebhookHandler.handle) ->
  * ScoreChangeInbox.accept (the slug marked) -> Pipeline.kickScoreChanges -> `score-changes` (ScoreChangesJob)
- * -> handlers/score-changes.ts drainScoreChanges -> handlers/report-event.ts reportEvent ->
- * Pipeline.enqueueSlugUpdate (PendingSlugs) -> `slug-update` (SlugUpdateJob) -> handlers/slug-update.ts
+ * -> score-changes/fan-out.ts drainScoreChanges -> handlers/report-event.ts reportEvent ->
+ * Pipeline.enqueueSlugUpdate (PendingSlugs) -> `slug-update` (SlugUpdateJob) -> score-changes/slug-update.ts
  * slugUpdate -> enrichNow -> enrichBatch (BatchJob, origin `report-change`) -> CrmConnector.writeCompanies.
  * `report.completed` and `alert.fired` take Pipeline.enqueueReportEvent -> `report-event` (ReportEventJob) ->
  * handlers/report-event.ts reportEvent instead.
@@ -79,12 +79,12 @@ const reportEventJobSchema = z.object({
 });
 export type ReportEventJob = z.infer<typeof reportEventJobSchema>;
 
-/** The fan-out of marked score changes (storage/score-change-inbox.ts): the marks are its work, not the payload. */
+/** The fan-out of marked score changes (pipeline/score-changes/inbox.ts): the marks are its work, not the payload. */
 const scoreChangesJobSchema = z.object({});
 export type ScoreChangesJob = z.infer<typeof scoreChangesJobSchema>;
 
 /**
- * Re-read the reports marked for one installation (storage/pending-slugs.ts) and update every record linked
+ * Re-read the reports marked for one installation (pipeline/score-changes/pending-slugs.ts) and update every record linked
  * to them. `slug`: a job queued before the marks existed names its one report.
  */
 const slugUpdateJobSchema = z.object({

@@ -12,7 +12,6 @@ import type { EventLatencies } from '../storage/event-latency.js';
 import type { Keys } from '../storage/keys.js';
 import type { LinkIndex } from '../storage/link-index.js';
 import type { MergeForwarding } from '../storage/merge-forwarding.js';
-import type { PendingSlugs, SlugLane } from '../storage/pending-slugs.js';
 import type { RunLinks } from '../storage/run-links.js';
 import {
   KEPT_RUNS,
@@ -23,7 +22,6 @@ import {
   type SyncRuns,
   type SyncStart,
 } from '../storage/runs.js';
-import type { ScoreChangeInbox } from '../storage/score-change-inbox.js';
 import type { BatchJob } from './batch-job.js';
 import type { ListJob, VerifiedReportEvent } from './jobs.js';
 import type { MatchingStrategy } from './matching-strategy.js';
@@ -31,6 +29,8 @@ import { jobIdPart, type Queues } from './queues.js';
 import type { ReportReader, ReportReaderOptions } from './report-reader.js';
 import { DEFAULT_RUN_BOUNDS, deadRunReason, type RunBounds } from './run-liveness.js';
 import type { InstallationRuntime } from './runtime.js';
+import type { ScoreChangeInbox } from './score-changes/inbox.js';
+import type { PendingSlugs, SlugLane } from './score-changes/pending-slugs.js';
 import type { UnlistedRecords } from './unlisted-records.js';
 
 /**

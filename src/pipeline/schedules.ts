@@ -20,7 +20,7 @@ export class Schedules {
   /**
    * A sweep every SCORE_CHANGES_SWEEP_MS whatever arrives: marks left by an ingest that died before it queued
    * the fan-out get a fan-out even when no later event comes. It costs three Redis reads when
-   * nothing is stranded (handlers/score-changes.ts), so it runs often: 10 s since 2026-11-27 (30 s before; the
+   * nothing is stranded (score-changes/fan-out.ts), so it runs often: 10 s since 2026-11-27 (30 s before; the
    * scheduler's upsert replaces the interval of a running deployment).
    */
   async scheduleScoreChangeSweep(): Promise<void> {

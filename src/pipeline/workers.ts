@@ -25,13 +25,19 @@ import { list } from './handlers/list.js';
 import { poll } from './handlers/poll.js';
 import { reconcile } from './handlers/reconcile.js';
 import { reportCompleted } from './handlers/report-completed.js';
-import { reportEvent, scoreChanged, scoreChangedDeps } from './handlers/report-event.js';
-import { drainScoreChanges, type FanOutDeps, sweepScoreChanges } from './handlers/score-changes.js';
-import { slugUpdate, slugUpdateDeps } from './handlers/slug-update.js';
+import { reportEvent } from './handlers/report-event.js';
 import { isJobName, type JobData, type JobName, parseJobData, type RunningJob } from './jobs.js';
 import { type LivenessOptions, LivenessWatch } from './liveness-watch.js';
 import type { Pipeline } from './pipeline.js';
 import { Reschedule } from './reschedule.js';
+import {
+  drainScoreChanges,
+  type FanOutDeps,
+  scoreChanged,
+  scoreChangedDeps,
+  sweepScoreChanges,
+} from './score-changes/fan-out.js';
+import { slugUpdate, slugUpdateDeps } from './score-changes/slug-update.js';
 
 /**
  * Workers and what a failure means for a job:

@@ -19,7 +19,7 @@ import { createHash } from 'node:crypto';
  * storage/run-links.ts · what an undo's preview read: storage/undo-reads.ts · the report cache and report
  * sequence: pipeline/report-reader.ts, storage/slug-changes.ts,
  * storage/run-caches.ts (the run caches before it) · events:
- * storage/event-log.ts · record locks: storage/record-locks.ts · pending slug updates: storage/pending-slugs.ts ·
+ * storage/event-log.ts · record locks: storage/record-locks.ts · pending slug updates: pipeline/score-changes/pending-slugs.ts ·
  * OAuth state: auth/oauth-state.ts · refresh locks: auth/token-manager.ts · change stream leases: app/change-streams.ts · a provider's own records (`provider`):
  * connectors/<crm>/ · rate gates: ratelimit/redis-gate.ts · admin sessions and logins:
  * auth/session-revocations.ts, auth/login-throttle.ts · record card requests: a provider's card rate limit ·
@@ -251,7 +251,7 @@ export class Keys {
     return `${this.prefix}:${tag('slug-inst')}:numbers`;
   }
 
-  // ---- reports whose records wait for an update (storage/pending-slugs.ts) ----------------------------
+  // ---- reports whose records wait for an update (pipeline/score-changes/pending-slugs.ts) ----------------------------
 
   /** Sorted set slug -> mark number, per lane (`urgent`, `hot`): what the installation's slug-update takes. */
   pendingSlugs(id: string, lane: string): string {
@@ -409,7 +409,7 @@ export class Keys {
     return `${this.prefix}:{inbox}`;
   }
 
-  // ---- score changes waiting to be fanned out (storage/score-change-inbox.ts) --------------------------
+  // ---- score changes waiting to be fanned out (pipeline/score-changes/inbox.ts) --------------------------
 
   /** Hash slug -> id of the latest score.changed not yet fanned out. */
   scoreInbox(): string {

@@ -5,9 +5,9 @@ import { z } from 'zod';
 import { ALERT_EVENT, type Alert, alertFromEvent } from '../alerts/alert-event.js';
 import type { Metrics } from '../metrics.js';
 import { ACTIONABLE_REPORT_EVENTS, type VerifiedReportEvent } from '../pipeline/jobs.js';
+import type { AcceptOutcome, ScoreChangeInbox } from '../pipeline/score-changes/inbox.js';
 import { slugProblem } from '../reports/slug.js';
 import type { EventLog } from '../storage/event-log.js';
-import type { AcceptOutcome, ScoreChangeInbox } from '../storage/score-change-inbox.js';
 import { verifyHex, verifyStandard, WebhookSignatureError } from './report-signature.js';
 
 /**

@@ -1,11 +1,8 @@
-import type { RedisClient } from '../../redis.js';
-import type { Keys } from '../../storage/keys.js';
-import type { SlugLane } from '../../storage/pending-slugs.js';
 import { markReportPublished, markSlugChanged } from '../../storage/slug-changes.js';
-import type { SlugIndex } from '../../storage/slug-index.js';
 import type { ReportEventJob } from '../jobs.js';
 import type { Pipeline } from '../pipeline.js';
 import { jobIdPart } from '../queues.js';
+import { scoreChanged, scoreChangedDeps } from '../score-changes/fan-out.js';
 
 /**
  * `report-event`: a report-service event, fanned out to every installation it concerns. `acceptedAt`: when the
@@ -16,44 +13,6 @@ export async function reportEvent(p: Pipeline, data: ReportEventJob, acceptedAt?
   if (data.type === 'score.changed') await scoreChanged(scoreChangedDeps(p), data.slug, acceptedAt);
   else if (data.type === 'alert.fired') await alertFired(p, data, acceptedAt);
   else if (data.type === 'report.completed') await reportCompleted(p, data);
-}
-
-/** What a score change's fan-out works with, and nothing else of the pipeline. */
-export interface ScoreChangedDeps {
-  redis: RedisClient;
-  keys: Keys;
-  slugs: Pick<SlugIndex, 'installationsForSlug'>;
-  /** Marks the slug pending for one installation and queues its update (Pipeline.enqueueSlugUpdate). */
-  enqueueSlugUpdate: (installationId: string, slug: string, since?: number, lane?: SlugLane) => Promise<void>;
-}
-
-/**
- * Every installation linked to the slug updates its records (one coalesced `slug-update` each), in the lane
- * the inbox decided when it accepted the change.
- */
-export async function scoreChanged(
-  deps: ScoreChangedDeps,
-  slug: string,
-  acceptedAt?: number,
-  lane?: SlugLane,
-): Promise<void> {
-  // Before the fan-out: a batch that read this report earlier and links a record after the fan-out
-  // looked at the index sees the mark and asks for this update again (see BatchOutcome.staleSlugs).
-  await markSlugChanged(deps.redis, deps.keys, slug);
-  for (const installationId of await deps.slugs.installationsForSlug(slug)) {
-    await deps.enqueueSlugUpdate(installationId, slug, acceptedAt, lane);
-  }
-}
-
-/** The fan-out's dependencies out of the pipeline's. */
-export function scoreChangedDeps(p: Pipeline): ScoreChangedDeps {
-  const { redis, keys, index } = p.deps;
-  return {
-    redis,
-    keys,
-    slugs: index.slugs,
-    enqueueSlugUpdate: (...args) => p.enqueueSlugUpdate(...args),
-  };
 }
 
 /**

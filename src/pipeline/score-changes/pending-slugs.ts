@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import type { RedisClient } from '../redis.js';
-import type { Keys } from './keys.js';
-import { LuaScript } from './lua-script.js';
+import type { RedisClient } from '../../redis.js';
+import type { Keys } from '../../storage/keys.js';
+import { LuaScript } from '../../storage/lua-script.js';
 
 /**
  * Reports whose linked records wait for an update, per installation and lane: what a `slug-update` job works

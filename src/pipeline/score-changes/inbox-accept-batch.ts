@@ -1,4 +1,4 @@
-import { chunk } from '../util/chunk.js';
+import { chunk } from '../../util/chunk.js';
 
 /**
  * Gathers the acceptances asked for within one turn of the event loop and sends them together: in a storm the

@@ -1,9 +1,14 @@
 import { z } from 'zod';
-import type { RedisClient } from '../redis.js';
-import { DEDUP_TTL_SECONDS, EVENT_LOG_SIZE, type EventLogEntry, eventLogLine } from './event-log.js';
+import type { RedisClient } from '../../redis.js';
+import {
+  DEDUP_TTL_SECONDS,
+  EVENT_LOG_SIZE,
+  type EventLogEntry,
+  eventLogLine,
+} from '../../storage/event-log.js';
+import type { Keys } from '../../storage/keys.js';
+import { LuaScript } from '../../storage/lua-script.js';
 import { InboxAcceptBatch } from './inbox-accept-batch.js';
-import type { Keys } from './keys.js';
-import { LuaScript } from './lua-script.js';
 import type { SlugLane } from './pending-slugs.js';
 
 /**
@@ -12,7 +17,7 @@ import type { SlugLane } from './pending-slugs.js';
  * event-log.ts's keys) and its slug's mark are written by one script, so a 2xx means all three are
  * in Redis and a failed one means none is (the sender's retry is then not a duplicate). A storm of N events on
  * K reports leaves K marks, each counting its events; the fan-out (`score-changes` job,
- * drainScoreChanges in pipeline/handlers/score-changes.ts) takes the marks with the fewest events first, so a single change is fanned out
+ * drainScoreChanges in pipeline/score-changes/fan-out.ts) takes the marks with the fewest events first, so a single change is fanned out
  * ahead of a storm's repeats. The lane of the slug's update (hot: a storm's, coalesced longer; urgent: a single
  * change) is decided here, once, when the event is accepted, and carried in the mark to the fan-out. Taken marks move to a `draining` hash until their fan-out is done, so a killed fan-out's marks are
  * taken up again by the next one.

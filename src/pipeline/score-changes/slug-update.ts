@@ -1,6 +1,5 @@
 import type { EventLatencies } from '../../storage/event-latency.js';
 import type { MergeForwarding } from '../../storage/merge-forwarding.js';
-import type { PendingSlugs } from '../../storage/pending-slugs.js';
 import type { SlugIndex } from '../../storage/slug-index.js';
 import { chunk } from '../../util/chunk.js';
 import type { BatchJob } from '../batch-job.js';
@@ -9,6 +8,7 @@ import { enrichNow } from '../enrich-now.js';
 import type { RunningJob, SlugUpdateJob } from '../jobs.js';
 import type { Pipeline } from '../pipeline.js';
 import type { InstallationRuntime } from '../runtime.js';
+import type { PendingSlugs } from './pending-slugs.js';
 
 /** Slugs one update job takes; more are left to the next job, queued at its end. */
 const SLUGS_PER_UPDATE = 500;

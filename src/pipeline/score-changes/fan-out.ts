@@ -1,5 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { MarkedSlug, ScoreChangeInbox } from '../../storage/score-change-inbox.js';
+import type { RedisClient } from '../../redis.js';
+import type { Keys } from '../../storage/keys.js';
+import { markSlugChanged } from '../../storage/slug-changes.js';
+import type { SlugIndex } from '../../storage/slug-index.js';
+import type { Pipeline } from '../pipeline.js';
+import type { MarkedSlug, ScoreChangeInbox } from './inbox.js';
+import type { SlugLane } from './pending-slugs.js';
 
 const DRAIN_TAKE = 100;
 const DRAIN_ROUNDS = 50;
@@ -65,4 +71,42 @@ export async function drainScoreChanges(deps: FanOutDeps): Promise<void> {
  */
 export async function sweepScoreChanges(deps: Pick<FanOutDeps, 'inbox' | 'kickScoreChanges'>): Promise<void> {
   if (await deps.inbox.stranded()) await deps.kickScoreChanges();
+}
+
+/** What a score change's fan-out works with, and nothing else of the pipeline. */
+export interface ScoreChangedDeps {
+  redis: RedisClient;
+  keys: Keys;
+  slugs: Pick<SlugIndex, 'installationsForSlug'>;
+  /** Marks the slug pending for one installation and queues its update (Pipeline.enqueueSlugUpdate). */
+  enqueueSlugUpdate: (installationId: string, slug: string, since?: number, lane?: SlugLane) => Promise<void>;
+}
+
+/**
+ * Every installation linked to the slug updates its records (one coalesced `slug-update` each), in the lane
+ * the inbox decided when it accepted the change.
+ */
+export async function scoreChanged(
+  deps: ScoreChangedDeps,
+  slug: string,
+  acceptedAt?: number,
+  lane?: SlugLane,
+): Promise<void> {
+  // Before the fan-out: a batch that read this report earlier and links a record after the fan-out
+  // looked at the index sees the mark and asks for this update again (see BatchOutcome.staleSlugs).
+  await markSlugChanged(deps.redis, deps.keys, slug);
+  for (const installationId of await deps.slugs.installationsForSlug(slug)) {
+    await deps.enqueueSlugUpdate(installationId, slug, acceptedAt, lane);
+  }
+}
+
+/** The fan-out's dependencies out of the pipeline's. */
+export function scoreChangedDeps(p: Pipeline): ScoreChangedDeps {
+  const { redis, keys, index } = p.deps;
+  return {
+    redis,
+    keys,
+    slugs: index.slugs,
+    enqueueSlugUpdate: (...args) => p.enqueueSlugUpdate(...args),
+  };
 }
