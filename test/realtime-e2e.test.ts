@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { COALESCE_MS } from '../src/pipeline/pipeline.js';
+import { COALESCE_MS } from '../src/pipeline/score-changes/updates.js';
 import { suiteSystem } from './support/local-system.js';
 import { postSignedEvent } from './support/report-webhooks.js';
 import { waitFor } from './support/wait.js';

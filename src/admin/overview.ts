@@ -11,7 +11,7 @@ import {
   type SharedLinkConflict,
 } from '../matching/shared-links.js';
 import { InstallationNotFoundError, InstallationStoppedError, NoReportKeyError } from '../pipeline/errors.js';
-import { HOT_COALESCE_MS } from '../pipeline/pipeline.js';
+import { HOT_COALESCE_MS } from '../pipeline/score-changes/updates.js';
 import { providerFor } from '../providers.js';
 import type { RunSummary } from '../storage/runs.js';
 import type { EnvKeyCheck } from './env-key-check.js';
@@ -75,7 +75,7 @@ export interface InstallationView {
   reviewCount: number;
   /**
    * A storm under way: reports whose score changes again and again wait in the hot lane, whose updates are
-   * gathered for `coalesceSeconds` before each write (pipeline.ts, HOT_COALESCE_MS). `reports` 0: none now.
+   * gathered for `coalesceSeconds` before each write (score-changes/updates.ts, HOT_COALESCE_MS). `reports` 0: none now.
    */
   storm: { reports: number; coalesceSeconds: number };
   /**

@@ -38,6 +38,7 @@ import {
   sweepScoreChanges,
 } from './score-changes/fan-out.js';
 import { slugUpdate, slugUpdateDeps } from './score-changes/slug-update.js';
+import { kickScoreChanges } from './score-changes/updates.js';
 
 /**
  * Workers and what a failure means for a job:
@@ -59,7 +60,7 @@ function handlersOf(p: Pipeline): Handlers {
   const fanOutDeps: FanOutDeps = {
     inbox: p.deps.inbox,
     scoreChanged: (mark) => scoreChanged(fanOut, mark.slug, mark.since, mark.lane),
-    kickScoreChanges: () => p.kickScoreChanges(),
+    kickScoreChanges: () => kickScoreChanges(p.deps.queues),
   };
   const updateDeps = slugUpdateDeps(p);
   return {

@@ -6,6 +6,7 @@ import type { SlugIndex } from '../../storage/slug-index.js';
 import type { Pipeline } from '../pipeline.js';
 import type { MarkedSlug, ScoreChangeInbox } from './inbox.js';
 import type { SlugLane } from './pending-slugs.js';
+import { enqueueSlugUpdate } from './updates.js';
 
 const DRAIN_TAKE = 100;
 const DRAIN_ROUNDS = 50;
@@ -18,7 +19,7 @@ export interface FanOutDeps {
   inbox: Pick<ScoreChangeInbox, 'leftovers' | 'take' | 'done' | 'stranded'>;
   /** One mark to every installation holding its slug (report-event.ts#scoreChanged). */
   scoreChanged: (mark: MarkedSlug) => Promise<void>;
-  /** Queues the next `score-changes` job (Pipeline.kickScoreChanges). */
+  /** Queues the next `score-changes` job (updates.ts#kickScoreChanges). */
   kickScoreChanges: () => Promise<void>;
 }
 
@@ -78,7 +79,7 @@ export interface ScoreChangedDeps {
   redis: RedisClient;
   keys: Keys;
   slugs: Pick<SlugIndex, 'installationsForSlug'>;
-  /** Marks the slug pending for one installation and queues its update (Pipeline.enqueueSlugUpdate). */
+  /** Marks the slug pending for one installation and queues its update (updates.ts#enqueueSlugUpdate). */
   enqueueSlugUpdate: (installationId: string, slug: string, since?: number, lane?: SlugLane) => Promise<void>;
 }
 
@@ -107,6 +108,6 @@ export function scoreChangedDeps(p: Pipeline): ScoreChangedDeps {
     redis,
     keys,
     slugs: index.slugs,
-    enqueueSlugUpdate: (...args) => p.enqueueSlugUpdate(...args),
+    enqueueSlugUpdate: (...args) => enqueueSlugUpdate(p.updateQueue(), ...args),
   };
 }

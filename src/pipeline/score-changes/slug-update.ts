@@ -9,6 +9,7 @@ import type { RunningJob, SlugUpdateJob } from '../jobs.js';
 import type { Pipeline } from '../pipeline.js';
 import type { InstallationRuntime } from '../runtime.js';
 import type { PendingSlugs } from './pending-slugs.js';
+import { queueSlugUpdate } from './updates.js';
 
 /** Slugs one update job takes; more are left to the next job, queued at its end. */
 const SLUGS_PER_UPDATE = 500;
@@ -21,7 +22,7 @@ export interface SlugUpdateDeps {
   runtime: Pick<InstallationRuntime, 'open'>;
   /** One batch of the update, with its follow-ups (enrich-now.ts#enrichNow). */
   enrichNow: (targets: BatchTargets, job: BatchJob) => Promise<unknown>;
-  /** Queues the installation's next update of a lane (Pipeline.queueSlugUpdate). */
+  /** Queues the installation's next update of a lane (updates.ts#queueSlugUpdate). */
   queueSlugUpdate: (installationId: string, hot: boolean) => Promise<void>;
   latencies: Pick<EventLatencies, 'record'>;
 }
@@ -35,7 +36,7 @@ export function slugUpdateDeps(p: Pipeline): SlugUpdateDeps {
     mergedInto: p.mergedInto,
     runtime,
     enrichNow: (targets, job) => enrichNow(p, targets, job),
-    queueSlugUpdate: (installationId, hot) => p.queueSlugUpdate(installationId, hot),
+    queueSlugUpdate: (installationId, hot) => queueSlugUpdate(p.deps.queues, installationId, hot),
     latencies,
   };
 }
