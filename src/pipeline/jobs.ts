@@ -9,11 +9,13 @@ import type { QueueName } from './queue-names.js';
  * enqueue through `Queues.add`, which takes only a name of this table and its payload type; the worker
  * (workers.ts) parses each payload with the schema before its handler (handlers/<job>.ts) sees it.
  *
- * A `score.changed`'s path, by types: webhooks/report-route.ts (ReportWebhookHandler.handle) ->
- * ScoreChangeInbox.accept (the slug marked) -> Pipeline.kickScoreChanges -> `score-changes` (ScoreChangesJob)
- * -> score-changes/fan-out.ts drainScoreChanges -> handlers/report-event.ts reportEvent ->
- * Pipeline.enqueueSlugUpdate (PendingSlugs) -> `slug-update` (SlugUpdateJob) -> score-changes/slug-update.ts
- * slugUpdate -> enrichNow -> enrichBatch (BatchJob, origin `report-change`) -> CrmConnector.writeCompanies.
+ * A `score.changed`'s path, by types (docs/architecture.md walks it): webhooks/report-route.ts
+ * (ReportWebhookHandler.handle) -> ScoreChangeInbox.accept (the slug marked, with its lane) -> kickScoreChanges
+ * -> `score-changes` (ScoreChangesJob) -> score-changes/fan-out.ts drainScoreChanges -> scoreChanged ->
+ * enqueueSlugUpdate (PendingSlugs, in the mark's lane) -> `slug-update` (SlugUpdateJob) ->
+ * score-changes/slug-update.ts slugUpdate -> enrichNow -> enrichBatch (BatchJob, origin `report-change`) ->
+ * CrmConnector.writeCompanies. A `report-event` job of type `score.changed` (queued by older releases) takes
+ * scoreChanged too.
  * `report.completed` and `alert.fired` take Pipeline.enqueueReportEvent -> `report-event` (ReportEventJob) ->
  * handlers/report-event.ts reportEvent instead.
  */
