@@ -11,6 +11,7 @@
  *                                 [--no-events-during-backfill] [--quick] [--alone] [--companies 500]
  *                                 [--sync-after-ms 3000] [--lock-share 0] [--timeout-minutes 10]
  *                                 [--log-level error] [--key-rate 25] [--first-sync-only]
+ *                                 [--liveness [--runs 1] [--redis-fault failover|restart] [--log-dir DIR]]
  *
  * `--crm` may be given more than once (all three when left out; every phase runs each one given).
  * The events-during-backfill phase (the normal day again on a fresh system, with a `score.changed` every
@@ -21,6 +22,13 @@
  * `--first-sync-only`: the normal phase without its second full sync (the rate learner's figures: see
  * docs/benchmarks.md, "The key's rate, learnt").
  * `--quick`: 200 companies, 4 worker kills, events for 5 s after the backfill: a smoke run, not figures.
+ * `--liveness`: the fault phase only, as the liveness bounds ask: worker kills every 5-10 s for 3 minutes, one
+ * Redis restart midway (on the cluster a 3-master cluster with a replica each, the master serving the backfill
+ * queue SIGKILLed and its replica promoted; `--redis-fault restart` kills every master instead), then the end
+ * state watched for up to 150 s; per run, the longest stretch without a CRM write while a record has no status
+ * (bound 30 s), acknowledged events lost (0), seconds from the faults' end until every record is at its end
+ * state (60 s), and the workers' "stalled more than allowable limit" and "Command timed out" lines. `--runs N`
+ * repeats it (a fresh Redis and system each time); `--log-dir` keeps every worker's log.
  * Tables go to stdout as markdown, progress to stderr. See docs/benchmarks.md, "Operator day (issue 30)".
  */
 import { parseArgs } from 'node:util';
@@ -33,9 +41,19 @@ import {
   type BackfillEventsFigures,
   measureEventsDuringBackfill,
 } from './support/operator-day-backfill-events.js';
-import { FAULT_DEFAULTS, type FaultFigures, measureFaults } from './support/operator-day-faults.js';
+import {
+  FAULT_DEFAULTS,
+  type FaultFigures,
+  LIVENESS_DEFAULTS,
+  measureFaults,
+} from './support/operator-day-faults.js';
 import { measureNormal, type NormalFigures, type Setting } from './support/operator-day-normal.js';
-import { backfillEventsTable, faultTable, normalTable } from './support/operator-day-report.js';
+import {
+  backfillEventsTable,
+  faultTable,
+  livenessTable,
+  normalTable,
+} from './support/operator-day-report.js';
 import { OPERATOR_DAY_DEFAULTS } from './support/operator-day-setup.js';
 import { benchPrefix } from './support/redis-keys.js';
 
@@ -59,6 +77,11 @@ interface Options {
   lockShare: number;
   timeoutMs: number;
   logLevel: string;
+  /** The liveness preset (the fault phase only). */
+  liveness: boolean;
+  runs: number;
+  redisFault: 'restart' | 'failover';
+  logDir: string | null;
 }
 
 function parseOptions(argv: string[]): Options {
@@ -80,8 +103,16 @@ function parseOptions(argv: string[]): Options {
       'lock-share': { type: 'string' },
       'timeout-minutes': { type: 'string' },
       'log-level': { type: 'string', default: 'error' },
+      liveness: { type: 'boolean', default: false },
+      runs: { type: 'string' },
+      'redis-fault': { type: 'string' },
+      'log-dir': { type: 'string' },
     },
   });
+  const redisFault = values['redis-fault'] ?? 'failover';
+  if (redisFault !== 'failover' && redisFault !== 'restart')
+    throw new UsageError('--redis-fault is failover or restart');
+  const liveness = values.liveness ?? false;
   const settings = (values.crm ?? [...SETTINGS]).map((s) => {
     if (!SETTINGS.includes(s as Setting)) throw new UsageError('--crm is hubspot, salesforce or cluster');
     return s as Setting;
@@ -89,7 +120,7 @@ function parseOptions(argv: string[]): Options {
   const lockShare = Number(values['lock-share'] ?? 0);
   if (!(lockShare >= 0 && lockShare < 1)) throw new UsageError('--lock-share must be from 0 to below 1');
   const quick = values.quick ?? false;
-  const faultsOnly = values['faults-only'] ?? false;
+  const faultsOnly = (values['faults-only'] ?? false) || liveness;
   const eventsOnly = values['events-only'] ?? false;
   if (faultsOnly && eventsOnly) throw new UsageError('--faults-only and --events-only exclude each other');
   const normal = !faultsOnly && !eventsOnly;
@@ -119,6 +150,10 @@ function parseOptions(argv: string[]): Options {
     lockShare,
     timeoutMs: intOption('timeout-minutes', values['timeout-minutes'], 10, 1, 600) * 60_000,
     logLevel: values['log-level'] ?? 'error',
+    liveness,
+    runs: intOption('runs', values.runs, 1, 1, 50),
+    redisFault,
+    logDir: values['log-dir'] ?? null,
   };
 }
 
@@ -194,7 +229,47 @@ async function run(options: Options): Promise<void> {
       '',
     );
   }
-  if (options.faults) {
+  if (options.faults && options.liveness) {
+    const fault = {
+      ...FAULT_DEFAULTS,
+      ...LIVENESS_DEFAULTS,
+      redisFault: options.redisFault,
+      ...(options.quick ? { faultForMs: 40_000 } : {}),
+    };
+    const figures: FaultFigures[] = [];
+    const labels: string[] = [];
+    for (const setting of options.settings) {
+      for (let n = 1; n <= options.runs; n++) {
+        const load = (await import('node:os')).loadavg()[0]!.toFixed(1);
+        const label = `${setting} ${n}/${options.runs} (${new Date().toISOString().slice(11, 16)} UTC, load ${load})`;
+        progress(`liveness run, ${label}...`);
+        const f = await measureFaults(
+          setting,
+          { ...base, prefix: benchPrefix(`day-live-${setting}`) },
+          { ...fault, logDir: options.logDir ? `${options.logDir}/${setting}-${n}` : null },
+          options.syncAfterMs,
+          progress,
+        );
+        figures.push(f);
+        labels.push(label);
+        // Each run's line at once: a series of runs takes a while.
+        progress(livenessTable([f], [label]));
+      }
+    }
+    out.push(
+      `Liveness fault runs: 2 \`report-connector worker\` processes, one SIGKILLed every ` +
+        `${fault.killEveryMs[0] / 1000}-${fault.killEveryMs[1] / 1000} s and replaced for ${fault.faultForMs! / 1000} s; ` +
+        'midway one Redis SIGKILL + restart (on the cluster setting, with `--redis-fault failover`, a 3-master cluster ' +
+        'with a replica each, the master serving the backfill queue SIGKILLed and its replica promoted); report ' +
+        `sandbox ${fault.reportsPerSecond}/s with ${fault.failShare * 100}% 503; a signed \`score.changed\` every ` +
+        `${fault.eventEveryMs} ms. Bounds: no 30 s without a CRM write while a record has no status; 0 ` +
+        'acknowledged events lost; every record with a status and every event sent during the faults on every ' +
+        'record the seed links to its slug within 60 s of the faults ending.',
+      '',
+      livenessTable(figures, labels),
+      '',
+    );
+  } else if (options.faults) {
     const fault = options.quick
       ? { ...FAULT_DEFAULTS, workerKills: 4, afterBackfillMs: 5_000, timeoutMs: 4 * 60_000 }
       : { ...FAULT_DEFAULTS, timeoutMs: Math.max(FAULT_DEFAULTS.timeoutMs, options.timeoutMs) };

@@ -1,4 +1,5 @@
-import { existsSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, type WriteStream } from 'node:fs';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import type { LocalSystem } from '../../local/system.js';
@@ -20,6 +21,7 @@ import {
 } from './operator-day-events.js';
 import type { Setting } from './operator-day-normal.js';
 import {
+  bulkJobs,
   firstWriteWatch,
   type OperatorDayOptions,
   operatorDay,
@@ -53,7 +55,34 @@ export interface FaultOptions {
   /** Events keep coming this long after the backfill ended. */
   afterBackfillMs: number;
   timeoutMs: number;
+  /**
+   * Kill workers until this long has passed since the first kill's wait began, whatever `workerKills` says
+   * (the Redis fault then comes at half of it); null: `workerKills` kills.
+   */
+  faultForMs: number | null;
+  /**
+   * 'restart': Redis (every master of a cluster) SIGKILLed and started again; 'failover' (cluster only): a
+   * cluster with a replica per master, the master serving the backfill queue SIGKILLed, its replica promoted,
+   * the killed node started again (it comes back as a replica).
+   */
+  redisFault: 'restart' | 'failover';
+  /** After the faults, how long the end state is waited for at most (the runs, every record's status). */
+  observeAfterFaultsMs: number | null;
+  /** Where every worker's whole log is written (one file each), or null. */
+  logDir: string | null;
 }
+
+/** The liveness preset: the fault run of the liveness Done-when (kills for 3 minutes, a failover on the cluster). */
+export const LIVENESS_DEFAULTS: Partial<FaultOptions> = {
+  faultForMs: 180_000,
+  redisFault: 'failover',
+  observeAfterFaultsMs: 150_000,
+  afterBackfillMs: 10_000,
+  timeoutMs: 10 * 60_000,
+};
+
+/** The liveness bounds: no 30 s without a CRM write while records remain, every record at its end state 60 s after. */
+export const LIVENESS_BOUNDS = { writeGapMs: 30_000, endStateAfterFaultsMs: 60_000 } as const;
 
 export const FAULT_DEFAULTS: FaultOptions = {
   workers: 2,
@@ -65,7 +94,38 @@ export const FAULT_DEFAULTS: FaultOptions = {
   failShare: 0.05,
   afterBackfillMs: 15_000,
   timeoutMs: 6 * 60_000,
+  faultForMs: null,
+  redisFault: 'restart',
+  observeAfterFaultsMs: null,
+  logDir: null,
 };
+
+/** What the liveness bounds look at: CRM writes, every record's status, and the workers' logs. */
+export interface LivenessFigures {
+  /** The Redis fault as done ('restart' of one Redis or every master, or 'failover' of one master). */
+  redisFault: string;
+  /** CRM write calls seen (record writes and bulk jobs). */
+  writeCalls: number;
+  /** Longest stretch without a CRM write from the day's start while a record had no status, and when it began. */
+  longestWriteGapS: number;
+  longestWriteGapFromS: number;
+  /** Longest stretch in which no record gained a status while some had none. */
+  longestStatusGapS: number;
+  longestStatusGapFromS: number;
+  /** When every record had a status (from the day's start), or null if never within the watch. */
+  allStatusS: number | null;
+  /** Records without a status at the watch's end. */
+  withoutStatusAtEnd: number;
+  /**
+   * Seconds from the faults' end until every record has a status and every acknowledged event sent during the
+   * faults holds on every record the seed links to its slug (0 when that was so already); null: never.
+   */
+  endStateAfterFaultsS: number | null;
+  /** Worker log lines: jobs failed for exhausting their stalled count, commands timed out, revivals, stall warnings. */
+  logs: { stalledLimit: number; timedOut: number; revived: number; runStall: number; laneStall: number };
+  /** Failed jobs in the queues at the end (name, id, reason), for a run that did not converge. */
+  failedAtEnd: string[];
+}
 
 /** One window of events, both measures. */
 export interface WindowLatency {
@@ -95,6 +155,7 @@ export interface FaultFigures {
   reportLimited: number;
   reportFailed: number;
   reportSpanSeconds: number;
+  liveness: LivenessFigures;
 }
 
 const WORKER_BIN = fileURLToPath(new URL('../../src/cli/bin.js', import.meta.url));
@@ -108,8 +169,10 @@ export async function measureFaults(
 ): Promise<FaultFigures> {
   if (!existsSync(WORKER_BIN))
     throw new Error(`${WORKER_BIN} is missing: run the bench with \`npm run bench:operator-day\``);
-  const redis = setting === 'cluster' ? await ownCluster() : await ownRedis();
+  const failover = setting === 'cluster' && f.redisFault === 'failover';
+  const redis = setting === 'cluster' ? await ownCluster(failover) : await ownRedis();
   const workers: WorkerProcess[] = [];
+  const logs = new WorkerLogs(f.logDir);
   let system: LocalSystem | undefined;
   try {
     system = await startOperatorSystem({
@@ -123,11 +186,15 @@ export async function measureFaults(
       env: { ...base.env, ...sharedSecretsEnv() },
     });
     const sys = system;
+    backfillQueueKey = sys.ctx.queues.backfill.toKey('meta');
     const env = workerEnvFor(sys, { LOG_LEVEL: 'info' });
-    for (let i = 0; i < f.workers; i++) workers.push(await WorkerProcess.start(WORKER_BIN, env));
+    const startWorker = () => WorkerProcess.start(WORKER_BIN, env, logs.sink());
+    for (let i = 0; i < f.workers; i++) workers.push(await startWorker());
 
     const watch = firstWriteWatch(sys, Date.now());
+    const progressWatch = new ProgressWatch(sys);
     const day = await operatorDay(sys, syncAfterMs);
+    progressWatch.start(day.startedAt);
     day.cliSync.catch(() => {});
     const at = (t: number) => (t - day.startedAt) / 1000;
 
@@ -153,7 +220,8 @@ export async function measureFaults(
           `  ${at(Date.now()).toFixed(0)} s: report answers ${total} (429: ${answers['429'] ?? 0}), ` +
             `CRM write calls ${writes.length} (${writes.reduce((a, b) => a + b, 0)} records), events ${events.length}; ` +
             `key ${iv ? (60_000 / Number(iv)).toFixed(0) : 'ceiling'}/min, pause ${pause} ms, urgent mark ${urgent} ms; ` +
-            `backfill queue active ${q.active} waiting ${q.waiting} delayed ${q.delayed}`,
+            `backfill queue active ${q.active} waiting ${q.waiting} delayed ${q.delayed}; ` +
+            `records without a status ${progressWatch.withoutStatus()}`,
         );
       })().catch(() => {});
     }, 10_000);
@@ -164,31 +232,53 @@ export async function measureFaults(
     let redisRestartAt = 0;
     let redisBackAt = 0;
     const killedAt: number[] = [];
-    while (kills < f.workerKills) {
+    const faultsFrom = Date.now();
+    const more = () =>
+      f.faultForMs === null ? kills < f.workerKills : Date.now() - faultsFrom < f.faultForMs;
+    const redisDue = () =>
+      f.faultForMs === null
+        ? kills === Math.floor(f.workerKills / 2)
+        : Date.now() - faultsFrom >= f.faultForMs / 2;
+    while (more()) {
       const [lo, hi] = f.killEveryMs;
       await sleep(lo + Math.floor(random() * (hi - lo)));
-      if (kills === Math.floor(f.workerKills / 2) && redisRestartAt === 0) {
+      if (redisDue() && redisRestartAt === 0) {
         redisRestartAt = Date.now();
-        say(`  ${at(Date.now()).toFixed(0)} s: ${redis.name} SIGKILL, restart after ${f.redisOutageMs} ms`);
-        await redis.kill();
-        await sleep(f.redisOutageMs);
-        await redis.start();
-        redisBackAt = Date.now();
-        say(`  ${at(redisBackAt).toFixed(1)} s: ${redis.name} back`);
+        if (failover) {
+          say(`  ${at(Date.now()).toFixed(0)} s: ${redis.failoverName} SIGKILL, its replica to take over`);
+          await redis.failover();
+          redisBackAt = Date.now();
+          say(
+            `  ${at(redisBackAt).toFixed(1)} s: replica promoted, the cluster ok; the killed node restarted`,
+          );
+        } else {
+          say(`  ${at(Date.now()).toFixed(0)} s: ${redis.name} SIGKILL, restart after ${f.redisOutageMs} ms`);
+          await redis.kill();
+          await sleep(f.redisOutageMs);
+          await redis.start();
+          redisBackAt = Date.now();
+          say(`  ${at(redisBackAt).toFixed(1)} s: ${redis.name} back`);
+        }
       }
       const i = Math.floor(random() * workers.length);
       await workers[i]!.kill();
       killedAt.push(Date.now());
       kills += 1;
-      say(`  ${at(Date.now()).toFixed(0)} s: worker ${i} SIGKILLed (${kills} of ${f.workerKills})`);
-      workers[i] = await WorkerProcess.start(WORKER_BIN, env);
+      say(
+        `  ${at(Date.now()).toFixed(0)} s: worker ${i} SIGKILLed (${kills}${f.faultForMs === null ? ` of ${f.workerKills}` : ''})`,
+      );
+      workers[i] = await startWorker();
     }
     const faultsEndAt = Date.now();
     say(`  ${at(faultsEndAt).toFixed(0)} s: faults over; waiting for the backfill`);
 
     let backfillEndAt: number | null = null;
+    const settleBy = Math.min(
+      day.startedAt + f.timeoutMs,
+      f.observeAfterFaultsMs === null ? Number.POSITIVE_INFINITY : faultsEndAt + f.observeAfterFaultsMs,
+    );
     try {
-      const { settledAt } = await settle(sys, day.startedAt, f.timeoutMs - (Date.now() - day.startedAt), {
+      const { settledAt } = await settle(sys, day.startedAt, settleBy - Date.now(), {
         runsOnly: true,
       });
       backfillEndAt = settledAt;
@@ -197,10 +287,26 @@ export async function measureFaults(
       say(`  backfill: ${(err as Error).message}`);
     }
     if (backfillEndAt !== null) await sleep(f.afterBackfillMs);
+    // Every record's status, until the watch's end: a run may end with records still to be written.
+    if (f.observeAfterFaultsMs !== null) {
+      const by = faultsEndAt + f.observeAfterFaultsMs;
+      while (Date.now() < by && progressWatch.withoutStatus() > 0) await sleep(500);
+    }
     // The last events' time to land, then whatever has not is lost.
     await sender.stop();
     clearInterval(timeline);
     const firstWriteMs = watch.stop();
+    const progressSeen = progressWatch.stop();
+    const failedAtEnd = await failedJobs(sys).catch((err: Error) => [`(not read: ${err.message})`]);
+    for (const line of failedAtEnd) say(`  failed at the end: ${line}`);
+    const duringFaultsAcked = events.filter((e) => e.sentAt < faultsEndAt && e.ackAt !== null);
+    const landedBy = duringFaultsAcked.some((e) => e.landedAt === null)
+      ? null
+      : Math.max(faultsEndAt, ...duringFaultsAcked.map((e) => e.landedAt!));
+    const endStateAt =
+      landedBy === null || progressSeen.allStatusAt === null
+        ? null
+        : Math.max(landedBy, progressSeen.allStatusAt, faultsEndAt);
     const runs = await runsSince(sys, day.startedAt);
     const answers = sys.sandbox.answerCounts();
     const end = backfillEndAt ?? Number.POSITIVE_INFINITY;
@@ -248,9 +354,31 @@ export async function measureFaults(
       reportFailed: answers.byStatus['503'] ?? 0,
       reportSpanSeconds:
         answers.firstAt !== null && answers.lastAt !== null ? (answers.lastAt - answers.firstAt) / 1000 : 0,
+      liveness: {
+        redisFault: failover ? 'failover' : 'restart',
+        writeCalls: progressSeen.writeTimes.length,
+        ...longestGap(
+          day.startedAt,
+          progressSeen.writeTimes,
+          progressSeen.allStatusAt ?? progressSeen.stoppedAt,
+          'Write',
+        ),
+        ...longestGap(
+          day.startedAt,
+          progressSeen.statusTimes,
+          progressSeen.allStatusAt ?? progressSeen.stoppedAt,
+          'Status',
+        ),
+        allStatusS: progressSeen.allStatusAt === null ? null : at(progressSeen.allStatusAt),
+        withoutStatusAtEnd: progressSeen.withoutStatusAtEnd,
+        endStateAfterFaultsS: endStateAt === null ? null : (endStateAt - faultsEndAt) / 1000,
+        logs: logs.counts,
+        failedAtEnd,
+      },
     };
   } finally {
     await Promise.all(workers.map((w) => w.kill()));
+    logs.close();
     if (system) {
       await redis.start();
       await system.close();
@@ -263,6 +391,13 @@ export async function measureFaults(
 /** The fault phase's Redis of its own: one server, or every master of a cluster, killed and started together. */
 interface FaultRedis {
   name: string;
+  /** What `failover` kills. */
+  failoverName: string;
+  /**
+   * Cluster with replicas only: SIGKILLs the master serving the backfill queue, waits until its replica took
+   * over and the cluster is ok, then starts the killed node again (it rejoins as a replica).
+   */
+  failover(): Promise<void>;
   /** REDIS_URL; on a cluster, one node's (the connector must not use it there: it would be told MOVED). */
   url: string;
   /** REDIS_CLUSTER_NODES on a cluster. */
@@ -281,6 +416,8 @@ async function ownRedis(): Promise<FaultRedis> {
   await server.start();
   return {
     name: 'Redis',
+    failoverName: 'Redis',
+    failover: () => Promise.reject(new Error('one Redis has no replica to fail over to')),
     url: server.url,
     clusterNodes: null,
     kill: () => server.kill(),
@@ -294,12 +431,31 @@ async function ownRedis(): Promise<FaultRedis> {
   };
 }
 
-async function ownCluster(): Promise<FaultRedis> {
-  // No replicas: with one, a killed master's replica would take over and the restart would be a failover.
-  const cluster = await LocalRedisCluster.start({ masters: 3, appendOnly: true });
-  const masters = cluster.nodes.map((n) => n.port);
+async function ownCluster(withReplicas: boolean): Promise<FaultRedis> {
+  // Without replicas a restart is a real outage, as on one Redis; with one per master, a killed master's
+  // replica takes over (a failover).
+  const cluster = await LocalRedisCluster.start({
+    masters: 3,
+    replicasPerMaster: withReplicas ? 1 : 0,
+    appendOnly: true,
+  });
+  const masters = (await cluster.topology()).map((s) => s.master);
+  let failoverPort: number | null = null;
   return {
     name: 'every Redis Cluster master',
+    get failoverName() {
+      return `the Redis Cluster master serving the backfill queue${failoverPort ? ` (port ${failoverPort})` : ''}`;
+    },
+    failover: async () => {
+      // The slot of BullMQ's backfill queue: its jobs' locks and stalled checks are what a failover times out.
+      const slot = Number(await cluster.command(masters[0]!, ['CLUSTER', 'KEYSLOT', backfillQueueKey]));
+      const shard = (await cluster.topology()).find((s) => s.slots.some(([a, b]) => slot >= a && slot <= b));
+      if (!shard || shard.replicas.length === 0) throw new Error('no master with a replica serves the queue');
+      failoverPort = shard.master;
+      await cluster.kill(shard.master);
+      await cluster.waitHealthy(60_000);
+      await cluster.restart(shard.master);
+    },
     url: `redis://127.0.0.1:${masters[0]}`,
     clusterNodes: cluster.nodesEnv,
     kill: async () => {
@@ -312,6 +468,139 @@ async function ownCluster(): Promise<FaultRedis> {
     clean: async () => {},
     dispose: () => cluster.stop(),
   };
+}
+
+/** Set by `measureFaults` before any failover: a key of the backfill queue (its slot is the queue's). */
+let backfillQueueKey = '';
+
+/** The failed jobs of every queue at the end: name, id, attempts, reason. */
+async function failedJobs(sys: LocalSystem): Promise<string[]> {
+  const out: string[] = [];
+  for (const lane of ['backfill', 'realtime', 'schedule'] as const) {
+    const queue = sys.ctx.queues[lane];
+    for (const job of await queue.getJobs(['failed'], 0, 49, false)) {
+      out.push(`${lane} ${job.name} ${job.id} (attempts ${job.attemptsMade}): ${job.failedReason}`);
+    }
+  }
+  return out;
+}
+
+/**
+ * Samples the CRM's write counters every 50 ms (a write's time within 50 ms) and every record's status every
+ * 500 ms, from the day's start: what the liveness bounds are read from.
+ */
+class ProgressWatch {
+  readonly writeTimes: number[] = [];
+  readonly statusTimes: number[] = [];
+  private writes = 0;
+  private withStatus = 0;
+  private allStatusAt: number | null = null;
+  private timers: NodeJS.Timeout[] = [];
+
+  constructor(private readonly sys: LocalSystem) {}
+
+  start(_since: number): void {
+    this.timers.push(
+      setInterval(() => {
+        const n = writeCallSizes(this.sys).length + bulkJobs(this.sys);
+        if (n > this.writes) this.writeTimes.push(Date.now());
+        this.writes = n;
+      }, 50),
+      setInterval(() => this.sampleStatus(), 500),
+    );
+  }
+
+  withoutStatus(): number {
+    return this.sys.recordIds.length - this.withStatus;
+  }
+
+  private sampleStatus(): void {
+    const n = this.sys.recordIds.filter((id) => this.sys.crm.record(id)?.status).length;
+    const now = Date.now();
+    if (n > this.withStatus) this.statusTimes.push(now);
+    this.withStatus = n;
+    if (this.allStatusAt === null && n === this.sys.recordIds.length) this.allStatusAt = now;
+  }
+
+  stop(): {
+    writeTimes: number[];
+    statusTimes: number[];
+    allStatusAt: number | null;
+    withoutStatusAtEnd: number;
+    stoppedAt: number;
+  } {
+    for (const t of this.timers) clearInterval(t);
+    this.sampleStatus();
+    return {
+      writeTimes: this.writeTimes,
+      statusTimes: this.statusTimes,
+      allStatusAt: this.allStatusAt,
+      withoutStatusAtEnd: this.withoutStatus(),
+      stoppedAt: Date.now(),
+    };
+  }
+}
+
+/** The longest stretch between `from`, the times given and `until` (each time after `from`). */
+function longestGap<K extends string>(
+  from: number,
+  times: number[],
+  until: number,
+  name: K,
+): Record<`longest${K}GapS` | `longest${K}GapFromS`, number> {
+  const points = [from, ...times.filter((t) => t > from && t < until), until];
+  let best = 0;
+  let bestFrom = from;
+  for (let i = 1; i < points.length; i++) {
+    const gap = points[i]! - points[i - 1]!;
+    if (gap > best) {
+      best = gap;
+      bestFrom = points[i - 1]!;
+    }
+  }
+  return {
+    [`longest${name}GapS`]: best / 1000,
+    [`longest${name}GapFromS`]: (bestFrom - from) / 1000,
+  } as Record<`longest${K}GapS` | `longest${K}GapFromS`, number>;
+}
+
+/**
+ * Every worker's whole log (the processes' stderr), one file each under `dir` when given, and the count of
+ * the lines the liveness bounds look for.
+ */
+class WorkerLogs {
+  readonly counts = { stalledLimit: 0, timedOut: 0, revived: 0, runStall: 0, laneStall: 0 };
+  private files: WriteStream[] = [];
+
+  constructor(private readonly dir: string | null) {
+    if (dir) mkdirSync(dir, { recursive: true });
+  }
+
+  sink(): (text: string) => void {
+    const file = this.dir ? createWriteStream(join(this.dir, `worker-${this.files.length}.log`)) : null;
+    if (file) this.files.push(file);
+    let partial = '';
+    return (text) => {
+      file?.write(text);
+      const lines = (partial + text).split('\n');
+      partial = lines.pop() ?? '';
+      for (const line of lines) this.count(line);
+    };
+  }
+
+  private count(line: string): void {
+    const c = this.counts;
+    if (line.includes('stalled more than allowable limit')) c.stalledLimit += 1;
+    if (line.includes('Command timed out')) c.timedOut += 1;
+    if (line.includes('queued again under a new id') || line.includes('its marks are queued again'))
+      c.revived += 1;
+    if (/sync run \S+: no progress for/.test(line)) c.runStall += 1;
+    if (/lane \w+: no job done for/.test(line)) c.laneStall += 1;
+  }
+
+  close(): void {
+    for (const f of this.files) f.end();
+  }
 }
 
 function windowLatency(events: SentEvent[]): WindowLatency {

@@ -134,6 +134,35 @@ export function faultTable(figures: FaultFigures[]): string {
   return table(figures, rows);
 }
 
+/** One row per liveness run: the three bounds, pass or fail, and what the workers' logs showed. */
+export function livenessTable(figures: FaultFigures[], labels: string[]): string {
+  const head =
+    '| run | faults | longest stretch without a CRM write while records had no status (≤ 30 s) | longest without a new status | ' +
+    'events sent / acknowledged / lost (0) | every record at its end state after the faults (≤ 60 s) | ' +
+    'backfill | worker log: stalled-limit failures / timed-out commands / revivals / run stall warnings | pass |';
+  const rows = figures.map((f, i) => {
+    const l = f.liveness;
+    const gapOk = l.longestWriteGapS <= 30;
+    const lostOk = f.events.lost === 0;
+    const endOk = l.endStateAfterFaultsS !== null && l.endStateAfterFaultsS <= 60;
+    const end =
+      l.endStateAfterFaultsS === null
+        ? `never (${l.withoutStatusAtEnd} records without a status at the end)`
+        : `${l.endStateAfterFaultsS.toFixed(1)} s`;
+    return (
+      `| ${labels[i] ?? f.setting} | ${f.workerKills} kills in ${f.faultSeconds.toFixed(0)} s, Redis ${l.redisFault} at ` +
+      `${f.redisRestartAtS.toFixed(0)} s (serving after ${(f.redisDownMs / 1000).toFixed(1)} s) | ` +
+      `${l.longestWriteGapS.toFixed(1)} s from ${l.longestWriteGapFromS.toFixed(0)} s (${l.writeCalls} write calls) | ` +
+      `${l.longestStatusGapS.toFixed(1)} s from ${l.longestStatusGapFromS.toFixed(0)} s | ` +
+      `${f.events.sent} / ${f.events.acknowledged} / ${f.events.lost} | ${end} | ` +
+      `${f.backfillSeconds === null ? 'not ended' : `${f.backfillSeconds.toFixed(0)} s`} (${f.runsText}) | ` +
+      `${l.logs.stalledLimit} / ${l.logs.timedOut} / ${l.logs.revived} / ${l.logs.runStall} | ` +
+      `${gapOk && lostOk && endOk ? 'pass' : `FAIL (${[!gapOk && 'write gap', !lostOk && 'lost', !endOk && 'end state'].filter(Boolean).join(', ')})`} |`
+    );
+  });
+  return [head, `|${'---|'.repeat(9)}`, ...rows].join('\n');
+}
+
 export function backfillEventsTable(figures: BackfillEventsFigures[]): string {
   const rows: Row<BackfillEventsFigures>[] = [
     [

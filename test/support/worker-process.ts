@@ -66,10 +66,15 @@ export class WorkerProcess {
   readonly exited: Promise<WorkerExit>;
   private exit: WorkerExit | null = null;
 
-  private constructor(private readonly child: ChildProcess) {
+  private constructor(
+    private readonly child: ChildProcess,
+    onOutput?: (text: string) => void,
+  ) {
     child.stderr?.on('data', (chunk: Buffer) => {
+      const text = chunk.toString('utf8');
+      onOutput?.(text);
       // Keep the tail only: a long run must not grow the test's memory.
-      this.log = (this.log + chunk.toString('utf8')).slice(-200_000);
+      this.log = (this.log + text).slice(-200_000);
     });
     child.stdout?.resume();
     this.exited = new Promise((resolve) =>
@@ -80,12 +85,20 @@ export class WorkerProcess {
     );
   }
 
-  /** Starts `report-connector worker` and resolves once it says it is running. */
-  static async start(bin: string, env: Record<string, string>): Promise<WorkerProcess> {
+  /**
+   * Starts `report-connector worker` and resolves once it says it is running. `onOutput` sees all of its
+   * stderr (the log), not only the tail `output` keeps.
+   */
+  static async start(
+    bin: string,
+    env: Record<string, string>,
+    onOutput?: (text: string) => void,
+  ): Promise<WorkerProcess> {
     // A working folder of its own, so no `.env` of the developer's leaks into the child.
     const cwd = mkdtempSync(join(tmpdir(), 'rc-worker-'));
     const worker = new WorkerProcess(
       spawn(process.execPath, [bin, 'worker'], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] }),
+      onOutput,
     );
     try {
       await waitFor(
