@@ -239,9 +239,15 @@ export async function measureFaults(
       f.faultForMs === null
         ? kills === Math.floor(f.workerKills / 2)
         : Date.now() - faultsFrom >= f.faultForMs / 2;
+    // With `faultForMs` the kills keep their pace from kill to kill, each replacement starting meanwhile (on a
+    // loaded machine a worker takes seconds to start); a worker still starting is not the one killed.
+    const paced = f.faultForMs !== null;
+    const starting: (Promise<WorkerProcess> | null)[] = workers.map(() => null);
+    let lastKillAt = Date.now();
     while (more()) {
       const [lo, hi] = f.killEveryMs;
-      await sleep(lo + Math.floor(random() * (hi - lo)));
+      const wait = lo + Math.floor(random() * (hi - lo));
+      await sleep(paced ? Math.max(0, lastKillAt + wait - Date.now()) : wait);
       if (redisDue() && redisRestartAt === 0) {
         redisRestartAt = Date.now();
         if (failover) {
@@ -260,15 +266,41 @@ export async function measureFaults(
           say(`  ${at(redisBackAt).toFixed(1)} s: ${redis.name} back`);
         }
       }
-      const i = Math.floor(random() * workers.length);
+      let i = Math.floor(random() * workers.length);
+      if (starting[i]) {
+        const running = starting.findIndex((p) => p === null);
+        if (running >= 0) i = running;
+        else await Promise.race(starting.map((p) => p?.catch(() => {})));
+        if (starting[i]) i = starting.findIndex((p) => p === null);
+      }
       await workers[i]!.kill();
-      killedAt.push(Date.now());
+      lastKillAt = Date.now();
+      killedAt.push(lastKillAt);
       kills += 1;
       say(
         `  ${at(Date.now()).toFixed(0)} s: worker ${i} SIGKILLed (${kills}${f.faultForMs === null ? ` of ${f.workerKills}` : ''})`,
       );
-      workers[i] = await startWorker();
+      if (!paced) {
+        workers[i] = await startWorker();
+        continue;
+      }
+      const slot = i;
+      const next = startWorker();
+      starting[slot] = next;
+      next.then(
+        (w) => {
+          workers[slot] = w;
+          starting[slot] = null;
+        },
+        (err: Error) => {
+          // The slot stays with its dead worker (killing it again does nothing); the next kill starts another.
+          starting[slot] = null;
+          say(`  worker ${slot} did not start: ${err.message}`);
+        },
+      );
     }
+    // The last replacements, so that the end state is waited for with every worker running.
+    for (const [slot, p] of starting.entries()) if (p) workers[slot] = await p.catch(() => workers[slot]!);
     const faultsEndAt = Date.now();
     say(`  ${at(faultsEndAt).toFixed(0)} s: faults over; waiting for the backfill`);
 
