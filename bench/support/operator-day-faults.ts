@@ -188,7 +188,15 @@ export async function measureFaults(
     const sys = system;
     backfillQueueKey = sys.ctx.queues.backfill.toKey('meta');
     const env = workerEnvFor(sys, { LOG_LEVEL: 'info' });
-    const startWorker = () => WorkerProcess.start(WORKER_BIN, env, logs.sink());
+    // Each worker's spawn and "running" times: on a loaded machine a replacement takes seconds to start.
+    const workerStarts: { spawnedAt: number; runningAt: number | null }[] = [];
+    const startWorker = async () => {
+      const entry = { spawnedAt: Date.now(), runningAt: null as number | null };
+      workerStarts.push(entry);
+      const w = await WorkerProcess.start(WORKER_BIN, env, logs.sink());
+      entry.runningAt = Date.now();
+      return w;
+    };
     for (let i = 0; i < f.workers; i++) workers.push(await startWorker());
 
     const watch = firstWriteWatch(sys, Date.now());
@@ -223,7 +231,13 @@ export async function measureFaults(
             `backfill queue active ${q.active} waiting ${q.waiting} delayed ${q.delayed}; ` +
             `records without a status ${progressWatch.withoutStatus()}`,
         );
-      })().catch(() => {});
+        // Nothing written for 10 s: what the lanes hold, to tell a stall's cause from the state it leaves.
+        const lastWrite = progressWatch.writeTimes.at(-1) ?? day.startedAt;
+        if (Date.now() - lastWrite >= 10_000)
+          say(
+            `    no write for ${((Date.now() - lastWrite) / 1000).toFixed(0)} s: ${await laneState(sys, workerStarts)}`,
+          );
+      })().catch((err: Error) => say(`  timeline: ${err.message}`));
     }, 10_000);
 
     // The faults: worker kills every 5-10 s (each replaced at once), Redis killed and restarted once midway.
@@ -504,6 +518,53 @@ async function ownCluster(withReplicas: boolean): Promise<FaultRedis> {
 
 /** Set by `measureFaults` before any failover: a key of the backfill queue (its slot is the queue's). */
 let backfillQueueKey = '';
+
+/** Each lane's jobs (active ones named, with their age and stalled count), the score inbox's marks, worker starts. */
+async function laneState(
+  sys: LocalSystem,
+  starts: { spawnedAt: number; runningAt: number | null }[],
+): Promise<string> {
+  const now = Date.now();
+  const parts: string[] = [];
+  for (const lane of ['backfill', 'realtime', 'schedule'] as const) {
+    const queue = sys.ctx.queues[lane];
+    const counts = await queue.getJobCounts('waiting', 'delayed', 'prioritized', 'failed');
+    const active = await queue.getJobs(['active'], 0, 19, true);
+    parts.push(
+      `${lane}: waiting ${counts.waiting} prioritized ${counts.prioritized} delayed ${counts.delayed} failed ${counts.failed}, active [` +
+        active
+          .map(
+            (j) =>
+              `${j.name} ${String(j.id).slice(-14)} ${j.processedOn ? `${((now - j.processedOn) / 1000).toFixed(0)}s` : '?'} a${j.attemptsMade} stc${j.stalledCounter ?? 0}`,
+          )
+          .join('; ') +
+        ']',
+    );
+  }
+  const { redis, keys } = sys.ctx;
+  const [kick, inboxType] = await Promise.all([
+    redis.pttl(keys.scoreInboxKick()),
+    redis.type(keys.scoreInboxOrder()),
+  ]);
+  const order =
+    inboxType === 'zset'
+      ? await redis.zcard(keys.scoreInboxOrder())
+      : inboxType === 'list'
+        ? await redis.llen(keys.scoreInboxOrder())
+        : inboxType;
+  const urgent = await redis.zcard(keys.pendingSlugs(sys.installationId, 'urgent')).catch(() => -1);
+  const recent = starts
+    .slice(-4)
+    .map((w) =>
+      w.runningAt === null
+        ? `starting ${((now - w.spawnedAt) / 1000).toFixed(0)}s`
+        : `up after ${((w.runningAt - w.spawnedAt) / 1000).toFixed(1)}s`,
+    );
+  parts.push(
+    `score inbox marks ${order}, kick ${kick} ms; urgent pending ${urgent}; last worker starts: ${recent.join(', ')}`,
+  );
+  return parts.join(' | ');
+}
 
 /** The failed jobs of every queue at the end: name, id, attempts, reason. */
 async function failedJobs(sys: LocalSystem): Promise<string[]> {
