@@ -70,6 +70,11 @@ export interface FaultOptions {
   observeAfterFaultsMs: number | null;
   /** Where every worker's whole log is written (one file each), or null. */
   logDir: string | null;
+  /**
+   * With `faultForMs`: 'kill' counts the 5-10 s from kill to kill (a replacement still starting is not killed);
+   * 'running' from the replacement's "worker running", so one worker always ran for 5-10 s.
+   */
+  killPace: 'kill' | 'running';
 }
 
 /** The liveness preset: the fault run of the liveness Done-when (kills for 3 minutes, a failover on the cluster). */
@@ -79,6 +84,7 @@ export const LIVENESS_DEFAULTS: Partial<FaultOptions> = {
   observeAfterFaultsMs: 150_000,
   afterBackfillMs: 10_000,
   timeoutMs: 10 * 60_000,
+  killPace: 'kill',
 };
 
 /** The liveness bounds: no 30 s without a CRM write while records remain, every record at its end state 60 s after. */
@@ -98,6 +104,7 @@ export const FAULT_DEFAULTS: FaultOptions = {
   redisFault: 'restart',
   observeAfterFaultsMs: null,
   logDir: null,
+  killPace: 'running',
 };
 
 /** What the liveness bounds look at: CRM writes, every record's status, and the workers' logs. */
@@ -125,6 +132,64 @@ export interface LivenessFigures {
   logs: { stalledLimit: number; timedOut: number; revived: number; runStall: number; laneStall: number };
   /** Failed jobs in the queues at the end (name, id, reason), for a run that did not converge. */
   failedAtEnd: string[];
+  /** Median seconds from a worker's spawn to its "worker running" (module loading on a loaded machine). */
+  workerStartMedianS: number;
+  /** Seconds of the faults without any worker running, and the longest such stretch. */
+  noWorkerSeconds: number;
+  longestNoWorkerS: number;
+  /** Seconds of the longest write gap during which no worker ran. */
+  noWorkerInLongestWriteGapS: number;
+}
+
+interface WorkerLife {
+  spawnedAt: number;
+  runningAt: number | null;
+  killedAt: number | null;
+}
+
+/** When no worker ran (between the day's start and the faults' end), against the longest write gap. */
+function noWorkerFigures(
+  lifes: WorkerLife[],
+  from: number,
+  until: number,
+  writeTimes: number[],
+): Pick<
+  LivenessFigures,
+  'workerStartMedianS' | 'noWorkerSeconds' | 'longestNoWorkerS' | 'noWorkerInLongestWriteGapS'
+> {
+  const up = lifes
+    .filter((l) => l.runningAt !== null)
+    .map((l) => [l.runningAt!, l.killedAt ?? Number.POSITIVE_INFINITY] as const)
+    .sort((a, b) => a[0] - b[0]);
+  // The stretches without a running worker, from the day's start to the faults' end.
+  const gaps: [number, number][] = [];
+  let cursor = from;
+  for (const [a, b] of up) {
+    if (a > cursor) gaps.push([cursor, Math.min(a, until)]);
+    cursor = Math.max(cursor, b);
+    if (cursor >= until) break;
+  }
+  if (cursor < until) gaps.push([cursor, until]);
+  const real = gaps.filter(([a, b]) => b > a);
+  const starts = lifes
+    .filter((l) => l.runningAt !== null)
+    .map((l) => l.runningAt! - l.spawnedAt)
+    .sort((a, b) => a - b);
+  // The longest write gap over the same span.
+  const points = [from, ...writeTimes.filter((t) => t > from && t < until), until];
+  let gap: [number, number] = [from, from];
+  for (let i = 1; i < points.length; i++)
+    if (points[i]! - points[i - 1]! > gap[1] - gap[0]) gap = [points[i - 1]!, points[i]!];
+  const overlap = real.reduce(
+    (sum, [a, b]) => sum + Math.max(0, Math.min(b, gap[1]) - Math.max(a, gap[0])),
+    0,
+  );
+  return {
+    workerStartMedianS: (starts[Math.floor(starts.length / 2)] ?? 0) / 1000,
+    noWorkerSeconds: real.reduce((sum, [a, b]) => sum + (b - a), 0) / 1000,
+    longestNoWorkerS: real.reduce((m, [a, b]) => Math.max(m, b - a), 0) / 1000,
+    noWorkerInLongestWriteGapS: overlap / 1000,
+  };
 }
 
 /** One window of events, both measures. */
@@ -189,12 +254,14 @@ export async function measureFaults(
     backfillQueueKey = sys.ctx.queues.backfill.toKey('meta');
     const env = workerEnvFor(sys, { LOG_LEVEL: 'info' });
     // Each worker's spawn and "running" times: on a loaded machine a replacement takes seconds to start.
-    const workerStarts: { spawnedAt: number; runningAt: number | null }[] = [];
+    const workerStarts: WorkerLife[] = [];
+    const lives = new Map<WorkerProcess, WorkerLife>();
     const startWorker = async () => {
-      const entry = { spawnedAt: Date.now(), runningAt: null as number | null };
+      const entry: WorkerLife = { spawnedAt: Date.now(), runningAt: null, killedAt: null };
       workerStarts.push(entry);
       const w = await WorkerProcess.start(WORKER_BIN, env, logs.sink());
       entry.runningAt = Date.now();
+      lives.set(w, entry);
       return w;
     };
     for (let i = 0; i < f.workers; i++) workers.push(await startWorker());
@@ -255,7 +322,7 @@ export async function measureFaults(
         : Date.now() - faultsFrom >= f.faultForMs / 2;
     // With `faultForMs` the kills keep their pace from kill to kill, each replacement starting meanwhile (on a
     // loaded machine a worker takes seconds to start); a worker still starting is not the one killed.
-    const paced = f.faultForMs !== null;
+    const paced = f.faultForMs !== null && f.killPace === 'kill';
     const starting: (Promise<WorkerProcess> | null)[] = workers.map(() => null);
     let lastKillAt = Date.now();
     while (more()) {
@@ -289,6 +356,8 @@ export async function measureFaults(
       }
       await workers[i]!.kill();
       lastKillAt = Date.now();
+      const life = lives.get(workers[i]!);
+      if (life) life.killedAt = lastKillAt;
       killedAt.push(lastKillAt);
       kills += 1;
       say(
@@ -420,6 +489,7 @@ export async function measureFaults(
         endStateAfterFaultsS: endStateAt === null ? null : (endStateAt - faultsEndAt) / 1000,
         logs: logs.counts,
         failedAtEnd,
+        ...noWorkerFigures(workerStarts, day.startedAt, faultsEndAt, progressSeen.writeTimes),
       },
     };
   } finally {
@@ -520,10 +590,7 @@ async function ownCluster(withReplicas: boolean): Promise<FaultRedis> {
 let backfillQueueKey = '';
 
 /** Each lane's jobs (active ones named, with their age and stalled count), the score inbox's marks, worker starts. */
-async function laneState(
-  sys: LocalSystem,
-  starts: { spawnedAt: number; runningAt: number | null }[],
-): Promise<string> {
+async function laneState(sys: LocalSystem, starts: WorkerLife[]): Promise<string> {
   const now = Date.now();
   const parts: string[] = [];
   for (const lane of ['backfill', 'realtime', 'schedule'] as const) {

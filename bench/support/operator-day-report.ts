@@ -139,7 +139,8 @@ export function livenessTable(figures: FaultFigures[], labels: string[]): string
   const head =
     '| run | faults | longest stretch without a CRM write while records had no status (≤ 30 s) | longest without a new status | ' +
     'events sent / acknowledged / lost (0) | every record at its end state after the faults (≤ 60 s) | ' +
-    'backfill | worker log: stalled-limit failures / timed-out commands / revivals / run stall warnings | pass |';
+    'backfill | worker log: stalled-limit failures / timed-out commands / revivals / run stall warnings | ' +
+    'worker start (median) / no worker running during the faults (total, longest, within the longest write gap of the faults) | pass |';
   const rows = figures.map((f, i) => {
     const l = f.liveness;
     const gapOk = l.longestWriteGapS <= 30;
@@ -157,10 +158,11 @@ export function livenessTable(figures: FaultFigures[], labels: string[]): string
       `${f.events.sent} / ${f.events.acknowledged} / ${f.events.lost} | ${end} | ` +
       `${f.backfillSeconds === null ? 'not ended' : `${f.backfillSeconds.toFixed(0)} s`} (${f.runsText}) | ` +
       `${l.logs.stalledLimit} / ${l.logs.timedOut} / ${l.logs.revived} / ${l.logs.runStall} | ` +
+      `${l.workerStartMedianS.toFixed(1)} s / ${l.noWorkerSeconds.toFixed(0)} s, ${l.longestNoWorkerS.toFixed(1)} s, ${l.noWorkerInLongestWriteGapS.toFixed(1)} s | ` +
       `${gapOk && lostOk && endOk ? 'pass' : `FAIL (${[!gapOk && 'write gap', !lostOk && 'lost', !endOk && 'end state'].filter(Boolean).join(', ')})`} |`
     );
   });
-  return [head, `|${'---|'.repeat(9)}`, ...rows].join('\n');
+  return [head, `|${'---|'.repeat(10)}`, ...rows].join('\n');
 }
 
 export function backfillEventsTable(figures: BackfillEventsFigures[]): string {
