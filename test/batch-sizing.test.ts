@@ -32,12 +32,16 @@ describe('a listed page into batches', () => {
     expect(sizes(pageBatches(ids(250), 3, hubspot))).toEqual([100, 100, 50]);
   });
 
-  it('a Salesforce org starts small, then Bulk-sized batches (one write each, collections below the threshold)', () => {
-    expect(sizes(pageBatches(ids(500), 0, salesforce))).toEqual([
-      FIRST_BATCH_RECORDS,
-      500 - FIRST_BATCH_RECORDS,
-    ]);
+  it('a Salesforce org starts small, then Bulk-sized batches where they reach the threshold, collection-sized below it', () => {
+    // A single batch of 475 kept a whole backfill on one worker under worker kills (nothing written for minutes).
+    expect(sizes(pageBatches(ids(500), 0, salesforce))).toEqual([FIRST_BATCH_RECORDS, 200, 200, 75]);
     expect(sizes(pageBatches(ids(2000), 1, salesforce))).toEqual([2000]);
+    expect(sizes(pageBatches(ids(2500), 1, salesforce))).toEqual([2000, 200, 200, 100]);
+    expect(sizes(pageBatches(ids(2000), 0, salesforce))).toEqual([
+      FIRST_BATCH_RECORDS,
+      ...Array(9).fill(200),
+      175,
+    ]);
   });
 
   it('keeps every record once, in order', () => {

@@ -21,8 +21,13 @@ export function isRunsFirstBatch(batchId: string): boolean {
 }
 
 /**
- * One listed page's batches: the CRM's write size, or its bulk threshold where it has a bulk API (one write
- * per batch either way); the first page starts with a batch of FIRST_BATCH_RECORDS.
+ * One listed page's batches: the CRM's write size, or its bulk threshold where it has a bulk API and the batch
+ * reaches it (one write per batch either way); the first page starts with a batch of FIRST_BATCH_RECORDS.
+ * What would be a Bulk-sized batch below the threshold is written in write-size calls anyway, so it is cut
+ * into write-size batches, at the same calls when every record changed: one batch of 475 records held the
+ * run's whole backfill on one worker, wrote nothing until its last record was read, and came back only after
+ * its lock lapsed each time its worker was killed (under kills every 5-10 s, nothing written for minutes);
+ * write-size batches spread over the workers and each writes as it ends.
  */
 export function pageBatches<T>(
   records: T[],
@@ -30,6 +35,10 @@ export function pageBatches<T>(
   limits: { writeBatchSize: number; bulkThreshold?: number | undefined },
 ): T[][] {
   const size = Math.max(limits.writeBatchSize, limits.bulkThreshold ?? 0);
-  if (page > 0 || records.length <= FIRST_BATCH_RECORDS) return chunk(records, size);
-  return [records.slice(0, FIRST_BATCH_RECORDS), ...chunk(records.slice(FIRST_BATCH_RECORDS), size)];
+  const rest =
+    page > 0 || records.length <= FIRST_BATCH_RECORDS ? records : records.slice(FIRST_BATCH_RECORDS);
+  const batches = chunk(rest, size).flatMap((b) =>
+    b.length >= size ? [b] : chunk(b, limits.writeBatchSize),
+  );
+  return rest === records ? batches : [records.slice(0, FIRST_BATCH_RECORDS), ...batches];
 }
