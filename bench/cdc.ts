@@ -7,7 +7,10 @@
  * write within the timeout) and changes applied twice (more connector writes to the record after the change than
  * the change makes: one, two for a merge), and the queryAll calls made meanwhile (merges read their survivor).
  *
- *   npm run bench:cdc -- [--changes 50] [--every-ms 400] [--kill-at 15,35] [--workers 2] [--redis-url ...]
+ *   npm run bench:cdc -- [--changes 50] [--every-ms 400] [--kill-at 15,35] [--workers 2] [--redis-url ... | --cluster]
+ *
+ * `--cluster`: a 3-master Redis Cluster of its own (no persistence) in place of one Redis, for the connector and
+ * its workers alike; the stream's lease and replay ids then live on whichever shard their keys hash to.
  *
  * The workers are separate processes (`node dist/src/cli/bin.js worker`: run `npm run build` first, the npm
  * script does). Exit status 0 when nothing was lost and p95 is under 3 s.
@@ -22,6 +25,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { type LocalSystem, startLocalSystem, workerEnvFor } from '../local/system.js';
 import { deleteKeysWithPrefix } from '../src/redis.js';
+import { LocalRedisCluster } from '../test/support/redis-cluster.js';
 import { REDIS_URL } from '../test/support/redis-url.js';
 import { runEnded } from '../test/support/system-state.js';
 import { fixed, markdownTable, median, percentile } from './support/measure.js';
@@ -105,8 +109,11 @@ async function main(): Promise<number> {
       workers: { type: 'string', default: '2' },
       companies: { type: 'string', default: '200' },
       'redis-url': { type: 'string', default: REDIS_URL },
+      cluster: { type: 'boolean', default: false },
     },
   });
+  const cluster = values.cluster ? await LocalRedisCluster.start({ masters: 3 }) : null;
+  const redisUrl = cluster ? `redis://127.0.0.1:${cluster.nodes[0]!.port}` : values['redis-url'];
   const total = Number(values.changes);
   const everyMs = Number(values['every-ms']);
   const killAt = new Set(values['kill-at'].split(',').filter(Boolean).map(Number));
@@ -116,9 +123,9 @@ async function main(): Promise<number> {
     companies: Number(values.companies),
     workers: 0,
     prefix,
-    redisUrl: values['redis-url'],
+    redisUrl,
     logLevel: 'silent',
-    env: { SALESFORCE_POLL_SECONDS: '3600' },
+    env: { SALESFORCE_POLL_SECONDS: '3600', ...(cluster ? { REDIS_CLUSTER_NODES: cluster.nodesEnv } : {}) },
   });
   const workers: WorkerChild[] = [];
   try {
@@ -202,7 +209,8 @@ async function main(): Promise<number> {
   } finally {
     await Promise.all(workers.map(killWorker));
     await system.close();
-    await deleteKeysWithPrefix(values['redis-url'], prefix);
+    if (cluster) await cluster.stop();
+    else await deleteKeysWithPrefix(redisUrl, prefix);
   }
 }
 

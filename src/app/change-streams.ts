@@ -72,7 +72,9 @@ export class ChangeStreams {
     private readonly ctx: StreamContext,
     options: ChangeStreamOptions = {},
   ) {
-    this.leaseMs = options.leaseMs ?? 5_000;
+    // A killed holder's changes wait for its lease to lapse: 2 s keeps that within the 3 s a change is meant to
+    // take, and renewing every 400 ms leaves four renewals' slack before a slow process loses it.
+    this.leaseMs = options.leaseMs ?? 2_000;
     this.tickMs = options.tickMs ?? Math.max(200, Math.floor(this.leaseMs / 5));
     this.maxStreams = options.maxStreams ?? 200;
   }
