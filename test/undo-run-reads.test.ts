@@ -18,23 +18,28 @@ const ADMIN = { kind: 'admin-session' as const, id: 'abcdefabcdef', name: 'alice
 const HUBSPOT = crmKind('hubspot');
 const READ_SIZE = providerFor(HUBSPOT).limits.readBatchSize;
 
-describe('undo of a run: CRM reads of the preview and its confirmation', () => {
+/** A local HubSpot of 300 companies after its first sync, the admin actions on it and that sync's run id. */
+function syncedSystem() {
+  const state = { runId: '', actions: undefined as unknown as AdminActions };
   const system = suiteSystem(
     { crm: HUBSPOT, companies: 300 },
     {
       timeoutMs: 240_000,
       prepare: async () => {
-        runId = (await runEnded(system)).id;
-        actions = new AdminActions(system.ctx, {} as InstallationService);
+        state.runId = (await runEnded(system)).id;
+        state.actions = new AdminActions(system.ctx, {} as InstallationService);
       },
     },
   );
-  let actions: AdminActions;
-  let runId: string;
-  const batchReads = () => crmCalls(system, HUBSPOT)['companies.batchRead'] ?? 0;
+  return { system, state, batchReads: () => crmCalls(system, HUBSPOT)['companies.batchRead'] ?? 0 };
+}
+
+describe('undo of a run: CRM reads of the preview and its confirmation', () => {
+  const { system, state, batchReads } = syncedSystem();
 
   it('reads in pages of the read size, and the confirmation reads no record for its plan', async () => {
     const id = system.installationId;
+    const { runId, actions } = state;
     const runLinks = await system.ctx.redis.hlen(system.ctx.keys.runLinks(id, runId));
     expect(runLinks).toBeGreaterThan(READ_SIZE);
     resetCalls(system, HUBSPOT);
@@ -54,22 +59,11 @@ describe('undo of a run: CRM reads of the preview and its confirmation', () => {
 });
 
 describe('undo of a run: what a confirmation from the kept read still refuses or leaves alone', () => {
-  const system = suiteSystem(
-    { crm: HUBSPOT, companies: 300 },
-    {
-      timeoutMs: 240_000,
-      prepare: async () => {
-        runId = (await runEnded(system)).id;
-        actions = new AdminActions(system.ctx, {} as InstallationService);
-      },
-    },
-  );
-  let actions: AdminActions;
-  let runId: string;
-  const batchReads = () => crmCalls(system, HUBSPOT)['companies.batchRead'] ?? 0;
+  const { system, state, batchReads } = syncedSystem();
 
   it('refuses a set changed in sight, and leaves alone a record whose slug a person changed after the preview', async () => {
     const id = system.installationId;
+    const { runId, actions } = state;
     const first = await actions.mass.preview(id, { kind: 'undo-run', runId });
     // A change the connector hears of (an admin's re-match, to the same slug, `auto` again): refused, with the
     // new set.
