@@ -1,6 +1,7 @@
 /**
  * Salesforce changes by Change Data Capture: 50 changes made by hand in the local Salesforce (slugs typed on
- * Accounts without a link, new Accounts, merges of a linked Account into one without a link), one every
+ * Accounts without a link, new Accounts, Accounts without a report renamed to a report's name and country,
+ * merges of a linked Account into one without a link), one every
  * `--every-ms`, while two `report-connector worker` processes hold the Pub/Sub stream and one of them is killed
  * (SIGKILL) at `--kill-at` changes and replaced. The change poll runs once an hour, so what arrives came by the
  * stream (or by the catch-up a gap asks for). Reports change-to-write latency (p50, p95, max), changes lost (no
@@ -62,7 +63,7 @@ async function killWorker(worker: WorkerChild): Promise<void> {
   await exited;
 }
 
-type Kind = 'slug' | 'create' | 'merge';
+type Kind = 'slug' | 'create' | 'rename' | 'merge';
 
 interface Change {
   n: number;
@@ -83,7 +84,7 @@ function makeChange(system: LocalSystem, n: number, taken: Set<string>): Change 
     .filter((r) => r !== undefined);
   const unlinked = records.find((r) => r.status === 'no_match' && !r.slug);
   const linked = records.find((r) => r.status === 'matched' && r.slug);
-  const kind: Kind = n % 5 === 4 ? 'merge' : n % 2 === 0 ? 'slug' : 'create';
+  const kind: Kind = n % 5 === 4 ? 'merge' : n % 5 === 3 ? 'rename' : n % 2 === 0 ? 'slug' : 'create';
   const at = Date.now();
   if (kind === 'create' || !unlinked || !linked) {
     const report = system.sandbox.listReports().filter((r) => r.published)[n % 40]!;
@@ -91,6 +92,12 @@ function makeChange(system: LocalSystem, n: number, taken: Set<string>): Change 
     return { n, kind: 'create', recordId: account!.Id, at, done: (r) => Boolean(r?.status) };
   }
   taken.add(unlinked.id);
+  if (kind === 'rename') {
+    const report = uniquelyNamed(system)[n % 40]!;
+    const country = report.geography.split(',').at(-1)!.trim();
+    sf.updateAccountAsPerson(unlinked.id, { Name: report.name, BillingCountry: country });
+    return { n, kind, recordId: unlinked.id, at, done: (r) => r?.slug === report.slug };
+  }
   if (kind === 'slug') {
     sf.updateAccountAsPerson(unlinked.id, { Report_Slug__c: linked.slug });
     return { n, kind, recordId: unlinked.id, at, done: (r) => r?.status === 'matched' };
@@ -100,6 +107,14 @@ function makeChange(system: LocalSystem, n: number, taken: Set<string>): Change 
   return { n, kind, recordId: unlinked.id, at, done: (r) => r?.slug === linked.slug };
 }
 
+/** Published reports no other published report shares a name with: a rename to one of them matches it. */
+function uniquelyNamed(system: LocalSystem) {
+  const published = system.sandbox.listReports().filter((r) => r.published);
+  const count = new Map<string, number>();
+  for (const r of published) count.set(r.name.toLowerCase(), (count.get(r.name.toLowerCase()) ?? 0) + 1);
+  return published.filter((r) => count.get(r.name.toLowerCase()) === 1);
+}
+
 async function main(): Promise<number> {
   const { values } = parseArgs({
     options: {
@@ -107,7 +122,8 @@ async function main(): Promise<number> {
       'every-ms': { type: 'string', default: '400' },
       'kill-at': { type: 'string', default: '15,35' },
       workers: { type: 'string', default: '2' },
-      companies: { type: 'string', default: '200' },
+      // Each slug, rename and merge takes an Account without a link: 400 leave enough for 50 changes.
+      companies: { type: 'string', default: '400' },
       'redis-url': { type: 'string', default: REDIS_URL },
       cluster: { type: 'boolean', default: false },
     },
@@ -169,7 +185,7 @@ async function main(): Promise<number> {
     const latencies = changes.filter((c) => c.writtenAt !== undefined).map((c) => c.writtenAt! - c.at);
     const lost = changes.filter((c) => c.writtenAt === undefined);
     // A merge writes the survivor twice by design (the carried link, then its enrichment: crm-change.ts).
-    const expectedWrites: Record<Kind, number> = { slug: 1, create: 1, merge: 2 };
+    const expectedWrites: Record<Kind, number> = { slug: 1, create: 1, rename: 1, merge: 2 };
     const twice = changes.filter((c) => (writes.get(c.recordId) ?? 0) > expectedWrites[c.kind]);
     const byKind = (k: Kind) =>
       changes.filter((c) => c.kind === k && c.writtenAt !== undefined).map((c) => c.writtenAt! - c.at);
@@ -187,6 +203,7 @@ async function main(): Promise<number> {
           row('all', latencies),
           row('slug typed', byKind('slug')),
           row('created', byKind('create')),
+          row('renamed', byKind('rename')),
           row('merged', byKind('merge')),
         ],
       ),
