@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { recordIdSchema } from '../src/admin/schemas.js';
 import { afterActionQuery, doneNotice, returnQuery } from '../src/admin/views/after-action.js';
+import { reviewPageSizes } from '../src/admin/views/corrections.js';
 import { reviewItemView } from '../src/admin/views/parts.js';
 import type { ReviewItem } from '../src/storage/review-codec.js';
 
@@ -54,5 +55,25 @@ describe('after a single decision', () => {
     expect(notice).toContain('role="status"');
     expect(notice).toContain('data-focus="act-102"');
     expect(notice).not.toContain('tabindex');
+  });
+});
+
+describe('the review list page sizes', () => {
+  const hrefs = (html: string) => [...html.matchAll(/href="([^"]+)"/g)].map((m) => m[1]!.replaceAll('&amp;', '&'));
+
+  it('keep the search and start again at the first page', () => {
+    const links = hrefs(reviewPageSizes({ id: 'hubspot-1' }, [25, 50, 100], 25, 'thorn & co').value);
+    const sizes = links.filter((h) => h.includes('/review?'));
+    expect(sizes).toHaveLength(2);
+    for (const href of sizes) {
+      const query = new URLSearchParams(href.slice(href.indexOf('?') + 1, href.indexOf('#')));
+      expect(query.get('q')).toBe('thorn & co');
+      expect(query.get('page')).toBeNull();
+    }
+  });
+
+  it('name no search when there is none', () => {
+    const links = hrefs(reviewPageSizes({ id: 'hubspot-1' }, [25, 50], 50).value);
+    expect(links.find((h) => h.includes('/review?'))).toMatch(/\/review\?per=25#review$/);
   });
 });

@@ -64,13 +64,20 @@ export function selectBox(recordId: string, who: string): SafeHtml {
   </span>`;
 }
 
+/** The page-size links keep the search (a new size starts again at its first page). */
 export function reviewPageSizes(
   v: Pick<InstallationView, 'id'>,
   sizes: readonly number[],
   current: number,
+  search = '',
 ): SafeHtml {
+  const href = (n: number) => {
+    const q = new URLSearchParams({ per: String(n) });
+    if (search !== '') q.set('q', search);
+    return installationPath(v.id, `/review?${q.toString()}#review`);
+  };
   return html`<p class="hint">Items per page:
-    ${sizes.map((n, i) => html`${i > 0 ? ' · ' : ''}${n === current ? html`<strong aria-current="true">${n}</strong>` : html`<a href="${installationPath(v.id, `/review?per=${n}#review`)}">${n}</a>`}`)}
+    ${sizes.map((n, i) => html`${i > 0 ? ' · ' : ''}${n === current ? html`<strong aria-current="true">${n}</strong>` : html`<a href="${href(n)}">${n}</a>`}`)}
     · Download the whole queue as <a href="${apiPath(v.id, '/review.csv')}" download>CSV</a>.</p>`;
 }
 

@@ -63,7 +63,7 @@ export function reviewPage(o: ReviewPageInput): SafeHtml {
       ${
         v.reviewCount === 0
           ? html`<p>Nothing waits for review.</p>`
-          : html`${reviewPageSizes(v, REVIEW_PAGE_SIZES, per)}
+          : html`${reviewPageSizes(v, REVIEW_PAGE_SIZES, per, place.query)}
         ${listNav({
           path: tabPath(v.id, 'review'),
           current: o.query,
