@@ -59,7 +59,8 @@ describe('after a single decision', () => {
 });
 
 describe('the review list page sizes', () => {
-  const hrefs = (html: string) => [...html.matchAll(/href="([^"]+)"/g)].map((m) => m[1]!.replaceAll('&amp;', '&'));
+  const hrefs = (html: string) =>
+    [...html.matchAll(/href="([^"]+)"/g)].map((m) => m[1]!.replaceAll('&amp;', '&'));
 
   it('keep the search and start again at the first page', () => {
     const links = hrefs(reviewPageSizes({ id: 'hubspot-1' }, [25, 50, 100], 25, 'thorn & co').value);
