@@ -75,6 +75,14 @@ export const HEADERS = {
   limitInfo: 'sforce-limit-info',
 } as const;
 
+/**
+ * The client id every call names (`Sforce-Call-Options: client=...` on REST and Bulk API 2.0, the `CallOptions`
+ * SOAP header on the Metadata API). Salesforce writes it into a change event's `changeOrigin`
+ * (`com/salesforce/api/rest/68.0;client=report-connector`), which is how the change stream knows the
+ * connector's own writes. Fixed, not per deployment: a write made by one release is recognised by the next.
+ */
+export const CALL_OPTIONS_CLIENT = 'report-connector';
+
 /** The permission set that grants the integration user read and edit on the connector's fields. */
 export const PERMISSION_SET = {
   name: 'Report_Connector',

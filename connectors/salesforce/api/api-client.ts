@@ -11,6 +11,7 @@ import type { Logger } from '../../../src/log.js';
 import { lazyRequire } from '../../../src/util/lazy-require.js';
 import { describeFailure, type SalesforceFailure, toCrmError } from '../errors.js';
 import {
+  CALL_OPTIONS_CLIENT,
   ERROR_CODES,
   HEADERS,
   REQUEST_TIMEOUT_MS,
@@ -53,6 +54,13 @@ export interface SalesforceApiOptions {
   sleep?: (ms: number) => Promise<void>;
 }
 
+/**
+ * jsforce 3.10 sends a connection's `callOptions` as `Sforce-Call-Options` on every HTTP call it makes (REST,
+ * `conn.request`, Bulk API 2.0: `HttpApi.beforeSend`) and as the `CallOptions` header of its SOAP envelopes
+ * (Metadata API), so each change the connector writes comes back with its client id in `changeOrigin`.
+ */
+export const CALL_OPTIONS = { client: CALL_OPTIONS_CLIENT };
+
 const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 export class SalesforceApi {
@@ -64,7 +72,11 @@ export class SalesforceApi {
 
   constructor(private readonly options: SalesforceApiOptions) {
     // No oauth2 client id and no refreshFn: jsforce then has no refresh delegate and reports 401s to us.
-    this.conn = new (jsforce().Connection)({ instanceUrl: options.instanceUrl, version: options.apiVersion });
+    this.conn = new (jsforce().Connection)({
+      instanceUrl: options.instanceUrl,
+      version: options.apiVersion,
+      callOptions: CALL_OPTIONS,
+    });
     this.retry = { ...RETRY_DEFAULTS, ...options.retry };
     this.sleep = options.sleep ?? defaultSleep;
     this.responses = new ResponseObserver(options.httpOptions?.httpProxy ?? proxyFromEnvironment() ?? null);

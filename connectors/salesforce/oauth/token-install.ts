@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { CrmBadRequestError, CrmUnauthorizedError } from '../../../src/crm/errors.js';
 import type { Installation, InstallationStore } from '../../../src/installations/store.js';
-import { jsforce } from '../api/api-client.js';
+import { CALL_OPTIONS, jsforce } from '../api/api-client.js';
 import type { SalesforceSettings } from '../config.js';
 import { describeFailure, toCrmError } from '../errors.js';
 import { ERROR_CODES, SALESFORCE_KIND, SALESFORCE_PROVIDER } from '../provider.js';
@@ -20,7 +20,12 @@ export async function ensureSalesforceTokenInstallation(
 ): Promise<Installation | null> {
   const { instanceUrl, accessToken, apiVersion } = cfg.salesforce;
   if (!instanceUrl || !accessToken) return null;
-  const conn = new (jsforce().Connection)({ instanceUrl, accessToken, version: apiVersion });
+  const conn = new (jsforce().Connection)({
+    instanceUrl,
+    accessToken,
+    version: apiVersion,
+    callOptions: CALL_OPTIONS,
+  });
   let raw: unknown;
   try {
     raw = await conn.request(`/query?q=${encodeURIComponent('SELECT Id FROM Organization')}`);
