@@ -11,6 +11,8 @@ interface Job {
   object: string;
   operation: string;
   createdById: string;
+  /** The `changeOrigin` of the job's writes: the call options of the request that created it. */
+  origin: string;
   createdAt: number;
   state: 'Open' | 'UploadComplete' | 'InProgress' | 'JobComplete' | 'Failed' | 'Aborted';
   csv: string | null;
@@ -27,7 +29,7 @@ export class BulkJobs {
 
   constructor(private readonly org: LocalOrg) {}
 
-  create(userId: string, body: { object?: unknown; operation?: unknown }): Job {
+  create(userId: string, origin: string, body: { object?: unknown; operation?: unknown }): Job {
     if (body.object !== 'Account') {
       throw new SalesforceApiError(
         400,
@@ -47,6 +49,7 @@ export class BulkJobs {
       object: 'Account',
       operation: 'update',
       createdById: userId,
+      origin,
       createdAt: this.org.now(),
       state: 'Open',
       csv: null,
@@ -151,7 +154,10 @@ export class BulkJobs {
         fields[name] = def?.type === 'Number' ? Number(cell) : cell;
       });
       const id = row[idColumn] ?? '';
-      const failure = this.org.updateAccount(job.createdById, id, fields, { injectFaults: true });
+      const failure = this.org.updateAccount(job.createdById, id, fields, {
+        injectFaults: true,
+        origin: job.origin,
+      });
       if (failure) {
         job.failed.push([
           '',

@@ -24,6 +24,16 @@ const CHANGE_TYPES = [
 
 export type LocalChangeType = (typeof CHANGE_TYPES)[number];
 
+/** A published event's header as the Avro payload holds it (`changedFields` as bitmaps). */
+export interface PublishedHeader {
+  entityName: string;
+  recordIds: string[];
+  changeType: LocalChangeType;
+  changeOrigin: string;
+  commitUser: string;
+  changedFields: string[];
+}
+
 const strings = { type: 'array', items: 'string' };
 const HEADER = {
   type: 'record',
@@ -165,6 +175,11 @@ export class AccountEventSchema {
       changedFields: this.bitmap(input.changed),
     };
     return this.type.toBuffer({ ChangeEventHeader: header, ...this.values(input.account, input.only) });
+  }
+
+  /** The header of a payload this schema encoded, read back as a subscriber would (for tests). */
+  header(payload: Buffer): PublishedHeader {
+    return (this.type.fromBuffer(payload) as { ChangeEventHeader: PublishedHeader }).ChangeEventHeader;
   }
 
   private values(account: StoredAccount | null, only?: readonly string[]): Record<string, unknown> {

@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { seededRandom } from '../../../fixtures/seeded-random.js';
 import { isSalesforceId, toId18 } from '../records/ids.js';
+import { UI_ORIGIN } from './change-origin.js';
 import { IdFactory, KEY_PREFIX } from './ids.js';
 import {
   type CellValue,
@@ -182,7 +183,10 @@ export interface LocalAccountChange {
   ids: string[];
   /** API names of the fields whose values changed (an update), or that hold a value (a create). */
   changed: string[];
+  /** The change event's `commitUser`: the user behind the session (or the person, for a UI edit). */
   userId: string;
+  /** The change event's `changeOrigin` (change-origin.ts): the API and client of the call, '' for a UI edit. */
+  origin: string;
 }
 
 export interface RecordFailure {
@@ -684,6 +688,7 @@ export class LocalOrg {
         ids: [account.Id],
         changed: filledFields(account),
         userId: account.CreatedById,
+        origin: UI_ORIGIN,
       });
       return structuredClone(account);
     });
@@ -709,6 +714,7 @@ export class LocalOrg {
       ids: [account.Id],
       changed: filledFields(account),
       userId: this.personUserId,
+      origin: UI_ORIGIN,
     });
   }
 
@@ -723,7 +729,10 @@ export class LocalOrg {
 
   /** A person's edit: bumps SystemModstamp and LastModifiedById to the person user. */
   updateAccountAsPerson(id: string, fields: Record<string, string | number | null>): StoredAccount {
-    const failure = this.updateAccount(this.personUserId, id, fields, { enforceFieldSecurity: false });
+    const failure = this.updateAccount(this.personUserId, id, fields, {
+      enforceFieldSecurity: false,
+      origin: UI_ORIGIN,
+    });
     if (failure) throw new Error(`updateAccountAsPerson: ${failure.statusCode}: ${failure.message}`);
     return this.getAccount(id)!;
   }
@@ -739,7 +748,13 @@ export class LocalOrg {
     account.LastModifiedDate = now;
     account.LastModifiedById = this.personUserId;
     this.deleteLog.set(account.Id, this.now());
-    this.accountChanged({ changeType: 'DELETE', ids: [account.Id], changed: [], userId: this.personUserId });
+    this.accountChanged({
+      changeType: 'DELETE',
+      ids: [account.Id],
+      changed: [],
+      userId: this.personUserId,
+      origin: UI_ORIGIN,
+    });
   }
 
   /**
@@ -767,6 +782,7 @@ export class LocalOrg {
         ids: [master.Id],
         changed: ['LastModifiedDate'],
         userId: this.personUserId,
+        origin: UI_ORIGIN,
       });
     }
   }
@@ -945,12 +961,15 @@ export class LocalOrg {
     }
   }
 
-  /** One record update as sObject Collections and Bulk API 2.0 do it; null on success. */
+  /**
+   * One record update as sObject Collections and Bulk API 2.0 do it; null on success. `origin`: the change
+   * event's `changeOrigin`, from the call that made it (change-origin.ts).
+   */
   updateAccount(
     userId: string,
     id: string,
     fields: Record<string, unknown>,
-    options: { enforceFieldSecurity?: boolean; injectFaults?: boolean } = {},
+    options: { origin: string; enforceFieldSecurity?: boolean; injectFaults?: boolean },
   ): RecordFailure | null {
     if (!isSalesforceId(id))
       return {
@@ -1038,6 +1057,7 @@ export class LocalOrg {
         ids: [account.Id],
         changed: [...changed, 'LastModifiedDate'],
         userId,
+        origin: options.origin,
       });
     }
     return null;

@@ -11,7 +11,7 @@ import {
   type SchemaInfo,
   type SchemaRequest,
 } from '../changes/pubsub/proto.js';
-import { AccountEventSchema, type LocalChangeType } from './change-event-schema.js';
+import { AccountEventSchema, type LocalChangeType, type PublishedHeader } from './change-event-schema.js';
 import type { LocalAccountChange, LocalOrg, StoredAccount } from './org.js';
 
 /**
@@ -75,9 +75,23 @@ export class LocalPubSub {
     return { ...this.counters };
   }
 
+  /** The replay of the newest event (0n before any): a test reads what came after it, or waits for a stream there. */
+  get latestReplay(): bigint {
+    return this.lastReplay;
+  }
+
+  /** The headers of the events after `replay` that the bus still keeps, oldest first, read from their payloads. */
+  headersSince(replay: bigint): PublishedHeader[] {
+    return this.events
+      .filter((e) => e.replay > replay)
+      .map((e) => this.schemas.get(e.schemaId)!.header(e.payload));
+  }
+
   /** A gap event: the header names the records (none for GAP_OVERFLOW), the body carries no values. */
   publishGap(changeType: Extract<LocalChangeType, `GAP_${string}`>, ids: string[] = []): void {
-    this.append(changeType, changeType === 'GAP_OVERFLOW' ? [] : ids, [], this.org.integrationUserId, null);
+    const recordIds = changeType === 'GAP_OVERFLOW' ? [] : ids;
+    // No origin: a gap stands for changes the bus could not describe, whoever made them.
+    this.append(changeType, recordIds, [], this.org.integrationUserId, '', null);
   }
 
   /** Ends every open stream as a lost connection would (UNAVAILABLE). */
@@ -139,7 +153,7 @@ export class LocalPubSub {
 
   private onAccountChange(change: LocalAccountChange): void {
     const account = change.changeType === 'DELETE' ? null : (this.org.getAccount(change.ids[0]!) ?? null);
-    this.append(change.changeType, change.ids, change.changed, change.userId, account);
+    this.append(change.changeType, change.ids, change.changed, change.userId, change.origin, account);
   }
 
   private append(
@@ -147,18 +161,18 @@ export class LocalPubSub {
     ids: string[],
     changed: string[],
     userId: string,
+    origin: string,
     account: StoredAccount | null | undefined,
   ): void {
     const schema = this.schemaNow();
     const at = this.org.now();
     const replay = ++this.lastReplay;
-    const viaApi = userId === this.org.integrationUserId && !changeType.startsWith('GAP_');
     const payload = schema.encode({
       changeType,
       ids,
       changed,
       userId,
-      origin: viaApi ? `com/salesforce/api/rest/68.0;client=${this.org.clientId}` : '',
+      origin,
       at,
       commitNumber: Number(replay),
       account: account ?? null,

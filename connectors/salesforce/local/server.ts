@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import { SALESFORCE_REVOKE_PATH } from '../oauth/revoke.js';
 import { BulkJobs } from './bulk-jobs.js';
+import { apiChangeOrigin, callOptionsClient } from './change-origin.js';
 import {
   type AccountSharing,
   type Faults,
@@ -54,6 +55,11 @@ function versionVerdict(version: string): VersionVerdict {
 function bearer(req: Request): string | undefined {
   const h = req.headers.authorization;
   return h?.startsWith('Bearer ') ? h.slice(7) : undefined;
+}
+
+/** The client a call named in its call options, which its writes' change events carry (change-origin.ts). */
+function callClient(req: Request): string | null {
+  return callOptionsClient(req.get('sforce-call-options'));
 }
 
 function baseUrl(req: Request): string {
@@ -580,6 +586,7 @@ export class LocalSalesforce {
           );
         }
         org.collectionSizes.push(records.length);
+        const origin = apiChangeOrigin('rest', req.params.version as string, callClient(req));
         const results = records.map((record) => {
           const { attributes, id, ...fields } = record;
           const type = (attributes as { type?: unknown } | undefined)?.type;
@@ -591,7 +598,7 @@ export class LocalSalesforce {
               ],
             };
           }
-          const failure = org.updateAccount(userId, String(id ?? ''), fields, { injectFaults: true });
+          const failure = org.updateAccount(userId, String(id ?? ''), fields, { injectFaults: true, origin });
           return failure
             ? { id: String(id ?? ''), success: false, errors: [failure] }
             : { id: String(id), success: true, errors: [] };
@@ -686,7 +693,8 @@ export class LocalSalesforce {
     app.post(
       jobs,
       this.handle('bulk.createJob', (req, res, userId) => {
-        const job = this.bulk.create(userId, (req.body ?? {}) as Record<string, unknown>);
+        const origin = apiChangeOrigin('bulkapi', req.params.version as string, callClient(req));
+        const job = this.bulk.create(userId, origin, (req.body ?? {}) as Record<string, unknown>);
         res.json(this.bulk.info(job, req.params.version as string));
       }),
     );
