@@ -1,7 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { ReplayStore } from '../connectors/salesforce/changes/replay-store.js';
+import { CALL_OPTIONS_CLIENT, DEFAULT_API_VERSION } from '../connectors/salesforce/provider.js';
 import { ChangeStreams } from '../src/app/change-streams.js';
+import type { CrmChange } from '../src/crm/connector.js';
 import { suiteSystem } from './support/local-system.js';
+import { realtimeIdle } from './support/realtime-idle.js';
 import { waitFor } from './support/wait.js';
 
 /**
@@ -29,6 +32,18 @@ function records() {
   return system.recordIds.map((id) => system.crm.record(id)).filter((r) => r !== undefined);
 }
 
+/** Waits until the connector's stream has queued the changes of every event published so far. */
+async function streamCaughtUp(): Promise<void> {
+  const replay = new ReplayStore({ redis: system.ctx.redis, keys: system.ctx.keys });
+  const latest = system.salesforce!.pubsub.latestReplay;
+  await waitFor(
+    'the change stream to take every event',
+    async () => ((await replay.get(system.installationId))?.readBigUInt64BE() ?? 0n) >= latest || undefined,
+    10_000,
+    20,
+  );
+}
+
 describe('Account changes by Change Data Capture', () => {
   it('a slug typed by a person reaches the Account in seconds, without a poll', async () => {
     const sf = system.salesforce!;
@@ -46,6 +61,55 @@ describe('Account changes by Change Data Capture', () => {
     expect(Date.now() - at).toBeLessThan(3_000);
     expect(sf.counters().queryAll ?? 0).toBe(polls);
     expect(system.crm.record(unmatched.id)?.linkSource).toBeTruthy();
+  });
+
+  it('the connector’s own writes come back under its client id and queue no change', async () => {
+    const sf = system.salesforce!;
+    // What an earlier test set off is taken first, so only this test's events can queue work below.
+    await realtimeIdle(system, { looks: 3, timeoutMs: 30_000, everyMs: 100 });
+    await streamCaughtUp();
+    const all = records();
+    const perSlug = new Map<string, number>();
+    for (const r of all) if (r.slug) perSlug.set(r.slug, (perSlug.get(r.slug) ?? 0) + 1);
+    const loser = all.find((r) => r.status === 'matched' && r.slug && perSlug.get(r.slug) === 1)!;
+    const survivor = all.find((r) => r.status === 'no_match' && !r.slug)!;
+    const mark = sf.pubsub.latestReplay;
+    const queued: CrmChange[] = [];
+    const pipeline = system.ctx.pipeline;
+    const original = pipeline.enqueueCrmChanges.bind(pipeline);
+    pipeline.enqueueCrmChanges = async (installationId, changes) => {
+      queued.push(...changes);
+      await original(installationId, changes);
+    };
+    try {
+      // A person's merge; the connector then carries the loser's link over (a write of the slug field alone) and
+      // writes the survivor's report fields: both come back as change events.
+      sf.mergeAccounts(survivor.id, [loser.id]);
+      await waitFor(
+        'the survivor to carry the link',
+        () => {
+          const now = system.crm.record(survivor.id);
+          return now?.slug === loser.slug && now.syncedAt !== survivor.syncedAt ? true : undefined;
+        },
+        15_000,
+        20,
+      );
+      await realtimeIdle(system, { looks: 3, timeoutMs: 30_000, everyMs: 100 });
+      await streamCaughtUp();
+    } finally {
+      pipeline.enqueueCrmChanges = original;
+    }
+    const published = sf.pubsub.headersSince(mark).filter((h) => h.recordIds.includes(survivor.id));
+    const own = published.filter((h) => h.commitUser === sf.integrationUserId);
+    expect(own.length).toBeGreaterThanOrEqual(2);
+    expect(new Set(own.map((h) => h.changeOrigin))).toEqual(
+      new Set([`com/salesforce/api/rest/${DEFAULT_API_VERSION};client=${CALL_OPTIONS_CLIENT}`]),
+    );
+    expect(published.filter((h) => h.commitUser === sf.personUserId).map((h) => h.changeOrigin)).toEqual([
+      '',
+    ]);
+    // The merge's change only: neither write of the connector comes back as work.
+    expect(queued.map((c) => [c.kind, c.recordId])).toEqual([['merged', loser.id]]);
   });
 
   it('a deleted Account leaves the index, and a gap event makes the poll catch up', async () => {

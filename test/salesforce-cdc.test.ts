@@ -1,6 +1,6 @@
 import avro from 'avsc';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { changesOfEvents } from '../connectors/salesforce/changes/cdc-changes.js';
+import { changesOfEvents, isOwnWrite } from '../connectors/salesforce/changes/cdc-changes.js';
 import {
   bitmapPositions,
   type ChangeEvent,
@@ -18,6 +18,8 @@ import {
   REPLAY_ID_CORRUPTED,
 } from '../connectors/salesforce/changes/pubsub/proto.js';
 import { createLocalSalesforce, type LocalSalesforce } from '../connectors/salesforce/local/server.js';
+import { CALL_OPTIONS_CLIENT, DEFAULT_API_VERSION } from '../connectors/salesforce/provider.js';
+import { fixedTokens, localSalesforceConnector, openGate } from './support/local-salesforce-connector.js';
 
 /**
  * Change Data Capture through the Pub/Sub API, client and local server on the published proto: Avro payloads
@@ -56,6 +58,70 @@ describe('header bitmaps', () => {
       { wrapUnions: false },
     ) as avro.types.RecordType;
     expect(expandBitmapFields(type, ['0x02', '2-0x02'])).toEqual(['Name', 'BillingAddress.Country']);
+  });
+});
+
+describe('the connector’s own writes among the events', () => {
+  const recordId = '001000000000001AAA';
+  const person = '005000000000002AAA';
+  const ours = `com/salesforce/api/rest/${DEFAULT_API_VERSION};client=${CALL_OPTIONS_CLIENT}`;
+  const update = (changeOrigin: string, values: Record<string, unknown>): ChangeEvent => ({
+    entityName: 'Account',
+    recordIds: [recordId],
+    changeType: 'UPDATE',
+    changeOrigin,
+    commitUser: person,
+    commitTimestamp: 0,
+    changedFields: [...Object.keys(values), 'LastModifiedDate'],
+    values,
+  });
+
+  it('drops an update made under the connector’s client id, whatever fields it changed', () => {
+    const events = [
+      update(ours, { Name: 'Acme GmbH' }),
+      update(`com/salesforce/api/bulkapi/${DEFAULT_API_VERSION};client=${CALL_OPTIONS_CLIENT}`, {
+        Report_Slug__c: 'acme',
+        Website: 'https://acme.example',
+      }),
+    ];
+    expect(changesOfEvents(events, new Map()).changes).toEqual([]);
+  });
+
+  it('keeps the same change from another client, from a call naming none, or from a person', () => {
+    const events = [
+      update(`com/salesforce/api/rest/${DEFAULT_API_VERSION};client=dataloader`, { Name: 'Acme GmbH' }),
+      update(`com/salesforce/api/rest/${DEFAULT_API_VERSION};client=${CALL_OPTIONS_CLIENT}-staging`, {
+        Name: 'Acme AG',
+      }),
+      update(`com/salesforce/api/soap/${DEFAULT_API_VERSION}`, { Name: 'Acme SE' }),
+      update('', { Name: 'Acme Ltd' }),
+    ];
+    expect(changesOfEvents(events, new Map()).changes).toEqual(
+      Array.from({ length: 4 }, () => ({ kind: 'renamed', recordId })),
+    );
+  });
+
+  it('takes a person’s slug edit, which names no client, as theirs', () => {
+    expect(changesOfEvents([update('', { Report_Slug__c: 'acme' })], new Map()).changes).toEqual([
+      { kind: 'slugChanged', recordId, slug: 'acme', by: person },
+    ]);
+  });
+
+  it('still drops a stamped update that names no client (an earlier release’s write, another tool’s)', () => {
+    const stamped = update(`com/salesforce/api/rest/${DEFAULT_API_VERSION}`, {
+      Report_Slug__c: 'acme',
+      Report_Synced_At__c: 1,
+    });
+    expect(changesOfEvents([stamped], new Map()).changes).toEqual([]);
+  });
+
+  it('reads the client id only from the origin’s options', () => {
+    expect(isOwnWrite(ours)).toBe(true);
+    expect(isOwnWrite(`com/salesforce/api/rest/${DEFAULT_API_VERSION}; client=${CALL_OPTIONS_CLIENT}`)).toBe(
+      true,
+    );
+    expect(isOwnWrite(`com/salesforce/api/${CALL_OPTIONS_CLIENT}/${DEFAULT_API_VERSION}`)).toBe(false);
+    expect(isOwnWrite('')).toBe(false);
   });
 });
 
@@ -198,6 +264,54 @@ describe('the local Pub/Sub API with the client', () => {
       { kind: 'created', recordId: other!.Id },
       { kind: 'merged', recordId: other!.Id, mergedInto: accountId, mergedIds: [other!.Id] },
     ]);
+  });
+
+  it('names the connector’s client in changeOrigin for its REST and Bulk API 2.0 writes, and not for a call without it', async () => {
+    const server = await sf.listen();
+    try {
+      const connector = localSalesforceConnector(
+        sf,
+        server.url,
+        { tokens: fixedTokens(sf), gate: openGate },
+        { bulk: { pollIntervalMs: 5, pollTimeoutMs: 10_000 } },
+      );
+      await connector.ensureFields();
+      const before = sf.pubsub.counts().fetchRequests;
+      const call = client.subscribe(session);
+      call.write({ topic_name: ACCOUNT_CHANGE_TOPIC, replay_preset: 'LATEST', num_requested: 10 });
+      await subscribed(before);
+      await connector.writeCompanies([{ id: accountId, values: { slug: 'acme-rest' } }]);
+      await connector.writeCompaniesBulk([{ id: accountId, values: { slug: 'acme-bulk' } }]);
+      // The same write without call options, as another tool (or an earlier release) sends it.
+      const plain = await fetch(`${server.url}/services/data/v${DEFAULT_API_VERSION}/composite/sobjects`, {
+        method: 'PATCH',
+        headers: { authorization: `Bearer ${session.accessToken}`, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          allOrNone: false,
+          records: [{ attributes: { type: 'Account' }, id: accountId, Report_Slug__c: 'acme-plain' }],
+        }),
+      });
+      expect(plain.status).toBe(200);
+      const { events } = await take(call, 3);
+      call.on('error', () => undefined);
+      call.cancel();
+      expect(events.map((e) => [e.changeOrigin, e.commitUser])).toEqual([
+        [
+          `com/salesforce/api/rest/${DEFAULT_API_VERSION};client=${CALL_OPTIONS_CLIENT}`,
+          sf.integrationUserId,
+        ],
+        [
+          `com/salesforce/api/bulkapi/${DEFAULT_API_VERSION};client=${CALL_OPTIONS_CLIENT}`,
+          sf.integrationUserId,
+        ],
+        [`com/salesforce/api/rest/${DEFAULT_API_VERSION}`, sf.integrationUserId],
+      ]);
+      expect(changesOfEvents(events, new Map()).changes).toEqual([
+        { kind: 'slugChanged', recordId: accountId, slug: 'acme-plain', by: sf.integrationUserId },
+      ]);
+    } finally {
+      await server.close();
+    }
   });
 
   it('refuses a session the org did not issue', async () => {

@@ -28,7 +28,10 @@ export interface ChangeEvent {
   recordIds: string[];
   /** CREATE, UPDATE, DELETE, UNDELETE, GAP_CREATE, GAP_UPDATE, GAP_DELETE, GAP_UNDELETE, GAP_OVERFLOW. */
   changeType: string;
-  /** `com/salesforce/api/rest/68.0;client=<client id>` for API changes, empty for changes in the UI. */
+  /**
+   * `com/salesforce/api/<api>/<version>` for a change made through an API (and by Lightning Experience), with
+   * `;client=<id>` when the call named a client in its call options; empty otherwise.
+   */
   changeOrigin: string;
   commitUser: string | null;
   commitTimestamp: number | null;
