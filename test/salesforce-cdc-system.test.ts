@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ReplayStore } from '../connectors/salesforce/changes/replay-store.js';
+import { salesforceField } from '../connectors/salesforce/fields/field-names.js';
+import type { LocalAccountChange } from '../connectors/salesforce/local/org.js';
 import { CALL_OPTIONS_CLIENT, DEFAULT_API_VERSION } from '../connectors/salesforce/provider.js';
 import { ChangeStreams } from '../src/app/change-streams.js';
 import type { CrmChange } from '../src/crm/connector.js';
@@ -74,6 +76,12 @@ describe('Account changes by Change Data Capture', () => {
     const loser = all.find((r) => r.status === 'matched' && r.slug && perSlug.get(r.slug) === 1)!;
     const survivor = all.find((r) => r.status === 'no_match' && !r.slug)!;
     const mark = sf.pubsub.latestReplay;
+    const ownUpdates: string[][] = [];
+    const noteOwn = (c: LocalAccountChange) => {
+      if (c.userId === sf.integrationUserId && c.changeType === 'UPDATE' && c.ids.includes(survivor.id))
+        ownUpdates.push(c.changed);
+    };
+    sf.org.accountChangeListeners.add(noteOwn);
     const queued: CrmChange[] = [];
     const pipeline = system.ctx.pipeline;
     const original = pipeline.enqueueCrmChanges.bind(pipeline);
@@ -98,7 +106,11 @@ describe('Account changes by Change Data Capture', () => {
       await streamCaughtUp();
     } finally {
       pipeline.enqueueCrmChanges = original;
+      sf.org.accountChangeListeners.delete(noteOwn);
     }
+    // Each write also carries the sync stamp (the carry-over too), so an echo without the client id is known.
+    expect(ownUpdates.length).toBeGreaterThanOrEqual(2);
+    for (const changed of ownUpdates) expect(changed).toContain(salesforceField('syncedAt').salesforce);
     const published = sf.pubsub.headersSince(mark).filter((h) => h.recordIds.includes(survivor.id));
     const own = published.filter((h) => h.commitUser === sf.integrationUserId);
     expect(own.length).toBeGreaterThanOrEqual(2);
