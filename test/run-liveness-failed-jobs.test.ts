@@ -6,6 +6,7 @@ import { list } from '../src/pipeline/handlers/list.js';
 import { type ListJob, parseJobData } from '../src/pipeline/jobs.js';
 import { LivenessWatch, setOldestQueuedMetric } from '../src/pipeline/liveness-watch.js';
 import { type DeadRun, deadRunReason } from '../src/pipeline/run-liveness.js';
+import { enqueueSlugUpdate } from '../src/pipeline/score-changes/updates.js';
 import { PipelineWorkers } from '../src/pipeline/workers.js';
 import { createRedis, type RedisClient } from '../src/redis.js';
 import { startTestSystem, stopTestSystem } from './support/local-system.js';
@@ -202,7 +203,7 @@ describe('the liveness watch', () => {
     const { ctx, installationId } = system;
     const { pendingSlugs } = ctx.pipeline;
     await ctx.queues.realtime.pause();
-    await ctx.pipeline.enqueueSlugUpdate(installationId, 'no-such-report-here');
+    await enqueueSlugUpdate(ctx.pipeline.updateQueue(), installationId, 'no-such-report-here');
     const update = await waitFor(
       'the update job',
       async () => (await ctx.queues.realtime.getDelayed()).find((j) => j.name === 'slug-update'),

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { kickScoreChanges } from '../src/pipeline/score-changes/updates.js';
 import { suiteSystem } from './support/local-system.js';
 import { inboxEntry } from './support/report-webhooks.js';
 import { waitFor } from './support/wait.js';
@@ -16,12 +17,12 @@ const entry = inboxEntry;
 
 describe('the score-change fan-out', () => {
   it("fans a single change out while it pauses after a storm's take", async () => {
-    const { inbox, pipeline, redis, keys } = system.ctx;
+    const { inbox, queues, redis, keys } = system.ctx;
     const storm = 'storm-report-x';
     const single = 'quiet-report-y';
     // Marked before a fan-out runs, so its first take holds the storm's mark alone, with five events.
     for (let i = 0; i < 5; i++) await inbox.accept(entry(`msg_storm_${i}`, storm));
-    await pipeline.kickScoreChanges();
+    await kickScoreChanges(queues);
     await waitFor(
       'the storm taken',
       async () => ((await inbox.waiting()) === 0 ? true : undefined),
@@ -47,7 +48,7 @@ describe('the score-change fan-out', () => {
   });
 
   it('pauses for the storm after a take that also held a single change', async () => {
-    const { inbox, pipeline, redis, keys } = system.ctx;
+    const { inbox, queues, redis, keys } = system.ctx;
     const storm = 'storm-report-z';
     // The fan-out of the test before ends first (its last take finds nothing and clears the kick mark): two
     // fan-outs at once would take in turns.
@@ -60,7 +61,7 @@ describe('the score-change fan-out', () => {
     // pause instead of the storm's second, so a storm beside single changes was fanned out several times a second.
     for (let i = 0; i < 5; i++) await inbox.accept(entry(`msg_stormz_${i}`, storm));
     await inbox.accept(entry('msg_single_z', 'quiet-report-z'));
-    await pipeline.kickScoreChanges();
+    await kickScoreChanges(queues);
     await waitFor(
       'the first take',
       async () => ((await inbox.waiting()) === 0 ? true : undefined),

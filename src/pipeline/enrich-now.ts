@@ -3,6 +3,7 @@ import { firstOriginOf } from './batch/origin.js';
 import type { BatchJob } from './batch-job.js';
 import { type BatchOutcome, type BatchTargets, enrichBatch } from './enrich-batch.js';
 import type { Pipeline } from './pipeline.js';
+import { enqueueSlugUpdate } from './score-changes/updates.js';
 
 /**
  * One batch run where it is asked for (a job's handler, an event's update, an admin's command), then another
@@ -12,7 +13,7 @@ import type { Pipeline } from './pipeline.js';
  */
 export async function enrichNow(p: Pipeline, targets: BatchTargets, job: BatchJob): Promise<BatchOutcome> {
   const outcome = await enrichBatch(p.deps, targets, job);
-  for (const slug of outcome.staleSlugs) await p.enqueueSlugUpdate(job.installationId, slug);
+  for (const slug of outcome.staleSlugs) await enqueueSlugUpdate(p.updateQueue(), job.installationId, slug);
   if (outcome.retryRecordIds.length > 0) await retryRefused(p, job, outcome.retryRecordIds);
   await followMerges(p, targets, job, outcome.vanished ?? []);
   return outcome;

@@ -92,7 +92,7 @@ export type ScoreChangesJob = z.infer<typeof scoreChangesJobSchema>;
 const slugUpdateJobSchema = z.object({
   installationId: z.string(),
   slug: z.string().optional(),
-  /** Asked for again and again (a storm): coalesced longer than single changes (Pipeline.enqueueSlugUpdate). */
+  /** Asked for again and again (a storm): coalesced longer than single changes (updates.ts#enqueueSlugUpdate). */
   hot: z.boolean().optional(),
 });
 export type SlugUpdateJob = z.infer<typeof slugUpdateJobSchema>;

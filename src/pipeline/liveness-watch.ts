@@ -7,6 +7,7 @@ import { JOBS } from './jobs.js';
 import type { Pipeline } from './pipeline.js';
 import { QUEUE_NAMES } from './queue-names.js';
 import { MAX_REVIVALS, revivalOf, revivedJobId } from './run-liveness.js';
+import { queueSlugUpdate } from './score-changes/updates.js';
 
 /**
  * Each worker process's own loop that keeps runs moving while workers die, and says so when they do not:
@@ -149,7 +150,7 @@ export class LivenessWatch {
     if ((await installations.get(installationId))?.status !== 'connected') return;
     const lane = hot ? 'hot' : 'urgent';
     if ((await this.pipeline.pendingSlugs.take(installationId, lane, 1)).length === 0) return;
-    await this.pipeline.queueSlugUpdate(installationId, hot === true);
+    await queueSlugUpdate(this.pipeline.deps.queues, installationId, hot === true);
     logger.warn(
       { installationId, lane, jobId: id, reason: job.failedReason, attemptsMade: job.attemptsMade },
       'an update of changed reports failed for good: its marks are queued again',

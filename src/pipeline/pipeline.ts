@@ -30,7 +30,7 @@ import type { ReportReader, ReportReaderOptions } from './report-reader.js';
 import { DEFAULT_RUN_BOUNDS, deadRunReason, type RunBounds } from './run-liveness.js';
 import type { InstallationRuntime } from './runtime.js';
 import type { ScoreChangeInbox } from './score-changes/inbox.js';
-import type { PendingSlugs, SlugLane } from './score-changes/pending-slugs.js';
+import type { PendingSlugs } from './score-changes/pending-slugs.js';
 import * as updates from './score-changes/updates.js';
 import type { UnlistedRecords } from './unlisted-records.js';
 
@@ -309,11 +309,6 @@ export class Pipeline {
     );
   }
 
-  /** Queues a fan-out of the score-change inbox (score-changes/updates.ts). */
-  async kickScoreChanges(): Promise<void> {
-    await updates.kickScoreChanges(this.deps.queues);
-  }
-
   async enqueueCrmChanges(installationId: string, changes: CrmChange[]): Promise<void> {
     if (changes.length === 0) return;
     await this.deps.queues.addBulk(
@@ -333,22 +328,7 @@ export class Pipeline {
     );
   }
 
-  /** Marks the slug pending for the installation and queues its update (score-changes/updates.ts). */
-  async enqueueSlugUpdate(
-    installationId: string,
-    slug: string,
-    since?: number,
-    lane?: SlugLane,
-  ): Promise<void> {
-    await updates.enqueueSlugUpdate(this.updateQueue(), installationId, slug, since, lane);
-  }
-
-  /** The installation's `slug-update` job of one lane (score-changes/updates.ts). */
-  async queueSlugUpdate(installationId: string, hot: boolean): Promise<void> {
-    await updates.queueSlugUpdate(this.deps.queues, installationId, hot);
-  }
-
-  /** What queueing a score change's update uses. */
+  /** What queueing a score change's update uses (score-changes/updates.ts#enqueueSlugUpdate). */
   updateQueue(): updates.UpdateQueueDeps {
     return { queues: this.deps.queues, inbox: this.deps.inbox, pendingSlugs: this.pendingSlugs };
   }

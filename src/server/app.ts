@@ -8,6 +8,7 @@ import type { AdminLink } from '../admin/views/dashboard.js';
 import { oauthResultPage } from '../admin/views/oauth-result.js';
 import type { AppContext } from '../app/context.js';
 import { InstallationService } from '../app/installation-service.js';
+import { kickScoreChanges } from '../pipeline/score-changes/updates.js';
 import type { PipelineWorkers } from '../pipeline/workers.js';
 import {
   isRedisUnavailable,
@@ -143,7 +144,7 @@ function mountReportWebhooks(app: Express, ctx: AppContext): DeadlineReportWebho
     hexHeader: config.reports.webhookHeader,
     enqueue: (event) => ctx.pipeline.enqueueReportEvent(event),
     inbox: ctx.inbox,
-    kickScoreChanges: () => ctx.pipeline.kickScoreChanges(),
+    kickScoreChanges: () => kickScoreChanges(ctx.queues),
     logger: ctx.logger,
     metrics: ctx.metrics,
   });

@@ -70,7 +70,7 @@ export interface ReportWebhookDeps {
    * round trip; `duplicate` when its id was seen before, `marked_kick` when no fan-out is queued yet.
    */
   inbox: Pick<ScoreChangeInbox, 'accept' | 'kickNotQueued'>;
-  /** Pipeline.kickScoreChanges: queues the inbox's fan-out (the `score-changes` job). */
+  /** score-changes/updates.ts#kickScoreChanges: queues the inbox's fan-out (the `score-changes` job). */
   kickScoreChanges: () => Promise<void>;
   logger: Logger;
   metrics?: Metrics;

@@ -3,6 +3,7 @@ import type { ReportEventJob } from '../jobs.js';
 import type { Pipeline } from '../pipeline.js';
 import { jobIdPart } from '../queues.js';
 import { scoreChanged, scoreChangedDeps } from '../score-changes/fan-out.js';
+import { enqueueSlugUpdate } from '../score-changes/updates.js';
 
 /**
  * `report-event`: a report-service event, fanned out to every installation it concerns. `acceptedAt`: when the
@@ -28,7 +29,7 @@ async function alertFired(p: Pipeline, data: ReportEventJob, acceptedAt?: number
   if (!newest) return;
   await markSlugChanged(redis, keys, data.slug);
   for (const installationId of await index.slugs.installationsForSlug(data.slug)) {
-    await p.enqueueSlugUpdate(installationId, data.slug, acceptedAt);
+    await enqueueSlugUpdate(p.updateQueue(), installationId, data.slug, acceptedAt);
     const installation = await installations.get(installationId);
     if (!installation?.alertActivity) continue;
     await queues.add(
