@@ -53,13 +53,14 @@ export const hubspotProvider: CrmProvider<typeof HUBSPOT_PROVIDER, HubSpotConfig
   tokenModeVariables: ['HUBSPOT_ACCESS_TOKEN'],
   // HubSpot pushes changes by webhook; the poll, when configured, reads the webhooks journal for missed ones.
   pollIntervalMs: ({ hubspot }) => (hubspot.journalMinutes ? hubspot.journalMinutes * 60_000 : null),
-  createConnector: ({ config, installation, tokens, appToken, gate }) => {
+  createConnector: ({ config, installation, tokens, appToken, gate, onUsage }) => {
     const options = {
       apiUrl: config.hubspot.apiUrl,
       apiVersion: config.hubspot.apiVersion,
       ...(installation.timeZone ? { timeZone: installation.timeZone } : {}),
       tokens,
       gate,
+      ...(onUsage ? { onUsage } : {}),
     };
     const { journalMinutes, clientId, clientSecret } = config.hubspot;
     if (!journalMinutes || !clientId || !clientSecret) return createHubSpotConnector(options);

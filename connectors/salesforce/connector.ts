@@ -14,6 +14,7 @@ import type {
   ReadAccess,
   RecordActivity,
   RecordUpdate,
+  UsageListener,
   WriteResult,
 } from '../../src/crm/connector.js';
 import { CrmBadRequestError } from '../../src/crm/errors.js';
@@ -97,6 +98,8 @@ export interface SalesforceConnectorDeps {
   memory?: SalesforceOrgMemory;
   /** The daily usage tracker, when no `memory` is given (tests). */
   usage?: SalesforceUsageTracker;
+  /** Told the daily usage after each response of the org that carried it (ConnectorInput.onUsage). */
+  onUsage?: UsageListener;
   /** Background work (backfills, polls, reconcile) pauses near the daily allocation; urgent work does not. */
   priority?: Priority;
   logger?: Logger;
@@ -592,6 +595,7 @@ export function createSalesforceConnector(deps: SalesforceConnectorDeps): Salesf
     tokens: deps.tokens,
     gate: deps.gate,
     usage: memory.usage,
+    ...(deps.onUsage ? { onUsage: deps.onUsage } : {}),
     ...(deps.logger ? { logger: deps.logger } : {}),
     ...(deps.retry ? { retry: deps.retry } : {}),
     ...(deps.httpOptions ? { httpOptions: deps.httpOptions } : {}),

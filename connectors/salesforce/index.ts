@@ -54,7 +54,7 @@ export const salesforceProvider: CrmProvider<typeof SALESFORCE_PROVIDER, Salesfo
       run: async (config, input) =>
         (await import('./changes/cdc-stream.js')).runAccountChangeStream(config, input),
     },
-    createConnector({ config, installation, tokens, gate, urgent, kept }) {
+    createConnector({ config, installation, tokens, gate, urgent, kept, onUsage }) {
       // One per org, so every connector of an org sees the same daily usage, Account shape and Task status.
       const memory = kept(() => new SalesforceOrgMemory(config.salesforce.usagePauseShare));
       return createSalesforceConnector({
@@ -64,6 +64,7 @@ export const salesforceProvider: CrmProvider<typeof SALESFORCE_PROVIDER, Salesfo
         config,
         memory,
         priority: urgent ? 'urgent' : 'background',
+        ...(onUsage ? { onUsage } : {}),
       });
     },
     // Always: an installation may come through a Salesforce connection without a global app configured.

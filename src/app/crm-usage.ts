@@ -1,12 +1,12 @@
-import type { ApiUsage, CrmConnector } from '../crm/connector.js';
+import type { ApiUsage, UsageListener } from '../crm/connector.js';
 import type { RedisClient } from '../redis.js';
 import type { Keys } from '../storage/keys.js';
 
 /**
  * The CRM's API usage as the connector last saw it, kept in Redis per installation. A connector reads usage
- * from the CRM's answers (its rate-limit headers, its limits resource), and a connector lives in one process for
- * half a minute: the admin page, served by another process or a minute after the sync ended, would otherwise
- * find no reading at all.
+ * from the CRM's answers (its rate-limit headers, its limits resource) and tells its `onUsage`, and a connector
+ * lives in one process for half a minute: the admin page, served by another process or a minute after the sync
+ * ended, would otherwise find no reading at all.
  */
 
 /** A stored reading: the usage and when it was seen. */
@@ -45,17 +45,17 @@ export async function lastCrmUsage(
 }
 
 /**
- * `connector`, noting its usage in Redis after its calls settle: the first call's at once, then at most every few
- * seconds, the last of a burst once its few seconds are over. A failed write is only a missing reading: the
- * call's own outcome is untouched.
+ * A connector's `onUsage` (ConnectorInput.onUsage): its readings noted in Redis, the first at once, then at most
+ * every few seconds, the last of a burst once its few seconds are over. One per connector. A failed write is
+ * only a missing reading: the call that carried it is untouched.
  */
-export function recordCrmUsage<C extends CrmConnector>(
-  connector: C,
+export function crmUsageRecorder(
   redis: RedisClient,
   keys: Keys,
   installationId: string,
   now: () => number = Date.now,
-): C {
+): UsageListener {
+  let latest: ApiUsage | null = null;
   let writtenAt = Number.NEGATIVE_INFINITY;
   let trailing = false;
   const note = () => {
@@ -72,32 +72,15 @@ export function recordCrmUsage<C extends CrmConnector>(
       ).unref();
       return;
     }
-    const usage = connector.apiUsage();
-    if (!usage) return;
+    if (!latest) return;
     writtenAt = t;
-    const reading: CrmUsageReading = { ...usage, at: new Date(t).toISOString() };
+    const reading: CrmUsageReading = { ...latest, at: new Date(t).toISOString() };
     redis
       .set(crmUsageKey(keys, installationId), JSON.stringify(reading), 'EX', KEPT_SECONDS)
       .catch(() => undefined);
   };
-  return new Proxy(connector, {
-    get(target, prop, receiver) {
-      const value: unknown = Reflect.get(target, prop, receiver);
-      if (typeof value !== 'function' || prop === 'apiUsage') return value;
-      return (...args: unknown[]) => {
-        const result: unknown = Reflect.apply(value, target, args);
-        if (!(result instanceof Promise)) return result;
-        return result.then(
-          (v) => {
-            note();
-            return v;
-          },
-          (err: unknown) => {
-            note();
-            throw err;
-          },
-        );
-      };
-    },
-  });
+  return (usage) => {
+    latest = usage;
+    note();
+  };
 }

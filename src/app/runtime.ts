@@ -1,6 +1,6 @@
 import type { TokenManager } from '../auth/token-manager.js';
 import type { Config } from '../config.js';
-import type { CrmConnector } from '../crm/connector.js';
+import type { CrmConnector, UsageListener } from '../crm/connector.js';
 import { CrmDisconnectedError } from '../crm/errors.js';
 import { isLetIn } from '../installations/let-in.js';
 import type { Installation, InstallationStore } from '../installations/store.js';
@@ -19,7 +19,7 @@ import type { RedisClient } from '../redis.js';
 import { ReportClient } from '../reports/client.js';
 import { RETRY_BUDGET } from '../retry-budget.js';
 import type { Keys } from '../storage/keys.js';
-import { type CrmUsageReading, lastCrmUsage, recordCrmUsage } from './crm-usage.js';
+import { type CrmUsageReading, crmUsageRecorder, lastCrmUsage } from './crm-usage.js';
 import { FixtureGuard, guardFixtureWrites } from './fixture-guard.js';
 import { previewBeforeApproval, refuseDataWrites } from './preview-guard.js';
 
@@ -98,12 +98,8 @@ export class AppRuntime implements InstallationRuntime {
       return this.forUse({ ...cached.handle, installation }, preview);
     }
     const client = this.clientForLane(apiKey, lane);
-    const connector = recordCrmUsage(
-      this.connectorFor(installation, urgent, lane),
-      this.redis,
-      this.keys,
-      installation.id,
-    );
+    const onUsage = crmUsageRecorder(this.redis, this.keys, installation.id);
+    const connector = this.connectorFor(installation, urgent, lane, onUsage);
     const handle: InstallationHandle = {
       installation,
       connector: guardFixtureWrites(
@@ -126,10 +122,12 @@ export class AppRuntime implements InstallationRuntime {
     return { ...handle, connector: refuseDataWrites(connector, id) };
   }
 
+  /** `onUsage`: where the connector's usage readings go (the pipeline's connectors: crm-usage.ts). */
   connectorFor(
     installation: Installation,
     urgent = false,
     lane: GateLane = urgent ? 'urgent' : 'deferrable',
+    onUsage?: UsageListener,
   ): CrmConnector {
     const provider = providerFor(installation.crm);
     const limits = provider.limits;
@@ -149,6 +147,7 @@ export class AppRuntime implements InstallationRuntime {
       gate,
       urgent,
       kept: (make) => this.keptFor(installation.id, make),
+      ...(onUsage ? { onUsage } : {}),
     });
   }
 

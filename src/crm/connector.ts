@@ -82,6 +82,13 @@ export interface ApiUsage {
   limit?: number;
 }
 
+/**
+ * Told each usage reading a connector takes from the CRM's answers (its rate-limit headers, its limits
+ * resource), as `apiUsage()` would say it right then: the application keeps the last one for every process
+ * (ConnectorInput.onUsage). Called in the middle of the CRM call, so it must not throw.
+ */
+export type UsageListener = (reading: ApiUsage) => void;
+
 /** One CRM-side change, whatever its source (a webhook, a poll). */
 export type CrmChange =
   | { kind: 'created'; recordId: string }

@@ -8,7 +8,7 @@ import type { Logger } from '../log.js';
 import type { RedisClient } from '../redis.js';
 import type { Keys } from '../storage/keys.js';
 import type { SecretBox } from '../util/secretbox.js';
-import type { CrmChange, CrmConnector, ProviderLimits } from './connector.js';
+import type { CrmChange, CrmConnector, ProviderLimits, UsageListener } from './connector.js';
 import type { OAuthPageRenderer } from './oauth-page.js';
 import type { ListingGuide } from './public-pages.js';
 import type { RecordCardHost } from './record-card.js';
@@ -49,6 +49,8 @@ export interface ConnectorInput<K extends string, C> {
    * daily API usage as its last answer said): made by `make` the first time, dropped once unused for a day.
    */
   kept<T>(make: () => T): T;
+  /** Told each usage reading the connector takes from the CRM's answers; absent: only apiUsage() says it. */
+  onUsage?: UsageListener;
 }
 
 /** Redis, its keys and the secret box, for a provider that keeps records of its own (its OAuth connections). */

@@ -1,7 +1,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Client } from '@hubspot/api-client';
 import type { AccessTokenSource } from '../../../src/auth/token-manager.js';
-import type { ApiUsage } from '../../../src/crm/connector.js';
+import type { ApiUsage, UsageListener } from '../../../src/crm/connector.js';
 import {
   CrmBadRequestError,
   CrmForbiddenError,
@@ -83,6 +83,8 @@ export interface HubSpotHttpOptions {
   retry?: Partial<RetryPolicy>;
   /** When at most this share of the window is left, deferrable callers hold off (everyone, on a gate without lanes). */
   lowRemainingShare?: number;
+  /** Told the usage (apiUsage) after each answer that carried rate-limit headers. */
+  onUsage?: UsageListener;
   /** Injected in tests so waits are recorded instead of spent. */
   sleep?: (ms: number) => Promise<void>;
   random?: () => number;
@@ -291,7 +293,11 @@ export class HubSpotHttp {
       daily: read(HUBSPOT_RATE_HEADERS.daily),
       dailyRemaining: read(HUBSPOT_RATE_HEADERS.dailyRemaining),
     };
-    if (Object.values(next).some((v) => v !== undefined)) this.rate = { ...this.rate, ...next };
+    if (!Object.values(next).some((v) => v !== undefined)) return;
+    this.rate = { ...this.rate, ...next };
+    if (!this.options.onUsage) return;
+    const usage = this.apiUsage();
+    if (usage) this.options.onUsage(usage);
   }
 
   /**

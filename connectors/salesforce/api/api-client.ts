@@ -1,5 +1,6 @@
 import type { Connection, HttpRequest, HttpRequestOptions } from 'jsforce';
 import type { AccessTokenSource } from '../../../src/auth/token-manager.js';
+import type { UsageListener } from '../../../src/crm/connector.js';
 import {
   CrmError,
   CrmRateLimitedError,
@@ -47,6 +48,8 @@ export interface SalesforceApiOptions {
   tokens: AccessTokenSource;
   gate: RequestGate;
   usage: SalesforceUsageTracker;
+  /** Told the org's usage (the tracker's snapshot) after each response that carried a reading. */
+  onUsage?: UsageListener;
   logger?: Logger;
   retry?: Partial<RetryPolicy>;
   /** Passed to jsforce for REST calls (its own GET retries on 5xx/429, request timeout). */
@@ -96,10 +99,12 @@ export class SalesforceApi {
    * header too, so every response from this org's instance to this client is read through its observer.
    */
   private watchLimitHeader(): void {
-    const usage = this.options.usage;
-    this.responses.observeOrigin(this.options.instanceUrl, (headers) =>
-      usage.observe(headers[HEADERS.limitInfo]),
-    );
+    const { usage, onUsage } = this.options;
+    this.responses.observeOrigin(this.options.instanceUrl, (headers) => {
+      if (!usage.observe(headers[HEADERS.limitInfo]) || !onUsage) return;
+      const reading = usage.snapshot();
+      if (reading) onUsage(reading);
+    });
   }
 
   /**

@@ -38,15 +38,19 @@ export class SalesforceUsageTracker {
     this.now = options.now ?? Date.now;
   }
 
-  /** Feeds the `Sforce-Limit-Info` header value of any response; other values are ignored. */
-  observe(headerValue: string | undefined | null): void {
-    if (!headerValue) return;
+  /**
+   * Feeds the `Sforce-Limit-Info` header value of any response; other values are ignored. Says whether it
+   * carried a reading.
+   */
+  observe(headerValue: string | undefined | null): boolean {
+    if (!headerValue) return false;
     const m = LIMIT_INFO.exec(headerValue);
-    if (!m) return;
+    if (!m) return false;
     const used = Number(m[1]);
     const limit = Number(m[2]);
-    if (!(limit > 0)) return;
+    if (!(limit > 0)) return false;
     this.reading = { used, limit, at: this.now() };
+    return true;
   }
 
   paused(): boolean {
