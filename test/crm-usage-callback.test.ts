@@ -1,10 +1,14 @@
 import nock from 'nock';
 import { afterEach, describe, expect, it } from 'vitest';
 import { hubspotProvider } from '../connectors/hubspot/index.js';
-import { HUBSPOT_DEFAULT_API_VERSION, HUBSPOT_RATE_HEADERS, hubspotPaths } from '../connectors/hubspot/provider.js';
+import {
+  HUBSPOT_DEFAULT_API_VERSION,
+  HUBSPOT_RATE_HEADERS,
+  hubspotPaths,
+} from '../connectors/hubspot/provider.js';
 import { salesforceProvider } from '../connectors/salesforce/index.js';
 import { createLocalSalesforce } from '../connectors/salesforce/local/index.js';
-import { crmUsageKey, crmUsageRecorder, lastCrmUsage } from '../src/app/crm-usage.js';
+import { CrmUsageStore, crmUsageKey } from '../src/app/crm-usage.js';
 import type { AccessTokenSource } from '../src/auth/token-manager.js';
 import type { ApiUsage } from '../src/crm/connector.js';
 import type { Installation } from '../src/installations/store.js';
@@ -101,8 +105,9 @@ describe("the runtime's onUsage (crm-usage.ts)", () => {
 
   it('keeps the reading under the installation for three days, with when it was seen', async () => {
     const keys = new Keys(freshPrefix());
-    crmUsageRecorder(redis(), keys, 'inst-1', () => Date.parse('2026-11-29T12:00:00Z'))(first);
-    await waitFor('the reading stored', async () => (await lastCrmUsage(redis(), keys, 'inst-1')) ?? undefined);
+    const usage = new CrmUsageStore(redis(), keys);
+    usage.recorder('inst-1', () => Date.parse('2026-11-29T12:00:00Z'))(first);
+    await waitFor('the reading stored', async () => (await usage.last('inst-1')) ?? undefined);
     // The stored form deployments already hold: the usage and `at`, as JSON.
     expect(JSON.parse((await redis().get(crmUsageKey(keys, 'inst-1')))!)).toEqual({
       ...first,
@@ -115,8 +120,9 @@ describe("the runtime's onUsage (crm-usage.ts)", () => {
     const keys = new Keys(freshPrefix());
     const t0 = Date.parse('2026-11-29T12:00:00Z');
     let now = t0;
-    const onUsage = crmUsageRecorder(redis(), keys, 'inst-1', () => now);
-    const stored = async () => (await lastCrmUsage(redis(), keys, 'inst-1'))?.used;
+    const usage = new CrmUsageStore(redis(), keys);
+    const onUsage = usage.recorder('inst-1', () => now);
+    const stored = async () => (await usage.last('inst-1'))?.used;
     onUsage(first);
     await waitFor('the first reading', async () => ((await stored()) === first.used ? true : undefined));
     now = t0 + 4_990;

@@ -107,7 +107,7 @@ export function createAppContext(config: Config, options: ContextOptions): AppCo
   const states = new OAuthStateStore(config.encryptionKey, {
     secureCookies: config.appUrl.startsWith('https:'),
   });
-  const runtime = new AppRuntime(config, redis, keys, installations, tokens, metrics);
+  const runtime = new AppRuntime(config, redis, keys, installations, tokens, stores.crmUsage, metrics);
   const pipeline = new Pipeline({
     ...pipelineStores(stores),
     redis,
@@ -164,6 +164,7 @@ export function createAppContext(config: Config, options: ContextOptions): AppCo
 function pipelineStores(stores: Stores) {
   const { installations, index, runs, inbox, requests, alerts, decisions } = stores;
   const { pendingSlugs, unlisted, mergedInto, runLinks, latencies, reportReader } = stores;
+  const { slugChanges, recordLocks } = stores;
   return {
     installations,
     index,
@@ -178,6 +179,8 @@ function pipelineStores(stores: Stores) {
     runLinks,
     latencies,
     reportReader,
+    slugChanges,
+    recordLocks,
   };
 }
 

@@ -19,7 +19,7 @@ import type { RedisClient } from '../redis.js';
 import { ReportClient } from '../reports/client.js';
 import { RETRY_BUDGET } from '../retry-budget.js';
 import type { Keys } from '../storage/keys.js';
-import { type CrmUsageReading, crmUsageRecorder, lastCrmUsage } from './crm-usage.js';
+import type { CrmUsageReading, CrmUsageStore } from './crm-usage.js';
 import { FixtureGuard, guardFixtureWrites } from './fixture-guard.js';
 import { previewBeforeApproval, refuseDataWrites } from './preview-guard.js';
 
@@ -62,6 +62,8 @@ export class AppRuntime implements InstallationRuntime {
     private readonly keys: Keys,
     private readonly installations: InstallationStore,
     private readonly tokens: TokenManager,
+    /** The CRM usage readings in Redis (crm-usage.ts). */
+    private readonly usage: CrmUsageStore,
     private readonly metrics?: Metrics,
   ) {
     this.fixtures = new FixtureGuard({ installations });
@@ -98,7 +100,7 @@ export class AppRuntime implements InstallationRuntime {
       return this.forUse({ ...cached.handle, installation }, preview);
     }
     const client = this.clientForLane(apiKey, lane);
-    const onUsage = crmUsageRecorder(this.redis, this.keys, installation.id);
+    const onUsage = this.usage.recorder(installation.id);
     const connector = this.connectorFor(installation, urgent, lane, onUsage);
     const handle: InstallationHandle = {
       installation,
@@ -200,7 +202,7 @@ export class AppRuntime implements InstallationRuntime {
 
   /** The CRM API usage the installation's connectors last saw, in any process (crm-usage.ts). Read only. */
   crmUsage(installationId: string): Promise<CrmUsageReading | null> {
-    return lastCrmUsage(this.redis, this.keys, installationId);
+    return this.usage.last(installationId);
   }
 
   /** The gate of one report key; every client of the key, in every process, shares its state in Redis. */

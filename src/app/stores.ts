@@ -20,15 +20,18 @@ import type { Keys } from '../storage/keys.js';
 import { LinkIndex } from '../storage/link-index.js';
 import { MergeForwarding } from '../storage/merge-forwarding.js';
 import { PollCursors } from '../storage/poll-cursor.js';
+import { RecordLocks } from '../storage/record-locks.js';
 import { ReviewQueue } from '../storage/review-queue.js';
 import { RunLinks } from '../storage/run-links.js';
 import { SyncRuns } from '../storage/runs.js';
+import { SlugChanges } from '../storage/slug-changes.js';
 import { SlugFanout } from '../storage/slug-fanout.js';
 import { SlugIndex } from '../storage/slug-index.js';
 import { StatusCounts } from '../storage/status-counts.js';
 import { UndoReads } from '../storage/undo-reads.js';
 import type { SecretBox } from '../util/secretbox.js';
 import { CrmEventMarks } from '../webhooks/crm-event-marks.js';
+import { CrmUsageStore } from './crm-usage.js';
 
 /**
  * Every Redis store of one process, built here once and handed to what uses it: nothing else in `src/` or
@@ -53,6 +56,12 @@ export interface Stores {
   /** What an undo preview read of the CRM, kept for its confirmation. */
   undoReads: UndoReads;
   latencies: EventLatencies;
+  /** When each report last changed, for reads and writes that must not be older (storage/slug-changes.ts). */
+  slugChanges: SlugChanges;
+  /** The locks a batch holds on its records while it compares and writes (storage/record-locks.ts). */
+  recordLocks: RecordLocks;
+  /** The CRM API usage each installation's connectors last saw (crm-usage.ts). */
+  crmUsage: CrmUsageStore;
   massActions: MassActionLog;
   revocations: SessionRevocations;
   loginThrottle: LoginThrottle;
@@ -98,6 +107,9 @@ export function createStores(connections: StoreConnections, keys: Keys, options:
     runLinks: new RunLinks(redis, keys),
     undoReads: new UndoReads(redis, keys),
     latencies: new EventLatencies(redis, keys),
+    slugChanges: new SlugChanges(redis, keys),
+    recordLocks: new RecordLocks(redis, keys),
+    crmUsage: new CrmUsageStore(redis, keys),
     massActions: new MassActionLog(redis, keys),
     revocations: new SessionRevocations(redis, prefix),
     loginThrottle: new LoginThrottle(redis, prefix),

@@ -2,15 +2,13 @@ import type { Logger } from 'pino';
 import type { AlertStore } from '../alerts/alert-store.js';
 import type { CompanyRecord, CrmConnector } from '../crm/connector.js';
 import type { Metrics } from '../metrics.js';
-import type { RedisClient } from '../redis.js';
 import type { ReportClient } from '../reports/client.js';
 import type { ReportRequest, RequestStore } from '../requests/request-store.js';
-import type { Keys } from '../storage/keys.js';
 import type { LinkIndex } from '../storage/link-index.js';
-import { lockInstallationRecords } from '../storage/record-locks.js';
+import type { RecordLocks } from '../storage/record-locks.js';
 import type { RunLinks } from '../storage/run-links.js';
 import { type BatchResult, PREVIEW_SAMPLES_PER_BATCH, type PreviewSample } from '../storage/runs.js';
-import { slugChangeSeqs } from '../storage/slug-changes.js';
+import type { SlugChanges } from '../storage/slug-changes.js';
 import { searchAndDecide } from './batch/candidate-search.js';
 import { type Desired, desiredValues } from './batch/desired-values.js';
 import { freshSlugsOf, isPreview, runIdOf } from './batch/origin.js';
@@ -38,9 +36,11 @@ import { requestedReportJudge } from './request-completion.js';
  */
 
 export interface BatchDeps {
-  redis: RedisClient;
-  keys: Keys;
   index: LinkIndex;
+  /** Slugs that changed after this batch read them (staleSlugs). */
+  slugChanges: Pick<SlugChanges, 'seqs'>;
+  /** Held over the compare and write. */
+  recordLocks: Pick<RecordLocks, 'lock'>;
   matching: MatchingStrategy;
   /** Pending report requests: such records stay `requested` until their report is published. */
   requests: RequestStore;
@@ -96,7 +96,7 @@ export async function enrichBatch(
   const loaded = await loadRecords(connector, job.records, job.recordIds);
   let planned = await prepare(prep, loaded.records, freshSlugsOf(job));
 
-  const locks = await lockInstallationRecords(deps.redis, deps.keys, installationId, job.recordIds);
+  const locks = await deps.recordLocks.lock(installationId, job.recordIds);
   try {
     // Under the locks: read what the records hold now, compare, write, and keep the index.
     const now = await index.stateMarks(installationId, job.recordIds);
@@ -284,7 +284,7 @@ async function staleSlugsOf(
     if (plan.kind !== 'linked' || !d || d.state.status === 'error') continue;
     oldest.set(plan.slug, Math.min(oldest.get(plan.slug) ?? d.seq, d.seq));
   }
-  const changed = await slugChangeSeqs(deps.redis, deps.keys, [...oldest.keys()]);
+  const changed = await deps.slugChanges.seqs([...oldest.keys()]);
   return [...oldest].filter(([slug, seq]) => (changed.get(slug) ?? 0) > seq).map(([slug]) => slug);
 }
 

@@ -12,6 +12,7 @@ import type { EventLatencies } from '../storage/event-latency.js';
 import type { Keys } from '../storage/keys.js';
 import type { LinkIndex } from '../storage/link-index.js';
 import type { MergeForwarding } from '../storage/merge-forwarding.js';
+import type { RecordLocks } from '../storage/record-locks.js';
 import type { RunLinks } from '../storage/run-links.js';
 import {
   KEPT_RUNS,
@@ -22,6 +23,7 @@ import {
   type SyncRuns,
   type SyncStart,
 } from '../storage/runs.js';
+import type { SlugChanges } from '../storage/slug-changes.js';
 import type { BatchJob } from './batch-job.js';
 import type { ListJob, VerifiedReportEvent } from './jobs.js';
 import type { MatchingStrategy } from './matching-strategy.js';
@@ -67,6 +69,10 @@ export interface PipelineDeps {
   runLinks: RunLinks;
   /** From an event to its CRM write, per source (the metrics' histogram). */
   latencies: EventLatencies;
+  /** When each report last changed (an event, an alert, a publication). */
+  slugChanges: SlugChanges;
+  /** The locks a batch holds on its records while it compares and writes. */
+  recordLocks: RecordLocks;
   /** A view of the report cache through one report key's client. */
   reportReader(client: ReportClient, options: Pick<ReportReaderOptions, 'readSince'>): ReportReader;
   logger: Logger;

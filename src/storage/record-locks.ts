@@ -85,6 +85,19 @@ export function lockInstallationRecords(
   );
 }
 
+/** The record locks of every installation as the pipeline takes them: one store, built in app/stores.ts. */
+export class RecordLocks {
+  constructor(
+    private readonly redis: RedisClient,
+    private readonly keys: Keys,
+  ) {}
+
+  /** Locks records of one installation, named after this process (lockInstallationRecords). */
+  lock(installationId: string, recordIds: string[], options: LockOptions = {}): Promise<HeldLocks> {
+    return lockInstallationRecords(this.redis, this.keys, installationId, recordIds, options);
+  }
+}
+
 export async function lockRecords(
   redis: RedisClient,
   keys: string[],

@@ -51,3 +51,26 @@ export async function slugChangeSeqs(
   const raw = await redis.hmget(keys.slugChanges(), ...slugs);
   return new Map(slugs.map((slug, i) => [slug, Number(raw[i] ?? 0)]));
 }
+
+/** The change marks as the pipeline uses them: one store, built in app/stores.ts. */
+export class SlugChanges {
+  constructor(
+    private readonly redis: RedisClient,
+    private readonly keys: Keys,
+  ) {}
+
+  /** A read of `slug` that started before now is stale (markSlugChanged). */
+  markChanged(slug: string): Promise<number> {
+    return markSlugChanged(this.redis, this.keys, slug);
+  }
+
+  /** A report was published: its kept 404 and every older search are stale (markReportPublished). */
+  markPublished(slug: string): Promise<void> {
+    return markReportPublished(this.redis, this.keys, slug);
+  }
+
+  /** The last change of each of `slugs`, 0 where none (slugChangeSeqs). */
+  seqs(slugs: string[]): Promise<Map<string, number>> {
+    return slugChangeSeqs(this.redis, this.keys, slugs);
+  }
+}

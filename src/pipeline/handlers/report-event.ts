@@ -1,4 +1,3 @@
-import { markReportPublished, markSlugChanged } from '../../storage/slug-changes.js';
 import type { ReportEventJob } from '../jobs.js';
 import type { Pipeline } from '../pipeline.js';
 import { jobIdPart } from '../queues.js';
@@ -23,11 +22,11 @@ export async function reportEvent(p: Pipeline, data: ReportEventJob, acceptedAt?
  */
 async function alertFired(p: Pipeline, data: ReportEventJob, acceptedAt?: number): Promise<void> {
   if (!data.alert) return;
-  const { redis, keys, index, alerts, installations, queues } = p.deps;
+  const { slugChanges, index, alerts, installations, queues } = p.deps;
   const { line, at, text } = data.alert;
   const newest = await alerts.record(data.slug, { line, at, eventId: data.eventId });
   if (!newest) return;
-  await markSlugChanged(redis, keys, data.slug);
+  await slugChanges.markChanged(data.slug);
   for (const installationId of await index.slugs.installationsForSlug(data.slug)) {
     await enqueueSlugUpdate(p.updateQueue(), installationId, data.slug, acceptedAt);
     const installation = await installations.get(installationId);
@@ -46,9 +45,9 @@ async function alertFired(p: Pipeline, data: ReportEventJob, acceptedAt?: number
  * installation then looks for unlinked records the new report may fit (`report-completed`).
  */
 async function reportCompleted(p: Pipeline, data: ReportEventJob): Promise<void> {
-  const { requests, installations, queues, redis, keys } = p.deps;
+  const { requests, installations, queues, slugChanges } = p.deps;
   // A kept 404 of this slug, and every kept search, no longer says what the service holds (report-reader.ts).
-  await markReportPublished(redis, keys, data.slug);
+  await slugChanges.markPublished(data.slug);
   const waiting = data.submissionId ? await requests.bySubmission(data.submissionId) : null;
   const direct = waiting?.state === 'pending' ? waiting : null;
   if (direct) {

@@ -1,7 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { RedisClient } from '../../redis.js';
-import type { Keys } from '../../storage/keys.js';
-import { markSlugChanged } from '../../storage/slug-changes.js';
+import type { SlugChanges } from '../../storage/slug-changes.js';
 import type { SlugIndex } from '../../storage/slug-index.js';
 import type { Pipeline } from '../pipeline.js';
 import type { MarkedSlug, ScoreChangeInbox } from './inbox.js';
@@ -76,8 +74,7 @@ export async function sweepScoreChanges(deps: Pick<FanOutDeps, 'inbox' | 'kickSc
 
 /** What a score change's fan-out works with, and nothing else of the pipeline. */
 export interface ScoreChangedDeps {
-  redis: RedisClient;
-  keys: Keys;
+  slugChanges: Pick<SlugChanges, 'markChanged'>;
   slugs: Pick<SlugIndex, 'installationsForSlug'>;
   /** Marks the slug pending for one installation and queues its update (updates.ts#enqueueSlugUpdate). */
   enqueueSlugUpdate: (installationId: string, slug: string, since?: number, lane?: SlugLane) => Promise<void>;
@@ -95,7 +92,7 @@ export async function scoreChanged(
 ): Promise<void> {
   // Before the fan-out: a batch that read this report earlier and links a record after the fan-out
   // looked at the index sees the mark and asks for this update again (see BatchOutcome.staleSlugs).
-  await markSlugChanged(deps.redis, deps.keys, slug);
+  await deps.slugChanges.markChanged(slug);
   for (const installationId of await deps.slugs.installationsForSlug(slug)) {
     await deps.enqueueSlugUpdate(installationId, slug, acceptedAt, lane);
   }
@@ -103,10 +100,9 @@ export async function scoreChanged(
 
 /** The fan-out's dependencies out of the pipeline's. */
 export function scoreChangedDeps(p: Pipeline): ScoreChangedDeps {
-  const { redis, keys, index } = p.deps;
+  const { slugChanges, index } = p.deps;
   return {
-    redis,
-    keys,
+    slugChanges,
     slugs: index.slugs,
     enqueueSlugUpdate: (...args) => enqueueSlugUpdate(p.updateQueue(), ...args),
   };
