@@ -94,8 +94,8 @@ async function carryLink(
   const [survivor] = await connector.readCompanies([change.mergedInto]);
   if (!survivor || (typeof survivor.fields.slug === 'string' && survivor.fields.slug.trim() !== ''))
     return null;
-  // Stamped as every connector write is: a CRM that echoes the write back (Salesforce's change events) knows it
-  // as the connector's own even where it cannot name the client that made it.
+  // Stamped as every connector write is: a CRM that echoes writes back as change events knows this one as the
+  // connector's own even where the event cannot name the client that made it.
   const values = { slug, syncedAt: new Date().toISOString() };
   const [written] = await connector.writeCompanies([{ id: change.mergedInto, values }]);
   if (!written?.ok) return null;
