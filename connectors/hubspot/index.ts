@@ -7,6 +7,7 @@ import { createHubSpotConnector, createJournalHubSpotConnector } from './create-
 import { HUBSPOT_PROPERTY_NAMES } from './fields/field-names.js';
 import { journalTokenRequest } from './journal/journal.js';
 import type { LocalHubSpot } from './local/local-hubspot.js';
+import { writeHubSpotCardSources } from './manifest/card-files.js';
 import { HUBSPOT_LISTING_GUIDE } from './manifest/listing-guide.js';
 import { writeHubSpotManifests } from './manifest/manifest.js';
 import { HUBSPOT_INSTALL_PATH } from './oauth/oauth-flow.js';
@@ -178,5 +179,6 @@ export const hubspotProvider: CrmProvider<typeof HUBSPOT_PROVIDER, HubSpotConfig
         )
       : null,
   writeManifests: writeHubSpotManifests,
+  writeSources: () => writeHubSpotCardSources(),
   startLocal: async (options) => (await import('./local/stand-in.js')).startHubSpotStandIn(options),
 };

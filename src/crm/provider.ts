@@ -269,6 +269,12 @@ export interface CrmProvider<K extends string, C, H> {
     appUrl: string,
     env?: Readonly<Record<string, string | undefined>>,
   ): Promise<string[]>;
+  /**
+   * Writes the modules the generator makes for the CRM's own component sources in this clone (components built
+   * apart from the repository, which import nothing from it); returns the files written. `manifests` calls it
+   * beside `writeManifests`; none: the CRM's components need none.
+   */
+  writeSources?(): Promise<string[]>;
   /** Starts a local stand-in of the CRM (loaded on demand: production never calls it). */
   startLocal(options: LocalStandInOptions): Promise<LocalStandIn<K, H>>;
 }

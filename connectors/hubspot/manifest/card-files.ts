@@ -1,12 +1,15 @@
 import { existsSync, readFileSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { markGenerated } from '../../../src/crm/generated-mark.js';
+import { HUBSPOT_FIELDS } from '../fields/field-names.js';
 
 /**
  * The app card's part of the HubSpot project: the card's source files from connectors/hubspot/card/ui/ copied as
- * they are, the connector's URL the card calls (`app-url.ts`, written here), one card component for the company
- * record tab and one for its sidebar (both drawn by the same entry file), and the cards' package.json, which
- * HubSpot installs before it bundles them.
+ * they are, the connector's URL the card calls (`app-url.ts`, written here), the property names it reads
+ * (`card-property-names.ts`, written here from the field table and into the card's own folder too), one card
+ * component for the company record tab and one for its sidebar (both drawn by the same entry file), and the
+ * cards' package.json, which HubSpot installs before it bundles them.
  */
 
 /** Where the card's own files live in this repository. */
@@ -21,6 +24,11 @@ export const HUBSPOT_CARD_SOURCES = [
   'ReportCard.tsx',
   'report-card-entry.tsx',
 ] as const;
+
+/** The card's module generated from the field table, in its own folder and in the project alike. */
+export const HUBSPOT_CARD_PROPERTY_NAMES_FILE = 'card-property-names.ts';
+
+const CARD_FILES_SOURCE = 'connectors/hubspot/manifest/card-files.ts';
 
 /** The card's entry point, as the components' `entrypoint` names it (relative to the project's srcDir). */
 export const HUBSPOT_CARD_ENTRYPOINT = '/app/cards/report-card-entry.tsx';
@@ -46,6 +54,41 @@ function cardSourceDir(): string {
   const found = candidates.find((dir) => existsSync(join(dir, 'report-card-entry.tsx')));
   if (!found) throw new Error(`the card's source files were not found (looked in ${candidates.join(', ')})`);
   return found;
+}
+
+/** A TypeScript string literal in the repository's quote style. */
+function quoted(text: string): string {
+  return `'${text.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+}
+
+/**
+ * `card-property-names.ts`: the HubSpot property of each field, from HUBSPOT_PROPERTY_NAMES in FIELDS order. The
+ * card imports nothing from the repository (HubSpot builds it apart), so the names are written into its folder.
+ */
+export function cardPropertyNamesModule(): string {
+  const lines = [
+    '/**',
+    ' * The HubSpot company property of each field the card reads: HUBSPOT_PROPERTY_NAMES of',
+    ' * connectors/hubspot/fields/field-names.ts, written out because HubSpot builds the card apart from the',
+    ' * repository. `npm run manifests -- --app-url <APP_URL>` writes this file into the card folder and into the',
+    ' * HubSpot project; test/hubspot-manifest.test.ts fails when either differs from the field table.',
+    ' */',
+    'export const CARD_PROPERTY_NAMES = {',
+    ...HUBSPOT_FIELDS.map((f) => `  ${f.key}: ${quoted(f.hubspot)},`),
+    '} as const;',
+    '',
+  ];
+  return markGenerated(HUBSPOT_CARD_PROPERTY_NAMES_FILE, lines.join('\n'), { generator: CARD_FILES_SOURCE });
+}
+
+/**
+ * Writes the card's generated module into the card's folder (by default the clone's connectors/hubspot/card/ui/,
+ * which the repository's tests and the component preview build from); returns the file written.
+ */
+export async function writeHubSpotCardSources(dir: string = cardSourceDir()): Promise<string[]> {
+  const path = join(dir, HUBSPOT_CARD_PROPERTY_NAMES_FILE);
+  await writeFile(path, cardPropertyNamesModule(), 'utf8');
+  return [path];
 }
 
 function json(value: unknown): string {
@@ -79,8 +122,9 @@ export function hubspotCardFiles(appUrl: string): Record<string, string> {
   files['src/app/cards/app-url.ts'] = markGenerated(
     'app-url.ts',
     `/** The connector's public URL the card calls (written by the manifest generator). */\nexport const APP_URL = ${JSON.stringify(appUrl)};\n`,
-    { generator: 'connectors/hubspot/manifest/card-files.ts' },
+    { generator: CARD_FILES_SOURCE },
   );
+  files[`src/app/cards/${HUBSPOT_CARD_PROPERTY_NAMES_FILE}`] = cardPropertyNamesModule();
   files['src/app/cards/package.json'] = json({
     name: 'report-connector-cards',
     version: '0.1.0',

@@ -5,7 +5,10 @@ import { parseCommandArgs } from '../args.js';
 import { UsageError } from '../errors.js';
 import type { CommandIo } from '../io.js';
 
-/** `manifests --app-url URL [--out DIR]`: writes each CRM's app project (its provider's `writeManifests`) for your APP_URL. */
+/**
+ * `manifests --app-url URL [--out DIR]`: writes each CRM's app project (its provider's `writeManifests`) for your
+ * APP_URL, and the modules its component sources import from the generator (`writeSources`).
+ */
 export async function manifestsCommand(argv: string[], io: CommandIo): Promise<number> {
   const { values } = parseCommandArgs('manifests', argv, {
     'app-url': { type: 'string' },
@@ -20,6 +23,7 @@ export async function manifestsCommand(argv: string[], io: CommandIo): Promise<n
     const dir = resolve(out, provider.kind);
     try {
       written.push(...(await provider.writeManifests(dir, appUrl.replace(/\/+$/, ''), io.env)));
+      if (provider.writeSources) written.push(...(await provider.writeSources()));
     } catch (err) {
       // A provider's own manifest settings (its environment keys) are part of this command's usage.
       if (err instanceof ConfigError) throw new UsageError(err.message);

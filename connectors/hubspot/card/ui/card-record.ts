@@ -6,32 +6,15 @@ import {
   type CardMatchStatus,
   type CardPillar,
 } from './card-data.js';
+import { CARD_PROPERTY_NAMES } from './card-property-names.js';
 
 /**
  * The card's data from the connector's own properties on a company, as the seller's HubSpot holds them. The
  * card reads them through HubSpot (`fetchCrmObjectProperties`, with the viewing user's rights), so what it
  * shows needs no identity of its own; the connector's sign-in page builds the same from its CRM read. The
- * property names equal connectors/hubspot/fields/field-names.ts (test/hubspot-card.test.tsx checks that): this
- * folder is copied into the HubSpot project and imports nothing from the rest of the repository.
+ * property names come from card-property-names.ts, which the manifest generator writes from the field table:
+ * this folder is copied into the HubSpot project and imports nothing from the rest of the repository.
  */
-
-export const CARD_PROPERTY_NAMES = {
-  slug: 'report_slug',
-  score: 'report_score',
-  band: 'report_band',
-  scoredAt: 'report_scored_at',
-  pillars: 'report_pillars',
-  verifiedScore: 'report_verified_score',
-  verdict: 'report_verdict',
-  verifiedAt: 'report_verified_at',
-  reportUrl: 'report_url',
-  matchStatus: 'report_match_status',
-  syncedAt: 'report_synced_at',
-  alert: 'report_alert',
-  alertAt: 'report_alert_at',
-  linkSource: 'report_link_source',
-  scorePrevious: 'report_score_previous',
-} as const;
 
 export type CardFieldKey = keyof typeof CARD_PROPERTY_NAMES;
 export type CardFieldValues = Partial<Record<CardFieldKey, string | number | null | undefined>>;

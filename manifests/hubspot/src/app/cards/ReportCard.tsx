@@ -16,7 +16,8 @@ import {
 import { type ReactNode, useCallback, useEffect, useState } from 'react';
 import { type CardData, type CardDecision, preselectedCandidate } from './card-data.js';
 import { cardActUrl } from './card-paths.js';
-import { CARD_PROPERTY_NAMES, cardDataFromProperties } from './card-record.js';
+import { CARD_PROPERTY_NAMES } from './card-property-names.js';
+import { cardDataFromProperties } from './card-record.js';
 import {
   ACT_MODAL_TITLE,
   ALERT_TITLE,
