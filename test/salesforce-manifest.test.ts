@@ -39,9 +39,9 @@ describe('committed Salesforce manifests', () => {
   it('are well-formed XML, every one', async () => {
     const xmlFiles = (await filesUnder(COMMITTED)).filter((p) => p.endsWith('.xml'));
     // Fields, three permission sets, the External Client App, its two OAuth settings and its OAuth policies,
-    // package.xml, the record component's configuration, the record page and Account's Change Data Capture
-    // selection.
-    expect(xmlFiles.length).toBe(SALESFORCE_FIELDS.length + 11);
+    // package.xml, the configurations of the record component and of its words' module, the record page and
+    // Account's Change Data Capture selection.
+    expect(xmlFiles.length).toBe(SALESFORCE_FIELDS.length + 12);
     for (const path of xmlFiles) {
       expect(XMLValidator.validate(await readFile(join(COMMITTED, path), 'utf8')), path).toBe(true);
     }
@@ -150,6 +150,27 @@ describe('committed Salesforce manifests', () => {
     expect(js).not.toMatch(/@salesforce\/apex|fetch\(|XMLHttpRequest/);
   });
 
+  it('hold the words as a service module the component imports, exposed nowhere', async () => {
+    const words = 'unpackaged/main/default/lwc/sellerWords';
+    const files = await filesUnder(COMMITTED);
+    expect(files.filter((f) => f.startsWith(`${words}/`))).toEqual(
+      ['sellerWords.js', 'sellerWords.js-meta.xml'].map((f) => `${words}/${f}`),
+    );
+    const meta = parser.parse(
+      await readFile(join(COMMITTED, `${words}/sellerWords.js-meta.xml`), 'utf8'),
+    ).LightningComponentBundle;
+    expect(meta).toMatchObject({ apiVersion: '68.0', isExposed: 'false' });
+    expect(meta.targets).toBeUndefined();
+    const view = await readFile(
+      join(COMMITTED, 'unpackaged/main/default/lwc/reportScore/reportScoreView.js'),
+      'utf8',
+    );
+    expect(view).toContain("from 'c/sellerWords';");
+    // Plain JavaScript: no type left, no import at all.
+    const script = await readFile(join(COMMITTED, `${words}/sellerWords.js`), 'utf8');
+    expect(script).not.toMatch(/^import |: string\b|as const/m);
+  });
+
   it('hold an Account record page placing the component, and never make it the org default', async () => {
     const files = await filesUnder(COMMITTED);
     const page = parser.parse(
@@ -213,7 +234,7 @@ describe('committed Salesforce manifests', () => {
     expect(byType.CustomField.sort()).toEqual(SALESFORCE_FIELDS.map((f) => `Account.${f.salesforce}`).sort());
     expect(byType.PermissionSet).toEqual(['Report_Connector', 'Report_Editor', 'Report_Viewer']);
     expect(byType.PlatformEventChannelMember).toEqual(['ChangeEvents_AccountChangeEvent']);
-    expect(byType.LightningComponentBundle).toEqual(['reportScore']);
+    expect(byType.LightningComponentBundle).toEqual(['reportScore', 'sellerWords']);
     expect(byType.FlexiPage).toEqual(['Account_Report_Record_Page']);
     expect(byType.ConnectedApp).toBeUndefined();
     expect(byType.ExternalClientApplication).toEqual(['Report_Connector']);
@@ -335,6 +356,8 @@ describe('the SFDX project as @salesforce/source-deploy-retrieve reads it', () =
           'lwc/reportScore/reportScore.html',
           'lwc/reportScore/reportScore.css',
           'lwc/reportScore/reportScoreView.js',
+          'lwc/sellerWords/sellerWords.js',
+          'lwc/sellerWords/sellerWords.js-meta.xml',
         ]),
       );
       const account = parser.parse(

@@ -1,28 +1,73 @@
 import { readFileSync } from 'node:fs';
-import { describe, expect, it } from 'vitest';
+import { join } from 'node:path';
+import { describe, expect, it, vi } from 'vitest';
 import * as card from '../connectors/hubspot/card/ui/card-text.js';
+import * as words from '../connectors/hubspot/card/ui/seller-words.js';
+import { PLACEHOLDER_APP_URL, salesforceProjectFiles } from '../connectors/salesforce/manifest/manifest.js';
 // @ts-expect-error: the Salesforce component's view is plain JavaScript without declarations.
-import * as lwc from '../connectors/salesforce/record-page/lwc/reportScore/reportScoreView.js';
+import * as view from '../connectors/salesforce/record-page/lwc/reportScore/reportScoreView.js';
+import {
+  SELLER_WORDS_MODULE,
+  SELLER_WORDS_SOURCE,
+} from '../connectors/salesforce/record-page/seller-words-module.js';
+// @ts-expect-error: the generated LWC module is plain JavaScript without declarations.
+import * as lwc from '../manifests/salesforce/unpackaged/main/default/lwc/sellerWords/sellerWords.js';
+
+// The view imports its words as the LWC module `c/sellerWords`: here, the committed generated one.
+vi.mock(
+  'c/sellerWords',
+  // @ts-expect-error: the generated LWC module is plain JavaScript without declarations.
+  () => import('../manifests/salesforce/unpackaged/main/default/lwc/sellerWords/sellerWords.js'),
+);
 
 /**
- * The HubSpot card and the Salesforce component are built apart, so each holds the seller-facing words; these
- * checks keep them one set: the same words for every state, the same lines for the same facts, and no word or
- * link that sends a seller to the connector's admin page.
+ * One set of seller-facing words: the HubSpot card's seller-words.ts, which the generator writes into the SFDX
+ * project as the LWC module `c/sellerWords`. These checks hold that the committed module is what the generator
+ * makes from it and says the same, that the reportScore component keeps no copy of its own, and that no word
+ * or link sends a seller to the connector's admin page.
  */
+
+const ROOT = join(import.meta.dirname, '..');
+const MODULE = `unpackaged/main/default/lwc/${SELLER_WORDS_MODULE.name}/${SELLER_WORDS_MODULE.name}.js`;
+const VIEW = 'connectors/salesforce/record-page/lwc/reportScore/reportScoreView.js';
+const TEMPLATE = 'connectors/salesforce/record-page/lwc/reportScore/reportScore.html';
+
+const read = (path: string) => readFileSync(join(ROOT, path), 'utf8');
+
+/** Every sentence of the shared words: the constants' strings, and the fixed parts of the functions' lines. */
+function sentences(): string[] {
+  const out: string[] = [];
+  const collect = (value: unknown): void => {
+    if (typeof value === 'string') out.push(value);
+    else if (value && typeof value === 'object') for (const v of Object.values(value)) collect(v);
+  };
+  for (const value of Object.values(words)) if (typeof value !== 'function') collect(value);
+  const gap = '\u0000';
+  const lines = [
+    words.scoredSentence(gap),
+    words.verificationSentence(gap, gap, gap),
+    words.previousSentence(1, 2, gap, gap),
+    words.alertSentence(gap, gap),
+  ];
+  for (const line of lines) out.push(...line.split(gap).map((part) => part.trim()));
+  return out.filter((s) => s.length >= 8);
+}
+
 describe('seller-facing words', () => {
-  it('both components say the same for every state', () => {
-    const shared = (words: typeof card | typeof lwc) => ({
-      LINK_SOURCE_WORDS: words.LINK_SOURCE_WORDS,
-      STATE_TITLES: words.STATE_TITLES,
-      STATUS_SENTENCES: words.STATUS_SENTENCES,
-      NO_MATCH_DECIDED_SENTENCE: words.NO_MATCH_DECIDED_SENTENCE,
-      NEVER_SYNCED_SENTENCE: words.NEVER_SYNCED_SENTENCE,
-      NO_VERIFICATION_SENTENCE: words.NO_VERIFICATION_SENTENCE,
-      NO_PREVIOUS_SENTENCE: words.NO_PREVIOUS_SENTENCE,
-      ALERT_TITLE: words.ALERT_TITLE,
-      OPEN_REPORT_WORDS: words.OPEN_REPORT_WORDS,
-    });
-    expect(shared(lwc)).toEqual(shared(card));
+  it('the Salesforce module c/sellerWords is what the generator writes from the card’s seller-words.ts', () => {
+    const generated = salesforceProjectFiles({ appUrl: PLACEHOLDER_APP_URL })[MODULE];
+    expect(
+      read(`manifests/salesforce/${MODULE}`),
+      `manifests/salesforce/${MODULE} differs from ${SELLER_WORDS_SOURCE}: run npm run manifests -- --app-url ${PLACEHOLDER_APP_URL}`,
+    ).toBe(generated);
+    const module: Record<string, unknown> = { ...lwc };
+    // The card reads them through card-text.ts, which re-exports them.
+    const cardText: Record<string, unknown> = { ...card };
+    expect(Object.keys(module).sort()).toEqual(Object.keys(words).sort());
+    for (const [name, value] of Object.entries(words)) {
+      if (typeof value !== 'function') expect(module[name], name).toEqual(value);
+      expect(cardText[name], name).toBe(value);
+    }
     expect(Object.keys(lwc.STATE_TITLES)).toHaveLength(7);
   });
 
@@ -55,22 +100,47 @@ describe('seller-facing words', () => {
     expect(lwc.alertSentence(alert, '3 Nov 2026')).toBe(card.alertSentence(alert, '3 Nov 2026'));
   });
 
+  it('the reportScore component imports the words from c/sellerWords and holds no copy of them', () => {
+    const source = read(VIEW);
+    const imported = /import \{([^}]*)\} from 'c\/sellerWords';/.exec(source)?.[1];
+    expect(imported, `${VIEW} imports c/sellerWords`).toBeDefined();
+    const names = imported!
+      .split(',')
+      .map((n) => n.trim())
+      .filter(Boolean);
+    expect(
+      names.every((n) => n in words),
+      names.join(', '),
+    ).toBe(true);
+    for (const name of Object.keys(words)) {
+      expect({ name, defined: new RegExp(`(const|function) ${name}\\b`).test(source) }).toEqual({
+        name,
+        defined: false,
+      });
+    }
+    const shown = `${source}\n${read(TEMPLATE)}`;
+    const found = sentences().filter((sentence) => shown.includes(sentence));
+    expect(sentences().length).toBeGreaterThan(20);
+    expect(found).toEqual([]);
+  });
+
   it('the card acts for its signed user; the Salesforce component, which has no action, says the admin decides', () => {
     expect(card.CARD_NEXT_STEPS.needs_review).toMatch(/^Pick the right one/);
-    expect(lwc.SALESFORCE_NEXT_STEPS.needs_review).toMatch(/admin chooses/);
-    expect(lwc.SALESFORCE_NEXT_STEPS.no_match).toMatch(/tell your admin/);
+    expect(view.SALESFORCE_NEXT_STEPS.needs_review).toMatch(/admin chooses/);
+    expect(view.SALESFORCE_NEXT_STEPS.no_match).toMatch(/tell your admin/);
   });
 
   it('no seller-facing word or link names the admin page', () => {
     const files = [
       'connectors/hubspot/card/ui/card-text.ts',
+      SELLER_WORDS_SOURCE,
       'connectors/hubspot/card/ui/ReportCard.tsx',
-      'connectors/salesforce/record-page/lwc/reportScore/reportScoreView.js',
-      'connectors/salesforce/record-page/lwc/reportScore/reportScore.html',
+      VIEW,
+      TEMPLATE,
+      `manifests/salesforce/${MODULE}`,
     ];
     for (const file of files) {
-      const text = readFileSync(file, 'utf8');
-      expect({ file, adminPage: /\(admin page\)|\/admin\b|adminUrl/.test(text) }).toEqual({
+      expect({ file, adminPage: /\(admin page\)|\/admin\b|adminUrl/.test(read(file)) }).toEqual({
         file,
         adminPage: false,
       });

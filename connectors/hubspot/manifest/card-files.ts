@@ -21,6 +21,7 @@ export const HUBSPOT_CARD_SOURCES = [
   'card-paths.ts',
   'card-record.ts',
   'card-text.ts',
+  'seller-words.ts',
   'ReportCard.tsx',
   'report-card-entry.tsx',
 ] as const;

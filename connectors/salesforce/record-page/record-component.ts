@@ -4,12 +4,14 @@ import { markGenerated } from '../../../src/crm/generated-mark.js';
 import { findProjectRoot } from '../../../src/util/project-root.js';
 import { escapeXml, METADATA_NS, metadataDocument } from '../manifest/metadata-xml.js';
 import { ACCOUNT_SOBJECT } from '../provider.js';
+import { sellerWordsFiles } from './seller-words-module.js';
 
 /**
  * The seller-facing part of the SFDX project: the `reportScore` Lightning web component for Account record
  * pages, and an optional Lightning record page (FlexiPage) that places it. The component's code is kept as
  * real files in connectors/salesforce/record-page/lwc/reportScore (tested with sfdx-lwc-jest in test/lwc) and copied into
- * the project as is; its configuration file is generated here because it carries the connector's address.
+ * the project as is; its configuration file is generated here because it carries the connector's address. Its
+ * words come from the LWC module `c/sellerWords`, which seller-words-module.ts writes beside it.
  *
  * The FlexiPage is never made the org default: that takes an action override on Account (or activation in
  * Lightning App Builder), and the project holds neither; an admin activates it, or adds the component to the
@@ -140,7 +142,10 @@ export function recordPageFile(appUrl: string): string {
   });
 }
 
-/** Every file of the component and the page, keyed by path under the given `main/default` directory. */
+/**
+ * Every file of the component, the module of its words (seller-words-module.ts) and the page, keyed by path
+ * under the given `main/default` directory.
+ */
 export function recordComponentFiles(
   root: string,
   appUrl: string,
@@ -148,7 +153,7 @@ export function recordComponentFiles(
 ): Record<string, string> {
   const bundle = `${root}/lwc/${RECORD_COMPONENT.name}`;
   const generator = { generator: 'connectors/salesforce/record-page/record-component.ts' };
-  const files: Record<string, string> = {};
+  const files: Record<string, string> = sellerWordsFiles(root, apiVersion);
   for (const [name, content] of Object.entries(recordComponentSources())) {
     files[`${bundle}/${name}`] = markGenerated(name, content, {
       copyOf: `${RECORD_COMPONENT_SOURCE_DIR}/${name}`,

@@ -1,7 +1,28 @@
+import {
+  ALERT_TITLE,
+  alertSentence,
+  LINK_SOURCE_WORDS,
+  NEVER_SYNCED_SENTENCE,
+  NO_MATCH_DECIDED_SENTENCE,
+  NO_PREVIOUS_SENTENCE,
+  NO_VERIFICATION_SENTENCE,
+  OPEN_REPORT_WORDS,
+  previousSentence,
+  STATE_TITLES,
+  STATUS_SENTENCES,
+  scoredSentence,
+  verificationSentence,
+} from 'c/sellerWords';
+
 /**
  * What the report component shows for one Account, from the connector's Report_* fields as Lightning Data
- * Service returns them. Pure functions of the record and the component's settings, so each state's words live
- * in one place; reportScore.js only wires the record in and the template only lays the words out.
+ * Service returns them. Pure functions of the record and the component's settings; reportScore.js only wires
+ * the record in and the template only lays the words out.
+ *
+ * The words a seller reads come from `c/sellerWords`, the HubSpot card's words (the generator writes that module
+ * from connectors/hubspot/card/ui/seller-words.ts). A seller sees the score and why a record waits; this
+ * component has no action of its own, so it says who acts (its own words, below), and it never links to the
+ * connector's admin page, which sellers cannot open.
  */
 
 /** The fields the component reads (optional: a user without access to one simply gets no value for it). */
@@ -23,82 +44,12 @@ export const REPORT_FIELDS = [
   'Account.Report_Score_Previous__c',
 ];
 
-/*
- * The seller-facing words, the same as the HubSpot card's (connectors/hubspot/card/ui/card-text.ts; this bundle
- * is deployed on its own, so it holds a copy, and test/seller-words.test.ts checks that both say the same). A
- * seller sees the score and why a record waits; this component has no action of its own, so it says who acts,
- * and it never links to the connector's admin page, which sellers cannot open.
- */
-export const LINK_SOURCE_WORDS = {
-  auto: 'Linked automatically by the connector’s matching.',
-  person: 'Linked by hand: someone set the report slug on this company.',
-  admin: 'Linked by an admin of the report connector.',
-  request: 'Linked to the report that was requested for this company.',
-};
-
-export const STATE_TITLES = {
-  matched: 'Report score',
-  needs_review: 'Needs review',
-  no_match: 'No report',
-  not_published: 'Report not published',
-  requested: 'Report requested',
-  error: 'Could not read the report',
-  never_synced: 'Not looked at yet',
-};
-
-export const STATUS_SENTENCES = {
-  needs_review:
-    'Several published reports could be this company, and none is clearly it. The score appears here once one is chosen.',
-  no_match: 'No published report matches this company.',
-  not_published:
-    'The linked report is not published at the moment. The score comes back on its own when the report is published again.',
-  requested:
-    'A report was requested for this company. The record is linked and scored as soon as the report is published.',
-  error:
-    'The connector could not read the linked report the last time it tried. It tries again on the next sync; if this stays, ask your admin.',
-};
-
-export const NO_MATCH_DECIDED_SENTENCE =
-  'Someone decided that no published report is this company, so the connector will not link one on its own.';
-
-export const NEVER_SYNCED_SENTENCE =
-  'The connector has not written this company yet. Its score appears after the next sync.';
-
-export const NO_VERIFICATION_SENTENCE =
-  'This report is not verified: the score is the publisher’s own, not checked by a verifier.';
-
-export const NO_PREVIOUS_SENTENCE = 'No earlier score: this is the first score the record has had.';
-
-export const ALERT_TITLE = 'Active alert';
-
-export const OPEN_REPORT_WORDS = 'Open the full report';
-
-export function scoredSentence(when) {
-  return `Scored on ${when}`;
-}
-
 /** Who acts where this component cannot: a Salesforce seller asks their admin, who decides in the connector. */
 export const SALESFORCE_NEXT_STEPS = {
   needs_review:
     'Your admin chooses the report in the report connector. If you know which it is, tell your admin.',
   no_match: 'To ask for a report for this company, tell your admin.',
 };
-
-export function verificationSentence(verdict, verifiedScore, when) {
-  const parts = [`Verification: ${verdict ?? 'no verdict given'}`];
-  if (verifiedScore !== null) parts.push(`verified score ${verifiedScore}`);
-  return `${parts.join(', ')}${when ? `, on ${when}` : ''}.`;
-}
-
-export function previousSentence(previous, current, previousText, when) {
-  const direction =
-    current === null ? '' : current > previous ? ' (up)' : current < previous ? ' (down)' : '';
-  return `Previous score ${previousText}${direction}${when ? `; it changed with the scoring of ${when}` : ''}.`;
-}
-
-export function alertSentence(text, when) {
-  return when ? `${text} (${when})` : text;
-}
 
 /** A field's value, or null when it is empty or the record does not carry it. */
 function fieldValue(record, apiName) {
