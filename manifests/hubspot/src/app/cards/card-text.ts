@@ -8,21 +8,7 @@ import type { CardRequestState } from './card-data.js';
 
 // The words the Salesforce component shows as well live in seller-words.ts, which the generator writes into
 // both projects; the card reads them through this module like every other sentence.
-export {
-  ALERT_TITLE,
-  alertSentence,
-  LINK_SOURCE_WORDS,
-  NEVER_SYNCED_SENTENCE,
-  NO_MATCH_DECIDED_SENTENCE,
-  NO_PREVIOUS_SENTENCE,
-  NO_VERIFICATION_SENTENCE,
-  OPEN_REPORT_WORDS,
-  previousSentence,
-  STATE_TITLES,
-  STATUS_SENTENCES,
-  scoredSentence,
-  verificationSentence,
-} from './seller-words.js';
+export * from './seller-words.js';
 
 /** What a seller can do in the HubSpot card, which acts for its signed user. */
 export const CARD_NEXT_STEPS = {
