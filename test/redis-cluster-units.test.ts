@@ -119,6 +119,8 @@ describe('hash tags', () => {
       keys.reviewCandidates(id),
       keys.rejected(id),
       keys.pollCursor(id),
+      keys.changeStreamLease(id),
+      keys.changeStreamState(id),
       keys.recordLock(id, '7'),
       keys.recordLock(id, '8'),
       keys.runs(id),

@@ -5,6 +5,7 @@ import type { LocalAccountChange } from '../connectors/salesforce/local/org.js';
 import { CALL_OPTIONS_CLIENT, DEFAULT_API_VERSION } from '../connectors/salesforce/provider.js';
 import { ChangeStreams } from '../src/app/change-streams.js';
 import type { CrmChange } from '../src/crm/connector.js';
+import { streaming } from './support/change-stream.js';
 import { suiteSystem } from './support/local-system.js';
 import { realtimeIdle } from './support/realtime-idle.js';
 import { waitFor } from './support/wait.js';
@@ -19,16 +20,6 @@ const system = suiteSystem(
   { crm: 'salesforce', companies: 60, env: { SALESFORCE_POLL_SECONDS: '3600' } },
   { firstRunEnded: true, prepare: (s) => streaming(s) },
 );
-
-async function streaming(s: typeof system): Promise<void> {
-  const replay = new ReplayStore({ redis: s.ctx.redis, keys: s.ctx.keys });
-  await waitFor(
-    'the change stream to hold a position',
-    async () => ((await replay.get(s.installationId)) ? true : undefined),
-    20_000,
-    50,
-  );
-}
 
 function records() {
   return system.recordIds.map((id) => system.crm.record(id)).filter((r) => r !== undefined);

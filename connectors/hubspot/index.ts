@@ -52,6 +52,7 @@ export const hubspotProvider: CrmProvider<typeof HUBSPOT_PROVIDER, HubSpotConfig
   readConfig: readHubSpotConfig,
   tokenVariable: 'HUBSPOT_ACCESS_TOKEN',
   tokenModeVariables: ['HUBSPOT_ACCESS_TOKEN'],
+  pushedChanges: "HubSpot's webhooks",
   // HubSpot pushes changes by webhook; the poll, when configured, reads the webhooks journal for missed ones.
   pollIntervalMs: ({ hubspot }) => (hubspot.journalMinutes ? hubspot.journalMinutes * 60_000 : null),
   createConnector: ({ config, installation, tokens, appToken, gate, onUsage }) => {

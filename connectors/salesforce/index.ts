@@ -50,6 +50,8 @@ export const salesforceProvider: CrmProvider<typeof SALESFORCE_PROVIDER, Salesfo
     pollIntervalMs: ({ salesforce }) => salesforce.pollSeconds * 1000,
     // Change Data Capture when switched on; loaded on demand, so the gRPC client loads only where it runs.
     changeStream: {
+      label: 'Change Data Capture',
+      variable: 'SALESFORCE_CHANGE_EVENTS',
       enabled: ({ salesforce }) => salesforce.changeEvents,
       run: async (config, input) =>
         (await import('./changes/cdc-stream.js')).runAccountChangeStream(config, input),

@@ -1,3 +1,4 @@
+import { type ChangeSourceView, changeSourceOf } from '../app/change-source.js';
 import type { AppContext } from '../app/context.js';
 import type { ReportRateView } from '../app/runtime.js';
 import type { ApiUsage, CrmKind } from '../crm/connector.js';
@@ -18,8 +19,8 @@ import type { EnvKeyCheck } from './env-key-check.js';
 
 /**
  * Everything the admin page and `GET /admin/api/installations` show about one installation: connection state,
- * API usage as last seen, the report-service key, match coverage, the score distribution, the review queue's
- * length, the last run and the report key's learnt rate, all from Redis. One CRM read, only when there is
+ * where its CRM changes come from, API usage as last seen, the report-service key, match coverage, the score
+ * distribution, the review queue's length, the last run and the report key's learnt rate, all from Redis. One CRM read, only when there is
  * something to show: the domain and country of the records on reports whose auto-links disagree (Redis keeps
  * only digests of them, to save bytes per record). That read failing leaves the values out; it never fails the page.
  */
@@ -65,6 +66,8 @@ export interface InstallationView {
   /** Set by the page for the approve form of a pending installation (the CSRF token, or null for none). */
   approveCsrf?: string | null;
   connection: ConnectionView;
+  /** Where the CRM's changes come from now (its webhooks, the change stream, the poll) and why. */
+  changeSource: ChangeSourceView;
   /** The CRM API usage last seen, and when (`at`) when it was stored (any process, after any call). */
   apiUsage: (ApiUsage & { at?: string }) | null;
   reportKey: ReportKeyView;
@@ -131,6 +134,7 @@ export class AdminOverview {
       reportRate,
       decided,
       hot,
+      changeSource,
     ] = await Promise.all([
       ctx.index.statuses.read(installation.id),
       ctx.index.reviews.count(installation.id),
@@ -141,6 +145,7 @@ export class AdminOverview {
       ctx.runtime.reportRate(installation),
       ctx.decisions.latest(installation.id, 1),
       ctx.pipeline.pendingSlugs.count(installation.id, 'hot'),
+      changeSourceOf(ctx, installation),
     ]);
     const conflicts = conflictingPlaceDigests(shared).slice(0, MAX_SHARED_CONFLICTS);
     const places = await this.sharedLinkPlaces(installation, conflicts);
@@ -156,6 +161,7 @@ export class AdminOverview {
         ? { by: installation.approvedBy, at: installation.approvedAt ?? null }
         : null,
       connection: connectionOf(installation),
+      changeSource,
       apiUsage,
       reportKey,
       reportRate,

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { TokenManager } from '../auth/token-manager.js';
 import type { Config } from '../config.js';
-import type { ChangeStreamInput, ChangeStreamState } from '../crm/provider.js';
+import type { ChangeStreamInput } from '../crm/provider.js';
 import { isLetIn } from '../installations/let-in.js';
 import type { InstallationStore } from '../installations/store.js';
 import type { Logger } from '../log.js';
@@ -10,6 +10,7 @@ import type { Pipeline } from '../pipeline/pipeline.js';
 import { jobIdPart, type Queues } from '../pipeline/queues.js';
 import { providerFor } from '../providers.js';
 import type { RedisClient } from '../redis.js';
+import type { StreamStateInput } from '../storage/change-stream-states.js';
 import type { Keys } from '../storage/keys.js';
 import type { LinkIndex } from '../storage/link-index.js';
 import { LuaScript } from '../storage/lua-script.js';
@@ -23,12 +24,14 @@ import type { Stores } from './stores.js';
  * renewing, and another takes the lease within about `leaseMs`. A process holds at most `maxStreams`; the
  * others' changes still arrive by the poll, which keeps running as the safety net. The lease is given back on
  * a clean stop, so a restart takes over at once.
+ *
+ * What each stream reports (streaming, or on the poll and why) is recorded in Redis while its lease is held
+ * (storage/change-stream-states.ts), and a released stream records why it ended in the same step that gives
+ * the lease back: the admin page, `status` and the poll read it from any process (change-source.ts).
  */
 
 const RENEW = LuaScript.load('lock-renew');
-const RELEASE = LuaScript.load('locks-release');
 const renewReply = z.enum(['renewed', 'lost']);
-const releaseReply = z.number();
 
 export interface ChangeStreamOptions {
   /** How long a lease lasts unless renewed (ms); a dead holder's streams move within about this. */
@@ -49,7 +52,7 @@ export interface StreamContext {
   installations: InstallationStore;
   redis: RedisClient;
   keys: Keys;
-  stores: Pick<Stores, 'provider'>;
+  stores: Pick<Stores, 'provider' | 'streamStates'>;
   logger: Logger;
   tokens: TokenManager;
   pipeline: Pipeline;
@@ -61,7 +64,8 @@ export interface StreamContext {
 export class ChangeStreams {
   private readonly token = randomUUID();
   private readonly held = new Map<string, Held>();
-  private readonly states = new Map<string, ChangeStreamState>();
+  /** Each installation's state writes, in order: a stream's last report lands before its release. */
+  private readonly writes = new Map<string, Promise<void>>();
   private timer: NodeJS.Timeout | null = null;
   private ticking: Promise<void> | null = null;
   private readonly leaseMs: number;
@@ -97,15 +101,13 @@ export class ChangeStreams {
     return [...this.held.keys()];
   }
 
-  state(installationId: string): ChangeStreamState | undefined {
-    return this.states.get(installationId);
-  }
-
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
     await this.ticking;
-    await Promise.all([...this.held.keys()].map((id) => this.release(id)));
+    await Promise.all(
+      [...this.held.keys()].map((id) => this.release(id, 'The worker holding the stream stopped')),
+    );
   }
 
   private async tick(): Promise<void> {
@@ -121,8 +123,11 @@ export class ChangeStreams {
     for (const id of [...this.held.keys()]) {
       const lease = this.ctx.keys.changeStreamLease(id);
       const renewed = await RENEW.run(this.ctx.redis, [lease], [this.token, this.leaseMs], renewReply);
-      // A lost lease, or an installation stopped, disconnected or removed: its stream ends here.
-      if (renewed === 'lost' || !streamable.has(id)) await this.release(id);
+      // A lost lease (nothing is recorded then: another may hold it), or an installation stopped, disconnected
+      // or removed: its stream ends here.
+      if (renewed === 'lost') await this.release(id, 'The stream lost its lease');
+      else if (!streamable.has(id))
+        await this.release(id, 'The installation was stopped, disconnected or removed');
     }
     for (const [id, source] of streamable) {
       if (this.held.size >= this.maxStreams) return;
@@ -159,20 +164,18 @@ export class ChangeStreams {
         },
         catchUp: (reason) => this.catchUp(installationId, reason),
         survivorsOf: async (ids) => (await handle.connector.survivorsOf?.(ids)) ?? new Map(),
-        report: (state) => this.states.set(installationId, state),
+        report: (state) => void this.record(installationId, state),
       });
     })()
-      .catch((err) => ctx.logger.warn({ err, installationId }, 'change stream stopped'))
-      .finally(async () => {
+      .catch((err) => {
+        ctx.logger.warn({ err, installationId }, 'change stream stopped');
+        return err instanceof Error ? err.message : String(err);
+      })
+      .then(async (failure) => {
         // Ended by itself (the installation went away, or failed to open): the lease goes back for a later try.
         if (abort.signal.aborted || this.held.get(installationId)?.abort !== abort) return;
         this.held.delete(installationId);
-        await RELEASE.run(
-          ctx.redis,
-          [ctx.keys.changeStreamLease(installationId)],
-          [this.token],
-          releaseReply,
-        );
+        await this.giveBack(installationId, failure ? `The stream failed: ${failure}` : 'The stream ended');
       });
     this.held.set(installationId, { abort, running });
     ctx.logger.info({ installationId }, 'change stream started');
@@ -189,17 +192,38 @@ export class ChangeStreams {
     );
   }
 
-  private async release(installationId: string): Promise<void> {
+  /** Ends the stream held here, then gives its lease back with `why` recorded. */
+  private async release(installationId: string, why: string): Promise<void> {
     const held = this.held.get(installationId);
     if (!held) return;
     this.held.delete(installationId);
     held.abort.abort();
     await held.running;
-    await RELEASE.run(
-      this.ctx.redis,
-      [this.ctx.keys.changeStreamLease(installationId)],
-      [this.token],
-      releaseReply,
-    );
+    await this.giveBack(installationId, why);
+  }
+
+  private async giveBack(installationId: string, why: string): Promise<void> {
+    await this.record(installationId, { mode: 'poll', reason: 'ended', detail: why }, true);
+  }
+
+  /**
+   * Records a state while the lease is this process's (with `release`, giving it back), after the
+   * installation's earlier writes. A failed write is logged and the stream goes on: the state is for people
+   * and the poll, and an unreleased lease lapses within `leaseMs`.
+   */
+  private record(installationId: string, state: StreamStateInput, release = false): Promise<void> {
+    const { streamStates } = this.ctx.stores;
+    const write = (this.writes.get(installationId) ?? Promise.resolve())
+      .then(() => streamStates.write(installationId, this.token, state, { release }))
+      .then(
+        () => undefined,
+        (err: unknown) =>
+          this.ctx.logger.warn({ err, installationId }, 'change stream: its state was not recorded'),
+      );
+    this.writes.set(installationId, write);
+    void write.then(() => {
+      if (this.writes.get(installationId) === write) this.writes.delete(installationId);
+    });
+    return write;
   }
 }

@@ -14,6 +14,7 @@ import type { RedisClient } from '../redis.js';
 import type { ReportClient } from '../reports/client.js';
 import { RequestStore } from '../requests/request-store.js';
 import { ActiveRuns } from '../storage/active-runs.js';
+import { ChangeStreamStates } from '../storage/change-stream-states.js';
 import { EventLatencies } from '../storage/event-latency.js';
 import { EventLog } from '../storage/event-log.js';
 import type { Keys } from '../storage/keys.js';
@@ -65,6 +66,8 @@ export interface Stores {
   massActions: MassActionLog;
   revocations: SessionRevocations;
   loginThrottle: LoginThrottle;
+  /** Where each installation's changes come from, as its change stream last said (app/change-streams.ts). */
+  streamStates: ChangeStreamStates;
   /** One set of webhook event marks per CRM (webhooks/crm-event-marks.ts). */
   eventMarks(kind: CrmKind): CrmEventMarks;
   /** A view of the report cache through one report key's client (pipeline/report-reader.ts). */
@@ -113,6 +116,7 @@ export function createStores(connections: StoreConnections, keys: Keys, options:
     massActions: new MassActionLog(redis, keys),
     revocations: new SessionRevocations(redis, prefix),
     loginThrottle: new LoginThrottle(redis, prefix),
+    streamStates: new ChangeStreamStates(redis, keys),
     eventMarks(kind) {
       let marks = eventMarks.get(kind);
       if (!marks) {

@@ -100,6 +100,11 @@ export interface ProviderHost {
 export interface ChangeStreamState {
   mode: 'stream' | 'poll';
   detail: string;
+  /**
+   * Why a stream that runs leaves the changes to the poll: the CRM does not offer the channel to this account
+   * (`unavailable`), or it reconnects after an error (`reconnecting`).
+   */
+  reason?: 'unavailable' | 'reconnecting';
 }
 
 /** What a provider's change stream (a subscription the CRM pushes changes over) needs of the application. */
@@ -122,6 +127,10 @@ export interface ChangeStreamInput {
 
 /** A CRM that pushes changes over a long-lived subscription the worker holds, beside its poll. */
 export interface ChangeStreamSource<K extends string, C> {
+  /** The stream's name for people: "Change Data Capture". */
+  label: string;
+  /** The environment variable that switches it on, named to an admin when it is off. */
+  variable: string;
   enabled(config: ProviderConfig<K, C>): boolean;
   /** Runs one installation's stream until `input.signal` aborts, reconnecting on its own. */
   run(config: ProviderConfig<K, C>, input: ChangeStreamInput): Promise<void>;
@@ -238,6 +247,11 @@ export interface CrmProvider<K extends string, C, H> {
   pollIntervalMs(config: ProviderConfig<K, C>): number | null;
   /** Changes pushed over a subscription the workers hold (the poll stays as the safety net). */
   changeStream?: ChangeStreamSource<K, C>;
+  /**
+   * How the CRM itself pushes its changes, for people ("<CRM>'s webhooks"); absent when it pushes none and
+   * they come by the poll or a `changeStream`.
+   */
+  pushedChanges?: string;
   createConnector(input: ConnectorInput<K, C>): CrmConnector;
   /** Null when no OAuth app can be configured (token mode only). */
   tokenRefresher(config: ProviderConfig<K, C>, storage: ProviderStorage): TokenRefresher | null;

@@ -20,7 +20,9 @@ import { createHash } from 'node:crypto';
  * sequence: pipeline/report-reader.ts, storage/slug-changes.ts,
  * storage/run-caches.ts (the run caches before it) · events:
  * storage/event-log.ts · record locks: storage/record-locks.ts · pending slug updates: pipeline/score-changes/pending-slugs.ts ·
- * OAuth state: auth/oauth-state.ts · refresh locks: auth/token-manager.ts · change stream leases: app/change-streams.ts · a provider's own records (`provider`):
+ * OAuth state: auth/oauth-state.ts · refresh locks: auth/token-manager.ts · change stream leases:
+ * app/change-streams.ts (taken and renewed), storage/change-stream-states.ts (read, and given back with the
+ * stream's last state) · change stream states: storage/change-stream-states.ts · a provider's own records (`provider`):
  * connectors/<crm>/ · rate gates: ratelimit/redis-gate.ts · admin sessions and logins:
  * auth/session-revocations.ts, auth/login-throttle.ts · record card requests: a provider's card rate limit ·
  * report requests: requests/request-store.ts ·
@@ -87,11 +89,18 @@ export class Keys {
     return [this.prefix, kind, ...parts].join(':');
   }
 
-  // ---- change stream leases (app/change-streams.ts) ---------------------------------------------------
+  // ---- change stream leases (app/change-streams.ts) and states (storage/change-stream-states.ts) -------
 
   /** Which process holds an installation's change stream (its token, with a short expiry it renews). */
   changeStreamLease(id: string): string {
     return `${this.prefix}:change-stream:${tag(id)}`;
+  }
+  /**
+   * Hash of where an installation's changes come from as its stream last said: `mode`, `detail`, `reason`,
+   * `since`, `updated`. Under the installation's stem, so it goes with the installation.
+   */
+  changeStreamState(id: string): string {
+    return `${this.inst(id)}:change-stream`;
   }
 
   // ---- refresh locks (auth/token-manager.ts) ----------------------------------------------------------

@@ -35,6 +35,8 @@ export interface CdcStreamOptions {
   unavailableRetryMs?: number;
 }
 
+const UNAVAILABLE_RETRY_MS = 600_000;
+
 const clients = new Map<string, PubSubClient>();
 
 /** One channel per endpoint per process: the streams of every installation share it. */
@@ -125,16 +127,21 @@ class AccountChangeStream {
           continue;
         }
         if (ended.reason === 'unavailable') {
+          const retryMs = this.options.unavailableRetryMs ?? UNAVAILABLE_RETRY_MS;
           this.input.report({
             mode: 'poll',
-            detail: `Change Data Capture not available: ${describe(ended.cause)}`,
+            reason: 'unavailable',
+            detail: `Change Data Capture is not available in this org (Account is not selected for it, or the edition's limit refuses it; tried again every ${minutes(retryMs)}): ${describe(ended.cause)}`,
           });
-          await sleep(this.options.unavailableRetryMs ?? 600_000, undefined, { signal }).catch(
-            () => undefined,
-          );
+          await sleep(retryMs, undefined, { signal }).catch(() => undefined);
           continue;
         }
         logger.warn({ installationId: this.id, err: ended.cause }, 'change stream ended; reconnecting');
+        this.input.report({
+          mode: 'poll',
+          reason: 'reconnecting',
+          detail: `The Change Data Capture stream is reconnecting after an error: ${describe(ended.cause)}`,
+        });
       }
       if (delivered) {
         wait = backoff.first;
@@ -224,6 +231,11 @@ function classify(err: unknown): StreamEnded {
   if (code === status.NOT_FOUND || code === status.PERMISSION_DENIED)
     return new StreamEnded('unavailable', err);
   return new StreamEnded('failed', err);
+}
+
+function minutes(ms: number): string {
+  const m = Math.round(ms / 60_000);
+  return m >= 1 ? `${m} minute${m === 1 ? '' : 's'}` : `${Math.round(ms / 1000)} s`;
 }
 
 function describe(err: unknown): string {

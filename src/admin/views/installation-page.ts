@@ -4,7 +4,15 @@ import type { InstallationView } from '../overview.js';
 import { installationPath, num } from './format.js';
 import { installationShell, tabPath } from './installation-tabs.js';
 import { csrfField } from './layout.js';
-import { connectionDetails, coverageChart, keyDetails, rateDetails, runsTable, scoreChart } from './parts.js';
+import {
+  changeSourceDetails,
+  connectionDetails,
+  coverageChart,
+  keyDetails,
+  rateDetails,
+  runsTable,
+  scoreChart,
+} from './parts.js';
 import { previewSection } from './preview.js';
 
 /**
@@ -71,6 +79,7 @@ export function installationPage(o: InstallationPageInput): SafeHtml {
         <section class="card" aria-labelledby="connection">
           <h2 id="connection">Connection</h2>
           ${connectionDetails(v)}
+          ${changeSourceDetails(v)}
         </section>
         <section class="card" aria-labelledby="key">
           <h2 id="key">Report-service key</h2>

@@ -71,6 +71,19 @@ export function connectionDetails(v: InstallationView): SafeHtml {
   return html`${state}${letIn}${usage}`;
 }
 
+const CHANGE_SOURCE_LABELS: Record<InstallationView['changeSource']['mode'], string> = {
+  webhooks: 'pushed by the CRM',
+  stream: 'streaming',
+  poll: 'polled',
+};
+
+/** Where the CRM's changes come from now, and why (app/change-source.ts decides it). */
+export function changeSourceDetails(v: InstallationView): SafeHtml {
+  const c = v.changeSource;
+  return html`<p id="change-source" data-mode="${c.mode}" data-reason="${c.reason}"><strong>CRM changes:
+    ${CHANGE_SOURCE_LABELS[c.mode]}.</strong> ${c.detail}${c.since ? html` <span class="hint">(since ${time(c.since)})</span>` : ''}</p>`;
+}
+
 export function keyDetails(v: InstallationView): SafeHtml {
   const k = v.reportKey;
   const source =

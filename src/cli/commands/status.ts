@@ -1,3 +1,4 @@
+import { changeSourceOf } from '../../app/change-source.js';
 import type { AppContext } from '../../app/context.js';
 import { perMinute } from '../../app/rate-words.js';
 import type { ReportRateView } from '../../app/runtime.js';
@@ -8,7 +9,10 @@ import type { CommandIo } from '../io.js';
 import { openContext } from './context.js';
 import { unreadableSecrets } from './secrets-check.js';
 
-/** `status [--json]`: installations, match coverage, the report key's rate, queue depths, last errors. */
+/**
+ * `status [--json]`: installations, where their CRM changes come from, match coverage, the report key's rate,
+ * queue depths, last errors.
+ */
 export async function statusCommand(argv: string[], io: CommandIo): Promise<number> {
   const { values } = parseCommandArgs('status', argv, { json: { type: 'boolean', default: false } });
   const ctx = await openContext(io, { mode: 'read-only' });
@@ -35,6 +39,7 @@ export async function statusCommand(argv: string[], io: CommandIo): Promise<numb
     }
     for (const i of report.installations) {
       lines.push(`${i.id} (${i.crm}, ${i.mode}): ${i.status}${i.statusReason ? ` (${i.statusReason})` : ''}`);
+      lines.push(`  changes: ${i.changeSource.mode} (${i.changeSource.reason}): ${i.changeSource.detail}`);
       if (i.fixtureRefusal) lines.push(`  writes refused: ${i.fixtureRefusal}`);
       else if (i.allowFixtureWrites)
         lines.push('  fixture scores allowed in this production CRM by an operator');
@@ -107,6 +112,7 @@ export async function collectStatus(ctx: AppContext) {
           ...i,
           coverage: await ctx.index.coverage(i.id),
           reportRate: await ctx.runtime.reportRate(i),
+          changeSource: await changeSourceOf(ctx, i),
           lastRun: lastRun ?? null,
         };
       }),
