@@ -81,7 +81,7 @@ export async function changeSourceOf(
       ...recorded(reading, 'stream'),
       mode: 'stream',
       reason: 'streaming',
-      detail: `${state.detail.replace(/\.$/, '')}, within seconds. The poll stays as the safety net.`,
+      detail: `${state.detail.replace(/\.$/, '')}, within seconds. The poll stands by: it calls the CRM when the stream asks, and once a day.`,
     };
   }
   if (held && state?.reason === 'unavailable') return poll('unavailable', state.detail);

@@ -187,7 +187,7 @@ export class ChangeStreams {
     await this.ctx.queues.add(
       'schedule',
       'poll',
-      { installationId },
+      { installationId, reason: 'catch-up' },
       { deduplication: { id: `catchup-${jobIdPart(installationId)}` } },
     );
   }

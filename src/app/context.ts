@@ -163,7 +163,7 @@ export function createAppContext(config: Config, options: ContextOptions): AppCo
 /** The stores the pipeline's jobs work with. */
 function pipelineStores(stores: Stores) {
   const { installations, index, runs, inbox, requests, alerts, decisions } = stores;
-  const { pendingSlugs, unlisted, mergedInto, runLinks, latencies, reportReader } = stores;
+  const { pendingSlugs, unlisted, mergedInto, runLinks, latencies, reportReader, streamStates } = stores;
   const { slugChanges, recordLocks } = stores;
   return {
     installations,
@@ -181,6 +181,7 @@ function pipelineStores(stores: Stores) {
     reportReader,
     slugChanges,
     recordLocks,
+    streamStates,
   };
 }
 

@@ -122,8 +122,13 @@ export type AlertActivityJob = z.infer<typeof alertActivityJobSchema>;
 const crmChangeJobSchema = z.object({ installationId: z.string(), change: crmChangeSchema });
 export type CrmChangeJob = z.infer<typeof crmChangeJobSchema>;
 
-/** The change poll of one installation whose CRM has no webhooks. */
-const pollJobSchema = z.object({ installationId: z.string() });
+/**
+ * The change poll of one installation whose CRM has no webhooks. `reason: 'catch-up'`: asked for by the
+ * installation's change stream, which could not say what changed, so it always calls the CRM; absent (the
+ * schedule's, and every poll queued before the field existed): skipped while the stream is healthy
+ * (handlers/poll.ts).
+ */
+const pollJobSchema = z.object({ installationId: z.string(), reason: z.enum(['catch-up']).optional() });
 export type PollJob = z.infer<typeof pollJobSchema>;
 
 /**

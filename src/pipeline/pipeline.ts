@@ -8,6 +8,7 @@ import type { RedisClient } from '../redis.js';
 import type { ReportClient } from '../reports/client.js';
 import type { RequestStore } from '../requests/request-store.js';
 import type { ActiveRun } from '../storage/active-runs.js';
+import type { ChangeStreamStates } from '../storage/change-stream-states.js';
 import type { EventLatencies } from '../storage/event-latency.js';
 import type { Keys } from '../storage/keys.js';
 import type { LinkIndex } from '../storage/link-index.js';
@@ -73,6 +74,8 @@ export interface PipelineDeps {
   slugChanges: SlugChanges;
   /** The locks a batch holds on its records while it compares and writes. */
   recordLocks: RecordLocks;
+  /** Whether an installation's change stream is healthy: its scheduled poll then calls nothing (handlers/poll.ts). */
+  streamStates: ChangeStreamStates;
   /** A view of the report cache through one report key's client. */
   reportReader(client: ReportClient, options: Pick<ReportReaderOptions, 'readSince'>): ReportReader;
   logger: Logger;

@@ -232,7 +232,7 @@ export class Keys {
     return `${this.inst(id)}:listed-links`;
   }
 
-  /** Hash with the change poll's cursor and the time of its first poll. */
+  /** Hash with the change poll's cursor, the time of its first poll and of its last pass (`polledAt`). */
   pollCursor(id: string): string {
     return `${this.inst(id)}:poll-cursor`;
   }

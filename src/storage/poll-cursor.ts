@@ -5,10 +5,14 @@ import { LuaScript } from './lua-script.js';
 
 /** Where an installation's change poll stopped (a polled CRM's cursor), and when it first polled. */
 
-/** Where the change poll stopped; `since` is the time of the first poll (epoch ms). */
+/**
+ * Where the change poll stopped; `since` is the time of the first poll, `polledAt` of the last pass that called
+ * the CRM (epoch ms; absent on a cursor written before it was kept: as old as can be).
+ */
 export interface PollCursor {
   cursor: string;
   since: number;
+  polledAt?: number;
 }
 
 const HSET_IF_INSTALLED = LuaScript.load('hset-if-installed');
@@ -21,9 +25,17 @@ export class PollCursors {
   ) {}
 
   async get(installationId: string): Promise<PollCursor | null> {
-    const [cursor, since] = await this.redis.hmget(this.keys.pollCursor(installationId), 'cursor', 'since');
+    const [cursor, since, polledAt] = await this.redis.hmget(
+      this.keys.pollCursor(installationId),
+      'cursor',
+      'since',
+      'polledAt',
+    );
     if (!cursor || !since || !Number.isFinite(Number(since))) return null;
-    return { cursor, since: Number(since) };
+    const polled = Number(polledAt);
+    return polledAt && Number.isFinite(polled)
+      ? { cursor, since: Number(since), polledAt: polled }
+      : { cursor, since: Number(since) };
   }
 
   /** Kept only while the installation exists (hset-if-installed.lua). */
@@ -31,7 +43,13 @@ export class PollCursors {
     await HSET_IF_INSTALLED.run(
       this.redis,
       [this.keys.installation(installationId), this.keys.pollCursor(installationId)],
-      ['cursor', cursor.cursor, 'since', String(cursor.since)],
+      [
+        'cursor',
+        cursor.cursor,
+        'since',
+        String(cursor.since),
+        ...(cursor.polledAt === undefined ? [] : ['polledAt', String(cursor.polledAt)]),
+      ],
       hsetIfInstalledReply,
     );
   }
