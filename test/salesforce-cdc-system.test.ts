@@ -163,4 +163,51 @@ describe('Account changes by Change Data Capture', () => {
       await again.stop();
     }
   });
+
+  it('renews its lease every tick, and reads the installations only once per refresh', async () => {
+    const { ctx } = system;
+    const counts = { lists: 0, renewals: 0 };
+    // What the streams ask of the store and of Redis, counted: `list` reads every installation, and each
+    // renewal is one script call (EVALSHA) on this connection.
+    const installations = new Proxy(ctx.installations, {
+      get(target, prop) {
+        if (prop === 'list')
+          return () => {
+            counts.lists++;
+            return target.list();
+          };
+        const value: unknown = Reflect.get(target, prop, target);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const redis = new Proxy(ctx.redis, {
+      get(target, prop) {
+        if (prop === 'evalsha') counts.renewals++;
+        const value: unknown = Reflect.get(target, prop, target);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const streamsOf = (refreshMs: number) =>
+      new ChangeStreams({ ...ctx, installations, redis }, { leaseMs: 2_000, tickMs: 50, refreshMs });
+
+    const slow = streamsOf(60_000);
+    slow.start();
+    try {
+      await waitFor('20 renewals', () => (counts.renewals >= 20 ? true : undefined), 10_000, 10);
+      expect(slow.running()).toEqual([system.installationId]);
+      expect(counts.lists).toBe(1);
+    } finally {
+      await slow.stop();
+    }
+
+    counts.lists = 0;
+    const quick = streamsOf(200);
+    quick.start();
+    try {
+      await waitFor('the list read again', () => (counts.lists >= 3 ? true : undefined), 10_000, 10);
+      expect(quick.running()).toEqual([system.installationId]);
+    } finally {
+      await quick.stop();
+    }
+  });
 });

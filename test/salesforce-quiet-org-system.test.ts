@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { LocalSystem } from '../local/system.js';
 import { parseJobData } from '../src/pipeline/jobs.js';
 import { crmKind } from '../src/providers.js';
+import { streaming } from './support/change-stream.js';
 import { crmCalls, resetCalls } from './support/crm-calls.js';
 import { suiteSystem } from './support/local-system.js';
 import { realtimeIdle } from './support/realtime-idle.js';
@@ -27,24 +28,9 @@ async function healthyStream(s: LocalSystem): Promise<void> {
     if (parseJobData('poll', job.data).reason === 'catch-up') polls.catchUp++;
     else polls.scheduled++;
   });
-  await waitFor(
-    'the change stream to be healthy',
-    async () => ((await s.ctx.stores.streamStates.healthy(s.installationId)) ? true : undefined),
-    20_000,
-    50,
-  );
-  // What the first sync and the stream's start left behind (its catch-up poll, the CRM changes the writes
-  // made) is done before anything is counted.
+  await streaming(s);
+  // What the first sync's writes left behind is done before anything is counted.
   await realtimeIdle(s, { looks: 3, timeoutMs: 20_000, everyMs: 100 });
-  await waitFor(
-    'the schedule queue to hold nothing but the next poll',
-    async () => {
-      const { schedule: q } = await s.ctx.queues.counts();
-      return q.waiting + q.active === 0 ? true : undefined;
-    },
-    20_000,
-    50,
-  );
 }
 
 const system = suiteSystem(

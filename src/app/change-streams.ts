@@ -25,6 +25,13 @@ import type { Stores } from './stores.js';
  * others' changes still arrive by the poll, which keeps running as the safety net. The lease is given back on
  * a clean stop, so a restart takes over at once.
  *
+ * Leases are renewed and free ones sought every tick (400 ms); the list of streamable installations (every
+ * installation's hash, and the poll cursor of each one not held here) is read at most every `refreshMs` (5 s),
+ * since a fleet of workers reading every installation 2.5 times a second costs Redis more than the streams
+ * do. What that costs: an installation removed, stopped or disconnected ends its stream within that refresh
+ * (plus a tick), not within a tick; a new installation joins the list within it too, and its stream then
+ * starts a tick after its first poll (only those waiting for it have their cursor read every tick).
+ *
  * What each stream reports (streaming, or on the poll and why) is recorded in Redis while its lease is held
  * (storage/change-stream-states.ts), and a released stream records why it ended in the same step that gives
  * the lease back: the admin page, `status` and the poll read it from any process (change-source.ts).
@@ -38,8 +45,13 @@ export interface ChangeStreamOptions {
   leaseMs?: number;
   /** How often leases are renewed and free ones sought (ms). */
   tickMs?: number;
+  /** How often the list of streamable installations is read again (ms); the ticks between use the last. */
+  refreshMs?: number;
   maxStreams?: number;
 }
+
+/** One CRM's change stream, as the provider has it. */
+type StreamSource = (input: ChangeStreamInput) => Promise<void>;
 
 interface Held {
   abort: AbortController;
@@ -70,7 +82,12 @@ export class ChangeStreams {
   private ticking: Promise<void> | null = null;
   private readonly leaseMs: number;
   private readonly tickMs: number;
+  private readonly refreshMs: number;
   private readonly maxStreams: number;
+  private streamable = new Map<string, StreamSource>();
+  /** Streamable once polled: the first poll has not run yet at the last refresh. */
+  private awaitingPoll = new Map<string, StreamSource>();
+  private refreshedAt = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly ctx: StreamContext,
@@ -80,11 +97,14 @@ export class ChangeStreams {
     // take, and renewing every 400 ms leaves four renewals' slack before a slow process loses it.
     this.leaseMs = options.leaseMs ?? 2_000;
     this.tickMs = options.tickMs ?? Math.max(200, Math.floor(this.leaseMs / 5));
+    this.refreshMs = options.refreshMs ?? 5_000;
     this.maxStreams = options.maxStreams ?? 200;
   }
 
   start(): void {
     if (this.timer) return;
+    // A start reads the installations afresh: the list kept from before a stop may be of long ago.
+    this.refreshedAt = Number.NEGATIVE_INFINITY;
     const tick = () => {
       this.ticking ??= this.tick()
         .catch((err) => this.ctx.logger.warn({ err }, 'change streams: lease round failed'))
@@ -111,15 +131,7 @@ export class ChangeStreams {
   }
 
   private async tick(): Promise<void> {
-    const installations = await this.ctx.installations.list();
-    const streamable = new Map(
-      installations
-        .filter((i) => isLetIn(i) && i.status === 'connected')
-        .flatMap((i) => {
-          const source = providerFor(i.crm).changeStream;
-          return source?.enabled(this.ctx.config) ? [[i.id, source] as const] : [];
-        }),
-    );
+    const streamable = await this.streamableNow();
     for (const id of [...this.held.keys()]) {
       const lease = this.ctx.keys.changeStreamLease(id);
       const renewed = await RENEW.run(this.ctx.redis, [lease], [this.token, this.leaseMs], renewReply);
@@ -129,20 +141,50 @@ export class ChangeStreams {
       else if (!streamable.has(id))
         await this.release(id, 'The installation was stopped, disconnected or removed');
     }
-    for (const [id, source] of streamable) {
+    for (const [id, run] of streamable) {
       if (this.held.size >= this.maxStreams) return;
       if (this.held.has(id)) continue;
-      // Not before the installation's first poll: until then its backfill is on its way to every record, and a
-      // stream would hand it each record created meanwhile (the first poll only sets its cursor).
-      if ((await this.ctx.index.pollCursors.get(id)) === null) continue;
       const key = this.ctx.keys.changeStreamLease(id);
       const taken = await this.ctx.redis.set(key, this.token, 'PX', this.leaseMs, 'NX');
       if (taken !== 'OK') continue;
-      this.begin(id, (input) => source.run(this.ctx.config, input));
+      this.begin(id, run);
     }
   }
 
-  private begin(installationId: string, run: (input: ChangeStreamInput) => Promise<void>): void {
+  /**
+   * The installations whose stream may run, read again once `refreshMs` has passed since the last read. Those
+   * still waiting for their first poll are looked at every tick, so their stream starts a tick after it.
+   */
+  private async streamableNow(): Promise<Map<string, StreamSource>> {
+    if (Date.now() - this.refreshedAt >= this.refreshMs) await this.refresh();
+    for (const [id, run] of this.awaitingPoll) {
+      if ((await this.ctx.index.pollCursors.get(id)) === null) continue;
+      this.awaitingPoll.delete(id);
+      this.streamable.set(id, run);
+    }
+    return this.streamable;
+  }
+
+  private async refresh(): Promise<void> {
+    const { config, index } = this.ctx;
+    const streamable = new Map<string, StreamSource>();
+    const awaitingPoll = new Map<string, StreamSource>();
+    for (const i of await this.ctx.installations.list()) {
+      if (!isLetIn(i) || i.status !== 'connected') continue;
+      const source = providerFor(i.crm).changeStream;
+      if (!source?.enabled(config)) continue;
+      const run: StreamSource = (input) => source.run(config, input);
+      // Not before the installation's first poll: until then its backfill is on its way to every record, and a
+      // stream would hand it each record created meanwhile (the first poll only sets its cursor).
+      const polled = this.held.has(i.id) || (await index.pollCursors.get(i.id)) !== null;
+      (polled ? streamable : awaitingPoll).set(i.id, run);
+    }
+    this.streamable = streamable;
+    this.awaitingPoll = awaitingPoll;
+    this.refreshedAt = Date.now();
+  }
+
+  private begin(installationId: string, run: StreamSource): void {
     const abort = new AbortController();
     const { ctx } = this;
     const running = (async () => {
