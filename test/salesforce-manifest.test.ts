@@ -39,9 +39,9 @@ describe('committed Salesforce manifests', () => {
   it('are well-formed XML, every one', async () => {
     const xmlFiles = (await filesUnder(COMMITTED)).filter((p) => p.endsWith('.xml'));
     // Fields, three permission sets, the External Client App, its two OAuth settings and its OAuth policies,
-    // package.xml, the configurations of the record component and of its words' module, the record page and
-    // Account's Change Data Capture selection.
-    expect(xmlFiles.length).toBe(SALESFORCE_FIELDS.length + 12);
+    // package.xml, the configurations of the record component and of its two modules (words, fields), the
+    // record page and Account's Change Data Capture selection.
+    expect(xmlFiles.length).toBe(SALESFORCE_FIELDS.length + 13);
     for (const path of xmlFiles) {
       expect(XMLValidator.validate(await readFile(join(COMMITTED, path), 'utf8')), path).toBe(true);
     }
@@ -150,24 +150,28 @@ describe('committed Salesforce manifests', () => {
     expect(js).not.toMatch(/@salesforce\/apex|fetch\(|XMLHttpRequest/);
   });
 
-  it('hold the words as a service module the component imports, exposed nowhere', async () => {
-    const words = 'unpackaged/main/default/lwc/sellerWords';
+  it.each([
+    ['sellerWords', 'reportScoreView.js'],
+    ['reportFields', 'reportScoreView.js'],
+    ['reportFields', 'reportScore.js'],
+  ])('hold %s as a service module %s imports, exposed nowhere', async (module, importer) => {
+    const bundle = `unpackaged/main/default/lwc/${module}`;
     const files = await filesUnder(COMMITTED);
-    expect(files.filter((f) => f.startsWith(`${words}/`))).toEqual(
-      ['sellerWords.js', 'sellerWords.js-meta.xml'].map((f) => `${words}/${f}`),
+    expect(files.filter((f) => f.startsWith(`${bundle}/`))).toEqual(
+      [`${module}.js`, `${module}.js-meta.xml`].map((f) => `${bundle}/${f}`),
     );
     const meta = parser.parse(
-      await readFile(join(COMMITTED, `${words}/sellerWords.js-meta.xml`), 'utf8'),
+      await readFile(join(COMMITTED, `${bundle}/${module}.js-meta.xml`), 'utf8'),
     ).LightningComponentBundle;
     expect(meta).toMatchObject({ apiVersion: '68.0', isExposed: 'false' });
     expect(meta.targets).toBeUndefined();
-    const view = await readFile(
-      join(COMMITTED, 'unpackaged/main/default/lwc/reportScore/reportScoreView.js'),
+    const component = await readFile(
+      join(COMMITTED, `unpackaged/main/default/lwc/reportScore/${importer}`),
       'utf8',
     );
-    expect(view).toContain("from 'c/sellerWords';");
+    expect(component).toContain(`from 'c/${module}';`);
     // Plain JavaScript: no type left, no import at all.
-    const script = await readFile(join(COMMITTED, `${words}/sellerWords.js`), 'utf8');
+    const script = await readFile(join(COMMITTED, `${bundle}/${module}.js`), 'utf8');
     expect(script).not.toMatch(/^import |: string\b|as const/m);
   });
 
@@ -234,7 +238,7 @@ describe('committed Salesforce manifests', () => {
     expect(byType.CustomField.sort()).toEqual(SALESFORCE_FIELDS.map((f) => `Account.${f.salesforce}`).sort());
     expect(byType.PermissionSet).toEqual(['Report_Connector', 'Report_Editor', 'Report_Viewer']);
     expect(byType.PlatformEventChannelMember).toEqual(['ChangeEvents_AccountChangeEvent']);
-    expect(byType.LightningComponentBundle).toEqual(['reportScore', 'sellerWords']);
+    expect(byType.LightningComponentBundle).toEqual(['reportFields', 'reportScore', 'sellerWords']);
     expect(byType.FlexiPage).toEqual(['Account_Report_Record_Page']);
     expect(byType.ConnectedApp).toBeUndefined();
     expect(byType.ExternalClientApplication).toEqual(['Report_Connector']);
@@ -358,6 +362,8 @@ describe('the SFDX project as @salesforce/source-deploy-retrieve reads it', () =
           'lwc/reportScore/reportScoreView.js',
           'lwc/sellerWords/sellerWords.js',
           'lwc/sellerWords/sellerWords.js-meta.xml',
+          'lwc/reportFields/reportFields.js',
+          'lwc/reportFields/reportFields.js-meta.xml',
         ]),
       );
       const account = parser.parse(

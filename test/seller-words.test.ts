@@ -19,6 +19,11 @@ vi.mock(
   // @ts-expect-error: the generated LWC module is plain JavaScript without declarations.
   () => import('../manifests/salesforce/unpackaged/main/default/lwc/sellerWords/sellerWords.js'),
 );
+vi.mock(
+  'c/reportFields',
+  // @ts-expect-error: the generated LWC module is plain JavaScript without declarations.
+  () => import('../manifests/salesforce/unpackaged/main/default/lwc/reportFields/reportFields.js'),
+);
 
 /**
  * One set of seller-facing words: the HubSpot card's seller-words.ts, which the generator writes into the SFDX

@@ -15,7 +15,12 @@ import {
   PACKAGE_NAME,
   SFDX_DIRECTORIES,
 } from '../provider.js';
-import { RECORD_COMPONENT, recordComponentFiles } from '../record-page/record-component.js';
+import {
+  RECORD_COMPONENT,
+  RECORD_COMPONENT_BUNDLES,
+  recordComponentFiles,
+} from '../record-page/record-component.js';
+import { REPORT_FIELDS_MODULE } from '../record-page/report-fields-module.js';
 import { SELLER_WORDS_MODULE } from '../record-page/seller-words-module.js';
 import { METADATA_NS, metadataDocument, renderElement, type XmlNode } from './metadata-xml.js';
 
@@ -152,7 +157,7 @@ function packageFile(apiVersion: string): string {
     ...renderElement('types', { members: [RECORD_COMPONENT.flexiPage], name: 'FlexiPage' }, 1),
     ...renderElement(
       'types',
-      { members: [RECORD_COMPONENT.name, SELLER_WORDS_MODULE.name].sort(), name: 'LightningComponentBundle' },
+      { members: [...RECORD_COMPONENT_BUNDLES], name: 'LightningComponentBundle' },
       1,
     ),
     ...renderElement(
@@ -238,9 +243,10 @@ function readmeLayout(): string[] {
     "  unused, the org's IP restrictions enforced). An installing org's admin sets its own policies in Setup.",
     `- \`${unpackaged}/\`: the Account fields (\`Report_*__c\`), the permission sets \`Report_Connector\` (the`,
     '  integration user: read and edit), `Report_Viewer` (sellers: read) and `Report_Editor` (read, and edit on',
-    `  \`Report_Slug__c\` only), the \`${RECORD_COMPONENT.name}\` component for Account record pages with the module of`,
-    `  its words (\`${SELLER_WORDS_MODULE.name}\`, the HubSpot card's words with their types removed) and an optional`,
-    `  record page placing it (\`${RECORD_COMPONENT.flexiPage}\`, never the org default). They stay out of the package, so`,
+    `  \`Report_Slug__c\` only), the \`${RECORD_COMPONENT.name}\` component for Account record pages with the modules of`,
+    `  its words (\`${SELLER_WORDS_MODULE.name}\`, the HubSpot card's words with their types removed) and of the fields it`,
+    `  reads (\`${REPORT_FIELDS_MODULE.name}\`, from the field table), and an optional record page placing it`,
+    `  (\`${RECORD_COMPONENT.flexiPage}\`, never the org default). They stay out of the package, so`,
     '  they never take its namespace and keep the names CONTRACT.md gives them. The connector creates the fields',
     '  and the three permission sets itself at install when the installing user may modify metadata; the',
     '  component and the page reach an org only by deploying this directory.',

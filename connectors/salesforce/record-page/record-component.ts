@@ -4,14 +4,16 @@ import { markGenerated } from '../../../src/crm/generated-mark.js';
 import { findProjectRoot } from '../../../src/util/project-root.js';
 import { escapeXml, METADATA_NS, metadataDocument } from '../manifest/metadata-xml.js';
 import { ACCOUNT_SOBJECT } from '../provider.js';
-import { sellerWordsFiles } from './seller-words-module.js';
+import { REPORT_FIELDS_MODULE, reportFieldsFiles } from './report-fields-module.js';
+import { SELLER_WORDS_MODULE, sellerWordsFiles } from './seller-words-module.js';
 
 /**
  * The seller-facing part of the SFDX project: the `reportScore` Lightning web component for Account record
  * pages, and an optional Lightning record page (FlexiPage) that places it. The component's code is kept as
  * real files in connectors/salesforce/record-page/lwc/reportScore (tested with sfdx-lwc-jest in test/lwc) and copied into
  * the project as is; its configuration file is generated here because it carries the connector's address. Its
- * words come from the LWC module `c/sellerWords`, which seller-words-module.ts writes beside it.
+ * words come from the LWC module `c/sellerWords` (seller-words-module.ts) and the names of the fields it reads
+ * from `c/reportFields` (report-fields-module.ts), both written beside it.
  *
  * The FlexiPage is never made the org default: that takes an action override on Account (or activation in
  * Lightning App Builder), and the project holds neither; an admin activates it, or adds the component to the
@@ -26,6 +28,13 @@ export const RECORD_COMPONENT = {
   flexiPage: 'Account_Report_Record_Page',
   flexiPageLabel: 'Account Record Page with Report',
 } as const;
+
+/** Every LWC bundle the project holds: the component and the modules it imports. */
+export const RECORD_COMPONENT_BUNDLES: readonly string[] = [
+  RECORD_COMPONENT.name,
+  REPORT_FIELDS_MODULE.name,
+  SELLER_WORDS_MODULE.name,
+].sort();
 
 /** The component's source folder, relative to the repository's root. */
 const RECORD_COMPONENT_SOURCE_DIR = `connectors/salesforce/record-page/lwc/${RECORD_COMPONENT.name}`;
@@ -143,8 +152,8 @@ export function recordPageFile(appUrl: string): string {
 }
 
 /**
- * Every file of the component, the module of its words (seller-words-module.ts) and the page, keyed by path
- * under the given `main/default` directory.
+ * Every file of the component, the modules of its words and of its fields, and the page, keyed by path under
+ * the given `main/default` directory.
  */
 export function recordComponentFiles(
   root: string,
@@ -153,7 +162,10 @@ export function recordComponentFiles(
 ): Record<string, string> {
   const bundle = `${root}/lwc/${RECORD_COMPONENT.name}`;
   const generator = { generator: 'connectors/salesforce/record-page/record-component.ts' };
-  const files: Record<string, string> = sellerWordsFiles(root, apiVersion);
+  const files: Record<string, string> = {
+    ...sellerWordsFiles(root, apiVersion),
+    ...reportFieldsFiles(root, apiVersion),
+  };
   for (const [name, content] of Object.entries(recordComponentSources())) {
     files[`${bundle}/${name}`] = markGenerated(name, content, {
       copyOf: `${RECORD_COMPONENT_SOURCE_DIR}/${name}`,

@@ -1,14 +1,15 @@
 import LOCALE from '@salesforce/i18n/locale';
 import TIME_ZONE from '@salesforce/i18n/timeZone';
+import { REPORT_FIELDS } from 'c/reportFields';
 import { getRecord } from 'lightning/uiRecordApi';
 import { api, LightningElement, wire } from 'lwc';
-import { REPORT_FIELDS, reportView } from './reportScoreView';
+import { reportView } from './reportScoreView';
 
 /**
- * The report score on an Account record page. It reads the connector's Report_* fields through Lightning
- * Data Service (no Apex, no callout), so a seller sees exactly what their field access allows. It has no
- * action and no link to the connector's admin page (the operator's, which sellers cannot open): where a decision
- * waits it says that the admin takes it.
+ * The report score on an Account record page. It reads the connector's Report_* fields (as `c/reportFields`
+ * names them) through Lightning Data Service (no Apex, no callout), so a seller sees exactly what their field
+ * access allows. It has no action and no link to the connector's admin page (the operator's, which sellers
+ * cannot open): where a decision waits it says that the admin takes it.
  */
 export default class ReportScore extends LightningElement {
   /** The Account's id, set by the record page. */

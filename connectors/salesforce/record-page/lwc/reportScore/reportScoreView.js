@@ -1,3 +1,4 @@
+import { FIELD_NAMES } from 'c/reportFields';
 import {
   ALERT_TITLE,
   alertSentence,
@@ -22,27 +23,9 @@ import {
  * The words a seller reads come from `c/sellerWords`, the HubSpot card's words (the generator writes that module
  * from connectors/hubspot/card/ui/seller-words.ts). A seller sees the score and why a record waits; this
  * component has no action of its own, so it says who acts (its own words, below), and it never links to the
- * connector's admin page, which sellers cannot open.
+ * connector's admin page, which sellers cannot open. The fields' API names come from `c/reportFields`, which
+ * the generator writes from the connector's field table.
  */
-
-/** The fields the component reads (optional: a user without access to one simply gets no value for it). */
-export const REPORT_FIELDS = [
-  'Account.Report_Match_Status__c',
-  'Account.Report_Slug__c',
-  'Account.Report_Score__c',
-  'Account.Report_Band__c',
-  'Account.Report_Scored_At__c',
-  'Account.Report_Pillars__c',
-  'Account.Report_Verified_Score__c',
-  'Account.Report_Verdict__c',
-  'Account.Report_Verified_At__c',
-  'Account.Report_URL__c',
-  'Account.Report_Synced_At__c',
-  'Account.Report_Alert__c',
-  'Account.Report_Alert_At__c',
-  'Account.Report_Link_Source__c',
-  'Account.Report_Score_Previous__c',
-];
 
 /** Who acts where this component cannot: a Salesforce seller asks their admin, who decides in the connector. */
 export const SALESFORCE_NEXT_STEPS = {
@@ -109,7 +92,7 @@ export function parsePillars(text) {
 }
 
 function sentenceFor(status, record) {
-  const source = fieldValue(record, 'Report_Link_Source__c');
+  const source = fieldValue(record, FIELD_NAMES.linkSource);
   switch (status) {
     case 'needs_review':
       return {
@@ -148,7 +131,7 @@ export function reportView(record, error, settings) {
     };
   }
   if (!record) return { ...base, loading: true, message: 'Loading the report…' };
-  if (!carries(record, 'Report_Match_Status__c')) {
+  if (!carries(record, FIELD_NAMES.matchStatus)) {
     return {
       ...base,
       hidden: true,
@@ -157,27 +140,27 @@ export function reportView(record, error, settings) {
     };
   }
 
-  const status = fieldValue(record, 'Report_Match_Status__c');
+  const status = fieldValue(record, FIELD_NAMES.matchStatus);
   if (status !== 'matched') {
     const words = sentenceFor(status, record);
     return { ...base, unlinked: true, ...words };
   }
 
   const { locale, timeZone } = settings;
-  const score = fieldValue(record, 'Report_Score__c');
-  const band = fieldValue(record, 'Report_Band__c');
-  const verdict = fieldValue(record, 'Report_Verdict__c');
-  const verifiedScore = fieldValue(record, 'Report_Verified_Score__c');
-  const verifiedAt = formatDate(fieldValue(record, 'Report_Verified_At__c'), locale, timeZone);
-  const previous = fieldValue(record, 'Report_Score_Previous__c');
-  const scoredAt = formatDate(fieldValue(record, 'Report_Scored_At__c'), locale, timeZone);
-  const alert = fieldValue(record, 'Report_Alert__c');
-  const alertAt = formatDate(fieldValue(record, 'Report_Alert_At__c'), locale, timeZone);
-  const source = fieldValue(record, 'Report_Link_Source__c');
-  const url = fieldValue(record, 'Report_URL__c');
+  const score = fieldValue(record, FIELD_NAMES.score);
+  const band = fieldValue(record, FIELD_NAMES.band);
+  const verdict = fieldValue(record, FIELD_NAMES.verdict);
+  const verifiedScore = fieldValue(record, FIELD_NAMES.verifiedScore);
+  const verifiedAt = formatDate(fieldValue(record, FIELD_NAMES.verifiedAt), locale, timeZone);
+  const previous = fieldValue(record, FIELD_NAMES.scorePrevious);
+  const scoredAt = formatDate(fieldValue(record, FIELD_NAMES.scoredAt), locale, timeZone);
+  const alert = fieldValue(record, FIELD_NAMES.alert);
+  const alertAt = formatDate(fieldValue(record, FIELD_NAMES.alertAt), locale, timeZone);
+  const source = fieldValue(record, FIELD_NAMES.linkSource);
+  const url = fieldValue(record, FIELD_NAMES.reportUrl);
   const reportUrl = webLink(url);
   const verified = verdict !== null || verifiedScore !== null || verifiedAt !== null;
-  const pillars = parsePillars(fieldValue(record, 'Report_Pillars__c'));
+  const pillars = parsePillars(fieldValue(record, FIELD_NAMES.pillars));
 
   return {
     ...base,
