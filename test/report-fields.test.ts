@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { SALESFORCE_FIELDS } from '../connectors/salesforce/fields/field-names.js';
 import { PLACEHOLDER_APP_URL, salesforceProjectFiles } from '../connectors/salesforce/manifest/manifest.js';
 // @ts-expect-error: the Salesforce component's view is plain JavaScript without declarations.
@@ -11,18 +11,6 @@ import {
 } from '../connectors/salesforce/record-page/report-fields-module.js';
 // @ts-expect-error: the generated LWC module is plain JavaScript without declarations.
 import * as lwc from '../manifests/salesforce/unpackaged/main/default/lwc/reportFields/reportFields.js';
-
-// The component imports its modules by their LWC names: here, the committed generated ones.
-vi.mock(
-  'c/reportFields',
-  // @ts-expect-error: the generated LWC module is plain JavaScript without declarations.
-  () => import('../manifests/salesforce/unpackaged/main/default/lwc/reportFields/reportFields.js'),
-);
-vi.mock(
-  'c/sellerWords',
-  // @ts-expect-error: the generated LWC module is plain JavaScript without declarations.
-  () => import('../manifests/salesforce/unpackaged/main/default/lwc/sellerWords/sellerWords.js'),
-);
 
 /**
  * One list of the Account fields the reportScore component reads: SALESFORCE_FIELDS, which the generator writes

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import * as card from '../connectors/hubspot/card/ui/card-text.js';
 import * as words from '../connectors/hubspot/card/ui/seller-words.js';
 import { PLACEHOLDER_APP_URL, salesforceProjectFiles } from '../connectors/salesforce/manifest/manifest.js';
@@ -12,18 +12,6 @@ import {
 } from '../connectors/salesforce/record-page/seller-words-module.js';
 // @ts-expect-error: the generated LWC module is plain JavaScript without declarations.
 import * as lwc from '../manifests/salesforce/unpackaged/main/default/lwc/sellerWords/sellerWords.js';
-
-// The view imports its words as the LWC module `c/sellerWords`: here, the committed generated one.
-vi.mock(
-  'c/sellerWords',
-  // @ts-expect-error: the generated LWC module is plain JavaScript without declarations.
-  () => import('../manifests/salesforce/unpackaged/main/default/lwc/sellerWords/sellerWords.js'),
-);
-vi.mock(
-  'c/reportFields',
-  // @ts-expect-error: the generated LWC module is plain JavaScript without declarations.
-  () => import('../manifests/salesforce/unpackaged/main/default/lwc/reportFields/reportFields.js'),
-);
 
 /**
  * One set of seller-facing words: the HubSpot card's seller-words.ts, which the generator writes into the SFDX
