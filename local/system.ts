@@ -9,7 +9,7 @@ import { type AppContext, createAppContext } from '../src/app/context.js';
 import { InstallationService } from '../src/app/installation-service.js';
 import { loadConfig } from '../src/config.js';
 import type { CrmKind } from '../src/crm/connector.js';
-import type { LocalRecordView } from '../src/crm/provider.js';
+import type { LocalRecordView, LocalStandInOptions } from '../src/crm/provider.js';
 import { createLogger } from '../src/log.js';
 import type { PipelineWorkers } from '../src/pipeline/workers.js';
 import { crmKind, kindOf, providerFor, providers } from '../src/providers.js';
@@ -47,6 +47,8 @@ export interface LocalSystemOptions {
   /** Faults the sandbox has from its start, before the first sync reads anything (a throttle, a failure share). */
   sandboxFaults?: FaultSettings;
   crmRateLimit?: { max: number; intervalMs: number };
+  /** Whether the local CRM streams record changes from its start (LocalStandInOptions.changeEvents). */
+  crmChangeEvents?: LocalStandInOptions['changeEvents'];
   fixtures?: FixtureReport[];
   /** Extra environment for the connector (REPORTS_RATE_PER_MINUTE, ...). */
   env?: Record<string, string>;
@@ -148,6 +150,7 @@ export async function startLocalSystem(options: LocalSystemOptions = {}): Promis
     standIn = await provider.startLocal({
       appUrl,
       ...(options.crmRateLimit ? { rateLimit: options.crmRateLimit } : {}),
+      ...(options.crmChangeEvents ? { changeEvents: options.crmChangeEvents } : {}),
     });
   } catch (err) {
     server.close();

@@ -168,6 +168,12 @@ export interface LocalStandInOptions {
   appUrl: string;
   /** A scaled-down budget for tests of the connector's pacing. */
   rateLimit?: { max: number; intervalMs: number };
+  /**
+   * For a CRM whose record changes stream only once the record type is selected for them: `selected` from the
+   * start (the default), `unselected` (the connector's install-time setup selects it), or `refused` (unselected,
+   * and the CRM refuses the selection). Other stand-ins ignore it.
+   */
+  changeEvents?: 'selected' | 'unselected' | 'refused';
 }
 
 /** A provider's CRM running in this process, for the demo, the integration tests and the benchmarks. */

@@ -68,6 +68,13 @@ export interface LocalSalesforceOptions {
   chatterEnabled?: boolean;
   /** Most ids the delete log answers for in one read; more answers EXCEEDED_ID_LIMIT (Salesforce: 600,000). */
   deletedIdLimit?: number;
+  /**
+   * Account selected for Change Data Capture on the standard channel from the start (default true), as after an
+   * admin deployed the SFDX project; false: the Pub/Sub API publishes no Account change until a selection is made.
+   */
+  accountChangeEvents?: boolean;
+  /** The org's selected entities are at the allocation (five without the add-on): a new selection is refused. */
+  changeEventEntityLimitReached?: boolean;
   /** Seed for the injected per-record faults. */
   seed?: number;
   now?: () => number;
@@ -329,7 +336,15 @@ export class LocalOrg {
   readonly integrationUserId: string;
   readonly personUserId: string;
   readonly options: Required<
-    Omit<LocalSalesforceOptions, 'orgId' | 'callbackUrls' | 'accessTokenTtlMs' | 'now'>
+    Omit<
+      LocalSalesforceOptions,
+      | 'orgId'
+      | 'callbackUrls'
+      | 'accessTokenTtlMs'
+      | 'now'
+      | 'accountChangeEvents'
+      | 'changeEventEntityLimitReached'
+    >
   > &
     Pick<LocalSalesforceOptions, 'callbackUrls' | 'accessTokenTtlMs'>;
   readonly now: () => number;

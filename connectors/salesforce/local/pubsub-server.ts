@@ -12,6 +12,7 @@ import {
   type SchemaRequest,
 } from '../changes/pubsub/proto.js';
 import { AccountEventSchema, type LocalChangeType, type PublishedHeader } from './change-event-schema.js';
+import type { ChangeEventSelection } from './change-event-selection.js';
 import type { LocalAccountChange, LocalOrg, StoredAccount } from './org.js';
 
 /**
@@ -20,6 +21,8 @@ import type { LocalAccountChange, LocalOrg, StoredAccount } from './org.js';
  * of the org (a person's edit, the connector's writes through REST, creates, deletes, merges, undeletes) becomes
  * an event on its bus, kept for `retentionMs` (72 hours, as Salesforce keeps change events). Tests force a gap or
  * an overflow event, drop every stream, forget old events (a replay id too old) or switch CDC off for the org.
+ * While Account is not selected for Change Data Capture (change-event-selection.ts), its changes make no event
+ * and a subscription to its channel is refused, as the channel of an unselected entity is.
  */
 
 const RETENTION_MS = 72 * 3_600_000;
@@ -67,8 +70,16 @@ export class LocalPubSub {
   private server: grpc.Server | null = null;
   private keepalive: NodeJS.Timeout | null = null;
 
-  constructor(private readonly org: LocalOrg) {
+  constructor(
+    private readonly org: LocalOrg,
+    private readonly selection: Pick<ChangeEventSelection, 'accountSelected'>,
+  ) {
     org.accountChangeListeners.add((change) => this.onAccountChange(change));
+  }
+
+  /** Whether the Account channel can be subscribed to: CDC on for the org, and Account selected. */
+  private get available(): boolean {
+    return this.enabled && this.selection.accountSelected;
   }
 
   counts(): Readonly<Record<keyof LocalPubSub['counters'], number>> {
@@ -152,6 +163,7 @@ export class LocalPubSub {
   }
 
   private onAccountChange(change: LocalAccountChange): void {
+    if (!this.selection.accountSelected) return;
     const account = change.changeType === 'DELETE' ? null : (this.org.getAccount(change.ids[0]!) ?? null);
     this.append(change.changeType, change.ids, change.changed, change.userId, change.origin, account);
   }
@@ -228,7 +240,7 @@ export class LocalPubSub {
   private onFetch(s: Subscription, request: FetchRequest): void {
     this.counters.fetchRequests++;
     if (s.next === null) {
-      if (!this.enabled || (request.topic_name && request.topic_name !== ACCOUNT_CHANGE_TOPIC)) {
+      if (!this.available || (request.topic_name && request.topic_name !== ACCOUNT_CHANGE_TOPIC)) {
         this.fail(s, grpcError(grpc.status.NOT_FOUND, `topic ${request.topic_name} is not available`));
         return;
       }
@@ -324,7 +336,7 @@ export class LocalPubSub {
       topic_name: call.request.topic_name,
       tenant_guid: this.org.orgId,
       can_publish: false,
-      can_subscribe: this.enabled && call.request.topic_name === ACCOUNT_CHANGE_TOPIC,
+      can_subscribe: this.available && call.request.topic_name === ACCOUNT_CHANGE_TOPIC,
       schema_id: this.schemaNow().id,
       rpc_id: randomUUID(),
     });

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import { SALESFORCE_REVOKE_PATH } from '../oauth/revoke.js';
 import { BulkJobs } from './bulk-jobs.js';
+import { ChangeEventSelection } from './change-event-selection.js';
 import { apiChangeOrigin, callOptionsClient } from './change-origin.js';
 import {
   type AccountSharing,
@@ -81,11 +82,20 @@ export class LocalSalesforce {
   readonly org: LocalOrg;
   /** The org's Pub/Sub API (Change Data Capture for Accounts); `pubsub.listen()` serves it over gRPC. */
   readonly pubsub: LocalPubSub;
+  /** The org's Change Data Capture selections (Tooling API's PlatformEventChannelMember). */
+  readonly changeEventSelection: ChangeEventSelection;
   private readonly bulk: BulkJobs;
 
   constructor(options: LocalSalesforceOptions = {}) {
     this.org = new LocalOrg(options);
-    this.pubsub = new LocalPubSub(this.org);
+    this.changeEventSelection = new ChangeEventSelection(
+      {
+        accountSelected: options.accountChangeEvents ?? true,
+        entityLimitReached: options.changeEventEntityLimitReached ?? false,
+      },
+      () => this.org.options.canModifyMetadata,
+    );
+    this.pubsub = new LocalPubSub(this.org, this.changeEventSelection);
     this.bulk = new BulkJobs(this.org);
     this.app = this.buildApp();
   }
@@ -736,6 +746,21 @@ export class LocalSalesforce {
       this.handle('bulk.delete', (req, res) => {
         this.bulk.delete(req.params.id as string);
         res.status(204).end();
+      }),
+    );
+
+    // Change Data Capture selections: the Tooling API's PlatformEventChannelMember, query and create.
+    app.get(
+      `${data}/tooling/query`,
+      this.handle('tooling.query', (req, res) => {
+        res.json(this.changeEventSelection.query(soql(req)));
+      }),
+    );
+    app.post(
+      `${data}/tooling/sobjects/PlatformEventChannelMember`,
+      this.handle('tooling.PlatformEventChannelMember', (req, res) => {
+        const id = this.changeEventSelection.create(req.body);
+        res.status(201).json({ id, success: true, errors: [], warnings: [], infos: [] });
       }),
     );
 

@@ -8,9 +8,13 @@ import { createLocalSalesforce, type LocalSalesforce } from './server.js';
  * "Install the app from Salesforce", a reconnect) can be tried against the local org's OAuth server too.
  */
 export async function startSalesforceStandIn(
-  _options: LocalStandInOptions,
+  options: LocalStandInOptions,
 ): Promise<LocalStandIn<'salesforce', LocalSalesforce>> {
-  const salesforce = createLocalSalesforce({});
+  const changeEvents = options.changeEvents ?? 'selected';
+  const salesforce = createLocalSalesforce({
+    accountChangeEvents: changeEvents === 'selected',
+    changeEventEntityLimitReached: changeEvents === 'refused',
+  });
   const listening = await salesforce.listen(0);
   // Change Data Capture over its Pub/Sub API: Account changes reach the connector in about a second.
   const pubsub = await salesforce.pubsub.listen(0);
