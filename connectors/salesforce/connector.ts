@@ -444,7 +444,10 @@ export class SalesforceConnector implements PolledCrmConnector {
   }
 
   async ensureFields(): Promise<EnsureFieldsResult> {
-    return ensureSalesforceFields(this.api, { logger: this.deps.logger });
+    return ensureSalesforceFields(this.api, {
+      logger: this.deps.logger,
+      changeEvents: this.deps.config.salesforce.changeEvents,
+    });
   }
 
   /**

@@ -113,6 +113,12 @@ export class InstallationService {
         'some fields need attention',
       );
     }
+    if (fields.notes?.length) {
+      this.ctx.logger.warn(
+        { installationId: installation.id, notes: fields.notes },
+        'set-up left to an admin',
+      );
+    }
     const pollEveryMs = providerFor(installation.crm).pollIntervalMs(this.ctx.config);
     if (isPolled(connector) && pollEveryMs !== null) {
       await this.ctx.schedules.schedulePoll(installation.id, pollEveryMs);

@@ -73,6 +73,12 @@ export interface EnsureFieldsResult {
   /** Existing fields whose type differed and was corrected (or could not be: see `problems`). */
   reconciled: string[];
   problems: string[];
+  /**
+   * Set-up the connector runs without, that the CRM refused (selecting records for change events: changes then
+   * arrive by the poll), in words for an admin. Reported, never a reason to call the installation or its fields
+   * broken.
+   */
+  notes?: string[];
 }
 
 export interface ApiUsage {

@@ -13,6 +13,7 @@ import {
   PERMISSION_SET,
   SALESFORCE_PROVIDER,
 } from '../provider.js';
+import { selectAccountForChangeEvents } from './change-event-selection.js';
 import { SALESFORCE_FIELDS } from './field-names.js';
 import { customFieldDefinition, salesforceShape, shapeMatches } from './field-types.js';
 import { allPermissionSetDefinitions } from './permission-sets.js';
@@ -21,7 +22,10 @@ import { allPermissionSetDefinitions } from './permission-sets.js';
  * Install-time setup, safe to run again: read the connector's Account fields with the Metadata API, upsert
  * only those missing or of the wrong shape (a metadata deploy is slow and needless for a field that is
  * already right), upsert the permission sets (the integration user's, with read and edit on them, and
- * Report_Viewer and Report_Editor for people), and assign the integration user's to it. Every call is urgent: installing must work even while background work is paused.
+ * Report_Viewer and Report_Editor for people), and assign the integration user's to it. With change events on,
+ * select Account for Change Data Capture too (change-event-selection.ts): an org that refuses it is a note, not
+ * a problem, since the poll serves it. Every call is urgent: installing must work even while background work
+ * is paused.
  */
 
 const readFieldSchema = z
@@ -60,13 +64,15 @@ function asArray(value: unknown): unknown[] {
 
 export async function ensureSalesforceFields(
   api: SalesforceApi,
-  options: { logger?: Logger } = {},
+  options: { logger?: Logger; changeEvents?: boolean } = {},
 ): Promise<EnsureFieldsResult> {
   const result: EnsureFieldsResult = { created: [], existing: [], reconciled: [], problems: [] };
   try {
     await upsertFields(api, result);
     await upsertPermissionSets(api, result);
     await assignPermissionSet(api, result);
+    const refused = options.changeEvents ? await selectAccountForChangeEvents(api) : null;
+    if (refused) result.notes = [refused];
   } catch (err) {
     if (err instanceof CrmForbiddenError) {
       throw new CrmForbiddenError(

@@ -1,4 +1,5 @@
 import type { AppContext } from '../../app/context.js';
+import type { EnsureFieldsResult } from '../../crm/connector.js';
 import { isLetIn } from '../../installations/let-in.js';
 import { providers } from '../../providers.js';
 import { describeRedisMode, inspectRedis, versionSupported } from '../../redis-health.js';
@@ -194,6 +195,26 @@ async function reportChecks(ctx: AppContext): Promise<Check[]> {
   return checks;
 }
 
+/** The fields' check, and a warning for set-up the CRM refused that the connector runs without. */
+function setupChecks(installationId: string, fields: EnsureFieldsResult): Check[] {
+  const checks: Check[] = [
+    {
+      name: `${installationId} fields`,
+      ok: fields.problems.length === 0,
+      detail:
+        fields.problems.length > 0
+          ? fields.problems.join('; ')
+          : `${fields.existing.length + fields.created.length} present${fields.created.length ? ` (${fields.created.length} created now)` : ''}`,
+      fix: 'give the integration user permission to manage and edit the connector fields',
+    },
+  ];
+  // Changes then come by the poll: worth an admin's look, not a failure.
+  if (fields.notes?.length) {
+    checks.push({ name: `${installationId} set-up`, ok: true, warn: true, detail: fields.notes.join('; ') });
+  }
+  return checks;
+}
+
 async function installationChecks(ctx: AppContext): Promise<Check[]> {
   const checks: Check[] = [];
   const installations = await ctx.installations.list();
@@ -231,16 +252,7 @@ async function installationChecks(ctx: AppContext): Promise<Check[]> {
       const connector = ctx.runtime.connectorFor(installation);
       await connector.listCompanies(null);
       checks.push({ name: `${installation.id} token`, ok: true, detail: 'valid' });
-      const fields = await connector.ensureFields();
-      checks.push({
-        name: `${installation.id} fields`,
-        ok: fields.problems.length === 0,
-        detail:
-          fields.problems.length > 0
-            ? fields.problems.join('; ')
-            : `${fields.existing.length + fields.created.length} present${fields.created.length ? ` (${fields.created.length} created now)` : ''}`,
-        fix: 'give the integration user permission to manage and edit the connector fields',
-      });
+      checks.push(...setupChecks(installation.id, await connector.ensureFields()));
       if (connector.readAccess) {
         const access = await connector.readAccess();
         checks.push({
