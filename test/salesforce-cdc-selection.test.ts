@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { LocalSystem } from '../local/system.js';
 import { streaming } from './support/change-stream.js';
+import { runCliOn } from './support/cli-run.js';
 import { suiteSystem } from './support/local-system.js';
 import { waitFor } from './support/wait.js';
 
@@ -100,6 +101,17 @@ describe('an org that refuses to select Account (its allocation of selected enti
       /Change Data Capture not available/,
     );
     expect(personEdit(system).published()).toBe(false);
+  });
+
+  it('doctor warns of the refusal without failing the fields', async () => {
+    const { stdout } = await runCliOn(system, ['doctor', '--json']);
+    const checks = (JSON.parse(stdout) as { checks: { name: string; ok: boolean; warn?: boolean }[] }).checks;
+    expect(checks.find((c) => c.name === `${system.installationId} fields`)?.ok).toBe(true);
+    expect(checks.find((c) => c.name === `${system.installationId} set-up`)).toMatchObject({
+      ok: true,
+      warn: true,
+      detail: expect.stringMatching(/could not be selected for Change Data Capture/),
+    });
   });
 });
 
