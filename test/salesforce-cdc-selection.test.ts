@@ -50,7 +50,7 @@ describe('an org without Account selected for Change Data Capture', () => {
       ['ChangeEvents_AccountChangeEvent', 'ChangeEvents'],
     ]);
     expect(sf.counters()[CREATE_MEMBER]).toBe(1);
-    expect(system.ctx.changeStreams()?.state(system.installationId)?.mode).toBe('stream');
+    expect((await system.ctx.stores.streamStates.read(system.installationId)).state?.mode).toBe('stream');
 
     const unmatched = system.recordIds
       .map((id) => system.crm.record(id))
@@ -76,7 +76,10 @@ describe('an org that refuses to select Account (its allocation of selected enti
       prepare: (s) =>
         waitFor(
           'the change stream to fall back to the poll',
-          () => (s.ctx.changeStreams()?.state(s.installationId)?.mode === 'poll' ? true : undefined),
+          async () =>
+            (await s.ctx.stores.streamStates.read(s.installationId)).state?.mode === 'poll'
+              ? true
+              : undefined,
           20_000,
           50,
         ),
@@ -97,8 +100,8 @@ describe('an org that refuses to select Account (its allocation of selected enti
     expect(again.notes![0]).toMatch(/arrive by the poll.*Setup > Change Data Capture/);
     expect(accountSelections(system)).toEqual([]);
 
-    expect(system.ctx.changeStreams()?.state(system.installationId)?.detail).toMatch(
-      /Change Data Capture not available/,
+    expect((await system.ctx.stores.streamStates.read(system.installationId)).state?.detail).toMatch(
+      /Change Data Capture is not available in this org/,
     );
     expect(personEdit(system).published()).toBe(false);
   });
