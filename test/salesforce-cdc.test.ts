@@ -17,6 +17,7 @@ import {
   type FetchResponse,
   REPLAY_ID_CORRUPTED,
 } from '../connectors/salesforce/changes/pubsub/proto.js';
+import { LocalPubSub } from '../connectors/salesforce/local/pubsub-server.js';
 import { createLocalSalesforce, type LocalSalesforce } from '../connectors/salesforce/local/server.js';
 import { CALL_OPTIONS_CLIENT, DEFAULT_API_VERSION } from '../connectors/salesforce/provider.js';
 import { fixedTokens, localSalesforceConnector, openGate } from './support/local-salesforce-connector.js';
@@ -322,5 +323,55 @@ describe('the local Pub/Sub API with the client', () => {
       call.on('data', () => undefined);
     });
     expect(err.code).toBe(16); // UNAUTHENTICATED
+  });
+});
+
+describe('one local Pub/Sub endpoint for several orgs', () => {
+  it('gives each stream the events of the org its tenantid names, and refuses an org it does not serve', async () => {
+    const orgs = [
+      createLocalSalesforce({ orgId: '00D5g00000000A1EAY' }),
+      createLocalSalesforce({ orgId: '00D5g00000000B2EAY' }),
+    ];
+    const endpoint = await LocalPubSub.listenShared();
+    for (const org of orgs) endpoint.add(org.pubsub);
+    const client = new PubSubClient(endpoint.endpoint, { plaintext: true });
+    const sessionOf = (org: LocalSalesforce) => ({
+      accessToken: org.issueAccessToken(),
+      instanceUrl: 'http://127.0.0.1',
+      tenantId: org.orgId,
+    });
+    try {
+      const calls = orgs.map((org) => {
+        const call = client.subscribe(sessionOf(org));
+        call.write({ topic_name: ACCOUNT_CHANGE_TOPIC, replay_preset: 'LATEST', num_requested: 10 });
+        return call;
+      });
+      while (orgs.some((o) => o.pubsub.openStreams() < 1)) await new Promise((r) => setTimeout(r, 10));
+      const firsts = orgs.map((org, i) => {
+        const received = new Promise<number>((resolve) =>
+          calls[i]!.once('data', (r: FetchResponse) => resolve(r.events.length)),
+        );
+        org.seedAccounts([{ Name: `Org ${i}` }]);
+        return received;
+      });
+      expect(await Promise.all(firsts)).toEqual([1, 1]);
+      expect(orgs.map((o) => o.pubsub.counts().delivered)).toEqual([1, 1]);
+
+      const stranger = createLocalSalesforce({ orgId: '00D5g00000000C3EAY' });
+      const refused = client.subscribe(sessionOf(stranger));
+      refused.write({ topic_name: ACCOUNT_CHANGE_TOPIC, num_requested: 1 });
+      const err = await new Promise<{ code?: number }>((resolve) => {
+        refused.on('error', resolve);
+        refused.on('data', () => undefined);
+      });
+      expect(err.code).toBe(7); // PERMISSION_DENIED
+      for (const call of calls) {
+        call.on('error', () => undefined);
+        call.cancel();
+      }
+    } finally {
+      client.close();
+      await endpoint.close();
+    }
   });
 });

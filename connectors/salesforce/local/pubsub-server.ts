@@ -54,6 +54,15 @@ function grpcError(code: grpc.status, details: string, errorCode?: string): Part
   return { code, details, metadata };
 }
 
+export interface ListeningPubSub {
+  endpoint: string;
+  close(): Promise<void>;
+}
+
+export interface SharedPubSubEndpoint extends ListeningPubSub {
+  add(bus: LocalPubSub): void;
+}
+
 export class LocalPubSub {
   /** Org without Change Data Capture for Account (edition, entity limit): Subscribe is refused. */
   enabled = true;
@@ -67,7 +76,8 @@ export class LocalPubSub {
   private readonly schemas = new Map<string, AccountEventSchema>();
   private readonly subscriptions = new Set<Subscription>();
   private readonly counters = { subscribes: 0, fetchRequests: 0, schemaRequests: 0, delivered: 0 };
-  private server: grpc.Server | null = null;
+  /** Endpoints serving this org (listen, listenShared): one at least while it is listening. */
+  private serving = 0;
   private keepalive: NodeJS.Timeout | null = null;
 
   constructor(
@@ -116,40 +126,94 @@ export class LocalPubSub {
     this.purgedThrough = this.lastReplay;
   }
 
-  async listen(port = 0, host = '127.0.0.1'): Promise<{ endpoint: string; close(): Promise<void> }> {
+  /** Serves this org's Pub/Sub API on an endpoint of its own. */
+  async listen(port = 0, host = '127.0.0.1'): Promise<ListeningPubSub> {
+    const endpoint = await LocalPubSub.listenShared(port, host);
+    endpoint.add(this);
+    return { endpoint: endpoint.endpoint, close: endpoint.close };
+  }
+
+  /**
+   * One endpoint for several orgs, as Salesforce's one endpoint serves every org: each call goes to the org its
+   * `tenantid` names (an endpoint of one org answers every call and refuses a tenant not its own). Orgs join
+   * with `add`, also after it started.
+   */
+  static async listenShared(port = 0, host = '127.0.0.1'): Promise<SharedPubSubEndpoint> {
+    const buses = new Map<string, LocalPubSub>();
+    const route = (metadata: grpc.Metadata): LocalPubSub | null => {
+      const tenant = metadata.get('tenantid')[0];
+      const named = typeof tenant === 'string' ? buses.get(tenant) : undefined;
+      return named ?? (buses.size === 1 ? [...buses.values()][0]! : null);
+    };
+    const unknown = () => grpcError(grpc.status.PERMISSION_DENIED, 'tenantid names no org of this endpoint');
     const server = new grpc.Server();
     server.addService(pubSubService(), {
-      Subscribe: (call: grpc.ServerDuplexStream<FetchRequest, FetchResponse>) => this.subscribe(call),
+      Subscribe: (call: grpc.ServerDuplexStream<FetchRequest, FetchResponse>) => {
+        const bus = route(call.metadata);
+        if (bus) bus.subscribe(call);
+        else call.emit('error', unknown());
+      },
       GetSchema: (
         call: grpc.ServerUnaryCall<SchemaRequest, SchemaInfo>,
         callback: grpc.sendUnaryData<SchemaInfo>,
-      ) => this.getSchema(call, callback),
+      ) => {
+        const bus = route(call.metadata);
+        if (bus) bus.getSchema(call, callback);
+        else callback(unknown());
+      },
       GetTopic: (
         call: grpc.ServerUnaryCall<{ topic_name: string }, unknown>,
         callback: grpc.sendUnaryData<unknown>,
-      ) => this.getTopic(call, callback),
+      ) => {
+        const bus = route(call.metadata);
+        if (bus) bus.getTopic(call, callback);
+        else callback(unknown());
+      },
     });
     const bound = await new Promise<number>((resolve, reject) =>
       server.bindAsync(`${host}:${port}`, grpc.ServerCredentials.createInsecure(), (err, p) =>
         err ? reject(err) : resolve(p),
       ),
     );
-    this.server = server;
-    this.keepalive = setInterval(() => this.sendKeepalives(), Math.min(this.keepaliveMs, 60_000));
-    this.keepalive.unref();
     return {
       endpoint: `${host}:${bound}`,
+      add: (bus) => {
+        if (buses.has(bus.org.orgId)) return;
+        buses.set(bus.org.orgId, bus);
+        bus.attach();
+      },
       close: async () => {
-        if (this.keepalive) clearInterval(this.keepalive);
-        for (const s of [...this.subscriptions]) this.fail(s, grpcError(grpc.status.UNAVAILABLE, 'closing'));
+        for (const bus of buses.values()) bus.detach();
         server.forceShutdown();
-        this.server = null;
       },
     };
   }
 
+  /** Served by one more endpoint: idle streams get keepalives from now on. */
+  private attach(): void {
+    this.serving++;
+    this.keepalive ??= setInterval(() => this.sendKeepalives(), Math.min(this.keepaliveMs, 60_000));
+    this.keepalive.unref();
+  }
+
+  /** One endpoint fewer; the last one gone ends every stream. */
+  private detach(): void {
+    this.serving = Math.max(0, this.serving - 1);
+    if (this.serving > 0) return;
+    if (this.keepalive) clearInterval(this.keepalive);
+    this.keepalive = null;
+    for (const s of [...this.subscriptions]) this.fail(s, grpcError(grpc.status.UNAVAILABLE, 'closing'));
+  }
+
   get listening(): boolean {
-    return this.server !== null;
+    return this.serving > 0;
+  }
+
+  /** Subscriptions that have asked for events (their first FetchRequest came): the streams open on the bus. */
+  openStreams(): number {
+    let open = 0;
+    for (const s of this.subscriptions) if (s.next !== null) open++;
+    return open;
   }
 
   // ---- the bus ----
