@@ -8,6 +8,7 @@ import { waitFor } from './wait.js';
  * A Redis server of the test's own, on its own port, with append-only persistence flushed on every write, so
  * that killing it with SIGKILL loses nothing it acknowledged, exactly like a production Redis with
  * `appendfsync always`. `REDIS_SERVER_BIN` names the binary when it is not `redis-server` on the PATH.
+ * `persistence: 'none'`: nothing on disk (a bench that counts commands and wants no fsync in its figures).
  */
 export class OwnRedisServer {
   readonly port: number;
@@ -15,7 +16,10 @@ export class OwnRedisServer {
   private child: ChildProcess | null = null;
   private log = '';
 
-  constructor(port = 6390 + Math.floor(Math.random() * 2000)) {
+  constructor(
+    port = 6390 + Math.floor(Math.random() * 2000),
+    private readonly options: { persistence?: 'always' | 'none' } = {},
+  ) {
     this.port = port;
     this.dir = mkdtempSync(join(tmpdir(), 'rc-redis-'));
   }
@@ -32,15 +36,15 @@ export class OwnRedisServer {
   async start(): Promise<void> {
     if (this.child) return;
     const bin = process.env.REDIS_SERVER_BIN ?? 'redis-server';
+    const durable = (this.options.persistence ?? 'always') === 'always';
     const args = [
       '--port',
       String(this.port),
       '--bind',
       '127.0.0.1',
       '--appendonly',
-      'yes',
-      '--appendfsync',
-      'always',
+      durable ? 'yes' : 'no',
+      ...(durable ? ['--appendfsync', 'always'] : []),
       '--dir',
       this.dir,
       '--save',
