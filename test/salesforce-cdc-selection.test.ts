@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { LocalSystem } from '../local/system.js';
-import { streaming } from './support/change-stream.js';
+import { linked, slugTypedByHand, streaming } from './support/change-stream.js';
 import { runCliOn } from './support/cli-run.js';
 import { suiteSystem } from './support/local-system.js';
 import { waitFor } from './support/wait.js';
@@ -52,18 +52,8 @@ describe('an org without Account selected for Change Data Capture', () => {
     expect(sf.counters()[CREATE_MEMBER]).toBe(1);
     expect((await system.ctx.stores.streamStates.read(system.installationId)).state?.mode).toBe('stream');
 
-    const unmatched = system.recordIds
-      .map((id) => system.crm.record(id))
-      .find((r) => r?.status === 'no_match' && !r.slug)!;
-    const linked = system.recordIds.map((id) => system.crm.record(id)).find((r) => r?.slug)!;
     const polls = sf.counters().queryAll ?? 0;
-    sf.updateAccountAsPerson(unmatched.id, { Report_Slug__c: linked.slug });
-    await waitFor(
-      'the slug to link the Account by the stream',
-      () => (system.crm.record(unmatched.id)?.status === 'matched' ? true : undefined),
-      10_000,
-      20,
-    );
+    await linked(system, slugTypedByHand(system), 'the slug to link the Account by the stream');
     expect(sf.counters().queryAll ?? 0).toBe(polls);
   });
 });

@@ -5,7 +5,7 @@ import type { LocalAccountChange } from '../connectors/salesforce/local/org.js';
 import { CALL_OPTIONS_CLIENT, DEFAULT_API_VERSION } from '../connectors/salesforce/provider.js';
 import { ChangeStreams } from '../src/app/change-streams.js';
 import type { CrmChange } from '../src/crm/connector.js';
-import { streaming } from './support/change-stream.js';
+import { linked, recordsOf, slugTypedByHand, streaming } from './support/change-stream.js';
 import { suiteSystem } from './support/local-system.js';
 import { realtimeIdle } from './support/realtime-idle.js';
 import { waitFor } from './support/wait.js';
@@ -21,9 +21,7 @@ const system = suiteSystem(
   { firstRunEnded: true, prepare: (s) => streaming(s) },
 );
 
-function records() {
-  return system.recordIds.map((id) => system.crm.record(id)).filter((r) => r !== undefined);
-}
+const records = () => recordsOf(system);
 
 /** Waits until the connector's stream has queued the changes of every event published so far. */
 async function streamCaughtUp(): Promise<void> {
@@ -40,20 +38,13 @@ async function streamCaughtUp(): Promise<void> {
 describe('Account changes by Change Data Capture', () => {
   it('a slug typed by a person reaches the Account in seconds, without a poll', async () => {
     const sf = system.salesforce!;
-    const unmatched = records().find((r) => r.status === 'no_match' && !r.slug)!;
-    const linked = records().find((r) => r.status === 'matched' && r.slug)!;
     const polls = sf.counters().queryAll ?? 0;
     const at = Date.now();
-    sf.updateAccountAsPerson(unmatched.id, { Report_Slug__c: linked.slug });
-    await waitFor(
-      'the slug to link the Account',
-      () => (system.crm.record(unmatched.id)?.status === 'matched' ? true : undefined),
-      10_000,
-      20,
-    );
+    const recordId = slugTypedByHand(system);
+    await linked(system, recordId);
     expect(Date.now() - at).toBeLessThan(3_000);
     expect(sf.counters().queryAll ?? 0).toBe(polls);
-    expect(system.crm.record(unmatched.id)?.linkSource).toBeTruthy();
+    expect(system.crm.record(recordId)?.linkSource).toBeTruthy();
   });
 
   it('the connector’s own writes come back under its client id and queue no change', async () => {

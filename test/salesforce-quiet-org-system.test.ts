@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { LocalSystem } from '../local/system.js';
 import { parseJobData } from '../src/pipeline/jobs.js';
 import { crmKind } from '../src/providers.js';
-import { streaming } from './support/change-stream.js';
+import { linked, slugTypedByHand, streaming } from './support/change-stream.js';
 import { crmCalls, resetCalls } from './support/crm-calls.js';
 import { suiteSystem } from './support/local-system.js';
 import { realtimeIdle } from './support/realtime-idle.js';
@@ -49,10 +49,6 @@ async function scheduledPolls(n: number): Promise<void> {
   );
 }
 
-function records() {
-  return system.recordIds.map((id) => system.crm.record(id)).filter((r) => r !== undefined);
-}
-
 describe('a quiet org while its change stream is healthy', () => {
   it('makes no CRM call over five poll intervals', async () => {
     resetCalls(system, SALESFORCE);
@@ -71,16 +67,8 @@ describe('a quiet org while its change stream is healthy', () => {
 
   it('still takes a change in by the stream, with no poll pass', async () => {
     const sf = system.salesforce!;
-    const unmatched = records().find((r) => r.status === 'no_match' && !r.slug)!;
-    const linked = records().find((r) => r.status === 'matched' && r.slug)!;
     resetCalls(system, SALESFORCE);
-    sf.updateAccountAsPerson(unmatched.id, { Report_Slug__c: linked.slug });
-    await waitFor(
-      'the slug to link the Account',
-      () => (system.crm.record(unmatched.id)?.status === 'matched' ? true : undefined),
-      10_000,
-      20,
-    );
+    await linked(system, slugTypedByHand(system));
     await scheduledPolls(2);
     expect(sf.counters().queryAll ?? 0).toBe(0);
   });

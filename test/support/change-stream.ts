@@ -25,3 +25,28 @@ export async function streaming(s: LocalSystem): Promise<void> {
     50,
   );
 }
+
+/** The system's CRM records as they are now. */
+export function recordsOf(s: LocalSystem) {
+  return s.recordIds.map((id) => s.crm.record(id)).filter((r) => r !== undefined);
+}
+
+/**
+ * A person types a linked report's slug on an Account that has none (in the local Salesforce's UI, so with no
+ * client in its change event). Returns that Account's id; `linked` waits for the connector to link it.
+ */
+export function slugTypedByHand(s: LocalSystem): string {
+  const records = recordsOf(s);
+  const unmatched = records.find((r) => r.status === 'no_match' && !r.slug)!;
+  const linked = records.find((r) => r.status === 'matched' && r.slug)!;
+  s.salesforce!.updateAccountAsPerson(unmatched.id, { Report_Slug__c: linked.slug });
+  return unmatched.id;
+}
+
+export async function linked(
+  s: LocalSystem,
+  recordId: string,
+  what = 'the slug to link the Account',
+): Promise<void> {
+  await waitFor(what, () => (s.crm.record(recordId)?.status === 'matched' ? true : undefined), 10_000, 20);
+}
