@@ -201,4 +201,53 @@ describe('Account changes by Change Data Capture', () => {
       await quick.stop();
     }
   });
+
+  it('a second process with room leaves a held lease be, and takes it at once when it is given back', async () => {
+    const { ctx } = system;
+    const calls = { tries: 0, rounds: 0 };
+    // Each try to take a lease is a SET on this connection, each round that looks for free leases one ZMSCORE.
+    const redis = new Proxy(ctx.redis, {
+      get(target, prop) {
+        if (prop === 'set') calls.tries++;
+        if (prop === 'zmscore') calls.rounds++;
+        const value: unknown = Reflect.get(target, prop, target);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const holder = new ChangeStreams(ctx, { leaseMs: 2_000, tickMs: 50 });
+    const other = new ChangeStreams({ ...ctx, redis }, { leaseMs: 2_000, tickMs: 50 });
+    holder.start();
+    try {
+      await waitFor(
+        'the first process to hold the stream',
+        () => (holder.running().length ? true : undefined),
+        10_000,
+        10,
+      );
+      other.start();
+      // 50 rounds of 50 ms: more than a lease's length, so the holder renewed it meanwhile.
+      await waitFor(
+        '50 rounds of the second process',
+        () => (calls.rounds >= 50 ? true : undefined),
+        20_000,
+        10,
+      );
+      expect(other.running()).toEqual([]);
+      expect(calls.tries).toBe(0);
+
+      await holder.stop();
+      const givenBack = Date.now();
+      await waitFor(
+        'the second process to take the stream',
+        () => (other.running().length ? true : undefined),
+        10_000,
+        10,
+      );
+      // Given back, not lapsed: taken within a few rounds, well before the 2 s lease would have run out.
+      expect(Date.now() - givenBack).toBeLessThan(1_000);
+    } finally {
+      await holder.stop();
+      await other.stop();
+    }
+  });
 });
