@@ -167,6 +167,41 @@ describe('the report cache is reused until the report changes or the bound passe
     expect((await reader().read(slug)).kind).toBe('report');
   });
 
+  it('a waiter whose filler keeps its read and lets go between the waiter’s two looks reads nothing itself', async () => {
+    const slug = freshSlug();
+    const lockKey = keys.reportCacheFill(identity('sk_sandbox_read'), slug);
+    await redis.set(lockKey, 'another worker', 'PX', 4_500);
+    const filler = reader();
+    let finished = false;
+    // The waiter looked for a kept read and found none; before it asks whether the lock is still held, the
+    // filler keeps its read and lets go.
+    const waiting = new Proxy(redis, {
+      get(target, prop) {
+        const value: unknown = Reflect.get(target, prop, target);
+        if (prop !== 'exists' || typeof value !== 'function') {
+          return typeof value === 'function' ? value.bind(target) : value;
+        }
+        return async (...args: [string]) => {
+          if (!finished && args[0] === lockKey) {
+            finished = true;
+            await filler.read(slug, { fresh: true });
+            await target.del(lockKey);
+          }
+          return target.exists(...args);
+        };
+      },
+    });
+    const waiter = new ReportReader(
+      waiting,
+      keys,
+      new ReportClient({ baseUrl: listening.url, apiKey: 'sk_sandbox_read', maxRetries: 0 }),
+    );
+    const read = await waiter.read(slug);
+    expect(read.kind).toBe('report');
+    expect(finished).toBe(true);
+    expect(sandbox.answeredReads().get(slug)).toBe(1);
+  });
+
   it('a search is kept, and made again once any report is published or one of its hits changed', async () => {
     const hit = sandbox.listReports().find((r) => r.published && /^[A-Za-z ]+$/.test(r.name))!;
     const q = hit.name.split(' ')[0]!;

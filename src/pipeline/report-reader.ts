@@ -197,8 +197,9 @@ export class ReportReader {
       await sleep(25);
       const found = await kept();
       if (found) return found;
-      // The filler failed or died: fill it yourself.
-      if (!(await this.redis.exists(lockKey))) return null;
+      // The lock is gone: the filler kept its read first, unless it failed or died (then fill it yourself). Looked
+      // for again, since the filler may have kept it and let go between the two looks above.
+      if (!(await this.redis.exists(lockKey))) return kept();
     }
     return null;
   }
