@@ -38,8 +38,6 @@ import type { Stores } from './stores.js';
  */
 
 const RENEW = LuaScript.load('lock-renew');
-/** How far ahead of this process's clock a recorded lapse still counts as past (claim). */
-const CLOCK_SLACK_MS = 1_000;
 const renewReply = z.enum(['renewed', 'lost']);
 
 export interface ChangeStreamOptions {
@@ -157,35 +155,7 @@ export class ChangeStreams {
         return undefined;
       }),
     );
-    await this.noteLapses(held.filter((id, i) => renewed[i] === 'renewed' && this.held.has(id)));
-    if (this.held.size < this.maxStreams) await this.claim(streamable);
-  }
-
-  /** Records when these held leases lapse, so that other processes leave them be (claim). */
-  private async noteLapses(ids: readonly string[]): Promise<void> {
-    if (ids.length === 0) return;
-    const at = Date.now() + this.leaseMs;
-    await this.ctx.redis.zadd(this.ctx.keys.changeStreamLapses(), ...ids.flatMap((id) => [at, id]));
-  }
-
-  /**
-   * Takes free leases up to the room left. Only those whose recorded lapse is past (or that have none: never held,
-   * given back, or held by a process of a release that records none) are tried: one read a round instead of one
-   * try per installation. A lapse within CLOCK_SLACK_MS counts as past, so a holder's clock running ahead of
-   * this one's delays a takeover by no more than that; a try on a living lease fails and costs one round trip.
-   */
-  private async claim(streamable: ReadonlyMap<string, StreamSource>): Promise<void> {
-    const candidates = [...streamable].filter(([id]) => !this.held.has(id));
-    if (candidates.length === 0) return;
-    const lapses = await this.ctx.redis.zmscore(
-      this.ctx.keys.changeStreamLapses(),
-      ...candidates.map(([id]) => id),
-    );
-    const now = Date.now();
-    const free = candidates.filter((_, i) => {
-      const at = lapses[i];
-      return at === null || at === undefined || Number(at) <= now + CLOCK_SLACK_MS;
-    });
+    const free = [...streamable].filter(([id]) => !this.held.has(id));
     // Tried in rounds of the room left, each round's SET NX sent together, so a process never takes more than
     // its limit.
     while (free.length > 0 && this.held.size < this.maxStreams) {
@@ -195,9 +165,9 @@ export class ChangeStreams {
           this.ctx.redis.set(this.ctx.keys.changeStreamLease(id), this.token, 'PX', this.leaseMs, 'NX'),
         ),
       );
-      const won = round.filter((_, i) => taken[i] === 'OK');
-      for (const [id, run] of won) this.begin(id, run);
-      await this.noteLapses(won.map(([id]) => id));
+      round.forEach(([id, run], i) => {
+        if (taken[i] === 'OK') this.begin(id, run);
+      });
     }
   }
 
@@ -296,8 +266,6 @@ export class ChangeStreams {
 
   private async giveBack(installationId: string, why: string): Promise<void> {
     await this.record(installationId, { mode: 'poll', reason: 'ended', detail: why }, true);
-    // Given back: another process may take it on its next round rather than when the lapse recorded comes.
-    await this.ctx.redis.zrem(this.ctx.keys.changeStreamLapses(), installationId);
   }
 
   /**

@@ -96,13 +96,6 @@ export class Keys {
     return `${this.prefix}:change-stream:${tag(id)}`;
   }
   /**
-   * Sorted set of when each held lease lapses (ms), refreshed by the holders with their renewals: a process with
-   * room tries only the leases whose time is past. A hint, not the lease: the lease key decides.
-   */
-  changeStreamLapses(): string {
-    return `${this.prefix}:change-stream-lapses`;
-  }
-  /**
    * Hash of where an installation's changes come from as its stream last said: `mode`, `detail`, `reason`,
    * `since`, `updated`. Under the installation's stem, so it goes with the installation.
    */
