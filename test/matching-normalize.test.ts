@@ -320,3 +320,10 @@ describe('normalizeIndustry', () => {
     expect(shares('INSURANCE', 'Logistics')).toBe(false);
   });
 });
+
+describe('names that are names of object members', () => {
+  it('"Constructor" and "toString" are words like any other', () => {
+    expect(normalizeCompanyName('Constructor')).toBe('constructor');
+    expect(normalizeCompanyName('toString GmbH')).toBe('tostring');
+  });
+});

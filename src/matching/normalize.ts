@@ -56,10 +56,15 @@ function foldUmlautSpelling(token: string): string {
   return token.replace(/(?<=[a-z0-9])([aou])e+/g, '$1');
 }
 
+function abbreviationOf(word: string): string | undefined {
+  return Object.hasOwn(ABBREVIATIONS, word) ? ABBREVIATIONS[word] : undefined;
+}
+
 /** A word as compared: umlaut spellings folded, abbreviations spelt out (ABBREVIATIONS). */
 function spellOut(token: string): string {
   const folded = foldUmlautSpelling(token);
-  const full = ABBREVIATIONS[folded] ?? ABBREVIATIONS[token];
+  // Own keys only: a company called "Constructor" must not find Object.prototype's member.
+  const full = abbreviationOf(folded) ?? abbreviationOf(token);
   return full === undefined ? folded : foldUmlautSpelling(full);
 }
 
