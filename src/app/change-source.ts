@@ -1,7 +1,7 @@
 import { isLetIn } from '../installations/let-in.js';
 import type { Installation } from '../installations/store.js';
 import { providerFor } from '../providers.js';
-import type { StreamStateReading } from '../storage/change-stream-states.js';
+import { type StreamStateReading, streamsNow } from '../storage/change-stream-states.js';
 import type { AppContext } from './context.js';
 
 /**
@@ -75,7 +75,7 @@ export async function changeSourceOf(
     detail: `${why.replace(/\.$/, '')}. Changes arrive ${byPoll}.`,
   });
   const { held, state } = reading;
-  if (held && state?.mode === 'stream') {
+  if (streamsNow(reading) && state) {
     return {
       ...base,
       ...recorded(reading, 'stream'),

@@ -94,7 +94,11 @@ export class ChangeStreamStates {
    * scheduled poll has nothing to find (handlers/poll.ts).
    */
   async healthy(installationId: string): Promise<boolean> {
-    const { held, state } = await this.read(installationId);
-    return held && state?.mode === 'stream';
+    return streamsNow(await this.read(installationId));
   }
+}
+
+/** The one rule for "changes arrive by the stream now": a worker holds it and it says it streams. */
+export function streamsNow({ held, state }: StreamStateReading): boolean {
+  return held && state?.mode === 'stream';
 }
